@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+// The Apple In-App Purchase crediting backend: three services (Gateway,
+// PaymentsService, PointsService) over a gRPC-compatible runtime built on
+// nghttp2 and protobuf-c, with PostgreSQL through libpq and crypto through
+// OpenSSL. No outside Swift packages: only the toolchain and Debian's C libs.
+import PackageDescription
+
+let package = Package(
+    name: "IAPCredits",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "Gateway", targets: ["Gateway"]),
+        .executable(name: "PaymentsService", targets: ["PaymentsService"]),
+        .executable(name: "PointsService", targets: ["PointsService"]),
+        .library(name: "RPCRuntime", targets: ["RPCRuntime"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian (pkg-config names as in the issue).
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        // MARK: Contracts: protobuf-c code generated from Protos/ and its Swift face.
+        .target(
+            name: "CContracts",
+            path: "Sources/CContracts",
+            cSettings: [.headerSearchPath("include")],
+            linkerSettings: [.linkedLibrary("protobuf-c")]
+        ),
+        .target(name: "Contracts", dependencies: ["CContracts", "CProtobufC"]),
+
+        // MARK: Infrastructure.
+        .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
+        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts"]),
+
+        // MARK: The three services.
+        .executableTarget(
+            name: "PointsService",
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL"],
+            resources: []
+        ),
+        .executableTarget(
+            name: "PaymentsService",
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification"]
+        ),
+        .executableTarget(
+            name: "Gateway",
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2"]
+        ),
+        // A unary echo server on RPCRuntime for interop tests and the benchmark.
+        .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
+
+        // MARK: Tests.
+        .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
+        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
+        .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
+        .testTarget(
+            name: "AppStoreVerificationTests",
+            dependencies: ["AppStoreVerification", "COpenSSL"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

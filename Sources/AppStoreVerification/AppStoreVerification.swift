@@ -1,0 +1,1 @@
+// The AppStoreVerification module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The Contracts module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+// Entry point of EchoServer.
+print("EchoServer: not wired yet")

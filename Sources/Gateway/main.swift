@@ -1,0 +1,2 @@
+// Entry point of Gateway.
+print("Gateway: not wired yet")

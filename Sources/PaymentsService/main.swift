@@ -1,0 +1,2 @@
+// Entry point of PaymentsService.
+print("PaymentsService: not wired yet")

@@ -1,0 +1,2 @@
+// Entry point of PointsService.
+print("PointsService: not wired yet")

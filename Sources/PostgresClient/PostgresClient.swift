@@ -1,0 +1,1 @@
+// The PostgresClient module; see docs/ARCHITECTURE.md.

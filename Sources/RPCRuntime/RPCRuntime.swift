@@ -1,0 +1,1 @@
+// The RPCRuntime module; see docs/ARCHITECTURE.md.

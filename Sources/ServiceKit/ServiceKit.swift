@@ -1,0 +1,1 @@
+// The ServiceKit module; see docs/ARCHITECTURE.md.

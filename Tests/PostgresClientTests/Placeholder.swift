@@ -1,0 +1,5 @@
+import XCTest
+
+final class PostgresClientTestsPlaceholder: XCTestCase {
+    func testModuleLoads() {}
+}

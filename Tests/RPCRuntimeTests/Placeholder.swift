@@ -1,0 +1,5 @@
+import XCTest
+
+final class RPCRuntimeTestsPlaceholder: XCTestCase {
+    func testModuleLoads() {}
+}
