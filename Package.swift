@@ -28,7 +28,7 @@ let package = Package(
             cSettings: [.headerSearchPath("include")],
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
-        .target(name: "Contracts", dependencies: ["CContracts", "CProtobufC"]),
+        .target(name: "Contracts", dependencies: ["CContracts", "CProtobufC", "RPCRuntime"]),
 
         // MARK: Infrastructure.
         .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
@@ -39,8 +39,7 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL"],
-            resources: []
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL"]
         ),
         .executableTarget(
             name: "PaymentsService",
@@ -62,6 +61,10 @@ let package = Package(
             dependencies: ["AppStoreVerification", "COpenSSL"],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime"]),
     ],
     swiftLanguageModes: [.v6]
 )

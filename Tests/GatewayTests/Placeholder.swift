@@ -1,0 +1,5 @@
+import XCTest
+
+final class GatewayTestsPlaceholder: XCTestCase {
+    func testModuleLoads() {}
+}

@@ -1,0 +1,5 @@
+import XCTest
+
+final class PaymentsServiceTestsPlaceholder: XCTestCase {
+    func testModuleLoads() {}
+}

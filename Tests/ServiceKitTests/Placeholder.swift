@@ -1,0 +1,5 @@
+import XCTest
+
+final class ServiceKitTestsPlaceholder: XCTestCase {
+    func testModuleLoads() {}
+}
