@@ -1,0 +1,111 @@
+/// One unary call in flight on the client. Loop-confined. Resumes its
+/// continuation exactly once, whatever comes first: the response, a
+/// connection failure, the deadline or cancellation.
+final class ClientCall: HTTP2StreamDelegate {
+    typealias Completion = CheckedContinuation<ClientResponseStateMachine.Response, any Error>
+
+    let path: String
+    let metadata: Metadata
+    let body: [UInt8]
+    let timeout: Duration?
+    private var machine: ClientResponseStateMachine
+    private var continuation: Completion?
+    private var stream: HTTP2Stream?
+    private var timer: EventLoop.TimerID?
+    private let loop: EventLoop
+    private(set) var isFinished = false
+
+    init(path: String, metadata: Metadata, body: [UInt8], timeout: Duration?, limits: RPCLimits, loop: EventLoop) {
+        self.path = path
+        self.metadata = metadata
+        self.body = body
+        self.timeout = timeout
+        self.machine = ClientResponseStateMachine(messageSizeBytesMax: limits.messageSizeBytesMax)
+        self.loop = loop
+    }
+
+    /// Installs the continuation and arms the deadline timer. Returns false if
+    /// the call already finished (cancelled before it started).
+    func begin(_ continuation: Completion) {
+        self.continuation = continuation
+        if isFinished {
+            complete()
+            return
+        }
+        if let timeout {
+            let bound = LoopBound(self, loop: loop)
+            timer = loop.schedule(after: timeout) {
+                let call = bound.value
+                call.fail(RPCError(code: .deadlineExceeded, message: "Deadline exceeded after \(timeout)"))
+            }
+        }
+    }
+
+    /// Headers for this call on `authority`.
+    func requestHeaders(authority: String, scheme: String) -> [HTTPHeaderField] {
+        var headers = [
+            HTTPHeaderField(name: ":method", value: "POST"),
+            HTTPHeaderField(name: ":scheme", value: scheme),
+            HTTPHeaderField(name: ":path", value: path),
+            HTTPHeaderField(name: ":authority", value: authority),
+            HTTPHeaderField(name: "content-type", value: "application/grpc"),
+            HTTPHeaderField(name: "te", value: "trailers"),
+            HTTPHeaderField(name: "user-agent", value: "iap-rpcruntime/1"),
+        ]
+        if let timeout { headers.append(HTTPHeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(timeout))) }
+        return headers + metadata.wireFields()
+    }
+
+    func attach(_ stream: HTTP2Stream) {
+        if isFinished {
+            stream.reset(errorCode: HTTP2Stream.ErrorCode.cancel)
+        } else {
+            self.stream = stream
+        }
+    }
+
+    /// Ends the call locally (deadline, cancellation, connect failure).
+    func fail(_ error: RPCError) {
+        guard !isFinished else { return }
+        machine.fail(error)
+        stream?.reset(errorCode: HTTP2Stream.ErrorCode.cancel)
+        finish()
+    }
+
+    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
+        machine.receiveHeaders(headers, endStream: endStream)
+        if machine.result != nil { finish() }
+    }
+
+    func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
+        machine.receiveData(bytes, endStream: endStream)
+        if machine.result != nil {
+            // A protocol violation decided the outcome early: stop the stream.
+            if !endStream, case .failure = machine.result { stream.reset(errorCode: HTTP2Stream.ErrorCode.cancel) }
+            finish()
+        }
+    }
+
+    func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        machine.streamClosed(errorCode: errorCode)
+        self.stream = nil
+        finish()
+    }
+
+    private func finish() {
+        guard !isFinished else { return }
+        isFinished = true
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        complete()
+    }
+
+    private func complete() {
+        guard let continuation, let result = machine.result else { return }
+        self.continuation = nil
+        switch result {
+        case .success(let response): continuation.resume(returning: response)
+        case .failure(let error): continuation.resume(throwing: error)
+        }
+    }
+}

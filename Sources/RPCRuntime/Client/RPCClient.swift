@@ -1,0 +1,148 @@
+import Synchronization
+
+/// A gRPC client for unary calls. Keeps one multiplexed HTTP/2 connection per
+/// target, spreads calls round-robin over targets (skipping ones in
+/// backoff), and reconnects with bounded exponential backoff. All I/O runs on
+/// the client's own event loop thread.
+public final class RPCClient: Sendable {
+    /// Client settings.
+    public struct Configuration: Sendable {
+        public var limits: RPCLimits
+        public var backoff: ConnectionBackoff
+        public var connectTimeout: Duration
+        /// When set, connections use TLS with ALPN "h2".
+        public var tls: TLSConfiguration?
+
+        public init(limits: RPCLimits = .default, backoff: ConnectionBackoff = .init(),
+                    connectTimeout: Duration = .seconds(5), tls: TLSConfiguration? = nil) {
+            self.limits = limits
+            self.backoff = backoff
+            self.connectTimeout = connectTimeout
+            self.tls = tls
+        }
+    }
+
+    public let targets: [HostAndPort]
+    public let configuration: Configuration
+    private let loop: EventLoop
+    private let state: LoopBound<ClientState>
+    private let closed = Mutex(false)
+
+    /// Loop-confined: the targets and the round-robin cursor.
+    private final class ClientState {
+        var targets: [ClientTarget]
+        var nextIndex = 0
+        init(targets: [ClientTarget]) { self.targets = targets }
+    }
+
+    public init(targets: [HostAndPort], configuration: Configuration = .init()) throws {
+        precondition(!targets.isEmpty, "RPCClient needs at least one target")
+        self.targets = targets
+        self.configuration = configuration
+        let loop = try EventLoop(name: "rpc-client")
+        self.loop = loop
+        let tlsContext = try configuration.tls.map { try TLSContext(client: $0) }
+        let clientTargets = targets.map {
+            ClientTarget(address: $0, loop: loop, configuration: configuration, tlsContext: tlsContext)
+        }
+        // Only ever touched on `loop`; created here before the loop sees it.
+        self.state = LoopBound(ClientState(targets: clientTargets), uncheckedOnCreation: loop)
+    }
+
+    /// Calls `method` once. Throws `RPCError` (UNAVAILABLE when no connection
+    /// could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED when the
+    /// task is cancelled, or the server's status).
+    public func unary<Request: RPCMessage, Response: RPCMessage>(
+        _ method: MethodDescriptor,
+        request: Request,
+        responseType: Response.Type = Response.self,
+        metadata: Metadata = [:],
+        timeout: Duration? = nil
+    ) async throws -> ClientResponse<Response> {
+        let requestBytes: [UInt8]
+        do {
+            requestBytes = try request.serializedBytes()
+        } catch {
+            throw RPCError(code: .internal, message: "Could not serialize the request", cause: error)
+        }
+        let raw = try await unaryRaw(method, request: requestBytes, metadata: metadata, timeout: timeout)
+        do {
+            return ClientResponse(message: try Response(serializedBytes: raw.message), metadata: raw.metadata,
+                                  trailingMetadata: raw.trailingMetadata)
+        } catch {
+            throw RPCError(code: .internal, message: "Could not parse the response", cause: error)
+        }
+    }
+
+    /// Like `unary` but with serialized messages.
+    public func unaryRaw(
+        _ method: MethodDescriptor, request: [UInt8], metadata: Metadata = [:], timeout: Duration? = nil
+    ) async throws -> ClientResponse<[UInt8]> {
+        guard request.count <= configuration.limits.messageSizeBytesMax else {
+            throw RPCError(code: .resourceExhausted, message: "Request message larger than \(configuration.limits.messageSizeBytesMax) bytes")
+        }
+        if closed.withLock({ $0 }) { throw RPCError(code: .unavailable, message: "Client closed") }
+        let loop = self.loop
+        let state = self.state
+        let limits = configuration.limits
+        // The call object is created and used on the loop only.
+        let callBox = Mutex<LoopBound<ClientCall>?>(nil)
+        let response = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
+                loop.execute {
+                    let existing = callBox.withLock { $0 }
+                    let call = existing?.value ?? ClientCall(
+                        path: method.path, metadata: metadata, body: MessageFramer.frame(request),
+                        timeout: timeout, limits: limits, loop: loop)
+                    if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
+                    call.begin(continuation)
+                    guard !call.isFinished else { return }
+                    Self.pickTarget(state.value).submit(call)
+                }
+            }
+        } onCancel: {
+            loop.execute {
+                let call: ClientCall
+                if let existing = callBox.withLock({ $0 }) {
+                    call = existing.value
+                } else {
+                    // Cancelled before the call reached the loop: create it finished.
+                    call = ClientCall(path: method.path, metadata: metadata, body: [], timeout: nil, limits: limits, loop: loop)
+                    callBox.withLock { $0 = LoopBound(call, loop: loop) }
+                }
+                call.fail(RPCError(code: .cancelled, message: "Call cancelled"))
+            }
+        }
+        return ClientResponse(message: response.message, metadata: response.metadata, trailingMetadata: response.trailingMetadata)
+    }
+
+    /// Round-robin, preferring targets not in backoff.
+    private static func pickTarget(_ state: ClientState) -> ClientTarget {
+        let count = state.targets.count
+        let start = state.nextIndex
+        state.nextIndex = (start + 1) % count
+        for offset in 0..<count {
+            let target = state.targets[(start + offset) % count]
+            if target.isAvailable { return target }
+        }
+        return state.targets[start]
+    }
+
+    /// Closes all connections and stops the event loop. Calls still in
+    /// flight fail with UNAVAILABLE.
+    public func close() async {
+        let wasClosed = closed.withLock { value in
+            defer { value = true }
+            return value
+        }
+        guard !wasClosed else { return }
+        let state = self.state
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                for target in state.value.targets { target.shutdown() }
+                continuation.resume()
+            }
+        }
+        await loop.shutdown()
+    }
+}

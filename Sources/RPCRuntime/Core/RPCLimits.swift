@@ -1,0 +1,26 @@
+/// Every limit of the RPC runtime, in one place (TIGER_STYLE: a named maximum
+/// for every queue, buffer, message and connection count).
+public struct RPCLimits: Sendable, Hashable {
+    /// Largest message accepted or sent, in bytes (gRPC's default is 4 MiB).
+    public var messageSizeBytesMax: Int = 4 * 1024 * 1024
+    /// HTTP/2 SETTINGS_INITIAL_WINDOW_SIZE advertised for each stream.
+    public var streamWindowBytes: Int = 1024 * 1024
+    /// The connection-level receive window.
+    public var connectionWindowBytes: Int = 16 * 1024 * 1024
+    /// SETTINGS_MAX_CONCURRENT_STREAMS advertised to peers.
+    public var concurrentStreamsMax: Int = 1000
+    /// Open connections a server keeps; further accepts are closed at once.
+    public var connectionsMax: Int = 4096
+    /// Total size of request header fields accepted, in bytes.
+    public var headerListBytesMax: Int = 16 * 1024
+    /// Bytes read from a socket per read call.
+    public var readChunkBytes: Int = 64 * 1024
+    /// Pending outbound bytes per connection before we stop producing more.
+    public var writeBufferBytesMax: Int = 4 * 1024 * 1024
+    /// Longest deadline we honour; larger grpc-timeout values are clamped.
+    public var deadlineMillisecondsMax: Int64 = 24 * 60 * 60 * 1000
+
+    public init() {}
+
+    public static let `default` = RPCLimits()
+}

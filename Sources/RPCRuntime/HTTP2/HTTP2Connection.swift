@@ -1,0 +1,473 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CNGHTTP2
+
+/// One HTTP/2 connection (server or client side) driven by nghttp2 through
+/// `mem_recv`/`mem_send` on its event loop's thread. The only type that
+/// touches nghttp2. Generic: it hands streams with headers and body to
+/// delegates and sends headers, data and trailers, so both the gRPC runtime
+/// and the Gateway's JSON API can use it.
+public final class HTTP2Connection {
+    /// Which side of the connection we are.
+    public enum Role: Sendable { case server, client }
+
+    public let role: Role
+    public let loop: EventLoop
+    public let remotePeer: String
+    let limits: RPCLimits
+
+    /// Server side: called for each new request stream; return its delegate.
+    public var onNewStream: ((HTTP2Stream) -> any HTTP2StreamDelegate)?
+    /// Called once when the connection is closed (after every stream closed).
+    public var onClose: (() -> Void)?
+    /// Client side: the peer sent GOAWAY; open no new streams here.
+    public var onGoAway: (() -> Void)?
+
+    private let fd: Int32
+    private let transport: any ByteTransport
+    private var session: OpaquePointer?
+    private var streams: [Int32: HTTP2Stream] = [:]
+    private var readBuffer: [UInt8]
+    private var writeBuffer: [UInt8] = []
+    private var writeIndex = 0
+    private var watchingWritable = false
+    private var inSessionCall = false
+    private var closeRequested = false
+    public private(set) var isClosed = false
+    public private(set) var receivedGoAway = false
+    private var shutdownTimer: EventLoop.TimerID?
+
+    /// Reads per readiness event before yielding to other connections.
+    private static let readsPerEventMax = 16
+    /// Serialized frames gathered before one write call.
+    private static let writeBatchBytes = 64 * 1024
+
+    /// Wraps a connected non-blocking socket; takes ownership of `fd`.
+    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits) throws {
+        loop.assertInEventLoop()
+        self.loop = loop
+        self.fd = fd
+        self.transport = transport
+        self.role = role
+        self.remotePeer = remotePeer
+        self.limits = limits
+        self.readBuffer = [UInt8](repeating: 0, count: limits.readChunkBytes)
+        try makeSession()
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+        if !isClosed { Glibc.close(fd) }
+    }
+
+    /// Number of open streams.
+    public var activeStreamCount: Int { streams.count }
+
+    // MARK: Setup
+
+    private func makeSession() throws {
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
+            throw SystemError(call: "nghttp2_session_callbacks_new", errorNumber: ENOMEM)
+        }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeadersCallback)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeaderCallback)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecvCallback)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunkRecvCallback)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamCloseCallback)
+
+        var options: OpaquePointer?
+        guard nghttp2_option_new(&options) == 0, let options else {
+            throw SystemError(call: "nghttp2_option_new", errorNumber: ENOMEM)
+        }
+        defer { nghttp2_option_del(options) }
+        nghttp2_option_set_max_send_header_block_length(options, limits.headerListBytesMax * 4)
+
+        // The session never outlives this object (deleted in close/deinit),
+        // so an unretained pointer is safe as nghttp2's user data.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var created: OpaquePointer?
+        let result: Int32
+        switch role {
+        case .server: result = nghttp2_session_server_new2(&created, callbacks, context, options)
+        case .client: result = nghttp2_session_client_new2(&created, callbacks, context, options)
+        }
+        guard result == 0, let created else {
+            throw SystemError(call: "nghttp2_session_new", errorNumber: ENOMEM)
+        }
+        session = created
+
+        var settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(limits.concurrentStreamsMax)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(limits.streamWindowBytes)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.headerListBytesMax)),
+        ]
+        if role == .client {
+            settings.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0))
+        }
+        nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
+        nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(limits.connectionWindowBytes))
+    }
+
+    /// Starts reading and sends our SETTINGS (and, as client, the preface).
+    func start() throws {
+        loop.assertInEventLoop()
+        try loop.register(fd: fd, events: .readable) { [weak self] events in
+            self?.handle(events)
+        }
+        flush()
+    }
+
+    // MARK: Streams
+
+    /// Client side: opens a request stream. Returns nil when the session refuses.
+    public func startRequest(headers: [HTTPHeaderField], body: [UInt8]?, delegate: any HTTP2StreamDelegate) -> HTTP2Stream? {
+        loop.assertInEventLoop()
+        guard role == .client, let session, !isClosed, !receivedGoAway else { return nil }
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: dataReadCallback)
+        let id = withNameValues(headers) { nva, count in
+            if body == nil { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
+            return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+        }
+        guard id > 0 else { return nil }
+        let stream = HTTP2Stream(id: id, connection: self)
+        stream.delegate = delegate
+        if let body {
+            stream.hasDataProvider = true
+            stream.outbound = body
+            stream.outboundEnded = true
+        }
+        streams[id] = stream
+        flush()
+        return stream
+    }
+
+    func sendHeaders(on stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
+        loop.assertInEventLoop()
+        guard let session, !stream.isClosed, role == .server else { return }
+        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: dataReadCallback)
+        stream.hasDataProvider = !endStream
+        let result = withNameValues(headers) { nva, count in
+            if endStream { return nghttp2_submit_response(session, stream.id, nva, count, nil) }
+            return nghttp2_submit_response(session, stream.id, nva, count, &provider)
+        }
+        if result != 0 { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError) }
+        flushUnlessInSession()
+    }
+
+    func sendData(on stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
+        loop.assertInEventLoop()
+        guard !stream.isClosed, stream.hasDataProvider, !stream.outboundEnded else { return }
+        stream.outbound.append(contentsOf: bytes)
+        stream.outboundEnded = endStream
+        resume(stream)
+    }
+
+    func sendTrailers(on stream: HTTP2Stream, trailers: [HTTPHeaderField]) {
+        loop.assertInEventLoop()
+        guard !stream.isClosed, stream.hasDataProvider, !stream.outboundEnded, stream.pendingTrailers == nil else { return }
+        stream.pendingTrailers = trailers
+        resume(stream)
+    }
+
+    func reset(_ stream: HTTP2Stream, errorCode: UInt32) {
+        loop.assertInEventLoop()
+        guard let session, !stream.isClosed else { return }
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, errorCode)
+        flushUnlessInSession()
+    }
+
+    private func resume(_ stream: HTTP2Stream) {
+        guard let session else { return }
+        if stream.dataDeferred {
+            stream.dataDeferred = false
+            nghttp2_session_resume_data(session, stream.id)
+        }
+        flushUnlessInSession()
+    }
+
+    // MARK: Shutdown
+
+    /// Graceful shutdown: a GOAWAY notice now, the final GOAWAY (naming the
+    /// last stream we will serve) shortly after; the connection closes when
+    /// its last stream ends.
+    public func beginGracefulShutdown() {
+        loop.assertInEventLoop()
+        guard let session, !isClosed, shutdownTimer == nil else { return }
+        if role == .server { nghttp2_submit_shutdown_notice(session) }
+        flush()
+        // One round trip lets requests already in flight from the peer arrive.
+        shutdownTimer = loop.schedule(after: .milliseconds(50)) { [weak self] in
+            guard let self, let session = self.session, !self.isClosed else { return }
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
+            self.flush()
+        }
+    }
+
+    /// Closes the socket at once; open streams see CANCEL.
+    public func close() {
+        loop.assertInEventLoop()
+        if inSessionCall {
+            closeRequested = true
+            return
+        }
+        guard !isClosed else { return }
+        isClosed = true
+        if let shutdownTimer { loop.cancel(shutdownTimer) }
+        loop.unregister(fd: fd)
+        Glibc.close(fd)
+        let open = streams.values.sorted { $0.id < $1.id }
+        streams.removeAll()
+        for stream in open where !stream.isClosed {
+            stream.isClosed = true
+            stream.delegate?.streamDidClose(stream, errorCode: HTTP2ErrorCodes.connectionClosed)
+            stream.delegate = nil
+        }
+        if let session {
+            nghttp2_session_del(session)
+            self.session = nil
+        }
+        let onClose = self.onClose
+        self.onClose = nil
+        onNewStream = nil
+        onClose?()
+    }
+
+    // MARK: I/O
+
+    private func handle(_ events: EventLoop.IOEvents) {
+        guard !isClosed else { return }
+        if events.contains(.readable) || !events.intersection(.hangup).isEmpty {
+            readAvailable()
+        }
+        if !isClosed { flush() }
+    }
+
+    private func readAvailable() {
+        for _ in 0..<Self.readsPerEventMax {
+            guard let session, !isClosed else { return }
+            let outcome = readBuffer.withUnsafeMutableBytes { transport.read(into: $0) }
+            switch outcome {
+            case .bytes(let count):
+                inSessionCall = true
+                let consumed = readBuffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, count) }
+                inSessionCall = false
+                if consumed < 0 || closeRequested {
+                    // Let nghttp2 put its GOAWAY on the wire, best effort, before closing.
+                    flush()
+                    close()
+                    return
+                }
+            case .wouldBlock:
+                return
+            case .endOfStream, .failed:
+                close()
+                return
+            }
+        }
+    }
+
+    private func flushUnlessInSession() {
+        if !inSessionCall { flush() }
+    }
+
+    /// Serializes pending frames and writes as much as the socket takes.
+    func flush() {
+        guard !isClosed, let session else { return }
+        while true {
+            if writeIndex == writeBuffer.count {
+                writeBuffer.removeAll(keepingCapacity: true)
+                writeIndex = 0
+                inSessionCall = true
+                while writeBuffer.count < Self.writeBatchBytes {
+                    var pointer: UnsafePointer<UInt8>?
+                    let count = nghttp2_session_mem_send(session, &pointer)
+                    if count < 0 {
+                        inSessionCall = false
+                        close()
+                        return
+                    }
+                    guard count > 0, let pointer else { break }
+                    writeBuffer.append(contentsOf: UnsafeBufferPointer(start: pointer, count: count))
+                }
+                inSessionCall = false
+                if closeRequested { close(); return }
+                if writeBuffer.isEmpty { break }
+            }
+            let outcome = writeBuffer.withUnsafeBytes { bytes in
+                transport.write(UnsafeRawBufferPointer(rebasing: bytes[writeIndex...]))
+            }
+            switch outcome {
+            case .wrote(let count):
+                writeIndex += count
+            case .wouldBlock:
+                // TLS may instead wait for readability (handshake); reads then flush again.
+                watchWritable(transport.needsWritable)
+                return
+            case .failed:
+                close()
+                return
+            }
+        }
+        watchWritable(transport.needsWritable)
+        if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+            close()
+        }
+    }
+
+    private func watchWritable(_ writable: Bool) {
+        guard writable != watchingWritable, !isClosed else { return }
+        watchingWritable = writable
+        try? loop.modify(fd: fd, events: writable ? [.readable, .writable] : .readable)
+    }
+
+    // MARK: nghttp2 callbacks (on the loop thread, inside mem_recv/mem_send)
+
+    fileprivate static func from(_ userData: UnsafeMutableRawPointer?) -> HTTP2Connection {
+        Unmanaged<HTTP2Connection>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        guard role == .server, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+        let stream = HTTP2Stream(id: frame.pointee.hd.stream_id, connection: self)
+        streams[stream.id] = stream
+        stream.delegate = onNewStream?(stream)
+        return 0
+    }
+
+    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
+        guard let stream = streams[streamID] else { return 0 }
+        stream.receivingHeaderBytes += name.count + value.count + 32
+        if stream.receivingHeaderBytes > limits.headerListBytesMax {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+        }
+        stream.receivingHeaders.append(HTTPHeaderField(
+            name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        return 0
+    }
+
+    fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let header = frame.pointee.hd
+        let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(header.type) {
+        case NGHTTP2_HEADERS.rawValue:
+            guard let stream = streams[header.stream_id] else { return 0 }
+            let fields = stream.receivingHeaders
+            stream.receivingHeaders = []
+            stream.receivingHeaderBytes = 0
+            // Informational (1xx) responses carry nothing for us.
+            if role == .client, let status = fields.first(named: ":status"), status.hasPrefix("1") { return 0 }
+            stream.delegate?.streamDidReceiveHeaders(stream, headers: fields, endStream: endStream)
+        case NGHTTP2_DATA.rawValue:
+            if endStream, let stream = streams[header.stream_id] {
+                stream.delegate?.streamDidReceiveData(stream, bytes: [], endStream: true)
+            }
+        case NGHTTP2_GOAWAY.rawValue:
+            receivedGoAway = true
+            onGoAway?()
+        default:
+            break
+        }
+        return 0
+    }
+
+    fileprivate func dataChunk(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        guard let stream = streams[streamID] else { return 0 }
+        stream.delegate?.streamDidReceiveData(stream, bytes: Array(bytes), endStream: false)
+        return 0
+    }
+
+    fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) -> Int32 {
+        guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        stream.isClosed = true
+        stream.delegate?.streamDidClose(stream, errorCode: errorCode)
+        stream.delegate = nil
+        return 0
+    }
+
+    fileprivate func readData(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let stream = streams[streamID], let session else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let available = stream.outbound.count - stream.outboundIndex
+        let count = min(length, available)
+        if count > 0 {
+            stream.outbound.withUnsafeBufferPointer { source in
+                buffer.update(from: source.baseAddress! + stream.outboundIndex, count: count)
+            }
+            stream.outboundIndex += count
+        }
+        guard stream.outboundIndex == stream.outbound.count else { return count }
+        stream.outbound.removeAll(keepingCapacity: true)
+        stream.outboundIndex = 0
+        if stream.outboundEnded {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+        } else if let trailers = stream.pendingTrailers {
+            stream.pendingTrailers = nil
+            stream.outboundEnded = true
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue | NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            _ = withNameValues(trailers) { nva, n in nghttp2_submit_trailer(session, streamID, nva, n) }
+        } else if count == 0 {
+            stream.dataDeferred = true
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
+        return count
+    }
+}
+
+/// Calls `body` with nghttp2 name/value pairs for `fields`; the pointers are
+/// valid only inside `body` (nghttp2 copies them on submit).
+private func withNameValues<R>(_ fields: [HTTPHeaderField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
+    var storage: [UInt8] = [0]
+    var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+    ranges.reserveCapacity(fields.count)
+    for field in fields {
+        let nameStart = storage.count
+        storage.append(contentsOf: field.name.utf8)
+        let valueStart = storage.count
+        storage.append(contentsOf: field.value.utf8)
+        ranges.append((nameStart..<valueStart, valueStart..<storage.count))
+    }
+    return storage.withUnsafeMutableBufferPointer { buffer in
+        let base = buffer.baseAddress!
+        var pairs = ranges.map { range in
+            nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
+                       namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        }
+        if pairs.isEmpty { pairs.append(nghttp2_nv()) ; return body(pairs.withUnsafeBufferPointer { $0.baseAddress! }, 0) }
+        return pairs.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}
+
+// MARK: C callbacks: recover the connection from user data and forward.
+
+private let onBeginHeadersCallback: nghttp2_on_begin_headers_callback = { _, frame, userData in
+    HTTP2Connection.from(userData).beginHeaders(frame!)
+}
+
+private let onHeaderCallback: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    HTTP2Connection.from(userData).header(
+        streamID: frame!.pointee.hd.stream_id,
+        name: UnsafeBufferPointer(start: name, count: nameLength),
+        value: UnsafeBufferPointer(start: value, count: valueLength))
+}
+
+private let onFrameRecvCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    HTTP2Connection.from(userData).frameReceived(frame!)
+}
+
+private let onDataChunkRecvCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+    HTTP2Connection.from(userData).dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length))
+}
+
+private let onStreamCloseCallback: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+    HTTP2Connection.from(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+}
+
+private let dataReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
+    HTTP2Connection.from(userData).readData(streamID: streamID, into: buffer!, length: length, flags: flags!)
+}

@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// An h2c (prior knowledge) or TLS+ALPN "h2" HTTP/2 server on one event loop.
+/// Generic over what it serves: each new stream gets a delegate from
+/// `makeStreamDelegate`, called on the loop. Used by `RPCServer` for gRPC and
+/// reusable for a JSON API.
+public final class HTTP2Server: @unchecked Sendable {
+    /// Where to listen and how.
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        public var limits: RPCLimits
+        public var tls: TLSConfiguration?
+        /// Pending connections the kernel queues before we accept them.
+        public var backlog: Int32
+
+        public init(host: String = "127.0.0.1", port: Int = 0, limits: RPCLimits = .default,
+                    tls: TLSConfiguration? = nil, backlog: Int32 = 1024) {
+            self.host = host
+            self.port = port
+            self.limits = limits
+            self.tls = tls
+            self.backlog = backlog
+        }
+    }
+
+    public typealias StreamDelegateFactory = @Sendable (HTTP2Stream) -> any HTTP2StreamDelegate
+
+    public let configuration: Configuration
+    public let loop: EventLoop
+    private let makeStreamDelegate: StreamDelegateFactory
+    private let boundPort = Mutex<Int?>(nil)
+    private let tlsContext: TLSContext?
+
+    // Loop-confined state.
+    private var listenerFD: Int32 = -1
+    private var connections: [ObjectIdentifier: HTTP2Connection] = [:]
+    private var shuttingDown = false
+    private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+
+    public init(configuration: Configuration, makeStreamDelegate: @escaping StreamDelegateFactory) throws {
+        self.configuration = configuration
+        self.makeStreamDelegate = makeStreamDelegate
+        self.tlsContext = try configuration.tls.map { try TLSContext(server: $0) }
+        self.loop = try EventLoop(name: "http2-server")
+    }
+
+    /// The bound port once started (useful with port 0).
+    public var port: Int? { boundPort.withLock { $0 } }
+
+    /// Binds and starts accepting. Returns the bound port.
+    @discardableResult
+    public func start() throws -> Int {
+        let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        boundPort.withLock { $0 = port }
+        loop.execute { [self] in
+            listenerFD = fd
+            do {
+                try loop.register(fd: fd, events: .readable) { [self] _ in acceptAll() }
+            } catch {
+                Glibc.close(fd)
+                listenerFD = -1
+            }
+        }
+        return port
+    }
+
+    /// Number of open connections (for tests and metrics).
+    public func connectionCount() async -> Int {
+        await withCheckedContinuation { continuation in
+            loop.execute { [self] in continuation.resume(returning: connections.count) }
+        }
+    }
+
+    /// Stops accepting, sends GOAWAY on every connection, lets in-flight
+    /// streams finish for up to `gracePeriod`, then closes what is left and
+    /// stops the event loop.
+    public func shutdown(gracePeriod: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { [self] in
+                shutdownWaiters.append(continuation)
+                guard !shuttingDown else { return finishShutdownIfDone() }
+                shuttingDown = true
+                closeListener()
+                for connection in connections.values { connection.beginGracefulShutdown() }
+                loop.schedule(after: gracePeriod) { [self] in
+                    for connection in Array(connections.values) { connection.close() }
+                }
+                finishShutdownIfDone()
+            }
+        }
+        await loop.shutdown()
+    }
+
+    private func finishShutdownIfDone() {
+        guard shuttingDown, connections.isEmpty else { return }
+        let waiters = shutdownWaiters
+        shutdownWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func closeListener() {
+        guard listenerFD >= 0 else { return }
+        loop.unregister(fd: listenerFD)
+        Glibc.close(listenerFD)
+        listenerFD = -1
+    }
+
+    private func acceptAll() {
+        // Bounded per wake-up so one busy listener cannot starve the loop.
+        for _ in 0..<128 {
+            guard listenerFD >= 0, !shuttingDown else { return }
+            guard let accepted = try? Socket.accept(listenerFD) else { return }
+            guard connections.count < configuration.limits.connectionsMax else {
+                Glibc.close(accepted.fd)
+                continue
+            }
+            var connection: HTTP2Connection?
+            do {
+                let transport: any ByteTransport
+                if let tlsContext {
+                    transport = try TLSTransport(context: tlsContext, fd: accepted.fd, server: true)
+                } else {
+                    transport = PlainTransport(fd: accepted.fd)
+                }
+                let created = try HTTP2Connection(
+                    loop: loop, fd: accepted.fd, transport: transport, role: .server,
+                    remotePeer: accepted.peer, limits: configuration.limits)
+                connection = created
+                let factory = makeStreamDelegate
+                created.onNewStream = { stream in factory(stream) }
+                let key = ObjectIdentifier(created)
+                created.onClose = { [self] in
+                    connections[key] = nil
+                    finishShutdownIfDone()
+                }
+                connections[key] = created
+                try created.start()
+            } catch {
+                // The connection owns the socket once created; otherwise we do.
+                if let connection { connection.close() } else { Glibc.close(accepted.fd) }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/// Receives one HTTP/2 stream's events, on the connection's event loop.
+public protocol HTTP2StreamDelegate: AnyObject {
+    /// A HEADERS block: request or response headers, or trailers.
+    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool)
+    /// A DATA chunk; `bytes` is empty when only END_STREAM arrived.
+    func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool)
+    /// The stream is gone: `errorCode` 0 after a normal close, otherwise the
+    /// RST_STREAM code, or `HTTP2ErrorCodes.connectionClosed` when the connection dropped.
+    func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32)
+}
+
+/// One HTTP/2 stream. Loop-confined: use it only on its connection's event loop.
+public final class HTTP2Stream {
+    /// HTTP/2 error codes used with `reset(errorCode:)`.
+    public enum ErrorCode {
+        public static let noError: UInt32 = 0x0
+        public static let protocolError: UInt32 = 0x1
+        public static let internalError: UInt32 = 0x2
+        public static let refusedStream: UInt32 = 0x7
+        public static let cancel: UInt32 = 0x8
+    }
+
+    public let id: Int32
+    public private(set) weak var connection: HTTP2Connection?
+    public var delegate: (any HTTP2StreamDelegate)?
+
+    // Inbound headers being assembled.
+    var receivingHeaders: [HTTPHeaderField] = []
+    var receivingHeaderBytes = 0
+    // Outbound body, served by nghttp2's data provider.
+    var outbound: [UInt8] = []
+    var outboundIndex = 0
+    var outboundEnded = false
+    var pendingTrailers: [HTTPHeaderField]?
+    var dataDeferred = false
+    var hasDataProvider = false
+    public internal(set) var isClosed = false
+
+    init(id: Int32, connection: HTTP2Connection) {
+        self.id = id
+        self.connection = connection
+    }
+
+    /// The remote peer's address.
+    public var remotePeer: String { connection?.remotePeer ?? "" }
+
+    /// Sends response headers (server) and ends the stream when `endStream`.
+    public func sendHeaders(_ headers: [HTTPHeaderField], endStream: Bool) {
+        connection?.sendHeaders(on: self, headers: headers, endStream: endStream)
+    }
+
+    /// Queues body bytes; `endStream` closes our side after them.
+    public func sendData(_ bytes: [UInt8], endStream: Bool) {
+        connection?.sendData(on: self, bytes: bytes, endStream: endStream)
+    }
+
+    /// Queues trailers, sent after all queued data, ending the stream.
+    public func sendTrailers(_ trailers: [HTTPHeaderField]) {
+        connection?.sendTrailers(on: self, trailers: trailers)
+    }
+
+    /// Sends RST_STREAM.
+    public func reset(errorCode: UInt32 = ErrorCode.cancel) {
+        connection?.reset(self, errorCode: errorCode)
+    }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Outcome of a non-blocking read.
+enum TransportRead {
+    case bytes(Int)
+    case wouldBlock
+    case endOfStream
+    case failed(Error)
+}
+
+/// Outcome of a non-blocking write.
+enum TransportWrite {
+    case wrote(Int)
+    case wouldBlock
+    case failed(Error)
+}
+
+/// A non-blocking byte stream over a socket: plain TCP or TLS. Loop-confined.
+protocol ByteTransport: AnyObject {
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportRead
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWrite
+    /// True when the last call stopped because the socket must become writable.
+    var needsWritable: Bool { get }
+    /// The ALPN protocol the peer agreed on, if any.
+    var negotiatedProtocol: String? { get }
+}
+
+/// Plain TCP: read(2)/write(2) on a non-blocking socket.
+final class PlainTransport: ByteTransport {
+    let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportRead {
+        while true {
+            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .endOfStream }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
+            return .failed(SystemError(call: "read", errorNumber: code))
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWrite {
+        while true {
+            let count = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count >= 0 {
+                needsWritable = false
+                return .wrote(count)
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK {
+                needsWritable = true
+                return .wouldBlock
+            }
+            return .failed(SystemError(call: "send", errorNumber: code))
+        }
+    }
+
+    private(set) var needsWritable = false
+    var negotiatedProtocol: String? { nil }
+}

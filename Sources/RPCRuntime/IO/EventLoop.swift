@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import CNGHTTP2
+
+/// A single-threaded epoll event loop on its own dedicated thread. Sockets,
+/// timers and nghttp2 sessions registered with a loop are touched only on its
+/// thread; async code hands work over with `execute`, which wakes the loop
+/// through an eventfd. Blocking here never blocks Swift's cooperative pool.
+public final class EventLoop: @unchecked Sendable {
+    /// Identifies a scheduled timer so it can be cancelled.
+    public struct TimerID: Hashable, Sendable {
+        fileprivate let rawValue: UInt64
+    }
+
+    /// Readiness reported for a registered descriptor.
+    public struct IOEvents: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let readable = IOEvents(rawValue: EPOLLIN.rawValue)
+        public static let writable = IOEvents(rawValue: EPOLLOUT.rawValue)
+        public static let hangup = IOEvents(rawValue: EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue)
+    }
+
+    private struct TimerEntry {
+        let deadline: ContinuousClock.Instant
+        let id: UInt64
+    }
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let name: String
+    private let submitted = Mutex<[@Sendable () -> Void]>([])
+    private let threadIdentity = Mutex<pthread_t?>(nil)
+    private let stopped = Mutex<Bool>(false)
+    private var thread: pthread_t?
+
+    // Loop-confined state.
+    private var handlers: [Int32: (IOEvents) -> Void] = [:]
+    private var timerHeap: [TimerEntry] = []
+    private var timerWork: [UInt64: () -> Void] = [:]
+    private var nextTimerID: UInt64 = 1
+    private var running = true
+    private var exitContinuation: CheckedContinuation<Void, Never>?
+
+    /// Maximum readiness events taken from the kernel per wait.
+    private static let eventsPerWaitMax = 256
+
+    public init(name: String) throws {
+        self.name = name
+        epollFD = try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        do {
+            wakeFD = try Syscall.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        } catch {
+            close(epollFD)
+            throw error
+        }
+        var event = CRPC_epoll_event_make(EPOLLIN.rawValue, wakeFD)
+        _ = try? Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) }
+        try startThread()
+    }
+
+    deinit {
+        close(wakeFD)
+        close(epollFD)
+    }
+
+    private func startThread() throws {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var handle = pthread_t()
+        let result = pthread_create(&handle, nil, { argument in
+            let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box)
+        guard result == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(box).release()
+            throw SystemError(call: "pthread_create", errorNumber: result)
+        }
+        thread = handle
+        pthread_detach(handle)
+    }
+
+    /// True when called on this loop's thread.
+    public var inEventLoop: Bool {
+        guard let identity = threadIdentity.withLock({ $0 }) else { return false }
+        return pthread_equal(identity, pthread_self()) != 0
+    }
+
+    /// Traps when loop-confined state is touched from another thread.
+    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inEventLoop, "not on event loop \(name)", file: file, line: line)
+    }
+
+    /// Runs `work` on the loop thread soon. Safe from any thread. Work
+    /// submitted after `shutdown()` is dropped.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        submitted.withLock { $0.append(work) }
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    // MARK: Descriptors (loop thread only)
+
+    /// Watches `fd`; `handler` runs on the loop for each readiness event.
+    public func register(fd: Int32, events: IOEvents, handler: @escaping (IOEvents) -> Void) throws {
+        assertInEventLoop()
+        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
+        handlers[fd] = handler
+    }
+
+    /// Changes the events watched for `fd`.
+    public func modify(fd: Int32, events: IOEvents) throws {
+        assertInEventLoop()
+        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) }
+    }
+
+    /// Stops watching `fd` (the caller still owns and closes it).
+    public func unregister(fd: Int32) {
+        assertInEventLoop()
+        handlers[fd] = nil
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    // MARK: Timers (loop thread only)
+
+    /// Runs `work` on the loop after `delay`.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) -> TimerID {
+        schedule(at: ContinuousClock.now.advanced(by: delay), work)
+    }
+
+    /// Runs `work` on the loop at `deadline`.
+    @discardableResult
+    public func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> TimerID {
+        assertInEventLoop()
+        let id = nextTimerID
+        nextTimerID += 1
+        timerWork[id] = work
+        timerHeap.append(TimerEntry(deadline: deadline, id: id))
+        siftUp(timerHeap.count - 1)
+        return TimerID(rawValue: id)
+    }
+
+    public func cancel(_ timer: TimerID) {
+        assertInEventLoop()
+        timerWork[timer.rawValue] = nil
+    }
+
+    // MARK: Shutdown
+
+    /// Stops the loop thread. Resumes once the thread has finished its last
+    /// iteration; pending work and timers are dropped, and registered
+    /// descriptors belong to their owners. Suspends rather than joining the
+    /// thread, so the cooperative pool never blocks.
+    public func shutdown() async {
+        let alreadyStopped = stopped.withLock { value in
+            defer { value = true }
+            return value
+        }
+        guard !alreadyStopped else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            execute { [self] in
+                running = false
+                exitContinuation = continuation
+            }
+        }
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        threadIdentity.withLock { $0 = pthread_self() }
+        var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerWaitMax)
+        while running {
+            let timeout = nextTimeoutMilliseconds()
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeout)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                fatalError("epoll_wait failed: errno \(errno)")
+            }
+            for index in 0..<Int(count) {
+                let fd = CRPC_epoll_event_fd(&events[index])
+                if fd == wakeFD {
+                    var value: UInt64 = 0
+                    _ = read(wakeFD, &value, 8)
+                    continue
+                }
+                // The handler may have been removed by an earlier event in this batch.
+                handlers[fd]?(IOEvents(rawValue: CRPC_epoll_event_events(&events[index])))
+            }
+            runSubmitted()
+            runDueTimers()
+        }
+        // Release closures (and the objects they capture) on the loop thread.
+        handlers.removeAll()
+        timerWork.removeAll()
+        submitted.withLock { $0.removeAll() }
+        threadIdentity.withLock { $0 = nil }
+        exitContinuation?.resume()
+        exitContinuation = nil
+    }
+
+    private func runSubmitted() {
+        // Bounded: work submitted while running waits for the next iteration.
+        let batch = submitted.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        for work in batch { work() }
+    }
+
+    private func runDueTimers() {
+        let now = ContinuousClock.now
+        while let first = timerHeap.first, first.deadline <= now {
+            popTimer()
+            if let work = timerWork.removeValue(forKey: first.id) { work() }
+        }
+    }
+
+    private func nextTimeoutMilliseconds() -> Int32 {
+        while let first = timerHeap.first, timerWork[first.id] == nil { popTimer() }
+        if !submitted.withLock({ $0.isEmpty }) { return 0 }
+        guard let first = timerHeap.first else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: first.deadline)
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(min(milliseconds, 60_000))
+    }
+
+    private func popTimer() {
+        timerHeap.swapAt(0, timerHeap.count - 1)
+        timerHeap.removeLast()
+        siftDown(0)
+    }
+
+    private func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard timerHeap[child].deadline < timerHeap[parent].deadline else { return }
+            timerHeap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = parent * 2 + 1
+            let right = left + 1
+            var smallest = parent
+            if left < timerHeap.count, timerHeap[left].deadline < timerHeap[smallest].deadline { smallest = left }
+            if right < timerHeap.count, timerHeap[right].deadline < timerHeap[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            timerHeap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

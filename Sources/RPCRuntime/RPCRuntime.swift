@@ -1,1 +1,0 @@
-// The RPCRuntime module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,68 @@
+import Synchronization
+
+/// A gRPC server for unary calls: an `HTTP2Server` whose streams are handled
+/// by the `Router`'s handlers.
+public final class RPCServer: Sendable {
+    /// Server settings.
+    public struct Configuration: Sendable {
+        /// A host and port to listen on; port 0 lets the OS choose.
+        public struct ListenAddress: Sendable, Hashable {
+            public var host: String
+            public var port: Int
+            public init(host: String, port: Int) {
+                self.host = host
+                self.port = port
+            }
+        }
+
+        public var listen: ListenAddress
+        public var limits: RPCLimits
+        public var tls: TLSConfiguration?
+
+        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil) {
+            self.listen = listen
+            self.limits = limits
+            self.tls = tls
+        }
+    }
+
+    public let configuration: Configuration
+    public let router: Router
+    private let server = Mutex<HTTP2Server?>(nil)
+
+    public init(configuration: Configuration, router: Router) {
+        self.configuration = configuration
+        self.router = router
+    }
+
+    /// Binds and starts serving; returns the bound port. Call once.
+    @discardableResult
+    public func start() throws -> Int {
+        let limits = configuration.limits
+        let router = self.router
+        let created = try HTTP2Server(configuration: .init(
+            host: configuration.listen.host, port: configuration.listen.port,
+            limits: limits, tls: configuration.tls
+        )) { stream in
+            // Called on the server's loop for every new stream.
+            ServerCallHandler(stream: stream, router: router, limits: limits, loop: stream.connection!.loop)
+        }
+        server.withLock { current in
+            precondition(current == nil, "RPCServer.start called twice")
+            current = created
+        }
+        return try created.start()
+    }
+
+    /// The bound port once started.
+    public var port: Int? { server.withLock { $0 }?.port }
+
+    /// Open connections right now.
+    public func connectionCount() async -> Int { await server.withLock { $0 }?.connectionCount() ?? 0 }
+
+    /// GOAWAY to every client, in-flight calls finish within `gracePeriod`,
+    /// new calls are refused; then everything is closed.
+    public func shutdown(gracePeriod: Duration) async {
+        await server.withLock { $0 }?.shutdown(gracePeriod: gracePeriod)
+    }
+}

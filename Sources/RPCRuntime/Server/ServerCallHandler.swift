@@ -1,0 +1,101 @@
+/// Runs one gRPC call on an HTTP/2 stream: feeds stream events to the pure
+/// `ServerStreamStateMachine` and performs its actions. Loop-confined; the
+/// user's handler runs as a Task on the cooperative pool and posts its result
+/// back to the loop.
+final class ServerCallHandler: HTTP2StreamDelegate {
+    private var machine: ServerStreamStateMachine
+    private let router: Router
+    private let loop: EventLoop
+    private weak var stream: HTTP2Stream?
+    private var task: Task<Void, Never>?
+    private var deadlineTimer: EventLoop.TimerID?
+
+    init(stream: HTTP2Stream, router: Router, limits: RPCLimits, loop: EventLoop) {
+        self.machine = ServerStreamStateMachine(limits: limits)
+        self.router = router
+        self.loop = loop
+        self.stream = stream
+    }
+
+    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
+        let router = self.router
+        switch machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { router.handler(forPath: $0) != nil }) {
+        case .accept(let head):
+            if let deadline = head.deadline {
+                let bound = LoopBound(self, loop: loop)
+                deadlineTimer = loop.schedule(at: deadline) { bound.value.deadlineExpired() }
+            }
+        case .respond(let fields):
+            stream.sendHeaders(fields, endStream: true)
+        }
+    }
+
+    func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
+        switch machine.receiveData(bytes, endStream: endStream) {
+        case .none:
+            break
+        case .respond(let fields):
+            cancelDeadlineTimer()
+            stream.sendHeaders(fields, endStream: true)
+        case .runHandler(let head, let message):
+            runHandler(head: head, message: message, remotePeer: stream.remotePeer)
+        }
+    }
+
+    func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        cancelDeadlineTimer()
+        if machine.streamClosed() == .cancelHandler { task?.cancel() }
+        task = nil
+    }
+
+    private func runHandler(head: ServerStreamStateMachine.RequestHead, message: [UInt8], remotePeer: String) {
+        guard let handler = router.handler(forPath: head.method.path) else { return }
+        let request = ServerRequest(
+            message: message, metadata: head.metadata,
+            context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer))
+        let bound = LoopBound(self, loop: loop)
+        let loop = self.loop
+        task = Task {
+            let result: Result<ServerResponse<[UInt8]>, RPCError>
+            do {
+                result = .success(try await handler(request))
+            } catch {
+                result = .failure(RPCError.from(error))
+            }
+            loop.execute { bound.value.handlerFinished(result) }
+        }
+    }
+
+    private func handlerFinished(_ result: Result<ServerResponse<[UInt8]>, RPCError>) {
+        task = nil
+        cancelDeadlineTimer()
+        guard let stream else { return }
+        switch machine.handlerFinished(result) {
+        case .none:
+            break
+        case .respond(let fields):
+            stream.sendHeaders(fields, endStream: true)
+        case .send(let headers, let data, let trailers):
+            stream.sendHeaders(headers, endStream: false)
+            stream.sendData(data, endStream: false)
+            stream.sendTrailers(trailers)
+        }
+    }
+
+    private func deadlineExpired() {
+        deadlineTimer = nil
+        switch machine.deadlineExpired() {
+        case .none:
+            break
+        case .cancelAndRespond(let fields):
+            task?.cancel()
+            task = nil
+            stream?.sendHeaders(fields, endStream: true)
+        }
+    }
+
+    private func cancelDeadlineTimer() {
+        if let deadlineTimer { loop.cancel(deadlineTimer) }
+        deadlineTimer = nil
+    }
+}

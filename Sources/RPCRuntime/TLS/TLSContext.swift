@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import COpenSSL
+
+/// Why TLS could not be set up or continued; carries OpenSSL's error text.
+public struct TLSError: Error, Sendable, CustomStringConvertible {
+    public let operation: String
+    public let detail: String
+
+    init(_ operation: String) {
+        self.operation = operation
+        var text = [CChar](repeating: 0, count: 256)
+        let code = ERR_get_error()
+        ERR_error_string_n(code, &text, text.count)
+        self.detail = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ERR_clear_error()
+    }
+
+    public var description: String { "\(operation): \(detail)" }
+}
+
+/// Owns one `SSL_CTX` (freed in deinit). Servers select ALPN "h2" only.
+final class TLSContext: @unchecked Sendable {
+    let context: OpaquePointer
+    let isServer: Bool
+    let serverName: String?
+
+    init(server configuration: TLSConfiguration) throws {
+        guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
+        self.context = context
+        self.isServer = true
+        self.serverName = nil
+        try configureCommon()
+        guard let chain = configuration.certificateChainPath, let key = configuration.privateKeyPath else {
+            throw TLSError("server TLS needs a certificate chain and a private key")
+        }
+        guard SSL_CTX_use_certificate_chain_file(context, chain) == 1 else { throw TLSError("certificate chain") }
+        guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else { throw TLSError("private key") }
+        guard SSL_CTX_check_private_key(context) == 1 else { throw TLSError("key does not match certificate") }
+        SSL_CTX_set_alpn_select_cb(context, alpnSelectH2, nil)
+    }
+
+    init(client configuration: TLSConfiguration) throws {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError("SSL_CTX_new") }
+        self.context = context
+        self.isServer = false
+        self.serverName = configuration.serverName
+        try configureCommon()
+        if let roots = configuration.trustRootsPath {
+            guard SSL_CTX_load_verify_locations(context, roots, nil) == 1 else { throw TLSError("trust roots") }
+        } else {
+            SSL_CTX_set_default_verify_paths(context)
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        let protocols: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
+        guard SSL_CTX_set_alpn_protos(context, protocols, UInt32(protocols.count)) == 0 else { throw TLSError("ALPN") }
+    }
+
+    private func configureCommon() throws {
+        // The macros SSL_CTX_set_min_proto_version / SSL_CTX_set_mode expand to SSL_CTX_ctrl.
+        guard SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(TLS1_2_VERSION), nil) == 1 else {
+            throw TLSError("minimum TLS version")
+        }
+        // Our write buffer may move between retries and we accept partial writes.
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
+    }
+
+    deinit { SSL_CTX_free(context) }
+}
+
+/// ALPN: choose "h2" or fail the handshake (gRPC needs HTTP/2).
+private let alpnSelectH2: @convention(c) (
+    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+    UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+) -> Int32 = { _, out, outLength, input, inputLength, _ in
+    guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+    var index = 0
+    while index < Int(inputLength) {
+        let length = Int(input[index])
+        if length == 2, index + 2 < Int(inputLength) + 0, input[index + 1] == UInt8(ascii: "h"), input[index + 2] == UInt8(ascii: "2") {
+            out.pointee = input + index + 1
+            outLength.pointee = 2
+            return SSL_TLSEXT_ERR_OK
+        }
+        index += 1 + length
+    }
+    return SSL_TLSEXT_ERR_ALERT_FATAL
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import COpenSSL
+
+/// TLS over a non-blocking socket: OpenSSL drives the handshake inside the
+/// first reads and writes. Owns its `SSL` (freed in deinit), not the socket.
+final class TLSTransport: ByteTransport {
+    private let ssl: OpaquePointer
+    private let context: TLSContext
+    private(set) var needsWritable = false
+
+    init(context: TLSContext, fd: Int32, server: Bool) throws {
+        guard let ssl = SSL_new(context.context) else { throw TLSError("SSL_new") }
+        self.ssl = ssl
+        self.context = context
+        guard SSL_set_fd(ssl, fd) == 1 else { throw TLSError("SSL_set_fd") }
+        if server {
+            SSL_set_accept_state(ssl)
+        } else {
+            if let name = context.serverName {
+                // SSL_set_tlsext_host_name and SSL_set1_host (hostname check).
+                _ = name.withCString { SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: $0)) }
+                _ = SSL_set1_host(ssl, name)
+            }
+            SSL_set_connect_state(ssl)
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportRead {
+        ERR_clear_error()
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
+        if count > 0 {
+            needsWritable = false
+            return .bytes(Int(count))
+        }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ: return .wouldBlock
+        case SSL_ERROR_WANT_WRITE:
+            needsWritable = true
+            return .wouldBlock
+        case SSL_ERROR_ZERO_RETURN: return .endOfStream
+        default: return .failed(TLSError("SSL_read"))
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportWrite {
+        guard !bytes.isEmpty else { return .wrote(0) }
+        ERR_clear_error()
+        let count = SSL_write(ssl, bytes.baseAddress, Int32(bytes.count))
+        if count > 0 {
+            needsWritable = false
+            return .wrote(Int(count))
+        }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ:
+            needsWritable = false
+            return .wouldBlock
+        case SSL_ERROR_WANT_WRITE:
+            needsWritable = true
+            return .wouldBlock
+        default: return .failed(TLSError("SSL_write"))
+        }
+    }
+}
