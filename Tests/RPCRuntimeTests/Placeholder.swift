@@ -1,5 +1,0 @@
-import XCTest
-
-final class RPCRuntimeTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}
