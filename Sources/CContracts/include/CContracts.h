@@ -5,4 +5,5 @@
 #include "payments/v1/payments.pb-c.h"
 #include "points/v1/points.pb-c.h"
 #include "testing/v1/echo.pb-c.h"
+#include "ccontracts_registry.h"
 #endif

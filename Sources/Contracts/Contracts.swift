@@ -1,1 +1,0 @@
-// The Contracts module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,45 @@
+import Foundation
+
+/// A `host:port` address as operators write it (`127.0.0.1:50051`,
+/// `[::1]:50051`, `points:50052`).
+public struct ServiceAddress: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port`; the port must be 0...65535.
+    public init(parsing text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        var host: Substring
+        var portText: Substring
+        if trimmed.hasPrefix("[") {
+            guard let close = trimmed.firstIndex(of: "]"), trimmed[trimmed.index(after: close)...].hasPrefix(":") else {
+                throw CommandLineError("bad address \(text): expected [v6]:port")
+            }
+            host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+            portText = trimmed[trimmed.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = trimmed.lastIndex(of: ":") else { throw CommandLineError("bad address \(text): expected host:port") }
+            host = trimmed[..<colon]
+            portText = trimmed[trimmed.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+            throw CommandLineError("bad address \(text): expected host:port with a port in 0...65535")
+        }
+        self.host = String(host)
+        self.port = port
+    }
+
+    /// Parses a comma-separated list such as `POINTS_ADDR`.
+    public static func parseList(_ text: String) throws -> [ServiceAddress] {
+        let parts = text.split(separator: ",").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        guard !parts.isEmpty else { throw CommandLineError("empty address list") }
+        return try parts.map(ServiceAddress.init(parsing:))
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

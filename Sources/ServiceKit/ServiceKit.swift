@@ -1,1 +1,0 @@
-// The ServiceKit module; see docs/ARCHITECTURE.md.

@@ -1,5 +1,0 @@
-import XCTest
-
-final class ContractsTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}

@@ -1,0 +1,50 @@
+@testable import Contracts
+import XCTest
+
+/// Every Swift message type must match its generated protobuf-c descriptor
+/// field for field, so a field added to a .proto but not to Swift (or with
+/// the wrong type) fails here.
+final class SchemaTests: XCTestCase {
+    func testEveryDescriptorHasASwiftTypeAndViceVersa() {
+        let descriptorNames = Set(MessageDescriptor.all.map(\.fullName))
+        let swiftNames = Set(AllMessages.types.map { $0.protobufName })
+        XCTAssertEqual(descriptorNames.subtracting(swiftNames), [], "descriptors without a Swift type")
+        XCTAssertEqual(swiftNames.subtracting(descriptorNames), [], "Swift types without a descriptor")
+        XCTAssertEqual(swiftNames.count, AllMessages.types.count, "a protobuf name is used twice")
+    }
+
+    func testEverySwiftPropertyMatchesADescriptorFieldOfTheSameKind() throws {
+        for type in AllMessages.types {
+            let descriptor = try MessageDescriptor.named(type.protobufName)
+            let fieldsByName = Dictionary(uniqueKeysWithValues: descriptor.fields.map { ($0.name, $0) })
+            let instance = type.init()
+            let properties = Mirror(reflecting: instance).children.compactMap(\.label)
+            let protoNames = properties.map(FieldName.protoName(forSwiftName:))
+            XCTAssertEqual(Set(protoNames), Set(fieldsByName.keys), "\(type.protobufName): Swift properties and proto fields differ")
+
+            let encoded = try ProtoValueEncoder.encode(instance)
+            for (name, value) in encoded {
+                let field = try XCTUnwrap(fieldsByName[name], "\(type.protobufName).\(name)")
+                if field.isRepeated {
+                    guard case .list = value else { return XCTFail("\(type.protobufName).\(name) must be an array") }
+                } else {
+                    XCTAssertEqual(value.kindName, field.valueKind, "\(type.protobufName).\(name) has the wrong Swift type")
+                }
+            }
+            // Optional message fields encode nothing when nil: check their Swift type names.
+            for child in Mirror(reflecting: instance).children {
+                guard let label = child.label, let field = fieldsByName[FieldName.protoName(forSwiftName: label)],
+                      field.isMessage, !field.isRepeated, let messageName = field.messageName else { continue }
+                let swiftTypeName = String(describing: Swift.type(of: child.value))
+                let expected = try XCTUnwrap(AllMessages.types.first { $0.protobufName == messageName })
+                XCTAssertEqual(swiftTypeName, "Optional<\(expected)>", "\(type.protobufName).\(label)")
+            }
+        }
+    }
+
+    func testFieldNamesConvertFromCamelCase() {
+        XCTAssertEqual(FieldName.protoName(forSwiftName: "appStoreProductId"), "app_store_product_id")
+        XCTAssertEqual(FieldName.protoName(forSwiftName: "service"), "service")
+        XCTAssertEqual(FieldName.protoName(forSwiftName: "createdAtUnixMs"), "created_at_unix_ms")
+    }
+}

@@ -1,0 +1,97 @@
+@testable import Contracts
+import XCTest
+
+/// Round trips through protobuf-c and byte-exact checks against the protobuf
+/// wire format as any other implementation writes it.
+final class WireFormatTests: XCTestCase {
+    func testKnownEncodingOfAStringField() throws {
+        var request = GetBalanceRequest()
+        request.userId = "abc"
+        XCTAssertEqual(try request.serializedBytes(), [0x0A, 0x03, 0x61, 0x62, 0x63])
+        XCTAssertEqual(try GetBalanceRequest(serializedBytes: [0x0A, 0x03, 0x61, 0x62, 0x63]).userId, "abc")
+    }
+
+    func testDefaultsEncodeToNothingAndDecodeFromNothing() throws {
+        XCTAssertEqual(try GrantResponse().serializedBytes(), [])
+        XCTAssertEqual(try GrantResponse(serializedBytes: []), GrantResponse())
+    }
+
+    func testNestedRepeatedAndOptionalMessagesRoundTrip() throws {
+        var request = GrantRequest()
+        request.eventId = "payment.apple_iap:2000000847061981"
+        request.userId = "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"
+        request.productCode = "starter_pack"
+        var source = PurchaseSource()
+        source.transactionId = "2000000847061981"
+        source.environment = "Sandbox"
+        request.source = source
+        let decoded = try GrantRequest(serializedBytes: try request.serializedBytes())
+        XCTAssertEqual(decoded, request)
+
+        var list = ListPackagesResponse()
+        for index in 0..<4 {
+            var package = Package()
+            package.productCode = "p\(index)"
+            package.credits = Int64(index * 100)
+            package.kind = index == 0 ? .starter : .regular
+            list.packages.append(package)
+        }
+        list.starterPackPurchased = true
+        XCTAssertEqual(try ListPackagesResponse(serializedBytes: try list.serializedBytes()), list)
+    }
+
+    func testAbsentOptionalMessageDecodesAsNil() throws {
+        let decoded = try GetTransactionResponse(serializedBytes: [])
+        XCTAssertNil(decoded.transaction)
+    }
+
+    func testBytesRepeatedStringsAndExtremeIntegersRoundTrip() throws {
+        var request = EchoRequest()
+        request.payload = Array(0...255).map(UInt8.init)
+        request.echoMetadataKeys = ["x-a", "", "x-ü"]
+        request.delayMs = Int64.min
+        request.failWithCode = Int32.max
+        request.message = "多字节 ✓"
+        XCTAssertEqual(try EchoRequest(serializedBytes: try request.serializedBytes()), request)
+    }
+
+    func testUnknownEnumValuesAreKept() throws {
+        // field 8 (status), varint 42: a value this build does not know.
+        let decoded = try Transaction(serializedBytes: [0x40, 42])
+        XCTAssertEqual(decoded.status.rawValue, 42)
+        XCTAssertEqual(try decoded.serializedBytes(), [0x40, 42])
+    }
+
+    func testUnknownFieldsAreSkipped() throws {
+        // field 99 (varint) then field 1 "x".
+        let decoded = try GetBalanceRequest(serializedBytes: [0x98, 0x06, 0x01, 0x0A, 0x01, 0x78])
+        XCTAssertEqual(decoded.userId, "x")
+    }
+
+    func testMalformedWireIsATypedError() {
+        for bytes: [UInt8] in [[0x0A, 0x05, 0x61], [0x0A], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x0B]] {
+            XCTAssertThrowsError(try GetBalanceRequest(serializedBytes: bytes)) { error in
+                XCTAssertEqual((error as? ProtobufError)?.kind, .malformedWire, "\(bytes)")
+            }
+        }
+    }
+
+    func testInvalidUTF8InAStringFieldIsATypedError() {
+        XCTAssertThrowsError(try GetBalanceRequest(serializedBytes: [0x0A, 0x02, 0xC3, 0x28])) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .invalidUTF8)
+        }
+    }
+
+    func testEmbeddedNULIsRefusedOnEncode() {
+        var request = GetBalanceRequest()
+        request.userId = "a\u{0}b"
+        XCTAssertThrowsError(try request.serializedBytes()) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .embeddedNUL)
+        }
+    }
+
+    func testWrongWireTypeForAFieldIsRejected() {
+        // field 2 (balance, int64) sent as a length-delimited string.
+        XCTAssertThrowsError(try GetBalanceResponse(serializedBytes: [0x12, 0x01, 0x61]))
+    }
+}

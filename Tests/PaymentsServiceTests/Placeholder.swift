@@ -1,5 +1,0 @@
-import XCTest
-
-final class PaymentsServiceTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}

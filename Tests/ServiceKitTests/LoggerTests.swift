@@ -1,0 +1,32 @@
+import Foundation
+import ServiceKit
+import XCTest
+
+final class LoggerTests: XCTestCase {
+    func testLinesAreSingleJSONObjectsWithContextAndEscaping() throws {
+        let sink = MemorySink()
+        let logger = Logger(service: "points", sink: sink).with(["request_id": "r-1"])
+        logger.info("hello \"world\"\nnext", ["n": "1", "ctl": "\u{1}"])
+        logger.debug("dropped")
+        XCTAssertEqual(sink.allLines.count, 1)
+        let line = try XCTUnwrap(sink.allLines.first)
+        XCTAssertFalse(line.contains("\n"))
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+        XCTAssertEqual(object["msg"], "hello \"world\"\nnext")
+        XCTAssertEqual(object["request_id"], "r-1")
+        XCTAssertEqual(object["service"], "points")
+        XCTAssertEqual(object["level"], "info")
+        XCTAssertEqual(object["ctl"], "\u{1}")
+        XCTAssertNotNil(object["ts"])
+    }
+
+    func testRedactedFormsHideSecrets() {
+        let jws = "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2lnbmF0dXJlc2lnbmF0dXJl"
+        let redacted = Redacted.jws(jws)
+        XCTAssertFalse(redacted.contains("eyJ"))
+        XCTAssertTrue(redacted.contains("len=\(jws.utf8.count)"))
+        XCTAssertEqual(Redacted.email("alice@example.com"), "a***@example.com")
+        XCTAssertEqual(Redacted.email("nobody"), "***")
+        XCTAssertFalse(Redacted.token("abc.def.ghi").contains("abc"))
+    }
+}

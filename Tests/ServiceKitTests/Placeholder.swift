@@ -1,5 +1,0 @@
-import XCTest
-
-final class ServiceKitTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}
