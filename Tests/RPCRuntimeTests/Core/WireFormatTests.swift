@@ -1,0 +1,128 @@
+@testable import RPCRuntime
+import XCTest
+
+/// Framing, timeouts, grpc-message encoding, base64 and metadata on the wire.
+final class WireFormatTests: XCTestCase {
+    func testDeframerReassemblesByteByByte() throws {
+        var deframer = MessageDeframer(messageSizeBytesMax: 100)
+        let stream = MessageFramer.frame([1, 2, 3]) + MessageFramer.frame([]) + MessageFramer.frame([4])
+        var messages: [[UInt8]] = []
+        for byte in stream {
+            deframer.append([byte])
+            while let message = try deframer.next() { messages.append(message) }
+        }
+        XCTAssertEqual(messages, [[1, 2, 3], [], [4]])
+        XCTAssertNoThrow(try deframer.finish())
+    }
+
+    func testDeframerRejectsOversizedAnnouncedLengthBeforeBodyArrives() {
+        var deframer = MessageDeframer(messageSizeBytesMax: 4)
+        deframer.append([0, 0xFF, 0xFF, 0xFF, 0xFF])
+        XCTAssertThrowsError(try deframer.next()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .messageTooLarge(announcedBytes: 0xFFFF_FFFF)) }
+        // Once failed, stays failed.
+        XCTAssertThrowsError(try deframer.next())
+    }
+
+    func testDeframerRejectsInvalidFlag() {
+        var deframer = MessageDeframer(messageSizeBytesMax: 4)
+        deframer.append([2, 0, 0, 0, 0])
+        XCTAssertThrowsError(try deframer.next()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .invalidFlag(2)) }
+    }
+
+    func testDeframerFinishReportsTruncation() throws {
+        var deframer = MessageDeframer(messageSizeBytesMax: 100)
+        deframer.append([0, 0, 0, 0, 5, 1])
+        XCTAssertNil(try deframer.next())
+        XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 1)) }
+    }
+
+    func testTimeoutEncodingPicksFinestUnitThatFits() {
+        XCTAssertEqual(GRPCTimeout.encode(.milliseconds(250)).count <= 9, true)
+        XCTAssertEqual(GRPCTimeout.encode(.nanoseconds(5)), "5n")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(1)), "1000000u")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(3600)), "3600000m")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(1_000_000)), "1000000S")
+    }
+
+    func testTimeoutRoundTrips() {
+        for duration: Duration in [.milliseconds(1), .milliseconds(250), .seconds(30), .seconds(86_400), .microseconds(7)] {
+            XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(duration)), duration)
+        }
+    }
+
+    func testTimeoutParseRejectsMalformed() {
+        for text in ["", "m", "10", "10x", "123456789m", "-1m", "1.5S"] {
+            XCTAssertNil(GRPCTimeout.parse(text), text)
+        }
+        XCTAssertEqual(GRPCTimeout.parse("2H"), .seconds(7200))
+        XCTAssertEqual(GRPCTimeout.parse("3M"), .seconds(180))
+    }
+
+    func testGRPCMessagePercentEncodingRoundTrips() {
+        let text = "a b%c\u{7F}\n✓ ok"
+        let encoded = GRPCMessageEncoding.encode(text)
+        XCTAssertEqual(encoded, "a b%25c%7F%0A%E2%9C%93 ok")
+        XCTAssertEqual(GRPCMessageEncoding.decode(encoded), text)
+        XCTAssertEqual(GRPCMessageEncoding.decode("bad %zz and %4"), "bad %zz and %4")
+    }
+
+    func testBase64EncodesPaddedAndDecodesUnpadded() {
+        XCTAssertEqual(Base64.encode([]), "")
+        XCTAssertEqual(Base64.encode([0xFF]), "/w==")
+        XCTAssertEqual(Base64.encode([1, 2]), "AQI=")
+        XCTAssertEqual(Base64.encode([1, 2, 3]), "AQID")
+        XCTAssertEqual(Base64.decode("/w"), [0xFF])
+        XCTAssertEqual(Base64.decode("/w=="), [0xFF])
+        XCTAssertEqual(Base64.decode("AQI"), [1, 2])
+        XCTAssertNil(Base64.decode("A"))
+        XCTAssertNil(Base64.decode("A*B="))
+        let bytes = (0..<256).map { UInt8($0) }
+        XCTAssertEqual(Base64.decode(Base64.encode(bytes)), bytes)
+    }
+
+    func testMetadataWireFieldsSkipReservedAndEncodeBinary() throws {
+        var metadata = Metadata()
+        metadata.addString("v", forKey: "X-Mixed-Case")
+        metadata.addString("nope", forKey: "grpc-status")
+        metadata.addString("nope", forKey: "content-type")
+        metadata.addBinary([0, 1], forKey: "x-b-bin")
+        metadata.addString("bad\nvalue", forKey: "x-bad")
+        let fields = metadata.wireFields()
+        XCTAssertEqual(fields, [HTTPHeaderField(name: "x-mixed-case", value: "v"), HTTPHeaderField(name: "x-b-bin", value: "AAE=")])
+        let decoded = try Metadata.fromWire(fields + [HTTPHeaderField(name: "x-c-bin", value: "AQ, Ag")])
+        XCTAssertEqual(decoded[stringValues: "x-mixed-case"], ["v"])
+        XCTAssertEqual(decoded[binaryValues: "x-b-bin"], [[0, 1]])
+        XCTAssertEqual(decoded[binaryValues: "x-c-bin"], [[1], [2]])
+    }
+
+    func testMethodDescriptorPath() {
+        let method = MethodDescriptor(service: "points.v1.Points", method: "Grant")
+        XCTAssertEqual(method.path, "/points.v1.Points/Grant")
+        XCTAssertEqual(MethodDescriptor(path: "/points.v1.Points/Grant"), method)
+        XCTAssertNil(MethodDescriptor(path: "points.v1.Points/Grant"))
+        XCTAssertNil(MethodDescriptor(path: "/a/b/c"))
+        XCTAssertNil(MethodDescriptor(path: "//b"))
+    }
+
+    func testAllSeventeenCodes() {
+        XCTAssertEqual(RPCError.Code.all.count, 17)
+        XCTAssertEqual(RPCError.Code.unauthenticated.rawValue, 16)
+        XCTAssertEqual(RPCError.Code.deadlineExceeded.description, "DEADLINE_EXCEEDED")
+    }
+
+    func testErrorMappingFromArbitraryErrors() {
+        struct Opaque: Error {}
+        XCTAssertEqual(RPCError.from(Opaque()).code, .unknown)
+        XCTAssertEqual(RPCError.from(CancellationError()).code, .cancelled)
+        XCTAssertEqual(RPCError.from(RPCError(code: .aborted, message: "x")).code, .aborted)
+    }
+
+    func testBackoffGrowsAndCaps() {
+        let backoff = ConnectionBackoff(initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .milliseconds(500))
+        XCTAssertEqual(backoff.delay(afterFailures: 1), .milliseconds(100))
+        XCTAssertEqual(backoff.delay(afterFailures: 2), .milliseconds(200))
+        XCTAssertEqual(backoff.delay(afterFailures: 3), .milliseconds(400))
+        XCTAssertEqual(backoff.delay(afterFailures: 4), .milliseconds(500))
+        XCTAssertEqual(backoff.delay(afterFailures: 1000), .milliseconds(500))
+    }
+}
