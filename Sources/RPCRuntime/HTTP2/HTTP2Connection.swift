@@ -37,6 +37,7 @@ public final class HTTP2Connection {
     public private(set) var isClosed = false
     public private(set) var receivedGoAway = false
     private var shutdownTimer: EventLoop.TimerID?
+    private var lingerTimer: EventLoop.TimerID?
 
     /// Reads per readiness event before yielding to other connections.
     private static let readsPerEventMax = 16
@@ -84,6 +85,7 @@ public final class HTTP2Connection {
         }
         defer { nghttp2_option_del(options) }
         nghttp2_option_set_max_send_header_block_length(options, limits.headerListBytesMax * 4)
+        nghttp2_option_set_stream_reset_rate_limit(options, UInt64(limits.streamResetBurstMax), UInt64(limits.streamResetsPerSecond))
 
         // The session never outlives this object (deleted in close/deinit),
         // so an unretained pointer is safe as nghttp2's user data.
@@ -199,7 +201,7 @@ public final class HTTP2Connection {
         if role == .server { nghttp2_submit_shutdown_notice(session) }
         flush()
         // One round trip lets requests already in flight from the peer arrive.
-        shutdownTimer = loop.schedule(after: .milliseconds(50)) { [weak self] in
+        shutdownTimer = loop.schedule(after: .milliseconds(limits.goAwayNoticeMilliseconds)) { [weak self] in
             guard let self, let session = self.session, !self.isClosed else { return }
             nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
                                   nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
@@ -217,6 +219,7 @@ public final class HTTP2Connection {
         guard !isClosed else { return }
         isClosed = true
         if let shutdownTimer { loop.cancel(shutdownTimer) }
+        if let lingerTimer { loop.cancel(lingerTimer) }
         loop.unregister(fd: fd)
         Glibc.close(fd)
         let open = streams.values.sorted { $0.id < $1.id }
@@ -238,8 +241,32 @@ public final class HTTP2Connection {
 
     // MARK: I/O
 
+    /// The session is finished (GOAWAY sent or received, no streams left).
+    /// Closing at once while the peer's bytes are still unread would make
+    /// the kernel send RST and the peer could lose our GOAWAY; so half-close,
+    /// discard input until the peer hangs up or a short linger passes.
+    private func lingerThenClose() {
+        guard lingerTimer == nil, !isClosed else { return }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        lingerTimer = loop.schedule(after: .milliseconds(limits.closeLingerMilliseconds)) { [weak self] in
+            self?.close()
+        }
+    }
+
+    private func discardInput() {
+        for _ in 0..<Self.readsPerEventMax {
+            let outcome = readBuffer.withUnsafeMutableBytes { transport.read(into: $0) }
+            switch outcome {
+            case .bytes: continue
+            case .wouldBlock: return
+            case .endOfStream, .failed: return close()
+            }
+        }
+    }
+
     private func handle(_ events: EventLoop.IOEvents) {
         guard !isClosed else { return }
+        if lingerTimer != nil { return discardInput() }
         if events.contains(.readable) || !events.intersection(.hangup).isEmpty {
             readAvailable()
         }
@@ -314,7 +341,7 @@ public final class HTTP2Connection {
         }
         watchWritable(transport.needsWritable)
         if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
-            close()
+            lingerThenClose()
         }
     }
 

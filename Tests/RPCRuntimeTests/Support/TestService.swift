@@ -15,6 +15,16 @@ final class HandlerProbe: Sendable {
     let started = Mutex(0)
     let cancelled = Mutex(0)
     let completed = Mutex(0)
+
+    enum Counter { case started, cancelled, completed }
+
+    func count(_ counter: Counter) -> Int {
+        switch counter {
+        case .started: started.withLock { $0 }
+        case .cancelled: cancelled.withLock { $0 }
+        case .completed: completed.withLock { $0 }
+        }
+    }
 }
 
 /// Builds the router used by end-to-end tests. `name` lets round-robin tests
