@@ -83,8 +83,6 @@ public struct ServerStreamStateMachine: Sendable {
             return close(with: RPCError(code: .unimplemented, message: "Method not found: \(path)"))
         }
         if let encoding = fields.first(named: "grpc-encoding"), encoding != "identity" {
-            var metadata = Metadata()
-            metadata.addString("identity", forKey: "grpc-accept-encoding")
             return close(with: RPCError(code: .unimplemented, message: "Compression \(encoding) is not supported"),
                          extra: [HTTPHeaderField(name: "grpc-accept-encoding", value: "identity")])
         }
