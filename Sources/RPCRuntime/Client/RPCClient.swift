@@ -49,6 +49,13 @@ public final class RPCClient: Sendable {
         self.state = LoopBound(ClientState(targets: clientTargets), uncheckedOnCreation: loop)
     }
 
+    deinit {
+        // Without close() the loop thread would outlive the client.
+        let state = self.state
+        loop.execute { for target in state.value.targets { target.shutdown() } }
+        loop.stopSoon()
+    }
+
     /// Calls `method` once. Throws `RPCError` (UNAVAILABLE when no connection
     /// could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED when the
     /// task is cancelled, or the server's status).
@@ -89,7 +96,7 @@ public final class RPCClient: Sendable {
         let callBox = Mutex<LoopBound<ClientCall>?>(nil)
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
-                loop.execute {
+                let accepted = loop.execute {
                     let existing = callBox.withLock { $0 }
                     let call = existing?.value ?? ClientCall(
                         path: method.path, metadata: metadata, body: MessageFramer.frame(request),
@@ -99,6 +106,7 @@ public final class RPCClient: Sendable {
                     guard !call.isFinished else { return }
                     Self.pickTarget(state.value).submit(call)
                 }
+                if !accepted { continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed")) }
             }
         } onCancel: {
             loop.execute {
@@ -138,10 +146,11 @@ public final class RPCClient: Sendable {
         guard !wasClosed else { return }
         let state = self.state
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute {
+            let accepted = loop.execute {
                 for target in state.value.targets { target.shutdown() }
                 continuation.resume()
             }
+            if !accepted { continuation.resume() }
         }
         await loop.shutdown()
     }

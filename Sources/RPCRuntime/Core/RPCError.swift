@@ -57,15 +57,6 @@ public struct RPCError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-/// Adopted by domain errors that choose their own gRPC status.
-public protocol RPCErrorConvertible: Error {
-    var rpcError: RPCError { get }
-}
-
-extension RPCError: RPCErrorConvertible {
-    public var rpcError: RPCError { self }
-}
-
 extension RPCError {
     /// The single place that turns any error thrown by a handler into a
     /// status. Errors that do not choose a code become UNKNOWN with a generic

@@ -13,29 +13,3 @@ public struct ServerContext: Sendable {
         self.remotePeer = remotePeer
     }
 }
-
-/// A unary request as a handler sees it.
-public struct ServerRequest<Message: Sendable>: Sendable {
-    public var message: Message
-    public var metadata: Metadata
-    public var context: ServerContext
-
-    public init(message: Message, metadata: Metadata, context: ServerContext) {
-        self.message = message
-        self.metadata = metadata
-        self.context = context
-    }
-}
-
-/// A unary handler's successful answer: the message plus initial and trailing metadata.
-public struct ServerResponse<Message: Sendable>: Sendable {
-    public var message: Message
-    public var metadata: Metadata
-    public var trailingMetadata: Metadata
-
-    public init(message: Message, metadata: Metadata = [:], trailingMetadata: Metadata = [:]) {
-        self.message = message
-        self.metadata = metadata
-        self.trailingMetadata = trailingMetadata
-    }
-}

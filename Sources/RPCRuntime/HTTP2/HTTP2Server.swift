@@ -56,7 +56,7 @@ public final class HTTP2Server: @unchecked Sendable {
     public func start() throws -> Int {
         let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         boundPort.withLock { $0 = port }
-        loop.execute { [self] in
+        let accepted = loop.execute { [self] in
             listenerFD = fd
             do {
                 try loop.register(fd: fd, events: .readable) { [self] _ in acceptAll() }
@@ -65,13 +65,18 @@ public final class HTTP2Server: @unchecked Sendable {
                 listenerFD = -1
             }
         }
+        guard accepted else {
+            Glibc.close(fd)
+            throw SystemError(call: "HTTP2Server.start after shutdown", errorNumber: EINVAL)
+        }
         return port
     }
 
     /// Number of open connections (for tests and metrics).
     public func connectionCount() async -> Int {
         await withCheckedContinuation { continuation in
-            loop.execute { [self] in continuation.resume(returning: connections.count) }
+            let accepted = loop.execute { [self] in continuation.resume(returning: connections.count) }
+            if !accepted { continuation.resume(returning: 0) }
         }
     }
 
@@ -80,7 +85,7 @@ public final class HTTP2Server: @unchecked Sendable {
     /// stops the event loop.
     public func shutdown(gracePeriod: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { [self] in
+            let accepted = loop.execute { [self] in
                 shutdownWaiters.append(continuation)
                 guard !shuttingDown else { return finishShutdownIfDone() }
                 shuttingDown = true
@@ -91,6 +96,8 @@ public final class HTTP2Server: @unchecked Sendable {
                 }
                 finishShutdownIfDone()
             }
+            // The loop already exited: an earlier shutdown finished everything.
+            if !accepted { continuation.resume() }
         }
         await loop.shutdown()
     }

@@ -31,7 +31,13 @@ public final class EventLoop: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private let name: String
-    private let submitted = Mutex<[@Sendable () -> Void]>([])
+    /// Work handed over from other threads; closed for good when the loop exits.
+    private struct Submissions {
+        var work: [@Sendable () -> Void] = []
+        var isAccepting = true
+    }
+
+    private let submitted = Mutex(Submissions())
     private let threadIdentity = Mutex<pthread_t?>(nil)
     private let stopped = Mutex<Bool>(false)
     private var thread: pthread_t?
@@ -93,12 +99,21 @@ public final class EventLoop: @unchecked Sendable {
         assert(inEventLoop, "not on event loop \(name)", file: file, line: line)
     }
 
-    /// Runs `work` on the loop thread soon. Safe from any thread. Work
-    /// submitted after `shutdown()` is dropped.
-    public func execute(_ work: @escaping @Sendable () -> Void) {
-        submitted.withLock { $0.append(work) }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+    /// Runs `work` on the loop thread soon. Safe from any thread. Returns
+    /// false, dropping `work`, once the loop has exited; callers waiting on a
+    /// continuation must then resume it themselves.
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = submitted.withLock { queue in
+            guard queue.isAccepting else { return false }
+            queue.work.append(work)
+            return true
+        }
+        if accepted {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+        return accepted
     }
 
     // MARK: Descriptors (loop thread only)
@@ -163,11 +178,22 @@ public final class EventLoop: @unchecked Sendable {
         }
         guard !alreadyStopped else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            execute { [self] in
+            let accepted = execute { [self] in
                 running = false
                 exitContinuation = continuation
             }
+            if !accepted { continuation.resume() }
         }
+    }
+
+    /// Asks the loop to stop without waiting (for owners' deinit).
+    public func stopSoon() {
+        let alreadyStopped = stopped.withLock { value in
+            defer { value = true }
+            return value
+        }
+        guard !alreadyStopped else { return }
+        execute { [self] in running = false }
     }
 
     // MARK: The loop
@@ -197,10 +223,20 @@ public final class EventLoop: @unchecked Sendable {
             runSubmitted()
             runDueTimers()
         }
+        // Run what was already submitted (it may resume continuations), then
+        // refuse more; bounded because work submitted from here on is refused.
+        while true {
+            let batch = submitted.withLock { queue in
+                defer { queue.work.removeAll() }
+                if queue.work.isEmpty { queue.isAccepting = false }
+                return queue.work
+            }
+            if batch.isEmpty { break }
+            for work in batch { work() }
+        }
         // Release closures (and the objects they capture) on the loop thread.
         handlers.removeAll()
         timerWork.removeAll()
-        submitted.withLock { $0.removeAll() }
         threadIdentity.withLock { $0 = nil }
         exitContinuation?.resume()
         exitContinuation = nil
@@ -209,8 +245,8 @@ public final class EventLoop: @unchecked Sendable {
     private func runSubmitted() {
         // Bounded: work submitted while running waits for the next iteration.
         let batch = submitted.withLock { queue in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
+            defer { queue.work.removeAll(keepingCapacity: true) }
+            return queue.work
         }
         for work in batch { work() }
     }
@@ -225,7 +261,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func nextTimeoutMilliseconds() -> Int32 {
         while let first = timerHeap.first, timerWork[first.id] == nil { popTimer() }
-        if !submitted.withLock({ $0.isEmpty }) { return 0 }
+        if !submitted.withLock({ $0.work.isEmpty }) { return 0 }
         guard let first = timerHeap.first else { return -1 }
         let remaining = ContinuousClock.now.duration(to: first.deadline)
         if remaining <= .zero { return 0 }
