@@ -49,13 +49,18 @@ final class ConnectionLifecycleTests: XCTestCase {
         let (serverA, portA) = try startTestServer(name: "A")
         let (serverB, portB) = try startTestServer(name: "B")
         await serverB.shutdown(gracePeriod: .zero)
-        let client = try makeTestClient(ports: [portA, portB])
-        var successes = 0
+        // A long backoff keeps the dead target out of rotation for the whole test.
+        let client = try makeTestClient(ports: [portA, portB], backoff: ConnectionBackoff(initialDelay: .seconds(60), maximumDelay: .seconds(60)))
+        var answers: [String] = []
         for _ in 0..<10 {
-            if (try? await client.unary(TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self)) != nil { successes += 1 }
+            do {
+                answers.append(try await client.unary(TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self).message.text)
+            } catch {
+                answers.append("\((error as? RPCError)?.code.description ?? "other")")
+            }
         }
-        // At most the first visit to the dead target fails; later ones skip it during backoff.
-        XCTAssertGreaterThanOrEqual(successes, 8)
+        // Only the first visit to the dead target fails; later calls skip it while it backs off.
+        XCTAssertEqual(answers, ["A", "UNAVAILABLE"] + Array(repeating: "A", count: 8))
         await client.close()
         await serverA.shutdown(gracePeriod: .seconds(1))
     }

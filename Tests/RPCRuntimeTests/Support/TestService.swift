@@ -86,10 +86,11 @@ func startTestServer(name: String = "server", port: Int = 0, probe: HandlerProbe
 }
 
 /// A client with short backoff so reconnect tests stay quick.
-func makeTestClient(ports: [Int], tls: TLSConfiguration? = nil) throws -> RPCClient {
+func makeTestClient(ports: [Int], tls: TLSConfiguration? = nil,
+                    backoff: ConnectionBackoff = ConnectionBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200))) throws -> RPCClient {
     try RPCClient(
         targets: ports.map { HostAndPort(host: "127.0.0.1", port: $0) },
-        configuration: .init(backoff: ConnectionBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)), tls: tls))
+        configuration: .init(backoff: backoff, tls: tls))
 }
 
 /// Runs `body` and returns the RPCError it threw; fails the test otherwise.
