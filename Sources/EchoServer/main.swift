@@ -23,6 +23,9 @@ do {
     exit(2)
 }
 
+// Installed before readiness is announced: see TerminationSignal.
+let termination = TerminationSignal()
+
 do {
     let address = try ServiceAddress(parsing: try options.required("--listen"))
     var tls: TLSConfiguration?
@@ -35,7 +38,7 @@ do {
     let port = try server.start()
     // Unbuffered write so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("listening on \(address.host):\(port)\n".utf8))
-    let signal = await ShutdownSignal.wait()
+    let signal = await termination.wait()
     FileHandle.standardError.write(Data("EchoServer: \(signal), shutting down\n".utf8))
     await server.shutdown(gracePeriod: .seconds(5))
 } catch {

@@ -78,6 +78,7 @@ public final class HTTP2Connection {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecvCallback)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunkRecvCallback)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamCloseCallback)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSendCallback)
 
         var options: OpaquePointer?
         guard nghttp2_option_new(&options) == 0, let options else {
@@ -402,6 +403,15 @@ public final class HTTP2Connection {
         return 0
     }
 
+    fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let header = frame.pointee.hd
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
+              let stream = streams[header.stream_id], let code = stream.resetAfterEndStream, let session else { return 0 }
+        stream.resetAfterEndStream = nil
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, code)
+        return 0
+    }
+
     fileprivate func dataChunk(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard let stream = streams[streamID] else { return 0 }
         stream.delegate?.streamDidReceiveData(stream, bytes: Array(bytes), endStream: false)
@@ -485,6 +495,10 @@ private let onHeaderCallback: nghttp2_on_header_callback = { _, frame, name, nam
 
 private let onFrameRecvCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
     HTTP2Connection.from(userData).frameReceived(frame!)
+}
+
+private let onFrameSendCallback: nghttp2_on_frame_send_callback = { _, frame, userData in
+    HTTP2Connection.from(userData).frameSent(frame!)
 }
 
 private let onDataChunkRecvCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in

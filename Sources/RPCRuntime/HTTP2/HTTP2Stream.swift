@@ -35,6 +35,8 @@ public final class HTTP2Stream {
     var dataDeferred = false
     var hasDataProvider = false
     public internal(set) var isClosed = false
+    /// RST_STREAM code to send once our END_STREAM is on the wire.
+    var resetAfterEndStream: UInt32?
 
     init(id: Int32, connection: HTTP2Connection) {
         self.id = id
@@ -62,5 +64,13 @@ public final class HTTP2Stream {
     /// Sends RST_STREAM.
     public func reset(errorCode: UInt32 = ErrorCode.cancel) {
         connection?.reset(self, errorCode: errorCode)
+    }
+
+    /// Sends a complete response before the request finished, then (once
+    /// that response is on the wire) RST_STREAM(NO_ERROR) so the client
+    /// stops sending its body (RFC 9113 §8.1).
+    public func respondEarly(_ headers: [HTTPHeaderField]) {
+        resetAfterEndStream = ErrorCode.noError
+        sendHeaders(headers, endStream: true)
     }
 }

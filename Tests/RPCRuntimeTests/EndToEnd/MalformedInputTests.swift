@@ -66,6 +66,15 @@ final class MalformedInputTests: XCTestCase {
         XCTAssertEqual(response?.value("grpc-status"), "13")
     }
 
+    func testOversizedPrefixIsAnsweredBeforeTheBodyThenReset() async throws {
+        let response = try await rawResponse { client in
+            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path))
+            // Announce 64 MiB but send only the prefix and keep the stream open.
+            try client.sendData(streamID: 1, bytes: [0, 4, 0, 0, 0], endStream: false)
+        }
+        XCTAssertEqual(response?.value("grpc-status"), "8")
+    }
+
     func testWrongContentTypeIsHTTP415() async throws {
         let response = try await rawResponse { client in
             try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path, contentType: "application/json"))

@@ -26,7 +26,17 @@ final class ServerCallHandler: HTTP2StreamDelegate {
                 deadlineTimer = loop.schedule(at: deadline) { bound.value.deadlineExpired() }
             }
         case .respond(let fields):
+            respondEarly(stream, fields, requestComplete: endStream)
+        }
+    }
+
+    /// Answers before the request is complete; then, as RFC 9113 §8.1
+    /// allows, asks the client with RST_STREAM(NO_ERROR) to stop sending.
+    private func respondEarly(_ stream: HTTP2Stream, _ fields: [HTTPHeaderField], requestComplete: Bool) {
+        if requestComplete {
             stream.sendHeaders(fields, endStream: true)
+        } else {
+            stream.respondEarly(fields)
         }
     }
 
@@ -36,7 +46,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             break
         case .respond(let fields):
             cancelDeadlineTimer()
-            stream.sendHeaders(fields, endStream: true)
+            respondEarly(stream, fields, requestComplete: endStream)
         case .runHandler(let head, let message):
             runHandler(head: head, message: message, remotePeer: stream.remotePeer)
         }
