@@ -118,7 +118,7 @@ final class RawHTTP2Client: @unchecked Sendable {
         }
     }
 
-    /// Reads frames until a HEADERS frame for `streamID` ends the stream;
+    /// Reads frames until a HEADERS or DATA frame for `streamID` ends the stream;
     /// returns every header field seen on that stream (decoded). Bounded.
     func readResponse(streamID: UInt32) -> [(String, String)]? {
         var fields: [(String, String)] = []
@@ -132,7 +132,7 @@ final class RawHTTP2Client: @unchecked Sendable {
                     if frame.endStream { return fields }
                 }
             } else if frame.type == 0x0, frame.streamID == streamID, frame.endStream {
-                continue
+                return fields
             } else if frame.type == 0x7, frame.payload.count >= 8 {
                 let code = UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16 | UInt32(frame.payload[6]) << 8 | UInt32(frame.payload[7])
                 let last = UInt32(frame.payload[0] & 0x7F) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2]) << 8 | UInt32(frame.payload[3])
