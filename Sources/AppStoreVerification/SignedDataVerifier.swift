@@ -160,7 +160,7 @@ public final class SignedDataVerifier: Sendable {
         let now = nowSeconds()
         var (entry, key) = try chainEntry(for: token, atSeconds: now)
         if (entry.ocspGoodUntilSeconds ?? Int64.min) <= now {
-            try await checkRevocation(of: entry.chain)
+            try await checkRevocation(of: entry.chain, nowSeconds: now)
             entry.ocspGoodUntilSeconds = now + VerificationLimits.ocspResultLifetimeSeconds
             cache.store(entry, for: key)
         }
@@ -209,11 +209,11 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// OCSP for the intermediate (issued by the root), then the leaf.
-    private func checkRevocation(of chain: VerifiedChain) async throws(VerificationFailure) {
+    private func checkRevocation(of chain: VerifiedChain, nowSeconds: Int64) async throws(VerificationFailure) {
         guard let fetcher = ocspFetcher else { throw .retryable(reason: "no OCSP fetcher configured") }
         let checks = [
-            OCSPCheck(certificate: chain.intermediate, issuer: chain.root, root: chain.root),
-            OCSPCheck(certificate: chain.leaf, issuer: chain.intermediate, root: chain.root),
+            OCSPCheck(certificate: chain.intermediate, issuer: chain.root, root: chain.root, nowSeconds: nowSeconds),
+            OCSPCheck(certificate: chain.leaf, issuer: chain.intermediate, root: chain.root, nowSeconds: nowSeconds),
         ]
         for check in checks {
             try await runOCSP(check, fetcher: fetcher)

@@ -9,6 +9,8 @@ struct OCSPCheck {
     let certificate: X509Certificate
     let issuer: X509Certificate
     let root: X509Certificate
+    /// "Now" for the signer's chain and the response's freshness.
+    let nowSeconds: Int64
 
     /// A DER OCSP request for `certificate` (SHA-256 CertID), nil if OpenSSL fails.
     func requestDER() -> [UInt8]? {
@@ -67,6 +69,8 @@ struct OCSPCheck {
         let verified: Int32 = root.withPointer { rootPointer in
             issuer.withPointer { issuerPointer in
                 _ = X509_STORE_add_cert(store, rootPointer)
+                // Contexts made from the store inherit this verification time.
+                X509_VERIFY_PARAM_set_time(X509_STORE_get0_param(store), time_t(nowSeconds))
                 _ = CIAP_sk_X509_push(untrusted, issuerPointer)
                 return OCSP_basic_verify(basic, untrusted, store, 0)
             }
@@ -85,9 +89,12 @@ struct OCSPCheck {
         var nextUpdate: UnsafeMutablePointer<ASN1_GENERALIZEDTIME>? = nil
         guard OCSP_resp_find_status(basic, certificateId, &status, &reason, &revokedAt, &thisUpdate, &nextUpdate) == 1
         else { throw .badChain(reason: "OCSP response has no status for the certificate") }
-        guard OCSP_check_validity(thisUpdate, nextUpdate, VerificationLimits.ocspClockSkewSeconds, -1) == 1 else {
-            ERR_clear_error()
-            throw .retryable(reason: "stale OCSP response")
+        let skewSeconds = Int64(VerificationLimits.ocspClockSkewSeconds)
+        guard let thisUpdateSeconds = X509Certificate.seconds(thisUpdate), thisUpdateSeconds <= nowSeconds + skewSeconds
+        else { throw .retryable(reason: "OCSP response not yet valid") }
+        if let nextUpdate {
+            guard let nextUpdateSeconds = X509Certificate.seconds(nextUpdate), nextUpdateSeconds >= nowSeconds - skewSeconds
+            else { throw .retryable(reason: "stale OCSP response") }
         }
         switch status {
         case V_OCSP_CERTSTATUS_GOOD: return

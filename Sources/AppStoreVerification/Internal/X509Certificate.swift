@@ -69,7 +69,8 @@ final class X509Certificate: @unchecked Sendable {
     /// notAfter as seconds since 1970, nil if unreadable.
     var notAfterSeconds: Int64? { Self.seconds(X509_get0_notAfter(pointer)) }
 
-    private static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64? {
+    /// An ASN1_TIME as seconds since 1970, nil if unreadable.
+    static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Int64? {
         guard let time else { return nil }
         var components = tm()
         guard ASN1_TIME_to_tm(time, &components) == 1 else { return nil }
