@@ -18,15 +18,44 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
 
     public func fetch(requestDER: [UInt8], responderURL: String) async throws(OCSPFetchError) -> [UInt8] {
         let target = try HTTPTarget(url: responderURL)
+        guard requestDER.count <= VerificationLimits.ocspResponseBytesMax else {
+            throw OCSPFetchError(reason: "request too large")
+        }
+        guard Self.inFlight.tryAcquire() else { throw OCSPFetchError(reason: "too many OCSP fetches in flight") }
         let timeout = timeoutMilliseconds
         let result: Result<[UInt8], OCSPFetchError> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Self.post(requestDER, to: target, timeoutMilliseconds: timeout))
+                let outcome = Self.post(requestDER, to: target, timeoutMilliseconds: timeout)
+                Self.inFlight.release()
+                continuation.resume(returning: outcome)
             }
             thread.name = "ocsp-fetch"
             thread.start()
         }
         return try result.get()
+    }
+
+    /// Bounds the dedicated threads alive at once; beyond it a fetch fails
+    /// fast (and the verification is `.retryable`) instead of piling up threads.
+    private static let inFlight = FetchSlots(limit: VerificationLimits.ocspFetchesInFlightMax)
+
+    /// A counter of in-flight fetches with a fixed limit.
+    final class FetchSlots: @unchecked Sendable {
+        private let lock = NSLock()
+        private var used = 0
+        let limit: Int
+
+        init(limit: Int) { self.limit = limit }
+
+        func tryAcquire() -> Bool {
+            lock.withLock {
+                guard used < limit else { return false }
+                used += 1
+                return true
+            }
+        }
+
+        func release() { lock.withLock { used -= 1 } }
     }
 
     /// Host, port and path of an `http://` URL.
@@ -58,7 +87,7 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
     /// Blocking: call only on a dedicated thread.
     static func post(_ body: [UInt8], to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<[UInt8], OCSPFetchError> {
         let socketDescriptor: Int32
-        switch connect(to: target, timeoutMilliseconds: timeoutMilliseconds) {
+        switch openConnection(to: target, timeoutMilliseconds: timeoutMilliseconds) {
         case .success(let descriptor): socketDescriptor = descriptor
         case .failure(let error): return .failure(error)
         }
@@ -115,7 +144,7 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
         return .success(body)
     }
 
-    private static func connect(to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<Int32, OCSPFetchError> {
+    private static func openConnection(to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<Int32, OCSPFetchError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
@@ -136,7 +165,7 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
             guard descriptor >= 0 else { continue }
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+            if connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
                 return .success(descriptor)
             }
             close(descriptor)

@@ -14,6 +14,8 @@ public enum VerificationLimits {
     public static let ocspResultLifetimeSeconds: Int64 = 15 * 60
     /// Largest OCSP response body accepted from a responder.
     public static let ocspResponseBytesMax = 1024 * 1024
+    /// OCSP fetch threads alive at once (`HTTPOCSPFetcher`).
+    public static let ocspFetchesInFlightMax = 8
     /// Allowed clock skew when checking OCSP thisUpdate/nextUpdate.
     public static let ocspClockSkewSeconds = 300
 }
