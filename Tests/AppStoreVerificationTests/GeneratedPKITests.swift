@@ -129,6 +129,10 @@ final class GeneratedPKITests: XCTestCase {
             let jws = try authority.sign(headerJSON: header, payloadJSON: PKI.transactionJSON())
             assertFailure(expected) { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
         }
+        let numbers = try authority.sign(headerJSON: "{\"alg\":\"ES256\",\"x5c\":[1,2,3]}", payloadJSON: PKI.transactionJSON())
+        assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(numbers) }
+        let object = try authority.sign(headerJSON: "{\"alg\":\"ES256\",\"x5c\":{}}", payloadJSON: PKI.transactionJSON())
+        assertFailureCode("malformed") { () throws(VerificationFailure) in try verifier.verifyTransaction(object) }
         let noChain = try authority.sign(headerJSON: "{\"alg\":\"ES256\"}", payloadJSON: PKI.transactionJSON())
         assertFailure(.missingCertificateChain) { () throws(VerificationFailure) in try verifier.verifyTransaction(noChain) }
     }
@@ -181,6 +185,18 @@ final class GeneratedPKITests: XCTestCase {
         // Not yet valid.
         let tooEarly = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 90_000) * 1000)))
         assertFailure(.expired) { () throws(VerificationFailure) in try verifier.verifyTransaction(tooEarly) }
+    }
+
+    func testExpiredIntermediateIsExpired() throws {
+        // Whole chain valid only until an hour ago; the leaf is overridden to stay valid.
+        let authority = try PKI.authority {
+            $0.validUntilSeconds = PKI.nowSeconds - 3_600
+            $0.leafValidFromSeconds = PKI.nowSeconds - 86_400
+            $0.leafValidUntilSeconds = PKI.nowSeconds + 86_400
+        }
+        let verifier = try PKI.verifier(trusting: authority)
+        let jws = try authority.sign(payloadJSON: PKI.transactionJSON())
+        assertFailure(.expired) { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
     }
 
     func testWrongRootIsBadChain() throws {

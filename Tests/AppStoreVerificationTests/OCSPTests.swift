@@ -179,6 +179,31 @@ final class OCSPTests: XCTestCase {
         }
     }
 
+    /// An answer about another certificate does not vouch for this one.
+    func testAnswerForAnotherCertificateIsRefused() throws {
+        let authority = try PKI.authority { $0.ocspResponderURL = "http://127.0.0.1:1/" }
+        let leaf = try XCTUnwrap(X509Certificate(der: authority.leafDER))
+        let intermediate = try XCTUnwrap(X509Certificate(der: authority.intermediateDER))
+        let root = try XCTUnwrap(X509Certificate(der: authority.rootDER))
+        let leafCheck = OCSPCheck(certificate: leaf, issuer: intermediate, root: root, nowSeconds: PKI.nowSeconds)
+        let intermediateCheck = OCSPCheck(certificate: intermediate, issuer: root, root: root, nowSeconds: PKI.nowSeconds)
+        let intermediateAnswer = try XCTUnwrap(authority.ocspResponse(
+            requestDER: try XCTUnwrap(intermediateCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
+        XCTAssertNoThrow(try intermediateCheck.check(responseDER: intermediateAnswer))
+        XCTAssertThrowsError(try leafCheck.check(responseDER: intermediateAnswer))
+        XCTAssertThrowsError(try leafCheck.check(responseDER: [0x30, 0x03, 0x0A, 0x01, 0x00])) { error in
+            XCTAssertEqual((error as? VerificationFailure)?.isRetryable, true)
+        }
+        // A fresh answer judged a week later is stale.
+        let leafAnswer = try XCTUnwrap(authority.ocspResponse(
+            requestDER: try XCTUnwrap(leafCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
+        XCTAssertNoThrow(try leafCheck.check(responseDER: leafAnswer))
+        let later = OCSPCheck(certificate: leaf, issuer: intermediate, root: root, nowSeconds: PKI.nowSeconds + 7 * 86_400)
+        XCTAssertThrowsError(try later.check(responseDER: leafAnswer)) { error in
+            XCTAssertEqual((error as? VerificationFailure)?.isRetryable, true)
+        }
+    }
+
     func testHTTPResponseParsing() {
         let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcdef".utf8)
         XCTAssertEqual(try HTTPOCSPFetcher.parseResponse(ok).get(), Array("abc".utf8))

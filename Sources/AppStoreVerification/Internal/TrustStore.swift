@@ -33,10 +33,11 @@ final class TrustStore: @unchecked Sendable {
     func verify(leaf: X509Certificate, intermediate: X509Certificate, atSeconds: Int64)
         throws(VerificationFailure) -> VerifiedChain
     {
-        guard let context = X509_STORE_CTX_new() else { throw .badChain(reason: "out of memory") }
-        defer { X509_STORE_CTX_free(context) }
+        // Declared first so it is freed last: the context points at the stack.
         guard let untrusted = CIAP_sk_X509_new_null() else { throw .badChain(reason: "out of memory") }
         defer { CIAP_sk_X509_free(untrusted) }
+        guard let context = X509_STORE_CTX_new() else { throw .badChain(reason: "out of memory") }
+        defer { X509_STORE_CTX_free(context) }
 
         // The stack borrows the intermediate; `intermediate` outlives this call.
         let outcome: Result<VerifiedChain, VerificationFailure> = intermediate.withPointer { intermediatePointer in
