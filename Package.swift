@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
+        .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts"]),
 
         // MARK: The three services.
