@@ -17,6 +17,9 @@ extension PostgresPool {
         public var maxPreparedStatementsPerConnection: Int
         /// Shown in pg_stat_activity.
         public var applicationName: String
+        /// The session's search_path (schema list), nil for the server default.
+        /// Lets tests and tools isolate themselves in their own schema.
+        public var searchPath: String?
 
         public init(
             connectionString: String,
@@ -26,7 +29,8 @@ extension PostgresPool {
             connectTimeoutSeconds: Int = 5,
             statementTimeoutMilliseconds: Int = 30_000,
             maxPreparedStatementsPerConnection: Int = 256,
-            applicationName: String = "iap-credits"
+            applicationName: String = "iap-credits",
+            searchPath: String? = nil
         ) {
             precondition(maxConnections > 0 && maxWaiters >= 0 && acquireTimeoutMilliseconds > 0)
             self.connectionString = connectionString
@@ -37,17 +41,20 @@ extension PostgresPool {
             self.statementTimeoutMilliseconds = statementTimeoutMilliseconds
             self.maxPreparedStatementsPerConnection = maxPreparedStatementsPerConnection
             self.applicationName = applicationName
+            self.searchPath = searchPath
         }
 
         /// Keyword/value pairs for PQconnectdbParams; the session is pinned to
         /// UTC and ISO dates so the text decoders can rely on the format.
         var libpqParameters: [(String, String)] {
-            [
+            var options = "-c statement_timeout=\(statementTimeoutMilliseconds) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
+            if let searchPath { options += " -c search_path=\(searchPath)" }
+            return [
                 ("dbname", connectionString),
                 ("connect_timeout", String(max(2, connectTimeoutSeconds))),
                 ("application_name", applicationName),
                 ("client_encoding", "UTF8"),
-                ("options", "-c statement_timeout=\(statementTimeoutMilliseconds) -c TimeZone=UTC -c DateStyle=ISO,YMD"),
+                ("options", options),
             ]
         }
     }

@@ -35,6 +35,7 @@ public final class PostgresPool: Sendable {
     public func close() async { await core.close() }
 
     /// Leases a connection for `body` and returns it afterwards (a broken one is discarded).
+    @discardableResult
     public func withConnection<Value>(
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> Value
@@ -53,6 +54,7 @@ public final class PostgresPool: Sendable {
     /// Runs `body` inside BEGIN ... COMMIT; any throw rolls back. A COMMIT
     /// that finds the transaction aborted throws `transactionAborted`.
     /// BEGIN on a connection found dead is retried on a fresh one (BEGIN has no effect to repeat).
+    @discardableResult
     public func withTransaction<Value>(
         isolation: isolated (any Actor)? = #isolation,
         _ level: PostgresIsolationLevel = .readCommitted,
