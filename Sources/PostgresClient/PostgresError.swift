@@ -15,6 +15,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let poolExhausted = Code("poolExhausted")
         /// No connection became free within the acquire timeout.
         public static let timeout = Code("timeout")
+        /// The task waiting for a connection was cancelled.
+        public static let cancelled = Code("cancelled")
         /// The pool was shut down.
         public static let poolClosed = Code("poolClosed")
         /// A column was missing or its text could not be decoded.

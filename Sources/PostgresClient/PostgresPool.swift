@@ -197,22 +197,35 @@ actor PoolCore {
         let id = nextWaiterID
         nextWaiterID += 1
         let timeoutMilliseconds = configuration.acquireTimeoutMilliseconds
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
-            let timeoutTask = Task { [weak self] in
-                try? await Task.sleep(for: .milliseconds(timeoutMilliseconds))
-                guard !Task.isCancelled else { return }
-                await self?.expireWaiter(id)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
+                // Runs on the actor: a cancellation before this point is seen here,
+                // one after it finds the registered waiter.
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(Self.cancelledError))
+                    return
+                }
+                let timeoutTask = Task { [weak self] in
+                    try? await Task.sleep(for: .milliseconds(timeoutMilliseconds))
+                    guard !Task.isCancelled else { return }
+                    await self?.removeWaiter(id, failingWith: PostgresError(
+                        code: .timeout, message: "no connection within \(timeoutMilliseconds) ms"))
+                }
+                waiters[id] = Waiter(continuation: continuation, timeoutTask: timeoutTask)
+                waiterOrder.append(id)
             }
-            waiters[id] = Waiter(continuation: continuation, timeoutTask: timeoutTask)
-            waiterOrder.append(id)
+        } onCancel: {
+            Task { await self.removeWaiter(id, failingWith: Self.cancelledError) }
         }
         return try result.get()
     }
 
-    private func expireWaiter(_ id: UInt64) {
+    private static let cancelledError = PostgresError(code: .cancelled, message: "the task waiting for a connection was cancelled")
+
+    private func removeWaiter(_ id: UInt64, failingWith error: PostgresError) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
-        waiter.continuation.resume(returning: .failure(PostgresError(
-            code: .timeout, message: "no connection within \(configuration.acquireTimeoutMilliseconds) ms")))
+        waiter.timeoutTask.cancel()
+        waiter.continuation.resume(returning: .failure(error))
     }
 
     private func popFirstWaiter() -> Waiter? {

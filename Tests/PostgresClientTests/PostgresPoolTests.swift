@@ -3,7 +3,7 @@ import PostgresClient
 import XCTest
 
 /// A one-shot gate a test opens to let a parked task continue.
-private actor Gate {
+actor Gate {
     private var isOpen = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
@@ -135,5 +135,23 @@ final class PostgresPoolTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(5))
         }
         XCTFail("the holder never leased the connection")
+    }
+}
+
+extension PostgresPoolTests {
+    func testCancelledWaiterLeavesTheQueue() async throws {
+        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let gate = Gate()
+        let holder = Task { try await pool.withConnection { _ in await gate.wait() } }
+        try await waitForHolder(pool)
+        let waiter = Task { try await pool.withConnection { _ in 1 } }
+        try await waitForWaiters(pool, count: 1)
+        waiter.cancel()
+        let error = await expectPostgresError { try await waiter.value }
+        XCTAssertEqual(error?.code, .cancelled)
+        let waiters = await pool.statistics.waiters
+        XCTAssertEqual(waiters, 0)
+        await gate.open()
+        try await holder.value
     }
 }
