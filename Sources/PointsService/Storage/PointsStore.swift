@@ -22,7 +22,7 @@ final class PointsStore: Sendable {
 
     func getBalance(userId: String) async throws(PointsError) -> PointsBalance {
         let id = try PointsValidation.userId(userId)
-        return try await mappingErrors {
+        return try await reading {
             try await self.pool.withConnection { connection in
                 let row = try await connection.query(
                     "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(id)]).first
@@ -36,7 +36,7 @@ final class PointsStore: Sendable {
     func listPackages(userId: String, emailHash: String) async throws(PointsError) -> PackageListing {
         _ = try PointsValidation.userId(userId)
         let hash = try PointsValidation.emailHash(emailHash)
-        let purchased = try await mappingErrors {
+        let purchased = try await reading {
             try await self.pool.withConnection { connection in
                 try await connection.query(
                     "select has_purchased_starter_pack from register_bonus_claims where email_hash = $1", [.text(hash)]
@@ -50,7 +50,7 @@ final class PointsStore: Sendable {
         let id = try PointsValidation.userId(userId)
         let size = try PointsValidation.pageSize(pageSize)
         let before = try LedgerPageToken.decode(pageToken)
-        let rows = try await mappingErrors {
+        let rows = try await reading {
             try await self.pool.withConnection { connection in
                 try await connection.query("""
                     select id, seq, event_id, change_type, direction, amount, balance_after, biz_type,
@@ -281,6 +281,18 @@ final class PointsStore: Sendable {
             } catch {
                 throw Self.pointsError(from: error)
             }
+        }
+    }
+
+    /// Runs a read, once more on a fresh connection if the first one was found
+    /// dead (a read has no effect to repeat), so a database restart costs no error.
+    private func reading<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.isConnectionLoss {
+            return try await mappingErrors(body)
+        } catch {
+            throw Self.pointsError(from: error)
         }
     }
 
