@@ -103,191 +103,131 @@ public final class PostgresPool: Sendable {
 
 }
 
-/// The pool's mutable state: idle connections, open count, FIFO of waiters.
-/// Only `PostgresPool` talks to it.
+/// Runs the pool: owns the waiters' continuations and timeouts and does the
+/// I/O (opening connections); every decision comes from `PoolStateMachine`.
 actor PoolCore {
     nonisolated let configuration: PostgresPool.Configuration
+    nonisolated let health = HealthFlag()
 
     private struct Waiter {
         let continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>
         let timeoutTask: Task<Void, Never>
     }
 
-    private var idle: [PostgresConnection] = []
-    /// Open or opening connections, leased or idle.
-    private var openCount = 0
-    private var peakOpenCount = 0
+    private var state: PoolStateMachine<PostgresConnection>
     private var waiters: [UInt64: Waiter] = [:]
-    /// FIFO of waiter ids; ids already served or expired are skipped.
-    private var waiterOrder: [UInt64] = []
-    private var waiterOrderStart = 0
-    private var nextWaiterID: UInt64 = 0
-    private var isClosed = false
-    nonisolated let health = HealthFlag()
 
     init(configuration: PostgresPool.Configuration) {
         self.configuration = configuration
+        self.state = PoolStateMachine(maxConnections: configuration.maxConnections, maxWaiters: configuration.maxWaiters)
     }
 
     var statistics: PostgresPool.Statistics {
-        PostgresPool.Statistics(openConnections: openCount, idleConnections: idle.count, waiters: waiters.count, peakOpenConnections: peakOpenCount)
+        PostgresPool.Statistics(openConnections: state.openCount, idleConnections: state.idle.count,
+                                waiters: state.waiterCount, peakOpenConnections: state.peakOpenCount)
     }
 
-    /// Fails every waiter and closes idle connections; leased ones close on return.
     func close() {
-        isClosed = true
-        for (_, waiter) in waiters {
-            waiter.timeoutTask.cancel()
-            waiter.continuation.resume(returning: .failure(PostgresError(code: .poolClosed, message: "pool closed")))
-        }
-        waiters.removeAll()
-        waiterOrder.removeAll()
-        waiterOrderStart = 0
-        openCount -= idle.count
-        idle.removeAll()
+        let (_, failing) = state.close()   // idle connections close as they are dropped here
+        for id in failing { resume(id, with: .failure(PostgresError(code: .poolClosed, message: "pool closed"))) }
     }
-
-    // MARK: Leasing
 
     func acquire() async throws(PostgresError) -> PostgresConnection {
-        guard !isClosed else { throw PostgresError(code: .poolClosed, message: "pool closed") }
-        while let connection = idle.popLast() {
-            if !connection.isBroken { return connection }
-            openCount -= 1
+        switch state.acquire(isUsable: { !$0.isBroken }) {
+        case .use(let connection):
+            return connection
+        case .open:
+            return try await open(forWaiter: false)
+        case .wait(let id):
+            return try await wait(id)
+        case .failClosed:
+            throw PostgresError(code: .poolClosed, message: "pool closed")
+        case .failExhausted(let waiting):
+            throw PostgresError(code: .poolExhausted, message: "\(waiting) callers already wait for a connection")
         }
-        if openCount < configuration.maxConnections {
-            reserveSlot()
-            return try await openReservedConnection()
-        }
-        guard waiters.count < configuration.maxWaiters else {
-            throw PostgresError(code: .poolExhausted, message: "\(waiters.count) callers already wait for a connection")
-        }
-        return try await waitForConnection()
     }
 
     func release(_ connection: PostgresConnection) {
-        if connection.isBroken || isClosed {
-            if connection.isBroken { health.set(false) }
-            openCount -= 1
-            openConnectionForWaiterIfPossible()
-            return
+        let broken = connection.isBroken
+        if broken { health.set(false) }
+        run(state.release(connection, broken: broken))
+    }
+
+    // MARK: Actions
+
+    private func run(_ action: PoolStateMachine<PostgresConnection>.ReleaseAction) {
+        switch action {
+        case .handOver(let connection, let id):
+            guard waiters[id] != nil else {
+                // Not registered (cannot happen: registration follows `.wait` without suspending);
+                // keep the connection in the pool rather than leak its slot.
+                return run(state.release(connection, broken: false))
+            }
+            resume(id, with: .success(connection))
+        case .park:
+            break
+        case .discard(let openForWaiter):
+            if openForWaiter { Task { await self.openForWaiter() } }
         }
-        hand(connection)
     }
 
-    private func reserveSlot() {
-        openCount += 1
-        peakOpenCount = max(peakOpenCount, openCount)
-    }
-
-    private func openReservedConnection() async throws(PostgresError) -> PostgresConnection {
+    /// Opens a connection in a reserved slot.
+    private func open(forWaiter: Bool) async throws(PostgresError) -> PostgresConnection {
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration)
             health.set(true)
             return connection
         } catch {
-            openCount -= 1
             health.set(false)
-            openConnectionForWaiterIfPossible()
+            let failure = state.connectFailed(wasForWaiter: forWaiter)
+            if let id = failure.failWaiter { resume(id, with: .failure(error)) }
+            if failure.openForWaiter { Task { await self.openForWaiter() } }
             throw error
         }
     }
 
-    private func waitForConnection() async throws(PostgresError) -> PostgresConnection {
-        let id = nextWaiterID
-        nextWaiterID += 1
+    /// After a slot freed up while callers wait: open a connection for the first of them.
+    private func openForWaiter() async {
+        guard let connection = try? await open(forWaiter: true) else { return }
+        run(state.connectionOpenedForWaiter(connection))
+    }
+
+    private func wait(_ id: UInt64) async throws(PostgresError) -> PostgresConnection {
         let timeoutMilliseconds = configuration.acquireTimeoutMilliseconds
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
                 // Runs on the actor: a cancellation before this point is seen here,
                 // one after it finds the registered waiter.
                 if Task.isCancelled {
+                    _ = state.waiterLeft(id)
                     continuation.resume(returning: .failure(Self.cancelledError))
                     return
                 }
                 let timeoutTask = Task { [weak self] in
                     try? await Task.sleep(for: .milliseconds(timeoutMilliseconds))
                     guard !Task.isCancelled else { return }
-                    await self?.removeWaiter(id, failingWith: PostgresError(
+                    await self?.waiterLeft(id, failingWith: PostgresError(
                         code: .timeout, message: "no connection within \(timeoutMilliseconds) ms"))
                 }
                 waiters[id] = Waiter(continuation: continuation, timeoutTask: timeoutTask)
-                waiterOrder.append(id)
             }
         } onCancel: {
-            Task { await self.removeWaiter(id, failingWith: Self.cancelledError) }
+            Task { await self.waiterLeft(id, failingWith: Self.cancelledError) }
         }
         return try result.get()
     }
 
     private static let cancelledError = PostgresError(code: .cancelled, message: "the task waiting for a connection was cancelled")
 
-    private func removeWaiter(_ id: UInt64, failingWith error: PostgresError) {
+    private func waiterLeft(_ id: UInt64, failingWith error: PostgresError) {
+        guard state.waiterLeft(id) else { return }
+        resume(id, with: .failure(error))
+    }
+
+    private func resume(_ id: UInt64, with result: Result<PostgresConnection, PostgresError>) {
         guard let waiter = waiters.removeValue(forKey: id) else { return }
         waiter.timeoutTask.cancel()
-        waiter.continuation.resume(returning: .failure(error))
-    }
-
-    private func popFirstWaiter() -> Waiter? {
-        while waiterOrderStart < waiterOrder.count {
-            let id = waiterOrder[waiterOrderStart]
-            waiterOrderStart += 1
-            if let waiter = waiters.removeValue(forKey: id) {
-                compactWaiterOrder()
-                return waiter
-            }
-        }
-        compactWaiterOrder()
-        return nil
-    }
-
-    private func compactWaiterOrder() {
-        if waiterOrderStart == waiterOrder.count {
-            waiterOrder.removeAll(keepingCapacity: true)
-            waiterOrderStart = 0
-        } else if waiterOrderStart > 1_024 && waiterOrderStart * 2 > waiterOrder.count {
-            waiterOrder.removeFirst(waiterOrderStart)
-            waiterOrderStart = 0
-        }
-    }
-
-    /// Gives a healthy connection to the longest waiter, or parks it.
-    private func hand(_ connection: PostgresConnection) {
-        if let waiter = popFirstWaiter() {
-            waiter.timeoutTask.cancel()
-            waiter.continuation.resume(returning: .success(connection))
-        } else {
-            idle.append(connection)
-        }
-    }
-
-    /// After a slot frees up (connection lost or connect failed), opens a
-    /// connection for a waiter; a failed attempt fails that waiter rather than
-    /// leaving it to time out.
-    private func openConnectionForWaiterIfPossible() {
-        guard !isClosed, !waiters.isEmpty, openCount < configuration.maxConnections else { return }
-        reserveSlot()
-        Task { await self.openForWaiter() }
-    }
-
-    private func openForWaiter() async {
-        do {
-            let connection = try await PostgresConnection.connect(configuration: configuration)
-            health.set(true)
-            if isClosed {
-                openCount -= 1
-            } else {
-                hand(connection)
-            }
-        } catch {
-            openCount -= 1
-            health.set(false)
-            if let waiter = popFirstWaiter() {
-                waiter.timeoutTask.cancel()
-                waiter.continuation.resume(returning: .failure(error))
-            }
-            openConnectionForWaiterIfPossible()
-        }
+        waiter.continuation.resume(returning: result)
     }
 }
 
