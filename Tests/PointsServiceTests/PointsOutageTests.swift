@@ -81,3 +81,33 @@ final class PointsOutageTests: XCTestCase {
         try await PointsTestDatabase.assertInvariants(store, users: [user])
     }
 }
+
+final class PointsStartupTests: XCTestCase {
+    func testStartReadsTheEnvironmentAndMigrates() async throws {
+        guard let url = ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"], !url.isEmpty else {
+            return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
+        }
+        let store = try await PointsStore.start(environment: [
+            "POINTS_DATABASE_URL": url, "PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath(), "POINTS_DATABASE_MAX_CONNECTIONS": "2",
+        ])
+        XCTAssertEqual(store.catalog.packages.count, 4)
+        XCTAssertEqual(store.pool.configuration.maxConnections, 2)
+        let balance = try await store.getBalance(userId: UUID().uuidString)
+        XCTAssertEqual(balance.balance, 0)
+        await store.pool.close()
+    }
+
+    func testStartRefusesAMissingDatabaseURLOrCatalog() async {
+        do {
+            _ = try await PointsStore.start(environment: [:])
+            XCTFail("expected a start-up error")
+        } catch {}
+        do {
+            _ = try await PointsStore.start(environment: ["POINTS_DATABASE_URL": "postgresql://iap@127.0.0.1:1/points",
+                                                          "PACKAGES_FILE": "/nonexistent.json"])
+            XCTFail("expected a start-up error")
+        } catch {
+            XCTAssertTrue(error is PackageCatalog.LoadError)
+        }
+    }
+}

@@ -10,8 +10,16 @@ final class BlockingWorker: @unchecked Sendable {
     private var jobsStart = 0
     private var isStopping = false
 
+    /// Worker threads currently alive, process-wide (tests check nothing leaks).
+    static var liveThreadCount: Int { liveThreads.withLock { $0 } }
+    private static let liveThreads = LockedCounter()
+
     init(name: String) {
-        let thread = Thread { [self] in self.runLoop() }
+        Self.liveThreads.withLock { $0 += 1 }
+        let thread = Thread { [self] in
+            self.runLoop()
+            Self.liveThreads.withLock { $0 -= 1 }
+        }
         thread.name = name
         thread.stackSize = 512 * 1024
         thread.start()
@@ -57,5 +65,17 @@ final class BlockingWorker: @unchecked Sendable {
             condition.unlock()
             job()
         }
+    }
+}
+
+/// An Int behind a lock.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func withLock<Result>(_ body: (inout Int) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }
