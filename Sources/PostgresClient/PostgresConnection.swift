@@ -44,6 +44,11 @@ public final class PostgresConnection: @unchecked Sendable {
     public func query(_ sql: String, _ parameters: [PostgresValue] = []) async throws(PostgresError) -> PostgresRows {
         let connection = self.connection
         let texts = parameters.map(\.wireText)
+        // libpq takes C strings: a NUL byte would silently cut the value short.
+        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
+        if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(code: .invalidParameter, message: "parameter $\(position + 1) contains a NUL byte")
+        }
         do {
             return try await worker.run { connection.query(sql, texts) }
         } catch {
@@ -55,6 +60,7 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func execute(_ sql: String) async throws(PostgresError) -> PostgresRows {
         let connection = self.connection
+        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
         do {
             return try await worker.run { connection.execute(sql) }
         } catch {

@@ -19,6 +19,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code("cancelled")
         /// The pool was shut down.
         public static let poolClosed = Code("poolClosed")
+        /// A statement or parameter cannot be sent (e.g. it contains a NUL byte).
+        public static let invalidParameter = Code("invalidParameter")
         /// A column was missing or its text could not be decoded.
         public static let decodingFailed = Code("decodingFailed")
         /// COMMIT found the transaction already aborted (it was rolled back).

@@ -34,6 +34,16 @@ public final class PostgresPool: Sendable {
     /// Fails every waiter and closes idle connections; leased ones close on return.
     public func close() async { await core.close() }
 
+    /// Probes every `intervalMilliseconds` until the calling task is cancelled,
+    /// so `isHealthy` also notices an outage while the service is idle.
+    public func runHealthProbes(intervalMilliseconds: Int) async {
+        precondition(intervalMilliseconds > 0)
+        while !Task.isCancelled {
+            await probe()
+            try? await Task.sleep(for: .milliseconds(intervalMilliseconds))
+        }
+    }
+
     /// Leases a connection for `body` and returns it afterwards (a broken one is discarded).
     @discardableResult
     public func withConnection<Value>(

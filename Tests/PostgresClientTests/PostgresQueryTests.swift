@@ -124,4 +124,21 @@ final class PostgresQueryTests: XCTestCase {
         let stats = await pool.statistics
         XCTAssertEqual(stats.openConnections, 1)
     }
+
+    func testNulBytesAreRefusedRatherThanTruncated() async throws {
+        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let inParameter = await expectPostgresError { try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) } }
+        XCTAssertEqual(inParameter?.code, .invalidParameter)
+        let inStatement = await expectPostgresError { try await pool.withConnection { try await $0.execute("select 1\u{0}") } }
+        XCTAssertEqual(inStatement?.code, .invalidParameter)
+    }
+
+    func testHealthProbesStopWhenCancelled() async throws {
+        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let probes = Task { await pool.runHealthProbes(intervalMilliseconds: 10) }
+        try await Task.sleep(for: .milliseconds(50))
+        probes.cancel()
+        await probes.value
+        XCTAssertTrue(pool.isHealthy)
+    }
 }
