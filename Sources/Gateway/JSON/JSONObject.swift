@@ -1,0 +1,43 @@
+/// An ordered JSON object with unique keys. Order matters only for output:
+/// responses serialise their members in the order they were built.
+public struct JSONObject: Sendable, Equatable {
+    /// The members in document (or construction) order.
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    public init() { members = [] }
+
+    /// Builds an object from pairs; a repeated key is a programming error.
+    public init(_ pairs: KeyValuePairs<String, JSONValue>) {
+        members = []
+        for (key, value) in pairs {
+            precondition(self[key] == nil, "duplicate JSON key \(key)")
+            members.append((key, value))
+        }
+    }
+
+    /// The member named `key`, if any.
+    public subscript(key: String) -> JSONValue? {
+        members.first(where: { $0.key == key })?.value
+    }
+
+    /// The member keys in order.
+    public var keys: [String] { members.map(\.key) }
+
+    /// Appends a member; returns false (and changes nothing) if `key` exists.
+    @discardableResult
+    public mutating func insert(_ key: String, _ value: JSONValue) -> Bool {
+        if self[key] != nil { return false }
+        members.append((key, value))
+        return true
+    }
+
+    /// Appends a member only when the value is present.
+    public mutating func insertIfPresent(_ key: String, _ value: JSONValue?) {
+        if let value { insert(key, value) }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}
