@@ -3,15 +3,22 @@
 public struct JSONObject: Sendable, Equatable {
     /// The members in document (or construction) order.
     public private(set) var members: [(key: String, value: JSONValue)]
+    /// The keys, for O(1) duplicate checks (a 64 KiB body can hold
+    /// thousands of keys; a linear scan per insert would be quadratic).
+    private var keySet: Set<String>
 
-    public init() { members = [] }
+    public init() {
+        members = []
+        keySet = []
+    }
 
     /// Builds an object from pairs; a repeated key is a programming error.
     public init(_ pairs: KeyValuePairs<String, JSONValue>) {
         members = []
+        keySet = []
         for (key, value) in pairs {
-            precondition(self[key] == nil, "duplicate JSON key \(key)")
-            members.append((key, value))
+            let inserted = insert(key, value)
+            precondition(inserted, "duplicate JSON key \(key)")
         }
     }
 
@@ -26,7 +33,7 @@ public struct JSONObject: Sendable, Equatable {
     /// Appends a member; returns false (and changes nothing) if `key` exists.
     @discardableResult
     public mutating func insert(_ key: String, _ value: JSONValue) -> Bool {
-        if self[key] != nil { return false }
+        guard keySet.insert(key).inserted else { return false }
         members.append((key, value))
         return true
     }

@@ -23,6 +23,13 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case rateLimited = "RATE_LIMITED"
     case serviceUnavailable = "SERVICE_UNAVAILABLE"
     case internalError = "INTERNAL"
+    // HTTP/1.1 framing failures the connection answers before routing.
+    case requestTimeout = "REQUEST_TIMEOUT"
+    case uriTooLong = "URI_TOO_LONG"
+    case headerFieldsTooLarge = "HEADER_FIELDS_TOO_LARGE"
+    case expectationFailed = "EXPECTATION_FAILED"
+    case notImplemented = "NOT_IMPLEMENTED"
+    case httpVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED"
 
     /// The `code` member sent to clients. Both validation cases send
     /// VALIDATION_FAILED; only the status (400 or 422) tells them apart.
@@ -44,6 +51,12 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .unsupportedMediaType: return 415
         case .payloadTooLarge: return 413
         case .rateLimited: return 429
+        case .requestTimeout: return 408
+        case .uriTooLong: return 414
+        case .headerFieldsTooLarge: return 431
+        case .expectationFailed: return 417
+        case .notImplemented: return 501
+        case .httpVersionNotSupported: return 505
         }
     }
 
@@ -53,7 +66,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     /// finishing a paid transaction on a transient error would lose credits.
     public var retryable: Bool {
         switch self {
-        case .paymentAppleUnavailable, .paymentGrantFailed, .rateLimited, .serviceUnavailable, .internalError:
+        case .paymentAppleUnavailable, .paymentGrantFailed, .rateLimited, .serviceUnavailable, .internalError,
+            .requestTimeout:
             return true
         // After the app refreshes its token, the same submission can succeed.
         case .unauthenticated:
@@ -61,7 +75,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
             .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
             .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
-            .unsupportedMediaType, .payloadTooLarge:
+            .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
+            .notImplemented, .httpVersionNotSupported:
             return false
         }
     }
@@ -87,6 +102,12 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .rateLimited: return "Too many requests"
         case .serviceUnavailable: return "Service unavailable"
         case .internalError: return "Internal error"
+        case .requestTimeout: return "Request timeout"
+        case .uriTooLong: return "Request target too long"
+        case .headerFieldsTooLarge: return "Header fields too large"
+        case .expectationFailed: return "Expectation failed"
+        case .notImplemented: return "Not implemented"
+        case .httpVersionNotSupported: return "HTTP version not supported"
         }
     }
 
