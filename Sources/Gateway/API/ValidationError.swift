@@ -1,10 +1,12 @@
 /// Why a request body was refused, naming the field at fault. Structural
-/// faults answer 400, rule violations on well-formed values 422, and an
-/// oversized body 413.
+/// faults answer 400, rule violations on well-formed values 422, an
+/// oversized body 413 and a non-JSON media type 415.
 public struct ValidationError: Error, Sendable, Equatable {
     /// What is wrong, stable for tests and logs.
     public enum Reason: Sendable, Equatable {
         case bodyTooLarge
+        /// The body is not declared as `application/json` (415).
+        case unsupportedMediaType
         case malformedJSON(JSONParseError.Kind)
         case notAnObject
         case missingField
@@ -28,6 +30,8 @@ public struct ValidationError: Error, Sendable, Equatable {
         switch reason {
         case .bodyTooLarge:
             return Problem(.payloadTooLarge, detail: "The request body exceeds \(GatewayLimits.requestBodyBytesMax) bytes.")
+        case .unsupportedMediaType:
+            return Problem(.unsupportedMediaType, detail: "Send Content-Type: application/json (UTF-8).")
         case .malformedJSON(let kind):
             return Problem(.validationFailedMalformed, detail: "The body is not valid JSON (\(kind)).")
         case .notAnObject:
