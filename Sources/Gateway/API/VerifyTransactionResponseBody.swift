@@ -15,9 +15,15 @@ public struct VerifyTransactionResponseBody: JSONResponseBody, Equatable {
     public let newBalance: Int64
     public let ledgerEventId: String
 
-    public init(status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64, ledgerEventId: String) {
-        precondition(creditsAdded >= 0 && newBalance >= 0, "credits are never negative")
-        precondition(status == .granted || creditsAdded == 0, "already_granted adds nothing")
+    /// Checks the invariants a backend answer must hold: no negative
+    /// credits, and `already_granted` adds nothing.
+    public init(
+        status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64, ledgerEventId: String
+    ) throws(ResponseInvariantViolation) {
+        guard creditsAdded >= 0, newBalance >= 0 else { throw ResponseInvariantViolation("negative credits in a grant") }
+        guard status == .granted || creditsAdded == 0 else {
+            throw ResponseInvariantViolation("already_granted with credits added")
+        }
         self.status = status
         self.productCode = productCode
         self.transactionId = transactionId

@@ -2,15 +2,15 @@ import XCTest
 @testable import Gateway
 
 final class ResponseBodyTests: XCTestCase {
-    func testGrantedAndAlreadyGrantedShapesMatchPRD() {
-        let granted = VerifyTransactionResponseBody(
+    func testGrantedAndAlreadyGrantedShapesMatchPRD() throws {
+        let granted = try VerifyTransactionResponseBody(
             status: .granted, productCode: "starter_pack", transactionId: "1000000123456789",
             creditsAdded: 100, newBalance: 180, ledgerEventId: "payment.apple_iap:1000000123456789")
         XCTAssertEqual(
             JSONWriter.string(of: granted.json),
             #"{"status":"granted","productCode":"starter_pack","transactionId":"1000000123456789","creditsAdded":100,"#
                 + #""newBalance":180,"ledgerEventId":"payment.apple_iap:1000000123456789"}"#)
-        let again = VerifyTransactionResponseBody(
+        let again = try VerifyTransactionResponseBody(
             status: .alreadyGranted, productCode: "starter_pack", transactionId: "1000000123456789",
             creditsAdded: 0, newBalance: 180, ledgerEventId: "payment.apple_iap:1000000123456789")
         XCTAssertTrue(JSONWriter.string(of: again.json).hasPrefix(#"{"status":"already_granted","#))
@@ -42,5 +42,14 @@ final class ResponseBodyTests: XCTestCase {
             #"{"transactionId":"1","originalTransactionId":"1","productCode":"starter_pack","#
                 + #""appStoreProductId":"com.meeyao.qianwen.starter_pack","environment":"Sandbox","#
                 + #""status":"refunded_insufficient","credits":100,"purchaseDate":"2026-04-27T10:00:00.000Z"}"#)
+    }
+
+    func testBackendAnswersBreakingInvariantsBecomeInternal() {
+        XCTAssertThrowsError(try VerifyTransactionResponseBody(
+            status: .alreadyGranted, productCode: "p", transactionId: "1", creditsAdded: 5, newBalance: 5, ledgerEventId: "e")) {
+            XCTAssertEqual(Problem(rendering: $0).code, .internalError)
+        }
+        XCTAssertThrowsError(try VerifyTransactionResponseBody(
+            status: .granted, productCode: "p", transactionId: "1", creditsAdded: 5, newBalance: -1, ledgerEventId: "e"))
     }
 }

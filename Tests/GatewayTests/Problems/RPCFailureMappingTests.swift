@@ -34,6 +34,14 @@ final class RPCFailureMappingTests: XCTestCase {
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: 99, reason: nil), .internalError)
     }
 
+    func testProblemCarriesInstanceAndDetail() {
+        let problem = RPCFailureMapping.problem(grpcCode: Code.invalidArgument, reason: "TRANSACTION_INVALID", detail: "signature_invalid", instance: "/v")
+        XCTAssertEqual(problem.status, 422)
+        XCTAssertEqual(problem.detail, "signature_invalid")
+        XCTAssertEqual(problem.instance, "/v")
+        XCTAssertFalse(problem.code.retryable)
+    }
+
     func testReasonUnderTheWrongCodeIsNotTrusted() {
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "STARTER_PACK_INELIGIBLE"), .internalError)
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "GRANT_FAILED"), .serviceUnavailable)
