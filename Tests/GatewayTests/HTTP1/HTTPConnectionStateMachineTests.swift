@@ -147,4 +147,52 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         _ = machine.bytesReceived(Array("GET".utf8), nowMilliseconds: 20_000)
         XCTAssertEqual(machine.deadlineMilliseconds, 20_000 + GatewayLimits.requestHeadTimeoutMilliseconds)
     }
+
+    /// Seeded random event sequences: never two requests in flight, nothing
+    /// after closing, the request cap respected, and a deadline whenever the
+    /// connection is open and idle-waiting.
+    func testSeededRandomEventSequencesKeepInvariants() {
+        var generator = SplitMix64(seed: 99)
+        let pieces = [get, getClose, Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc".utf8),
+                      Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), Array("GE".utf8)]
+        for _ in 0..<500 {
+            var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: 5)
+            var now: Int64 = 0
+            var inFlight = false
+            var closed = false
+            var dispatchedCount = 0
+            for _ in 0..<40 {
+                now += Int64(generator.next() % 20_000)
+                let actions: [HTTPConnectionAction]
+                switch generator.next() % 4 {
+                case 0, 1:
+                    var bytes = pieces[Int(generator.next() % UInt64(pieces.count))]
+                    bytes = Array(bytes.prefix(1 + Int(generator.next() % UInt64(bytes.count))))
+                    actions = machine.bytesReceived(bytes, nowMilliseconds: now)
+                case 2:
+                    guard inFlight else { continue }
+                    inFlight = false
+                    actions = machine.responseWritten(nowMilliseconds: now)
+                default:
+                    actions = machine.timerFired(nowMilliseconds: now)
+                }
+                if closed { XCTAssertEqual(actions, [], "nothing after close") }
+                for action in actions {
+                    switch action {
+                    case .dispatch:
+                        XCTAssertFalse(inFlight, "one request at a time")
+                        inFlight = true
+                        dispatchedCount += 1
+                    case .writeErrorAndClose, .close:
+                        closed = true
+                    case .writeContinue:
+                        XCTAssertFalse(inFlight)
+                    }
+                }
+                XCTAssertLessThanOrEqual(dispatchedCount, 5)
+                XCTAssertEqual(machine.isClosed, closed)
+                if !closed && !inFlight { XCTAssertNotNil(machine.deadlineMilliseconds) }
+            }
+        }
+    }
 }
