@@ -150,9 +150,9 @@ final class PaymentsStore: Sendable {
         }
         let rows = try await connection.query("""
             update apple_iap_transactions set
-                status = $2, pending_action = $3, revoked = $4::boolean, failure_code = $5, overdue_amount = $6::bigint,
-                ledger_event_id = coalesce($7, ledger_event_id),
-                last_error = case when $8::text is null then last_error else $8 end,
+                status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text, overdue_amount = $6::bigint,
+                ledger_event_id = coalesce($7::text, ledger_event_id),
+                last_error = case when $8::text is null then last_error else $8::text end,
                 next_attempt_at = case when $9::bigint is null then null
                                        when $9::bigint < 0 then next_attempt_at
                                        else now() + make_interval(secs => $9::bigint / 1000.0) end,
