@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
+        .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts"]),
 
         // MARK: The three services.
@@ -64,7 +65,7 @@ let package = Package(
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,4 +2,8 @@
 #ifndef CLibPQ_SHIM_H
 #define CLibPQ_SHIM_H
 #include <libpq-fe.h>
+
+/// The error field codes are character macros, which Swift does not import.
+static inline int CLibPQ_diagSQLState(void) { return PG_DIAG_SQLSTATE; }
+static inline int CLibPQ_diagMessagePrimary(void) { return PG_DIAG_MESSAGE_PRIMARY; }
 #endif

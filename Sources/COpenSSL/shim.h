@@ -14,4 +14,33 @@
 #include <openssl/sha.h>
 #include <openssl/rand.h>
 #include <openssl/ocsp.h>
+
+// MARK: AppStoreVerification helpers (CIAP_ prefix). Macros and stack
+// functions get plain wrappers so Swift sees stable, non-variadic symbols.
+
+/// Frees memory allocated by OpenSSL (OPENSSL_free is a macro).
+static inline void CIAP_OPENSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+/// A new, empty STACK_OF(X509); the caller frees it with CIAP_sk_X509_free.
+static inline STACK_OF(X509) *CIAP_sk_X509_new_null(void) { return sk_X509_new_null(); }
+/// Pushes without taking a reference: the stack does not own `certificate`.
+static inline int CIAP_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) { return sk_X509_push(stack, certificate); }
+/// Frees the stack only, not the certificates it points to.
+static inline void CIAP_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+static inline int CIAP_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *CIAP_sk_X509_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+
+/// OCSP URLs of a certificate's AIA extension; free with CIAP_X509_ocsp_list_free.
+static inline int CIAP_ocsp_list_num(const STACK_OF(OPENSSL_STRING) *list) { return sk_OPENSSL_STRING_num(list); }
+static inline const char *CIAP_ocsp_list_value(const STACK_OF(OPENSSL_STRING) *list, int index) { return sk_OPENSSL_STRING_value(list, index); }
+static inline void CIAP_X509_ocsp_list_free(STACK_OF(OPENSSL_STRING) *list) { X509_email_free(list); }
+
+/// Generates an EC key on a named curve ("P-256", "P-384"); EVP_EC_gen is a variadic macro.
+static inline EVP_PKEY *CIAP_EC_generate(const char *curveName) { return EVP_EC_gen(curveName); }
+
+/// The name of an EC key's curve into `buffer` ("prime256v1"); 1 on success.
+static inline int CIAP_EVP_PKEY_group_name(const EVP_PKEY *key, char *buffer, size_t bufferSize) {
+    size_t length = 0;
+    return EVP_PKEY_get_group_name(key, buffer, bufferSize, &length);
+}
 #endif

@@ -1,1 +1,0 @@
-// The AppStoreVerification module; see docs/ARCHITECTURE.md.

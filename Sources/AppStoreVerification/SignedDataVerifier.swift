@@ -1,0 +1,247 @@
+import Foundation
+
+/// Verifies and decodes App Store signed data (transactions, renewal info,
+/// Server Notifications V2, app transactions), deciding as Apple's
+/// SignedDataVerifier does: ES256 compact JWS, `x5c` leaf -> intermediate ->
+/// a configured root at the effective date, Apple's marker OIDs, then the
+/// payload's bundle id / environment / appAppleId.
+///
+/// Offline (`onlineChecks == false`) the effective date is the payload's
+/// `signedDate` and the synchronous entry points are pure CPU work. Online,
+/// leaf and intermediate are checked with OCSP and the effective date is now:
+/// use the `async` entry points (network I/O goes through `OCSPFetcher`).
+/// Verified chains are cached (bounded LRU) so a repeat costs one signature check.
+public final class SignedDataVerifier: Sendable {
+    /// Which payload `verifyAndDecodeJSON` should expect.
+    public enum PayloadKind: String, Sendable, CaseIterable {
+        case transaction
+        case renewalInfo
+        case notification
+        case appTransaction
+    }
+
+    public let configuration: VerifierConfiguration
+    private let claims: ClaimsPolicy
+    private let trustStore: TrustStore
+    private let cache: CertificateChainCache
+    private let ocspFetcher: (any OCSPFetcher)?
+    private let nowSeconds: @Sendable () -> Int64
+
+    /// Creates a verifier; with `onlineChecks` it uses `HTTPOCSPFetcher`.
+    public convenience init(configuration: VerifierConfiguration) throws(ConfigurationError) {
+        try self.init(
+            configuration: configuration,
+            ocspFetcher: configuration.onlineChecks ? HTTPOCSPFetcher() : nil)
+    }
+
+    /// Creates a verifier with an explicit OCSP fetcher and clock (tests).
+    public init(
+        configuration: VerifierConfiguration,
+        ocspFetcher: (any OCSPFetcher)?,
+        nowSeconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        cacheEntriesMax: Int = VerificationLimits.chainCacheEntriesMax
+    ) throws(ConfigurationError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.claims = ClaimsPolicy(configuration: configuration)
+        self.trustStore = try TrustStore(rootsDER: configuration.trustedRoots)
+        self.cache = CertificateChainCache(capacity: max(1, cacheEntriesMax))
+        self.ocspFetcher = ocspFetcher
+        self.nowSeconds = nowSeconds
+    }
+
+    /// Number of verified chains currently cached.
+    public var cachedChainCount: Int { cache.count }
+
+    // MARK: Synchronous (offline) entry points.
+
+    /// Verifies a signed transaction (`signedTransactionInfo`, StoreKit 2 `jwsRepresentation`).
+    public func verifyTransaction(_ jws: String) throws(VerificationFailure) -> JWSTransaction {
+        try transaction(from: verifyOffline(jws))
+    }
+
+    /// Verifies a signed renewal info (`signedRenewalInfo`).
+    public func verifyRenewalInfo(_ jws: String) throws(VerificationFailure) -> JWSRenewalInfo {
+        try renewalInfo(from: verifyOffline(jws))
+    }
+
+    /// Verifies an App Store Server Notification V2 `signedPayload`.
+    public func verifyNotification(_ jws: String) throws(VerificationFailure) -> NotificationPayload {
+        try notification(from: verifyOffline(jws))
+    }
+
+    /// Verifies a signed AppTransaction.
+    public func verifyAppTransaction(_ jws: String) throws(VerificationFailure) -> AppTransaction {
+        try appTransaction(from: verifyOffline(jws))
+    }
+
+    /// Verifies as `kind` and returns the payload's JSON text (for the CLI).
+    public func verifyAndDecodeJSON(_ jws: String, kind: PayloadKind) throws(VerificationFailure) -> String {
+        try payloadJSON(from: verifyOffline(jws), kind: kind)
+    }
+
+    // MARK: Asynchronous entry points (online checks when configured).
+
+    public func verifyTransaction(_ jws: String) async throws(VerificationFailure) -> JWSTransaction {
+        try transaction(from: await verifyOnline(jws))
+    }
+
+    public func verifyRenewalInfo(_ jws: String) async throws(VerificationFailure) -> JWSRenewalInfo {
+        try renewalInfo(from: await verifyOnline(jws))
+    }
+
+    public func verifyNotification(_ jws: String) async throws(VerificationFailure) -> NotificationPayload {
+        try notification(from: await verifyOnline(jws))
+    }
+
+    public func verifyAppTransaction(_ jws: String) async throws(VerificationFailure) -> AppTransaction {
+        try appTransaction(from: await verifyOnline(jws))
+    }
+
+    public func verifyAndDecodeJSON(_ jws: String, kind: PayloadKind) async throws(VerificationFailure) -> String {
+        try payloadJSON(from: await verifyOnline(jws), kind: kind)
+    }
+
+    // MARK: Payload decoding and claims.
+
+    private func transaction(from token: CompactJWS) throws(VerificationFailure) -> JWSTransaction {
+        let decoded = try JWSTransaction(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+        try claims.check(.bundleAndEnvironment, bundleId: decoded.bundleId, appAppleId: nil, environment: decoded.environment)
+        return decoded
+    }
+
+    private func renewalInfo(from token: CompactJWS) throws(VerificationFailure) -> JWSRenewalInfo {
+        let decoded = try JWSRenewalInfo(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+        try claims.check(.environmentOnly, bundleId: nil, appAppleId: nil, environment: decoded.environment)
+        return decoded
+    }
+
+    private func notification(from token: CompactJWS) throws(VerificationFailure) -> NotificationPayload {
+        let decoded = try NotificationPayload(
+            reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+        let identity = decoded.appIdentity
+        try claims.check(
+            .bundleAppAppleIdAndEnvironment, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+            environment: identity.environment)
+        return decoded
+    }
+
+    private func appTransaction(from token: CompactJWS) throws(VerificationFailure) -> AppTransaction {
+        let decoded = try AppTransaction(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+        try claims.check(
+            .bundleAppAppleIdAndEnvironment, bundleId: decoded.bundleId, appAppleId: decoded.appAppleId,
+            environment: decoded.receiptType)
+        return decoded
+    }
+
+    private func payloadJSON(from token: CompactJWS, kind: PayloadKind) throws(VerificationFailure) -> String {
+        switch kind {
+        case .transaction: return try transaction(from: token).payloadJSON
+        case .renewalInfo: return try renewalInfo(from: token).payloadJSON
+        case .notification: return try notification(from: token).payloadJSON
+        case .appTransaction: return try appTransaction(from: token).payloadJSON
+        }
+    }
+
+    // MARK: Signature and chain.
+
+    private func verifyOffline(_ jws: String) throws(VerificationFailure) -> CompactJWS {
+        guard !configuration.onlineChecks else { throw .onlineCheckRequired }
+        let token = try CompactJWS.parse(jws)
+        let effectiveSeconds = try offlineEffectiveSeconds(token)
+        let (entry, _) = try chainEntry(for: token, atSeconds: effectiveSeconds)
+        try checkSignature(token, key: entry.chain.leafKey)
+        return token
+    }
+
+    private func verifyOnline(_ jws: String) async throws(VerificationFailure) -> CompactJWS {
+        guard configuration.onlineChecks else { return try verifyOffline(jws) }
+        let token = try CompactJWS.parse(jws)
+        let now = nowSeconds()
+        var (entry, key) = try chainEntry(for: token, atSeconds: now)
+        if (entry.ocspGoodUntilSeconds ?? Int64.min) <= now {
+            try await checkRevocation(of: entry.chain, nowSeconds: now)
+            entry.ocspGoodUntilSeconds = now + VerificationLimits.ocspResultLifetimeSeconds
+            cache.store(entry, for: key)
+        }
+        try checkSignature(token, key: entry.chain.leafKey)
+        return token
+    }
+
+    /// Offline effective date: `signedDate`, else `receiptCreationDate`
+    /// (app transactions), else now, as Apple's library does.
+    private func offlineEffectiveSeconds(_ token: CompactJWS) throws(VerificationFailure) -> Int64 {
+        let reader = try PayloadReader(token.payload, context: "payload")
+        if let signed = try reader.timestamp("signedDate") { return signed.secondsSince1970 }
+        if let created = try reader.timestamp("receiptCreationDate") { return created.secondsSince1970 }
+        return nowSeconds()
+    }
+
+    private func checkSignature(_ token: CompactJWS, key: PublicKey) throws(VerificationFailure) {
+        guard key.verifyES256(message: token.signingInput, rawSignature: token.signature) else { throw .badSignature }
+    }
+
+    /// The verified chain for the token's `x5c`, from the cache or freshly
+    /// verified, valid at `atSeconds`.
+    private func chainEntry(for token: CompactJWS, atSeconds: Int64)
+        throws(VerificationFailure) -> (CertificateChainCache.Entry, CertificateChainCache.Key)
+    {
+        let chain = token.certificateChainBase64
+        guard let leafDER = StrictBase64.decodeStandard(chain[0].utf8),
+              let intermediateDER = StrictBase64.decodeStandard(chain[1].utf8)
+        else { throw .badCertificate(reason: "x5c entry is not standard base64") }
+        let key = CertificateChainCache.Key(
+            leafFingerprint: SHA256Digest.hash(leafDER),
+            intermediateFingerprint: SHA256Digest.hash(intermediateDER),
+            rootSetFingerprint: trustStore.rootSetFingerprint)
+        if let cached = cache.lookup(key) {
+            guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
+            return (cached, key)
+        }
+        guard let leaf = X509Certificate(der: leafDER) else { throw .badCertificate(reason: "leaf is not DER") }
+        guard let intermediate = X509Certificate(der: intermediateDER) else {
+            throw .badCertificate(reason: "intermediate is not DER")
+        }
+        let verified = try trustStore.verify(leaf: leaf, intermediate: intermediate, atSeconds: atSeconds)
+        let entry = CertificateChainCache.Entry(chain: verified, ocspGoodUntilSeconds: nil)
+        cache.store(entry, for: key)
+        return (entry, key)
+    }
+
+    /// OCSP for the intermediate (issued by the root), then the leaf.
+    private func checkRevocation(of chain: VerifiedChain, nowSeconds: Int64) async throws(VerificationFailure) {
+        guard let fetcher = ocspFetcher else { throw .retryable(reason: "no OCSP fetcher configured") }
+        let checks = [
+            OCSPCheck(certificate: chain.intermediate, issuer: chain.root, root: chain.root, nowSeconds: nowSeconds),
+            OCSPCheck(certificate: chain.leaf, issuer: chain.intermediate, root: chain.root, nowSeconds: nowSeconds),
+        ]
+        for check in checks {
+            try await runOCSP(check, fetcher: fetcher)
+        }
+    }
+
+    private func runOCSP(_ check: OCSPCheck, fetcher: any OCSPFetcher) async throws(VerificationFailure) {
+        let urls = check.certificate.ocspURLs
+        guard !urls.isEmpty else { throw .badChain(reason: "certificate names no OCSP responder") }
+        guard let request = check.requestDER() else { throw .retryable(reason: "could not build OCSP request") }
+        var lastFailure = VerificationFailure.retryable(reason: "no OCSP responder answered")
+        for url in urls {
+            let response: [UInt8]
+            do {
+                response = try await fetcher.fetch(requestDER: request, responderURL: url)
+            } catch {
+                lastFailure = .retryable(reason: "OCSP fetch failed: \(error.reason)")
+                continue
+            }
+            do {
+                try check.check(responseDER: response)
+                return
+            } catch {
+                // A definite answer (revoked, untrusted) ends the search.
+                if !error.isRetryable { throw error }
+                lastFailure = error
+            }
+        }
+        throw lastFailure
+    }
+}

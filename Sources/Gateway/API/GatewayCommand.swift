@@ -1,0 +1,13 @@
+/// A request that passed routing, authentication and body validation: what
+/// the gateway must now ask the backends. The user always comes from the
+/// verified token, never from the request.
+public enum GatewayCommand: Sendable, Equatable {
+    case getBalance(AuthenticatedUser)
+    case listPackages(AuthenticatedUser)
+    case verifyTransaction(AuthenticatedUser, VerifyTransactionRequestBody)
+    case getTransaction(AuthenticatedUser, transactionId: String)
+    case getAccountToken(AuthenticatedUser)
+    case handleNotification(NotificationRequestBody)
+    case health
+    case readiness
+}

@@ -1,0 +1,43 @@
+/// Strict decoding of a JSON request body into an object whose members are
+/// read one by one; whatever is left unread is an unknown field.
+struct JSONRequestBody {
+    private let object: JSONObject
+    private var readKeys: Set<String> = []
+
+    /// Parses `body` (at most the body limit) as one JSON object.
+    init(_ body: [UInt8]) throws(ValidationError) {
+        if body.count > GatewayLimits.requestBodyBytesMax { throw ValidationError(field: nil, reason: .bodyTooLarge) }
+        let value: JSONValue
+        do {
+            value = try StrictJSONParser().parse(body)
+        } catch {
+            throw ValidationError(field: nil, reason: .malformedJSON(error.kind))
+        }
+        guard case .object(let object) = value else { throw ValidationError(field: nil, reason: .notAnObject) }
+        self.object = object
+    }
+
+    /// Fails on the first member (in document order) outside `allowed`.
+    func rejectUnknownFields(allowed: Set<String>) throws(ValidationError) {
+        if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
+            throw ValidationError(field: unknown, reason: .unknownField)
+        }
+    }
+
+    /// A required string member.
+    func requiredString(_ name: String) throws(ValidationError) -> String {
+        guard let value = object[name] else { throw ValidationError(field: name, reason: .missingField) }
+        guard case .string(let text) = value else { throw ValidationError(field: name, reason: .wrongType(expected: "string")) }
+        return text
+    }
+
+    /// An optional string member; absent and null both mean nil.
+    func optionalString(_ name: String) throws(ValidationError) -> String? {
+        guard let value = object[name] else { return nil }
+        switch value {
+        case .null: return nil
+        case .string(let text): return text
+        default: throw ValidationError(field: name, reason: .wrongType(expected: "string"))
+        }
+    }
+}

@@ -1,0 +1,81 @@
+/// Turns a parsed HTTP request into a `GatewayCommand` or the problem to
+/// answer, in a fixed order: route (404/405), bearer token (401), media
+/// type (415), body (400/413/422), path parameters (422). Pure: the clock
+/// is an argument.
+public struct RequestPreparer: Sendable {
+    public let router: Router
+    public let verifier: JWTVerifier
+
+    public init(router: Router = Router(), verifier: JWTVerifier) {
+        self.router = router
+        self.verifier = verifier
+    }
+
+    public func prepare(_ request: HTTPRequest, nowSeconds: Int64) -> Result<GatewayCommand, Problem> {
+        let instance = String(request.path)
+        do {
+            return .success(try command(for: request, nowSeconds: nowSeconds))
+        } catch {
+            return .failure(Problem(rendering: error, instance: instance))
+        }
+    }
+
+    private func command(for request: HTTPRequest, nowSeconds: Int64) throws(Problem) -> GatewayCommand {
+        let (route, requiresAuthentication) = try match(request)
+        var user: AuthenticatedUser?
+        if requiresAuthentication {
+            do {
+                user = try verifier.authenticate(headers: request.headers, nowSeconds: nowSeconds)
+            } catch {
+                throw error.problem
+            }
+        }
+        if request.method == "GET" && !request.body.isEmpty {
+            throw Problem(.validationFailedMalformed, detail: "GET requests take no body.")
+        }
+        do {
+            return try command(route: route, user: user, request: request)
+        } catch {
+            throw error.problem
+        }
+    }
+
+    private func match(_ request: HTTPRequest) throws(Problem) -> (Route, Bool) {
+        let match = router.match(method: request.method, target: request.target)
+        guard case .matched(let route, let requiresAuthentication) = match else {
+            throw match.problem ?? Problem(.notFound)
+        }
+        return (route, requiresAuthentication)
+    }
+
+    private func command(route: Route, user: AuthenticatedUser?, request: HTTPRequest) throws(ValidationError) -> GatewayCommand {
+        // Authenticated routes always have a user here; the table says which.
+        func authenticated() -> AuthenticatedUser {
+            guard let user else { preconditionFailure("route requires authentication but no user was verified") }
+            return user
+        }
+        switch route {
+        case .balance: return .getBalance(authenticated())
+        case .packages: return .listPackages(authenticated())
+        case .accountToken: return .getAccountToken(authenticated())
+        case .health: return .health
+        case .readiness: return .readiness
+        case .transactionStatus(let transactionId):
+            return .getTransaction(authenticated(), transactionId: try FieldRules.transactionId(transactionId))
+        case .verifyTransaction:
+            try requireJSON(request)
+            return .verifyTransaction(authenticated(), try VerifyTransactionRequestBody(jsonBody: request.body))
+        case .appleNotifications:
+            try requireJSON(request)
+            return .handleNotification(try NotificationRequestBody(jsonBody: request.body))
+        }
+    }
+
+    private func requireJSON(_ request: HTTPRequest) throws(ValidationError) {
+        do {
+            try ContentTypeRule.requireJSON(request.headers)
+        } catch {
+            throw ValidationError(field: nil, reason: .unsupportedMediaType)
+        }
+    }
+}

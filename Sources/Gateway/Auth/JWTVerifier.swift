@@ -1,0 +1,121 @@
+/// Verifies compact JWS bearer tokens (RFC 7515/7519) and yields the user.
+/// Order matters: size, structure, header, signature, and only then claims,
+/// so nothing about claims is revealed for a forged token. The clock is an
+/// argument (Unix seconds), so every check is testable without waiting.
+public struct JWTVerifier: Sendable {
+    public let configuration: JWTVerifierConfiguration
+
+    public init(configuration: JWTVerifierConfiguration) { self.configuration = configuration }
+
+    /// Authenticates a request from its headers.
+    public func authenticate(headers: HTTPHeaders, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
+        try verify(token: BearerCredentials.token(from: headers), nowSeconds: nowSeconds)
+    }
+
+    /// Verifies one compact token.
+    public func verify(token: String, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
+        let bytes = Array(token.utf8)
+        guard bytes.count <= GatewayLimits.bearerTokenBytesMax else { throw AuthFailure.tokenTooLarge }
+        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard segments.count == 3, !segments[0].isEmpty, !segments[1].isEmpty else { throw AuthFailure.malformedToken }
+
+        let header = try Self.decodeObject(segments[0])
+        let algorithm = try checkHeader(header)
+
+        guard let signature = Base64URL.decode(segments[2]) else { throw AuthFailure.malformedToken }
+        let signingInput = Array(bytes[0..<(segments[0].count + 1 + segments[1].count)])
+        guard configuration.keys.verify(algorithm: algorithm, signingInput: signingInput, signature: signature) else {
+            throw AuthFailure.invalidSignature
+        }
+
+        let claims = try Self.decodeObject(segments[1])
+        return try checkClaims(claims, nowSeconds: nowSeconds)
+    }
+
+    private static func decodeObject(_ segment: ArraySlice<UInt8>) throws(AuthFailure) -> JSONObject {
+        guard let json = Base64URL.decode(segment),
+            case .object(let object)? = try? StrictJSONParser(documentBytesMax: GatewayLimits.bearerTokenBytesMax).parse(json)
+        else { throw AuthFailure.malformedToken }
+        return object
+    }
+
+    private func checkHeader(_ header: JSONObject) throws(AuthFailure) -> JWTAlgorithm {
+        guard case .string(let name)? = header["alg"] else { throw AuthFailure.malformedToken }
+        guard let algorithm = JWTAlgorithm(rawValue: name) else { throw AuthFailure.unsupportedAlgorithm }
+        guard configuration.keys.algorithms.contains(algorithm) else { throw AuthFailure.algorithmNotAllowed }
+        if header["crit"] != nil { throw AuthFailure.unknownCriticalHeader }
+        if let type = header["typ"] {
+            guard case .string(let text) = type, ["jwt", "at+jwt"].contains(text.lowercasedASCII) else {
+                throw AuthFailure.malformedToken
+            }
+        }
+        return algorithm
+    }
+
+    private func checkClaims(_ claims: JSONObject, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
+        let leeway = configuration.clockLeewaySeconds
+        guard let expiry = try Self.numericDate(claims, "exp") else { throw AuthFailure.missingClaim("exp") }
+        if nowSeconds - leeway >= expiry { throw AuthFailure.expired }
+        if let notBefore = try Self.numericDate(claims, "nbf"), nowSeconds + leeway < notBefore {
+            throw AuthFailure.notYetValid
+        }
+        if let issuedAt = try Self.numericDate(claims, "iat"), issuedAt > nowSeconds + leeway {
+            throw AuthFailure.invalidClaim("iat")
+        }
+
+        guard let issuerValue = claims["iss"] else { throw AuthFailure.missingClaim("iss") }
+        guard case .string(let issuer) = issuerValue else { throw AuthFailure.invalidClaim("iss") }
+        guard issuer == configuration.issuer else { throw AuthFailure.issuerMismatch }
+        try checkAudience(claims["aud"])
+
+        guard let subjectValue = claims["sub"] else { throw AuthFailure.missingClaim("sub") }
+        guard case .string(let subject) = subjectValue, let userId = UUIDText.normalized(subject) else {
+            throw AuthFailure.invalidClaim("sub")
+        }
+        guard let emailValue = claims["email"] else { throw AuthFailure.missingClaim("email") }
+        guard case .string(let email) = emailValue, Self.isPlausibleEmail(email) else {
+            throw AuthFailure.invalidClaim("email")
+        }
+        return AuthenticatedUser(userId: userId, email: email)
+    }
+
+    private func checkAudience(_ value: JSONValue?) throws(AuthFailure) {
+        switch value {
+        case nil:
+            throw AuthFailure.missingClaim("aud")
+        case .string(let audience)?:
+            guard audience == configuration.audience else { throw AuthFailure.audienceMismatch }
+        case .array(let elements)?:
+            var audiences: [String] = []
+            for element in elements {
+                guard case .string(let audience) = element else { throw AuthFailure.invalidClaim("aud") }
+                audiences.append(audience)
+            }
+            guard audiences.contains(configuration.audience) else { throw AuthFailure.audienceMismatch }
+        default:
+            throw AuthFailure.invalidClaim("aud")
+        }
+    }
+
+    /// A NumericDate claim as whole seconds (fractions floored), nil if absent.
+    private static func numericDate(_ claims: JSONObject, _ name: String) throws(AuthFailure) -> Int64? {
+        guard let value = claims[name] else { return nil }
+        guard case .number(let number) = value else { throw AuthFailure.invalidClaim(name) }
+        if let whole = number.int64Value { return whole }
+        guard let double = number.doubleValue, double.isFinite, abs(double) < 1e15 else {
+            throw AuthFailure.invalidClaim(name)
+        }
+        // Truncate, then step down for negatives: floor without libm.
+        let truncated = Int64(double)
+        return Double(truncated) > double ? truncated - 1 : truncated
+    }
+
+    /// One "@" with text on both sides, no whitespace or controls, at most
+    /// 254 bytes. Deliverability is the identity provider's business.
+    private static func isPlausibleEmail(_ email: String) -> Bool {
+        let bytes = Array(email.utf8)
+        guard bytes.count <= GatewayLimits.emailBytesMax, bytes.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return false }
+        let parts = bytes.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty
+    }
+}

@@ -1,0 +1,14 @@
+/// What the I/O layer must do next for one connection; it performs the
+/// actions in order and is the only place with side effects.
+public enum HTTPConnectionAction: Sendable, Equatable {
+    /// Write `HTTPResponseSerializer.continueResponseBytes`.
+    case writeContinue
+    /// Run the handler for this request, write its response serialised with
+    /// `keepAlive`, then call `responseWritten(nowMilliseconds:)`.
+    case dispatch(HTTPRequest, keepAlive: Bool)
+    /// Write an error response with `error.status` (Connection: close),
+    /// then close.
+    case writeErrorAndClose(HTTPRequestError)
+    /// Close the connection without writing anything more.
+    case close
+}

@@ -1,0 +1,65 @@
+/// The request line: method SP origin-form-target SP HTTP-version, with
+/// exactly one space between parts (RFC 9112 §3).
+struct HTTPRequestLine: Sendable {
+    /// Methods the gateway implements; other valid tokens answer 501.
+    static let implementedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+
+    let method: String
+    let target: String
+    let version: HTTPVersion
+
+    init(bytes: ArraySlice<UInt8>) throws(HTTPRequestError) {
+        let parts = bytes.split(separator: HTTPByte.space, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw HTTPRequestError(.malformedRequestLine)
+        }
+        version = try Self.parseVersion(parts[2])
+        guard parts[0].allSatisfy(HTTPByte.isTokenCharacter) else { throw HTTPRequestError(.invalidMethod) }
+        guard Self.isOriginForm(parts[1]) else { throw HTTPRequestError(.invalidTarget) }
+        method = String(decoding: parts[0], as: UTF8.self)
+        target = String(decoding: parts[1], as: UTF8.self)
+    }
+
+    /// "HTTP/" DIGIT "." DIGIT; 1.0 and 1.x (x >= 1, treated as 1.1).
+    private static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPVersion {
+        let text = Array(bytes)
+        guard text.count == 8, text[0..<5].elementsEqual("HTTP/".utf8), text[6] == UInt8(ascii: "."),
+            let major = digit(text[5]), let minor = digit(text[7])
+        else { throw HTTPRequestError(.malformedRequestLine) }
+        guard major == 1 else { throw HTTPRequestError(.unsupportedVersion) }
+        return minor == 0 ? .http1_0 : .http1_1
+    }
+
+    private static func digit(_ byte: UInt8) -> UInt8? {
+        byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : nil
+    }
+
+    /// absolute-path [ "?" query ] with pchar, "/" and "?" only and every
+    /// "%" followed by two hex digits. No fragments, no absolute-form.
+    private static func isOriginForm(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard bytes.first == UInt8(ascii: "/") else { return false }
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex, hexValue(bytes[index + 1]) != nil, hexValue(bytes[index + 2]) != nil
+                else { return false }
+                index += 3
+                continue
+            }
+            guard isTargetCharacter(byte) else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func isTargetCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("-._~!$&'()*+,;=:@/?".utf8).contains(byte)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/// An ordered JSON object with unique keys. Order matters only for output:
+/// responses serialise their members in the order they were built.
+public struct JSONObject: Sendable, Equatable {
+    /// The members in document (or construction) order.
+    public private(set) var members: [(key: String, value: JSONValue)]
+    /// The keys, for O(1) duplicate checks (a 64 KiB body can hold
+    /// thousands of keys; a linear scan per insert would be quadratic).
+    private var keySet: Set<String>
+
+    public init() {
+        members = []
+        keySet = []
+    }
+
+    /// Builds an object from pairs; a repeated key is a programming error.
+    public init(_ pairs: KeyValuePairs<String, JSONValue>) {
+        members = []
+        keySet = []
+        for (key, value) in pairs {
+            let inserted = insert(key, value)
+            precondition(inserted, "duplicate JSON key \(key)")
+        }
+    }
+
+    /// The member named `key`, if any.
+    public subscript(key: String) -> JSONValue? {
+        members.first(where: { $0.key == key })?.value
+    }
+
+    /// The member keys in order.
+    public var keys: [String] { members.map(\.key) }
+
+    /// Appends a member; returns false (and changes nothing) if `key` exists.
+    @discardableResult
+    public mutating func insert(_ key: String, _ value: JSONValue) -> Bool {
+        guard keySet.insert(key).inserted else { return false }
+        members.append((key, value))
+        return true
+    }
+
+    /// Appends a member only when the value is present.
+    public mutating func insertIfPresent(_ key: String, _ value: JSONValue?) {
+        if let value { insert(key, value) }
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.members.count == rhs.members.count
+            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}

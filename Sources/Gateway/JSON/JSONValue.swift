@@ -1,0 +1,27 @@
+/// A parsed JSON document. Objects keep their members in document order and
+/// never hold a key twice (the strict parser rejects duplicates).
+public enum JSONValue: Sendable, Equatable {
+    case object(JSONObject)
+    case array([JSONValue])
+    case string(String)
+    case number(JSONNumber)
+    case bool(Bool)
+    case null
+
+    /// The JSON type's name, for error messages ("object", "string", ...).
+    public var typeName: String {
+        switch self {
+        case .object: return "object"
+        case .array: return "array"
+        case .string: return "string"
+        case .number: return "number"
+        case .bool: return "boolean"
+        case .null: return "null"
+        }
+    }
+
+    /// A number value from an integer.
+    public static func integer(_ value: Int64) -> JSONValue {
+        .number(JSONNumber(integer: value))
+    }
+}

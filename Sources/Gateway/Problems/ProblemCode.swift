@@ -1,0 +1,125 @@
+/// The stable machine-readable codes of the public API (PRD 6.3 plus the
+/// gateway's own), each with its HTTP status, title and whether the app may
+/// resubmit the same transaction later (`retryable`, as in seed 002: never a
+/// reason to start a new purchase).
+public enum ProblemCode: String, Sendable, CaseIterable {
+    case paymentProductNotFound = "PAYMENT_PRODUCT_NOT_FOUND"
+    case paymentProductMismatch = "PAYMENT_PRODUCT_MISMATCH"
+    case paymentTransactionInvalid = "PAYMENT_TRANSACTION_INVALID"
+    case paymentTransactionRevoked = "PAYMENT_TRANSACTION_REVOKED"
+    case paymentTransactionConflict = "PAYMENT_TRANSACTION_CONFLICT"
+    case paymentStarterPackIneligible = "PAYMENT_STARTER_PACK_INELIGIBLE"
+    case paymentAppleUnavailable = "PAYMENT_APPLE_UNAVAILABLE"
+    case paymentGrantFailed = "PAYMENT_GRANT_FAILED"
+    case unauthenticated = "UNAUTHENTICATED"
+    /// A body that is not well-formed for the route (400).
+    case validationFailedMalformed = "VALIDATION_FAILED"
+    /// A well-formed body whose values break the field rules (422).
+    case validationFailedUnprocessable = "VALIDATION_FAILED_FIELDS"
+    case notFound = "NOT_FOUND"
+    case methodNotAllowed = "METHOD_NOT_ALLOWED"
+    case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+    case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+    case rateLimited = "RATE_LIMITED"
+    case serviceUnavailable = "SERVICE_UNAVAILABLE"
+    case internalError = "INTERNAL"
+    // HTTP/1.1 framing failures the connection answers before routing.
+    case requestTimeout = "REQUEST_TIMEOUT"
+    case uriTooLong = "URI_TOO_LONG"
+    case headerFieldsTooLarge = "HEADER_FIELDS_TOO_LARGE"
+    case expectationFailed = "EXPECTATION_FAILED"
+    case notImplemented = "NOT_IMPLEMENTED"
+    case httpVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED"
+
+    /// The `code` member sent to clients. Both validation cases send
+    /// VALIDATION_FAILED; only the status (400 or 422) tells them apart.
+    public var wireCode: String {
+        self == .validationFailedUnprocessable ? "VALIDATION_FAILED" : rawValue
+    }
+
+    /// The HTTP status answered with this code.
+    public var httpStatus: Int {
+        switch self {
+        case .paymentProductNotFound, .notFound: return 404
+        case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable: return 422
+        case .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible: return 409
+        case .paymentAppleUnavailable, .serviceUnavailable: return 503
+        case .paymentGrantFailed, .internalError: return 500
+        case .unauthenticated: return 401
+        case .validationFailedMalformed: return 400
+        case .methodNotAllowed: return 405
+        case .unsupportedMediaType: return 415
+        case .payloadTooLarge: return 413
+        case .rateLimited: return 429
+        case .requestTimeout: return 408
+        case .uriTooLong: return 414
+        case .headerFieldsTooLarge: return 431
+        case .expectationFailed: return 417
+        case .notImplemented: return 501
+        case .httpVersionNotSupported: return 505
+        }
+    }
+
+    /// May the app resubmit the same request (the same StoreKit transaction)
+    /// later with a chance of success? True means "keep the transaction
+    /// unfinished and retry", never "buy again". Unknown failures say true:
+    /// finishing a paid transaction on a transient error would lose credits.
+    public var retryable: Bool {
+        switch self {
+        case .paymentAppleUnavailable, .paymentGrantFailed, .rateLimited, .serviceUnavailable, .internalError,
+            .requestTimeout:
+            return true
+        // After the app refreshes its token, the same submission can succeed.
+        case .unauthenticated:
+            return true
+        case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
+            .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
+            .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
+            .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
+            .notImplemented, .httpVersionNotSupported:
+            return false
+        }
+    }
+
+    /// A short, stable human summary (RFC 9457 `title`).
+    public var title: String {
+        switch self {
+        case .paymentProductNotFound: return "Product not found"
+        case .paymentProductMismatch: return "Product does not match the transaction"
+        case .paymentTransactionInvalid: return "Transaction is invalid"
+        case .paymentTransactionRevoked: return "Transaction was refunded or revoked"
+        case .paymentTransactionConflict: return "Transaction conflicts with an earlier one"
+        case .paymentStarterPackIneligible: return "Starter pack already purchased"
+        case .paymentAppleUnavailable: return "Apple is unavailable"
+        case .paymentGrantFailed: return "Credits could not be granted yet"
+        case .unauthenticated: return "Authentication required"
+        case .validationFailedMalformed: return "Request is malformed"
+        case .validationFailedUnprocessable: return "Request failed validation"
+        case .notFound: return "Not found"
+        case .methodNotAllowed: return "Method not allowed"
+        case .unsupportedMediaType: return "Unsupported media type"
+        case .payloadTooLarge: return "Payload too large"
+        case .rateLimited: return "Too many requests"
+        case .serviceUnavailable: return "Service unavailable"
+        case .internalError: return "Internal error"
+        case .requestTimeout: return "Request timeout"
+        case .uriTooLong: return "Request target too long"
+        case .headerFieldsTooLarge: return "Header fields too large"
+        case .expectationFailed: return "Expectation failed"
+        case .notImplemented: return "Not implemented"
+        case .httpVersionNotSupported: return "HTTP version not supported"
+        }
+    }
+
+    /// The RFC 9457 `type`: an absolute URN, one per case (so the 400 and 422
+    /// validation problems have distinct types).
+    public var typeURI: String {
+        "urn:iap-credits:problem:" + rawValue.lowercasedASCII.replacingUnderscoresWithHyphens
+    }
+}
+
+extension String {
+    fileprivate var replacingUnderscoresWithHyphens: String {
+        String(map { $0 == "_" ? "-" : $0 })
+    }
+}

@@ -1,0 +1,36 @@
+/// One row of the route table: method, path pattern (`{name}` matches one
+/// non-empty segment) and whether a bearer token is required.
+public struct RouteSpec: Sendable {
+    public let method: String
+    public let pattern: String
+    public let requiresAuthentication: Bool
+    let make: @Sendable ([String]) -> Route
+
+    /// The pattern split into segments ("" for the root).
+    var segments: [Substring] { pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 } }
+
+    /// Literal segments outrank parameters: /transactions/verify beats
+    /// /transactions/{transactionId}.
+    var literalSegmentCount: Int { segments.filter { !$0.hasPrefix("{") }.count }
+
+    /// The route table, the single source the router and the OpenAPI check use.
+    public static let all: [RouteSpec] = [
+        RouteSpec(method: "GET", pattern: "/api/v1/points/balance", requiresAuthentication: true) { _ in .balance },
+        RouteSpec(method: "GET", pattern: "/api/v1/points/packages", requiresAuthentication: true) { _ in .packages },
+        RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/transactions/verify", requiresAuthentication: true) { _ in
+            .verifyTransaction
+        },
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions/{transactionId}", requiresAuthentication: true) {
+            .transactionStatus(transactionId: $0[0])
+        },
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/account-token", requiresAuthentication: true) { _ in
+            .accountToken
+        },
+        // Apple authenticates by signing the payload, not with a bearer token.
+        RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/notifications", requiresAuthentication: false) { _ in
+            .appleNotifications
+        },
+        RouteSpec(method: "GET", pattern: "/healthz", requiresAuthentication: false) { _ in .health },
+        RouteSpec(method: "GET", pattern: "/readyz", requiresAuthentication: false) { _ in .readiness },
+    ]
+}

@@ -1,0 +1,44 @@
+/// Matches method and path against `RouteSpec.all`. Paths compare segment by
+/// segment without decoding; the query is ignored; a trailing slash or an
+/// empty segment is a different path (404). Among matching patterns only the
+/// most specific (most literal segments) count, so a literal route is never
+/// shadowed by a parameter.
+public struct Router: Sendable {
+    public let specs: [RouteSpec]
+
+    public init(specs: [RouteSpec] = RouteSpec.all) { self.specs = specs }
+
+    public func match(method: String, target: some StringProtocol) -> RouteMatch {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard path.hasPrefix("/") else { return .notFound }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0) }
+
+        var candidates: [(spec: RouteSpec, parameters: [String])] = []
+        for spec in specs {
+            if let parameters = Self.parameters(of: segments, against: spec.segments) {
+                candidates.append((spec, parameters))
+            }
+        }
+        guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return .notFound }
+        let mostSpecific = candidates.filter { $0.spec.literalSegmentCount == best }
+        if let hit = mostSpecific.first(where: { $0.spec.method == method }) {
+            return .matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication)
+        }
+        return .methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted())
+    }
+
+    /// The captured parameters when `segments` fit `pattern`, else nil.
+    private static func parameters(of segments: [String], against pattern: [Substring]) -> [String]? {
+        guard segments.count == pattern.count else { return nil }
+        var parameters: [String] = []
+        for (segment, expected) in zip(segments, pattern) {
+            if expected.hasPrefix("{") {
+                guard !segment.isEmpty else { return nil }
+                parameters.append(segment)
+            } else if segment != expected {
+                return nil
+            }
+        }
+        return parameters
+    }
+}

@@ -1,0 +1,70 @@
+import AppStoreVerification
+import Foundation
+import ServiceKit
+
+/// Builds the JWS verifier's configuration from the operator settings
+/// `APPLE_BUNDLE_ID`, `APPLE_APP_APPLE_ID`, `APPLE_ENVIRONMENTS`,
+/// `APPLE_ROOT_CERTS`, `APPLE_ONLINE_CHECKS` and `APPLE_LOCAL_TESTING`.
+enum AppleVerificationSettings {
+    /// The bundled production trust anchor (Apple Root CA G3), relative to
+    /// the working directory unless `APPLE_ROOT_CERTS` says otherwise.
+    static let defaultRootPath = "config/AppleRootCA-G3.cer"
+
+    static let optionSpecs: [OptionSpec] = [
+        OptionSpec(flag: nil, env: "APPLE_BUNDLE_ID", help: "The app's bundle id; signed data for any other bundle is refused."),
+        OptionSpec(flag: nil, env: "APPLE_APP_APPLE_ID", help: "The app's numeric App Store id (required when Production is allowed)."),
+        OptionSpec(flag: nil, env: "APPLE_ENVIRONMENTS", default: "Production,Sandbox",
+                   help: "Comma-separated environments accepted: Production, Sandbox (Xcode, LocalTesting need APPLE_LOCAL_TESTING=1)."),
+        OptionSpec(flag: nil, env: "APPLE_ROOT_CERTS", default: defaultRootPath,
+                   help: "Comma-separated paths of trusted root certificates (DER or PEM)."),
+        OptionSpec(flag: nil, env: "APPLE_ONLINE_CHECKS", default: "0",
+                   help: "1 to check leaf and intermediate with OCSP (effective date now); 0 to use the payload's signedDate."),
+        OptionSpec(flag: nil, env: "APPLE_LOCAL_TESTING", default: "0",
+                   help: "1 to accept the Xcode/LocalTesting environments (verified against APPLE_ROOT_CERTS). Never in production."),
+    ]
+
+    static func verifierConfiguration(
+        bundleId: String,
+        appAppleId: String?,
+        environments: String,
+        rootPaths: String,
+        onlineChecks: String,
+        localTesting: String
+    ) throws -> VerifierConfiguration {
+        let parsedEnvironments = environments.split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .map(AppStoreEnvironment.init(rawValue:))
+        let known: Set<AppStoreEnvironment> = [.production, .sandbox, .xcode, .localTesting]
+        for environment in parsedEnvironments where !known.contains(environment) {
+            throw CommandLineError("unknown environment \(environment.rawValue) in APPLE_ENVIRONMENTS")
+        }
+        var appId: Int64?
+        if let appAppleId, !appAppleId.isEmpty {
+            guard let parsed = Int64(appAppleId), parsed > 0 else { throw CommandLineError("APPLE_APP_APPLE_ID must be a positive integer") }
+            appId = parsed
+        }
+        let paths = rootPaths.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let roots: [Data]
+        do {
+            roots = try VerifierConfiguration.loadRoots(paths: paths)
+        } catch {
+            throw CommandLineError("cannot load APPLE_ROOT_CERTS: \(error)")
+        }
+        return VerifierConfiguration(
+            bundleId: bundleId,
+            appAppleId: appId,
+            allowedEnvironments: Set(parsedEnvironments),
+            localTestingMode: try flag(localTesting, name: "APPLE_LOCAL_TESTING"),
+            onlineChecks: try flag(onlineChecks, name: "APPLE_ONLINE_CHECKS"),
+            trustedRoots: roots)
+    }
+
+    static func flag(_ text: String, name: String) throws -> Bool {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off", "": return false
+        default: throw CommandLineError("\(name) must be 0 or 1")
+        }
+    }
+}

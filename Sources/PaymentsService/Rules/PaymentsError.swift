@@ -1,0 +1,85 @@
+/// A PaymentsService failure with a stable machine-readable `reason` (the
+/// `error-reason` trailer, see payments.proto) and its gRPC status, kept as
+/// data so the gateway's one mapping table can turn it into a problem.
+enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
+    case validationFailed(field: String, problem: String)
+    case productNotFound
+    /// The app's product ids disagree with the catalog or the signed payload.
+    case productMismatch(problem: String)
+    /// The JWS failed verification (`jwsFailure` is the verifier's code) or
+    /// its content contradicts the request.
+    case transactionInvalid(jwsFailure: String, problem: String)
+    case transactionRevoked
+    case starterPackIneligible
+    /// Another user owns this transaction (or its appAccountToken).
+    case transactionConflict
+    case transactionNotFound
+    /// Apple's side (OCSP) could not be reached; retry later.
+    case appleUnavailable(detail: String)
+    /// PointsService could not be reached; the saga keeps the purchase and retries.
+    case pointsUnavailable(detail: String)
+    case databaseUnavailable(detail: String)
+    /// Verified, but the grant failed for a reason a retry will not fix.
+    case grantFailed(detail: String)
+    case internalFailure(detail: String)
+
+    var reason: String {
+        switch self {
+        case .validationFailed: "VALIDATION_FAILED"
+        case .productNotFound: "PRODUCT_NOT_FOUND"
+        case .productMismatch: "PRODUCT_MISMATCH"
+        case .transactionInvalid: "TRANSACTION_INVALID"
+        case .transactionRevoked: "TRANSACTION_REVOKED"
+        case .starterPackIneligible: "STARTER_PACK_INELIGIBLE"
+        case .transactionConflict: "TRANSACTION_CONFLICT"
+        case .transactionNotFound: "TRANSACTION_NOT_FOUND"
+        case .appleUnavailable: "APPLE_UNAVAILABLE"
+        case .pointsUnavailable: "POINTS_UNAVAILABLE"
+        case .databaseUnavailable: "DATABASE_UNAVAILABLE"
+        case .grantFailed: "GRANT_FAILED"
+        case .internalFailure: "INTERNAL"
+        }
+    }
+
+    /// The numeric gRPC status code (see payments.proto's header).
+    var grpcStatusCode: Int {
+        switch self {
+        case .validationFailed, .productMismatch, .transactionInvalid: 3       // INVALID_ARGUMENT
+        case .productNotFound, .transactionNotFound: 5                          // NOT_FOUND
+        case .transactionConflict: 6                                            // ALREADY_EXISTS
+        case .transactionRevoked, .starterPackIneligible: 9                     // FAILED_PRECONDITION
+        case .grantFailed, .internalFailure: 13                                 // INTERNAL
+        case .appleUnavailable, .pointsUnavailable, .databaseUnavailable: 14    // UNAVAILABLE
+        }
+    }
+
+    /// Whether the app may resubmit the same transaction later.
+    var isRetryable: Bool { grpcStatusCode == 14 }
+
+    /// Safe to return to callers: names fields, never echoes a JWS or an email.
+    var message: String {
+        switch self {
+        case .validationFailed(let field, let problem): "\(field): \(problem)"
+        case .productNotFound: "unknown or disabled product code"
+        case .productMismatch(let problem): "product mismatch: \(problem)"
+        case .transactionInvalid(_, let problem): "signed transaction invalid: \(problem)"
+        case .transactionRevoked: "the transaction was refunded or revoked"
+        case .starterPackIneligible: "this email identity has already bought the starter pack"
+        case .transactionConflict: "the transaction belongs to another account"
+        case .transactionNotFound: "no such transaction for this user"
+        case .appleUnavailable: "Apple could not be reached, retry later"
+        case .pointsUnavailable: "credits could not be granted yet, retry later; the purchase is kept"
+        case .databaseUnavailable: "database unavailable, retry later"
+        case .grantFailed: "the purchase was verified but could not be credited"
+        case .internalFailure: "internal error"
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .appleUnavailable(let d), .pointsUnavailable(let d), .databaseUnavailable(let d), .grantFailed(let d), .internalFailure(let d):
+            "\(reason): \(d)"
+        default: "\(reason): \(message)"
+        }
+    }
+}

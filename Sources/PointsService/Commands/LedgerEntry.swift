@@ -1,0 +1,15 @@
+import Foundation
+
+/// One ledger row as shown to support and audit.
+public struct LedgerEntry: Sendable, Equatable {
+    public let id: UUID
+    public let eventId: String
+    public let changeType: String
+    public let direction: Int32
+    public let amount: Int64
+    public let balanceAfter: Int64
+    public let bizType: String
+    public let bizId: String
+    public let metadataJSON: String
+    public let createdAtUnixMilliseconds: Int64
+}

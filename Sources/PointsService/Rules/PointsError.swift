@@ -1,0 +1,81 @@
+/// A PointsService failure with a stable machine-readable `reason` (sent in
+/// the `error-reason` trailer) and the gRPC status it maps to, as data so the
+/// RPC layer can conform it to its error protocol without a second table.
+public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A request field is missing, malformed or out of range.
+    case validationFailed(field: String, problem: String)
+    case productNotFound(productCode: String)
+    /// The purchase (or clawback) an event refers to does not exist for this user.
+    case eventNotFound(eventId: String)
+    /// The email identity has already bought the starter pack.
+    case starterPackIneligible
+    /// The event id was already used with different content.
+    case eventConflict(eventId: String, problem: String)
+    /// The database could not be reached or was overloaded; retrying may succeed.
+    case databaseUnavailable(detail: String)
+    /// A bug or broken invariant (e.g. a CHECK constraint fired); not retryable.
+    case internalFailure(detail: String)
+
+    /// The stable reason string of points.proto's header comment.
+    public var reason: String {
+        switch self {
+        case .validationFailed: return "VALIDATION_FAILED"
+        case .productNotFound: return "PRODUCT_NOT_FOUND"
+        case .eventNotFound: return "EVENT_NOT_FOUND"
+        case .starterPackIneligible: return "STARTER_PACK_INELIGIBLE"
+        case .eventConflict: return "EVENT_CONFLICT"
+        case .databaseUnavailable: return "DATABASE_UNAVAILABLE"
+        case .internalFailure: return "INTERNAL"
+        }
+    }
+
+    /// The gRPC status code name (as in the gRPC spec).
+    public var grpcCodeName: String {
+        switch self {
+        case .validationFailed: return "INVALID_ARGUMENT"
+        case .productNotFound, .eventNotFound: return "NOT_FOUND"
+        case .starterPackIneligible: return "FAILED_PRECONDITION"
+        case .eventConflict: return "ALREADY_EXISTS"
+        case .databaseUnavailable: return "UNAVAILABLE"
+        case .internalFailure: return "INTERNAL"
+        }
+    }
+
+    /// The numeric gRPC status code.
+    public var grpcStatusCode: Int {
+        switch self {
+        case .validationFailed: return 3
+        case .productNotFound, .eventNotFound: return 5
+        case .starterPackIneligible: return 9
+        case .eventConflict: return 6
+        case .databaseUnavailable: return 14
+        case .internalFailure: return 13
+        }
+    }
+
+    /// Whether the same request may succeed later (the saga retries these, compensates the rest).
+    public var isTransient: Bool {
+        if case .databaseUnavailable = self { return true }
+        return false
+    }
+
+    /// A message safe to return to the caller: names fields, never echoes values.
+    public var message: String {
+        switch self {
+        case .validationFailed(let field, let problem): return "\(field): \(problem)"
+        case .productNotFound: return "unknown product code"
+        case .eventNotFound: return "no such event for this user"
+        case .starterPackIneligible: return "this email identity has already bought the starter pack"
+        case .eventConflict(_, let problem): return "event id already used: \(problem)"
+        case .databaseUnavailable: return "database unavailable, retry later"
+        case .internalFailure: return "internal error"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .databaseUnavailable(let detail), .internalFailure(let detail): return "\(reason): \(detail)"
+        default: return "\(reason): \(message)"
+        }
+    }
+}

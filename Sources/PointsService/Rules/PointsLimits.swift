@@ -1,0 +1,23 @@
+/// Every size and count limit of PointsService, in one place.
+enum PointsLimits {
+    static let eventIdBytesMax = 200
+    static let bizIdBytesMax = 200
+    static let sourceFieldBytesMax = 200
+    static let reasonBytesMax = 100
+    static let emailMaskedBytesMax = 320
+    static let emailBytesMax = 320
+    static let productCodeBytesMax = 64
+    static let pageTokenBytesMax = 64
+    static let ledgerPageSizeDefault = 50
+    static let ledgerPageSizeMax = 200
+    /// Credits of one package; catalog validation enforces it.
+    static let packageCreditsMax: Int64 = 1_000_000
+    static let packageCountMax = 64
+    static let catalogFileBytesMax = 1 << 20
+    /// No balance may exceed this; guards Int64 arithmetic far from overflow.
+    static let balanceMax: Int64 = 1_000_000_000_000
+    /// Transactions re-run after losing a race on a unique key (then it is a replay).
+    static let uniqueRaceAttemptsMax = 3
+    /// Minimum EMAIL_HASH_SECRET length.
+    static let emailHashSecretBytesMin = 32
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Pure input checks shared by every request. Each returns the normalised
+/// value or throws `validationFailed` naming the field (never echoing it).
+enum PointsValidation {
+    /// A user id: canonical UUID text (any case).
+    static func userId(_ text: String, field: String = "user_id") throws(PointsError) -> UUID {
+        guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
+            throw PointsError.validationFailed(field: field, problem: "must be a UUID")
+        }
+        return id
+    }
+
+    /// An idempotency key: 1...200 bytes of [A-Za-z0-9._:-], e.g. "payment.apple_iap:2000000847061981".
+    static func eventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
+        let bytes = text.utf8
+        guard !bytes.isEmpty else { throw PointsError.validationFailed(field: field, problem: "is required") }
+        guard bytes.count <= PointsLimits.eventIdBytesMax else {
+            throw PointsError.validationFailed(field: field, problem: "longer than \(PointsLimits.eventIdBytesMax) bytes")
+        }
+        for byte in bytes where !isEventIdByte(byte) {
+            throw PointsError.validationFailed(field: field, problem: "may only contain letters, digits and . _ : -")
+        }
+        return text
+    }
+
+    /// A product code: 1...64 bytes of [a-z0-9_].
+    static func productCode(_ text: String, field: String = "product_code") throws(PointsError) -> String {
+        let bytes = text.utf8
+        guard !bytes.isEmpty else { throw PointsError.validationFailed(field: field, problem: "is required") }
+        guard bytes.count <= PointsLimits.productCodeBytesMax,
+              bytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) else {
+            throw PointsError.validationFailed(field: field, problem: "must be 1...\(PointsLimits.productCodeBytesMax) of a-z 0-9 _")
+        }
+        return text
+    }
+
+    /// An email hash: 64 lower-case hex digits (HMAC-SHA256).
+    static func emailHash(_ text: String, field: String = "email_hash") throws(PointsError) -> String {
+        let bytes = text.utf8
+        guard bytes.count == 64, bytes.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            throw PointsError.validationFailed(field: field, problem: "must be 64 lower-case hex digits")
+        }
+        return text
+    }
+
+    /// Free text: at most `maxBytes` UTF-8 bytes, no control characters;
+    /// empty allowed only when not `required`.
+    static func text(_ text: String, field: String, maxBytes: Int, required: Bool) throws(PointsError) -> String {
+        if text.isEmpty {
+            if required { throw PointsError.validationFailed(field: field, problem: "is required") }
+            return text
+        }
+        guard text.utf8.count <= maxBytes else {
+            throw PointsError.validationFailed(field: field, problem: "longer than \(maxBytes) bytes")
+        }
+        for scalar in text.unicodeScalars where isForbidden(scalar) {
+            throw PointsError.validationFailed(field: field, problem: "contains control characters")
+        }
+        return text
+    }
+
+    /// Free text arriving as bytes (e.g. a protobuf string field): must be
+    /// valid UTF-8, then the same rules as `text(_:...)`.
+    static func text(bytes: [UInt8], field: String, maxBytes: Int, required: Bool) throws(PointsError) -> String {
+        guard bytes.count <= maxBytes else {
+            throw PointsError.validationFailed(field: field, problem: "longer than \(maxBytes) bytes")
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self) else {
+            throw PointsError.validationFailed(field: field, problem: "is not valid UTF-8")
+        }
+        return try text(decoded, field: field, maxBytes: maxBytes, required: required)
+    }
+
+    /// A ledger page size: 1...200, 0 meaning the default of 50.
+    static func pageSize(_ value: Int32) throws(PointsError) -> Int {
+        if value == 0 { return PointsLimits.ledgerPageSizeDefault }
+        guard value > 0, value <= Int32(PointsLimits.ledgerPageSizeMax) else {
+            throw PointsError.validationFailed(field: "page_size", problem: "must be 0...\(PointsLimits.ledgerPageSizeMax)")
+        }
+        return Int(value)
+    }
+
+    private static func isEventIdByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2E, 0x5F, 0x3A, 0x2D: return true
+        default: return false
+        }
+    }
+
+    /// C0/C1 controls, DEL, and the bidi/line separators that break logs and displays.
+    private static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (value >= 0x7F && value <= 0x9F) || value == 0x2028 || value == 0x2029
+            || (value >= 0x202A && value <= 0x202E) || (value >= 0x2066 && value <= 0x2069)
+    }
+}

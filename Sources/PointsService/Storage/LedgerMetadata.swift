@@ -1,0 +1,41 @@
+import Foundation
+
+/// The `metadata` jsonb of ledger rows, in PRD 5.4's `{"ext": {...}}` shape.
+enum LedgerMetadata {
+    static func purchase(_ grant: ValidatedGrant) -> String {
+        encode([
+            "source": grant.source.source,
+            "platform": grant.source.platform,
+            "product_code": grant.package.productCode,
+            "app_store_product_id": grant.package.appStoreProductId,
+            "transaction_id": grant.source.transactionId,
+            "original_transaction_id": grant.source.originalTransactionId,
+            "environment": grant.source.environment,
+            "apple_iap_transaction_id": grant.source.paymentRecordId,
+            "credits": grant.package.credits,
+        ])
+    }
+
+    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, purchaseCredits: Int64) -> String {
+        encode([
+            "original_event_id": clawback.originalEventId,
+            "refund_reason": clawback.reason,
+            "overdue_amount": plan.overdueAmount,
+            "purchase_credits": purchaseCredits,
+        ])
+    }
+
+    static func reversal(_ reversal: ValidatedReversal, plan: ReversalPlan) -> String {
+        encode([
+            "clawback_event_id": reversal.clawbackEventId,
+            "credits_restored": plan.creditsRestored,
+        ])
+    }
+
+    private static func encode(_ ext: [String: any Sendable]) -> String {
+        let document: [String: Any] = ["ext": ext]
+        // Only strings and integers go in, which JSONSerialization always accepts.
+        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,72 @@
+import PostgresClient
+
+/// PointsService's database schema as versioned migrations (applied at
+/// start-up by `PostgresMigrator`). Never edit an applied migration: add one.
+enum PointsSchema {
+    /// The advisory lock key serialising PointsService migration runners.
+    static let migrationLockKey: Int64 = 0x706F_696E_7473_0001
+
+    static let migrations: [PostgresMigration] = [
+        PostgresMigration(version: 1, name: "points_core", sql: """
+            create table user_points (
+                user_id uuid primary key,
+                balance bigint not null default 0 check (balance >= 0),
+                lifetime_earned bigint not null default 0 check (lifetime_earned >= 0),
+                lifetime_spent bigint not null default 0 check (lifetime_spent >= 0),
+                created_at timestamptz not null default now(),
+                updated_at timestamptz not null default now()
+            );
+
+            create table points_ledger (
+                id uuid primary key default gen_random_uuid(),
+                -- Insertion order: rows of one user are written under that user's row lock,
+                -- so seq orders them exactly; ListLedger pages on it.
+                seq bigint generated always as identity unique,
+                user_id uuid not null references user_points (user_id),
+                event_id varchar(200) not null check (event_id <> ''),
+                change_type varchar(32) not null
+                    check (change_type in ('register', 'consume', 'grant', 'adjust', 'purchase', 'refund', 'refund_reversal')),
+                direction smallint not null check (direction in (1, -1)),
+                amount bigint not null check (amount >= 0),
+                balance_after bigint not null check (balance_after >= 0),
+                biz_type varchar(32) not null check (biz_type in ('chat', 'payment')),
+                biz_id varchar(200),
+                -- The purchase a refund takes back, or the refund a reversal undoes.
+                related_event_id varchar(200),
+                -- SHA-256 of the request's identifying fields: same id + other content = conflict.
+                request_fingerprint varchar(64) not null,
+                metadata jsonb not null default '{}'::jsonb,
+                created_at timestamptz not null default clock_timestamp(),
+                constraint points_ledger_user_event_unique unique (user_id, event_id),
+                constraint points_ledger_event_unique unique (event_id),
+                constraint points_ledger_purchase_direction check (change_type <> 'purchase' or direction = 1),
+                constraint points_ledger_refund_direction check (change_type <> 'refund' or direction = -1),
+                constraint points_ledger_refund_reversal_direction check (change_type <> 'refund_reversal' or direction = 1),
+                constraint points_ledger_payment_biz check (
+                    change_type not in ('purchase', 'refund', 'refund_reversal')
+                    or (biz_type = 'payment' and biz_id is not null and biz_id <> '')),
+                constraint points_ledger_related_event check (
+                    change_type not in ('refund', 'refund_reversal') or related_event_id is not null)
+            );
+            -- One refund per purchase, one reversal per refund.
+            create unique index points_ledger_related_event_unique
+                on points_ledger (change_type, related_event_id) where related_event_id is not null;
+            create index points_ledger_user_seq on points_ledger (user_id, seq desc);
+
+            create table register_bonus_claims (
+                email_hash varchar(64) primary key check (email_hash ~ '^[0-9a-f]{64}$'),
+                has_purchased_starter_pack boolean not null default false,
+                -- Masked only (a***@example.com); the address itself is never stored.
+                user_email_snapshot varchar(320),
+                first_user_id_snapshot uuid not null,
+                grant_event_id varchar(200),
+                created_at timestamptz not null default now(),
+                updated_at timestamptz not null default now()
+            );
+            """),
+    ]
+
+    static func migrate(_ pool: PostgresPool) async throws {
+        try await PostgresMigrator(migrations: migrations, advisoryLockKey: migrationLockKey).migrate(on: pool)
+    }
+}

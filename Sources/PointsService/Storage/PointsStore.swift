@@ -1,0 +1,328 @@
+import Foundation
+import PostgresClient
+
+/// PointsService's storage edge: each RPC is one short transaction over the
+/// pool; the decisions inside come from the pure rules (validation, plans,
+/// replay decision). Validation happens before any I/O, so bad input writes nothing.
+final class PointsStore: Sendable {
+    let pool: PostgresPool
+    let catalog: PackageCatalog
+
+    init(pool: PostgresPool, catalog: PackageCatalog) {
+        self.pool = pool
+        self.catalog = catalog
+    }
+
+    /// Applies the schema migrations (safe to run from several instances at once).
+    func migrate() async throws(PointsError) {
+        try await mappingErrors { try await PointsSchema.migrate(self.pool) }
+    }
+
+    // MARK: Queries
+
+    func getBalance(userId: String) async throws(PointsError) -> PointsBalance {
+        let id = try PointsValidation.userId(userId)
+        return try await reading {
+            try await self.pool.withConnection { connection in
+                let row = try await connection.query(
+                    "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(id)]).first
+                guard let row else { return PointsBalance(userId: id, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0) }
+                return PointsBalance(userId: id, balance: try row.int64("balance"),
+                                     lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
+            }
+        }
+    }
+
+    func listPackages(userId: String, emailHash: String) async throws(PointsError) -> PackageListing {
+        _ = try PointsValidation.userId(userId)
+        let hash = try PointsValidation.emailHash(emailHash)
+        let purchased = try await reading {
+            try await self.pool.withConnection { connection in
+                try await connection.query(
+                    "select has_purchased_starter_pack from register_bonus_claims where email_hash = $1", [.text(hash)]
+                ).first?.bool("has_purchased_starter_pack") ?? false
+            }
+        }
+        return PackageListing(packages: catalog.purchasable(starterPackPurchased: purchased), starterPackPurchased: purchased)
+    }
+
+    func listLedger(userId: String, pageSize: Int32, pageToken: String) async throws(PointsError) -> LedgerPage {
+        let id = try PointsValidation.userId(userId)
+        let size = try PointsValidation.pageSize(pageSize)
+        let before = try LedgerPageToken.decode(pageToken)
+        let rows = try await reading {
+            try await self.pool.withConnection { connection in
+                try await connection.query("""
+                    select id, seq, event_id, change_type, direction, amount, balance_after, biz_type,
+                           coalesce(biz_id, '') as biz_id, metadata::text as metadata,
+                           (extract(epoch from created_at) * 1000)::bigint as created_at_ms
+                    from points_ledger
+                    where user_id = $1::uuid and ($2::bigint is null or seq < $2::bigint)
+                    order by seq desc limit $3::bigint
+                    """, [.uuid(id), before.map(PostgresValue.int64) ?? .null, .int64(Int64(size + 1))])
+            }
+        }
+        return try mappingErrors { () throws(PostgresError) -> LedgerPage in
+            var entries: [LedgerEntry] = []
+            var lastSequence: Int64 = 0
+            for row in rows.prefix(size) {
+                entries.append(LedgerEntry(
+                    id: try row.uuid("id"), eventId: try row.string("event_id"), changeType: try row.string("change_type"),
+                    direction: Int32(try row.int64("direction")), amount: try row.int64("amount"),
+                    balanceAfter: try row.int64("balance_after"), bizType: try row.string("biz_type"),
+                    bizId: try row.string("biz_id"), metadataJSON: try row.json("metadata"),
+                    createdAtUnixMilliseconds: try row.int64("created_at_ms")))
+                lastSequence = try row.int64("seq")
+            }
+            let more = rows.count > size
+            return LedgerPage(entries: entries, nextPageToken: more ? LedgerPageToken.encode(lastSequence: lastSequence) : "")
+        }
+    }
+
+    // MARK: Commands
+
+    /// Credits a purchase exactly once per event id (see `applyGrant`).
+    func grant(_ command: GrantCommand) async throws(PointsError) -> GrantResult {
+        let grant = try command.validated(catalog: catalog)
+        return try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applyGrant(grant, in: transaction) }
+        }
+    }
+
+    /// Takes a purchase back exactly once (see `applyClawback`).
+    func clawback(_ command: ClawbackCommand) async throws(PointsError) -> ClawbackResult {
+        let clawback = try command.validated()
+        return try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applyClawback(clawback, in: transaction) }
+        }
+    }
+
+    /// Gives back what a clawback deducted, once (see `applyReversal`).
+    func reverseClawback(_ command: ReverseClawbackCommand) async throws(PointsError) -> ReverseClawbackResult {
+        let reversal = try command.validated()
+        return try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applyReversal(reversal, in: transaction) }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Replay check, lock the account, starter-pack claim, ledger row, balance: one transaction.
+    private func applyGrant(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> GrantResult {
+        let stored = try await findEvent(grant.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "purchase", fingerprint: grant.fingerprint) {
+        case .replay:
+            let first = stored!
+            return GrantResult(eventId: grant.eventId, replayed: true, creditsAdded: first.amount, balanceAfter: first.balanceAfter,
+                               balance: try await currentBalance(first.userId, in: transaction), ledgerEntryId: first.id)
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: grant.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        let account = try await lockAccount(grant.userId, in: transaction)
+        if grant.package.kind == .starter {
+            try await claimStarterPack(grant, in: transaction)
+        }
+        let plan = try GrantPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, credits: grant.package.credits)
+        let entryId = try await transaction.query("""
+            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
+                                       request_fingerprint, metadata)
+            values ($1::uuid, $2, 'purchase', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7::jsonb)
+            returning id
+            """, [.uuid(grant.userId), .text(grant.eventId), .int64(plan.credits), .int64(plan.balanceAfter),
+                  .text(grant.bizId), .text(grant.fingerprint), .json(LedgerMetadata.purchase(grant))]).first!.uuid("id")
+        try await updateAccount(grant.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        if let emailHash = grant.emailHash, grant.package.kind == .starter {
+            try await transaction.query("""
+                update register_bonus_claims set has_purchased_starter_pack = true, grant_event_id = $2, updated_at = now()
+                where email_hash = $1
+                """, [.text(emailHash), .text(grant.eventId)])
+        }
+        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: plan.credits, balanceAfter: plan.balanceAfter,
+                           balance: plan.balanceAfter, ledgerEntryId: entryId)
+    }
+
+    /// Creates or locks the email identity's claim; refuses a second starter pack.
+    private func claimStarterPack(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws {
+        guard let emailHash = grant.emailHash else {
+            throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
+        }
+        try await transaction.query("""
+            insert into register_bonus_claims (email_hash, has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot)
+            values ($1, false, nullif($2, ''), $3::uuid) on conflict (email_hash) do nothing
+            """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)])
+        let purchased = try await transaction.query(
+            "select has_purchased_starter_pack from register_bonus_claims where email_hash = $1 for update", [.text(emailHash)]
+        ).first!.bool("has_purchased_starter_pack")
+        if purchased { throw PointsError.starterPackIneligible }
+    }
+
+    /// Replay check, find the purchase, lock the account, deduct what is there, record overdue.
+    private func applyClawback(_ clawback: ValidatedClawback, in transaction: PostgresConnection) async throws -> ClawbackResult {
+        let stored = try await findEvent(clawback.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "refund", fingerprint: clawback.fingerprint) {
+        case .replay:
+            let first = stored!
+            return ClawbackResult(eventId: clawback.eventId, replayed: true, creditsDeducted: first.amount,
+                                  overdueAmount: first.overdueAmount, balance: try await currentBalance(first.userId, in: transaction))
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: clawback.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        guard let purchase = try await findEvent(clawback.originalEventId, in: transaction),
+              purchase.changeType == "purchase", purchase.userId == clawback.userId else {
+            throw PointsError.eventNotFound(eventId: clawback.originalEventId)
+        }
+        if try await hasRelatedEntry(changeType: "refund", relatedEventId: clawback.originalEventId, in: transaction) {
+            throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase was already clawed back by another event")
+        }
+        let account = try await lockAccount(clawback.userId, in: transaction)
+        let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, purchaseCredits: purchase.amount)
+        try await transaction.query("""
+            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
+                                       related_event_id, request_fingerprint, metadata)
+            values ($1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb)
+            """, [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
+                  .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
+                  .json(LedgerMetadata.refund(clawback, plan: plan, purchaseCredits: purchase.amount))])
+        try await updateAccount(clawback.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
+                              overdueAmount: plan.overdueAmount, balance: plan.balanceAfter)
+    }
+
+    /// Replay check, find the clawback, lock the account, restore exactly what it deducted.
+    private func applyReversal(_ reversal: ValidatedReversal, in transaction: PostgresConnection) async throws -> ReverseClawbackResult {
+        let stored = try await findEvent(reversal.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "refund_reversal", fingerprint: reversal.fingerprint) {
+        case .replay:
+            let first = stored!
+            return ReverseClawbackResult(eventId: reversal.eventId, replayed: true, creditsRestored: first.amount,
+                                         balance: try await currentBalance(first.userId, in: transaction))
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: reversal.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        guard let refund = try await findEvent(reversal.clawbackEventId, in: transaction),
+              refund.changeType == "refund", refund.userId == reversal.userId else {
+            throw PointsError.eventNotFound(eventId: reversal.clawbackEventId)
+        }
+        if try await hasRelatedEntry(changeType: "refund_reversal", relatedEventId: reversal.clawbackEventId, in: transaction) {
+            throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the clawback was already reversed by another event")
+        }
+        let account = try await lockAccount(reversal.userId, in: transaction)
+        let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount)
+        try await transaction.query("""
+            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
+                                       related_event_id, request_fingerprint, metadata)
+            values ($1::uuid, $2, 'refund_reversal', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb)
+            """, [.uuid(reversal.userId), .text(reversal.eventId), .int64(plan.creditsRestored), .int64(plan.balanceAfter),
+                  .text(reversal.bizId), .text(reversal.clawbackEventId), .text(reversal.fingerprint),
+                  .json(LedgerMetadata.reversal(reversal, plan: plan))])
+        try await updateAccount(reversal.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        return ReverseClawbackResult(eventId: reversal.eventId, replayed: false, creditsRestored: plan.creditsRestored,
+                                     balance: plan.balanceAfter)
+    }
+
+    // MARK: Statements
+
+    private struct LockedAccount {
+        let balance: Int64
+        let lifetimeEarned: Int64
+    }
+
+    private func findEvent(_ eventId: String, in transaction: PostgresConnection) async throws -> StoredLedgerEvent? {
+        guard let row = try await transaction.query(StoredLedgerEvent.selectSQL, [.text(eventId)]).first else { return nil }
+        return try StoredLedgerEvent(row: row)
+    }
+
+    private func hasRelatedEntry(changeType: String, relatedEventId: String, in transaction: PostgresConnection) async throws -> Bool {
+        try await !transaction.query(
+            "select 1 from points_ledger where change_type = $1 and related_event_id = $2",
+            [.text(changeType), .text(relatedEventId)]).isEmpty
+    }
+
+    private func currentBalance(_ userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
+        try await transaction.query("select balance from user_points where user_id = $1::uuid", [.uuid(userId)]).first?.int64("balance") ?? 0
+    }
+
+    /// Creates the account row if needed and locks it for the rest of the transaction.
+    private func lockAccount(_ userId: UUID, in transaction: PostgresConnection) async throws -> LockedAccount {
+        try await transaction.query(
+            "insert into user_points (user_id) values ($1::uuid) on conflict (user_id) do nothing", [.uuid(userId)])
+        let row = try await transaction.query(
+            "select balance, lifetime_earned from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!
+        return LockedAccount(balance: try row.int64("balance"), lifetimeEarned: try row.int64("lifetime_earned"))
+    }
+
+    private func updateAccount(_ userId: UUID, balance: Int64, lifetimeEarned: Int64, in transaction: PostgresConnection) async throws {
+        try await transaction.query(
+            "update user_points set balance = $2::bigint, lifetime_earned = $3::bigint, updated_at = now() where user_id = $1::uuid",
+            [.uuid(userId), .int64(balance), .int64(lifetimeEarned)])
+    }
+
+    // MARK: Errors
+
+    /// Re-runs a transaction that lost a race on a unique key or a lock: the
+    /// next attempt sees the winner's row and answers as a replay.
+    private func retryingUniqueRaces<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch let error as PostgresError where (error.isUniqueViolation || error.isSerializationFailure)
+                && attempt < PointsLimits.uniqueRaceAttemptsMax {
+                attempt += 1
+            } catch {
+                throw Self.pointsError(from: error)
+            }
+        }
+    }
+
+    /// Runs a read, once more on a fresh connection if the first one was found
+    /// dead (a read has no effect to repeat), so a database restart costs no error.
+    private func reading<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.isConnectionLoss {
+            return try await mappingErrors(body)
+        } catch {
+            throw Self.pointsError(from: error)
+        }
+    }
+
+    private func mappingErrors<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
+        do {
+            return try await body()
+        } catch {
+            throw Self.pointsError(from: error)
+        }
+    }
+
+    private func mappingErrors<Value>(_ body: () throws(PostgresError) -> Value) throws(PointsError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw Self.pointsError(from: error)
+        }
+    }
+
+    /// Domain errors pass through; outages and overload are DATABASE_UNAVAILABLE; the rest is a bug.
+    static func pointsError(from error: any Error) -> PointsError {
+        if let error = error as? PointsError { return error }
+        guard let error = error as? PostgresError else { return .internalFailure(detail: String(describing: error)) }
+        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed]
+        if error.isConnectionLoss || unavailableCodes.contains(error.code) || error.isSerializationFailure {
+            return .databaseUnavailable(detail: error.description)
+        }
+        if let sqlState = error.sqlState, sqlState == "57014" || sqlState == "55P03" || sqlState.hasPrefix("53") {
+            return .databaseUnavailable(detail: error.description)
+        }
+        return .internalFailure(detail: error.description)
+    }
+}

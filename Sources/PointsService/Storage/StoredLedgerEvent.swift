@@ -1,0 +1,30 @@
+import Foundation
+import PostgresClient
+
+/// The fields of a stored ledger row that replay and reference checks need.
+struct StoredLedgerEvent: Sendable {
+    let id: UUID
+    let userId: UUID
+    let changeType: String
+    let amount: Int64
+    let balanceAfter: Int64
+    let fingerprint: String
+    /// metadata.ext.overdue_amount of a refund row, 0 otherwise.
+    let overdueAmount: Int64
+
+    static let selectSQL = """
+        select id, user_id, change_type, amount, balance_after, request_fingerprint,
+               coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue_amount
+        from points_ledger where event_id = $1
+        """
+
+    init(row: PostgresRow) throws(PostgresError) {
+        id = try row.uuid("id")
+        userId = try row.uuid("user_id")
+        changeType = try row.string("change_type")
+        amount = try row.int64("amount")
+        balanceAfter = try row.int64("balance_after")
+        fingerprint = try row.string("request_fingerprint")
+        overdueAmount = try row.int64("overdue_amount")
+    }
+}

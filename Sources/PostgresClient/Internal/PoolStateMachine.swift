@@ -1,0 +1,153 @@
+/// The connection pool's bookkeeping as a pure state machine: no I/O, no
+/// clocks. Each event returns the action the owner (`PoolCore`) must carry
+/// out, so every rule (bounds, FIFO hand-over, slot accounting after
+/// failures) is tested without a database.
+struct PoolStateMachine<Connection> {
+    typealias WaiterID = UInt64
+
+    enum AcquireAction {
+        /// Hand this idle connection to the caller.
+        case use(Connection)
+        /// A slot is reserved: open a connection for the caller.
+        case open
+        /// Park the caller under this id until a release or a timeout.
+        case wait(WaiterID)
+        case failClosed
+        case failExhausted(waiting: Int)
+    }
+
+    enum ReleaseAction {
+        /// Resume this waiter with the connection.
+        case handOver(Connection, to: WaiterID)
+        /// Kept idle; nothing to do.
+        case park
+        /// Close the connection; when `openForWaiter`, a slot is reserved to open one for a waiter.
+        case discard(openForWaiter: Bool)
+    }
+
+    struct ConnectFailure {
+        /// The waiter to fail with the connect error, if one was being served.
+        let failWaiter: WaiterID?
+        /// A slot is reserved: open another connection for the next waiter.
+        let openForWaiter: Bool
+    }
+
+    let maxConnections: Int
+    let maxWaiters: Int
+    private(set) var idle: [Connection] = []
+    /// Open or opening connections, leased or idle.
+    private(set) var openCount = 0
+    private(set) var peakOpenCount = 0
+    private(set) var isClosed = false
+    private var waiting = Set<WaiterID>()
+    /// FIFO of waiter ids; ids that left (timeout, cancel) are skipped lazily.
+    private var waiterOrder: [WaiterID] = []
+    private var waiterOrderStart = 0
+    private var nextWaiterID: WaiterID = 0
+
+    init(maxConnections: Int, maxWaiters: Int) {
+        precondition(maxConnections > 0 && maxWaiters >= 0)
+        self.maxConnections = maxConnections
+        self.maxWaiters = maxWaiters
+    }
+
+    var waiterCount: Int { waiting.count }
+
+    /// A caller wants a connection; `isUsable` weeds out idle connections found dead.
+    mutating func acquire(isUsable: (Connection) -> Bool) -> AcquireAction {
+        guard !isClosed else { return .failClosed }
+        while let connection = idle.popLast() {
+            if isUsable(connection) { return .use(connection) }
+            openCount -= 1
+        }
+        if openCount < maxConnections {
+            reserveSlot()
+            return .open
+        }
+        guard waiting.count < maxWaiters else { return .failExhausted(waiting: waiting.count) }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        waiting.insert(id)
+        waiterOrder.append(id)
+        return .wait(id)
+    }
+
+    /// A leased connection comes back (`broken`: it must not be reused).
+    mutating func release(_ connection: Connection, broken: Bool) -> ReleaseAction {
+        if broken || isClosed {
+            openCount -= 1
+            return .discard(openForWaiter: reserveSlotForWaiter())
+        }
+        return handOverOrPark(connection)
+    }
+
+    /// A connection opened for a waiter (after `openForWaiter`) is ready.
+    mutating func connectionOpenedForWaiter(_ connection: Connection) -> ReleaseAction {
+        if isClosed {
+            openCount -= 1
+            return .discard(openForWaiter: false)
+        }
+        return handOverOrPark(connection)
+    }
+
+    /// Opening a connection failed; its slot is free again.
+    mutating func connectFailed(wasForWaiter: Bool) -> ConnectFailure {
+        openCount -= 1
+        let failed = wasForWaiter ? popFirstWaiter() : nil
+        return ConnectFailure(failWaiter: failed, openForWaiter: reserveSlotForWaiter())
+    }
+
+    /// A waiter gave up (timeout or cancellation); false if it was already served.
+    mutating func waiterLeft(_ id: WaiterID) -> Bool {
+        waiting.remove(id) != nil
+    }
+
+    /// Shuts the pool: returns the idle connections to close and the waiters to fail.
+    mutating func close() -> (idle: [Connection], waiters: [WaiterID]) {
+        isClosed = true
+        let closing = idle
+        openCount -= idle.count
+        idle.removeAll()
+        var failing: [WaiterID] = []
+        while let id = popFirstWaiter() { failing.append(id) }
+        return (closing, failing)
+    }
+
+    private mutating func handOverOrPark(_ connection: Connection) -> ReleaseAction {
+        if let id = popFirstWaiter() { return .handOver(connection, to: id) }
+        idle.append(connection)
+        return .park
+    }
+
+    private mutating func reserveSlot() {
+        openCount += 1
+        peakOpenCount = max(peakOpenCount, openCount)
+        assert(openCount <= maxConnections)
+    }
+
+    private mutating func reserveSlotForWaiter() -> Bool {
+        guard !isClosed, !waiting.isEmpty, openCount < maxConnections else { return false }
+        reserveSlot()
+        return true
+    }
+
+    private mutating func popFirstWaiter() -> WaiterID? {
+        defer { compactWaiterOrder() }
+        while waiterOrderStart < waiterOrder.count {
+            let id = waiterOrder[waiterOrderStart]
+            waiterOrderStart += 1
+            if waiting.remove(id) != nil { return id }
+        }
+        return nil
+    }
+
+    private mutating func compactWaiterOrder() {
+        if waiterOrderStart == waiterOrder.count {
+            waiterOrder.removeAll(keepingCapacity: true)
+            waiterOrderStart = 0
+        } else if waiterOrderStart > 1_024 && waiterOrderStart * 2 > waiterOrder.count {
+            waiterOrder.removeFirst(waiterOrderStart)
+            waiterOrderStart = 0
+        }
+    }
+}

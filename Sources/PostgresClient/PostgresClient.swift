@@ -1,1 +1,0 @@
-// The PostgresClient module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,79 @@
+import Foundation
+
+/// One PostgreSQL session, leased from a `PostgresPool`. Each connection has
+/// its own dedicated thread for libpq's blocking calls; callers await on the
+/// cooperative pool without blocking it. Use it from one task at a time.
+public final class PostgresConnection: @unchecked Sendable {
+    private let worker: BlockingWorker
+    private let connection: LibPQConnection
+    // `brokenLock` guards `broken`, set after each call from libpq's status.
+    private let brokenLock = NSLock()
+    private var broken = false
+
+    private init(worker: BlockingWorker, connection: LibPQConnection) {
+        self.worker = worker
+        self.connection = connection
+    }
+
+    deinit {
+        let connection = self.connection
+        worker.submit { connection.close() }
+        worker.stop()
+    }
+
+    static func connect(configuration: PostgresPool.Configuration) async throws(PostgresError) -> PostgresConnection {
+        let worker = BlockingWorker(name: "postgres-connection")
+        let parameters = configuration.libpqParameters
+        let limit = configuration.maxPreparedStatementsPerConnection
+        do {
+            let connection = try await worker.run { LibPQConnection.connect(parameters: parameters, maxPreparedStatements: limit) }
+            return PostgresConnection(worker: worker, connection: connection)
+        } catch {
+            worker.stop()
+            throw error
+        }
+    }
+
+    /// True once the connection is lost; the pool then discards it.
+    public var isBroken: Bool {
+        brokenLock.withLock { broken }
+    }
+
+    /// Runs one statement with `$1...$n` parameters; prepared once per connection.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [PostgresValue] = []) async throws(PostgresError) -> PostgresRows {
+        let connection = self.connection
+        let texts = parameters.map(\.wireText)
+        // libpq takes C strings: a NUL byte would silently cut the value short.
+        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
+        if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(code: .invalidParameter, message: "parameter $\(position + 1) contains a NUL byte")
+        }
+        do {
+            return try await worker.run { connection.query(sql, texts) }
+        } catch {
+            throw tracked(error)
+        }
+    }
+
+    /// Runs parameterless SQL with the simple protocol (several statements allowed).
+    @discardableResult
+    public func execute(_ sql: String) async throws(PostgresError) -> PostgresRows {
+        let connection = self.connection
+        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
+        do {
+            return try await worker.run { connection.execute(sql) }
+        } catch {
+            throw tracked(error)
+        }
+    }
+
+    private func tracked(_ error: PostgresError) -> PostgresError {
+        if error.isConnectionLoss { markBroken() }
+        return error
+    }
+
+    func markBroken() {
+        brokenLock.withLock { broken = true }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// A bounded pool of PostgreSQL connections: at most `maxConnections` open,
+/// at most `maxWaiters` callers queued (FIFO), each waiting at most
+/// `acquireTimeoutMilliseconds`. Lost connections are dropped and replaced on
+/// demand, so the service recovers by itself after a database restart.
+public final class PostgresPool: Sendable {
+    public let configuration: Configuration
+    private let core: PoolCore
+    private var health: HealthFlag { core.health }
+
+    /// Counters for tests, health pages and benchmarks.
+    public struct Statistics: Sendable {
+        public let openConnections: Int
+        public let idleConnections: Int
+        public let waiters: Int
+        public let peakOpenConnections: Int
+    }
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.core = PoolCore(configuration: configuration)
+    }
+
+    /// The outcome of the last connection attempt or lease: false after a
+    /// failed connect or a lost connection, true after a successful connect.
+    /// Costs no round trip; `probe()` refreshes it with one.
+    public var isHealthy: Bool { health.value }
+
+    public var statistics: Statistics {
+        get async { await core.statistics }
+    }
+
+    /// Fails every waiter and closes idle connections; leased ones close on return.
+    public func close() async { await core.close() }
+
+    /// Probes every `intervalMilliseconds` until the calling task is cancelled,
+    /// so `isHealthy` also notices an outage while the service is idle.
+    public func runHealthProbes(intervalMilliseconds: Int) async {
+        precondition(intervalMilliseconds > 0)
+        while !Task.isCancelled {
+            await probe()
+            try? await Task.sleep(for: .milliseconds(intervalMilliseconds))
+        }
+    }
+
+    /// Leases a connection for `body` and returns it afterwards (a broken one is discarded).
+    @discardableResult
+    public func withConnection<Value>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        let connection = try await core.acquire()
+        let outcome: Result<Value, any Error>
+        do {
+            outcome = .success(try await body(connection))
+        } catch {
+            outcome = .failure(error)
+        }
+        await core.release(connection)
+        return try outcome.get()
+    }
+
+    /// Runs `body` inside BEGIN ... COMMIT; any throw rolls back. A COMMIT
+    /// that finds the transaction aborted throws `transactionAborted`.
+    /// BEGIN on a connection found dead is retried on a fresh one (BEGIN has no effect to repeat).
+    @discardableResult
+    public func withTransaction<Value>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ level: PostgresIsolationLevel = .readCommitted,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        var beginAttempts = 0
+        while true {
+            let connection = try await core.acquire()
+            do {
+                try await connection.execute("BEGIN ISOLATION LEVEL \(level.rawValue)")
+            } catch {
+                await core.release(connection)
+                beginAttempts += 1
+                if error.isConnectionLoss && beginAttempts <= configuration.maxConnections { continue }
+                throw error
+            }
+            let outcome: Result<Value, any Error>
+            do {
+                let value = try await body(connection)
+                let tag = try await connection.execute("COMMIT").commandTag
+                outcome = tag == "COMMIT"
+                    ? .success(value)
+                    : .failure(PostgresError(code: .transactionAborted, message: "transaction was aborted and rolled back"))
+            } catch {
+                if !connection.isBroken {
+                    do { try await connection.execute("ROLLBACK") } catch { connection.markBroken() }
+                }
+                outcome = .failure(error)
+            }
+            await core.release(connection)
+            return try outcome.get()
+        }
+    }
+
+    /// One `select 1` round trip; updates and returns `isHealthy`.
+    @discardableResult
+    public func probe() async -> Bool {
+        do {
+            try await withConnection { connection in _ = try await connection.query("select 1") }
+            health.set(true)
+        } catch {
+            health.set(false)
+        }
+        return health.value
+    }
+
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The rows a statement returned, copied out of libpq into Swift values
+/// (text format), plus the command tag ("INSERT 0 1", "COMMIT", ...).
+public struct PostgresRows: Sendable, Sequence {
+    public let columns: [String]
+    public let commandTag: String
+    /// Rows touched by INSERT/UPDATE/DELETE (0 when not applicable).
+    public let affectedRowCount: Int
+    let cells: [[String?]]
+    private let columnIndex: [String: Int]
+
+    init(columns: [String], cells: [[String?]], commandTag: String, affectedRowCount: Int) {
+        self.columns = columns
+        self.cells = cells
+        self.commandTag = commandTag
+        self.affectedRowCount = affectedRowCount
+        var index: [String: Int] = [:]
+        for (position, name) in columns.enumerated() where index[name] == nil { index[name] = position }
+        self.columnIndex = index
+    }
+
+    public var count: Int { cells.count }
+    public var isEmpty: Bool { cells.isEmpty }
+    public var first: PostgresRow? { cells.isEmpty ? nil : self[0] }
+
+    public subscript(position: Int) -> PostgresRow {
+        PostgresRow(values: cells[position], columnIndex: columnIndex)
+    }
+
+    public func makeIterator() -> AnyIterator<PostgresRow> {
+        var position = 0
+        return AnyIterator {
+            guard position < cells.count else { return nil }
+            defer { position += 1 }
+            return self[position]
+        }
+    }
+}

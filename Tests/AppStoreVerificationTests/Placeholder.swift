@@ -1,5 +1,0 @@
-import XCTest
-
-final class AppStoreVerificationTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}

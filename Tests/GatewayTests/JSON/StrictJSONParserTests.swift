@@ -1,0 +1,131 @@
+import XCTest
+@testable import Gateway
+
+final class StrictJSONParserTests: XCTestCase {
+    private let parser = StrictJSONParser()
+
+    private func kind(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> JSONParseError.Kind? {
+        kind(Array(text.utf8), file: file, line: line)
+    }
+
+    private func kind(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> JSONParseError.Kind? {
+        do {
+            _ = try parser.parse(bytes)
+            XCTFail("expected a parse error", file: file, line: line)
+            return nil
+        } catch {
+            return error.kind
+        }
+    }
+
+    func testParsesAllValueKindsPreservingOrder() throws {
+        let value = try parser.parse(#" { "b": [1, -0.5e+3, true, false, null], "a": "x\u00e9\ud83d\ude00\n" } "#)
+        guard case .object(let object) = value else { return XCTFail("not an object") }
+        XCTAssertEqual(object.keys, ["b", "a"])
+        XCTAssertEqual(object["a"], .string("xé😀\n"))
+        guard case .array(let elements)? = object["b"] else { return XCTFail("not an array") }
+        XCTAssertEqual(elements.count, 5)
+        guard case .number(let integer) = elements[0], case .number(let decimal) = elements[1] else { return XCTFail() }
+        XCTAssertEqual(integer.int64Value, 1)
+        XCTAssertNil(decimal.int64Value)
+        XCTAssertEqual(decimal.doubleValue, -500)
+    }
+
+    func testLargeIntegersKeepTheirText() throws {
+        guard case .number(let number) = try parser.parse("2000000847061981123") else { return XCTFail() }
+        XCTAssertEqual(number.text, "2000000847061981123")
+        XCTAssertEqual(number.int64Value, 2_000_000_847_061_981_123)
+        guard case .number(let huge) = try parser.parse("99999999999999999999") else { return XCTFail() }
+        XCTAssertNil(huge.int64Value)
+    }
+
+    func testDuplicateKeysAreRejectedAfterUnescaping() {
+        XCTAssertEqual(kind(#"{"a":1,"a":2}"#), .duplicateKey("a"))
+        XCTAssertEqual(kind(#"{"a":1,"\u0061":2}"#), .duplicateKey("a"))
+        XCTAssertEqual(kind(#"{"x":{"a":1,"b":{"a":1,"a":1}}}"#), .duplicateKey("a"))
+    }
+
+    func testDepthLimit() throws {
+        let ok = String(repeating: "[", count: 32) + String(repeating: "]", count: 32)
+        XCTAssertNoThrow(try parser.parse(ok))
+        let deep = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
+        XCTAssertEqual(kind(deep), .depthLimitExceeded)
+        XCTAssertEqual(kind(String(repeating: #"{"a":"#, count: 40) + "1" + String(repeating: "}", count: 40)), .depthLimitExceeded)
+    }
+
+    func testSizeLimit() {
+        let small = StrictJSONParser(documentBytesMax: 8)
+        XCTAssertNoThrow(try small.parse("[1,2,3]"))
+        XCTAssertThrowsError(try small.parse("[1,2,3,4]")) { XCTAssertEqual(($0 as? JSONParseError)?.kind, .documentTooLarge) }
+    }
+
+    func testInvalidUTF8() {
+        XCTAssertEqual(kind([0x22, 0xC3, 0x22]), .invalidUTF8)  // truncated sequence
+        XCTAssertEqual(kind([0x22, 0xC0, 0xAF, 0x22]), .invalidUTF8)  // overlong "/"
+        XCTAssertEqual(kind([0x22, 0xE0, 0x80, 0xAF, 0x22]), .invalidUTF8)  // overlong
+        XCTAssertEqual(kind([0x22, 0xED, 0xA0, 0x80, 0x22]), .invalidUTF8)  // UTF-8 surrogate
+        XCTAssertEqual(kind([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22]), .invalidUTF8)  // > U+10FFFF
+        XCTAssertEqual(kind([0x22, 0xFF, 0x22]), .invalidUTF8)
+        XCTAssertEqual(kind([0x22, 0x80, 0x22]), .invalidUTF8)  // lone continuation
+        XCTAssertEqual(kind([0xEF, 0xBB, 0xBF, 0x7B, 0x7D]), .unexpectedByte(0xEF))  // BOM
+    }
+
+    func testEscapes() {
+        XCTAssertEqual(kind(#""\x""#), .invalidEscape)
+        XCTAssertEqual(kind(#""\u12G4""#), .invalidEscape)
+        XCTAssertEqual(kind(#""\ud800""#), .loneSurrogate)
+        XCTAssertEqual(kind(#""\udc00""#), .loneSurrogate)
+        XCTAssertEqual(kind(#""\ud800\u0041""#), .loneSurrogate)
+        XCTAssertEqual(kind("\"a\u{01}b\""), .controlCharacterInString)
+        XCTAssertEqual(kind("\"tab\tinside\""), .controlCharacterInString)
+    }
+
+    func testNumbersFollowTheGrammar() {
+        for bad in ["01", "-", "1.", ".5", "1e", "1e+", "+1", "-01", "0x10", "NaN", "Infinity", "1.e5"] {
+            XCTAssertNotNil(kind(bad), bad)
+        }
+        for good in ["0", "-0", "10", "1.5", "1e5", "1E-5", "-1.25e+10"] {
+            XCTAssertNoThrow(try parser.parse(good), good)
+        }
+    }
+
+    func testStructuralErrors() {
+        XCTAssertEqual(kind(""), .unexpectedEnd)
+        XCTAssertEqual(kind("{"), .unexpectedEnd)
+        XCTAssertEqual(kind(#"{"a":1,}"#), .unexpectedByte(UInt8(ascii: "}")))
+        XCTAssertEqual(kind("[1,]"), .unexpectedByte(UInt8(ascii: "]")))
+        XCTAssertEqual(kind("{} {}"), .trailingContent)
+        XCTAssertEqual(kind("{a:1}"), .unexpectedByte(UInt8(ascii: "a")))
+        XCTAssertEqual(kind("[1 2]"), .unexpectedByte(UInt8(ascii: "2")))
+        XCTAssertEqual(kind("// c\n{}"), .unexpectedByte(UInt8(ascii: "/")))
+        XCTAssertEqual(kind("tru"), .unexpectedEnd)
+        XCTAssertEqual(kind("nul1"), .unexpectedByte(UInt8(ascii: "1")))
+        XCTAssertEqual(kind("[\u{0C}1]"), .unexpectedByte(0x0C))
+    }
+
+    func testErrorOffsetPointsAtTheProblem() {
+        XCTAssertThrowsError(try parser.parse(#"{"a":1,"a":2}"#)) { XCTAssertEqual(($0 as? JSONParseError)?.byteOffset, 7) }
+    }
+
+    func testWriterRoundTripsAndEscapes() throws {
+        let value = JSONValue.object(JSONObject([
+            "s": .string("q\"\\/\n\r\t\u{01}\u{7F}é😀"), "n": .integer(-42), "a": .array([.bool(true), .null]),
+        ]))
+        let text = JSONWriter.string(of: value)
+        XCTAssertEqual(text, #"{"s":"q\"\\/\n\r\t\u0001\u007fé😀","n":-42,"a":[true,null]}"#)
+        XCTAssertEqual(try parser.parse(text), value)
+    }
+
+    /// Seeded random byte strings: a value or a typed error, never a crash.
+    func testSeededFuzzNeverCrashes() {
+        var generator = SplitMix64(seed: 42)
+        let alphabet = Array(#"{}[],:"\ u0123456789abcdefnrtl.eE+-"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF4, 0xFF]
+        var parsedCount = 0
+        for _ in 0..<5000 {
+            let length = Int(generator.next() % 24)
+            let bytes = (0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }
+            if (try? parser.parse(bytes)) != nil { parsedCount += 1 }
+        }
+        XCTAssertLessThan(parsedCount, 5000)
+    }
+}

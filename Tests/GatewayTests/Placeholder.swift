@@ -1,5 +1,0 @@
-import XCTest
-
-final class GatewayTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}

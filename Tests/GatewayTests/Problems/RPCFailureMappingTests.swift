@@ -1,0 +1,69 @@
+import XCTest
+@testable import Gateway
+
+final class RPCFailureMappingTests: XCTestCase {
+    private typealias Code = RPCFailureMapping.GRPCCode
+
+    func testDocumentedReasons() {
+        let cases: [(Int, String, ProblemCode)] = [
+            (Code.notFound, "PRODUCT_NOT_FOUND", .paymentProductNotFound),
+            (Code.notFound, "TRANSACTION_NOT_FOUND", .notFound),
+            (Code.invalidArgument, "VALIDATION_FAILED", .validationFailedUnprocessable),
+            (Code.invalidArgument, "PRODUCT_MISMATCH", .paymentProductMismatch),
+            (Code.invalidArgument, "TRANSACTION_INVALID", .paymentTransactionInvalid),
+            (Code.failedPrecondition, "TRANSACTION_REVOKED", .paymentTransactionRevoked),
+            (Code.failedPrecondition, "STARTER_PACK_INELIGIBLE", .paymentStarterPackIneligible),
+            (Code.alreadyExists, "TRANSACTION_CONFLICT", .paymentTransactionConflict),
+            (Code.unavailable, "APPLE_UNAVAILABLE", .paymentAppleUnavailable),
+            (Code.unavailable, "POINTS_UNAVAILABLE", .serviceUnavailable),
+            (Code.unavailable, "DATABASE_UNAVAILABLE", .serviceUnavailable),
+            (Code.internalError, "GRANT_FAILED", .paymentGrantFailed),
+        ]
+        for (code, reason, problem) in cases {
+            XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: code, reason: reason), problem, reason)
+        }
+    }
+
+    func testFallbacksByCode() {
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: nil), .serviceUnavailable)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "SOMETHING_NEW"), .serviceUnavailable)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.deadlineExceeded, reason: nil), .serviceUnavailable)
+        XCTAssertTrue(RPCFailureMapping.problemCode(grpcCode: Code.deadlineExceeded, reason: "X").retryable)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unknown, reason: nil), .internalError)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unauthenticated, reason: nil), .internalError)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: 99, reason: nil), .internalError)
+    }
+
+    func testProblemCarriesInstanceAndDetail() {
+        let problem = RPCFailureMapping.problem(grpcCode: Code.invalidArgument, reason: "TRANSACTION_INVALID", detail: "signature_invalid", instance: "/v")
+        XCTAssertEqual(problem.status, 422)
+        XCTAssertEqual(problem.detail, "signature_invalid")
+        XCTAssertEqual(problem.instance, "/v")
+        XCTAssertFalse(problem.code.retryable)
+    }
+
+    func testReasonUnderTheWrongCodeIsNotTrusted() {
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "STARTER_PACK_INELIGIBLE"), .internalError)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "GRANT_FAILED"), .serviceUnavailable)
+    }
+
+    func testEveryReasonInTheProtoHeadersIsMapped() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        var documented: Set<String> = []
+        for proto in ["Protos/points/v1/points.proto", "Protos/payments/v1/payments.proto"] {
+            let text = try String(contentsOf: root.appendingPathComponent(proto), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.hasPrefix("//   ") || line.hasPrefix("//                       ") {
+                let words = line.dropFirst(2).split(whereSeparator: { $0 == " " || $0 == "," })
+                for word in words where word.allSatisfy({ $0.isUppercase || $0 == "_" }) && word.count > 2 {
+                    documented.insert(String(word))
+                }
+            }
+        }
+        let grpcNames: Set<String> = ["INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION", "ALREADY_EXISTS", "UNAVAILABLE", "INTERNAL"]
+        let reasons = documented.subtracting(grpcNames)
+        XCTAssertGreaterThanOrEqual(reasons.count, 12)
+        let mapped = Set(RPCFailureMapping.documentedPairs.map(\.reason))
+        XCTAssertEqual(reasons.subtracting(mapped), [], "every documented reason has a row")
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+@testable import PaymentsService
+import PostgresClient
+import XCTest
+
+/// The shared store of the integration tests: PAYMENTS_DATABASE_URL, migrated
+/// once per run. Tests isolate by random transaction and user ids.
+enum PaymentsTestDatabase {
+    private actor Shared {
+        var store: PaymentsStore?
+
+        func store(url: String) async throws -> PaymentsStore {
+            if let store { return store }
+            let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000))
+            let created = PaymentsStore(pool: pool, backoff: RetryBackoff(initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000, leaseMilliseconds: 2_000))
+            try await created.migrate()
+            store = created
+            return created
+        }
+    }
+
+    private static let shared = Shared()
+
+    static var url: String {
+        get throws {
+            guard let url = ProcessInfo.processInfo.environment["PAYMENTS_DATABASE_URL"], !url.isEmpty else {
+                let message = "PAYMENTS_DATABASE_URL is not set: run scripts/test.sh, or eval \"$(scripts/pg.sh start | sed 's/^/export /')\""
+                XCTFail(message)
+                throw PaymentsError.databaseUnavailable(detail: message)
+            }
+            return url
+        }
+    }
+
+    static func store() async throws -> PaymentsStore {
+        try await shared.store(url: try url)
+    }
+
+    static func randomTransactionId() -> String {
+        String(UInt64.random(in: 1_000_000_000_000_000...9_000_000_000_000_000))
+    }
+
+    static func newPayment(userId: UUID = UUID(), transactionId: String = randomTransactionId(), productCode: String = "starter_pack") -> NewPayment {
+        NewPayment(
+            userId: userId, productCode: productCode, appStoreProductId: "com.meeyao.qianwen.\(productCode)",
+            transactionId: transactionId, originalTransactionId: transactionId, webOrderLineItemId: nil,
+            environment: "Sandbox", bundleId: "com.meeyao.qianwen", appAccountToken: nil,
+            purchaseDateUnixMilliseconds: 1_738_645_560_000, credits: 100, currency: "USD", priceMilliunits: 990,
+            signedTransactionInfo: "header.payload.signature", applePayloadJSON: "{\"transactionId\":\"\(transactionId)\"}",
+            emailHash: String(repeating: "ab", count: 32), emailMasked: "a***@example.com")
+    }
+}

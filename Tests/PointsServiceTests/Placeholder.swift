@@ -1,5 +1,0 @@
-import XCTest
-
-final class PointsServiceTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}

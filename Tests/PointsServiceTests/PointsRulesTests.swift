@@ -1,0 +1,202 @@
+@testable import PointsService
+import XCTest
+
+/// The pure rules: no database.
+final class PointsRulesTests: XCTestCase {
+    private func assertValidationFailure(_ field: String, file: StaticString = #filePath, line: UInt = #line,
+                                         _ body: () throws -> Void) {
+        do {
+            try body()
+            XCTFail("expected VALIDATION_FAILED for \(field)", file: file, line: line)
+        } catch {
+            guard let error = error as? PointsError, case .validationFailed(let failedField, _) = error else {
+                return XCTFail("expected VALIDATION_FAILED, got \(error)", file: file, line: line)
+            }
+            XCTAssertEqual(failedField, field, file: file, line: line)
+            XCTAssertEqual(error.reason, "VALIDATION_FAILED", file: file, line: line)
+        }
+    }
+
+    func testUserIdMustBeAUUID() throws {
+        XCTAssertEqual(try PointsValidation.userId("7C4C7A82-2F6F-4E70-B57A-8B0A7F2E9B72").uuidString, "7C4C7A82-2F6F-4E70-B57A-8B0A7F2E9B72")
+        XCTAssertNoThrow(try PointsValidation.userId("7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"))
+        for bad in ["", "not-a-uuid", "7c4c7a822f6f4e70b57a8b0a7f2e9b72", " 7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72", "{7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72}"] {
+            assertValidationFailure("user_id") { _ = try PointsValidation.userId(bad) }
+        }
+    }
+
+    func testEventIdFormatAndLength() throws {
+        XCTAssertEqual(try PointsValidation.eventId("payment.apple_iap:2000000847061981"), "payment.apple_iap:2000000847061981")
+        XCTAssertNoThrow(try PointsValidation.eventId(String(repeating: "a", count: 200)))
+        for bad in ["", String(repeating: "a", count: 201), "has space", "tab\there", "ünïcode", "semi;colon", "new\nline", "slash/x", "nul\u{0}"] {
+            assertValidationFailure("event_id") { _ = try PointsValidation.eventId(bad) }
+        }
+    }
+
+    func testEmailHashIsSixtyFourLowerHexDigits() {
+        XCTAssertNoThrow(try PointsValidation.emailHash(String(repeating: "ab", count: 32)))
+        for bad in ["", String(repeating: "AB", count: 32), String(repeating: "a", count: 63), String(repeating: "g", count: 64)] {
+            assertValidationFailure("email_hash") { _ = try PointsValidation.emailHash(bad) }
+        }
+    }
+
+    func testTextRejectsControlsOversizeAndMissing() {
+        XCTAssertEqual(try PointsValidation.text("CUSTOMER_REQUEST ✓", field: "reason", maxBytes: 100, required: true), "CUSTOMER_REQUEST ✓")
+        XCTAssertEqual(try PointsValidation.text("", field: "reason", maxBytes: 100, required: false), "")
+        assertValidationFailure("reason") { _ = try PointsValidation.text("", field: "reason", maxBytes: 100, required: true) }
+        assertValidationFailure("reason") { _ = try PointsValidation.text(String(repeating: "x", count: 101), field: "reason", maxBytes: 100, required: true) }
+        // Multi-byte characters count by bytes: 34 three-byte characters are 102 bytes.
+        assertValidationFailure("reason") { _ = try PointsValidation.text(String(repeating: "界", count: 34), field: "reason", maxBytes: 100, required: true) }
+        for control in ["a\u{0}b", "a\u{1F}b", "line\nbreak", "del\u{7F}", "c1\u{85}", "bidi\u{202E}", "sep\u{2028}"] {
+            assertValidationFailure("reason") { _ = try PointsValidation.text(control, field: "reason", maxBytes: 100, required: true) }
+        }
+    }
+
+    func testTextBytesMustBeValidUTF8() throws {
+        XCTAssertEqual(try PointsValidation.text(bytes: Array("héllo".utf8), field: "biz_id", maxBytes: 200, required: true), "héllo")
+        let invalidSequences: [[UInt8]] = [
+            [0xFF],                         // never valid
+            [0xC3],                         // truncated two-byte sequence
+            [0xC0, 0xAF],                   // overlong "/"
+            [0xED, 0xA0, 0x80],             // UTF-16 surrogate
+            [0xF4, 0x90, 0x80, 0x80],       // beyond U+10FFFF
+            [0x61, 0x80, 0x62],             // stray continuation byte
+        ]
+        for bytes in invalidSequences {
+            assertValidationFailure("biz_id") { _ = try PointsValidation.text(bytes: bytes, field: "biz_id", maxBytes: 200, required: true) }
+        }
+        assertValidationFailure("biz_id") { _ = try PointsValidation.text(bytes: Array(repeating: 0x61, count: 201), field: "biz_id", maxBytes: 200, required: true) }
+    }
+
+    func testPageSizeDefaultsAndBounds() throws {
+        XCTAssertEqual(try PointsValidation.pageSize(0), 50)
+        XCTAssertEqual(try PointsValidation.pageSize(1), 1)
+        XCTAssertEqual(try PointsValidation.pageSize(200), 200)
+        for bad: Int32 in [-1, 201, Int32.max, Int32.min] {
+            assertValidationFailure("page_size") { _ = try PointsValidation.pageSize(bad) }
+        }
+    }
+
+    func testGrantPlanAddsCreditsAndRefusesAbsurdAmounts() throws {
+        XCTAssertEqual(try GrantPlan.make(balance: 80, lifetimeEarned: 100, credits: 100),
+                       GrantPlan(credits: 100, balanceAfter: 180, lifetimeEarnedAfter: 200))
+        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: 0) }
+        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: -5) }
+        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: Int64.max) }
+        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: PointsLimits.balanceMax, lifetimeEarned: PointsLimits.balanceMax, credits: 1) }
+    }
+
+    func testClawbackPlanDeductsAtMostTheBalance() throws {
+        let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, purchaseCredits: 100)
+        XCTAssertEqual(full, ClawbackPlan(creditsDeducted: 100, overdueAmount: 0, balanceAfter: 200, lifetimeEarnedAfter: 210))
+        XCTAssertFalse(full.isPartial)
+
+        let partial = try ClawbackPlan.make(balance: 40, lifetimeEarned: 100, purchaseCredits: 100)
+        XCTAssertEqual(partial, ClawbackPlan(creditsDeducted: 40, overdueAmount: 60, balanceAfter: 0, lifetimeEarnedAfter: 60))
+        XCTAssertTrue(partial.isPartial)
+
+        let empty = try ClawbackPlan.make(balance: 0, lifetimeEarned: 100, purchaseCredits: 100)
+        XCTAssertEqual(empty, ClawbackPlan(creditsDeducted: 0, overdueAmount: 100, balanceAfter: 0, lifetimeEarnedAfter: 100))
+
+        assertValidationFailure("credits") { _ = try ClawbackPlan.make(balance: 10, lifetimeEarned: 10, purchaseCredits: -1) }
+        XCTAssertThrowsError(try ClawbackPlan.make(balance: -1, lifetimeEarned: 10, purchaseCredits: 1))
+    }
+
+    func testClawbackPlanNeverGoesNegativeForAnyInput() throws {
+        for balance: Int64 in [0, 1, 59, 60, 61, 1_000] {
+            for credits: Int64 in [0, 1, 60, 415, 2_000] {
+                let plan = try ClawbackPlan.make(balance: balance, lifetimeEarned: balance, purchaseCredits: credits)
+                XCTAssertGreaterThanOrEqual(plan.balanceAfter, 0)
+                XCTAssertGreaterThanOrEqual(plan.lifetimeEarnedAfter, 0)
+                XCTAssertEqual(plan.creditsDeducted + plan.overdueAmount, credits)
+                XCTAssertEqual(plan.balanceAfter, balance - plan.creditsDeducted)
+            }
+        }
+    }
+
+    func testReversalPlanRestoresExactlyTheDeduction() throws {
+        XCTAssertEqual(try ReversalPlan.make(balance: 0, lifetimeEarned: 60, clawbackDeducted: 40),
+                       ReversalPlan(creditsRestored: 40, balanceAfter: 40, lifetimeEarnedAfter: 100))
+        XCTAssertEqual(try ReversalPlan.make(balance: 5, lifetimeEarned: 5, clawbackDeducted: 0).creditsRestored, 0)
+        XCTAssertThrowsError(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: -1))
+    }
+
+    func testReplayDecision() {
+        XCTAssertEqual(ReplayDecision.decide(stored: nil, expectedChangeType: "purchase", fingerprint: "f"), .apply)
+        XCTAssertEqual(ReplayDecision.decide(stored: ("purchase", "f"), expectedChangeType: "purchase", fingerprint: "f"), .replay)
+        guard case .conflict = ReplayDecision.decide(stored: ("purchase", "g"), expectedChangeType: "purchase", fingerprint: "f") else {
+            return XCTFail("different content must conflict")
+        }
+        guard case .conflict = ReplayDecision.decide(stored: ("refund", "f"), expectedChangeType: "purchase", fingerprint: "f") else {
+            return XCTFail("an id used by another kind of entry must conflict")
+        }
+    }
+
+    func testFingerprintSeparatesFields() {
+        let a = RequestFingerprint.make(kind: "grant.v1", fields: ["ab", "c"])
+        XCTAssertEqual(a.utf8.count, 64)
+        XCTAssertEqual(a, RequestFingerprint.make(kind: "grant.v1", fields: ["ab", "c"]))
+        XCTAssertNotEqual(a, RequestFingerprint.make(kind: "grant.v1", fields: ["a", "bc"]))
+        XCTAssertNotEqual(a, RequestFingerprint.make(kind: "clawback.v1", fields: ["ab", "c"]))
+    }
+
+    func testLedgerPageTokenRoundTripsAndRejectsForgeries() throws {
+        XCTAssertNil(try LedgerPageToken.decode(""))
+        for sequence: Int64 in [1, 42, Int64.max] {
+            XCTAssertEqual(try LedgerPageToken.decode(LedgerPageToken.encode(lastSequence: sequence)), sequence)
+        }
+        for forged in ["garbage", "djE6", "djE6LTE", "djI6NQ", String(repeating: "A", count: 65), "%%%"] {
+            assertValidationFailure("page_token") { _ = try LedgerPageToken.decode(forged) }
+        }
+    }
+
+    func testErrorsMapToStableReasonsAndGRPCCodes() {
+        let table: [(PointsError, String, String, Int)] = [
+            (.validationFailed(field: "f", problem: "p"), "VALIDATION_FAILED", "INVALID_ARGUMENT", 3),
+            (.productNotFound(productCode: "x"), "PRODUCT_NOT_FOUND", "NOT_FOUND", 5),
+            (.eventNotFound(eventId: "e"), "EVENT_NOT_FOUND", "NOT_FOUND", 5),
+            (.starterPackIneligible, "STARTER_PACK_INELIGIBLE", "FAILED_PRECONDITION", 9),
+            (.eventConflict(eventId: "e", problem: "p"), "EVENT_CONFLICT", "ALREADY_EXISTS", 6),
+            (.databaseUnavailable(detail: "d"), "DATABASE_UNAVAILABLE", "UNAVAILABLE", 14),
+            (.internalFailure(detail: "d"), "INTERNAL", "INTERNAL", 13),
+        ]
+        for (error, reason, codeName, code) in table {
+            XCTAssertEqual(error.reason, reason)
+            XCTAssertEqual(error.grpcCodeName, codeName)
+            XCTAssertEqual(error.grpcStatusCode, code)
+            XCTAssertEqual(error.isTransient, reason == "DATABASE_UNAVAILABLE")
+        }
+    }
+
+    func testGrantCommandValidation() throws {
+        let catalog = try PackageCatalogTests.shippedCatalog()
+        let hash = String(repeating: "a", count: 64)
+        let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: hash,
+                                productCode: "new_user_pack", bizId: UUID().uuidString,
+                                source: PurchaseSource(appStoreProductId: "com.meeyao.qianwen.new_user_pack"), emailMasked: "a***@example.com")
+        let validated = try good.validated(catalog: catalog)
+        XCTAssertEqual(validated.package.credits, 60)
+
+        var unknown = good
+        unknown.productCode = "free_pack"
+        XCTAssertThrowsError(try unknown.validated(catalog: catalog)) { XCTAssertEqual(($0 as? PointsError)?.reason, "PRODUCT_NOT_FOUND") }
+
+        var mismatched = good
+        mismatched.source.appStoreProductId = "com.meeyao.qianwen.premium_pack"
+        assertValidationFailure("source.app_store_product_id") { _ = try mismatched.validated(catalog: catalog) }
+
+        var noHash = good
+        noHash.emailHash = ""
+        assertValidationFailure("email_hash") { _ = try noHash.validated(catalog: catalog) }
+
+        var unmasked = good
+        unmasked.emailMasked = "alice@example.com"
+        assertValidationFailure("email_masked") { _ = try unmasked.validated(catalog: catalog) }
+
+        var regularWithoutHash = good
+        regularWithoutHash.productCode = "starter_pack"
+        regularWithoutHash.source.appStoreProductId = ""
+        regularWithoutHash.emailHash = ""
+        XCTAssertNil(try regularWithoutHash.validated(catalog: catalog).emailHash)
+    }
+}

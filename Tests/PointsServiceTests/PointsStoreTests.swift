@@ -1,0 +1,478 @@
+import Foundation
+@testable import PointsService
+import PostgresClient
+import XCTest
+
+/// Every PointsStore rule against the real database; the ledger invariants
+/// are checked for every user a test touched, after every test.
+final class PointsStoreTests: XCTestCase {
+    private var store: PointsStore!
+    private var users: [UUID] = []
+
+    override func setUp() async throws {
+        store = try await PointsTestDatabase.store()
+        users = []
+    }
+
+    override func tearDown() async throws {
+        if let store { try await PointsTestDatabase.assertInvariants(store, users: users) }
+    }
+
+    // MARK: Helpers
+
+    private func newUser() -> UUID {
+        let id = UUID()
+        users.append(id)
+        return id
+    }
+
+    private func grantCommand(user: UUID, product: String = "starter_pack", eventId: String? = nil,
+                              emailHash: String? = nil) -> GrantCommand {
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        return GrantCommand(
+            eventId: eventId ?? "payment.apple_iap:\(transactionId)", userId: user.uuidString,
+            emailHash: emailHash ?? PointsTestDatabase.randomEmailHash(), productCode: product, bizId: UUID().uuidString,
+            source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
+                                   environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)", paymentRecordId: UUID().uuidString),
+            emailMasked: "a***@example.com")
+    }
+
+    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil) -> ClawbackCommand {
+        ClawbackCommand(eventId: eventId ?? "refund." + purchase, userId: user.uuidString, originalEventId: purchase,
+                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST")
+    }
+
+    private func expectPointsError<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line,
+                                      _ body: () async throws -> T) async {
+        do {
+            _ = try await body()
+            XCTFail("expected \(reason)", file: file, line: line)
+        } catch let error as PointsError {
+            XCTAssertEqual(error.reason, reason, "\(error)", file: file, line: line)
+        } catch {
+            XCTFail("expected PointsError \(reason), got \(error)", file: file, line: line)
+        }
+    }
+
+    private func ledgerCount(eventId: String) async throws -> Int64 {
+        try await store.pool.withConnection { connection in
+            try await connection.query("select count(*) as c from points_ledger where event_id = $1", [.text(eventId)]).first!.int64("c")
+        }
+    }
+
+    private func ledgerCount(user: UUID) async throws -> Int64 {
+        try await store.pool.withConnection { connection in
+            try await connection.query("select count(*) as c from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("c")
+        }
+    }
+
+    // MARK: Grant
+
+    func testGrantCreditsTheCatalogAmountAndRecordsThePurchase() async throws {
+        let user = newUser()
+        let command = grantCommand(user: user, product: "popular_pack")
+        let result = try await store.grant(command)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.creditsAdded, 210)
+        XCTAssertEqual(result.balanceAfter, 210)
+        XCTAssertEqual(result.balance, 210)
+
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 210, lifetimeEarned: 210, lifetimeSpent: 0))
+
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 0, pageToken: "")
+        let entry = try XCTUnwrap(page.entries.first)
+        XCTAssertEqual(entry.id, result.ledgerEntryId)
+        XCTAssertEqual(entry.eventId, command.eventId)
+        XCTAssertEqual(entry.changeType, "purchase")
+        XCTAssertEqual(entry.direction, 1)
+        XCTAssertEqual(entry.bizType, "payment")
+        XCTAssertEqual(entry.bizId, command.bizId)
+        let metadata = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
+        let ext = try XCTUnwrap(metadata["ext"] as? [String: Any])
+        XCTAssertEqual(ext["source"] as? String, "apple_iap")
+        XCTAssertEqual(ext["product_code"] as? String, "popular_pack")
+        XCTAssertEqual(ext["app_store_product_id"] as? String, "com.meeyao.qianwen.popular_pack")
+        XCTAssertEqual(ext["transaction_id"] as? String, command.source.transactionId)
+        XCTAssertEqual(ext["environment"] as? String, "Sandbox")
+        XCTAssertEqual(ext["apple_iap_transaction_id"] as? String, command.source.paymentRecordId)
+        XCTAssertGreaterThan(entry.createdAtUnixMilliseconds, 1_700_000_000_000)
+    }
+
+    func testReplayedGrantReturnsTheFirstResultAndChangesNothing() async throws {
+        let user = newUser()
+        let command = grantCommand(user: user)
+        let first = try await store.grant(command)
+        let other = try await store.grant(grantCommand(user: user, product: "premium_pack"))
+        let replay = try await store.grant(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsAdded, first.creditsAdded)
+        XCTAssertEqual(replay.balanceAfter, first.balanceAfter)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        XCTAssertEqual(replay.balance, other.balance, "balance is the balance now")
+        let count = try await ledgerCount(eventId: command.eventId)
+        XCTAssertEqual(count, 1)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 515)
+    }
+
+    func testSameEventIdWithDifferentContentIsAConflict() async throws {
+        let user = newUser()
+        let command = grantCommand(user: user)
+        _ = try await store.grant(command)
+
+        var otherProduct = command
+        otherProduct.productCode = "premium_pack"
+        otherProduct.source.appStoreProductId = "com.meeyao.qianwen.premium_pack"
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherProduct) }
+
+        var otherUser = command
+        otherUser.userId = newUser().uuidString
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherUser) }
+
+        var otherTransaction = command
+        otherTransaction.source.transactionId = "1"
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherTransaction) }
+
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 100)
+    }
+
+    func testStarterPackSellsOncePerEmailIdentity() async throws {
+        let user = newUser()
+        let hash = PointsTestDatabase.randomEmailHash()
+        let before = try await store.listPackages(userId: user.uuidString, emailHash: hash)
+        XCTAssertFalse(before.starterPackPurchased)
+        XCTAssertEqual(before.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
+
+        let first = try await store.grant(grantCommand(user: user, product: "new_user_pack", emailHash: hash))
+        XCTAssertEqual(first.creditsAdded, 60)
+        let second = grantCommand(user: user, product: "new_user_pack", emailHash: hash)
+        await expectPointsError("STARTER_PACK_INELIGIBLE") { try await self.store.grant(second) }
+        let secondRows = try await ledgerCount(eventId: second.eventId)
+        XCTAssertEqual(secondRows, 0)
+
+        let after = try await store.listPackages(userId: user.uuidString, emailHash: hash)
+        XCTAssertTrue(after.starterPackPurchased)
+        XCTAssertEqual(after.packages.map(\.productCode), ["starter_pack", "popular_pack", "premium_pack"])
+
+        let claim = try await store.pool.withConnection { connection in
+            try await connection.query("""
+                select has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot, grant_event_id
+                from register_bonus_claims where email_hash = $1
+                """, [.text(hash)]).first!
+        }
+        XCTAssertTrue(try claim.bool("has_purchased_starter_pack"))
+        XCTAssertEqual(try claim.string("user_email_snapshot"), "a***@example.com")
+        XCTAssertEqual(try claim.uuid("first_user_id_snapshot"), user)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 60)
+    }
+
+    func testReRegistrationWithTheSameEmailCannotBuyTheStarterPackAgain() async throws {
+        let hash = PointsTestDatabase.randomEmailHash()
+        let original = newUser()
+        _ = try await store.grant(grantCommand(user: original, product: "new_user_pack", emailHash: hash))
+        let reRegistered = newUser()
+        let attempt = grantCommand(user: reRegistered, product: "new_user_pack", emailHash: hash)
+        await expectPointsError("STARTER_PACK_INELIGIBLE") { try await self.store.grant(attempt) }
+        let listing = try await store.listPackages(userId: reRegistered.uuidString, emailHash: hash)
+        XCTAssertTrue(listing.starterPackPurchased)
+        let balance = try await store.getBalance(userId: reRegistered.uuidString)
+        XCTAssertEqual(balance.balance, 0)
+        // Regular packs stay available to the new account.
+        let regular = try await store.grant(grantCommand(user: reRegistered, product: "starter_pack", emailHash: hash))
+        XCTAssertEqual(regular.balance, 100)
+    }
+
+    func testBadInputIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        let good = grantCommand(user: user)
+        var cases: [(String, GrantCommand)] = []
+        func add(_ reason: String, _ change: (inout GrantCommand) -> Void) {
+            var command = good
+            change(&command)
+            cases.append((reason, command))
+        }
+        add("VALIDATION_FAILED") { $0.eventId = "" }
+        add("VALIDATION_FAILED") { $0.eventId = String(repeating: "e", count: 201) }
+        add("VALIDATION_FAILED") { $0.eventId = "payment apple" }
+        add("VALIDATION_FAILED") { $0.userId = "" }
+        add("VALIDATION_FAILED") { $0.userId = "42" }
+        add("VALIDATION_FAILED") { $0.bizId = "" }
+        add("VALIDATION_FAILED") { $0.bizId = String(repeating: "b", count: 201) }
+        add("VALIDATION_FAILED") { $0.emailHash = "not-a-hash" }
+        add("VALIDATION_FAILED") { $0.source.transactionId = "tx\u{0}" }
+        add("VALIDATION_FAILED") { $0.source.environment = String(repeating: "界", count: 100) }
+        add("VALIDATION_FAILED") { $0.emailMasked = "alice@example.com" }
+        add("PRODUCT_NOT_FOUND") { $0.productCode = "gold_pack" }
+        add("VALIDATION_FAILED") { $0.productCode = "" }
+        for (reason, command) in cases {
+            await expectPointsError(reason) { try await self.store.grant(command) }
+        }
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.getBalance(userId: "nope") }
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.listPackages(userId: user.uuidString, emailHash: "") }
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: -1, pageToken: "") }
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: 10_000, pageToken: "") }
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "forged") }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(ClawbackCommand(eventId: "refund.x", userId: user.uuidString, originalEventId: "", bizId: "b"))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(ClawbackCommand(eventId: "same", userId: user.uuidString, originalEventId: "same", bizId: "b"))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(ClawbackCommand(eventId: "refund.x", userId: user.uuidString, originalEventId: "payment.x",
+                                                          bizId: "b", reason: String(repeating: "r", count: 101)))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.reverseClawback(ReverseClawbackCommand(eventId: "rev.x", userId: user.uuidString, clawbackEventId: "", bizId: "b"))
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 0)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 0)
+    }
+
+    func testUnknownUserHasAZeroBalanceAndAnEmptyLedger() async throws {
+        let user = newUser()
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0))
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "")
+        XCTAssertEqual(page, LedgerPage(entries: [], nextPageToken: ""))
+    }
+
+    // MARK: Clawback and reversal
+
+    func testClawbackWithEnoughBalanceDeductsEverything() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        let result = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId))
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.creditsDeducted, 210)
+        XCTAssertEqual(result.overdueAmount, 0)
+        XCTAssertFalse(result.partial)
+        XCTAssertEqual(result.balance, 100)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+        let refund = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "").entries.first!
+        XCTAssertEqual(refund.changeType, "refund")
+        XCTAssertEqual(refund.direction, -1)
+        XCTAssertEqual(refund.bizType, "payment")
+        let ext = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(refund.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        XCTAssertEqual(ext["original_event_id"] as? String, purchase.eventId)
+        XCTAssertEqual(ext["refund_reason"] as? String, "CUSTOMER_REQUEST")
+        XCTAssertEqual(ext["overdue_amount"] as? Int, 0)
+    }
+
+    func testClawbackWithTooLittleBalanceStopsAtZeroAndRecordsOverdue() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 70)
+        let partial = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId))
+        XCTAssertEqual(partial.creditsDeducted, 30)
+        XCTAssertEqual(partial.overdueAmount, 70)
+        XCTAssertTrue(partial.partial)
+        XCTAssertEqual(partial.balance, 0)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 0, lifetimeEarned: 70, lifetimeSpent: 70))
+
+        // A second purchase clawed back from a zero balance deducts nothing; all of it is overdue.
+        let second = grantCommand(user: user, product: "premium_pack")
+        _ = try await store.grant(second)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 415)
+        let empty = try await store.clawback(clawbackCommand(user: user, purchase: second.eventId))
+        XCTAssertEqual(empty.creditsDeducted, 0)
+        XCTAssertEqual(empty.overdueAmount, 415)
+        XCTAssertEqual(empty.balance, 0)
+    }
+
+    func testReplayedClawbackReturnsTheFirstResult() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 200)
+        let command = clawbackCommand(user: user, purchase: purchase.eventId)
+        let first = try await store.clawback(command)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        let replay = try await store.clawback(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, first.creditsDeducted)
+        XCTAssertEqual(replay.overdueAmount, 200)
+        XCTAssertTrue(replay.partial)
+        XCTAssertEqual(replay.balance, 100)
+        let rows = try await ledgerCount(eventId: command.eventId)
+        XCTAssertEqual(rows, 1)
+
+        var different = command
+        different.reason = "OTHER"
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(different) }
+        let secondEvent = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.other:\(UUID().uuidString)")
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(secondEvent) }
+    }
+
+    func testClawbackOfAnUnknownOrForeignPurchaseIsEventNotFound() async throws {
+        let user = newUser()
+        await expectPointsError("EVENT_NOT_FOUND") {
+            try await self.store.clawback(self.clawbackCommand(user: user, purchase: "payment.apple_iap:404"))
+        }
+        let owner = newUser()
+        let purchase = grantCommand(user: owner)
+        _ = try await store.grant(purchase)
+        await expectPointsError("EVENT_NOT_FOUND") {
+            try await self.store.clawback(self.clawbackCommand(user: user, purchase: purchase.eventId))
+        }
+        let balance = try await store.getBalance(userId: owner.uuidString).balance
+        XCTAssertEqual(balance, 100)
+    }
+
+    func testReversalRestoresExactlyTheDeductionOnce() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 60)
+        let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
+        let taken = try await store.clawback(clawback)
+        XCTAssertEqual(taken.creditsDeducted, 40)
+
+        let command = ReverseClawbackCommand(eventId: "refund_reversed." + purchase.eventId, userId: user.uuidString,
+                                             clawbackEventId: clawback.eventId, bizId: clawback.bizId)
+        let reversal = try await store.reverseClawback(command)
+        XCTAssertFalse(reversal.replayed)
+        XCTAssertEqual(reversal.creditsRestored, 40, "only what was deducted comes back, not the overdue part")
+        XCTAssertEqual(reversal.balance, 40)
+
+        let replay = try await store.reverseClawback(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsRestored, 40)
+        XCTAssertEqual(replay.balance, 40)
+
+        var otherEvent = command
+        otherEvent.eventId = "refund_reversed.other:\(UUID().uuidString)"
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.reverseClawback(otherEvent) }
+        var unknown = command
+        unknown.eventId = "refund_reversed.unknown:\(UUID().uuidString)"
+        unknown.clawbackEventId = "refund.apple_iap:404"
+        await expectPointsError("EVENT_NOT_FOUND") { try await self.store.reverseClawback(unknown) }
+        // A purchase event id is not a clawback.
+        var wrongKind = command
+        wrongKind.eventId = "refund_reversed.kind:\(UUID().uuidString)"
+        wrongKind.clawbackEventId = purchase.eventId
+        await expectPointsError("EVENT_NOT_FOUND") { try await self.store.reverseClawback(wrongKind) }
+
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 40, lifetimeEarned: 100, lifetimeSpent: 60))
+    }
+
+    // MARK: Ledger paging
+
+    func testLedgerPagesNewestFirstWithAnOpaqueToken() async throws {
+        let user = newUser()
+        var eventIds: [String] = []
+        for _ in 0..<5 {
+            let command = grantCommand(user: user)
+            _ = try await store.grant(command)
+            eventIds.append(command.eventId)
+        }
+        var seen: [String] = []
+        var token = ""
+        var pages = 0
+        repeat {
+            let page = try await store.listLedger(userId: user.uuidString, pageSize: 2, pageToken: token)
+            XCTAssertLessThanOrEqual(page.entries.count, 2)
+            seen += page.entries.map(\.eventId)
+            token = page.nextPageToken
+            pages += 1
+        } while !token.isEmpty && pages < 10
+        XCTAssertEqual(pages, 3)
+        XCTAssertEqual(seen, eventIds.reversed())
+        let balances = try await store.listLedger(userId: user.uuidString, pageSize: 0, pageToken: "").entries.map(\.balanceAfter)
+        XCTAssertEqual(balances, [500, 400, 300, 200, 100])
+    }
+
+    // MARK: Concurrency
+
+    func testTwoHundredParallelGrantsOfOneEventWriteOneRow() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let command = grantCommand(user: user, product: "premium_pack")
+        let results = try await withThrowingTaskGroup(of: GrantResult.self) { group in
+            for _ in 0..<200 { group.addTask { try await store.grant(command) } }
+            var results: [GrantResult] = []
+            for try await result in group { results.append(result) }
+            return results
+        }
+        XCTAssertEqual(results.count, 200)
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        XCTAssertEqual(Set(results.map(\.ledgerEntryId)).count, 1)
+        XCTAssertTrue(results.allSatisfy { $0.creditsAdded == 415 && $0.balanceAfter == 415 })
+        let rows = try await ledgerCount(eventId: command.eventId)
+        XCTAssertEqual(rows, 1)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 415)
+    }
+
+    func testTwoHundredParallelDistinctGrantsSumExactly() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let commands = (0..<200).map { index in grantCommand(user: user, product: index.isMultiple(of: 2) ? "starter_pack" : "popular_pack") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for command in commands { group.addTask { _ = try await store.grant(command) } }
+            try await group.waitForAll()
+        }
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 100 * 100 + 100 * 210)
+        XCTAssertEqual(balance.lifetimeEarned, balance.balance)
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 200)
+    }
+
+    func testParallelStarterPackPurchasesByOneIdentitySellOnce() async throws {
+        let store: PointsStore = self.store
+        let hash = PointsTestDatabase.randomEmailHash()
+        let accounts = (0..<20).map { _ in newUser() }
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for account in accounts {
+                let command = grantCommand(user: account, product: "new_user_pack", emailHash: hash)
+                group.addTask { (try? await store.grant(command)) != nil }
+            }
+            var outcomes: [Bool] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        XCTAssertEqual(outcomes.filter { $0 }.count, 1)
+    }
+
+    func testParallelGrantsAndClawbacksNeverGoNegative() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        var purchases: [GrantCommand] = []
+        for _ in 0..<40 {
+            let command = grantCommand(user: user, product: "popular_pack")
+            _ = try await store.grant(command)
+            purchases.append(command)
+        }
+        try await PointsTestDatabase.spend(store, userId: user, amount: 40 * 210 - 500)
+        let newGrants = (0..<40).map { _ in grantCommand(user: user, product: "starter_pack") }
+        let clawbacks = purchases.map { clawbackCommand(user: user, purchase: $0.eventId) }
+        let deducted = try await withThrowingTaskGroup(of: (Int64, Int64).self) { group in
+            for command in newGrants { group.addTask { _ = try await store.grant(command); return (0, 0) } }
+            for command in clawbacks {
+                group.addTask {
+                    let result = try await store.clawback(command)
+                    return (result.creditsDeducted, result.overdueAmount)
+                }
+            }
+            var totals: (Int64, Int64) = (0, 0)
+            for try await (deducted, overdue) in group { totals = (totals.0 + deducted, totals.1 + overdue) }
+            return totals
+        }
+        XCTAssertEqual(deducted.0 + deducted.1, 40 * 210)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 500 + 40 * 100 - deducted.0)
+        XCTAssertGreaterThanOrEqual(balance, 0)
+    }
+}

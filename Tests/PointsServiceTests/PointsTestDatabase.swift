@@ -1,0 +1,107 @@
+import Foundation
+@testable import PointsService
+import PostgresClient
+import XCTest
+
+/// The shared store of the integration tests: POINTS_DATABASE_URL, migrated
+/// once per test run. Tests isolate by fresh random user ids and email hashes.
+enum PointsTestDatabase {
+    private actor Shared {
+        var store: PointsStore?
+
+        func store(url: String) async throws -> PointsStore {
+            if let store { return store }
+            let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000))
+            let created = PointsStore(pool: pool, catalog: try PackageCatalogTests.shippedCatalog())
+            try await created.migrate()
+            store = created
+            return created
+        }
+    }
+
+    private static let shared = Shared()
+
+    static func store() async throws -> PointsStore {
+        guard let url = ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"], !url.isEmpty else {
+            let message = "POINTS_DATABASE_URL is not set: run scripts/test.sh, or eval \"$(scripts/pg.sh start | sed 's/^/export /')\""
+            XCTFail(message)
+            throw PointsError.databaseUnavailable(detail: message)
+        }
+        return try await shared.store(url: url)
+    }
+
+    static func randomEmailHash() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    /// What the chat service would do when a user spends credits: a consume
+    /// row and the matching balance/lifetime_spent change, under the row lock.
+    static func spend(_ store: PointsStore, userId: UUID, amount: Int64) async throws {
+        try await store.pool.withTransaction { tx in
+            let balance = try await tx.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!.int64("balance")
+            precondition(balance >= amount, "test spends more than the balance")
+            try await tx.query("""
+                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
+                values ($1::uuid, $2, 'consume', -1, $3::bigint, $4::bigint, 'chat', 'session', '')
+                """, [.uuid(userId), .text("consume:\(UUID().uuidString)"), .int64(amount), .int64(balance - amount)])
+            try await tx.query(
+                "update user_points set balance = balance - $2::bigint, lifetime_spent = lifetime_spent + $2::bigint where user_id = $1::uuid",
+                [.uuid(userId), .int64(amount)])
+        }
+    }
+
+    /// The ledger invariants, for each user:
+    /// - balance == Σ direction × amount over all of the user's rows;
+    /// - lifetime_spent == Σ amount of consume rows;
+    /// - lifetime_earned == Σ direction × amount of every other row
+    ///   (purchases − refunded deductions + reversals), hence balance == earned − spent;
+    /// - rows in insertion order chain: each balance_after == previous + direction × amount;
+    /// - every refund: deducted + overdue == the purchase's credits, and at most one per purchase;
+    /// - every reversal restores exactly its refund's deduction.
+    static func assertInvariants(_ store: PointsStore, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
+        for userId in users {
+            try await store.pool.withConnection { connection in
+                let account = try await connection.query(
+                    "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(userId)]).first
+                let rows = try await connection.query("""
+                    select change_type, direction, amount, balance_after, event_id, related_event_id,
+                           coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue
+                    from points_ledger where user_id = $1::uuid order by seq
+                    """, [.uuid(userId)])
+                guard let account else {
+                    XCTAssertTrue(rows.isEmpty, "ledger rows without an account", file: file, line: line)
+                    return
+                }
+                var running: Int64 = 0
+                var earned: Int64 = 0
+                var spent: Int64 = 0
+                var amounts: [String: Int64] = [:]
+                for row in rows {
+                    let signed = Int64(try row.int64("direction")) * (try row.int64("amount"))
+                    running += signed
+                    XCTAssertEqual(try row.int64("balance_after"), running, "balance_after chain", file: file, line: line)
+                    if try row.string("change_type") == "consume" { spent += try row.int64("amount") } else { earned += signed }
+                    amounts[try row.string("event_id")] = try row.int64("amount")
+                }
+                XCTAssertEqual(try account.int64("balance"), running, "balance == signed ledger sum", file: file, line: line)
+                XCTAssertEqual(try account.int64("lifetime_earned"), earned, "lifetime_earned", file: file, line: line)
+                XCTAssertEqual(try account.int64("lifetime_spent"), spent, "lifetime_spent", file: file, line: line)
+                XCTAssertGreaterThanOrEqual(running, 0, file: file, line: line)
+                var refunded = Set<String>()
+                for row in rows {
+                    switch try row.string("change_type") {
+                    case "refund":
+                        let purchase = try XCTUnwrap(try row.optionalString("related_event_id"))
+                        XCTAssertTrue(refunded.insert(purchase).inserted, "one refund per purchase", file: file, line: line)
+                        XCTAssertEqual(try row.int64("amount") + (try row.int64("overdue")), amounts[purchase], "deducted + overdue == credits", file: file, line: line)
+                    case "refund_reversal":
+                        let refund = try XCTUnwrap(try row.optionalString("related_event_id"))
+                        XCTAssertEqual(try row.int64("amount"), amounts[refund], "reversal restores the deduction", file: file, line: line)
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+    }
+}

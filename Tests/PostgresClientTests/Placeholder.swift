@@ -1,5 +1,0 @@
-import XCTest
-
-final class PostgresClientTestsPlaceholder: XCTestCase {
-    func testModuleLoads() {}
-}
