@@ -23,8 +23,8 @@ do {
     exit(2)
 }
 
-// Installed before readiness is announced: see TerminationSignal.
-let termination = TerminationSignal()
+// Installed before readiness is announced, so no signal is lost.
+let termination = ShutdownSignal.install()
 
 do {
     let address = try ServiceAddress(parsing: try options.required("--listen"))

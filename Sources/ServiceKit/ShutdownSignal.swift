@@ -1,41 +1,60 @@
 import Dispatch
 import Glibc
+import Synchronization
 
-/// Waits for SIGTERM or SIGINT so a service can shut down gracefully
-/// (stop accepting, let in-flight calls finish, close pools).
-public enum ShutdownSignal {
-    /// Suspends until the process receives SIGTERM or SIGINT; returns its name.
-    /// The default actions are disabled so the signal cannot kill the process
-    /// before the graceful path runs.
-    public static func wait() async -> String {
+/// SIGTERM/SIGINT as an awaitable event, so a service shuts down gracefully
+/// (stop accepting, let in-flight calls finish, close pools). Install it
+/// first thing in `main`, before announcing readiness: a signal that arrives
+/// any time after `install()` is remembered, never lost.
+public final class ShutdownSignal: Sendable {
+    private let state = Mutex<(fired: String?, waiters: [CheckedContinuation<String, Never>])>((nil, []))
+    // Kept only to keep the sources alive; never touched after set-up.
+    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
+
+    private init(sources: [any DispatchSourceSignal]) {
+        self.sources = sources
+    }
+
+    /// Takes over SIGTERM and SIGINT for the rest of the process.
+    public static func install() -> ShutdownSignal {
+        let queue = DispatchQueue(label: "shutdown-signal")
+        // Ignore the default action first so the signal cannot kill the
+        // process; the dispatch sources still observe it.
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
-        let queue = DispatchQueue(label: "shutdown-signal")
-        return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            let state = SignalState(continuation: continuation)
-            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { state.fire(name) }
-                source.resume()
-                state.retain(source)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            sources.append(DispatchSource.makeSignalSource(signal: number, queue: queue))
+        }
+        let shutdown = ShutdownSignal(sources: sources)
+        for (source, name) in zip(sources, ["SIGTERM", "SIGINT"]) {
+            source.setEventHandler { [weak shutdown] in shutdown?.fire(name) }
+            source.resume()
+        }
+        return shutdown
+    }
+
+    private func fire(_ name: String) {
+        let waiters = state.withLock { state -> [CheckedContinuation<String, Never>] in
+            if state.fired == nil { state.fired = name }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: name) }
+    }
+
+    /// The name of the first signal received; suspends until there is one.
+    public func wait() async -> String {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            let fired = state.withLock { state -> String? in
+                if let fired = state.fired { return fired }
+                state.waiters.append(continuation)
+                return nil
             }
+            if let fired { continuation.resume(returning: fired) }
         }
     }
-}
 
-/// Resumes the waiting continuation once, from the signal queue only.
-private final class SignalState: @unchecked Sendable {
-    private var continuation: CheckedContinuation<String, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
-
-    // Called on the serial signal queue (and once during set-up before any
-    // signal can be delivered to it).
-    func retain(_ source: any DispatchSourceSignal) { sources.append(source) }
-
-    func fire(_ name: String) {
-        continuation?.resume(returning: name)
-        continuation = nil
-    }
+    /// Fires as if a signal arrived (tests, and fatal start-up paths).
+    public func trigger(_ name: String = "manual") { fire(name) }
 }

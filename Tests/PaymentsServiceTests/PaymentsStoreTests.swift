@@ -75,7 +75,7 @@ final class PaymentsStoreTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         _ = try await store.insertVerified(payment)
-        _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: "e"), transactionId: payment.transactionId)
+        _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)), transactionId: payment.transactionId)
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_700_000_000_000, payloadJSON: "{}")
         let first = try await store.recordNotification(notification, outcome: { _ in "clawback_scheduled" }) { current, connection in

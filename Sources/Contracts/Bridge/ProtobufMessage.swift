@@ -1,3 +1,5 @@
+import RPCRuntime
+
 /// A protobuf message whose Swift shape is a plain `Codable` struct.
 ///
 /// The wire format is produced and parsed by protobuf-c, driven by the
@@ -6,7 +8,7 @@
 /// field is one line in the `.proto` file and one property here; nothing else
 /// grows with the number of fields. `ContractsTests` checks every Swift type
 /// against its descriptor, field by field.
-public protocol ProtobufMessage: Codable, Sendable {
+public protocol ProtobufMessage: Codable, RPCMessage {
     /// The fully qualified protobuf name, e.g. `points.v1.GrantRequest`.
     static var protobufName: String { get }
     /// A value with every field at its protobuf default.

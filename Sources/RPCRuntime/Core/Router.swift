@@ -22,6 +22,10 @@ public struct Router: Sendable {
             let request: Request
             do {
                 request = try Request(serializedBytes: raw.message)
+            } catch let error as any RPCErrorConvertible {
+                // The message layer knows whether the bytes were the caller's
+                // fault (e.g. invalid UTF-8: INVALID_ARGUMENT).
+                throw error.rpcError
             } catch {
                 throw RPCError(code: .internal, message: "Could not parse the request message", cause: error)
             }
