@@ -43,6 +43,14 @@ mkdir -p "$work/target/include"
   echo "const ProtobufCMessageDescriptor *ccontracts_message_at(size_t index) {"
   echo "  return index < ccontracts_message_count() ? ccontracts_messages[index] : NULL;"
   echo "}"
+  echo "static const ProtobufCServiceDescriptor *const ccontracts_services[] = {"
+  grep -rhoE 'extern const ProtobufCServiceDescriptor [a-z0-9_]+;' "$work/target/include" \
+    | sed -E 's/extern const ProtobufCServiceDescriptor ([a-z0-9_]+);/  \&\1,/' | LC_ALL=C sort
+  echo "};"
+  echo "size_t ccontracts_service_count(void) { return sizeof(ccontracts_services) / sizeof(ccontracts_services[0]); }"
+  echo "const ProtobufCServiceDescriptor *ccontracts_service_at(size_t index) {"
+  echo "  return index < ccontracts_service_count() ? ccontracts_services[index] : NULL;"
+  echo "}"
   echo "const ProtobufCMessageDescriptor *ccontracts_find_message(const char *full_name) {"
   echo "  for (size_t i = 0; i < ccontracts_message_count(); i++)"
   echo "    if (strcmp(ccontracts_messages[i]->name, full_name) == 0) return ccontracts_messages[i];"
@@ -58,6 +66,8 @@ cat > "$work/target/include/ccontracts_registry.h" <<'REG'
 size_t ccontracts_message_count(void);
 const ProtobufCMessageDescriptor *ccontracts_message_at(size_t index);
 const ProtobufCMessageDescriptor *ccontracts_find_message(const char *full_name);
+size_t ccontracts_service_count(void);
+const ProtobufCServiceDescriptor *ccontracts_service_at(size_t index);
 #endif
 REG
 cat > "$work/target/include/module.modulemap" <<'MAP'

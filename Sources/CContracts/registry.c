@@ -38,6 +38,16 @@ size_t ccontracts_message_count(void) { return sizeof(ccontracts_messages) / siz
 const ProtobufCMessageDescriptor *ccontracts_message_at(size_t index) {
   return index < ccontracts_message_count() ? ccontracts_messages[index] : NULL;
 }
+static const ProtobufCServiceDescriptor *const ccontracts_services[] = {
+  &grpc__health__v1__health__descriptor,
+  &payments__v1__payments__descriptor,
+  &points__v1__points__descriptor,
+  &testing__v1__echo__descriptor,
+};
+size_t ccontracts_service_count(void) { return sizeof(ccontracts_services) / sizeof(ccontracts_services[0]); }
+const ProtobufCServiceDescriptor *ccontracts_service_at(size_t index) {
+  return index < ccontracts_service_count() ? ccontracts_services[index] : NULL;
+}
 const ProtobufCMessageDescriptor *ccontracts_find_message(const char *full_name) {
   for (size_t i = 0; i < ccontracts_message_count(); i++)
     if (strcmp(ccontracts_messages[i]->name, full_name) == 0) return ccontracts_messages[i];

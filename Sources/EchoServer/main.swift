@@ -27,7 +27,7 @@ do {
 let termination = ShutdownSignal.install()
 
 do {
-    let address = try ServiceAddress(parsing: try options.required("--listen"))
+    let address = try HostAndPort(parsing: try options.required("--listen"))
     var tls: TLSConfiguration?
     if let certificate = options.value("--tls-cert") {
         tls = .server(certificateChainPath: certificate, privateKeyPath: try options.required("--tls-key"))

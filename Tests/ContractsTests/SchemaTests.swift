@@ -48,3 +48,16 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(FieldName.protoName(forSwiftName: "createdAtUnixMs"), "created_at_unix_ms")
     }
 }
+
+final class ServiceSchemaTests: XCTestCase {
+    /// Every unary method of Protos/ has a Swift `UnaryMethod` with the same
+    /// path and message types, and vice versa (Health/Watch streams and is
+    /// deliberately not served).
+    func testSwiftMethodsMatchTheGeneratedServiceDescriptors() {
+        let generated = Set(ServiceDescriptors.allMethodSignatures.filter { $0.path != "/grpc.health.v1.Health/Watch" })
+        let swift = Set(AllMethods.signatures)
+        XCTAssertEqual(generated.subtracting(swift), [], "proto methods without a Swift UnaryMethod")
+        XCTAssertEqual(swift.subtracting(generated), [], "Swift methods not in Protos/")
+        XCTAssertEqual(swift.count, AllMethods.signatures.count, "a method is listed twice")
+    }
+}

@@ -1,3 +1,4 @@
+import RPCRuntime
 import ServiceKit
 import XCTest
 
@@ -41,12 +42,12 @@ final class CommandLineOptionsTests: XCTestCase {
     }
 
     func testAddressesParse() throws {
-        XCTAssertEqual(try ServiceAddress(parsing: "127.0.0.1:50051"), ServiceAddress(host: "127.0.0.1", port: 50051))
-        XCTAssertEqual(try ServiceAddress(parsing: "[::1]:80"), ServiceAddress(host: "::1", port: 80))
-        XCTAssertEqual(try ServiceAddress.parseList("a:1, b:2"), [ServiceAddress(host: "a", port: 1), ServiceAddress(host: "b", port: 2)])
+        XCTAssertEqual(try HostAndPort(parsing: "127.0.0.1:50051"), HostAndPort(host: "127.0.0.1", port: 50051))
+        XCTAssertEqual(try HostAndPort(parsing: "[::1]:80"), HostAndPort(host: "::1", port: 80))
+        XCTAssertEqual(try HostAndPort.parseList("a:1, b:2"), [HostAndPort(host: "a", port: 1), HostAndPort(host: "b", port: 2)])
         for bad in ["", "a", "a:", ":1", "a:70000", "a:-1", "[::1]80", "a:x"] {
-            XCTAssertThrowsError(try ServiceAddress(parsing: bad), bad)
+            XCTAssertThrowsError(try HostAndPort(parsing: bad), bad)
         }
-        XCTAssertThrowsError(try ServiceAddress.parseList(" , "))
+        XCTAssertThrowsError(try HostAndPort.parseList(" , "))
     }
 }

@@ -6,4 +6,6 @@
 size_t ccontracts_message_count(void);
 const ProtobufCMessageDescriptor *ccontracts_message_at(size_t index);
 const ProtobufCMessageDescriptor *ccontracts_find_message(const char *full_name);
+size_t ccontracts_service_count(void);
+const ProtobufCServiceDescriptor *ccontracts_service_at(size_t index);
 #endif

@@ -68,3 +68,22 @@ struct FieldSummary: Equatable {
     var valueKind: String
     var messageName: String?
 }
+
+/// protoc-c's service descriptors, as C-free method signatures.
+enum ServiceDescriptors {
+    static var allMethodSignatures: [MethodSignature] {
+        var result: [MethodSignature] = []
+        for index in 0..<ccontracts_service_count() {
+            guard let service = ccontracts_service_at(index) else { continue }
+            let serviceName = String(cString: service.pointee.name)
+            for methodIndex in 0..<Int(service.pointee.n_methods) {
+                let method = service.pointee.methods[methodIndex]
+                result.append(MethodSignature(
+                    path: "/\(serviceName)/\(String(cString: method.name))",
+                    requestName: String(cString: method.input.pointee.name),
+                    responseName: String(cString: method.output.pointee.name)))
+            }
+        }
+        return result
+    }
+}

@@ -1,16 +1,10 @@
 import Foundation
+import RPCRuntime
 
-/// A `host:port` address as operators write it (`127.0.0.1:50051`,
-/// `[::1]:50051`, `points:50052`).
-public struct ServiceAddress: Hashable, Sendable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
 
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
+/// Parsing of `host:port` addresses as operators write them
+/// (`127.0.0.1:50051`, `[::1]:50051`, `points:50052`).
+extension HostAndPort {
     /// Parses `host:port`; the port must be 0...65535.
     public init(parsing text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -30,16 +24,13 @@ public struct ServiceAddress: Hashable, Sendable, CustomStringConvertible {
         guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
             throw CommandLineError("bad address \(text): expected host:port with a port in 0...65535")
         }
-        self.host = String(host)
-        self.port = port
+        self.init(host: String(host), port: port)
     }
 
     /// Parses a comma-separated list such as `POINTS_ADDR`.
-    public static func parseList(_ text: String) throws -> [ServiceAddress] {
+    public static func parseList(_ text: String) throws -> [HostAndPort] {
         let parts = text.split(separator: ",").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         guard !parts.isEmpty else { throw CommandLineError("empty address list") }
-        return try parts.map(ServiceAddress.init(parsing:))
+        return try parts.map(HostAndPort.init(parsing:))
     }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
