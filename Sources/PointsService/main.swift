@@ -1,2 +1,60 @@
-// Entry point of PointsService.
-print("PointsService: not wired yet")
+import Foundation
+import PostgresClient
+import RPCRuntime
+import ServiceKit
+
+// PointsService: balances, the ledger, starter-pack claims and the catalog.
+// `PointsService [serve]` runs the gRPC server (migrating first);
+// `PointsService migrate` only applies the schema migrations.
+let shutdown = ShutdownSignal.install()
+let options = ServiceRunner.options(
+    program: "PointsService", summary: "balances, ledger, starter-pack claims and package catalog (points.v1.Points)",
+    specs: [
+        StandardOptions.listen(default: "127.0.0.1:50052"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON)."),
+        StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
+    ],
+    subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit.")])
+
+do {
+    let logger = Logger(service: "points", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
+    guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
+    let catalog = try PackageCatalog.load(path: try options.required("PACKAGES_FILE"))
+    let pool = PostgresPool(configuration: .init(
+        connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: "points-service"))
+    let store = PointsStore(pool: pool, catalog: catalog)
+    try await store.migrate()
+    switch options.positional.first ?? "serve" {
+    case "migrate":
+        logger.notice("migrations applied")
+        await pool.close()
+        exit(0)
+    case "serve":
+        break
+    case let other:
+        throw CommandLineError("unknown subcommand \(other) (see --help)")
+    }
+
+    let monitor = HealthMonitor()
+    monitor.report("database", healthy: true)
+    let probes = Task {
+        await monitor.runProbe("database", every: .seconds(1)) {
+            let healthy = await pool.probe()
+            return (healthy, healthy ? "" : "database unreachable")
+        }
+    }
+    var router = Router()
+    HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
+    PointsRPCService(store: store, logger: logger).register(on: &router)
+    try await ServiceRunner.serve(
+        name: "PointsService", listen: try HostAndPort(parsing: options.required("--listen")), tls: try ServiceRunner.tls(options),
+        router: router, monitor: monitor, logger: logger, shutdown: shutdown
+    ) {
+        probes.cancel()
+        await pool.close()
+    }
+} catch {
+    FileHandle.standardError.write(Data("PointsService: \(error)\n".utf8))
+    exit(1)
+}

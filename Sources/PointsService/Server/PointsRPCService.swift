@@ -1,0 +1,120 @@
+import Contracts
+import RPCRuntime
+import ServiceKit
+
+/// `points.v1.Points` on the RPC runtime: converts between Contracts messages
+/// and the store's commands; all decisions live in the store and its rules.
+struct PointsRPCService: Sendable {
+    let store: PointsStore
+    let logger: Logger
+
+    func register(on router: inout Router) {
+        router.register(PointsMethods.getBalance) { request, _ in
+            let balance = try await store.getBalance(userId: request.userId)
+            var response = GetBalanceResponse()
+            response.userId = balance.userId.uuidString.lowercased()
+            response.balance = balance.balance
+            response.lifetimeEarned = balance.lifetimeEarned
+            response.lifetimeSpent = balance.lifetimeSpent
+            return response
+        }
+        router.register(PointsMethods.listPackages) { request, _ in
+            let listing = try await store.listPackages(userId: request.userId, emailHash: request.emailHash)
+            var response = ListPackagesResponse()
+            response.packages = listing.packages.map(Self.package)
+            response.starterPackPurchased = listing.starterPackPurchased
+            return response
+        }
+        router.register(PointsMethods.getCatalog) { _, _ in
+            var response = GetCatalogResponse()
+            response.packages = store.catalog.purchasable(starterPackPurchased: false).map(Self.package)
+            return response
+        }
+        router.register(PointsMethods.grant) { request, call in
+            let source = request.source ?? Contracts.PurchaseSource()
+            let result = try await store.grant(GrantCommand(
+                eventId: request.eventId, userId: request.userId, emailHash: request.emailHash,
+                productCode: request.productCode, bizId: request.bizId,
+                source: PurchaseSource(
+                    source: source.source, platform: source.platform, transactionId: source.transactionId,
+                    originalTransactionId: source.originalTransactionId, environment: source.environment,
+                    appStoreProductId: source.appStoreProductId, paymentRecordId: source.paymentRecordId),
+                emailMasked: request.emailMasked))
+            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)"])
+            var response = GrantResponse()
+            response.eventId = result.eventId
+            response.replayed = result.replayed
+            response.creditsAdded = result.creditsAdded
+            response.balanceAfter = result.balanceAfter
+            response.balance = result.balance
+            response.ledgerEntryId = result.ledgerEntryId.uuidString.lowercased()
+            return response
+        }
+        router.register(PointsMethods.clawback) { request, call in
+            let result = try await store.clawback(ClawbackCommand(
+                eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
+                bizId: request.bizId, reason: request.reason))
+            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)",
+                                   "deducted": "\(result.creditsDeducted)", "overdue": "\(result.overdueAmount)"])
+            var response = ClawbackResponse()
+            response.eventId = result.eventId
+            response.replayed = result.replayed
+            response.creditsDeducted = result.creditsDeducted
+            response.overdueAmount = result.overdueAmount
+            response.partial = result.partial
+            response.balance = result.balance
+            return response
+        }
+        router.register(PointsMethods.reverseClawback) { request, call in
+            let result = try await store.reverseClawback(ReverseClawbackCommand(
+                eventId: request.eventId, userId: request.userId, clawbackEventId: request.clawbackEventId, bizId: request.bizId))
+            log("reverse_clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "restored": "\(result.creditsRestored)"])
+            var response = ReverseClawbackResponse()
+            response.eventId = result.eventId
+            response.replayed = result.replayed
+            response.creditsRestored = result.creditsRestored
+            response.balance = result.balance
+            return response
+        }
+        router.register(PointsMethods.listLedger) { request, _ in
+            let page = try await store.listLedger(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
+            var response = ListLedgerResponse()
+            response.nextPageToken = page.nextPageToken
+            response.entries = page.entries.map { entry in
+                var out = Contracts.LedgerEntry()
+                out.id = entry.id.uuidString.lowercased()
+                out.eventId = entry.eventId
+                out.changeType = entry.changeType
+                out.direction = entry.direction
+                out.amount = entry.amount
+                out.balanceAfter = entry.balanceAfter
+                out.bizType = entry.bizType
+                out.bizId = entry.bizId
+                out.metadataJson = entry.metadataJSON
+                out.createdAtUnixMs = entry.createdAtUnixMilliseconds
+                return out
+            }
+            return response
+        }
+    }
+
+    private func log(_ action: String, _ call: ServerRequest<some Sendable>, _ fields: [String: String]) {
+        var fields = fields
+        fields["action"] = action
+        if let requestId = call.metadata[stringValues: "x-request-id"].first { fields["request_id"] = requestId }
+        logger.info("points changed", fields)
+    }
+
+    static func package(_ package: CreditPackage) -> Contracts.Package {
+        var out = Contracts.Package()
+        out.productCode = package.productCode
+        out.appStoreProductId = package.appStoreProductId
+        out.kind = package.kind == .starter ? .starter : .regular
+        out.credits = package.credits
+        out.displayName = package.displayName
+        out.referencePrice = package.referencePrice
+        out.referenceCurrency = package.referenceCurrency
+        out.sortOrder = package.sortOrder
+        return out
+    }
+}

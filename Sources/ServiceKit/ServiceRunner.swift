@@ -1,0 +1,56 @@
+import Foundation
+import RPCRuntime
+
+/// Runs one gRPC service process the same way for every service: start the
+/// server, announce readiness, wait for SIGTERM/SIGINT, then shut down
+/// gracefully (health turns NOT_SERVING, GOAWAY, in-flight calls finish
+/// within the grace period, then `cleanup`).
+public enum ServiceRunner {
+    /// Parses options or prints `--help`/usage errors and exits.
+    public static func options(
+        program: String, summary: String, specs: [OptionSpec], subcommands: [(String, String)] = []
+    ) -> CommandLineOptions {
+        do {
+            let options = try CommandLineOptions(
+                specs: specs, arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            if options.helpRequested {
+                print(options.helpText(program: program, summary: summary, subcommands: subcommands))
+                exit(0)
+            }
+            return options
+        } catch {
+            FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
+            exit(2)
+        }
+    }
+
+    /// The TLS configuration from `--tls-cert`/`--tls-key`, if given.
+    public static func tls(_ options: CommandLineOptions) throws -> TLSConfiguration? {
+        guard let certificate = options.value("--tls-cert"), !certificate.isEmpty else { return nil }
+        return .server(certificateChainPath: certificate, privateKeyPath: try options.required("--tls-key"))
+    }
+
+    public static func serve(
+        name: String,
+        listen: HostAndPort,
+        tls: TLSConfiguration?,
+        router: Router,
+        monitor: HealthMonitor,
+        logger: Logger,
+        shutdown: ShutdownSignal,
+        gracePeriod: Duration = .seconds(10),
+        cleanup: @Sendable () async -> Void
+    ) async throws {
+        let server = RPCServer(configuration: .init(listen: .init(host: listen.host, port: listen.port), tls: tls), router: router)
+        let port = try server.start()
+        logger.notice("listening", ["address": "\(listen.host):\(port)", "tls": tls == nil ? "off" : "on"])
+        // Scripts and tests wait for this line on stdout.
+        FileHandle.standardOutput.write(Data("\(name) listening on \(listen.host):\(port)\n".utf8))
+        let signal = await shutdown.wait()
+        logger.notice("shutting down", ["signal": signal])
+        monitor.beginShutdown()
+        await server.shutdown(gracePeriod: gracePeriod)
+        await cleanup()
+        logger.notice("stopped")
+    }
+}

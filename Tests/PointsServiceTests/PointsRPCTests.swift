@@ -1,0 +1,211 @@
+import Contracts
+import Foundation
+import PostgresClient
+import RPCRuntime
+import TestSupport
+import XCTest
+
+/// PointsService as a real process over gRPC on the real database: the
+/// contract, error reasons, concurrency, and a database outage.
+final class PointsRPCTests: XCTestCase {
+    var service: ServiceProcess!
+    var client: RPCClient!
+    var database: PostgresPool!
+
+    override func setUp() async throws {
+        let url = try TestDatabases.url("POINTS_DATABASE_URL")
+        service = try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning"])
+        client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
+        database = PostgresPool(configuration: .init(connectionString: url, maxConnections: 2))
+    }
+
+    override func tearDown() async throws {
+        await client?.close()
+        XCTAssertEqual(service?.stop(), 0, "graceful exit on SIGTERM")
+        await database?.close()
+    }
+
+    private func grantRequest(user: UUID, event: String = "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))",
+                              product: String = "starter_pack", emailHash: String = randomHash()) -> GrantRequest {
+        var request = GrantRequest()
+        request.eventId = event
+        request.userId = user.uuidString
+        request.emailHash = emailHash
+        request.productCode = product
+        request.bizId = UUID().uuidString
+        return request
+    }
+
+    private static func randomHash() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+
+    private func ledgerRows(_ user: UUID) async throws -> Int64 {
+        try await database.withConnection {
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+        }
+    }
+
+    private func expectError(_ code: RPCError.Code, reason: String, _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async {
+        do {
+            try await body()
+            XCTFail("expected \(code)", file: file, line: line)
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, code, file: file, line: line)
+            XCTAssertEqual(ErrorReason.reason(of: error), reason, file: file, line: line)
+        } catch {
+            XCTFail("unexpected \(error)", file: file, line: line)
+        }
+    }
+
+    func testGrantReplayAndBalanceOverGRPC() async throws {
+        let user = UUID()
+        let request = grantRequest(user: user)
+        let first = try await client.call(PointsMethods.grant, request, timeout: .seconds(10))
+        XCTAssertFalse(first.replayed)
+        XCTAssertEqual(first.creditsAdded, 100)
+        let replay = try await client.call(PointsMethods.grant, request, timeout: .seconds(10))
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        var balanceRequest = GetBalanceRequest()
+        balanceRequest.userId = user.uuidString
+        let balance = try await client.call(PointsMethods.getBalance, balanceRequest, timeout: .seconds(10))
+        XCTAssertEqual(balance.balance, 100)
+        XCTAssertEqual(balance.lifetimeEarned, 100)
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testErrorsCarryTheirReasonAndWriteNothing() async throws {
+        let user = UUID()
+        let hash = Self.randomHash()
+        _ = try await client.call(PointsMethods.grant, grantRequest(user: user, product: "new_user_pack", emailHash: hash), timeout: .seconds(10))
+        await expectError(.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE") {
+            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: UUID(), product: "new_user_pack", emailHash: hash), timeout: .seconds(10))
+        }
+        await expectError(.notFound, reason: "PRODUCT_NOT_FOUND") {
+            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: user, product: "gold_pack"), timeout: .seconds(10))
+        }
+        let conflicting = grantRequest(user: user)
+        _ = try await client.call(PointsMethods.grant, conflicting, timeout: .seconds(10))
+        var changed = conflicting
+        changed.productCode = "premium_pack"
+        await expectError(.alreadyExists, reason: "EVENT_CONFLICT") {
+            _ = try await self.client.call(PointsMethods.grant, changed, timeout: .seconds(10))
+        }
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: user, event: ""), timeout: .seconds(10))
+        }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 2, "only the two successful grants wrote")
+    }
+
+    func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {
+        // GrantRequest.event_id (field 1) with bytes that are not UTF-8.
+        let bytes: [UInt8] = [0x0A, 0x03, 0x61, 0xC3, 0x28]
+        do {
+            _ = try await client.unaryRaw(PointsMethods.grant.descriptor, request: bytes, timeout: .seconds(10))
+            XCTFail("expected INVALID_ARGUMENT")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .invalidArgument)
+            XCTAssertEqual(ErrorReason.reason(of: error), "VALIDATION_FAILED")
+        }
+    }
+
+    func testTwoHundredParallelGrantsOfOneEventWriteOneRow() async throws {
+        let user = UUID()
+        let request = grantRequest(user: user)
+        let client = self.client!
+        let replayed = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<200 { group.addTask { try await client.call(PointsMethods.grant, request, timeout: .seconds(30)).replayed } }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        XCTAssertEqual(replayed.filter { !$0 }.count, 1, "exactly one call applied the grant")
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testTwoHundredDistinctGrantsForOneUserSumExactly() async throws {
+        let user = UUID()
+        let client = self.client!
+        let requests = (0..<200).map { _ in grantRequest(user: user) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for request in requests { group.addTask { _ = try await client.call(PointsMethods.grant, request, timeout: .seconds(30)) } }
+            try await group.waitForAll()
+        }
+        var balanceRequest = GetBalanceRequest()
+        balanceRequest.userId = user.uuidString
+        let balance = try await client.call(PointsMethods.getBalance, balanceRequest, timeout: .seconds(10))
+        XCTAssertEqual(balance.balance, 200 * 100)
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 200)
+    }
+
+    func testParallelGrantsAndClawbacksNeverGoNegative() async throws {
+        let user = UUID()
+        let client = self.client!
+        let grants = (0..<40).map { _ in grantRequest(user: user) }
+        for grant in grants.prefix(20) { _ = try await client.call(PointsMethods.grant, grant, timeout: .seconds(10)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, grant) in grants.enumerated() {
+                group.addTask { _ = try await client.call(PointsMethods.grant, grant, timeout: .seconds(30)) }
+                if index < 30 {
+                    var clawback = ClawbackRequest()
+                    clawback.eventId = grant.eventId.replacingOccurrences(of: "payment.", with: "refund.")
+                    clawback.userId = user.uuidString
+                    clawback.originalEventId = grant.eventId
+                    clawback.bizId = grant.bizId
+                    group.addTask {
+                        // The purchase may not have landed yet: EVENT_NOT_FOUND is a fine answer here.
+                        do { _ = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(30)) } catch let error as RPCError where error.code == .notFound {}
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let (balance, signedSum) = try await database.withConnection { connection in
+            let balance = try await connection.query("select balance from user_points where user_id = $1::uuid", [.uuid(user)]).first!.int64("balance")
+            let sum = try await connection.query("select coalesce(sum(direction * amount), 0)::bigint as s from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("s")
+            return (balance, sum)
+        }
+        XCTAssertGreaterThanOrEqual(balance, 0)
+        XCTAssertEqual(balance, signedSum, "balance equals the signed sum of the ledger")
+    }
+
+    func testDatabaseRestartGivesUnavailableThenRecoversWithoutRestartingTheService() async throws {
+        var health = HealthCheckRequest()
+        health.service = "points.v1.Points"
+        let serving = try await client.call(HealthMethods.check, health, timeout: .seconds(5)).status
+        XCTAssertEqual(serving, .serving)
+        try runPGScript("stop")
+        defer { try? runPGScript("start") }
+        var request = GetBalanceRequest()
+        request.userId = UUID().uuidString
+        do {
+            _ = try await client.call(PointsMethods.getBalance, request, timeout: .seconds(10))
+            XCTFail("expected UNAVAILABLE while the database is down")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .unavailable)
+            XCTAssertEqual(ErrorReason.reason(of: error), "DATABASE_UNAVAILABLE")
+        }
+        var notServing = false
+        for _ in 0..<50 where !notServing {
+            notServing = try await client.call(HealthMethods.check, health, timeout: .seconds(5)).status == .notServing
+            if !notServing { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        XCTAssertTrue(notServing, "health follows the database")
+        try runPGScript("start")
+        var recovered = false
+        for _ in 0..<100 where !recovered {
+            do {
+                _ = try await client.call(PointsMethods.grant, grantRequest(user: UUID()), timeout: .seconds(10))
+                recovered = true
+            } catch {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        XCTAssertTrue(recovered, "the service must recover on its own")
+    }
+
+    private func runPGScript(_ command: String) throws {
+        XCTAssertEqual(try Command.pg(command), 0, "scripts/pg.sh \(command)")
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Glibc
+
+/// Runs a short command to completion with posix_spawn + waitpid.
+/// (Foundation's `Process.waitUntilExit` can hang when called from a task
+/// on the cooperative pool, so one-shot commands avoid it.)
+public enum Command {
+    /// Runs `arguments[0]` (a path) with the rest as arguments; stdout and
+    /// stderr go to /dev/null unless `outputPath` is given. Returns the exit status.
+    @discardableResult
+    public static func run(_ arguments: [String], outputPath: String? = nil) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let output = outputPath ?? "/dev/null"
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard status == 0 else { throw ServiceProcessError(description: "cannot start \(arguments[0]): errno \(status)") }
+        var exitStatus: Int32 = 0
+        while waitpid(pid, &exitStatus, 0) < 0 {
+            guard errno == EINTR else { throw ServiceProcessError(description: "waitpid failed: errno \(errno)") }
+        }
+        // WIFEXITED / WEXITSTATUS, spelled out (they are macros).
+        return (exitStatus & 0x7F) == 0 ? (exitStatus >> 8) & 0xFF : 128 + (exitStatus & 0x7F)
+    }
+
+    /// `scripts/pg.sh <command>` for outage tests.
+    public static func pg(_ command: String) throws -> Int32 {
+        try run(["/bin/bash", ServiceProcess.repositoryRoot.appendingPathComponent("scripts/pg.sh").path, command])
+    }
+}
