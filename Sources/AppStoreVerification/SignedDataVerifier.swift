@@ -104,21 +104,21 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: Payload decoding and claims.
 
-    private func transaction(from token: CompactJWS) throws(VerificationFailure) -> JWSTransaction {
-        let decoded = try JWSTransaction(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+    private func transaction(from token: VerifiedToken) throws(VerificationFailure) -> JWSTransaction {
+        let decoded = try JWSTransaction(reader: token.reader, payloadJSON: token.token.payloadText)
         try claims.check(.bundleAndEnvironment, bundleId: decoded.bundleId, appAppleId: nil, environment: decoded.environment)
         return decoded
     }
 
-    private func renewalInfo(from token: CompactJWS) throws(VerificationFailure) -> JWSRenewalInfo {
-        let decoded = try JWSRenewalInfo(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+    private func renewalInfo(from token: VerifiedToken) throws(VerificationFailure) -> JWSRenewalInfo {
+        let decoded = try JWSRenewalInfo(reader: token.reader, payloadJSON: token.token.payloadText)
         try claims.check(.environmentOnly, bundleId: nil, appAppleId: nil, environment: decoded.environment)
         return decoded
     }
 
-    private func notification(from token: CompactJWS) throws(VerificationFailure) -> NotificationPayload {
+    private func notification(from token: VerifiedToken) throws(VerificationFailure) -> NotificationPayload {
         let decoded = try NotificationPayload(
-            reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+            reader: token.reader, payloadJSON: token.token.payloadText)
         let identity = decoded.appIdentity
         try claims.check(
             .bundleAppAppleIdAndEnvironment, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
@@ -126,15 +126,15 @@ public final class SignedDataVerifier: Sendable {
         return decoded
     }
 
-    private func appTransaction(from token: CompactJWS) throws(VerificationFailure) -> AppTransaction {
-        let decoded = try AppTransaction(reader: PayloadReader(token.payload, context: "payload"), payloadJSON: token.payloadText)
+    private func appTransaction(from token: VerifiedToken) throws(VerificationFailure) -> AppTransaction {
+        let decoded = try AppTransaction(reader: token.reader, payloadJSON: token.token.payloadText)
         try claims.check(
             .bundleAppAppleIdAndEnvironment, bundleId: decoded.bundleId, appAppleId: decoded.appAppleId,
             environment: decoded.receiptType)
         return decoded
     }
 
-    private func payloadJSON(from token: CompactJWS, kind: PayloadKind) throws(VerificationFailure) -> String {
+    private func payloadJSON(from token: VerifiedToken, kind: PayloadKind) throws(VerificationFailure) -> String {
         switch kind {
         case .transaction: return try transaction(from: token).payloadJSON
         case .renewalInfo: return try renewalInfo(from: token).payloadJSON
@@ -145,16 +145,24 @@ public final class SignedDataVerifier: Sendable {
 
     // MARK: Signature and chain.
 
-    private func verifyOffline(_ jws: String) throws(VerificationFailure) -> CompactJWS {
-        guard !configuration.onlineChecks else { throw .onlineCheckRequired }
-        let token = try CompactJWS.parse(jws)
-        let effectiveSeconds = try offlineEffectiveSeconds(token)
-        let (entry, _) = try chainEntry(for: token, atSeconds: effectiveSeconds)
-        try checkSignature(token, key: entry.chain.leafKey)
-        return token
+    /// A token whose signature and chain verified, with its payload reader
+    /// (built once and shared by the effective date and the decoder).
+    private struct VerifiedToken {
+        let token: CompactJWS
+        let reader: PayloadReader
     }
 
-    private func verifyOnline(_ jws: String) async throws(VerificationFailure) -> CompactJWS {
+    private func verifyOffline(_ jws: String) throws(VerificationFailure) -> VerifiedToken {
+        guard !configuration.onlineChecks else { throw .onlineCheckRequired }
+        let token = try CompactJWS.parse(jws)
+        let reader = try PayloadReader(token.payload, context: "payload")
+        let effectiveSeconds = try offlineEffectiveSeconds(reader)
+        let (entry, _) = try chainEntry(for: token, atSeconds: effectiveSeconds)
+        try checkSignature(token, key: entry.chain.leafKey)
+        return VerifiedToken(token: token, reader: reader)
+    }
+
+    private func verifyOnline(_ jws: String) async throws(VerificationFailure) -> VerifiedToken {
         guard configuration.onlineChecks else { return try verifyOffline(jws) }
         let token = try CompactJWS.parse(jws)
         let now = nowSeconds()
@@ -165,13 +173,12 @@ public final class SignedDataVerifier: Sendable {
             cache.store(entry, for: key)
         }
         try checkSignature(token, key: entry.chain.leafKey)
-        return token
+        return VerifiedToken(token: token, reader: try PayloadReader(token.payload, context: "payload"))
     }
 
     /// Offline effective date: `signedDate`, else `receiptCreationDate`
     /// (app transactions), else now, as Apple's library does.
-    private func offlineEffectiveSeconds(_ token: CompactJWS) throws(VerificationFailure) -> Int64 {
-        let reader = try PayloadReader(token.payload, context: "payload")
+    private func offlineEffectiveSeconds(_ reader: PayloadReader) throws(VerificationFailure) -> Int64 {
         if let signed = try reader.timestamp("signedDate") { return signed.secondsSince1970 }
         if let created = try reader.timestamp("receiptCreationDate") { return created.secondsSince1970 }
         return nowSeconds()
@@ -187,6 +194,11 @@ public final class SignedDataVerifier: Sendable {
         throws(VerificationFailure) -> (CertificateChainCache.Entry, CertificateChainCache.Key)
     {
         let chain = token.certificateChainBase64
+        let text = CertificateChainCache.TextKey(leafBase64: chain[0], intermediateBase64: chain[1])
+        if let (cached, key) = cache.lookup(text: text) {
+            guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
+            return (cached, key)
+        }
         guard let leafDER = StrictBase64.decodeStandard(chain[0].utf8),
               let intermediateDER = StrictBase64.decodeStandard(chain[1].utf8)
         else { throw .badCertificate(reason: "x5c entry is not standard base64") }
@@ -196,6 +208,7 @@ public final class SignedDataVerifier: Sendable {
             rootSetFingerprint: trustStore.rootSetFingerprint)
         if let cached = cache.lookup(key) {
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
+            cache.store(cached, for: key, text: text)
             return (cached, key)
         }
         guard let leaf = X509Certificate(der: leafDER) else { throw .badCertificate(reason: "leaf is not DER") }
@@ -204,7 +217,7 @@ public final class SignedDataVerifier: Sendable {
         }
         let verified = try trustStore.verify(leaf: leaf, intermediate: intermediate, atSeconds: atSeconds)
         let entry = CertificateChainCache.Entry(chain: verified, ocspGoodUntilSeconds: nil)
-        cache.store(entry, for: key)
+        cache.store(entry, for: key, text: text)
         return (entry, key)
     }
 

@@ -53,6 +53,8 @@ public enum StrictJSON {
     }
 
     private struct Parser {
+        /// Objects with fewer members check duplicate keys by scanning.
+        static let linearKeyScanMembersMax = 32
         let bytes: [UInt8]
         let depthMax: Int
         var index = 0
@@ -65,7 +67,12 @@ public enum StrictJSON {
         func error(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: index) }
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
@@ -103,7 +110,14 @@ public enum StrictJSON {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected key") }
                 let key = try parseString()
-                guard keys.insert(key).inserted else { throw error("duplicate key") }
+                // Small objects (Apple's payloads) scan their few keys; larger
+                // ones switch to a set so duplicate detection stays linear.
+                if members.count < Self.linearKeyScanMembersMax {
+                    guard !members.contains(where: { $0.key == key }) else { throw error("duplicate key") }
+                } else {
+                    if keys.isEmpty { keys = Set(members.map(\.key)) }
+                    guard keys.insert(key).inserted else { throw error("duplicate key") }
+                }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected colon") }
                 index += 1

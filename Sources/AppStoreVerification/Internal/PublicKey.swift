@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// An owned `EVP_PKEY*` public key. Verification only reads the key, which
 /// OpenSSL 3 allows from many threads at once, hence `@unchecked Sendable`.
@@ -19,42 +20,80 @@ final class PublicKey: @unchecked Sendable {
 
     /// Verifies a JWS ES256 signature: raw r||s (32+32 bytes) over `message`
     /// with SHA-256. High-S signatures are valid (Apple does not normalise s).
+    /// The digest is computed once here and checked with a verify context
+    /// initialised once per key and reused (no per-call provider fetches).
     func verifyES256(message: [UInt8], rawSignature: [UInt8]) -> Bool {
-        guard rawSignature.count == VerificationLimits.signatureLengthBytes,
-              let derSignature = Self.derSignature(fromRaw: rawSignature) else { return false }
-        guard let context = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
-            ERR_clear_error()
-            return false
+        guard rawSignature.count == VerificationLimits.signatureLengthBytes else { return false }
+        let derSignature = Self.derSignature(fromRaw: rawSignature)
+        guard let context = contexts.take() ?? Self.newVerifyContext(pointer) else { return false }
+        let result = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(SHA256_DIGEST_LENGTH)) { digest in
+            message.withUnsafeBufferPointer { input in
+                _ = SHA256(input.baseAddress, input.count, digest.baseAddress)
+            }
+            return EVP_PKEY_verify(context, derSignature, derSignature.count, digest.baseAddress, digest.count)
         }
-        let result = EVP_DigestVerify(context, derSignature, derSignature.count, message, message.count)
         ERR_clear_error()
+        contexts.give(context)
         return result == 1
     }
 
-    /// Encodes r||s as a DER ECDSA-Sig-Value.
-    static func derSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
+    /// Reusable `EVP_PKEY_CTX`s initialised for verification with this key.
+    private let contexts = VerifyContextPool()
+
+    /// A fresh context ready for `EVP_PKEY_verify`, nil if OpenSSL refuses.
+    private static func newVerifyContext(_ key: OpaquePointer) -> OpaquePointer? {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
+            ERR_clear_error()
+            return nil
+        }
+        guard EVP_PKEY_verify_init(context) == 1 else {
+            EVP_PKEY_CTX_free(context)
+            ERR_clear_error()
+            return nil
+        }
+        return context
+    }
+
+    /// Encodes r||s as a DER ECDSA-Sig-Value, byte for byte what
+    /// `i2d_ECDSA_SIG` produces: each half as a minimal unsigned INTEGER
+    /// (leading zeros dropped, 0x00 prefixed when the top bit is set, zero as
+    /// `02 01 00`). With 32-byte halves every length fits in one byte.
+    static func derSignature(fromRaw raw: [UInt8]) -> [UInt8] {
         let half = raw.count / 2
-        guard let signature = ECDSA_SIG_new() else { return nil }
-        defer { ECDSA_SIG_free(signature) }
-        let r = raw[0..<half].withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(half), nil) }
-        let s = raw[half...].withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(half), nil) }
-        guard let r, let s else {
-            BN_free(r)
-            BN_free(s)
-            return nil
+        precondition(half <= 64, "ECDSA halves longer than 64 bytes need long-form DER lengths")
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var digits = bytes.drop { $0 == 0 }
+            if digits.isEmpty { digits = [0] }
+            let needsPad = digits.first! & 0x80 != 0
+            return [0x02, UInt8(digits.count + (needsPad ? 1 : 0))] + (needsPad ? [0] : []) + digits
         }
-        // On success the signature owns r and s.
-        guard ECDSA_SIG_set0(signature, r, s) == 1 else {
-            BN_free(r)
-            BN_free(s)
-            return nil
-        }
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_ECDSA_SIG(signature, &output)
-        guard length > 0, let output else { return nil }
-        defer { CIAP_OPENSSL_free(output) }
-        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+        let body = integer(raw[0..<half]) + integer(raw[half...])
+        return [0x30, UInt8(body.count)] + body
+    }
+}
+
+/// A small lock-protected stack of verify contexts for one key: a context is
+/// used by one thread at a time, so concurrent verifications each take their
+/// own, and at most `VerificationLimits.verifyContextsPerKeyMax` are kept.
+final class VerifyContextPool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var idle: [OpaquePointer] = []
+
+    deinit { for context in idle { EVP_PKEY_CTX_free(context) } }
+
+    /// An idle context, or nil when none is free.
+    func take() -> OpaquePointer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return idle.popLast()
+    }
+
+    /// Returns a context after use; frees it when the pool is full.
+    func give(_ context: OpaquePointer) {
+        lock.lock()
+        let kept = idle.count < VerificationLimits.verifyContextsPerKeyMax
+        if kept { idle.append(context) }
+        lock.unlock()
+        if !kept { EVP_PKEY_CTX_free(context) }
     }
 }

@@ -23,48 +23,85 @@ enum StrictBase64 {
         String(decoding: encode(bytes, urlAlphabet: false, padded: true), as: UTF8.self)
     }
 
-    private static func value(of character: UInt8, urlAlphabet: Bool) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "-") where urlAlphabet: return 62
-        case UInt8(ascii: "_") where urlAlphabet: return 63
-        case UInt8(ascii: "+") where !urlAlphabet: return 62
-        case UInt8(ascii: "/") where !urlAlphabet: return 63
-        default: return nil
+    /// Sextet value of each byte, 0xFF for bytes outside the alphabet.
+    private static let standardTable = makeTable(value62: UInt8(ascii: "+"), value63: UInt8(ascii: "/"))
+    private static let urlTable = makeTable(value62: UInt8(ascii: "-"), value63: UInt8(ascii: "_"))
+
+    private static func makeTable(value62 character62: UInt8, value63 character63: UInt8) -> [UInt8] {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
+            table[Int(character)] = UInt8(index)
         }
+        table[Int(character62)] = 62
+        table[Int(character63)] = 63
+        return table
     }
 
     private static func decode<Bytes: Collection>(
         _ text: Bytes, urlAlphabet: Bool, padded: Bool
     ) -> [UInt8]? where Bytes.Element == UInt8 {
-        var characters = Array(text)
+        // Contiguous inputs (arrays, slices, native strings) decode in place.
+        if let result = text.withContiguousStorageIfAvailable({ buffer in
+            decode(buffer, urlAlphabet: urlAlphabet, padded: padded)
+        }) {
+            return result
+        }
+        return Array(text).withUnsafeBufferPointer { decode($0, urlAlphabet: urlAlphabet, padded: padded) }
+    }
+
+    private static func decode(_ input: UnsafeBufferPointer<UInt8>, urlAlphabet: Bool, padded: Bool) -> [UInt8]? {
+        var count = input.count
         if padded {
-            guard characters.count % 4 == 0 else { return nil }
+            guard count % 4 == 0 else { return nil }
             var paddingCount = 0
-            while paddingCount < 2, characters.last == UInt8(ascii: "=") {
-                characters.removeLast()
+            while paddingCount < 2, count > 0, input[count - 1] == UInt8(ascii: "=") {
+                count -= 1
                 paddingCount += 1
             }
         }
-        guard characters.count % 4 != 1 else { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(characters.count * 3 / 4)
+        guard count % 4 != 1 else { return nil }
+        let outputCount = count * 3 / 4
+        let table = urlAlphabet ? urlTable : standardTable
+        var valid = true
         var accumulator: UInt32 = 0
-        var bitCount = 0
-        for character in characters {
-            guard let sextet = value(of: character, urlAlphabet: urlAlphabet) else { return nil }
-            accumulator = (accumulator << 6) | UInt32(sextet)
-            bitCount += 6
-            if bitCount >= 8 {
-                bitCount -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount)))
-                accumulator &= (1 << UInt32(bitCount)) - 1
+        let output = table.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initializedCount in
+                var written = 0
+                var index = 0
+                // Four characters -> three bytes; `bad` collects the 0xFF marker of any stray byte.
+                while index + 4 <= count {
+                    let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+                    if (a | b | c | d) & 0xC0 != 0 { valid = false; break }
+                    let quad = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    buffer[written] = UInt8(truncatingIfNeeded: quad >> 16)
+                    buffer[written + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                    buffer[written + 2] = UInt8(truncatingIfNeeded: quad)
+                    written += 3
+                    index += 4
+                }
+                if valid, index < count {
+                    // A tail of 2 or 3 characters: 1 or 2 bytes, leftover bits must be zero.
+                    var bitCount = 0
+                    while index < count {
+                        let sextet = table[Int(input[index])]
+                        if sextet & 0xC0 != 0 { valid = false; break }
+                        accumulator = (accumulator << 6) | UInt32(sextet)
+                        bitCount += 6
+                        if bitCount >= 8 {
+                            bitCount -= 8
+                            buffer[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bitCount))
+                            written += 1
+                            accumulator &= (1 << UInt32(bitCount)) - 1
+                        }
+                        index += 1
+                    }
+                }
+                initializedCount = written
             }
         }
         // Leftover bits must be zero: otherwise two encodings map to one value.
-        guard accumulator == 0 else { return nil }
+        guard valid, accumulator == 0, output.count == outputCount else { return nil }
         return output
     }
 
