@@ -1,0 +1,188 @@
+import RPCRuntime
+import Synchronization
+
+/// The gateway's public listener: one TCP port serving HTTP/1.1
+/// (keep-alive, pipelining, chunked bodies, slow-loris and idle timeouts)
+/// and HTTP/2 with prior knowledge (h2c, detected by its preface and handed
+/// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
+/// of both protocols go to the same `GatewayResponder` on Tasks; responses
+/// are written back on the loop. TLS is not offered here (terminate it in
+/// front of the gateway).
+///
+/// In-process use (e2e tests): `let server = try GatewayServer(configuration:
+/// .init(port: 0), responder: app)`, `let port = try await server.start()`, and
+/// `await server.shutdown(gracePeriod:)` at the end.
+public final class GatewayServer: @unchecked Sendable {
+    /// Where to listen and how many connections to keep.
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 lets the OS choose (tests).
+        public var port: Int
+        /// HTTP/1.1 and HTTP/2 connections together.
+        public var connectionsMax: Int
+
+        public init(host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax) {
+            precondition(connectionsMax > 0)
+            self.host = host
+            self.port = port
+            self.connectionsMax = connectionsMax
+        }
+    }
+
+    public let configuration: Configuration
+    private let responder: any GatewayResponder
+    private let http2: HTTP2Server
+    private let boundPort = Mutex<Int?>(nil)
+
+    // Loop-confined state.
+    private var listener: TCPListener?
+    private var connections: [ObjectIdentifier: HTTP1Connection] = [:]
+    private var http2ConnectionCount = 0
+    private var draining = false
+    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    private var readBuffer: SharedReadBuffer?
+
+    public init(configuration: Configuration, responder: any GatewayResponder) throws {
+        self.configuration = configuration
+        self.responder = responder
+        var limits = RPCLimits()
+        limits.connectionsMax = configuration.connectionsMax
+        limits.concurrentStreamsMax = GatewayLimits.http2ConcurrentStreamsMax
+        limits.streamWindowBytes = GatewayLimits.http2StreamWindowBytes
+        limits.connectionWindowBytes = GatewayLimits.http2ConnectionWindowBytes
+        limits.headerListBytesMax = GatewayLimits.headerBlockBytesMax
+        limits.readChunkBytes = GatewayLimits.readChunkBytes
+        // The HTTP/2 server never listens itself: it serves the connections
+        // this listener hands over, on its loop, which is ours too.
+        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits)) { stream in
+            HTTP2RequestStream(stream: stream, loop: stream.connection!.loop, responder: responder)
+        }
+    }
+
+    /// The loop every connection runs on.
+    public var loop: EventLoop { http2.loop }
+
+    /// The bound port once started.
+    public var port: Int? { boundPort.withLock { $0 } }
+
+    /// Binds and starts accepting; returns the bound port. Call once.
+    @discardableResult
+    public func start() async throws -> Int {
+        let listener = try TCPListener(
+            host: configuration.host, port: configuration.port, backlog: GatewayLimits.listenBacklog)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let accepted = loop.execute { [self] in
+                do {
+                    try loop.register(fd: listener.descriptor, events: .readable) { [weak self] _ in self?.acceptAll() }
+                    readBuffer = SharedReadBuffer()
+                    self.listener = listener
+                    continuation.resume()
+                } catch {
+                    listener.close()
+                    continuation.resume(throwing: error)
+                }
+            }
+            if !accepted {
+                listener.close()
+                continuation.resume(throwing: SystemError(call: "GatewayServer.start after shutdown", errorNumber: 22))
+            }
+        }
+        boundPort.withLock { $0 = listener.port }
+        return listener.port
+    }
+
+    /// Open connections (HTTP/1.1 and HTTP/2) right now.
+    public func connectionCount() async -> Int {
+        await withCheckedContinuation { continuation in
+            let accepted = loop.execute { [self] in
+                continuation.resume(returning: connections.count + http2ConnectionCount)
+            }
+            if !accepted { continuation.resume(returning: 0) }
+        }
+    }
+
+    /// Graceful stop: no new connections; idle HTTP/1.1 connections close
+    /// now, busy ones after their response (Connection: close); HTTP/2
+    /// connections get GOAWAY and finish their streams. Whatever is still
+    /// open after `gracePeriod` is closed. Stops the event loop.
+    public func shutdown(gracePeriod: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let accepted = loop.execute { [self] in
+                drainWaiters.append(continuation)
+                if !draining {
+                    draining = true
+                    closeListener()
+                    for connection in Array(connections.values) { connection.drain() }
+                    loop.schedule(after: gracePeriod) { [self] in
+                        for connection in Array(connections.values) { connection.forceClose() }
+                    }
+                }
+                resumeDrainWaitersIfDone()
+            }
+            if !accepted { continuation.resume() }
+        }
+        await http2.shutdown(gracePeriod: gracePeriod)
+    }
+
+    // MARK: Loop-confined
+
+    private func resumeDrainWaitersIfDone() {
+        guard draining, connections.isEmpty else { return }
+        let waiters = drainWaiters
+        drainWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func closeListener() {
+        guard let listener else { return }
+        loop.unregister(fd: listener.descriptor)
+        listener.close()
+        self.listener = nil
+    }
+
+    private func acceptAll() {
+        for _ in 0..<GatewayLimits.acceptsPerWakeMax {
+            guard let listener, !draining, let readBuffer else { return }
+            let socket: ConnectedSocket
+            do {
+                guard let accepted = try listener.accept() else { return }
+                socket = accepted
+            } catch {
+                // EMFILE and the like: stop for this wake-up; the listener
+                // stays readable and is retried on the next one.
+                return
+            }
+            guard connections.count + http2ConnectionCount < configuration.connectionsMax else {
+                socket.close()
+                continue
+            }
+            let connection = HTTP1Connection(socket: socket, loop: loop, responder: responder, readBuffer: readBuffer)
+            let key = ObjectIdentifier(connection)
+            connection.onClose = { [unowned self] in
+                connections[key] = nil
+                resumeDrainWaitersIfDone()
+            }
+            connection.onHandOver = { [unowned self] socket, bytes in
+                connections[key] = nil
+                adoptHTTP2(socket, initialBytes: bytes)
+                resumeDrainWaitersIfDone()
+            }
+            connections[key] = connection
+            connection.start()
+        }
+    }
+
+    private func adoptHTTP2(_ socket: ConnectedSocket, initialBytes: [UInt8]) {
+        guard !draining else { return socket.close() }
+        let remotePeer = socket.remotePeer
+        let fd = socket.releaseDescriptor()
+        http2ConnectionCount += 1
+        do {
+            try http2.adopt(fd: fd, initialBytes: initialBytes, remotePeer: remotePeer) { [unowned self] in
+                http2ConnectionCount -= 1
+            }
+        } catch {
+            http2ConnectionCount -= 1
+        }
+    }
+}
