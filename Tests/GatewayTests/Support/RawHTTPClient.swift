@@ -34,7 +34,8 @@ struct RawResponse: Sendable {
 
 /// A tiny blocking HTTP/1.1 client over a raw socket, for tests. Every
 /// read is bounded by a receive timeout, so a test never hangs.
-final class RawHTTPClient {
+/// Used by one thread at a time (handed between threads only whole).
+final class RawHTTPClient: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
