@@ -19,6 +19,7 @@ final class BackendDoubles: Sendable {
     private let calls = Mutex<[Call]>([])
     private let failures = Mutex<[String: RPCError]>([:])
     private let serving = Mutex<(points: Bool, payments: Bool)>((true, true))
+    private let delayMilliseconds = Mutex<Int>(0)
     let points: RPCServer
     let payments: RPCServer
 
@@ -65,14 +66,19 @@ final class BackendDoubles: Sendable {
 
     func setServing(points: Bool, payments: Bool) { serving.withLock { $0 = (points, payments) } }
 
+    /// Every recorded call waits this long before answering.
+    func setDelay(milliseconds: Int) { delayMilliseconds.withLock { $0 = milliseconds } }
+
     func last<Message>(_ type: Message.Type) -> Message? {
         recorded.reversed().lazy.compactMap { $0.message as? Message }.first
     }
 
-    private func record<Message: Sendable>(_ method: String, _ request: ServerRequest<Message>) throws {
+    private func record<Message: Sendable>(_ method: String, _ request: ServerRequest<Message>) async throws {
         calls.withLock {
             $0.append(Call(method: method, requestId: request.metadata[stringValues: "x-request-id"].first, message: request.message))
         }
+        let delay = delayMilliseconds.withLock { $0 }
+        if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
         if let failure = failures.withLock({ $0[method] }) { throw failure }
     }
 
@@ -88,7 +94,7 @@ final class BackendDoubles: Sendable {
     private static func registerPoints(on router: inout RPCRuntime.Router, holder: Holder) {
         registerHealth(on: &router, holder: holder, isPoints: true)
         router.register(PointsMethods.getBalance) { message, request in
-            try holder.value.record("GetBalance", request)
+            try await holder.value.record("GetBalance", request)
             var response = GetBalanceResponse()
             response.userId = message.userId
             response.balance = 180
@@ -97,7 +103,7 @@ final class BackendDoubles: Sendable {
             return response
         }
         router.register(PointsMethods.listPackages) { _, request in
-            try holder.value.record("ListPackages", request)
+            try await holder.value.record("ListPackages", request)
             var regular = Package()
             regular.productCode = "credits_500"
             regular.appStoreProductId = "com.meeyao.qianwen.credits_500"
@@ -125,7 +131,7 @@ final class BackendDoubles: Sendable {
     private static func registerPayments(on router: inout RPCRuntime.Router, holder: Holder) {
         registerHealth(on: &router, holder: holder, isPoints: false)
         router.register(PaymentsMethods.verifyTransaction) { message, request in
-            try holder.value.record("VerifyTransaction", request)
+            try await holder.value.record("VerifyTransaction", request)
             var response = VerifyTransactionResponse()
             response.outcome = message.transactionId == "2000000000000002" ? .alreadyGranted : .granted
             response.productCode = message.productCode
@@ -136,7 +142,7 @@ final class BackendDoubles: Sendable {
             return response
         }
         router.register(PaymentsMethods.getTransaction) { message, request in
-            try holder.value.record("GetTransaction", request)
+            try await holder.value.record("GetTransaction", request)
             var transaction = Transaction()
             transaction.transactionId = message.transactionId
             transaction.originalTransactionId = message.transactionId
@@ -155,13 +161,13 @@ final class BackendDoubles: Sendable {
             return response
         }
         router.register(PaymentsMethods.getAccountToken) { _, request in
-            try holder.value.record("GetAccountToken", request)
+            try await holder.value.record("GetAccountToken", request)
             var response = GetAccountTokenResponse()
             response.appAccountToken = "7C4C7A82-2F6F-4E70-B57A-8B0A7F2E9B72"
             return response
         }
         router.register(PaymentsMethods.handleNotification) { _, request in
-            try holder.value.record("HandleNotification", request)
+            try await holder.value.record("HandleNotification", request)
             var response = HandleNotificationResponse()
             response.outcome = "recorded"
             return response
