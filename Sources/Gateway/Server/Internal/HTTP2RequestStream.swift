@@ -33,10 +33,9 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         guard !finished else { return }
         guard body.count + bytes.count <= GatewayLimits.requestBodyBytesMax else {
             // Answer now and reset once the answer is out (RFC 9113 §8.1),
-            // so the client stops sending; the problem body is not sent.
+            // so the client stops sending; a bare 413, without a problem body.
             finished = true
-            let problem = Problem(.payloadTooLarge, detail: "The request body exceeds \(GatewayLimits.requestBodyBytesMax) bytes.")
-            var response = HTTPResponse(status: problem.status, headers: problem.response.headers)
+            var response = HTTPResponse(status: ProblemCode.payloadTooLarge.httpStatus)
             response.headers.add(name: RequestID.headerName, value: RequestID.generate())
             stream.respondEarly(Self.runtimeFields(HTTP2Messages.responseFields(response, date: nil)))
             return
