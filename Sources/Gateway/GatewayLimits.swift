@@ -59,6 +59,14 @@ public enum GatewayLimits {
     public static let http2StreamWindowBytes = 128 * 1024
     /// HTTP/2: per-connection receive window.
     public static let http2ConnectionWindowBytes = 1024 * 1024
+    /// HTTP/2: a stream's request (headers and body) must be complete
+    /// within this time from its first HEADERS frame, or it is answered 408
+    /// and reset (slow-loris over HTTP/2).
+    public static let http2RequestTimeoutMilliseconds: Int64 = 30_000
+    /// HTTP/2: a connection without open streams for this long gets GOAWAY.
+    public static let http2IdleTimeoutMilliseconds: Int64 = 30_000
+    /// HTTP/2: how often idle connections are looked for (at most).
+    public static let http2IdleSweepMilliseconds: Int64 = 1_000
     /// Default time in-flight requests get to finish on SIGTERM.
     public static let shutdownGraceMilliseconds: Int64 = 10_000
     /// An `X-Request-Id` accepted from the client: 1...128 of [A-Za-z0-9._:-].

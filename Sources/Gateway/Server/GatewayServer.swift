@@ -20,12 +20,22 @@ public final class GatewayServer: @unchecked Sendable {
         public var port: Int
         /// HTTP/1.1 and HTTP/2 connections together.
         public var connectionsMax: Int
+        /// An HTTP/2 connection without streams this long gets GOAWAY.
+        public var http2IdleTimeoutMilliseconds: Int64
+        /// An HTTP/2 request must be complete this long after it started.
+        public var http2RequestTimeoutMilliseconds: Int64
 
-        public init(host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax) {
-            precondition(connectionsMax > 0)
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax,
+            http2IdleTimeoutMilliseconds: Int64 = GatewayLimits.http2IdleTimeoutMilliseconds,
+            http2RequestTimeoutMilliseconds: Int64 = GatewayLimits.http2RequestTimeoutMilliseconds
+        ) {
+            precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
+            self.http2IdleTimeoutMilliseconds = http2IdleTimeoutMilliseconds
+            self.http2RequestTimeoutMilliseconds = http2RequestTimeoutMilliseconds
         }
     }
 
@@ -37,7 +47,9 @@ public final class GatewayServer: @unchecked Sendable {
     // Loop-confined state.
     private var listener: TCPListener?
     private var connections: [ObjectIdentifier: HTTP1Connection] = [:]
-    private var http2ConnectionCount = 0
+    /// Adopted HTTP/2 connections and since when each has had no stream.
+    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
+    private var http2SweepScheduled = false
     private var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var readBuffer: SharedReadBuffer?
@@ -54,8 +66,11 @@ public final class GatewayServer: @unchecked Sendable {
         limits.readChunkBytes = GatewayLimits.readChunkBytes
         // The HTTP/2 server never listens itself: it serves the connections
         // this listener hands over, on its loop, which is ours too.
+        let requestTimeout = configuration.http2RequestTimeoutMilliseconds
         http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits)) { stream in
-            HTTP2RequestStream(stream: stream, loop: stream.connection!.loop, responder: responder)
+            HTTP2RequestStream(
+                stream: stream, loop: stream.connection!.loop, responder: responder,
+                requestTimeoutMilliseconds: requestTimeout)
         }
     }
 
@@ -95,7 +110,7 @@ public final class GatewayServer: @unchecked Sendable {
     public func connectionCount() async -> Int {
         await withCheckedContinuation { continuation in
             let accepted = loop.execute { [self] in
-                continuation.resume(returning: connections.count + http2ConnectionCount)
+                continuation.resume(returning: connections.count + http2Connections.count)
             }
             if !accepted { continuation.resume(returning: 0) }
         }
@@ -152,7 +167,7 @@ public final class GatewayServer: @unchecked Sendable {
                 // stays readable and is retried on the next one.
                 return
             }
-            guard connections.count + http2ConnectionCount < configuration.connectionsMax else {
+            guard connections.count + http2Connections.count < configuration.connectionsMax else {
                 socket.close()
                 continue
             }
@@ -176,13 +191,47 @@ public final class GatewayServer: @unchecked Sendable {
         guard !draining else { return socket.close() }
         let remotePeer = socket.remotePeer
         let fd = socket.releaseDescriptor()
-        http2ConnectionCount += 1
+        var key: ObjectIdentifier?
         do {
-            try http2.adopt(fd: fd, initialBytes: initialBytes, remotePeer: remotePeer) { [unowned self] in
-                http2ConnectionCount -= 1
+            let connection = try http2.adopt(fd: fd, initialBytes: initialBytes, remotePeer: remotePeer) { [unowned self] in
+                if let key { http2Connections[key] = nil }
+            }
+            if !connection.isClosed {
+                key = ObjectIdentifier(connection)
+                http2Connections[ObjectIdentifier(connection)] = (connection, nil)
+                scheduleHTTP2Sweep()
             }
         } catch {
-            http2ConnectionCount -= 1
+            // The HTTP/2 server closed the descriptor and counted nothing.
+        }
+    }
+
+    /// Looks for HTTP/2 connections without streams; one that stayed idle
+    /// for the idle timeout gets GOAWAY (it closes once its streams end).
+    private func scheduleHTTP2Sweep() {
+        guard !http2SweepScheduled, !http2Connections.isEmpty else { return }
+        http2SweepScheduled = true
+        let period = min(GatewayLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
+        loop.schedule(after: .milliseconds(period)) { [weak self] in
+            guard let self else { return }
+            http2SweepScheduled = false
+            sweepHTTP2Connections()
+            scheduleHTTP2Sweep()
+        }
+    }
+
+    private func sweepHTTP2Connections() {
+        let now = GatewayClock.monotonicMilliseconds()
+        for (key, entry) in http2Connections {
+            if entry.connection.activeStreamCount > 0 {
+                http2Connections[key]?.idleSince = nil
+            } else if let idleSince = entry.idleSince {
+                if now - idleSince >= configuration.http2IdleTimeoutMilliseconds {
+                    entry.connection.beginGracefulShutdown()
+                }
+            } else {
+                http2Connections[key]?.idleSince = now
+            }
         }
     }
 }

@@ -162,8 +162,12 @@ public final class HTTP2Server: @unchecked Sendable {
     /// after it), fed to HTTP/2 before the socket. `onClose` runs on the
     /// loop once the connection is gone. Throws only when no connection
     /// could be made (then `onClose` never runs); otherwise `onClose` runs
-    /// exactly once. Plain TCP only (h2c).
-    public func adopt(fd: Int32, initialBytes: [UInt8], remotePeer: String, onClose: @escaping () -> Void) throws {
+    /// exactly once. Returns the connection (loop-confined) so the caller
+    /// can watch it, e.g. to close it when idle. Plain TCP only (h2c).
+    @discardableResult
+    public func adopt(
+        fd: Int32, initialBytes: [UInt8], remotePeer: String, onClose: @escaping () -> Void
+    ) throws -> HTTP2Connection {
         loop.assertInEventLoop()
         guard !shuttingDown, connections.count < configuration.limits.connectionsMax else {
             Glibc.close(fd)
@@ -192,8 +196,9 @@ public final class HTTP2Server: @unchecked Sendable {
         } catch {
             // Closing runs onClose: from here on the connection reports its end.
             connection.close()
-            return
+            return connection
         }
         if transport.hasBufferedBytes { connection.readBufferedInput() }
+        return connection
     }
 }

@@ -172,7 +172,7 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         await harness.stop()
 
         // A small limit: the connection over it is closed at once.
-        let limited = try await GatewayHarness.start(connectionsMax: 3)
+        let limited = try await GatewayHarness.start(configuration: .init(host: "127.0.0.1", port: 0, connectionsMax: 3))
         let limitedPort = limited.port
         let overLimitClosed = try await onDedicatedThread { () -> Bool in
             let held = try (0..<3).map { _ in try RawHTTPClient(port: limitedPort) }

@@ -19,13 +19,13 @@ final class GatewayHarness: Sendable {
     let logs = MemorySink()
     let port: Int
 
-    static func start(connectionsMax: Int = GatewayLimits.connectionsMax) async throws -> GatewayHarness {
+    static func start(configuration: GatewayServer.Configuration = .init(host: "127.0.0.1", port: 0)) async throws -> GatewayHarness {
         let doubles = BackendDoubles.make()
         let ports = try doubles.start()
-        return try await GatewayHarness(doubles: doubles, ports: ports, connectionsMax: connectionsMax)
+        return try await GatewayHarness(doubles: doubles, ports: ports, configuration: configuration)
     }
 
-    private init(doubles: BackendDoubles, ports: (points: Int, payments: Int), connectionsMax: Int) async throws {
+    private init(doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: GatewayServer.Configuration) async throws {
         self.doubles = doubles
         backends = try GatewayBackends(
             pointsTargets: [HostAndPort(host: "127.0.0.1", port: ports.points)],
@@ -38,7 +38,7 @@ final class GatewayHarness: Sendable {
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness),
             logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs))
-        server = try GatewayServer(configuration: .init(host: "127.0.0.1", port: 0, connectionsMax: connectionsMax), responder: application)
+        server = try GatewayServer(configuration: configuration, responder: application)
         port = try await server.start()
     }
 

@@ -138,3 +138,60 @@ final class RawHTTPClient: @unchecked Sendable {
         return nil
     }
 }
+
+/// Raw HTTP/2 frames over a `RawHTTPClient` socket, for the few tests that
+/// need a client misbehaving in ways curl and nghttp will not.
+extension RawHTTPClient {
+    /// One received frame.
+    struct Frame {
+        let type: UInt8
+        let flags: UInt8
+        let streamID: UInt32
+        let payload: [UInt8]
+    }
+
+    static func frame(type: UInt8, flags: UInt8, streamID: UInt32, payload: [UInt8]) -> [UInt8] {
+        let length = payload.count
+        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
+                UInt8(streamID >> 24 & 0x7F), UInt8(streamID >> 16 & 0xFF), UInt8(streamID >> 8 & 0xFF), UInt8(streamID & 0xFF)]
+            + payload
+    }
+
+    /// The client preface and an empty SETTINGS frame.
+    func sendHTTP2Preface() throws {
+        try send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(type: 0x4, flags: 0, streamID: 0, payload: []))
+    }
+
+    /// Reads frames until the connection closes or a read times out,
+    /// acknowledging nothing; returns what arrived and whether it closed.
+    func readFrames() throws -> (frames: [Frame], closed: Bool) {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        var closed = false
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                bytes.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count == 0 || errno == ECONNRESET {
+                closed = true
+                break
+            }
+            if errno == EAGAIN || errno == EWOULDBLOCK { break }
+            throw RawClientError(description: "read failed: errno \(errno)")
+        }
+        var frames: [Frame] = []
+        var offset = 0
+        while bytes.count - offset >= 9 {
+            let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+            guard bytes.count - offset - 9 >= length else { break }
+            let streamID = UInt32(bytes[offset + 5] & 0x7F) << 24 | UInt32(bytes[offset + 6]) << 16
+                | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
+            frames.append(Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID,
+                                payload: Array(bytes[(offset + 9)..<(offset + 9 + length)])))
+            offset += 9 + length
+        }
+        return (frames, closed)
+    }
+}

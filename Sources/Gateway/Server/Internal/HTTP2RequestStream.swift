@@ -13,11 +13,32 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     private var hasHeaders = false
     /// The request was handed on or refused: ignore further input.
     private var finished = false
+    private var requestTimer: EventLoop.TimerID?
 
-    init(stream: HTTP2Stream, loop: EventLoop, responder: any GatewayResponder) {
+    /// Starts the request deadline: headers and body must be complete
+    /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
+    init(stream: HTTP2Stream, loop: EventLoop, responder: any GatewayResponder, requestTimeoutMilliseconds: Int64) {
         self.stream = stream
         self.loop = loop
         self.responder = responder
+        requestTimer = loop.schedule(after: .milliseconds(requestTimeoutMilliseconds)) { [weak self] in
+            self?.requestTimedOut()
+        }
+    }
+
+    private func requestTimedOut() {
+        requestTimer = nil
+        guard !finished, let stream else { return }
+        finished = true
+        var response = HTTPResponse(status: ProblemCode.requestTimeout.httpStatus)
+        response.headers.add(name: RequestID.headerName, value: RequestID.generate())
+        stream.respondEarly(Self.runtimeFields(HTTP2Messages.responseFields(response, date: nil)))
+    }
+
+    private func finish() {
+        finished = true
+        if let requestTimer { loop.cancel(requestTimer) }
+        requestTimer = nil
     }
 
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [RPCRuntime.HTTPHeaderField], endStream: Bool) {
@@ -34,7 +55,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         guard body.count + bytes.count <= GatewayLimits.requestBodyBytesMax else {
             // Answer now and reset once the answer is out (RFC 9113 §8.1),
             // so the client stops sending; a bare 413, without a problem body.
-            finished = true
+            finish()
             var response = HTTPResponse(status: ProblemCode.payloadTooLarge.httpStatus)
             response.headers.add(name: RequestID.headerName, value: RequestID.generate())
             stream.respondEarly(Self.runtimeFields(HTTP2Messages.responseFields(response, date: nil)))
@@ -45,11 +66,11 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
-        finished = true
+        finish()
     }
 
     private func dispatch() {
-        finished = true
+        finish()
         let request: HTTPRequest
         switch HTTP2Messages.request(fields: fields, body: body) {
         case .success(let built): request = built
