@@ -73,14 +73,3 @@ public struct GatewayApplication: GatewayResponder {
         return Problem(rendering: error, instance: instance)
     }
 }
-
-extension GatewayCommand {
-    /// The authenticated user's id, when the command has one (for logs).
-    var userId: String? {
-        switch self {
-        case .getBalance(let user), .listPackages(let user), .getAccountToken(let user): return user.userId
-        case .verifyTransaction(let user, _), .getTransaction(let user, _): return user.userId
-        case .handleNotification, .health, .readiness: return nil
-        }
-    }
-}
