@@ -60,33 +60,18 @@ GatewayCommandLine.raiseOpenFileLimit()
 
 let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)
 do {
-    let backends = try GatewayBackends(
-        pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
-        configuration: RPCClient.Configuration(tls: settings.backendTLS))
-    let readiness = ReadinessProbe(backends: backends)
-    let application = GatewayApplication(
-        preparer: RequestPreparer(verifier: authentication.verifier),
-        executor: CommandExecutor(backends: backends, emailIdentity: authentication.emailIdentity, readiness: readiness),
-        logger: logger)
-    let server = try GatewayServer(
-        configuration: .init(host: settings.listen.host, port: settings.listen.port, connectionsMax: settings.connectionsMax),
-        responder: application)
-    let port = try await server.start()
-    let probe = Task {
-        await readiness.run { ready in
-            logger.notice(ready ? "backends ready" : "backends not ready", ["detail": readiness.detail])
-        }
-    }
+    let gateway = try GatewayRuntime(
+        listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
+        verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
+        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.backendTLS))
+    let port = try await gateway.start()
     logger.notice("listening", ["address": "\(settings.listen.host):\(port)"])
     // Unbuffered, so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("listening on \(settings.listen.host):\(port)\n".utf8))
 
     let signal = await termination.wait()
     logger.notice("shutting down", ["signal": signal])
-    await server.shutdown(gracePeriod: .milliseconds(settings.shutdownGraceMilliseconds))
-    probe.cancel()
-    await probe.value
-    await backends.close()
+    await gateway.shutdown(gracePeriod: .milliseconds(settings.shutdownGraceMilliseconds))
     logger.notice("stopped")
 } catch {
     logger.critical("start-up failed", ["error": "\(error)"])

@@ -29,6 +29,46 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         await harness.stop()
     }
 
+    func testPipelinedRequestsFollowedByAHalfCloseAreAllAnsweredUpToTheQueueBound() async throws {
+        let harness = try await GatewayHarness.start()
+        let port = harness.port
+        let queueMax = GatewayLimits.pipelinedRequestCountMax
+        let (within, beyond) = try await onDedicatedThread { () -> ([Int], [Int]) in
+            func burst(_ count: Int, expecting answers: Int) throws -> [Int] {
+                let client = try RawHTTPClient(port: port)
+                try client.send(String(repeating: GatewayHarness.requestText("GET", "/healthz"), count: count))
+                shutdown(client.fd, Int32(SHUT_WR))
+                let statuses = try (0..<answers).map { _ in try client.readResponse().status }
+                XCTAssertTrue(try client.waitForClose())
+                return statuses
+            }
+            return (try burst(queueMax, expecting: queueMax), try burst(queueMax + 4, expecting: queueMax + 1))
+        }
+        XCTAssertEqual(within, Array(repeating: 200, count: queueMax), "a full queue, then end of input: all answered")
+        // A burst beyond the bound: the queued ones, then 429 and close.
+        XCTAssertEqual(beyond, Array(repeating: 200, count: queueMax) + [429])
+        await harness.stop()
+    }
+
+    func testExpectContinueGetsAnInterimResponseBeforeTheBody() async throws {
+        let harness = try await GatewayHarness.start()
+        let port = harness.port
+        let body = GatewayHarness.verifyBody()
+        let bearer = GatewayHarness.bearer
+        let (interim, final) = try await onDedicatedThread { () -> (String, RawResponse) in
+            let client = try RawHTTPClient(port: port)
+            try client.send("POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: gw\r\n\(bearer.0): \(bearer.1)\r\n"
+                + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            var interim = [UInt8](repeating: 0, count: 25)
+            let count = interim.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_WAITALL)) }
+            try client.send(body)
+            return (String(decoding: interim.prefix(max(0, count)), as: UTF8.self), try client.readResponse())
+        }
+        XCTAssertEqual(interim, "HTTP/1.1 100 Continue\r\n\r\n")
+        XCTAssertEqual(final.status, 200)
+        await harness.stop()
+    }
+
     func testChunkedBodyReachesTheBackend() async throws {
         let harness = try await GatewayHarness.start()
         let body = Array(GatewayHarness.verifyBody().utf8)
