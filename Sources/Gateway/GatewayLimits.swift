@@ -31,6 +31,60 @@ public enum GatewayLimits {
     /// pauses while the queue is full.
     public static let pipelinedRequestCountMax = 16
 
+    // MARK: Server (the shared HTTP/1.1 + h2c port).
+
+    /// Open client connections (HTTP/1.1 and HTTP/2 together); further
+    /// accepts are closed at once.
+    public static let connectionsMax = 10_000
+    /// Pending connections the kernel queues before we accept them.
+    public static let listenBacklog: Int32 = 1024
+    /// Connections accepted per listener wake-up (fairness with open ones).
+    public static let acceptsPerWakeMax = 128
+    /// Bytes read per read call (one buffer shared by every connection).
+    public static let readChunkBytes = 16 * 1024
+    /// Reads per readiness event before yielding to other connections.
+    public static let readsPerEventMax = 16
+    /// A response the client does not read within this time closes the
+    /// connection (slow readers hold no buffers for ever).
+    public static let responseWriteTimeoutMilliseconds: Int64 = 30_000
+    /// After our last byte, how long to drain the peer's input before
+    /// closing (closing with unread input would reset the connection and
+    /// could destroy the response still in flight).
+    public static let closeLingerMilliseconds: Int64 = 1_000
+    /// Input discarded while lingering before closing regardless.
+    public static let closeLingerDiscardBytesMax = 256 * 1024
+    /// HTTP/2: concurrent streams per connection.
+    public static let http2ConcurrentStreamsMax = 100
+    /// HTTP/2: per-stream receive window (a whole body fits in one window).
+    public static let http2StreamWindowBytes = 128 * 1024
+    /// HTTP/2: per-connection receive window.
+    public static let http2ConnectionWindowBytes = 1024 * 1024
+    /// HTTP/2: a stream's request (headers and body) must be complete
+    /// within this time from its first HEADERS frame, or it is answered 408
+    /// and reset (slow-loris over HTTP/2).
+    public static let http2RequestTimeoutMilliseconds: Int64 = 30_000
+    /// HTTP/2: a connection without open streams for this long gets GOAWAY.
+    public static let http2IdleTimeoutMilliseconds: Int64 = 30_000
+    /// HTTP/2: how often idle connections are looked for (at most).
+    public static let http2IdleSweepMilliseconds: Int64 = 1_000
+    /// Default time in-flight requests get to finish on SIGTERM.
+    public static let shutdownGraceMilliseconds: Int64 = 10_000
+    /// An `X-Request-Id` accepted from the client: 1...128 of [A-Za-z0-9._:-].
+    public static let requestIdBytesMax = 128
+
+    // MARK: Backend calls.
+
+    /// Deadline of VerifyTransaction (Apple verification and the grant).
+    public static let verifyTransactionTimeoutMilliseconds: Int64 = 10_000
+    /// Deadline of HandleNotification.
+    public static let notificationTimeoutMilliseconds: Int64 = 10_000
+    /// Deadline of read-only calls (balance, packages, status, token).
+    public static let readTimeoutMilliseconds: Int64 = 3_000
+    /// How often the readiness probe asks both services' health.
+    public static let readinessProbeIntervalMilliseconds: Int64 = 1_000
+    /// Deadline of one health check.
+    public static let healthCheckTimeoutMilliseconds: Int64 = 1_000
+
     // MARK: JSON and API bodies.
 
     /// Nesting depth of arrays and objects in any JSON the gateway parses.

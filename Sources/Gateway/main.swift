@@ -1,2 +1,79 @@
-// Entry point of Gateway.
-print("Gateway: not wired yet")
+// Gateway: the public JSON API (HTTP/1.1 and h2c on one port) in front of
+// PointsService and PaymentsService. `Gateway --help` lists every setting;
+// `Gateway mint-token --sub UUID --email EMAIL [--ttl SECONDS]` prints an
+// HS256 development token. Prints "listening on HOST:PORT" on stdout once
+// ready; SIGTERM/SIGINT stop it gracefully.
+import Foundation
+import RPCRuntime
+import ServiceKit
+
+// First thing: a SIGTERM from now on is remembered, never lost.
+let termination = ShutdownSignal.install()
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("Gateway: \(message)\n".utf8))
+    exit(code)
+}
+
+let environment = ProcessInfo.processInfo.environment
+let options: CommandLineOptions
+do {
+    options = try CommandLineOptions(
+        specs: GatewaySettings.specs, arguments: Array(CommandLine.arguments.dropFirst()), environment: environment)
+} catch {
+    fail("\(error)", code: 2)
+}
+if options.helpRequested {
+    print(options.helpText(
+        program: "Gateway", summary: "public JSON API for Apple in-app purchase credits (HTTP/1.1 and h2c; no TLS: terminate it in front)",
+        subcommands: [("mint-token", "print an HS256 dev token (--sub UUID --email EMAIL [--ttl SECONDS])")]))
+    exit(0)
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+switch options.positional.first {
+case "mint-token":
+    do {
+        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: GatewayClock.unixSeconds()))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 2)
+    }
+case nil:
+    break
+case let other?:
+    fail("unknown subcommand \(other) (see --help)", code: 2)
+}
+
+let settings: GatewaySettings
+let authentication: (verifier: JWTVerifier, emailIdentity: EmailIdentity)
+do {
+    settings = try GatewaySettings(options: options)
+    authentication = try GatewaySettings.authentication(environment: environment, readFile: readFile)
+} catch {
+    fail("\(error)", code: 2)
+}
+GatewayCommandLine.raiseOpenFileLimit()
+
+let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)
+do {
+    let gateway = try GatewayRuntime(
+        listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
+        verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
+        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.backendTLS))
+    let port = try await gateway.start()
+    logger.notice("listening", ["address": "\(settings.listen.host):\(port)"])
+    // Unbuffered, so a parent process reading our stdout sees it at once.
+    FileHandle.standardOutput.write(Data("listening on \(settings.listen.host):\(port)\n".utf8))
+
+    let signal = await termination.wait()
+    logger.notice("shutting down", ["signal": signal])
+    await gateway.shutdown(gracePeriod: .milliseconds(settings.shutdownGraceMilliseconds))
+    logger.notice("stopped")
+} catch {
+    logger.critical("start-up failed", ["error": "\(error)"])
+    exit(1)
+}

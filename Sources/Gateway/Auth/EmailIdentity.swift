@@ -1,3 +1,5 @@
+import Foundation
+
 /// The email as an identity for the starter-pack rule (PRD 4.2): one
 /// normalisation, a keyed hash that services store instead of the address,
 /// and a masked snapshot for support. The address itself never leaves the
@@ -12,12 +14,13 @@ public struct EmailIdentity: Sendable {
         key = HMACSHA256Key(secret: hashKey)
     }
 
-    /// Trimmed of surrounding whitespace and lower-cased (Unicode, locale
-    /// independent). Re-registering with "Alice@Example.com " is the same
-    /// identity as "alice@example.com".
+    /// Trimmed of surrounding whitespace and newlines and lower-cased
+    /// (Unicode, locale independent). Re-registering with
+    /// "Alice@Example.com " is the same identity as "alice@example.com".
+    /// Exactly PointsService's `EmailHasher.normalize` (Foundation's
+    /// scalar-wise trim), so both sides compute the same `email_hash`.
     public static func normalized(_ email: String) -> String {
-        let trimmed = email.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
-        return String(trimmed).lowercased()
+        email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
     }
 
     /// HMAC-SHA256 of the normalised address, lower-case hex (the

@@ -123,6 +123,13 @@ public final class HTTP2Connection {
         flush()
     }
 
+    /// Processes input the transport already holds (an adopted connection's
+    /// first bytes), which no readiness event would announce.
+    func readBufferedInput() {
+        loop.assertInEventLoop()
+        handle(.readable)
+    }
+
     // MARK: Streams
 
     /// Client side: opens a request stream. Returns nil when the session refuses.

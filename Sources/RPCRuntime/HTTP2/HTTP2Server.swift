@@ -152,4 +152,53 @@ public final class HTTP2Server: @unchecked Sendable {
             }
         }
     }
+
+    // MARK: Adopting connections accepted elsewhere
+
+    /// Serves HTTP/2 on a connection another listener accepted (the
+    /// Gateway's shared HTTP/1.1 + h2c port). Call on `loop`. Takes
+    /// ownership of `fd` (closed on failure too); `initialBytes` are what
+    /// the caller already read from it (the client preface and anything
+    /// after it), fed to HTTP/2 before the socket. `onClose` runs on the
+    /// loop once the connection is gone. Throws only when no connection
+    /// could be made (then `onClose` never runs); otherwise `onClose` runs
+    /// exactly once. Returns the connection (loop-confined) so the caller
+    /// can watch it, e.g. to close it when idle. Plain TCP only (h2c).
+    @discardableResult
+    public func adopt(
+        fd: Int32, initialBytes: [UInt8], remotePeer: String, onClose: @escaping () -> Void
+    ) throws -> HTTP2Connection {
+        loop.assertInEventLoop()
+        guard !shuttingDown, connections.count < configuration.limits.connectionsMax else {
+            Glibc.close(fd)
+            throw SystemError(call: "HTTP2Server.adopt", errorNumber: shuttingDown ? ESHUTDOWN : EMFILE)
+        }
+        let transport = PrefixedTransport(prefix: initialBytes, base: PlainTransport(fd: fd))
+        let connection: HTTP2Connection
+        do {
+            connection = try HTTP2Connection(
+                loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer, limits: configuration.limits)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        let factory = makeStreamDelegate
+        connection.onNewStream = { stream in factory(stream) }
+        let key = ObjectIdentifier(connection)
+        connection.onClose = { [self] in
+            connections[key] = nil
+            finishShutdownIfDone()
+            onClose()
+        }
+        connections[key] = connection
+        do {
+            try connection.start()
+        } catch {
+            // Closing runs onClose: from here on the connection reports its end.
+            connection.close()
+            return connection
+        }
+        if transport.hasBufferedBytes { connection.readBufferedInput() }
+        return connection
+    }
 }

@@ -1,0 +1,10 @@
+extension GatewayCommand {
+    /// The authenticated user's id, when the command has one (for logs).
+    var userId: String? {
+        switch self {
+        case .getBalance(let user), .listPackages(let user), .getAccountToken(let user): return user.userId
+        case .verifyTransaction(let user, _), .getTransaction(let user, _): return user.userId
+        case .handleNotification, .health, .readiness: return nil
+        }
+    }
+}

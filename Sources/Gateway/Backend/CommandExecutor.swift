@@ -1,0 +1,93 @@
+import Contracts
+import RPCRuntime
+
+/// Runs a prepared `GatewayCommand` against the services and renders the
+/// answer. The user id, email hash and masked email always come from the
+/// verified token; every call carries a deadline and the request id.
+/// Throws `RPCError` (mapped by `RPCFailureMapping`), `Problem` or
+/// `ResponseInvariantViolation`.
+public struct CommandExecutor: Sendable {
+    public let backends: GatewayBackends
+    public let emailIdentity: EmailIdentity
+    public let readiness: ReadinessProbe
+
+    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe) {
+        self.backends = backends
+        self.emailIdentity = emailIdentity
+        self.readiness = readiness
+    }
+
+    private static let readTimeout = Duration.milliseconds(GatewayLimits.readTimeoutMilliseconds)
+    private static let verifyTimeout = Duration.milliseconds(GatewayLimits.verifyTransactionTimeoutMilliseconds)
+    private static let notificationTimeout = Duration.milliseconds(GatewayLimits.notificationTimeoutMilliseconds)
+
+    public func execute(_ command: GatewayCommand, requestId: String, instance: String) async throws -> HTTPResponse {
+        var metadata = Metadata()
+        metadata.addString(requestId, forKey: RequestID.metadataKey)
+        switch command {
+        case .health:
+            return HealthResponseBody(status: "ok").response()
+        case .readiness:
+            guard readiness.isReady else {
+                throw Problem(.serviceUnavailable, detail: "A backend service is not serving.", instance: instance)
+            }
+            return HealthResponseBody(status: "ok").response()
+        case .getBalance(let user):
+            var request = GetBalanceRequest()
+            request.userId = user.userId
+            let response = try await backends.points.call(
+                PointsMethods.getBalance, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.balance(response).response()
+        case .listPackages(let user):
+            var request = ListPackagesRequest()
+            request.userId = user.userId
+            request.emailHash = emailIdentity.hash(user.email)
+            let response = try await backends.points.call(
+                PointsMethods.listPackages, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.packages(response).response()
+        case .verifyTransaction(let user, let body):
+            let response = try await backends.payments.call(
+                PaymentsMethods.verifyTransaction, verifyRequest(user: user, body: body), metadata: metadata,
+                timeout: Self.verifyTimeout)
+            return try BackendResponseMapping.verification(response, submitted: body).response()
+        case .getTransaction(let user, let transactionId):
+            var request = GetTransactionRequest()
+            request.userId = user.userId
+            request.transactionId = transactionId
+            let response = try await backends.payments.call(
+                PaymentsMethods.getTransaction, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.transaction(response, user: user, instance: instance).response()
+        case .getAccountToken(let user):
+            var request = GetAccountTokenRequest()
+            request.userId = user.userId
+            let response = try await backends.payments.call(
+                PaymentsMethods.getAccountToken, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.accountToken(response).response()
+        case .handleNotification(let body):
+            var request = HandleNotificationRequest()
+            request.signedPayload = body.signedPayload
+            _ = try await backends.payments.call(
+                PaymentsMethods.handleNotification, request, metadata: metadata, timeout: Self.notificationTimeout)
+            // 200 only once PaymentsService recorded it; any failure above
+            // answers a problem so Apple retries.
+            var headers = HTTPHeaders()
+            headers.add(name: "Cache-Control", value: "no-store")
+            return HTTPResponse(status: 200, headers: headers)
+        }
+    }
+
+    /// The VerifyTransaction request: identity from the token, purchase
+    /// fields from the validated body.
+    func verifyRequest(user: AuthenticatedUser, body: VerifyTransactionRequestBody) -> VerifyTransactionRequest {
+        var request = VerifyTransactionRequest()
+        request.userId = user.userId
+        request.emailHash = emailIdentity.hash(user.email)
+        request.emailMasked = EmailIdentity.masked(user.email)
+        request.productCode = body.productCode
+        request.appStoreProductId = body.appStoreProductId
+        request.transactionId = body.transactionId
+        request.signedTransactionInfo = body.signedTransactionInfo
+        request.appAccountToken = body.appAccountToken ?? ""
+        return request
+    }
+}

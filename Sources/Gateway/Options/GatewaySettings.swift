@@ -1,0 +1,86 @@
+import RPCRuntime
+import ServiceKit
+
+/// Everything `Gateway` reads from flags and the environment, checked at
+/// start-up (flags win over variables, which win over defaults; `--help`
+/// lists all of them).
+public struct GatewaySettings: Sendable {
+    public var listen: HostAndPort
+    public var pointsTargets: [HostAndPort]
+    public var paymentsTargets: [HostAndPort]
+    public var logLevel: LogLevel
+    public var connectionsMax: Int
+    public var shutdownGraceMilliseconds: Int64
+    /// TLS towards the services (a CA bundle); nil means plaintext h2c.
+    public var backendTLS: TLSConfiguration?
+
+    /// Every option, for `CommandLineOptions` and `--help`.
+    public static let specs: [OptionSpec] = [
+        OptionSpec(flag: "--listen", env: "LISTEN_ADDR", default: "127.0.0.1:8080",
+                   help: "host:port serving HTTP/1.1 and h2c (prior knowledge); port 0 picks one"),
+        OptionSpec(flag: "--points-addr", env: "POINTS_ADDR", default: "127.0.0.1:50052",
+                   help: "PointsService addresses, comma-separated host:port (round-robin)"),
+        OptionSpec(flag: "--payments-addr", env: "PAYMENTS_ADDR", default: "127.0.0.1:50051",
+                   help: "PaymentsService addresses, comma-separated host:port (round-robin)"),
+        OptionSpec(flag: nil, env: "JWT_HS256_SECRET", help: "HS256 shared secret (at least 32 bytes)", isSecret: true),
+        OptionSpec(flag: nil, env: "JWT_ES256_PUBLIC_KEY", help: "path of a PEM P-256 public key for ES256 tokens"),
+        OptionSpec(flag: nil, env: "JWT_ISSUER", help: "required `iss` of bearer tokens"),
+        OptionSpec(flag: nil, env: "JWT_AUDIENCE", help: "required `aud` of bearer tokens"),
+        OptionSpec(flag: nil, env: "EMAIL_HASH_SECRET",
+                   help: "HMAC key of the email hash (at least 32 bytes; the same as PointsService's)", isSecret: true),
+        OptionSpec(flag: "--log-level", env: "LOG_LEVEL", default: "info",
+                   help: "debug, info, notice, warning, error or critical"),
+        OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(GatewayLimits.connectionsMax),
+                   help: "open client connections kept (HTTP/1.1 and HTTP/2)"),
+        OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
+                   help: "time in-flight requests get to finish on SIGTERM"),
+        OptionSpec(flag: "--backend-tls-ca", env: "BACKEND_TLS_CA_FILE",
+                   help: "PEM CA bundle: call the services over TLS (ALPN h2) verified against it"),
+        OptionSpec(flag: "--backend-tls-server-name", env: "BACKEND_TLS_SERVER_NAME",
+                   help: "server name checked in the services' certificates (with --backend-tls-ca)"),
+        OptionSpec(flag: "--sub", env: nil, help: "mint-token: the user id (UUID) of the token"),
+        OptionSpec(flag: "--email", env: nil, help: "mint-token: the email claim of the token"),
+        OptionSpec(flag: "--ttl", env: nil, default: "3600", help: "mint-token: lifetime in seconds"),
+    ]
+
+    /// Parses the server settings (the JWT and email-hash settings are read
+    /// by `authentication(environment:readFile:)`).
+    public init(options: CommandLineOptions) throws {
+        listen = try HostAndPort(parsing: options.required("--listen"))
+        pointsTargets = try HostAndPort.parseList(options.required("--points-addr"))
+        paymentsTargets = try HostAndPort.parseList(options.required("--payments-addr"))
+        logLevel = try Self.parseLogLevel(options.required("--log-level"))
+        guard let connections = Int(try options.required("--max-connections")), connections > 0 else {
+            throw CommandLineError("--max-connections / MAX_CONNECTIONS must be a positive integer")
+        }
+        connectionsMax = connections
+        guard let grace = Int64(try options.required("--shutdown-grace-ms")), grace >= 0 else {
+            throw CommandLineError("--shutdown-grace-ms / SHUTDOWN_GRACE_MS must be a non-negative integer")
+        }
+        shutdownGraceMilliseconds = grace
+        if let caFile = options.value("--backend-tls-ca"), !caFile.isEmpty {
+            backendTLS = TLSConfiguration(trustRootsPath: caFile, serverName: options.value("--backend-tls-server-name"))
+        }
+    }
+
+    static func parseLogLevel(_ text: String) throws -> LogLevel {
+        let levels: [String: LogLevel] = [
+            "debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error, "critical": .critical,
+        ]
+        guard let level = levels[text.lowercased()] else {
+            throw CommandLineError("--log-level / LOG_LEVEL must be one of debug, info, notice, warning, error, critical")
+        }
+        return level
+    }
+
+    /// The token verifier and the email identity (JWT_*, EMAIL_HASH_SECRET).
+    public static func authentication(
+        environment: [String: String], readFile: (String) throws -> [UInt8]
+    ) throws -> (verifier: JWTVerifier, emailIdentity: EmailIdentity) {
+        let configuration = try JWTVerifierConfiguration.fromEnvironment(environment, readFile: readFile)
+        guard let secret = environment["EMAIL_HASH_SECRET"], !secret.isEmpty else {
+            throw JWTConfigurationError.missingVariable("EMAIL_HASH_SECRET")
+        }
+        return (JWTVerifier(configuration: configuration), try EmailIdentity(hashKey: Array(secret.utf8)))
+    }
+}

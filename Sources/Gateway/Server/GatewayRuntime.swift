@@ -1,0 +1,72 @@
+import RPCRuntime
+import ServiceKit
+import Synchronization
+
+/// The whole gateway process in one object: backend clients, the readiness
+/// probe running in the background, the request pipeline and the server.
+/// `main` runs one; end-to-end tests start one in-process:
+///
+///     let gateway = try GatewayRuntime(
+///         listen: HostAndPort(host: "127.0.0.1", port: 0),
+///         pointsTargets: [points], paymentsTargets: [payments],
+///         verifier: verifier, emailIdentity: identity, logger: logger)
+///     let port = try await gateway.start()
+///     ...
+///     await gateway.shutdown(gracePeriod: .seconds(5))
+public final class GatewayRuntime: Sendable {
+    public let backends: GatewayBackends
+    public let readiness: ReadinessProbe
+    public let application: GatewayApplication
+    public let server: GatewayServer
+    private let logger: Logger
+    private let probeTask = Mutex<Task<Void, Never>?>(nil)
+
+    public init(
+        listen: HostAndPort,
+        pointsTargets: [HostAndPort],
+        paymentsTargets: [HostAndPort],
+        verifier: JWTVerifier,
+        emailIdentity: EmailIdentity,
+        logger: Logger,
+        connectionsMax: Int = GatewayLimits.connectionsMax,
+        backendConfiguration: RPCClient.Configuration = .init()
+    ) throws {
+        backends = try GatewayBackends(
+            pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration)
+        readiness = ReadinessProbe(backends: backends)
+        application = GatewayApplication(
+            preparer: RequestPreparer(verifier: verifier),
+            executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
+            logger: logger)
+        server = try GatewayServer(
+            configuration: .init(host: listen.host, port: listen.port, connectionsMax: connectionsMax), responder: application)
+        self.logger = logger
+    }
+
+    /// Starts the readiness probe and the listener; returns the bound port.
+    @discardableResult
+    public func start() async throws -> Int {
+        let readiness = self.readiness
+        let logger = self.logger
+        let task = Task {
+            await readiness.run { ready in
+                logger.notice(ready ? "backends ready" : "backends not ready", ["detail": readiness.detail])
+            }
+        }
+        probeTask.withLock { $0 = task }
+        return try await server.start()
+    }
+
+    /// Stops accepting, lets in-flight requests finish within
+    /// `gracePeriod`, stops the probe and closes the backend clients.
+    public func shutdown(gracePeriod: Duration) async {
+        await server.shutdown(gracePeriod: gracePeriod)
+        let task = probeTask.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        await backends.close()
+    }
+}

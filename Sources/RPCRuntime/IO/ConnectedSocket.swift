@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connected non-blocking TCP socket with the read/write outcomes an
+/// event-driven protocol needs. It owns its descriptor: `close()` or
+/// `deinit` closes it, unless `releaseDescriptor()` handed it to a new owner
+/// (e.g. `HTTP2Server.adopt`). Loop-confined by convention: use it on the
+/// event loop it is registered with.
+public final class ConnectedSocket {
+    /// Outcome of one non-blocking read.
+    public enum ReadOutcome: Sendable, Equatable {
+        case bytes(Int)
+        case wouldBlock
+        case endOfStream
+        case failed(errorNumber: Int32)
+    }
+
+    /// Outcome of one non-blocking write.
+    public enum WriteOutcome: Sendable, Equatable {
+        case wrote(Int)
+        case wouldBlock
+        case failed(errorNumber: Int32)
+    }
+
+    /// The descriptor, or -1 once closed or released.
+    public private(set) var descriptor: Int32
+    /// The peer as "ip:port" (for logs).
+    public let remotePeer: String
+
+    init(adopting fd: Int32, remotePeer: String) {
+        descriptor = fd
+        self.remotePeer = remotePeer
+    }
+
+    deinit { close() }
+
+    /// Reads at most `buffer.count` bytes; retries EINTR.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
+        guard descriptor >= 0 else { return .failed(errorNumber: EBADF) }
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .endOfStream }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
+            return .failed(errorNumber: code)
+        }
+    }
+
+    /// Writes as much of `bytes` as the socket takes now; never raises SIGPIPE.
+    public func write(_ bytes: UnsafeRawBufferPointer) -> WriteOutcome {
+        guard descriptor >= 0 else { return .failed(errorNumber: EBADF) }
+        while true {
+            let count = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count >= 0 { return .wrote(count) }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
+            return .failed(errorNumber: code)
+        }
+    }
+
+    /// Half-closes our sending side (the peer reads end-of-stream after
+    /// what was already written).
+    public func shutdownWrite() {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Gives up ownership: the caller now owns (and must close) the
+    /// returned descriptor; this object no longer touches it.
+    public func releaseDescriptor() -> Int32 {
+        let fd = descriptor
+        descriptor = -1
+        return fd
+    }
+
+    /// Closes the descriptor (unregister it from its loop first). Idempotent.
+    public func close() {
+        guard descriptor >= 0 else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+    }
+}

@@ -1,0 +1,67 @@
+import ServiceKit
+import XCTest
+@testable import Gateway
+
+final class GatewaySettingsTests: XCTestCase {
+    private func options(_ arguments: [String], _ environment: [String: String] = [:]) throws -> CommandLineOptions {
+        try CommandLineOptions(specs: GatewaySettings.specs, arguments: arguments, environment: environment)
+    }
+
+    func testDefaultsEnvironmentAndFlags() throws {
+        var settings = try GatewaySettings(options: options([]))
+        XCTAssertEqual(settings.listen.description, "127.0.0.1:8080")
+        XCTAssertEqual(settings.pointsTargets.map(\.description), ["127.0.0.1:50052"])
+        XCTAssertEqual(settings.paymentsTargets.map(\.description), ["127.0.0.1:50051"])
+        XCTAssertEqual(settings.connectionsMax, 10_000)
+        XCTAssertNil(settings.backendTLS)
+        settings = try GatewaySettings(options: options(
+            ["--listen", "0.0.0.0:9000"], ["LISTEN_ADDR": "127.0.0.1:1", "POINTS_ADDR": "a:1, b:2", "LOG_LEVEL": "DEBUG"]))
+        XCTAssertEqual(settings.listen.description, "0.0.0.0:9000")
+        XCTAssertEqual(settings.pointsTargets.map(\.description), ["a:1", "b:2"])
+        XCTAssertEqual(settings.logLevel, .debug)
+    }
+
+    func testBadValuesAreRefused() throws {
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--listen", "nowhere"])))
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--log-level", "loud"])))
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--max-connections", "0"])))
+        XCTAssertThrowsError(try options(["--unknown", "1"]))
+    }
+
+    func testHelpListsEveryVariableAndHidesSecrets() throws {
+        let help = try options([], ["JWT_HS256_SECRET": "s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t"])
+            .helpText(program: "Gateway", summary: "x")
+        for name in ["LISTEN_ADDR", "POINTS_ADDR", "PAYMENTS_ADDR", "JWT_HS256_SECRET", "JWT_ES256_PUBLIC_KEY", "JWT_ISSUER",
+                     "JWT_AUDIENCE", "EMAIL_HASH_SECRET", "LOG_LEVEL", "BACKEND_TLS_CA_FILE"] {
+            XCTAssertTrue(help.contains(name), name)
+        }
+        XCTAssertFalse(help.contains("s3cr3t"))
+    }
+
+    func testAuthenticationNeedsTheEmailHashSecret() throws {
+        let environment = ["JWT_ISSUER": "i", "JWT_AUDIENCE": "a", "JWT_HS256_SECRET": String(repeating: "k", count: 32)]
+        XCTAssertThrowsError(try GatewaySettings.authentication(environment: environment, readFile: { _ in [] }))
+        var complete = environment
+        complete["EMAIL_HASH_SECRET"] = String(repeating: "e", count: 32)
+        XCTAssertNoThrow(try GatewaySettings.authentication(environment: complete, readFile: { _ in [] }))
+    }
+
+    func testMintTokenVerifies() throws {
+        let environment = ["JWT_ISSUER": "i", "JWT_AUDIENCE": "a", "JWT_HS256_SECRET": String(repeating: "k", count: 32)]
+        let token = try GatewayCommandLine.mintToken(
+            options: options(["mint-token", "--sub", "3F2504E0-4F89-41D3-9A0C-0305E82C3301", "--email", "a@b.c", "--ttl", "60"]),
+            environment: environment, nowSeconds: 1_000)
+        let keys = try JWTKeySet(hs256Secret: Array(String(repeating: "k", count: 32).utf8), es256PublicKeyPEM: nil)
+        let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: "i", audience: "a"))
+        XCTAssertEqual(try verifier.verify(token: token, nowSeconds: 1_010).userId, "3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+        XCTAssertThrowsError(try verifier.verify(token: token, nowSeconds: 1_000 + 60 + 31))
+        XCTAssertThrowsError(try GatewayCommandLine.mintToken(
+            options: options(["mint-token", "--sub", "nope", "--email", "a@b.c"]), environment: environment, nowSeconds: 0))
+    }
+
+    func testEmailNormalisationMatchesPointsServiceRule() {
+        // PointsService's EmailHasher: trimmingCharacters(in: .whitespacesAndNewlines).lowercased().
+        XCTAssertEqual(EmailIdentity.normalized("\u{00A0}\t Alice@Example.COM\r\n\u{2028}"), "alice@example.com")
+        XCTAssertEqual(EmailIdentity.normalized(" \u{301}a@b.c"), "\u{301}a@b.c")
+    }
+}

@@ -1,0 +1,117 @@
+import Contracts
+import Foundation
+import XCTest
+@testable import Gateway
+
+/// h2c (prior knowledge) on the shared port, driven by curl, and graceful
+/// shutdown.
+final class GatewayServerHTTP2Tests: XCTestCase {
+    private static let curlPath = "/usr/bin/curl"
+
+    /// Runs curl (bounded by --max-time) on a dedicated thread; returns stdout.
+    private func curl(_ arguments: [String]) async throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: Self.curlPath) else {
+            throw XCTSkip("curl is not installed")
+        }
+        return try await onDedicatedThread {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.curlPath)
+            process.arguments = ["--silent", "--show-error", "--max-time", "10", "--http2-prior-knowledge"] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// Runs nghttp (bounded by --timeout) on a dedicated thread; returns stdout.
+    private func nghttp(_ arguments: [String]) async throws -> String {
+        let path = "/usr/bin/nghttp"
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("nghttp is not installed") }
+        return try await onDedicatedThread {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = ["--timeout=10", "--verbose"] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    func testConcurrentStreamsOnOneH2CConnection() async throws {
+        let harness = try await GatewayHarness.start()
+        let url = "http://127.0.0.1:\(harness.port)"
+        // nghttp sends all three requests at once on one connection (curl
+        // 7.88 cannot reuse a prior-knowledge connection: curl/curl#10634).
+        let output = try await nghttp(["\(url)/healthz", "\(url)/nope", "\(url)/healthz?again"])
+        XCTAssertEqual(output.components(separatedBy: "] Connected").count - 1, 1, output)
+        let statuses = output.split(separator: "\n").filter { $0.contains(":status:") }.map { String($0.suffix(3)) }
+        XCTAssertEqual(statuses.sorted(), ["200", "200", "404"], output)
+        XCTAssertEqual(harness.logs.allLines.filter { $0.contains(#""protocol":"HTTP/2""#) }.count, 3)
+        await harness.stop()
+    }
+
+    func testVerifyOverH2CReachesTheBackendWithTheTokensUser() async throws {
+        let harness = try await GatewayHarness.start()
+        let output = try await curl([
+            "--header", "Authorization: Bearer \(GatewayHarness.token())", "--header", "Content-Type: application/json",
+            "--header", "X-Request-Id: h2-request", "--data-binary", GatewayHarness.verifyBody(),
+            "--dump-header", "-", "http://127.0.0.1:\(harness.port)/api/v1/payments/apple/transactions/verify",
+        ])
+        XCTAssertTrue(output.hasPrefix("HTTP/2 200"), output)
+        XCTAssertTrue(output.contains("x-request-id: h2-request"), output)
+        XCTAssertTrue(output.contains(#""status":"granted""#), output)
+        XCTAssertEqual(harness.doubles.last(VerifyTransactionRequest.self)?.userId, BackendDoubles.ownerUserId)
+        XCTAssertEqual(harness.doubles.recorded.last?.requestId, "h2-request")
+        await harness.stop()
+    }
+
+    func testOversizedH2BodyIs413AndUnauthenticatedIs401() async throws {
+        let harness = try await GatewayHarness.start()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-h2-body-\(UUID().uuidString)")
+        try Data(repeating: UInt8(ascii: "a"), count: GatewayLimits.requestBodyBytesMax + 1).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = "http://127.0.0.1:\(harness.port)/api/v1/payments/apple/transactions/verify"
+        let large = try await curl([
+            "--header", "Authorization: Bearer \(GatewayHarness.token())", "--header", "Content-Type: application/json",
+            "--data-binary", "@\(file.path)", "--output", "/dev/null", "--write-out", "%{http_code}", url,
+        ])
+        XCTAssertEqual(large, "413")
+        let anonymous = try await curl([
+            "--header", "Content-Type: application/json", "--data-binary", GatewayHarness.verifyBody(),
+            "--output", "/dev/null", "--write-out", "%{http_code}", url,
+        ])
+        XCTAssertEqual(anonymous, "401")
+        XCTAssertEqual(harness.doubles.recordedMethods, [])
+        await harness.stop()
+    }
+
+    func testShutdownFinishesTheRequestInFlightAndStopsAccepting() async throws {
+        let harness = try await GatewayHarness.start()
+        harness.doubles.setDelay(milliseconds: 500)
+        let port = harness.port
+        let bearer = GatewayHarness.bearer
+        async let inFlight = onDedicatedThread { () -> (RawResponse, Bool) in
+            let client = try RawHTTPClient(port: port)
+            try client.send(GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [bearer]))
+            return (try client.readResponse(), try client.waitForClose())
+        }
+        // Shut down once the request reached the backend.
+        for _ in 0..<100 where harness.doubles.recordedMethods.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(harness.doubles.recordedMethods, ["GetBalance"])
+        await harness.server.shutdown(gracePeriod: .seconds(5))
+        let (response, closed) = try await inFlight
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("Connection"), "close")
+        XCTAssertTrue(closed)
+        XCTAssertThrowsError(try RawHTTPClient(port: port), "no longer accepting")
+        await harness.stop()
+    }
+}

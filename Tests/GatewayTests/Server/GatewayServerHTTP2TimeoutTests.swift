@@ -1,0 +1,47 @@
+import XCTest
+@testable import Gateway
+
+/// HTTP/2 timeouts with a hand-written client (short timeouts configured).
+final class GatewayServerHTTP2TimeoutTests: XCTestCase {
+    private static let goAway: UInt8 = 0x7
+    private static let headers: UInt8 = 0x1
+    private static let resetStream: UInt8 = 0x3
+
+    func testIdleHTTP2ConnectionGetsGoAwayAndCloses() async throws {
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300))
+        let port = harness.port
+        let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
+            let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 10)
+            try client.sendHTTP2Preface()
+            return try client.readFrames()
+        }
+        XCTAssertTrue(closed, "closed well before the 10 s read timeout")
+        XCTAssertTrue(frames.contains { $0.type == Self.goAway }, "GOAWAY before closing")
+        await harness.stop()
+    }
+
+    func testHTTP2RequestThatNeverCompletesIsAnsweredAndReset() async throws {
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 60_000, http2RequestTimeoutMilliseconds: 300))
+        let port = harness.port
+        let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
+            let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 3)
+            try client.sendHTTP2Preface()
+            // POST / with END_HEADERS but no END_STREAM, and no body ever:
+            // HPACK static :method POST (3), :scheme http (6), :path / (4),
+            // :authority "x" (literal, indexed name 1).
+            let block: [UInt8] = [0x83, 0x86, 0x84, 0x41, 0x01, UInt8(ascii: "x")]
+            try client.send(RawHTTPClient.frame(type: 0x1, flags: 0x4, streamID: 1, payload: block))
+            // The connection stays open (long idle timeout): read until the
+            // receive timeout, then look at what came.
+            return try client.readFrames()
+        }
+        XCTAssertFalse(closed)
+        let onStream = frames.filter { $0.streamID == 1 }.map(\.type)
+        XCTAssertEqual(onStream, [Self.headers, Self.resetStream], "an early 408 (headers only), then RST_STREAM")
+        XCTAssertEqual(frames.first { $0.streamID == 1 }.map { $0.flags & 0x1 }, 0x1, "the 408 ends the stream")
+        XCTAssertEqual(harness.doubles.recordedMethods, [])
+        await harness.stop()
+    }
+}

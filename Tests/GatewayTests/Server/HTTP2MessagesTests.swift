@@ -1,0 +1,36 @@
+import XCTest
+@testable import Gateway
+
+final class HTTP2MessagesTests: XCTestCase {
+    func testRequestFromPseudoHeaders() throws {
+        let request = try HTTP2Messages.request(
+            fields: [(":method", "POST"), (":scheme", "http"), (":path", "/a?b=c"), (":authority", "gw"), ("content-type", "application/json")],
+            body: Array("{}".utf8)).get()
+        XCTAssertEqual(request.method, "POST")
+        XCTAssertEqual(request.target, "/a?b=c")
+        XCTAssertEqual(request.headers.first("host"), "gw")
+        XCTAssertEqual(request.headers.first("Content-Type"), "application/json")
+        XCTAssertEqual(request.body, Array("{}".utf8))
+    }
+
+    func testMalformedPseudoHeadersAreRefused() {
+        for fields: [(name: String, value: String)] in [
+            [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "*")],
+            [(":method", "GET"), (":path", "/"), (":protocol", "x")],
+        ] {
+            guard case .failure(let problem) = HTTP2Messages.request(fields: fields, body: []) else { return XCTFail("\(fields)") }
+            XCTAssertEqual(problem.status, 400)
+        }
+    }
+
+    func testResponseFieldsDropConnectionSpecificHeaders() {
+        var response = HTTPResponse(status: 201, body: [1, 2, 3])
+        response.headers.add(name: "Content-Type", value: "application/json")
+        response.headers.add(name: "Connection", value: "close")
+        response.headers.add(name: "Transfer-Encoding", value: "chunked")
+        response.headers.add(name: "Content-Length", value: "99")
+        let fields = HTTP2Messages.responseFields(response, date: "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(fields.map(\.name), [":status", "content-type", "content-length", "date"])
+        XCTAssertEqual(fields.map(\.value), ["201", "application/json", "3", "Sun, 06 Nov 1994 08:49:37 GMT"])
+    }
+}
