@@ -1,6 +1,5 @@
-#if canImport(Glibc)
+import CNGHTTP2
 import Glibc
-#endif
 
 /// A connected non-blocking TCP socket with the read/write outcomes an
 /// event-driven protocol needs. It owns its descriptor: `close()` or
