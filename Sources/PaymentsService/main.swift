@@ -1,9 +1,85 @@
+import AppStoreVerification
 import Foundation
+import PostgresClient
+import RPCRuntime
+import ServiceKit
 
-// Entry point of PaymentsService: `verify-jws` for support staff; the RPC
-// server is wired in PaymentsServer.
+// PaymentsService: Apple JWS verification, the transaction record, App Store
+// notifications and the verify→grant saga with its worker.
+//   PaymentsService [serve]     run the gRPC server and the saga worker
+//   PaymentsService migrate     apply database migrations and exit
+//   PaymentsService verify-jws  check one JWS from stdin (support staff)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
 }
-print("PaymentsService: not wired yet")
+
+let shutdown = ShutdownSignal.install()
+let options = ServiceRunner.options(
+    program: "PaymentsService", summary: "Apple purchases to credits, exactly once (payments.v1.Payments)",
+    specs: [
+        StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        StandardOptions.pointsAddresses,
+        OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
+        StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
+    ] + AppleVerificationSettings.optionSpecs,
+    subcommands: [
+        ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
+        ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
+    ])
+
+do {
+    let logger = Logger(service: "payments", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
+    guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
+    let pool = PostgresPool(configuration: .init(
+        connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: "payments-service"))
+    let store = PaymentsStore(pool: pool)
+    try await store.migrate()
+    switch options.positional.first ?? "serve" {
+    case "migrate":
+        logger.notice("migrations applied")
+        await pool.close()
+        exit(0)
+    case "serve":
+        break
+    case let other:
+        throw CommandLineError("unknown subcommand \(other) (see --help)")
+    }
+
+    let verifier = try SignedDataVerifier(configuration: AppleVerificationSettings.verifierConfiguration(
+        bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
+        environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
+        onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
+    let pointsClient = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
+    let points = PointsLedger(client: pointsClient)
+    let processor = PaymentProcessor(store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger)
+    let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
+    guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
+
+    let monitor = HealthMonitor()
+    monitor.report("database", healthy: true)
+    let probes = Task {
+        await monitor.runProbe("database", every: .seconds(1)) {
+            let healthy = await pool.probe()
+            return (healthy, healthy ? "" : "database unreachable")
+        }
+    }
+    let worker = Task { await SagaWorker(processor: processor, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    var router = Router()
+    HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
+    PaymentsRPCService(processor: processor).register(on: &router)
+    try await ServiceRunner.serve(
+        name: "PaymentsService", listen: try HostAndPort(parsing: options.required("--listen")), tls: try ServiceRunner.tls(options),
+        router: router, monitor: monitor, logger: logger, shutdown: shutdown
+    ) {
+        worker.cancel()
+        await worker.value
+        probes.cancel()
+        await pointsClient.close()
+        await pool.close()
+    }
+} catch {
+    FileHandle.standardError.write(Data("PaymentsService: \(error)\n".utf8))
+    exit(1)
+}

@@ -15,8 +15,15 @@ public final class ShutdownSignal: Sendable {
         self.sources = sources
     }
 
-    /// Takes over SIGTERM and SIGINT for the rest of the process.
-    public static func install() -> ShutdownSignal {
+    /// Takes over SIGTERM and SIGINT for the rest of the process. Every call
+    /// returns the same instance: installing twice would reset the signal
+    /// disposition under libdispatch's handler and lose signals.
+    public static func install() -> ShutdownSignal { installed }
+
+    /// An instance fired only by `trigger` (tests, embedded servers).
+    public static func manual() -> ShutdownSignal { ShutdownSignal(sources: []) }
+
+    private static let installed: ShutdownSignal = {
         let queue = DispatchQueue(label: "shutdown-signal")
         // Ignore the default action first so the signal cannot kill the
         // process; the dispatch sources still observe it.
@@ -32,7 +39,7 @@ public final class ShutdownSignal: Sendable {
             source.resume()
         }
         return shutdown
-    }
+    }()
 
     private func fire(_ name: String) {
         let waiters = state.withLock { state -> [CheckedContinuation<String, Never>] in

@@ -17,16 +17,18 @@ typealias ProtoFields = [String: ProtoValue]
 /// Swift property names (camelCase) to proto field names (snake_case).
 enum FieldName {
     static func protoName(forSwiftName name: String) -> String {
-        var result = ""
-        result.reserveCapacity(name.utf8.count + 4)
-        for character in name {
-            if character.isUppercase {
-                result.append("_")
-                result.append(contentsOf: character.lowercased())
+        // Byte-wise: Swift property names of messages are ASCII, and this
+        // runs for every field of every message encoded or decoded.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count + 4)
+        for byte in name.utf8 {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                bytes.append(UInt8(ascii: "_"))
+                bytes.append(byte + 32)
             } else {
-                result.append(character)
+                bytes.append(byte)
             }
         }
-        return result
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -114,6 +114,9 @@ final class PaymentsStore: Sendable {
         var ledgerEventId: String? = nil
         /// Set when the step failed in a way a retry may fix.
         var transientError: String? = nil
+        /// Apple's revocation, recorded when a refund/revoke notice arrives.
+        var revocationDateUnixMilliseconds: Int64? = nil
+        var revocationReason: String? = nil
     }
 
     /// Locks the row, applies `step`, and schedules the next attempt: due at
@@ -157,6 +160,8 @@ final class PaymentsStore: Sendable {
                                        when $9::bigint < 0 then next_attempt_at
                                        else now() + make_interval(secs => $9::bigint / 1000.0) end,
                 attempt_count = case when $3::text is null then 0 else attempt_count end,
+                revocation_date = coalesce(to_timestamp($10::bigint / 1000.0), revocation_date),
+                revocation_reason = coalesce($11::text, revocation_reason),
                 updated_at = now()
             where id = $1::uuid
             returning \(Self.columns)
@@ -164,6 +169,7 @@ final class PaymentsStore: Sendable {
                 .uuid(current.id), .text(next.status.rawValue), next.pendingAction.map { .text($0.rawValue) } ?? .null,
                 .bool(next.revoked), optional(next.failureCode), .int64(next.overdueAmount), optional(step.ledgerEventId),
                 optional(step.transientError.map { String($0.prefix(500)) }), delayMilliseconds.map(PostgresValue.int64) ?? .null,
+                step.revocationDateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(step.revocationReason),
             ])
         guard let row = rows.first else { throw PaymentsError.internalFailure(detail: "locked row vanished") }
         return try Self.record(row)

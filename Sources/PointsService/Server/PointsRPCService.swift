@@ -27,7 +27,7 @@ struct PointsRPCService: Sendable {
         }
         router.register(PointsMethods.getCatalog) { _, _ in
             var response = GetCatalogResponse()
-            response.packages = store.catalog.purchasable(starterPackPurchased: false).map(Self.package)
+            response.packages = store.catalog.packages.map(Self.package)
             return response
         }
         router.register(PointsMethods.grant) { request, call in

@@ -1,0 +1,141 @@
+import AppStoreVerification
+import Contracts
+import Foundation
+import PostgresClient
+
+/// App Store Server Notifications V2: verify, record once by
+/// `notificationUUID` together with its effect on the transaction (one local
+/// transaction), answer success only after that commit, then run any owed
+/// compensation inline (the worker retries it if this attempt fails).
+extension PaymentProcessor {
+    /// What a notification type does to a purchase.
+    enum NotificationEffect: Sendable, Equatable {
+        case takeBack
+        case restore
+        case recordOnly(outcome: String)
+
+        init(_ type: NotificationType) {
+            switch type {
+            case .refund, .revoke: self = .takeBack
+            case .refundReversed: self = .restore
+            case .consumptionRequest: self = .recordOnly(outcome: "consumption_requested")
+            case .test: self = .recordOnly(outcome: "acknowledged")
+            default: self = .recordOnly(outcome: "recorded")
+            }
+        }
+
+        var needsTransaction: Bool {
+            if case .recordOnly = self { return false }
+            return true
+        }
+    }
+
+    func handleNotification(_ signedPayload: String, requestId: String?) async throws(PaymentsError) -> HandleNotificationResponse {
+        guard !signedPayload.isEmpty else { throw .validationFailed(field: "signed_payload", problem: "is required") }
+        guard signedPayload.utf8.count <= PaymentsLimits.signedPayloadBytesMax else {
+            throw .validationFailed(field: "signed_payload", problem: "is larger than 64 KiB")
+        }
+        let notification: NotificationPayload
+        do {
+            notification = try await verifier.verifyNotification(signedPayload)
+        } catch {
+            if error.isRetryable { throw .appleUnavailable(detail: error.code) }
+            throw .transactionInvalid(jwsFailure: error.code, problem: "notification: \(error.code)")
+        }
+        guard let uuidText = notification.notificationUUID, let uuid = UUID(uuidString: uuidText),
+              let type = notification.notificationType else {
+            throw .transactionInvalid(jwsFailure: "claims", problem: "notificationUUID and notificationType are required")
+        }
+        let signedTransaction = notification.data?.signedTransactionInfo
+        let transaction: JWSTransaction? = if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
+        let effect = NotificationEffect(type)
+        if effect.needsTransaction && transaction?.transactionId == nil {
+            throw .transactionInvalid(jwsFailure: "claims", problem: "\(type.rawValue) needs data.signedTransactionInfo")
+        }
+        let record = NotificationRecord(
+            notificationUUID: uuid, notificationType: type.rawValue, subtype: notification.subtype?.rawValue,
+            environment: notification.data?.environment?.rawValue ?? notification.summary?.environment?.rawValue,
+            transactionId: transaction?.transactionId, signedDateUnixMilliseconds: notification.signedDate?.millisecondsSince1970,
+            payloadJSON: notification.payloadJSON)
+        let knownPackages = catalog.lastKnown
+        let recorded = try await store.recordNotification(
+            record,
+            outcome: { current in Self.outcomeLabel(effect, current: current) },
+            effect: { current, connection in
+                try await self.apply(effect, to: current, transaction: transaction, signed: signedTransaction,
+                                     packages: knownPackages, in: connection)
+            })
+
+        var response = HandleNotificationResponse()
+        response.notificationUuid = uuid.uuidString.lowercased()
+        response.notificationType = type.rawValue
+        response.subtype = notification.subtype?.rawValue ?? ""
+        guard let recorded else {
+            response.duplicate = true
+            response.outcome = try await store.notificationOutcome(uuid: uuid) ?? "recorded"
+            logger.info("notification redelivered", ["request_id": requestId ?? "", "notification_uuid": response.notificationUuid])
+            return response
+        }
+        response.outcome = recorded.outcome
+        logger.notice("notification recorded", [
+            "request_id": requestId ?? "", "notification_uuid": response.notificationUuid, "type": type.rawValue,
+            "outcome": recorded.outcome, "transaction_id": transaction?.transactionId ?? "",
+        ])
+        if let owed = recorded.record, owed.state.pendingAction != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
+            await runPendingStep(claimed, requestId: requestId)
+        }
+        return response
+    }
+
+    static func outcomeLabel(_ effect: NotificationEffect, current: PaymentRecord?) -> String {
+        switch effect {
+        case .recordOnly(let outcome):
+            return outcome
+        case .takeBack:
+            guard let current else { return "revoked_before_verify" }
+            let next = PaymentSaga.afterRefundNotice(current.state)
+            if next.pendingAction == .clawback && current.state.pendingAction != .clawback { return "clawback_scheduled" }
+            return next.status == .revoked && current.state.status != .revoked ? "revoked" : "already_taken_back"
+        case .restore:
+            guard let current else { return "nothing_to_restore" }
+            let next = PaymentSaga.afterRefundReversedNotice(current.state)
+            if next == current.state { return "nothing_to_restore" }
+            return next.pendingAction == .reverseClawback ? "restore_scheduled" : "clawback_cancelled"
+        }
+    }
+
+    /// The notification's effect, inside the transaction that records it.
+    private func apply(
+        _ effect: NotificationEffect, to current: PaymentRecord?, transaction: JWSTransaction?, signed: String?,
+        packages: [Contracts.Package], in connection: PostgresConnection
+    ) async throws -> PaymentRecord? {
+        switch effect {
+        case .recordOnly:
+            return nil
+        case .takeBack:
+            guard let transaction, let signed else { return nil }
+            guard let current else {
+                // Never verified here: record it revoked so a later verify is refused.
+                let owner = try await transaction.appAccountToken.asyncFlatMap { try await store.userId(forAccountToken: $0, in: connection) }
+                let productCode = packages.first { $0.appStoreProductId == transaction.productId }?.productCode
+                return try await store.insertRevoked(
+                    Self.revokedPayment(transaction, signed: signed, userId: owner, productCode: productCode), in: connection)
+            }
+            return try await store.write(
+                .init(transition: PaymentSaga.afterRefundNotice,
+                      revocationDateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970,
+                      revocationReason: transaction.revocationReason.map { String($0) }),
+                over: current, in: connection)
+        case .restore:
+            guard let current else { return nil }
+            return try await store.write(.init(transition: PaymentSaga.afterRefundReversedNotice), over: current, in: connection)
+        }
+    }
+}
+
+extension Optional {
+    func asyncFlatMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped?) async rethrows -> Mapped? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,34 @@
+import ServiceKit
+
+/// The background half of the saga: claims rows whose pending step is due
+/// (leased with `FOR UPDATE SKIP LOCKED`, so any number of instances can run
+/// it) and runs them, so a purchase is credited even if the app never calls
+/// again and a refund is taken back even if PointsService was down.
+struct SagaWorker: Sendable {
+    let processor: PaymentProcessor
+    let pollInterval: Duration
+
+    func run() async {
+        while !Task.isCancelled {
+            let claimed: [PaymentRecord]
+            do {
+                claimed = try await processor.store.claimDue(limit: PaymentsLimits.workerBatchMax)
+            } catch {
+                processor.logger.warning("saga worker cannot claim work", ["error": "\(error)"])
+                claimed = []
+            }
+            if !claimed.isEmpty {
+                await withTaskGroup(of: Void.self) { group in
+                    for (index, record) in claimed.enumerated() {
+                        if index >= PaymentsLimits.workerConcurrencyMax { await group.next() }
+                        group.addTask { await processor.runPendingStep(record) }
+                    }
+                }
+            }
+            // A full batch means more may be due: go again at once.
+            if claimed.count < PaymentsLimits.workerBatchMax {
+                try? await Task.sleep(for: pollInterval)
+            }
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import Contracts
+import RPCRuntime
+
+/// PaymentsService failures travel as gRPC statuses with the stable reason in
+/// the `error-reason` trailer and, for invalid JWS, the verifier's failure
+/// code in `jws-failure` (payments.proto's header lists them).
+extension PaymentsError: RPCErrorConvertible {
+    var rpcError: RPCError {
+        var extra: [(String, String)] = []
+        if case .transactionInvalid(let failure, _) = self { extra.append(("jws-failure", failure)) }
+        return ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message, extra: extra)
+    }
+}

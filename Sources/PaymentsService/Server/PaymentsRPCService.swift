@@ -1,0 +1,31 @@
+import Contracts
+import RPCRuntime
+
+/// `payments.v1.Payments` on the RPC runtime: a thin adapter over
+/// `PaymentProcessor`, carrying the caller's request id into the logs.
+struct PaymentsRPCService: Sendable {
+    let processor: PaymentProcessor
+
+    func register(on router: inout Router) {
+        router.register(PaymentsMethods.verifyTransaction) { request, call in
+            try await processor.verify(request, requestId: Self.requestId(call))
+        }
+        router.register(PaymentsMethods.getTransaction) { request, _ in
+            var response = GetTransactionResponse()
+            response.transaction = try await processor.transaction(userId: request.userId, transactionId: request.transactionId)
+            return response
+        }
+        router.register(PaymentsMethods.handleNotification) { request, call in
+            try await processor.handleNotification(request.signedPayload, requestId: Self.requestId(call))
+        }
+        router.register(PaymentsMethods.getAccountToken) { request, _ in
+            var response = GetAccountTokenResponse()
+            response.appAccountToken = try await processor.accountToken(userId: request.userId)
+            return response
+        }
+    }
+
+    static func requestId(_ call: ServerRequest<some Sendable>) -> String? {
+        call.metadata[stringValues: "x-request-id"].first.map { String($0.prefix(128)) }
+    }
+}
