@@ -33,11 +33,15 @@ public final class HTTP2Connection {
     private var writeIndex = 0
     private var watchingWritable = false
     private var inSessionCall = false
+    /// Inside `batchingWrites`: flushes wait until the batch ends.
+    private var writesBatched = false
     private var closeRequested = false
     public private(set) var isClosed = false
     public private(set) var receivedGoAway = false
     private var shutdownTimer: EventLoop.TimerID?
     private var lingerTimer: EventLoop.TimerID?
+    /// Work posted from other threads, run on the loop in batches.
+    private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
     /// Reads per readiness event before yielding to other connections.
     private static let readsPerEventMax = 16
@@ -299,7 +303,18 @@ public final class HTTP2Connection {
     }
 
     private func flushUnlessInSession() {
-        if !inSessionCall { flush() }
+        if !inSessionCall && !writesBatched { flush() }
+    }
+
+    /// Runs `body`, deferring the writes it causes, then writes them at
+    /// once: many responses leave in one write call instead of one each.
+    func batchingWrites(_ body: () -> Void) {
+        loop.assertInEventLoop()
+        guard !writesBatched else { return body() }
+        writesBatched = true
+        body()
+        writesBatched = false
+        flush()
     }
 
     /// Serializes pending frames and writes as much as the socket takes.

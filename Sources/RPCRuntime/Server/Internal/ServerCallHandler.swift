@@ -6,6 +6,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     private var machine: ServerStreamStateMachine
     private let router: Router
     private let loop: EventLoop
+    private let mailbox: ConnectionMailbox?
     private weak var stream: HTTP2Stream?
     private var task: Task<Void, Never>?
     private var deadlineTimer: EventLoop.TimerID?
@@ -14,6 +15,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
         self.machine = ServerStreamStateMachine(limits: limits)
         self.router = router
         self.loop = loop
+        self.mailbox = stream.connection?.mailbox
         self.stream = stream
     }
 
@@ -65,6 +67,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer))
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
+        let mailbox = self.mailbox
         task = Task {
             let result: Result<ServerResponse<[UInt8]>, RPCError>
             do {
@@ -72,7 +75,13 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             } catch {
                 result = .failure(RPCError.from(error))
             }
-            loop.execute { bound.value.handlerFinished(result) }
+            // Through the connection's mailbox: results finishing together
+            // share one loop wake-up and one socket write.
+            if let mailbox {
+                mailbox.post { bound.value.handlerFinished(result) }
+            } else {
+                loop.execute { bound.value.handlerFinished(result) }
+            }
         }
     }
 
