@@ -9,6 +9,9 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     private let mailbox: ConnectionMailbox?
     private weak var stream: HTTP2Stream?
     private var task: Task<Void, Never>?
+    /// The handler found while the headers were checked, kept so the
+    /// request needs no second lookup by a rebuilt path.
+    private var handler: Router.RawHandler?
     private var deadlineTimer: EventLoop.TimerID?
 
     init(stream: HTTP2Stream, router: Router, limits: RPCLimits, loop: EventLoop) {
@@ -21,8 +24,14 @@ final class ServerCallHandler: HTTP2StreamDelegate {
 
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
         let router = self.router
-        switch machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { router.handler(forPath: $0) != nil }) {
+        var found: Router.RawHandler?
+        let action = machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { path in
+            found = router.handler(forPath: path)
+            return found != nil
+        })
+        switch action {
         case .accept(let head):
+            handler = found
             if let deadline = head.deadline {
                 let bound = LoopBound(self, loop: loop)
                 deadlineTimer = loop.schedule(at: deadline) { bound.value.deadlineExpired() }
@@ -61,7 +70,8 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     }
 
     private func runHandler(head: ServerStreamStateMachine.RequestHead, message: [UInt8], remotePeer: String) {
-        guard let handler = router.handler(forPath: head.method.path) else { return }
+        guard let handler = handler ?? router.handler(forPath: head.method.path) else { return }
+        self.handler = nil
         let request = ServerRequest(
             message: message, metadata: head.metadata,
             context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer))
