@@ -1,14 +1,15 @@
 /// Runs one gRPC call on an HTTP/2 stream: feeds stream events to the pure
 /// `ServerStreamStateMachine` and performs its actions. Loop-confined; the
-/// user's handler runs as a Task on the cooperative pool and posts its result
-/// back to the loop.
+/// user's handler runs as a Task on the cooperative pool (created there,
+/// together with the other calls of the same read) and posts its result back
+/// to the loop through the connection's mailbox.
 final class ServerCallHandler: HTTP2StreamDelegate {
     private var machine: ServerStreamStateMachine
     private let router: Router
     private let loop: EventLoop
     private let mailbox: ConnectionMailbox?
     private weak var stream: HTTP2Stream?
-    private var task: Task<Void, Never>?
+    private var task: HandlerTask?
     /// The handler found while the headers were checked, kept so the
     /// request needs no second lookup by a rebuilt path.
     private var handler: Router.RawHandler?
@@ -78,7 +79,9 @@ final class ServerCallHandler: HTTP2StreamDelegate {
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
         let mailbox = self.mailbox
-        task = Task {
+        let task = HandlerTask()
+        self.task = task
+        let operation: @Sendable () async -> Void = {
             let result: Result<ServerResponse<[UInt8]>, RPCError>
             do {
                 result = .success(try await handler(request))
@@ -92,6 +95,11 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             } else {
                 loop.execute { bound.value.handlerFinished(result) }
             }
+        }
+        if let connection = stream?.connection {
+            connection.startOffLoop { task.start(operation) }
+        } else {
+            task.start(operation)
         }
     }
 
