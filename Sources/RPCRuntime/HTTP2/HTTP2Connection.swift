@@ -65,6 +65,8 @@ public final class HTTP2Connection {
     }
 
     deinit {
+        // Delegates may hold their stream strongly; break those links.
+        for stream in streams.values { stream.delegate = nil }
         if let session { nghttp2_session_del(session) }
         if !isClosed { Glibc.close(fd) }
     }
@@ -397,8 +399,12 @@ public final class HTTP2Connection {
 
     // MARK: nghttp2 callbacks (on the loop thread, inside mem_recv/mem_send)
 
-    fileprivate static func from(_ userData: UnsafeMutableRawPointer?) -> HTTP2Connection {
-        Unmanaged<HTTP2Connection>.fromOpaque(userData!).takeUnretainedValue()
+    /// Calls `body` with the connection behind nghttp2's user data, without
+    /// retaining it: callbacks run only inside this connection's own
+    /// `mem_recv`/`mem_send` calls, so it is alive for their whole duration
+    /// (and a retain here is costly: weak references give it a side table).
+    fileprivate static func with<R>(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2Connection) -> R) -> R {
+        Unmanaged<HTTP2Connection>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
@@ -526,32 +532,32 @@ private func withNameValues<R>(_ fields: [HTTPHeaderField], _ body: (UnsafePoint
 // MARK: C callbacks: recover the connection from user data and forward.
 
 private let onBeginHeadersCallback: nghttp2_on_begin_headers_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).beginHeaders(frame!)
+    HTTP2Connection.with(userData) { $0.beginHeaders(frame!) }
 }
 
 private let onHeaderCallback: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    HTTP2Connection.from(userData).header(
+    HTTP2Connection.with(userData) { $0.header(
         streamID: frame!.pointee.hd.stream_id,
         name: UnsafeBufferPointer(start: name, count: nameLength),
-        value: UnsafeBufferPointer(start: value, count: valueLength))
+        value: UnsafeBufferPointer(start: value, count: valueLength)) }
 }
 
 private let onFrameRecvCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).frameReceived(frame!)
+    HTTP2Connection.with(userData) { $0.frameReceived(frame!) }
 }
 
 private let onFrameSendCallback: nghttp2_on_frame_send_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).frameSent(frame!)
+    HTTP2Connection.with(userData) { $0.frameSent(frame!) }
 }
 
 private let onDataChunkRecvCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
-    HTTP2Connection.from(userData).dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length))
+    HTTP2Connection.with(userData) { $0.dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length)) }
 }
 
 private let onStreamCloseCallback: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-    HTTP2Connection.from(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+    HTTP2Connection.with(userData) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
 }
 
 private let dataReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
-    HTTP2Connection.from(userData).readData(streamID: streamID, into: buffer!, length: length, flags: flags!)
+    HTTP2Connection.with(userData) { $0.readData(streamID: streamID, into: buffer!, length: length, flags: flags!) }
 }

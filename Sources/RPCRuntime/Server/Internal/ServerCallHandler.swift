@@ -8,7 +8,10 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     private let router: Router
     private let loop: EventLoop
     private let mailbox: ConnectionMailbox?
-    private weak var stream: HTTP2Stream?
+    /// Strong, not weak (a weak reference would slow every retain of the
+    /// stream); the link is dropped when the stream closes, so no cycle
+    /// with `stream.delegate` outlives it.
+    private var stream: HTTP2Stream?
     private var task: HandlerTask?
     /// The handler found while the headers were checked, kept so the
     /// request needs no second lookup by a rebuilt path.
@@ -65,6 +68,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        self.stream = nil
         cancelDeadlineTimer()
         if machine.streamClosed() == .cancelHandler { task?.cancel() }
         task = nil
