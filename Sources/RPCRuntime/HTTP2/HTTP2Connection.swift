@@ -48,6 +48,9 @@ public final class HTTP2Connection {
 
     /// Reads per readiness event before yielding to other connections.
     private static let readsPerEventMax = 16
+    /// Room reserved for a header block's fields up front (a gRPC request
+    /// carries about eight); more still fit, the array just grows.
+    private static let headerFieldsExpected = 12
     /// Serialized frames gathered before one write call.
     private static let writeBatchBytes = 64 * 1024
 
@@ -422,6 +425,7 @@ public final class HTTP2Connection {
         if stream.receivingHeaderBytes > limits.headerListBytesMax {
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
+        if stream.receivingHeaders.isEmpty { stream.receivingHeaders.reserveCapacity(Self.headerFieldsExpected) }
         stream.receivingHeaders.append(HTTPHeaderField(
             name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
         return 0
@@ -506,26 +510,38 @@ public final class HTTP2Connection {
 }
 
 /// Calls `body` with nghttp2 name/value pairs for `fields`; the pointers are
-/// valid only inside `body` (nghttp2 copies them on submit).
+/// valid only inside `body` (nghttp2 copies them on submit). The bytes and
+/// pairs live in temporary (stack, when small) allocations, not on the heap.
 private func withNameValues<R>(_ fields: [HTTPHeaderField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
-    var storage: [UInt8] = [0]
-    var ranges: [(name: Range<Int>, value: Range<Int>)] = []
-    ranges.reserveCapacity(fields.count)
-    for field in fields {
-        let nameStart = storage.count
-        storage.append(contentsOf: field.name.utf8)
-        let valueStart = storage.count
-        storage.append(contentsOf: field.value.utf8)
-        ranges.append((nameStart..<valueStart, valueStart..<storage.count))
-    }
-    return storage.withUnsafeMutableBufferPointer { buffer in
-        let base = buffer.baseAddress!
-        var pairs = ranges.map { range in
-            nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
-                       namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+    var byteCount = 0
+    for field in fields { byteCount += field.name.utf8.count + field.value.utf8.count }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { storage in
+        withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(fields.count, 1)) { pairs in
+            let base = storage.baseAddress!
+            var offset = 0
+            for (index, field) in fields.enumerated() {
+                let nameStart = offset
+                offset = copyUTF8(field.name, into: storage, at: offset)
+                let valueStart = offset
+                offset = copyUTF8(field.value, into: storage, at: offset)
+                pairs.initializeElement(at: index, to: nghttp2_nv(
+                    name: base + nameStart, value: base + valueStart,
+                    namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            }
+            defer { pairs.baseAddress!.deinitialize(count: fields.count) }
+            return body(UnsafePointer(pairs.baseAddress!), fields.count)
         }
-        if pairs.isEmpty { pairs.append(nghttp2_nv()) ; return body(pairs.withUnsafeBufferPointer { $0.baseAddress! }, 0) }
-        return pairs.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}
+
+/// Copies `string`'s UTF-8 bytes into `buffer` at `offset`; returns the offset after them.
+private func copyUTF8(_ string: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+    var string = string
+    return string.withUTF8 { bytes in
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return offset }
+        (buffer.baseAddress! + offset).update(from: source, count: bytes.count)
+        return offset + bytes.count
     }
 }
 
