@@ -52,6 +52,8 @@ let package = Package(
         ),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
+        // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
+        .executableTarget(name: "RPCBenchServer", dependencies: ["RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
 
         // MARK: Tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

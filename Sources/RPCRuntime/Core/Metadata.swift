@@ -67,7 +67,12 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
 extension Metadata {
     /// Header names reserved by HTTP/2 or gRPC that never appear as custom metadata.
     static func isReserved(_ name: String) -> Bool {
-        if name.hasPrefix(":") || name.hasPrefix("grpc-") { return true }
+        if isASCII(name) {
+            // Byte prefixes equal Character prefixes for ASCII, and are cheaper.
+            if name.utf8.first == UInt8(ascii: ":") || name.utf8.starts(with: "grpc-".utf8) { return true }
+        } else if name.hasPrefix(":") || name.hasPrefix("grpc-") {
+            return true
+        }
         switch name {
         case "content-type", "te", "user-agent", "content-length", "host", "connection",
              "transfer-encoding", "keep-alive", "upgrade", "proxy-connection", "accept-encoding":
@@ -117,6 +122,10 @@ extension Metadata {
             }
         }
         return fields
+    }
+
+    private static func isASCII(_ string: String) -> Bool {
+        string.utf8.allSatisfy { $0 < 0x80 }
     }
 
     static func isValidKey(_ key: String) -> Bool {

@@ -14,6 +14,10 @@ public struct MethodDescriptor: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses a `:path` of the form `/service/method`.
     public init?(path: String) {
+        if let parsed = Self.parseASCII(path) {
+            self = parsed
+            return
+        }
         guard path.hasPrefix("/") else { return nil }
         let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
@@ -21,4 +25,19 @@ public struct MethodDescriptor: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { path }
+
+    /// The common case, parsed on UTF-8 bytes without splitting into
+    /// Characters: an all-ASCII `/service/method`. Nil when the path is
+    /// not ASCII or not of that form; `init?(path:)` then decides.
+    private static func parseASCII(_ path: String) -> MethodDescriptor? {
+        let slash = UInt8(ascii: "/")
+        let bytes = path.utf8
+        guard bytes.first == slash, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let rest = bytes.index(after: bytes.startIndex)
+        guard let separator = bytes[rest...].firstIndex(of: slash) else { return nil }
+        let methodStart = bytes.index(after: separator)
+        guard separator > rest, methodStart < bytes.endIndex,
+              !bytes[methodStart...].contains(slash) else { return nil }
+        return MethodDescriptor(service: String(path[rest..<separator]), method: String(path[methodStart...]))
+    }
 }

@@ -207,6 +207,8 @@ public struct ServerStreamStateMachine: Sendable {
     }
 
     static func isGRPCContentType(_ value: String) -> Bool {
+        // What every gRPC client sends, checked without splitting or trimming.
+        if value == "application/grpc" || value == "application/grpc+proto" { return true }
         let base = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces() } ?? ""
         return base == "application/grpc" || base == "application/grpc+proto"
     }

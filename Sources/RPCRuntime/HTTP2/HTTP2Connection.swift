@@ -33,14 +33,24 @@ public final class HTTP2Connection {
     private var writeIndex = 0
     private var watchingWritable = false
     private var inSessionCall = false
+    /// Inside `batchingWrites`: flushes wait until the batch ends.
+    private var writesBatched = false
+    /// Inside `handle`'s reads: off-loop work waits in `offLoopWork`.
+    private var readingInput = false
+    private var offLoopWork: [@Sendable () -> Void] = []
     private var closeRequested = false
     public private(set) var isClosed = false
     public private(set) var receivedGoAway = false
     private var shutdownTimer: EventLoop.TimerID?
     private var lingerTimer: EventLoop.TimerID?
+    /// Work posted from other threads, run on the loop in batches.
+    private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
     /// Reads per readiness event before yielding to other connections.
     private static let readsPerEventMax = 16
+    /// Room reserved for a header block's fields up front (a gRPC request
+    /// carries about eight); more still fit, the array just grows.
+    private static let headerFieldsExpected = 12
     /// Serialized frames gathered before one write call.
     private static let writeBatchBytes = 64 * 1024
 
@@ -58,6 +68,8 @@ public final class HTTP2Connection {
     }
 
     deinit {
+        // Delegates may hold their stream strongly; break those links.
+        for stream in streams.values { stream.delegate = nil }
         if let session { nghttp2_session_del(session) }
         if !isClosed { Glibc.close(fd) }
     }
@@ -276,9 +288,34 @@ public final class HTTP2Connection {
         guard !isClosed else { return }
         if lingerTimer != nil { return discardInput() }
         if events.contains(.readable) || !events.intersection(.hangup).isEmpty {
+            readingInput = true
             readAvailable()
+            readingInput = false
         }
         if !isClosed { flush() }
+        startOffLoopWork()
+    }
+
+    /// Runs `work` on the cooperative pool. Work asked for while a read is
+    /// processed starts after it, all in one Task, once our replies are
+    /// written: one thread wake-up per read instead of one per request,
+    /// which matters most when the loop and the pool share a core.
+    func startOffLoop(_ work: @escaping @Sendable () -> Void) {
+        loop.assertInEventLoop()
+        if readingInput {
+            offLoopWork.append(work)
+        } else {
+            Task { work() }
+        }
+    }
+
+    private func startOffLoopWork() {
+        guard !offLoopWork.isEmpty else { return }
+        let batch = offLoopWork
+        offLoopWork = []
+        Task {
+            for work in batch { work() }
+        }
     }
 
     private func readAvailable() {
@@ -306,7 +343,18 @@ public final class HTTP2Connection {
     }
 
     private func flushUnlessInSession() {
-        if !inSessionCall { flush() }
+        if !inSessionCall && !writesBatched { flush() }
+    }
+
+    /// Runs `body`, deferring the writes it causes, then writes them at
+    /// once: many responses leave in one write call instead of one each.
+    func batchingWrites(_ body: () -> Void) {
+        loop.assertInEventLoop()
+        guard !writesBatched else { return body() }
+        writesBatched = true
+        body()
+        writesBatched = false
+        flush()
     }
 
     /// Serializes pending frames and writes as much as the socket takes.
@@ -361,8 +409,12 @@ public final class HTTP2Connection {
 
     // MARK: nghttp2 callbacks (on the loop thread, inside mem_recv/mem_send)
 
-    fileprivate static func from(_ userData: UnsafeMutableRawPointer?) -> HTTP2Connection {
-        Unmanaged<HTTP2Connection>.fromOpaque(userData!).takeUnretainedValue()
+    /// Calls `body` with the connection behind nghttp2's user data, without
+    /// retaining it: callbacks run only inside this connection's own
+    /// `mem_recv`/`mem_send` calls, so it is alive for their whole duration
+    /// (and a retain here is costly: weak references give it a side table).
+    fileprivate static func with<R>(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2Connection) -> R) -> R {
+        Unmanaged<HTTP2Connection>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
@@ -380,6 +432,7 @@ public final class HTTP2Connection {
         if stream.receivingHeaderBytes > limits.headerListBytesMax {
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
+        if stream.receivingHeaders.isEmpty { stream.receivingHeaders.reserveCapacity(Self.headerFieldsExpected) }
         stream.receivingHeaders.append(HTTPHeaderField(
             name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
         return 0
@@ -464,58 +517,70 @@ public final class HTTP2Connection {
 }
 
 /// Calls `body` with nghttp2 name/value pairs for `fields`; the pointers are
-/// valid only inside `body` (nghttp2 copies them on submit).
+/// valid only inside `body` (nghttp2 copies them on submit). The bytes and
+/// pairs live in temporary (stack, when small) allocations, not on the heap.
 private func withNameValues<R>(_ fields: [HTTPHeaderField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> R) -> R {
-    var storage: [UInt8] = [0]
-    var ranges: [(name: Range<Int>, value: Range<Int>)] = []
-    ranges.reserveCapacity(fields.count)
-    for field in fields {
-        let nameStart = storage.count
-        storage.append(contentsOf: field.name.utf8)
-        let valueStart = storage.count
-        storage.append(contentsOf: field.value.utf8)
-        ranges.append((nameStart..<valueStart, valueStart..<storage.count))
-    }
-    return storage.withUnsafeMutableBufferPointer { buffer in
-        let base = buffer.baseAddress!
-        var pairs = ranges.map { range in
-            nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
-                       namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+    var byteCount = 0
+    for field in fields { byteCount += field.name.utf8.count + field.value.utf8.count }
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { storage in
+        withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(fields.count, 1)) { pairs in
+            let base = storage.baseAddress!
+            var offset = 0
+            for (index, field) in fields.enumerated() {
+                let nameStart = offset
+                offset = copyUTF8(field.name, into: storage, at: offset)
+                let valueStart = offset
+                offset = copyUTF8(field.value, into: storage, at: offset)
+                pairs.initializeElement(at: index, to: nghttp2_nv(
+                    name: base + nameStart, value: base + valueStart,
+                    namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            }
+            defer { pairs.baseAddress!.deinitialize(count: fields.count) }
+            return body(UnsafePointer(pairs.baseAddress!), fields.count)
         }
-        if pairs.isEmpty { pairs.append(nghttp2_nv()) ; return body(pairs.withUnsafeBufferPointer { $0.baseAddress! }, 0) }
-        return pairs.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+    }
+}
+
+/// Copies `string`'s UTF-8 bytes into `buffer` at `offset`; returns the offset after them.
+private func copyUTF8(_ string: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+    var string = string
+    return string.withUTF8 { bytes in
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return offset }
+        (buffer.baseAddress! + offset).update(from: source, count: bytes.count)
+        return offset + bytes.count
     }
 }
 
 // MARK: C callbacks: recover the connection from user data and forward.
 
 private let onBeginHeadersCallback: nghttp2_on_begin_headers_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).beginHeaders(frame!)
+    HTTP2Connection.with(userData) { $0.beginHeaders(frame!) }
 }
 
 private let onHeaderCallback: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    HTTP2Connection.from(userData).header(
+    HTTP2Connection.with(userData) { $0.header(
         streamID: frame!.pointee.hd.stream_id,
         name: UnsafeBufferPointer(start: name, count: nameLength),
-        value: UnsafeBufferPointer(start: value, count: valueLength))
+        value: UnsafeBufferPointer(start: value, count: valueLength)) }
 }
 
 private let onFrameRecvCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).frameReceived(frame!)
+    HTTP2Connection.with(userData) { $0.frameReceived(frame!) }
 }
 
 private let onFrameSendCallback: nghttp2_on_frame_send_callback = { _, frame, userData in
-    HTTP2Connection.from(userData).frameSent(frame!)
+    HTTP2Connection.with(userData) { $0.frameSent(frame!) }
 }
 
 private let onDataChunkRecvCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
-    HTTP2Connection.from(userData).dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length))
+    HTTP2Connection.with(userData) { $0.dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length)) }
 }
 
 private let onStreamCloseCallback: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-    HTTP2Connection.from(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+    HTTP2Connection.with(userData) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
 }
 
 private let dataReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
-    HTTP2Connection.from(userData).readData(streamID: streamID, into: buffer!, length: length, flags: flags!)
+    HTTP2Connection.with(userData) { $0.readData(streamID: streamID, into: buffer!, length: length, flags: flags!) }
 }

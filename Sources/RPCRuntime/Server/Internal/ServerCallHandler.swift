@@ -1,26 +1,41 @@
 /// Runs one gRPC call on an HTTP/2 stream: feeds stream events to the pure
 /// `ServerStreamStateMachine` and performs its actions. Loop-confined; the
-/// user's handler runs as a Task on the cooperative pool and posts its result
-/// back to the loop.
+/// user's handler runs as a Task on the cooperative pool (created there,
+/// together with the other calls of the same read) and posts its result back
+/// to the loop through the connection's mailbox.
 final class ServerCallHandler: HTTP2StreamDelegate {
     private var machine: ServerStreamStateMachine
     private let router: Router
     private let loop: EventLoop
-    private weak var stream: HTTP2Stream?
-    private var task: Task<Void, Never>?
+    private let mailbox: ConnectionMailbox?
+    /// Strong, not weak (a weak reference would slow every retain of the
+    /// stream); the link is dropped when the stream closes, so no cycle
+    /// with `stream.delegate` outlives it.
+    private var stream: HTTP2Stream?
+    private var task: HandlerTask?
+    /// The handler found while the headers were checked, kept so the
+    /// request needs no second lookup by a rebuilt path.
+    private var handler: Router.RawHandler?
     private var deadlineTimer: EventLoop.TimerID?
 
     init(stream: HTTP2Stream, router: Router, limits: RPCLimits, loop: EventLoop) {
         self.machine = ServerStreamStateMachine(limits: limits)
         self.router = router
         self.loop = loop
+        self.mailbox = stream.connection?.mailbox
         self.stream = stream
     }
 
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
         let router = self.router
-        switch machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { router.handler(forPath: $0) != nil }) {
+        var found: Router.RawHandler?
+        let action = machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { path in
+            found = router.handler(forPath: path)
+            return found != nil
+        })
+        switch action {
         case .accept(let head):
+            handler = found
             if let deadline = head.deadline {
                 let bound = LoopBound(self, loop: loop)
                 deadlineTimer = loop.schedule(at: deadline) { bound.value.deadlineExpired() }
@@ -53,26 +68,42 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        self.stream = nil
         cancelDeadlineTimer()
         if machine.streamClosed() == .cancelHandler { task?.cancel() }
         task = nil
     }
 
     private func runHandler(head: ServerStreamStateMachine.RequestHead, message: [UInt8], remotePeer: String) {
-        guard let handler = router.handler(forPath: head.method.path) else { return }
+        guard let handler = handler ?? router.handler(forPath: head.method.path) else { return }
+        self.handler = nil
         let request = ServerRequest(
             message: message, metadata: head.metadata,
             context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer))
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
-        task = Task {
+        let mailbox = self.mailbox
+        let task = HandlerTask()
+        self.task = task
+        let operation: @Sendable () async -> Void = {
             let result: Result<ServerResponse<[UInt8]>, RPCError>
             do {
                 result = .success(try await handler(request))
             } catch {
                 result = .failure(RPCError.from(error))
             }
-            loop.execute { bound.value.handlerFinished(result) }
+            // Through the connection's mailbox: results finishing together
+            // share one loop wake-up and one socket write.
+            if let mailbox {
+                mailbox.post { bound.value.handlerFinished(result) }
+            } else {
+                loop.execute { bound.value.handlerFinished(result) }
+            }
+        }
+        if let connection = stream?.connection {
+            connection.startOffLoop { task.start(operation) }
+        } else {
+            task.start(operation)
         }
     }
 
