@@ -21,6 +21,10 @@ let options = ServiceRunner.options(
         StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         StandardOptions.pointsAddresses,
         OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
+        OptionSpec(flag: nil, env: "SAGA_LEASE_MS", default: "30000",
+                   help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
+        OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
+        OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ] + AppleVerificationSettings.optionSpecs,
     subcommands: [
@@ -30,11 +34,18 @@ let options = ServiceRunner.options(
 
 do {
     let logger = Logger(service: "payments", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    if !FaultInjection.armedPoints.isEmpty {
+        logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
+    }
     let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
     guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
     let pool = PostgresPool(configuration: .init(
         connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: "payments-service"))
-    let store = PaymentsStore(pool: pool)
+    let backoff = RetryBackoff(
+        initialDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_INITIAL_MS"),
+        maximumDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_MAX_MS"),
+        leaseMilliseconds: try positiveSetting(options, "SAGA_LEASE_MS"))
+    let store = PaymentsStore(pool: pool, backoff: backoff)
     try await store.migrate()
     switch options.positional.first ?? "serve" {
     case "migrate":
@@ -82,4 +93,11 @@ do {
 } catch {
     FileHandle.standardError.write(Data("PaymentsService: \(error)\n".utf8))
     exit(1)
+}
+
+func positiveSetting(_ options: CommandLineOptions, _ name: String) throws -> Int64 {
+    guard let value = Int64(try options.required(name)), value > 0, value <= 86_400_000 else {
+        throw CommandLineError("\(name) must be a positive number of milliseconds")
+    }
+    return value
 }

@@ -18,6 +18,9 @@ let options = ServiceRunner.options(
 
 do {
     let logger = Logger(service: "points", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    if !FaultInjection.armedPoints.isEmpty {
+        logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
+    }
     let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
     guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
     let catalog = try PackageCatalog.load(path: try options.required("PACKAGES_FILE"))

@@ -60,6 +60,7 @@ final class PaymentProcessor: Sendable {
         switch outcome {
         case .inserted(let record):
             log.info("transaction verified", ["product_code": valid.productCode, "environment": record.environment])
+            FaultInjection.hit("payments.after_step1")
             return try await grantInline(record, requestId: requestId)
         case .existing(let record):
             switch PaymentSaga.decideExisting(record.state, ownerUserId: record.userId?.uuidString, requestingUserId: valid.userId.uuidString) {
@@ -119,9 +120,11 @@ final class PaymentProcessor: Sendable {
     private func grantInline(_ record: PaymentRecord, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
         switch await points.grant(record, requestId: requestId) {
         case .success(let granted):
+            FaultInjection.hit("payments.after_step2")
             let updated = try await store.apply(
                 .init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: granted.eventId),
                 transactionId: record.transactionId)
+            FaultInjection.hit("payments.after_step3")
             if updated.state.pendingAction == .clawback {
                 // Apple took it back while the grant was in flight.
                 await runPendingStep(updated, requestId: requestId)

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import ServiceKit
 
 /// PointsService's storage edge: each RPC is one short transaction over the
 /// pool; the decisions inside come from the pure rules (validation, plans,
@@ -84,9 +85,15 @@ final class PointsStore: Sendable {
     /// Credits a purchase exactly once per event id (see `applyGrant`).
     func grant(_ command: GrantCommand) async throws(PointsError) -> GrantResult {
         let grant = try command.validated(catalog: catalog)
-        return try await retryingUniqueRaces {
-            try await self.pool.withTransaction { transaction in try await self.applyGrant(grant, in: transaction) }
+        let result = try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in
+                let result = try await self.applyGrant(grant, in: transaction)
+                FaultInjection.hit("points.grant_before_commit")
+                return result
+            }
         }
+        FaultInjection.hit("points.grant_after_commit")
+        return result
     }
 
     /// Takes a purchase back exactly once (see `applyClawback`).
