@@ -27,7 +27,7 @@ public struct GatewaySettings: Sendable {
         OptionSpec(flag: nil, env: "JWT_ISSUER", help: "required `iss` of bearer tokens"),
         OptionSpec(flag: nil, env: "JWT_AUDIENCE", help: "required `aud` of bearer tokens"),
         OptionSpec(flag: nil, env: "EMAIL_HASH_SECRET",
-                   help: "HMAC key of the email hash (at least 32 bytes; the same as PointsService's)", isSecret: true),
+                   help: "HMAC key of the email hash (at least 32 bytes); keep it stable, starter-pack eligibility is keyed by it", isSecret: true),
         OptionSpec(flag: "--log-level", env: "LOG_LEVEL", default: "info",
                    help: "debug, info, notice, warning, error or critical"),
         OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(GatewayLimits.connectionsMax),
