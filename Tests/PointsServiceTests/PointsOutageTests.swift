@@ -1,6 +1,7 @@
 import Foundation
 @testable import PointsService
 import PostgresClient
+import TestSupport
 import XCTest
 
 /// The store across database outages: unreachable means DATABASE_UNAVAILABLE
@@ -82,32 +83,30 @@ final class PointsOutageTests: XCTestCase {
     }
 }
 
+/// The real entry point: `PointsService migrate`, and start-up errors that
+/// name the setting to fix.
 final class PointsStartupTests: XCTestCase {
-    func testStartReadsTheEnvironmentAndMigrates() async throws {
-        guard let url = ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"], !url.isEmpty else {
-            return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
-        }
-        let store = try await PointsStore.start(environment: [
-            "POINTS_DATABASE_URL": url, "PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath(), "POINTS_DATABASE_MAX_CONNECTIONS": "2",
-        ])
-        XCTAssertEqual(store.catalog.packages.count, 4)
-        XCTAssertEqual(store.pool.configuration.maxConnections, 2)
-        let balance = try await store.getBalance(userId: UUID().uuidString)
-        XCTAssertEqual(balance.balance, 0)
-        await store.pool.close()
+    private func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+        let output = NSTemporaryDirectory() + "/points-startup-\(UUID().uuidString).log"
+        let binary = ServiceProcess.productsDirectory.appendingPathComponent("PointsService").path
+        let env = environment.map { "\($0.key)=\($0.value)" }
+        let status = try Command.run(["/usr/bin/env", "-i", "PATH=/usr/bin:/bin"] + env + [binary] + arguments, outputPath: output)
+        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
 
-    func testStartRefusesAMissingDatabaseURLOrCatalog() async {
-        do {
-            _ = try await PointsStore.start(environment: [:])
-            XCTFail("expected a start-up error")
-        } catch {}
-        do {
-            _ = try await PointsStore.start(environment: ["POINTS_DATABASE_URL": "postgresql://iap@127.0.0.1:1/points",
-                                                          "PACKAGES_FILE": "/nonexistent.json"])
-            XCTFail("expected a start-up error")
-        } catch {
-            XCTAssertTrue(error is PackageCatalog.LoadError)
-        }
+    func testMigrateAppliesTheSchemaAndExits() throws {
+        let url = try TestDatabases.url("POINTS_DATABASE_URL")
+        let result = try run(["migrate"], environment: ["DATABASE_URL": url, "PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath()])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("migrations applied"), result.output)
+    }
+
+    func testMissingDatabaseURLOrCatalogIsAClearStartupError() throws {
+        let missing = try run(["migrate"], environment: ["PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath()])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.output.contains("DATABASE_URL"), missing.output)
+        let badCatalog = try run(["migrate"], environment: ["DATABASE_URL": "postgresql://iap@127.0.0.1:1/points", "PACKAGES_FILE": "/nonexistent.json"])
+        XCTAssertEqual(badCatalog.status, 1)
+        XCTAssertTrue(badCatalog.output.contains("catalog"), badCatalog.output)
     }
 }

@@ -17,8 +17,8 @@ public struct EmailIdentity: Sendable {
     /// Trimmed of surrounding whitespace and newlines and lower-cased
     /// (Unicode, locale independent). Re-registering with
     /// "Alice@Example.com " is the same identity as "alice@example.com".
-    /// Exactly PointsService's `EmailHasher.normalize` (Foundation's
-    /// scalar-wise trim), so both sides compute the same `email_hash`.
+    /// The one normalisation of the system: the gateway is the only place
+    /// that sees addresses and computes `email_hash`.
     public static func normalized(_ email: String) -> String {
         email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
     }

@@ -46,11 +46,6 @@ public struct PackageCatalog: Sendable {
         return try PackageCatalog(jsonData: data)
     }
 
-    /// Loads PACKAGES_FILE, or config/packages.json when unset.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(LoadError) -> PackageCatalog {
-        try load(path: environment["PACKAGES_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? "config/packages.json")
-    }
-
     public func package(productCode: String) -> CreditPackage? { byProductCode[productCode] }
 
     public func package(appStoreProductId: String) -> CreditPackage? {

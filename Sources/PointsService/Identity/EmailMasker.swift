@@ -1,19 +1,9 @@
-import Foundation
-
-/// Masks an email for support snapshots: "alice@example.com" ->
-/// "a***@example.com". The local part keeps only its first character; text
-/// without an "@" becomes "***".
+/// The masked email PointsService keeps on a starter-pack claim for support
+/// (`a***@example.com`). The gateway masks (and hashes) the address; this
+/// service only checks that what it is asked to store is masked, so an
+/// address can never be written here by mistake.
 public enum EmailMasker {
-    public static func mask(_ email: String) -> String {
-        let normalized = EmailHasher.normalize(email)
-        guard let at = normalized.lastIndex(of: "@") else { return "***" }
-        let local = normalized[..<at]
-        let domain = normalized[normalized.index(after: at)...]
-        let head = local.first.map(String.init) ?? ""
-        return head + "***@" + domain
-    }
-
-    /// True for text `mask` could have produced (used to refuse unmasked snapshots).
+    /// True for "***", or one character, then "***@", then anything.
     public static func looksMasked(_ text: String) -> Bool {
         if text == "***" { return true }
         guard let marker = text.range(of: "***@") else { return false }

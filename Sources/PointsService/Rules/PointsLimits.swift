@@ -18,6 +18,4 @@ enum PointsLimits {
     static let balanceMax: Int64 = 1_000_000_000_000
     /// Transactions re-run after losing a race on a unique key (then it is a replay).
     static let uniqueRaceAttemptsMax = 3
-    /// Minimum EMAIL_HASH_SECRET length.
-    static let emailHashSecretBytesMin = 32
 }
