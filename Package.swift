@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
-        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts"]),
+        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient"]),
 
         // MARK: The three services.
         .executableTarget(

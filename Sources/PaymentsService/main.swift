@@ -37,10 +37,7 @@ do {
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
-    let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
-    guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
-    let pool = PostgresPool(configuration: .init(
-        connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: "payments-service"))
+    let pool = try ServiceDatabase.pool(options, applicationName: "payments-service")
     let backoff = RetryBackoff(
         initialDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_INITIAL_MS"),
         maximumDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_MAX_MS"),
@@ -69,13 +66,7 @@ do {
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
 
     let monitor = HealthMonitor()
-    monitor.report("database", healthy: true)
-    let probes = Task {
-        await monitor.runProbe("database", every: .seconds(1)) {
-            let healthy = await pool.probe()
-            return (healthy, healthy ? "" : "database unreachable")
-        }
-    }
+    let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let worker = Task { await SagaWorker(processor: processor, pollInterval: .milliseconds(pollMilliseconds)).run() }
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])

@@ -21,11 +21,8 @@ do {
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
-    let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")) ?? 0
-    guard (1...200).contains(maxConnections) else { throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200") }
     let catalog = try PackageCatalog.load(path: try options.required("PACKAGES_FILE"))
-    let pool = PostgresPool(configuration: .init(
-        connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: "points-service"))
+    let pool = try ServiceDatabase.pool(options, applicationName: "points-service")
     let store = PointsStore(pool: pool, catalog: catalog)
     try await store.migrate()
     switch options.positional.first ?? "serve" {
@@ -40,13 +37,7 @@ do {
     }
 
     let monitor = HealthMonitor()
-    monitor.report("database", healthy: true)
-    let probes = Task {
-        await monitor.runProbe("database", every: .seconds(1)) {
-            let healthy = await pool.probe()
-            return (healthy, healthy ? "" : "database unreachable")
-        }
-    }
+    let probes = ServiceDatabase.watch(pool, monitor: monitor)
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)

@@ -1,0 +1,27 @@
+import PostgresClient
+
+/// The database side of the operator contract, the same for both services
+/// that own a database: `DATABASE_URL`, `DATABASE_MAX_CONNECTIONS`, and a
+/// health dependency refreshed by a background probe.
+public enum ServiceDatabase {
+    /// A pool from `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS` (1...200).
+    public static func pool(_ options: CommandLineOptions, applicationName: String) throws -> PostgresPool {
+        guard let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")), (1...200).contains(maxConnections) else {
+            throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200")
+        }
+        return PostgresPool(configuration: .init(
+            connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: applicationName))
+    }
+
+    /// Reports the pool's health as the dependency "database" once a second
+    /// until cancelled (one `select 1` per probe, none per health check).
+    public static func watch(_ pool: PostgresPool, monitor: HealthMonitor) -> Task<Void, Never> {
+        monitor.report("database", healthy: true)
+        return Task {
+            await monitor.runProbe("database", every: .seconds(1)) {
+                let healthy = await pool.probe()
+                return (healthy, healthy ? "" : "database unreachable")
+            }
+        }
+    }
+}
