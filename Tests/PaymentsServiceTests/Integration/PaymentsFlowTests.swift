@@ -129,6 +129,32 @@ final class PaymentsFlowTests: XCTestCase {
         try await cluster.assertPointsInvariants(users: [user])
     }
 
+    func testRevokedTransactionSubmittedAfterItsGrantTakesTheCreditsBack() async throws {
+        // StoreKit hands the app the revoked transaction before (or without)
+        // Apple's REFUND notification reaching the server.
+        let cluster = try await cluster()
+        let user = UUID()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
+        let revoked = try cluster.signedTransaction(transactionId, productCode: "starter_pack", revocationReason: 0)
+        await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
+            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: revoked))
+        }
+        let refunded = try await cluster.waitSettled(transactionId, status: "refunded")
+        XCTAssertTrue(refunded, "the signed revocation takes the credits back")
+        let account = try await cluster.balance(user)
+        XCTAssertEqual(account.balance, 0)
+        let refunds = try await cluster.refundRows(transactionId)
+        XCTAssertEqual(refunds, 1)
+        // Apple's notification arriving afterwards changes nothing more.
+        let late = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "starter_pack"))
+        XCTAssertEqual(late.outcome, "already_taken_back")
+        try await Task.sleep(for: .milliseconds(200))
+        let refundsAfter = try await cluster.refundRows(transactionId)
+        XCTAssertEqual(refundsAfter, 1)
+        try await cluster.assertPointsInvariants(users: [user])
+    }
+
     func testStarterPackOncePerEmailIdentityEvenAfterReRegistration() async throws {
         let cluster = try await cluster()
         let first = UUID(), reRegistered = UUID()
