@@ -102,6 +102,73 @@ final class PaymentsCrashTests: XCTestCase {
         }
     }
 
+    // MARK: Refunds while PointsService is down
+
+    func testRefundWhileAGrantThatLandedIsStillOwedEndsRefunded() async throws {
+        try await refundWhileGrantOwed(pointsFault: "points.grant_after_commit", expectedStatus: "refunded", purchaseRows: 1, refundRows: 1)
+    }
+
+    func testRefundWhileAGrantThatNeverLandedIsOwedEndsRevokedWithoutCredits() async throws {
+        try await refundWhileGrantOwed(pointsFault: "points.grant_before_commit", expectedStatus: "revoked", purchaseRows: 0, refundRows: 0)
+    }
+
+    /// PointsService dies during the grant; Apple's REFUND arrives while the
+    /// grant is owed; once PointsService is back the saga must end with the
+    /// purchase taken back (or never credited), never credited for good.
+    private func refundWhileGrantOwed(
+        pointsFault: String, expectedStatus: String, purchaseRows: Int64, refundRows: Int64, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        try await withCluster(pointsFaults: pointsFault) { cluster in
+            let user = UUID()
+            let transactionId = PaymentsCluster.randomTransactionId()
+            await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) {
+                _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+            }
+            let exited = try await PaymentsCluster.waitForExit(cluster.points)
+            XCTAssertTrue(exited, file: file, line: line)
+            let answer = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "popular_pack"))
+            XCTAssertEqual(answer.outcome, "clawback_scheduled", file: file, line: line)
+            let owed = try await cluster.row(transactionId)
+            XCTAssertEqual(owed?.pendingAction, "clawback", "the clawback waits for PointsService", file: file, line: line)
+
+            try await cluster.startPoints()
+            let settled = try await cluster.waitSettled(transactionId, status: expectedStatus)
+            XCTAssertTrue(settled, "ended \(expectedStatus)", file: file, line: line)
+            let purchases = try await cluster.purchaseRows(transactionId)
+            XCTAssertEqual(purchases, purchaseRows, file: file, line: line)
+            let refunds = try await cluster.refundRows(transactionId)
+            XCTAssertEqual(refunds, refundRows, file: file, line: line)
+            let account = try await cluster.balance(user)
+            XCTAssertEqual(account.balance, 0, file: file, line: line)
+            await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED", file: file, line: line) {
+                _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+            }
+            try await cluster.assertPointsInvariants(users: [user], file: file, line: line)
+        }
+    }
+
+    func testRefundReversedBeforeTheClawbackRanCancelsIt() async throws {
+        try await withCluster { cluster in
+            let user = UUID()
+            let transactionId = PaymentsCluster.randomTransactionId()
+            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
+            try await cluster.killPoints()
+            _ = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "starter_pack"))
+            let owed = try await cluster.row(transactionId)
+            XCTAssertEqual(owed?.pendingAction, "clawback")
+            let reversed = try await cluster.notify(try cluster.signedNotification(
+                "REFUND_REVERSED", signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "starter_pack")))
+            XCTAssertEqual(reversed.outcome, "clawback_cancelled")
+            try await cluster.startPoints()
+            // Let the worker run a few polls: nothing may be taken back.
+            try await Task.sleep(for: .milliseconds(600))
+            try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "starter_pack")
+            let account = try await cluster.balance(user)
+            XCTAssertEqual(account.balance, 100)
+            try await cluster.assertPointsInvariants(users: [user])
+        }
+    }
+
     // MARK: PostgreSQL outage under load
 
     /// What one verify of the load answered.
