@@ -272,6 +272,11 @@ final class PaymentsFlowTests: XCTestCase {
             cluster.paymentsLogs.split(separator: "\n").contains { $0.contains("ALERT") && $0.contains(transactionId) }
         }
         XCTAssertTrue(alerted, "an ALERT log line names the transaction")
+        // Logs never carry a JWS (its signature part would show) nor the masked email.
+        let logs = cluster.paymentsLogs
+        let signed = try cluster.signedTransaction(transactionId, productCode: "premium_pack")
+        XCTAssertFalse(logs.contains(String(signed.split(separator: ".")[0])), "no JWS header in the logs")
+        XCTAssertFalse(logs.contains("a***@example.com"), "no email in the logs")
         let transaction = try await cluster.transaction(user, transactionId)
         XCTAssertEqual(transaction.status, .refundedInsufficient)
         XCTAssertEqual(transaction.overdueAmount, 400)
