@@ -28,15 +28,21 @@ final class PaymentsCluster: @unchecked Sendable {
     private(set) var payments: ServiceProcess?
     private(set) var client: RPCClient?
     private var pointsPort = 0
+    /// APPLE_ENVIRONMENTS and APPLE_APP_APPLE_ID of PaymentsService.
+    private var appleEnvironments = "Sandbox"
+    private var appAppleId: String?
     /// Every PaymentsService log written so far (earlier processes included).
     private var earlierPaymentsLogs = ""
 
     /// Creates the database and starts both services. `extraRoots` are
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
-        paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = []
+        paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
+        environments: String = "Sandbox", appAppleId: String? = nil
     ) async throws -> PaymentsCluster {
         let cluster = try await PaymentsCluster(extraRoots: extraRoots)
+        cluster.appleEnvironments = environments
+        cluster.appAppleId = appAppleId
         try await cluster.startPoints(faults: pointsFaults)
         try await cluster.startPayments(faults: paymentsFaults)
         return cluster
@@ -81,11 +87,12 @@ final class PaymentsCluster: @unchecked Sendable {
     func startPayments(faults: String? = nil) async throws {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(pointsPort)",
-            "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": "Sandbox", "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
+            "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
         ]
         if let faults { environment["FAULT_POINTS"] = faults }
+        if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         let settings = environment
         let started = try await offPool { try ServiceProcess(executable: "PaymentsService", environment: settings) }
         payments = started
@@ -195,16 +202,21 @@ final class PaymentsCluster: @unchecked Sendable {
     }
 
     func signedTransaction(
-        _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil
+        _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil,
+        environment: String = "Sandbox"
     ) throws -> String {
         try authority.sign(payloadJSON: Self.transactionPayload(
-            transactionId: transactionId, productCode: productCode, appAccountToken: appAccountToken, revocationReason: revocationReason))
+            transactionId: transactionId, productCode: productCode, environment: environment, appAccountToken: appAccountToken,
+            revocationReason: revocationReason))
     }
 
     /// An App Store Server Notification V2, signed; `signedTransactionInfo`
     /// goes into `data` when given.
-    func signedNotification(_ type: String, subtype: String? = nil, uuid: UUID = UUID(), signedTransactionInfo: String? = nil) throws -> String {
-        var data: [String: Any] = ["appAppleId": 1234, "bundleId": Self.bundleId, "bundleVersion": "1", "environment": "Sandbox", "status": 1]
+    func signedNotification(
+        _ type: String, subtype: String? = nil, uuid: UUID = UUID(), signedTransactionInfo: String? = nil,
+        environment: String = "Sandbox", appAppleId: Int64 = 1234
+    ) throws -> String {
+        var data: [String: Any] = ["appAppleId": appAppleId, "bundleId": Self.bundleId, "bundleVersion": "1", "environment": environment, "status": 1]
         if let signedTransactionInfo { data["signedTransactionInfo"] = signedTransactionInfo }
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
