@@ -3,15 +3,24 @@ import Foundation
 import PostgresClient
 import XCTest
 
-/// The shared store of the integration tests: PAYMENTS_DATABASE_URL, migrated
-/// once per run. Tests isolate by random transaction and user ids.
+/// The shared store of the storage tests: PAYMENTS_DATABASE_URL in a schema
+/// of its own (recreated once per run), so their fake pending rows are never
+/// picked up by a PaymentsService under test. Tests isolate by random
+/// transaction and user ids.
 enum PaymentsTestDatabase {
     private actor Shared {
         var store: PaymentsStore?
 
         func store(url: String) async throws -> PaymentsStore {
             if let store { return store }
-            let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000))
+            let admin = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
+            try await admin.withConnection { connection in
+                _ = try await connection.query("drop schema if exists \(schema) cascade")
+                _ = try await connection.query("create schema \(schema)")
+            }
+            await admin.close()
+            let pool = PostgresPool(configuration: .init(
+                connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000, searchPath: schema))
             let created = PaymentsStore(pool: pool, backoff: RetryBackoff(initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000, leaseMilliseconds: 2_000))
             try await created.migrate()
             store = created
@@ -20,6 +29,8 @@ enum PaymentsTestDatabase {
     }
 
     private static let shared = Shared()
+    /// The storage tests' own schema.
+    static let schema = "payments_store_tests"
 
     static var url: String {
         get throws {

@@ -34,3 +34,27 @@ public enum Command {
         try run(["/bin/bash", ServiceProcess.repositoryRoot.appendingPathComponent("scripts/pg.sh").path, command])
     }
 }
+
+/// Runs blocking work (waitpid, polling a child's pipe, usleep) on a
+/// dedicated thread and awaits it, so async tests never park one of the
+/// cooperative pool's few threads.
+public func offPool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+        let thread = Thread {
+            do {
+                continuation.resume(returning: try body())
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+        thread.start()
+    }
+}
+
+extension Command {
+    /// `scripts/pg.sh <command>` on a dedicated thread (e.g. stopping
+    /// PostgreSQL in an outage test).
+    public static func pgOffPool(_ command: String) async throws -> Int32 {
+        try await offPool { try pg(command) }
+    }
+}

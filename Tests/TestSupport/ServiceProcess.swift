@@ -102,6 +102,10 @@ public final class ServiceProcess: @unchecked Sendable {
 
 public struct ServiceProcessError: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// The private cluster's connection strings (scripts/test.sh exports them).

@@ -114,18 +114,26 @@ extension PaymentProcessor {
             return nil
         case .takeBack:
             guard let transaction, let signed else { return nil }
+            let takeBack = PaymentsStore.StepResult(
+                transition: PaymentSaga.afterRefundNotice,
+                revocationDateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970,
+                revocationReason: transaction.revocationReason.map { String($0) })
             guard let current else {
                 // Never verified here: record it revoked so a later verify is refused.
                 let owner = try await transaction.appAccountToken.asyncFlatMap { try await store.userId(forAccountToken: $0, in: connection) }
                 let productCode = packages.first { $0.appStoreProductId == transaction.productId }?.productCode
-                return try await store.insertRevoked(
-                    Self.revokedPayment(transaction, signed: signed, userId: owner, productCode: productCode), in: connection)
+                if let inserted = try await store.insertRevoked(
+                    Self.revokedPayment(transaction, signed: signed, userId: owner, productCode: productCode), in: connection) {
+                    return inserted
+                }
+                // A verify recorded the purchase after our read (the insert
+                // waited for it and did nothing): take that row back instead,
+                // or the refund would be lost while the purchase is credited.
+                guard let transactionId = transaction.transactionId,
+                      let raced = try await store.lockedRecord(transactionId, in: connection) else { return nil }
+                return try await store.write(takeBack, over: raced, in: connection)
             }
-            return try await store.write(
-                .init(transition: PaymentSaga.afterRefundNotice,
-                      revocationDateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970,
-                      revocationReason: transaction.revocationReason.map { String($0) }),
-                over: current, in: connection)
+            return try await store.write(takeBack, over: current, in: connection)
         case .restore:
             guard let current else { return nil }
             return try await store.write(.init(transition: PaymentSaga.afterRefundReversedNotice), over: current, in: connection)

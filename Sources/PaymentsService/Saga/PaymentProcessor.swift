@@ -166,14 +166,27 @@ final class PaymentProcessor: Sendable {
         return response
     }
 
-    /// Records a transaction Apple already revoked so later submissions are refused too.
+    /// Records a transaction Apple already revoked so later submissions are
+    /// refused too. If it was recorded before (e.g. granted, and the app now
+    /// holds the revoked version), Apple's signed revocation takes it back
+    /// exactly as a REFUND notification would.
     func recordRevoked(_ transaction: JWSTransaction, signed: String, userId: UUID?, productCode: String?) async throws(PaymentsError) {
+        let owed: PaymentRecord?
         do {
-            try await store.pool.withTransaction { connection in
-                _ = try await self.store.insertRevoked(Self.revokedPayment(transaction, signed: signed, userId: userId, productCode: productCode), in: connection)
+            owed = try await store.pool.withTransaction { connection -> PaymentRecord? in
+                let payment = Self.revokedPayment(transaction, signed: signed, userId: userId, productCode: productCode)
+                if try await self.store.insertRevoked(payment, in: connection) != nil { return nil }
+                guard let existing = try await self.store.lockedRecord(payment.transactionId, in: connection) else { return nil }
+                return try await self.store.write(
+                    .init(transition: PaymentSaga.afterRefundNotice, revocationDateUnixMilliseconds: payment.revocationDateUnixMilliseconds,
+                          revocationReason: payment.revocationReason),
+                    over: existing, in: connection)
             }
         } catch {
             throw PaymentsStore.paymentsError(from: error)
+        }
+        if let owed, owed.state.pendingAction != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
+            await runPendingStep(claimed)
         }
     }
 

@@ -1,0 +1,254 @@
+import AppStoreVerification
+import Contracts
+import Foundation
+import PostgresClient
+import RPCRuntime
+import TestSupport
+import XCTest
+
+/// A real PointsService and a real PaymentsService as child processes, with
+/// a private payments database of their own (created here, dropped by
+/// `shutdown()`), so a saga worker under test never sees another test's
+/// rows. The points database is shared: tests use fresh user ids and email
+/// hashes. Blocking process work runs off the cooperative pool.
+final class PaymentsCluster: @unchecked Sendable {
+    static let bundleId = "com.meeyao.qianwen"
+
+    /// The catalog as shipped in config/packages.json.
+    static let credits: [String: Int64] = ["new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415]
+
+    let authority: LocalTestingCertificateAuthority
+    let rootPaths: [String]
+    let paymentsDatabaseName: String
+    let paymentsURL: String
+    let pointsURL: String
+    let paymentsDatabase: PostgresPool
+    let pointsDatabase: PostgresPool
+    private(set) var points: ServiceProcess?
+    private(set) var payments: ServiceProcess?
+    private(set) var client: RPCClient?
+    private var pointsPort = 0
+    /// APPLE_ENVIRONMENTS and APPLE_APP_APPLE_ID of PaymentsService.
+    private var appleEnvironments = "Sandbox"
+    private var appAppleId: String?
+    /// Every PaymentsService log written so far (earlier processes included).
+    private var earlierPaymentsLogs = ""
+
+    /// Creates the database and starts both services. `extraRoots` are
+    /// trusted too (for the verifier failure tests' special chains).
+    static func start(
+        paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
+        environments: String = "Sandbox", appAppleId: String? = nil
+    ) async throws -> PaymentsCluster {
+        let cluster = try await PaymentsCluster(extraRoots: extraRoots)
+        cluster.appleEnvironments = environments
+        cluster.appAppleId = appAppleId
+        try await cluster.startPoints(faults: pointsFaults)
+        try await cluster.startPayments(faults: paymentsFaults)
+        return cluster
+    }
+
+    private init(extraRoots: [LocalTestingCertificateAuthority]) async throws {
+        authority = try LocalTestingCertificateAuthority()
+        var paths: [String] = []
+        for root in [authority] + extraRoots {
+            let path = NSTemporaryDirectory() + "/iap-test-root-\(UUID().uuidString).pem"
+            try root.rootPEM.write(toFile: path, atomically: true, encoding: .utf8)
+            paths.append(path)
+        }
+        rootPaths = paths
+        let adminURL = try TestDatabases.url("PAYMENTS_DATABASE_URL")
+        pointsURL = try TestDatabases.url("POINTS_DATABASE_URL")
+        paymentsDatabaseName = "payments_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        guard let slash = adminURL.lastIndex(of: "/") else { throw ServiceProcessError(description: "unexpected PAYMENTS_DATABASE_URL") }
+        paymentsURL = String(adminURL[...slash]) + paymentsDatabaseName
+        let admin = PostgresPool(configuration: .init(connectionString: adminURL, maxConnections: 1))
+        let name = paymentsDatabaseName
+        try await admin.withConnection { _ = try await $0.query("create database \(name)") }
+        await admin.close()
+        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, maxConnections: 4, acquireTimeoutMilliseconds: 30_000))
+        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 4, acquireTimeoutMilliseconds: 30_000))
+    }
+
+    // MARK: Processes
+
+    /// Starts PointsService; on the port it had before when restarting, so
+    /// the running PaymentsService finds it again.
+    func startPoints(faults: String? = nil) async throws {
+        var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"]
+        if let faults { environment["FAULT_POINTS"] = faults }
+        let arguments = pointsPort == 0 ? [] : ["--listen", "127.0.0.1:\(pointsPort)"]
+        let settings = environment
+        let started = try await offPool { try ServiceProcess(executable: "PointsService", arguments: arguments, environment: settings) }
+        points = started
+        pointsPort = started.port
+    }
+
+    func startPayments(faults: String? = nil) async throws {
+        var environment = [
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(pointsPort)",
+            "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
+            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
+            "LOG_LEVEL": "info",
+        ]
+        if let faults { environment["FAULT_POINTS"] = faults }
+        if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
+        let settings = environment
+        let started = try await offPool { try ServiceProcess(executable: "PaymentsService", environment: settings) }
+        payments = started
+        let previous = client
+        client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: started.port)])
+        await previous?.close()
+    }
+
+    /// Waits (bounded) for a process that is expected to kill itself.
+    static func waitForExit(_ process: ServiceProcess?, timeout: Duration = .seconds(20)) async throws -> Bool {
+        guard let process else { return true }
+        return try await offPool {
+            let deadline = ContinuousClock.now + timeout
+            while process.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+            return !process.process.isRunning
+        }
+    }
+
+    func killPayments() async throws {
+        if let payments { earlierPaymentsLogs += payments.logs }
+        let process = payments
+        _ = try await offPool { process?.kill9() }
+    }
+
+    func killPoints() async throws {
+        let process = points
+        _ = try await offPool { process?.kill9() }
+    }
+
+    var paymentsLogs: String { earlierPaymentsLogs + (payments?.logs ?? "") }
+
+    /// Stops both services, closes the pools and drops the database.
+    func shutdown() async {
+        await client?.close()
+        let processes = [payments, points]
+        _ = try? await offPool {
+            for process in processes { process?.stop() }
+        }
+        await paymentsDatabase.close()
+        await pointsDatabase.close()
+        if let adminURL = try? TestDatabases.url("PAYMENTS_DATABASE_URL") {
+            let admin = PostgresPool(configuration: .init(connectionString: adminURL, maxConnections: 1))
+            _ = try? await admin.withConnection { try await $0.query("drop database if exists \(self.paymentsDatabaseName) with (force)") }
+            await admin.close()
+        }
+        for path in rootPaths { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    // MARK: Calls
+
+    func rpc() throws -> RPCClient {
+        guard let client else { throw ServiceProcessError(description: "PaymentsService is not running") }
+        return client
+    }
+
+    func verify(_ request: VerifyTransactionRequest) async throws -> VerifyTransactionResponse {
+        try await rpc().call(PaymentsMethods.verifyTransaction, request, timeout: .seconds(30))
+    }
+
+    func notify(_ signedPayload: String) async throws -> HandleNotificationResponse {
+        var request = HandleNotificationRequest()
+        request.signedPayload = signedPayload
+        return try await rpc().call(PaymentsMethods.handleNotification, request, timeout: .seconds(30))
+    }
+
+    func accountToken(_ user: UUID) async throws -> String {
+        var request = GetAccountTokenRequest()
+        request.userId = user.uuidString.lowercased()
+        return try await rpc().call(PaymentsMethods.getAccountToken, request, timeout: .seconds(30)).appAccountToken
+    }
+
+    func transaction(_ user: UUID, _ transactionId: String) async throws -> Contracts.Transaction {
+        var request = GetTransactionRequest()
+        request.userId = user.uuidString.lowercased()
+        request.transactionId = transactionId
+        guard let transaction = try await rpc().call(PaymentsMethods.getTransaction, request, timeout: .seconds(30)).transaction else {
+            throw ServiceProcessError(description: "GetTransaction answered without a transaction")
+        }
+        return transaction
+    }
+
+    // MARK: Signed data
+
+    static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...8_999_999_999_999_999)) }
+    static func randomEmailHash() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+    static func appStoreProductId(_ productCode: String) -> String { "com.meeyao.qianwen.\(productCode)" }
+
+    /// A StoreKit 2 consumable transaction payload (JSON text).
+    static func transactionPayload(
+        transactionId: String, productCode: String, appStoreProductId: String? = nil, environment: String = "Sandbox",
+        bundleId: String = bundleId, appAccountToken: String? = nil, revocationReason: Int? = nil
+    ) -> String {
+        let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
+        var payload: [String: Any] = [
+            "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
+            "productId": appStoreProductId ?? Self.appStoreProductId(productCode), "purchaseDate": nowMilliseconds - 60_000,
+            "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": 1, "type": "Consumable",
+            "inAppOwnershipType": "PURCHASED", "signedDate": nowMilliseconds, "environment": environment,
+            "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
+        ]
+        if let appAccountToken { payload["appAccountToken"] = appAccountToken }
+        if let revocationReason {
+            payload["revocationDate"] = nowMilliseconds - 1_000
+            payload["revocationReason"] = revocationReason
+        }
+        return json(payload)
+    }
+
+    func signedTransaction(
+        _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil,
+        environment: String = "Sandbox"
+    ) throws -> String {
+        try authority.sign(payloadJSON: Self.transactionPayload(
+            transactionId: transactionId, productCode: productCode, environment: environment, appAccountToken: appAccountToken,
+            revocationReason: revocationReason))
+    }
+
+    /// An App Store Server Notification V2, signed; `signedTransactionInfo`
+    /// goes into `data` when given.
+    func signedNotification(
+        _ type: String, subtype: String? = nil, uuid: UUID = UUID(), signedTransactionInfo: String? = nil,
+        environment: String = "Sandbox", appAppleId: Int64 = 1234
+    ) throws -> String {
+        var data: [String: Any] = ["appAppleId": appAppleId, "bundleId": Self.bundleId, "bundleVersion": "1", "environment": environment, "status": 1]
+        if let signedTransactionInfo { data["signedTransactionInfo"] = signedTransactionInfo }
+        var payload: [String: Any] = [
+            "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
+            "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "data": data,
+        ]
+        if let subtype { payload["subtype"] = subtype }
+        return try authority.sign(payloadJSON: Self.json(payload))
+    }
+
+    /// A REFUND for `transactionId` (the transaction payload carries the revocation).
+    func signedRefund(_ transactionId: String, productCode: String, appAccountToken: String? = nil, uuid: UUID = UUID()) throws -> String {
+        try signedNotification("REFUND", uuid: uuid, signedTransactionInfo: signedTransaction(
+            transactionId, productCode: productCode, appAccountToken: appAccountToken, revocationReason: 0))
+    }
+
+    static func json(_ object: [String: Any]) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    func verifyRequest(
+        user: UUID, emailHash: String = randomEmailHash(), productCode: String, transactionId: String,
+        signed: String? = nil, appAccountToken: String = ""
+    ) throws -> VerifyTransactionRequest {
+        var request = VerifyTransactionRequest()
+        request.userId = user.uuidString.lowercased()
+        request.emailHash = emailHash
+        request.productCode = productCode
+        request.appStoreProductId = Self.appStoreProductId(productCode)
+        request.transactionId = transactionId
+        request.signedTransactionInfo = try signed ?? signedTransaction(transactionId, productCode: productCode)
+        request.appAccountToken = appAccountToken
+        request.emailMasked = "a***@example.com"
+        return request
+    }
+}
