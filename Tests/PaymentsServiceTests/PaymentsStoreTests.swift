@@ -78,15 +78,17 @@ final class PaymentsStoreTests: XCTestCase {
         _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)), transactionId: payment.transactionId)
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_700_000_000_000, payloadJSON: "{}")
-        let first = try await store.recordNotification(notification, outcome: { _ in "clawback_scheduled" }) { current, connection in
+        let first = try await store.recordNotification(notification, effect: { current, connection in
             try await store.write(.init(transition: PaymentSaga.afterRefundNotice), over: current!, in: connection)
-        }
+        }, outcome: { before, after in
+            before?.state.pendingAction == nil && after?.state.pendingAction == .clawback ? "clawback_scheduled" : "unexpected"
+        })
         XCTAssertEqual(first?.outcome, "clawback_scheduled")
         XCTAssertEqual(first?.record?.state, PaymentState(status: .granted, pendingAction: .clawback, revoked: true))
-        let again = try await store.recordNotification(notification, outcome: { _ in "x" }) { _, _ in
+        let again = try await store.recordNotification(notification, effect: { _, _ in
             XCTFail("a redelivered notification must not apply its effect again")
             return nil
-        }
+        }, outcome: { _, _ in "x" })
         XCTAssertNil(again)
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)
         XCTAssertEqual(recorded, "clawback_scheduled")
@@ -97,7 +99,8 @@ final class PaymentsStoreTests: XCTestCase {
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil, payloadJSON: "{}")
         do {
-            _ = try await store.recordNotification(notification, outcome: { _ in "x" }) { _, _ in throw PaymentsError.internalFailure(detail: "boom") }
+            _ = try await store.recordNotification(notification, effect: { _, _ in throw PaymentsError.internalFailure(detail: "boom") },
+                                                   outcome: { _, _ in "x" })
             XCTFail("expected the effect's error")
         } catch {}
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)

@@ -60,11 +60,11 @@ extension PaymentProcessor {
         let knownPackages = catalog.lastKnown
         let recorded = try await store.recordNotification(
             record,
-            outcome: { current in Self.outcomeLabel(effect, current: current) },
             effect: { current, connection in
                 try await self.apply(effect, to: current, transaction: transaction, signed: signedTransaction,
                                      packages: knownPackages, in: connection)
-            })
+            },
+            outcome: { before, after in Self.outcomeLabel(effect, before: before, after: after) })
 
         var response = HandleNotificationResponse()
         response.notificationUuid = uuid.uuidString.lowercased()
@@ -87,20 +87,20 @@ extension PaymentProcessor {
         return response
     }
 
-    static func outcomeLabel(_ effect: NotificationEffect, current: PaymentRecord?) -> String {
+    /// What a notification did, from the row before and after its effect.
+    static func outcomeLabel(_ effect: NotificationEffect, before: PaymentRecord?, after: PaymentRecord?) -> String {
         switch effect {
         case .recordOnly(let outcome):
             return outcome
         case .takeBack:
-            guard let current else { return "revoked_before_verify" }
-            let next = PaymentSaga.afterRefundNotice(current.state)
-            if next.pendingAction == .clawback && current.state.pendingAction != .clawback { return "clawback_scheduled" }
-            return next.status == .revoked && current.state.status != .revoked ? "revoked" : "already_taken_back"
+            guard let after else { return "ignored" }
+            if after.state.pendingAction == .clawback && before?.state.pendingAction != .clawback { return "clawback_scheduled" }
+            if before == nil && after.state.status == .revoked { return "revoked_before_verify" }
+            if after.state.status == .revoked && before?.state.status != .revoked { return "revoked" }
+            return "already_taken_back"
         case .restore:
-            guard let current else { return "nothing_to_restore" }
-            let next = PaymentSaga.afterRefundReversedNotice(current.state)
-            if next == current.state { return "nothing_to_restore" }
-            return next.pendingAction == .reverseClawback ? "restore_scheduled" : "clawback_cancelled"
+            guard let before, let after, after.state != before.state else { return "nothing_to_restore" }
+            return after.state.pendingAction == .reverseClawback ? "restore_scheduled" : "clawback_cancelled"
         }
     }
 

@@ -212,35 +212,38 @@ final class PaymentsStore: Sendable {
 
     /// Records a notification and applies its effect to the transaction row
     /// in the same transaction; returns nil when the notificationUUID was
-    /// already recorded (a redelivery changes nothing).
+    /// already recorded (a redelivery changes nothing). The recorded outcome
+    /// is labelled from the row before and after the effect.
     func recordNotification(
         _ notification: NotificationRecord,
-        outcome: @Sendable (PaymentRecord?) -> String,
-        effect: @Sendable (PaymentRecord?, PostgresConnection) async throws -> PaymentRecord?
+        effect: @Sendable (PaymentRecord?, PostgresConnection) async throws -> PaymentRecord?,
+        outcome: @Sendable (_ before: PaymentRecord?, _ after: PaymentRecord?) -> String
     ) async throws(PaymentsError) -> (outcome: String, record: PaymentRecord?)? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                let current: PaymentRecord?
-                if let transactionId = notification.transactionId {
-                    current = try await self.lockedRecord(transactionId, in: connection)
-                } else {
-                    current = nil
-                }
-                let label = outcome(current)
                 let inserted = try await connection.query("""
                     insert into apple_notifications (notification_uuid, notification_type, subtype, environment,
                         transaction_id, signed_date, payload, outcome)
-                    values ($1::uuid, $2, $3, $4, $5, to_timestamp($6::bigint / 1000.0), $7::jsonb, $8)
+                    values ($1::uuid, $2, $3, $4, $5, to_timestamp($6::bigint / 1000.0), $7::jsonb, 'processing')
                     on conflict (notification_uuid) do nothing
                     returning notification_uuid
                     """, [
                         .uuid(notification.notificationUUID), .text(notification.notificationType), optional(notification.subtype),
                         optional(notification.environment), optional(notification.transactionId),
                         notification.signedDateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-                        .json(notification.payloadJSON), .text(label),
+                        .json(notification.payloadJSON),
                     ])
                 guard !inserted.isEmpty else { return nil }
-                return (label, try await effect(current, connection))
+                let before: PaymentRecord? = if let transactionId = notification.transactionId {
+                    try await self.lockedRecord(transactionId, in: connection)
+                } else {
+                    nil
+                }
+                let after = try await effect(before, connection)
+                let label = outcome(before, after)
+                try await connection.query("update apple_notifications set outcome = $2 where notification_uuid = $1::uuid",
+                                           [.uuid(notification.notificationUUID), .text(label)])
+                return (label, after)
             }
         }
     }
