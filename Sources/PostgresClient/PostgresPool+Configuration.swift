@@ -45,9 +45,11 @@ extension PostgresPool {
         }
 
         /// Keyword/value pairs for PQconnectdbParams; the session is pinned to
-        /// UTC and ISO dates so the text decoders can rely on the format.
+        /// UTC and ISO dates so the text decoders can rely on the format. The
+        /// connection string's own `options` come first and are kept.
         var libpqParameters: [(String, String)] {
-            var options = "-c statement_timeout=\(statementTimeoutMilliseconds) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
+            var options = ConnectionStringOptions.options(in: connectionString).map { $0 + " " } ?? ""
+            options += "-c statement_timeout=\(statementTimeoutMilliseconds) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
             if let searchPath { options += " -c search_path=\(searchPath)" }
             return [
                 ("dbname", connectionString),
