@@ -231,12 +231,35 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$server_pid/status"; }
 
 # --- asan ----------------------------------------------------------------------------
 write_suppressions() {
-  # LeakSanitizer suppressions: one `leak:<function or library>` per line, each
-  # with the reason it is not ours. None are needed with Swift 6.3 today.
+  # LeakSanitizer suppressions: one `leak:<frame>` per line, each with its reason.
   cat > "$work/lsan.supp" <<'SUPP'
-# (empty: no known toolchain-internal leaks)
+# Swift weak-reference side tables. An object that ever had a weak reference
+# points to its side table from its refcount word, shifted and tagged, so
+# LeakSanitizer cannot see that pointer and reports every live side table as
+# a direct leak (e.g. XCTest's awaitUsingExpectation, ClientTarget.connect).
+leak:formWeakReference
 SUPP
 }
+
+# leak_sites LOG: the allocation sites in Sources/ of the leaks in LOG, most frequent first.
+leak_sites() {
+  python3 - "$1" <<'PY'
+import collections, re, sys
+text = open(sys.argv[1], errors="replace").read()
+sites = collections.Counter()
+for block in re.split(r"\n(?=(?:Direct|Indirect) leak of)", text)[1:]:
+    head = block.split("\n", 1)[0]
+    count = int(re.search(r"in (\d+) object", head).group(1))
+    ours = re.findall(r"in (\S+) (/\S*/Sources/\S+)", block)
+    site = ours[0][1].split("/Sources/", 1)[1] if ours else "(no frame in Sources/: toolchain or XCTest)"
+    sites[("direct" if head.startswith("Direct") else "indirect", site)] += count
+for (kind, site), count in sites.most_common(12):
+    print(f"    {count:6d} {kind:8s} {site}")
+PY
+}
+
+# leaked_bytes LOG: the byte count of LeakSanitizer's SUMMARY line, 0 without one.
+leaked_bytes() { sed -n 's/^SUMMARY: AddressSanitizer: \([0-9]*\) byte(s) leaked.*/\1/p' "$1" | tail -1 | grep . || echo 0; }
 
 run_asan() {
   local scratch="$root/.build-asan" status=0
@@ -244,37 +267,66 @@ run_asan() {
   timeout 3600 swift build --build-tests --sanitize=address --scratch-path "$scratch" --package-path "$root" > "$work/asan-build.log" 2>&1 \
     || { echo "asan build failed:" >&2; tail -40 "$work/asan-build.log" >&2; return 1; }
   write_suppressions
-  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$work/lsan.supp:print_suppressions=0"
   eval "$(timeout 120 "$root/scripts/pg.sh" start | sed 's/^/export /')"
+  local skip=()
+  if [[ ! -x "$root/.venv/bin/python" ]]; then
+    echo "asan: no .venv (scripts/install-deps.sh): skipping PythonServerInteropTests" >&2
+    skip=(--skip PythonServerInteropTests)
+  fi
+  # In a test process corelibs XCTest keeps every XCTestCase alive to the end,
+  # and with it every server and client a test stored in a property: those show
+  # up as indirect leaks at exit and say nothing about the code. So the test
+  # runs fail on AddressSanitizer errors and on direct leaks (memory nothing
+  # points to any more: a C allocation without an owner, a lost buffer);
+  # indirect leaks are listed for reading. Retain cycles in the runtime are
+  # the job of the EchoServer checks below (idle vs hammered) and of "growth".
   for target in RPCRuntimeTests ContractsTests PostgresClientTests; do
     echo "asan: swift test --filter $target" >&2
     local log="$work/asan-$target.log" rc=0
-    (cd "$root" && timeout 900 swift test --skip-build --sanitize=address --scratch-path "$scratch" --filter "$target") > "$log" 2>&1 || rc=$?
-    local executed
-    executed="$(grep -E 'Executed [0-9]+ tests' "$log" | tail -1 | sed 's/^ *//')"
-    if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)' "$log"; then
-      echo "asan: $target: sanitizer report:" >&2
-      grep -A40 -E 'ERROR: (AddressSanitizer|LeakSanitizer)' "$log" | head -80 >&2
+    (cd "$root" && timeout 900 swift test --skip-build --sanitize=address --scratch-path "$scratch" \
+       --filter "$target" "${skip[@]}") > "$log" 2>&1 || rc=$?
+    local executed failures
+    executed="$(grep -E 'Executed [0-9]+ tests' "$log" | tail -1 | sed 's/^[[:space:]]*//')"
+    failures="$(grep -cE "^Test Case '.*' failed" "$log" || true)"
+    if grep -q 'ERROR: AddressSanitizer' "$log" || grep -q '^Direct leak' "$log"; then
+      echo "asan: $target: FAIL: AddressSanitizer error or direct leak:" >&2
+      grep -m1 -A30 -E 'ERROR: AddressSanitizer|^Direct leak' "$log" >&2
+      leak_sites "$log" >&2
       status=1
-    elif ((rc != 0)); then
-      echo "asan: $target: tests failed (rc=$rc): $executed" >&2
-      grep -E 'error:|failed' "$log" | head -20 >&2
+    elif ((failures > 0)) || [[ -z "$executed" ]]; then
+      echo "asan: $target: FAIL: $failures failing tests (rc=$rc) $executed" >&2
+      grep -E "^Test Case '.*' failed|error:" "$log" | head -20 >&2
       status=1
     else
-      echo "asan: $target: clean ($executed)"
+      echo "asan: $target: no AddressSanitizer error, no direct leak ($executed); indirect at exit: $(leaked_bytes "$log") bytes"
+      leak_sites "$log"
     fi
   done
-  echo "asan: EchoServer under one hammer round + h2load, leak report at exit" >&2
+  # EchoServer: leaks at exit after an idle life vs after a hammer round and
+  # h2load. Anything per connection or per stream makes the second larger.
+  local idle_bytes hammered_bytes
+  echo "asan: EchoServer idle: start, SIGTERM" >&2
   start_server "$scratch/debug/EchoServer"
-  local port="${address##*:}"
-  timeout 300 python3 "$work/hammer.py" "$port" || { echo "asan: EchoServer: hammer's final health call failed" >&2; status=1; }
+  sleep 1
+  stop_server
+  cp "$work/server.err" "$work/echo-idle.err"
+  idle_bytes="$(leaked_bytes "$work/echo-idle.err")"
+  echo "asan: EchoServer hammered: one hammer round + h2load 5000, SIGTERM" >&2
+  start_server "$scratch/debug/EchoServer"
+  timeout 300 python3 "$work/hammer.py" "${address##*:}" || { echo "asan: EchoServer: hammer check failed" >&2; status=1; }
   h2load_normal 5000 || status=1
   stop_server
-  if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)' "$work/server.err"; then
-    echo "asan: EchoServer: sanitizer report:" >&2; head -80 "$work/server.err" >&2; status=1
-  else
-    echo "asan: EchoServer: clean (no AddressSanitizer or LeakSanitizer report at exit)"
+  cp "$work/server.err" "$work/echo-hammered.err"
+  hammered_bytes="$(leaked_bytes "$work/echo-hammered.err")"
+  echo "asan: EchoServer leaked at exit: idle $idle_bytes bytes, hammered $hammered_bytes bytes"
+  leak_sites "$work/echo-hammered.err"
+  if grep -q 'ERROR: AddressSanitizer' "$work/echo-idle.err" "$work/echo-hammered.err"; then
+    echo "asan: EchoServer: FAIL: AddressSanitizer error:" >&2; grep -h -A30 'ERROR: AddressSanitizer' "$work"/echo-*.err | head -40 >&2; status=1
+  elif ((hammered_bytes > idle_bytes)); then
+    echo "asan: EchoServer: FAIL: bad input and load leave more behind than an idle run" >&2
+    status=1
   fi
   return "$status"
 }
