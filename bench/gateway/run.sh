@@ -63,7 +63,7 @@ stop_services() {
   done
   pids=()
 }
-trap 'stop_services; rm -rf "$work"' EXIT
+trap 'status=$?; stop_services; rm -rf "$work"; ((status == 0)) || echo "bench/gateway/run.sh: failed (exit $status)" >&2' EXIT
 
 echo "signing $transactions fresh transactions" >&2
 timeout 300 "$bin/GatewayBench" --out "$work" --count "$transactions" --bundle-id "$bundle_id" >/dev/null
@@ -100,19 +100,27 @@ base="http://$gateway_address"
 : > "$work/tokens"
 for i in $(seq 1 "$tokens"); do
   user="$(cat /proc/sys/kernel/random/uuid)"
-  timeout 10 env "${gateway_env[@]}" "$bin/Gateway" mint-token --sub "$user" --email "bench$i@example.com" --ttl 3600 >> "$work/tokens"
+  timeout 10 env "${gateway_env[@]}" "$bin/Gateway" mint-token --sub "$user" --email "bench$i@example.com" --ttl 3600 >> "$work/tokens" \
+    || { echo "Gateway mint-token failed" >&2; exit 1; }
 done
 first_token="$(head -1 "$work/tokens")"
 
 # One checked call of each route before the load.
-balance_status="$(curl -s -o "$work/balance.json" -w '%{http_code}' -H "Authorization: Bearer $first_token" "$base/api/v1/points/balance")"
-[[ "$balance_status" == 200 ]] || { echo "balance check: HTTP $balance_status $(head -c 300 "$work/balance.json")" >&2; cat "$work"/*.err >&2; exit 1; }
+# curl's own failures (exit != 0, status 000) are reported by the checks, not by set -e.
+balance_status=000
+for _ in $(seq 1 20); do
+  balance_status="$(curl -s --max-time 10 -o "$work/balance.json" -w '%{http_code}' -H "Authorization: Bearer $first_token" \
+    "$base/api/v1/points/balance" || true)"
+  [[ "$balance_status" == 000 ]] || break
+  sleep 0.2
+done
+[[ "$balance_status" == 200 ]] || { echo "balance check: HTTP $balance_status $(head -c 300 "$work/balance.json" 2>/dev/null)" >&2; cat "$work"/*.err >&2; exit 1; }
 tail -n 1 "$work/bodies.jsonl" > "$work/check-body.json"
 head -n -1 "$work/bodies.jsonl" > "$work/load-bodies.jsonl"
-verify_status="$(curl -s -o "$work/verify.json" -w '%{http_code}' -H "Authorization: Bearer $first_token" \
-  -H 'Content-Type: application/json' --data-binary @"$work/check-body.json" "$base/api/v1/payments/apple/transactions/verify")"
+verify_status="$(curl -s --max-time 30 -o "$work/verify.json" -w '%{http_code}' -H "Authorization: Bearer $first_token" \
+  -H 'Content-Type: application/json' --data-binary @"$work/check-body.json" "$base/api/v1/payments/apple/transactions/verify" || true)"
 [[ "$verify_status" == 200 ]] && grep -q '"status":"granted"' "$work/verify.json" \
-  || { echo "verify check: HTTP $verify_status $(head -c 300 "$work/verify.json")" >&2; cat "$work"/*.err >&2; exit 1; }
+  || { echo "verify check: HTTP $verify_status $(head -c 300 "$work/verify.json" 2>/dev/null)" >&2; cat "$work"/*.err >&2; exit 1; }
 
 # wrk_run NAME ARGS...: wrk --latency pinned, output in $work/NAME.wrk.
 wrk_run() {

@@ -65,7 +65,7 @@ stop_service() {
     service_pid=""
   fi
 }
-trap 'stop_service; rm -rf "$work"' EXIT
+trap 'status=$?; stop_service; rm -rf "$work"; ((status == 0)) || echo "bench/points/run.sh: failed (exit $status)" >&2' EXIT
 
 # --- PointsService ---------------------------------------------------------------
 DATABASE_URL="$database_url" DATABASE_MAX_CONNECTIONS="$concurrency" LOG_LEVEL=warning \
