@@ -129,10 +129,10 @@ write_pgbench_script "1" "$work/hot.sql"
 pgbench_run() {
   local mode="$1"
   (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
-      -c "$concurrency" -j 1 -T "$seconds" -f "$mode.sql" -l --log-prefix="pgbench-$mode" points_bench > "pgbench-$mode.out" 2>&1) \
-    || { echo "pgbench $mode failed:" >&2; cat "$work/pgbench-$mode.out" >&2; exit 1; }
+      -c "$concurrency" -j 1 -T "$seconds" -f "$mode.sql" -l --log-prefix="pgbench-$mode" points_bench > "run-pgbench-$mode.out" 2>&1) \
+    || { echo "pgbench $mode failed:" >&2; cat "$work/run-pgbench-$mode.out" >&2; exit 1; }
   local tps
-  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$mode.out" | head -1)"
+  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/run-pgbench-$mode.out" | head -1)"
   # Column 3 of the log is the transaction's latency in microseconds.
   cat "$work"/pgbench-"$mode".* 2>/dev/null | grep -v '^[^0-9]' | awk '{print $3}' | sort -n > "$work/pg-$mode.lat" || true
   local count p50 p99
@@ -142,8 +142,11 @@ pgbench_run() {
   p99="$(awk -v n="$count" 'NR == int((n * 0.99) + 0.999999) {printf "%.2f", $1 / 1000}' "$work/pg-$mode.lat")"
   echo "$tps $p50 $p99"
 }
-read -r pg_distinct_tps pg_distinct_p50 pg_distinct_p99 <<< "$(pgbench_run distinct)"
-read -r pg_hot_tps pg_hot_p50 pg_hot_p99 <<< "$(pgbench_run hot)"
+# Assignments first: a failing command substitution then stops the script (set -e).
+pg_distinct="$(pgbench_run distinct)"
+pg_hot="$(pgbench_run hot)"
+read -r pg_distinct_tps pg_distinct_p50 pg_distinct_p99 <<< "$pg_distinct"
+read -r pg_hot_tps pg_hot_p50 pg_hot_p99 <<< "$pg_hot"
 
 # --- Report ----------------------------------------------------------------------
 out_dir="$root/bench/out"
