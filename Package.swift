@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
+        .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"], path: "bench/points/swift"),
+        .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient"]),
 
         // MARK: The three services.

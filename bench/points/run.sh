@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# PointsService grant benchmark with its database ceiling, in one run:
+#   1. Grant over gRPC (release PointsService, private PostgreSQL cluster),
+#      driven by PointsBench (bench/points/swift): distinct event ids, for
+#      "distinct" users (a new user per grant) and one "hot" user (every
+#      grant waits on that user's row lock). grants/s, p50, p99.
+#   2. pgbench on the same cluster with the same client count, a custom
+#      single-row update transaction per mode (see write_pgbench_scripts):
+#        BEGIN;
+#        UPDATE bench_accounts SET balance = balance + 100, updated_at = now() WHERE id = :id;
+#        INSERT INTO bench_ledger (account_id, event_id, amount, balance_after) VALUES (:id, <uuid>, 100, <balance>);
+#        COMMIT;
+#      with :id uniform over 100,000 pre-filled rows ("distinct") or always 1
+#      ("hot"). Its transactions/s is the ceiling: the cheapest durable write
+#      of one balance and one ledger row this cluster can do at this client
+#      count. A grant does more (replay check, account upsert + FOR UPDATE,
+#      ledger insert with three unique indexes and a jsonb column, update).
+# Prints both, and grants/s as a fraction of the ceiling (goal: >= 0.5).
+# Both load generators (PointsBench, pgbench) are pinned to CPU 1;
+# PostgreSQL and PointsService are not pinned (they share both cores), so
+# the comparison is load generator against the same cluster on the same CPUs.
+# Bench rows live in their own database (points_bench, recreated per run).
+# Bounded: each phase stops after its request count or its seconds; every
+# step has a timeout; the whole run takes < 3 minutes after the build.
+#
+# Usage: bench/points/run.sh [seconds-per-phase=15] [concurrency=16] [requests-max=200000]
+# Results also go to bench/out/points-<timestamp>.txt (ignored by git).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds="${1:-15}"
+concurrency="${2:-16}"
+requests="${3:-200000}"
+[[ "$seconds" =~ ^[0-9]+$ ]] && ((seconds >= 1 && seconds <= 40)) || { echo "seconds-per-phase must be 1...40" >&2; exit 2; }
+[[ "$concurrency" =~ ^[0-9]+$ ]] && ((concurrency >= 1 && concurrency <= 100)) || { echo "concurrency must be 1...100" >&2; exit 2; }
+[[ "$requests" =~ ^[0-9]+$ ]] && ((requests >= 1 && requests <= 1000000)) || { echo "requests-max must be 1...1000000" >&2; exit 2; }
+warmup=500
+accounts=100000
+load_cpu=1
+for tool in pgbench psql taskset; do
+  command -v "$tool" >/dev/null || { echo "missing tool: $tool (scripts/install-deps.sh)" >&2; exit 2; }
+done
+[[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (load generators pinned to CPU 1)" >&2; exit 2; }
+
+echo "building PointsService and PointsBench (release)" >&2
+timeout 900 swift build -c release --product PointsService --package-path "$root" >/dev/null
+timeout 900 swift build -c release --product PointsBench --package-path "$root" >/dev/null
+service_binary="$root/.build/release/PointsService"
+bench_binary="$root/.build/release/PointsBench"
+
+# --- Database -------------------------------------------------------------------
+eval "$(timeout 120 "$root/scripts/pg.sh" start)"
+psql_admin=(env PGOPTIONS=-cclient_min_messages=warning psql -h 127.0.0.1 -p "$PG_PORT" -U iap -v ON_ERROR_STOP=1 -qAt)
+timeout 60 "${psql_admin[@]}" -d postgres -c "drop database if exists points_bench" -c "create database points_bench"
+database_url="postgresql://iap@127.0.0.1:$PG_PORT/points_bench"
+psql_bench=("${psql_admin[@]}" -d points_bench)
+
+work="$(mktemp -d)"
+service_pid=""
+stop_service() {
+  if [[ -n "$service_pid" ]]; then
+    kill "$service_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$service_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$service_pid" 2>/dev/null || true
+    wait "$service_pid" 2>/dev/null || true
+    service_pid=""
+  fi
+}
+trap 'status=$?; stop_service; rm -rf "$work"; ((status == 0)) || echo "bench/points/run.sh: failed (exit $status)" >&2' EXIT
+
+# --- PointsService ---------------------------------------------------------------
+DATABASE_URL="$database_url" DATABASE_MAX_CONNECTIONS="$concurrency" LOG_LEVEL=warning \
+  PACKAGES_FILE="$root/config/packages.json" \
+  "$service_binary" --listen 127.0.0.1:0 > "$work/service.out" 2> "$work/service.err" &
+service_pid=$!
+address=""
+for _ in $(seq 1 200); do
+  address="$(sed -n 's/^PointsService listening on //p' "$work/service.out" 2>/dev/null)"
+  [[ -n "$address" ]] && break
+  kill -0 "$service_pid" 2>/dev/null || break
+  sleep 0.05
+done
+[[ -n "$address" ]] || { echo "PointsService did not start:" >&2; cat "$work/service.err" >&2; exit 1; }
+
+# grants MODE: prints PointsBench's key=value line.
+grants() {
+  timeout $((seconds * 2 + 60)) taskset -c "$load_cpu" "$bench_binary" --target "$address" --mode "$1" \
+    --requests "$requests" --warmup "$warmup" --concurrency "$concurrency" --seconds "$seconds" 2> "$work/bench-$1.err" \
+    || { echo "PointsBench $1 failed:" >&2; cat "$work/bench-$1.err" "$work/service.err" >&2; exit 1; }
+}
+field() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<< "$1"; }
+
+# The grants check their own effect: balance = sum of the ledger for every user.
+check_ledger() {
+  local bad
+  bad="$(timeout 60 "${psql_bench[@]}" -c "select count(*) from user_points u where u.balance <> (select coalesce(sum(direction * amount), 0) from points_ledger l where l.user_id = u.user_id)")"
+  [[ "$bad" == "0" ]] || { echo "ledger check failed: $bad users whose balance is not the sum of their ledger" >&2; exit 1; }
+}
+
+distinct_line="$(grants distinct)"
+hot_line="$(grants hot)"
+check_ledger
+stop_service
+granted_rows="$(timeout 60 "${psql_bench[@]}" -c "select count(*) from points_ledger")"
+
+# --- pgbench ceiling ---------------------------------------------------------------
+timeout 120 "${psql_bench[@]}" <<SQL
+create table bench_accounts (id int primary key, balance bigint not null default 0, updated_at timestamptz not null default now());
+insert into bench_accounts (id) select generate_series(1, $accounts);
+create table bench_ledger (id bigint generated always as identity primary key, account_id int not null references bench_accounts (id),
+                           event_id text not null unique, amount bigint not null, balance_after bigint not null,
+                           created_at timestamptz not null default now());
+vacuum analyze bench_accounts;
+SQL
+write_pgbench_script() {
+  local id_expression="$1" file="$2"
+  cat > "$file" <<SCRIPT
+\\set id $id_expression
+BEGIN;
+UPDATE bench_accounts SET balance = balance + 100, updated_at = now() WHERE id = :id;
+INSERT INTO bench_ledger (account_id, event_id, amount, balance_after)
+  VALUES (:id, gen_random_uuid()::text, 100, (SELECT balance FROM bench_accounts WHERE id = :id));
+COMMIT;
+SCRIPT
+}
+write_pgbench_script "random(1, $accounts)" "$work/distinct.sql"
+write_pgbench_script "1" "$work/hot.sql"
+
+# pgbench_run MODE: prints "tps p50_ms p99_ms" from pgbench's per-transaction log.
+pgbench_run() {
+  local mode="$1"
+  (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
+      -c "$concurrency" -j 1 -T "$seconds" -f "$mode.sql" -l --log-prefix="pgbench-$mode" points_bench > "run-pgbench-$mode.out" 2>&1) \
+    || { echo "pgbench $mode failed:" >&2; cat "$work/run-pgbench-$mode.out" >&2; exit 1; }
+  local tps
+  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/run-pgbench-$mode.out" | head -1)"
+  # Column 3 of the log is the transaction's latency in microseconds.
+  cat "$work"/pgbench-"$mode".* 2>/dev/null | grep -v '^[^0-9]' | awk '{print $3}' | sort -n > "$work/pg-$mode.lat" || true
+  local count p50 p99
+  count="$(wc -l < "$work/pg-$mode.lat")"
+  ((count > 0)) || { echo "pgbench $mode: empty transaction log" >&2; exit 1; }
+  p50="$(awk -v n="$count" 'NR == int((n * 0.50) + 0.999999) {printf "%.2f", $1 / 1000}' "$work/pg-$mode.lat")"
+  p99="$(awk -v n="$count" 'NR == int((n * 0.99) + 0.999999) {printf "%.2f", $1 / 1000}' "$work/pg-$mode.lat")"
+  echo "$tps $p50 $p99"
+}
+# Assignments first: a failing command substitution then stops the script (set -e).
+pg_distinct="$(pgbench_run distinct)"
+pg_hot="$(pgbench_run hot)"
+read -r pg_distinct_tps pg_distinct_p50 pg_distinct_p99 <<< "$pg_distinct"
+read -r pg_hot_tps pg_hot_p50 pg_hot_p99 <<< "$pg_hot"
+
+# --- Report ----------------------------------------------------------------------
+out_dir="$root/bench/out"
+mkdir -p "$out_dir"
+report="$out_dir/points-$(date -u +%Y%m%dT%H%M%SZ).txt"
+{
+  echo "PointsService grants vs pgbench ceiling: $(date -u +%FT%TZ), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1))"
+  echo "PostgreSQL $(timeout 10 "${psql_bench[@]}" -c 'show server_version'), fsync=on synchronous_commit=on; concurrency $concurrency; ${seconds}s per phase; load generators on CPU $load_cpu"
+  echo "grant rows written: $granted_rows (after warm-ups of $warmup per mode); ledger check: balance = sum(ledger) for every user: ok"
+  printf '%-10s %-10s %12s %10s %10s\n' mode system "per second" "p50 ms" "p99 ms"
+  for mode in distinct hot; do
+    line="${mode}_line"; tps="pg_${mode}_tps"; p50="pg_${mode}_p50"; p99="pg_${mode}_p99"
+    printf '%-10s %-10s %12s %10s %10s\n' "$mode" grants "$(field "${!line}" grants_per_second)" "$(field "${!line}" p50_ms)" "$(field "${!line}" p99_ms)"
+    printf '%-10s %-10s %12.0f %10s %10s\n' "$mode" pgbench "${!tps}" "${!p50}" "${!p99}"
+    ratio="$(awk -v g="$(field "${!line}" grants_per_second)" -v p="${!tps}" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')"
+    echo "$mode: grants/s / pgbench tps = $ratio (goal >= 0.50)"
+  done
+  echo "raw: ${distinct_line}"
+  echo "raw: ${hot_line}"
+} | tee "$report"
