@@ -33,7 +33,8 @@ let package = Package(
         // MARK: Infrastructure.
         .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-        .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
+        .target(name: "StrictJSON"),
+        .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient"]),
 
@@ -48,7 +49,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON"]
         ),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
@@ -57,18 +58,19 @@ let package = Package(
 
         // MARK: Tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
         .testTarget(
             name: "AppStoreVerificationTests",
-            dependencies: ["AppStoreVerification", "COpenSSL"],
+            dependencies: ["AppStoreVerification", "COpenSSL", "StrictJSON"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Verifies compact JWS bearer tokens (RFC 7515/7519) and yields the user.
 /// Order matters: size, structure, header, signature, and only then claims,
 /// so nothing about claims is revealed for a forged token. The clock is an
