@@ -108,13 +108,7 @@ private struct Cursor {
             skipWhitespace()
             let value = try parseValue(depth: depth)
             if !object.insert(key, value) { throw fail(.duplicateKey(key), at: keyOffset) }
-            skipWhitespace()
-            guard index < bytes.count else { throw fail(.unexpectedEnd) }
-            let next = bytes[index]
-            index += 1
-            if next == UInt8(ascii: ",") { continue }
-            if next == UInt8(ascii: "}") { return object }
-            throw fail(.unexpectedByte(next), at: index - 1)
+            if try consumeSeparator(closing: UInt8(ascii: "}")) { return object }
         }
     }
 
@@ -127,14 +121,20 @@ private struct Cursor {
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail(.unexpectedEnd) }
-            let next = bytes[index]
-            index += 1
-            if next == UInt8(ascii: ",") { continue }
-            if next == UInt8(ascii: "]") { return elements }
-            throw fail(.unexpectedByte(next), at: index - 1)
+            if try consumeSeparator(closing: UInt8(ascii: "]")) { return elements }
         }
+    }
+
+    /// After a member or element: true past the `closing` byte, false past
+    /// a comma; anything else is an error.
+    mutating func consumeSeparator(closing: UInt8) throws(JSONParseError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw fail(.unexpectedEnd) }
+        let next = bytes[index]
+        index += 1
+        if next == UInt8(ascii: ",") { return false }
+        if next == closing { return true }
+        throw fail(.unexpectedByte(next), at: index - 1)
     }
 
     /// number = [ "-" ] int [ frac ] [ exp ]; int = "0" / digit1-9 *DIGIT.
@@ -178,28 +178,37 @@ private struct Cursor {
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         var text = ""
-        var runStart = index
-        var runIsASCII = true
         while true {
-            guard index < bytes.count else {
-                try appendRun(from: runStart, isASCII: runIsASCII, into: &text)
-                throw fail(.unexpectedEnd)
-            }
+            let runStart = index
+            let run = Self.plainRun(in: bytes, from: runStart)
+            index = run.end
+            try appendRun(from: runStart, isASCII: run.isASCII, into: &text)
+            guard index < bytes.count else { throw fail(.unexpectedEnd) }
             let byte = bytes[index]
-            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
-                if byte >= 0x80 { runIsASCII = false }
-                index += 1
-                continue
-            }
-            try appendRun(from: runStart, isASCII: runIsASCII, into: &text)
             if byte == UInt8(ascii: "\"") {
                 index += 1
                 return text
             }
             if byte < 0x20 { throw fail(.controlCharacterInString) }
             text.unicodeScalars.append(try parseEscape())
-            runStart = index
-            runIsASCII = true
+        }
+    }
+
+    /// Where the run of plain string bytes (no quote, backslash or control
+    /// character) starting at `start` ends, and whether it is all ASCII. The
+    /// hot loop of the parser (certificate chains are long strings), so it
+    /// reads through a buffer pointer that never leaves this function.
+    static func plainRun(in bytes: [UInt8], from start: Int) -> (end: Int, isASCII: Bool) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var position = start
+            var highBits: UInt8 = 0
+            while position < buffer.count {
+                let byte = buffer[position]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+                highBits |= byte
+                position += 1
+            }
+            return (position, highBits < 0x80)
         }
     }
 
