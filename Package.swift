@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
         .testTarget(
             name: "AppStoreVerificationTests",
-            dependencies: ["AppStoreVerification", "COpenSSL", "StrictJSON"],
+            dependencies: ["AppStoreVerification", "COpenSSL"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),

@@ -36,7 +36,9 @@ public struct JWTVerifier: Sendable {
 
     private static func decodeObject(_ segment: ArraySlice<UInt8>) throws(AuthFailure) -> JSONObject {
         guard let json = Base64URL.decode(segment),
-            case .object(let object)? = try? StrictJSONParser(documentBytesMax: GatewayLimits.bearerTokenBytesMax).parse(json)
+            case .object(let object)? = try? StrictJSONParser(
+                documentBytesMax: GatewayLimits.bearerTokenBytesMax, depthMax: GatewayLimits.jsonDepthMax
+            ).parse(json)
         else { throw AuthFailure.malformedToken }
         return object
     }
