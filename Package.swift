@@ -33,7 +33,8 @@ let package = Package(
         // MARK: Infrastructure.
         .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-        .target(name: "AppStoreVerification", dependencies: ["COpenSSL"]),
+        .target(name: "StrictJSON"),
+        .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"], path: "bench/points/swift"),
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
@@ -50,7 +51,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON"]
         ),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
@@ -59,6 +60,7 @@ let package = Package(
 
         // MARK: Tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
@@ -70,7 +72,7 @@ let package = Package(
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

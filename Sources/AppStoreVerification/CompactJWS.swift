@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// A compact JWS split and decoded, before any cryptographic check. Parsing
 /// is pure and strict: exactly three base64url parts without padding, a UTF-8
 /// JSON object header with `alg` ES256 and an `x5c` of three strings, a JSON
@@ -5,7 +7,7 @@
 struct CompactJWS: Sendable {
     /// `x5c` entries as sent (standard base64 DER): leaf, intermediate, root.
     let certificateChainBase64: [String]
-    /// The payload parsed by `StrictJSON`.
+    /// The payload parsed by `StrictJSONParser`.
     let payload: JSONValue
     /// The payload as the exact UTF-8 text that was signed.
     let payloadText: String
@@ -13,6 +15,10 @@ struct CompactJWS: Sendable {
     let signingInput: [UInt8]
     /// Raw r||s.
     let signature: [UInt8]
+
+    /// Header and payload share the JWS's byte budget and the nesting limit.
+    private static let parser = StrictJSONParser(
+        documentBytesMax: VerificationLimits.jwsLengthBytesMax, depthMax: VerificationLimits.jsonDepthMax)
 
     static func parse(_ text: String) throws(VerificationFailure) -> CompactJWS {
         let bytes = Array(text.utf8)
@@ -26,16 +32,16 @@ struct CompactJWS: Sendable {
               let signature = StrictBase64.decodeURL(parts[2])
         else { throw .malformed(reason: "part is not unpadded base64url") }
 
-        guard let headerText = String(validating: headerBytes, as: UTF8.self) else {
+        guard String(validating: headerBytes, as: UTF8.self) != nil else {
             throw .malformed(reason: "header is not UTF-8")
         }
-        let header: JSONValue
+        let headerValue: JSONValue
         do {
-            header = try StrictJSON.parse(headerText.utf8)
+            headerValue = try parser.parse(headerBytes)
         } catch {
-            throw .malformed(reason: "header JSON: \(error.reason)")
+            throw .malformed(reason: "header JSON: \(error)")
         }
-        guard case .object = header else { throw .malformed(reason: "header is not a JSON object") }
+        guard case .object(let header) = headerValue else { throw .malformed(reason: "header is not a JSON object") }
         guard case .string(let algorithm)? = header["alg"] else { throw .unsupportedAlgorithm("(missing)") }
         guard algorithm == "ES256" else { throw .unsupportedAlgorithm(algorithm) }
 
@@ -44,9 +50,9 @@ struct CompactJWS: Sendable {
         }
         let payload: JSONValue
         do {
-            payload = try StrictJSON.parse(payloadText.utf8)
+            payload = try parser.parse(payloadBytes)
         } catch {
-            throw .invalidPayload(reason: "payload JSON: \(error.reason)")
+            throw .invalidPayload(reason: "payload JSON: \(error)")
         }
         guard case .object = payload else { throw .invalidPayload(reason: "payload is not a JSON object") }
 

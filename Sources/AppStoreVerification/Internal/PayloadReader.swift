@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// Typed, strict access to the members of a JSON object. Absent and `null`
 /// members read as nil; a member of the wrong JSON type (e.g. a number sent
@@ -7,11 +8,12 @@ struct PayloadReader {
     private let members: [String: JSONValue]
 
     init(_ value: JSONValue, context: String) throws(VerificationFailure) {
-        guard case .object(let list) = value else {
+        guard case .object(let object) = value else {
             throw .invalidPayload(reason: "\(context) is not a JSON object")
         }
         var members: [String: JSONValue] = [:]
-        for member in list { members[member.key] = member.value }
+        members.reserveCapacity(object.count)
+        for member in object.members { members[member.key] = member.value }
         self.members = members
     }
 
@@ -37,8 +39,8 @@ struct PayloadReader {
     /// values beyond 2^53 written as fractions, and strings are refused.
     func int64(_ key: String) throws(VerificationFailure) -> Int64? {
         guard let value = present(key) else { return nil }
-        guard case .number(let text) = value else { throw .invalidPayload(reason: "\(key) is not a number") }
-        guard let number = Self.exactInteger(text) else {
+        guard case .number(let number) = value else { throw .invalidPayload(reason: "\(key) is not a number") }
+        guard let number = Self.exactInteger(number.text) else {
             throw .invalidPayload(reason: "\(key) is not an integer")
         }
         return number

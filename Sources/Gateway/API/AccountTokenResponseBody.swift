@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// GET /api/v1/payments/apple/account-token: the stable UUID the app passes
 /// to StoreKit as appAccountToken for this user.
 public struct AccountTokenResponseBody: JSONResponseBody, Equatable {

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// GET /api/v1/points/balance: the user's credits.
 public struct BalanceResponseBody: JSONResponseBody, Equatable {
     public let balance: Int64

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// GET /healthz and /readyz: "ok" when healthy (or ready); the route decides
 /// the status code (200 or 503).
 public struct HealthResponseBody: JSONResponseBody, Equatable {

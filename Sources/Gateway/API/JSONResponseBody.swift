@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// A response body the gateway renders as `application/json`.
 public protocol JSONResponseBody: Sendable {
     /// The document, members in the documented order.

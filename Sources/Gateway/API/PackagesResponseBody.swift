@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// GET /api/v1/points/packages: what this user may buy, in display order.
 /// The price is a reference for non-store display; StoreKit's price wins.
 public struct PackagesResponseBody: JSONResponseBody, Equatable {

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// GET /api/v1/payments/apple/transactions/{transactionId}: where one of the
 /// user's purchases stands (PRD 6.2), for recovery after a lost response.
 /// Internal fields (failure codes, overdue amounts, record ids) stay inside.

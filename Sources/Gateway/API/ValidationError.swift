@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Why a request body was refused, naming the field at fault. Structural
 /// faults answer 400, rule violations on well-formed values 422, an
 /// oversized body 413 and a non-JSON media type 415.

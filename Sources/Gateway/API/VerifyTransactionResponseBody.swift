@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// The 200 answer of the verify route, exactly the two shapes of PRD 6.1:
 /// `granted` (credited by this call) and `already_granted` (credited before;
 /// creditsAdded is 0). Both tell the app to finish the StoreKit transaction.

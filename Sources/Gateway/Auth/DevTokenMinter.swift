@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Mints HS256 tokens with the configured secret, for development and tests
 /// (the future `Gateway mint-token` subcommand). Never enable in production
 /// without the same secret discipline as the verifier's.

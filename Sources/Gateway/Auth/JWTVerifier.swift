@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Verifies compact JWS bearer tokens (RFC 7515/7519) and yields the user.
 /// Order matters: size, structure, header, signature, and only then claims,
 /// so nothing about claims is revealed for a forged token. The clock is an
@@ -34,7 +36,9 @@ public struct JWTVerifier: Sendable {
 
     private static func decodeObject(_ segment: ArraySlice<UInt8>) throws(AuthFailure) -> JSONObject {
         guard let json = Base64URL.decode(segment),
-            case .object(let object)? = try? StrictJSONParser(documentBytesMax: GatewayLimits.bearerTokenBytesMax).parse(json)
+            case .object(let object)? = try? StrictJSONParser(
+                documentBytesMax: GatewayLimits.bearerTokenBytesMax, depthMax: GatewayLimits.jsonDepthMax
+            ).parse(json)
         else { throw AuthFailure.malformedToken }
         return object
     }

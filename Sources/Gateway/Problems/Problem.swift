@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// An RFC 9457 problem detail, rendered as `application/problem+json` with
 /// our extension members `code` and `retryable` (and `field` for validation).
 /// `detail` must never carry secrets: no JWS, token, email or key material.

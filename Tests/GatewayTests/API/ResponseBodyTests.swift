@@ -1,4 +1,5 @@
 import XCTest
+import StrictJSON
 @testable import Gateway
 
 final class ResponseBodyTests: XCTestCase {

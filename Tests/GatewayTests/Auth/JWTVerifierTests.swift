@@ -1,5 +1,6 @@
 import COpenSSL
 import XCTest
+import StrictJSON
 @testable import Gateway
 
 final class JWTVerifierTests: XCTestCase {

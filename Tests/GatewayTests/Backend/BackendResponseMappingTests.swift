@@ -1,6 +1,7 @@
 import Contracts
 import RPCRuntime
 import XCTest
+import StrictJSON
 @testable import Gateway
 
 final class BackendResponseMappingTests: XCTestCase {

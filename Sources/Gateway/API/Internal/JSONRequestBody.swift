@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// Strict decoding of a JSON request body into an object whose members are
 /// read one by one; whatever is left unread is an unknown field.
 struct JSONRequestBody {
@@ -9,7 +11,9 @@ struct JSONRequestBody {
         if body.count > GatewayLimits.requestBodyBytesMax { throw ValidationError(field: nil, reason: .bodyTooLarge) }
         let value: JSONValue
         do {
-            value = try StrictJSONParser().parse(body)
+            value = try StrictJSONParser(
+                documentBytesMax: GatewayLimits.requestBodyBytesMax, depthMax: GatewayLimits.jsonDepthMax
+            ).parse(body)
         } catch {
             throw ValidationError(field: nil, reason: .malformedJSON(error.kind))
         }

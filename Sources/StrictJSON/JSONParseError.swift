@@ -1,5 +1,5 @@
 /// Why a byte sequence is not acceptable JSON, and where (byte offset).
-public struct JSONParseError: Error, Sendable, Equatable {
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The failure kinds, stable for tests and logs.
     public enum Kind: Sendable, Equatable {
         /// The document exceeds the caller's byte limit.
@@ -29,4 +29,29 @@ public struct JSONParseError: Error, Sendable, Equatable {
     public let kind: Kind
     /// Offset of the offending byte from the start of the document.
     public let byteOffset: Int
+
+    public init(kind: Kind, byteOffset: Int) {
+        self.kind = kind
+        self.byteOffset = byteOffset
+    }
+
+    /// A short reason with the offset, safe to log: it never quotes document
+    /// content (a duplicated key is named by its length only).
+    public var description: String {
+        let reason: String
+        switch kind {
+        case .documentTooLarge: reason = "document too large"
+        case .unexpectedEnd: reason = "unexpected end"
+        case .unexpectedByte(let byte): reason = "unexpected byte 0x" + String(byte, radix: 16)
+        case .trailingContent: reason = "trailing content"
+        case .invalidUTF8: reason = "invalid UTF-8"
+        case .controlCharacterInString: reason = "control character in string"
+        case .invalidEscape: reason = "invalid escape"
+        case .loneSurrogate: reason = "lone surrogate"
+        case .invalidNumber: reason = "invalid number"
+        case .duplicateKey(let key): reason = "duplicate key (\(key.utf8.count) bytes)"
+        case .depthLimitExceeded: reason = "nesting too deep"
+        }
+        return "\(reason) at byte \(byteOffset)"
+    }
 }

@@ -1,5 +1,5 @@
 import XCTest
-@testable import Gateway
+import StrictJSON
 
 final class StrictJSONParserTests: XCTestCase {
     private let parser = StrictJSONParser()
@@ -116,9 +116,74 @@ final class StrictJSONParserTests: XCTestCase {
         XCTAssertEqual(try parser.parse(text), value)
     }
 
+    // MARK: Cases carried over from the App Store payload parser.
+
+    func testParsesValuesWithSubscripts() throws {
+        let value = try parser.parse(#" { "a" : [1, -2.5e3, true, false, null, "x\u00e9\ud83d\ude00\n"], "b": {} } "#)
+        let one = try XCTUnwrap(JSONNumber("1"))
+        let decimal = try XCTUnwrap(JSONNumber("-2.5e3"))
+        XCTAssertEqual(value["a"], .array([.number(one), .number(decimal), .bool(true), .bool(false), .null, .string("xé😀\n")]))
+        XCTAssertEqual(value["b"], .object(JSONObject()))
+        XCTAssertNil(value["c"])
+        XCTAssertNil(value["a"]?["x"])
+    }
+
+    func testRejectsInvalidTexts() {
+        let invalid = [
+            "", "{", "{\"a\":1,}", "[1,]", "{\"a\":1}{}", "{'a':1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}",
+            "{\"a\":+1}", "{\"a\":NaN}", "{\"a\":\"\u{01}\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}",
+            "{\"a\":\"\\udc00\"}", "{\"a\":1,\"a\":2}", "// c\n{}", "{\"a\":tru}", "[1 2]", "\"unterminated",
+        ]
+        for text in invalid {
+            XCTAssertThrowsError(try parser.parse(text), "accepted \(text.debugDescription)")
+        }
+    }
+
+    func testUnboundedNestingFailsOnTheLimitNotTheStack() {
+        let roomy = StrictJSONParser(documentBytesMax: 1 << 20)
+        XCTAssertThrowsError(try roomy.parse(String(repeating: "[", count: 100_000))) {
+            XCTAssertEqual($0 as? JSONParseError, JSONParseError(kind: .depthLimitExceeded, byteOffset: 32))
+        }
+        let custom = StrictJSONParser(depthMax: 2)
+        XCTAssertNoThrow(try custom.parse("[[1]]"))
+        XCTAssertThrowsError(try custom.parse("[[[1]]]"))
+    }
+
+    // MARK: Strings built from runs between escapes.
+
+    func testStringsMixRunsEscapesAndMultibyteText() throws {
+        XCTAssertEqual(try parser.parse(#""""#), .string(""))
+        XCTAssertEqual(try parser.parse(#""\n""#), .string("\n"))
+        XCTAssertEqual(try parser.parse(#""ab\"cd\\ef\/g""#), .string("ab\"cd\\ef/g"))
+        XCTAssertEqual(try parser.parse(#""é\u00e9é😀\tz""#), .string("ééé😀\tz"))
+        XCTAssertEqual(try parser.parse(#""\b\f\r""#), .string("\u{08}\u{0C}\r"))
+    }
+
+    func testInvalidUTF8OffsetPointsAtTheBadSequence() {
+        // "ab" "é" then a truncated sequence at offset 5, then more text.
+        let bytes: [UInt8] = [0x22, 0x61, 0x62, 0xC3, 0xA9, 0xE2, 0x82, 0x7A, 0x22]
+        XCTAssertThrowsError(try parser.parse(bytes)) {
+            XCTAssertEqual($0 as? JSONParseError, JSONParseError(kind: .invalidUTF8, byteOffset: 5))
+        }
+        // After an escape, the offset is still absolute.
+        let escaped: [UInt8] = Array(#""\n"#.utf8) + [0xFF, 0x22]
+        XCTAssertThrowsError(try parser.parse(escaped)) {
+            XCTAssertEqual($0 as? JSONParseError, JSONParseError(kind: .invalidUTF8, byteOffset: 3))
+        }
+        // Malformed bytes before a control character are reported first.
+        XCTAssertEqual(kind([0x22, 0xFF, 0x01, 0x22]), .invalidUTF8)
+        XCTAssertEqual(kind([0x22, 0xC3, 0xA9]), .unexpectedEnd)
+    }
+
+    func testErrorDescriptionsNameTheReasonAndOffsetButNotTheContent() {
+        XCTAssertEqual(JSONParseError(kind: .duplicateKey("secret"), byteOffset: 7).description, "duplicate key (6 bytes) at byte 7")
+        XCTAssertEqual(JSONParseError(kind: .unexpectedByte(0x2F), byteOffset: 0).description, "unexpected byte 0x2f at byte 0")
+        XCTAssertEqual(JSONParseError(kind: .depthLimitExceeded, byteOffset: 33).description, "nesting too deep at byte 33")
+    }
+
     /// Seeded random byte strings: a value or a typed error, never a crash.
     func testSeededFuzzNeverCrashes() {
-        var generator = SplitMix64(seed: 42)
+        var generator = SeededBytes(seed: 42)
         let alphabet = Array(#"{}[],:"\ u0123456789abcdefnrtl.eE+-"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF4, 0xFF]
         var parsedCount = 0
         for _ in 0..<5000 {
@@ -127,5 +192,16 @@ final class StrictJSONParserTests: XCTestCase {
             if (try? parser.parse(bytes)) != nil { parsedCount += 1 }
         }
         XCTAssertLessThan(parsedCount, 5000)
+    }
+}
+
+/// A deterministic 64-bit linear congruential generator (Knuth's MMIX
+/// constants), high bits only, for reproducible fuzz inputs.
+private struct SeededBytes {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state >> 17
     }
 }

@@ -3,8 +3,10 @@
 public struct JSONObject: Sendable, Equatable {
     /// The members in document (or construction) order.
     public private(set) var members: [(key: String, value: JSONValue)]
-    /// The keys, for O(1) duplicate checks (a 64 KiB body can hold
-    /// thousands of keys; a linear scan per insert would be quadratic).
+    /// The keys, for O(1) duplicate checks once an object is large (a 64 KiB
+    /// body can hold thousands of keys; a scan per insert would be
+    /// quadratic). Empty while the object is small: scanning a few keys is
+    /// cheaper than hashing them, and most objects are small.
     private var keySet: Set<String>
 
     public init() {
@@ -14,8 +16,7 @@ public struct JSONObject: Sendable, Equatable {
 
     /// Builds an object from pairs; a repeated key is a programming error.
     public init(_ pairs: KeyValuePairs<String, JSONValue>) {
-        members = []
-        keySet = []
+        self.init()
         for (key, value) in pairs {
             let inserted = insert(key, value)
             precondition(inserted, "duplicate JSON key \(key)")
@@ -24,16 +25,25 @@ public struct JSONObject: Sendable, Equatable {
 
     /// The member named `key`, if any.
     public subscript(key: String) -> JSONValue? {
-        members.first(where: { $0.key == key })?.value
+        for member in members where member.key == key { return member.value }
+        return nil
     }
 
     /// The member keys in order.
     public var keys: [String] { members.map(\.key) }
 
+    /// The number of members.
+    public var count: Int { members.count }
+
     /// Appends a member; returns false (and changes nothing) if `key` exists.
     @discardableResult
     public mutating func insert(_ key: String, _ value: JSONValue) -> Bool {
-        guard keySet.insert(key).inserted else { return false }
+        if members.count < StrictJSONLimits.linearKeyScanMembersMax {
+            for member in members where member.key == key { return false }
+        } else {
+            if keySet.isEmpty { keySet = Set(members.map(\.key)) }
+            guard keySet.insert(key).inserted else { return false }
+        }
         members.append((key, value))
         return true
     }

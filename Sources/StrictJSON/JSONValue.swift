@@ -20,6 +20,12 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// The member named `key` when this is an object; nil otherwise.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let object) = self else { return nil }
+        return object[key]
+    }
+
     /// A number value from an integer.
     public static func integer(_ value: Int64) -> JSONValue {
         .number(JSONNumber(integer: value))

@@ -1,38 +1,9 @@
 import XCTest
 @testable import AppStoreVerification
 
-final class StrictJSONTests: XCTestCase {
-    private func parse(_ text: String) throws -> JSONValue { try StrictJSON.parse(Array(text.utf8)) }
-
-    func testParsesValues() throws {
-        let value = try parse(#" { "a" : [1, -2.5e3, true, false, null, "x\u00e9\ud83d\ude00\n"], "b": {} } "#)
-        XCTAssertEqual(value["a"], .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null, .string("xé😀\n")]))
-        XCTAssertEqual(value["b"], .object([]))
-    }
-
-    func testRejectsInvalidTexts() {
-        let invalid = [
-            "", "{", "{\"a\":1,}", "[1,]", "{\"a\":1}{}", "{'a':1}", "{\"a\":01}", "{\"a\":1.}", "{\"a\":.5}",
-            "{\"a\":+1}", "{\"a\":NaN}", "{\"a\":\"\u{01}\"}", "{\"a\":\"\\x\"}", "{\"a\":\"\\ud800\"}",
-            "{\"a\":\"\\udc00\"}", "{\"a\":1,\"a\":2}", "// c\n{}", "{\"a\":tru}", "[1 2]", "\"unterminated",
-        ]
-        for text in invalid {
-            XCTAssertThrowsError(try parse(text), "accepted \(text.debugDescription)")
-        }
-    }
-
-    func testRejectsInvalidUTF8InStrings() {
-        XCTAssertThrowsError(try StrictJSON.parse([0x22, 0xFF, 0x22]))
-        XCTAssertThrowsError(try StrictJSON.parse([0x22, 0xED, 0xA0, 0x80, 0x22]))  // encoded surrogate
-    }
-
-    func testDepthLimit() throws {
-        let limit = VerificationLimits.jsonDepthMax
-        XCTAssertNoThrow(try parse(String(repeating: "[", count: limit) + String(repeating: "]", count: limit)))
-        XCTAssertThrowsError(try parse(String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1)))
-        XCTAssertThrowsError(try parse(String(repeating: "[", count: 100_000)))
-    }
-
+/// The payload decoding helpers around the JSON parser: exact integers and
+/// strict base64 (the JSON cases live in StrictJSONTests).
+final class PayloadDecodingTests: XCTestCase {
     func testExactIntegers() {
         XCTAssertEqual(PayloadReader.exactInteger("9223372036854775807"), Int64.max)
         XCTAssertNil(PayloadReader.exactInteger("9223372036854775808"))

@@ -7,6 +7,16 @@ public struct JSONNumber: Sendable, Equatable {
     /// Wraps already-validated number text (the parser's job).
     init(validatedText: String) { text = validatedText }
 
+    /// A number from text, or nil unless `text` is exactly one RFC 8259
+    /// number (no sign "+", no leading zeros, no surrounding whitespace).
+    public init?(_ text: String) {
+        guard let first = text.utf8.first, first == UInt8(ascii: "-") || (0x30...0x39).contains(first),
+            case .number(let number)? = try? StrictJSONParser(documentBytesMax: max(text.utf8.count, 1)).parse(text),
+            number.text == text
+        else { return nil }
+        self = number
+    }
+
     /// A number from an integer.
     public init(integer: Int64) { text = String(integer) }
 
