@@ -38,7 +38,9 @@ let package = Package(
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"], path: "bench/points/swift"),
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
-        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient"]),
+        // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
+        .target(name: "CSignalPipe"),
+        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient", "CSignalPipe"]),
 
         // MARK: The three services.
         .executableTarget(

@@ -1,43 +1,48 @@
-import Dispatch
+import CSignalPipe
+import Foundation
 import Glibc
 import Synchronization
 
 /// SIGTERM/SIGINT as an awaitable event, so a service shuts down gracefully
 /// (stop accepting, let in-flight calls finish, close pools). Install it
-/// first thing in `main`, before announcing readiness: a signal that arrives
-/// any time after `install()` is remembered, never lost.
+/// first thing in `main`: a signal that arrives any time after `install()`
+/// is remembered, never lost, whichever thread the kernel delivers it to
+/// (a C handler writes it to a pipe that a dedicated thread reads).
 public final class ShutdownSignal: Sendable {
     private let state = Mutex<(fired: String?, waiters: [CheckedContinuation<String, Never>])>((nil, []))
-    // Kept only to keep the sources alive; never touched after set-up.
-    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
 
-    private init(sources: [any DispatchSourceSignal]) {
-        self.sources = sources
-    }
+    private init() {}
 
     /// Takes over SIGTERM and SIGINT for the rest of the process. Every call
-    /// returns the same instance: installing twice would reset the signal
-    /// disposition under libdispatch's handler and lose signals.
+    /// returns the same instance.
     public static func install() -> ShutdownSignal { installed }
 
     /// An instance fired only by `trigger` (tests, embedded servers).
-    public static func manual() -> ShutdownSignal { ShutdownSignal(sources: []) }
+    public static func manual() -> ShutdownSignal { ShutdownSignal() }
 
     private static let installed: ShutdownSignal = {
-        let queue = DispatchQueue(label: "shutdown-signal")
-        // Ignore the default action first so the signal cannot kill the
-        // process; the dispatch sources still observe it.
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        var sources: [any DispatchSourceSignal] = []
+        let shutdown = ShutdownSignal()
+        var readEnd: Int32 = -1
         for number in [SIGTERM, SIGINT] {
-            sources.append(DispatchSource.makeSignalSource(signal: number, queue: queue))
+            readEnd = csignalpipe_install(number)
+            precondition(readEnd >= 0, "cannot install the \(number) handler: errno \(errno)")
         }
-        let shutdown = ShutdownSignal(sources: sources)
-        for (source, name) in zip(sources, ["SIGTERM", "SIGINT"]) {
-            source.setEventHandler { [weak shutdown] in shutdown?.fire(name) }
-            source.resume()
+        let fd = readEnd
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(fd, &byte, 1)
+                if count == 1 {
+                    shutdown.fire(Int32(byte) == SIGINT ? "SIGINT" : "SIGTERM")
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
         }
+        thread.name = "shutdown-signal"
+        thread.start()
         return shutdown
     }()
 

@@ -133,14 +133,13 @@ final class PointsStore: Sendable {
             try await claimStarterPack(grant, in: transaction)
         }
         let plan = try GrantPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, credits: grant.package.credits)
-        let entryId = try await transaction.query("""
-            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
-                                       request_fingerprint, metadata)
-            values ($1::uuid, $2, 'purchase', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7::jsonb)
-            returning id
-            """, [.uuid(grant.userId), .text(grant.eventId), .int64(plan.credits), .int64(plan.balanceAfter),
-                  .text(grant.bizId), .text(grant.fingerprint), .json(LedgerMetadata.purchase(grant))]).first!.uuid("id")
-        try await updateAccount(grant.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        let entryId = try await appendLedgerEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'purchase', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7::jsonb",
+            parameters: [.uuid(grant.userId), .text(grant.eventId), .int64(plan.credits), .int64(plan.balanceAfter),
+                         .text(grant.bizId), .text(grant.fingerprint), .json(LedgerMetadata.purchase(grant)),
+                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
+            in: transaction)
         if let emailHash = grant.emailHash, grant.package.kind == .starter {
             try await transaction.query("""
                 update register_bonus_claims set has_purchased_starter_pack = true, grant_event_id = $2, updated_at = now()
@@ -156,13 +155,14 @@ final class PointsStore: Sendable {
         guard let emailHash = grant.emailHash else {
             throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
         }
-        try await transaction.query("""
+        // Creates or locks the claim in one statement (the no-op DO UPDATE
+        // takes the row lock and returns the committed flag).
+        let purchased = try await transaction.query("""
             insert into register_bonus_claims (email_hash, has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot)
-            values ($1, false, nullif($2, ''), $3::uuid) on conflict (email_hash) do nothing
-            """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)])
-        let purchased = try await transaction.query(
-            "select has_purchased_starter_pack from register_bonus_claims where email_hash = $1 for update", [.text(emailHash)]
-        ).first!.bool("has_purchased_starter_pack")
+            values ($1, false, nullif($2, ''), $3::uuid)
+            on conflict (email_hash) do update set email_hash = excluded.email_hash
+            returning has_purchased_starter_pack
+            """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)]).first!.bool("has_purchased_starter_pack")
         if purchased { throw PointsError.starterPackIneligible }
     }
 
@@ -189,14 +189,14 @@ final class PointsStore: Sendable {
         }
         let account = try await lockAccount(clawback.userId, in: transaction)
         let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, purchaseCredits: purchase.amount)
-        try await transaction.query("""
-            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
-                                       related_event_id, request_fingerprint, metadata)
-            values ($1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb)
-            """, [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
-                  .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
-                  .json(LedgerMetadata.refund(clawback, plan: plan, purchaseCredits: purchase.amount))])
-        try await updateAccount(clawback.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        _ = try await appendLedgerEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
+            parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
+                         .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
+                         .json(LedgerMetadata.refund(clawback, plan: plan, purchaseCredits: purchase.amount)),
+                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
+            in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
                               overdueAmount: plan.overdueAmount, balance: plan.balanceAfter)
     }
@@ -224,14 +224,14 @@ final class PointsStore: Sendable {
         }
         let account = try await lockAccount(reversal.userId, in: transaction)
         let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount)
-        try await transaction.query("""
-            insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
-                                       related_event_id, request_fingerprint, metadata)
-            values ($1::uuid, $2, 'refund_reversal', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb)
-            """, [.uuid(reversal.userId), .text(reversal.eventId), .int64(plan.creditsRestored), .int64(plan.balanceAfter),
-                  .text(reversal.bizId), .text(reversal.clawbackEventId), .text(reversal.fingerprint),
-                  .json(LedgerMetadata.reversal(reversal, plan: plan))])
-        try await updateAccount(reversal.userId, balance: plan.balanceAfter, lifetimeEarned: plan.lifetimeEarnedAfter, in: transaction)
+        _ = try await appendLedgerEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'refund_reversal', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
+            parameters: [.uuid(reversal.userId), .text(reversal.eventId), .int64(plan.creditsRestored), .int64(plan.balanceAfter),
+                         .text(reversal.bizId), .text(reversal.clawbackEventId), .text(reversal.fingerprint),
+                         .json(LedgerMetadata.reversal(reversal, plan: plan)),
+                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
+            in: transaction)
         return ReverseClawbackResult(eventId: reversal.eventId, replayed: false, creditsRestored: plan.creditsRestored,
                                      balance: plan.balanceAfter)
     }
@@ -258,19 +258,33 @@ final class PointsStore: Sendable {
         try await transaction.query("select balance from user_points where user_id = $1::uuid", [.uuid(userId)]).first?.int64("balance") ?? 0
     }
 
-    /// Creates the account row if needed and locks it for the rest of the transaction.
+    /// Creates the account row if needed and locks it for the rest of the
+    /// transaction, in one statement: the no-op DO UPDATE takes the row lock
+    /// (as `SELECT ... FOR UPDATE` would) and returns the current figures.
     private func lockAccount(_ userId: UUID, in transaction: PostgresConnection) async throws -> LockedAccount {
-        try await transaction.query(
-            "insert into user_points (user_id) values ($1::uuid) on conflict (user_id) do nothing", [.uuid(userId)])
-        let row = try await transaction.query(
-            "select balance, lifetime_earned from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!
+        let row = try await transaction.query("""
+            insert into user_points (user_id) values ($1::uuid)
+            on conflict (user_id) do update set user_id = excluded.user_id
+            returning balance, lifetime_earned
+            """, [.uuid(userId)]).first!
         return LockedAccount(balance: try row.int64("balance"), lifetimeEarned: try row.int64("lifetime_earned"))
     }
 
-    private func updateAccount(_ userId: UUID, balance: Int64, lifetimeEarned: Int64, in transaction: PostgresConnection) async throws {
-        try await transaction.query(
-            "update user_points set balance = $2::bigint, lifetime_earned = $3::bigint, updated_at = now() where user_id = $1::uuid",
-            [.uuid(userId), .int64(balance), .int64(lifetimeEarned)])
+    /// Writes one ledger row and the account's new figures in one statement
+    /// (a data-modifying CTE runs exactly once), returning the row's id.
+    /// `columns`/`values` are the ledger insert's; `$1` must be the user id
+    /// and the last two parameters the new balance and lifetime_earned.
+    private func appendLedgerEntry(
+        columns: String, values: String, parameters: [PostgresValue], in transaction: PostgresConnection
+    ) async throws -> UUID {
+        let balanceIndex = parameters.count - 1
+        let rows = try await transaction.query("""
+            with entry as (insert into points_ledger (\(columns)) values (\(values)) returning id),
+                 account as (update user_points set balance = $\(balanceIndex)::bigint, lifetime_earned = $\(balanceIndex + 1)::bigint,
+                                 updated_at = now() where user_id = $1::uuid)
+            select id from entry
+            """, parameters)
+        return try rows.first!.uuid("id")
     }
 
     // MARK: Errors
