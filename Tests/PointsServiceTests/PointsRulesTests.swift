@@ -77,15 +77,6 @@ final class PointsRulesTests: XCTestCase {
         }
     }
 
-    func testGrantPlanAddsCreditsAndRefusesAbsurdAmounts() throws {
-        XCTAssertEqual(try GrantPlan.make(balance: 80, lifetimeEarned: 100, credits: 100),
-                       GrantPlan(credits: 100, balanceAfter: 180, lifetimeEarnedAfter: 200))
-        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: 0) }
-        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: -5) }
-        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: 0, lifetimeEarned: 0, credits: Int64.max) }
-        assertValidationFailure("credits") { _ = try GrantPlan.make(balance: PointsLimits.balanceMax, lifetimeEarned: PointsLimits.balanceMax, credits: 1) }
-    }
-
     func testClawbackPlanDeductsAtMostTheBalance() throws {
         let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, purchaseCredits: 100)
         XCTAssertEqual(full, ClawbackPlan(creditsDeducted: 100, overdueAmount: 0, balanceAfter: 200, lifetimeEarnedAfter: 210))

@@ -185,6 +185,24 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(regular.balance, 100)
     }
 
+    func testAGrantThatWouldPassTheBalanceCeilingIsRefusedAndWritesNothing() async throws {
+        let store = try await PointsTestDatabase.store()
+        let user = newUser()
+        try await PointsTestDatabase.adjust(store, userId: user, amount: PointsLimits.balanceMax - 50)
+        do {
+            _ = try await store.grant(grantCommand(user: user))
+            XCTFail("expected the ceiling to refuse the grant")
+        } catch {
+            XCTAssertEqual(error.reason, "VALIDATION_FAILED")
+        }
+        let rows = try await store.pool.withConnection {
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+        }
+        XCTAssertEqual(rows, 1, "only the adjustment")
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, PointsLimits.balanceMax - 50)
+    }
+
     func testBadInputIsRefusedAndWritesNothing() async throws {
         let user = newUser()
         let good = grantCommand(user: user)

@@ -50,6 +50,22 @@ enum PointsTestDatabase {
         }
     }
 
+    /// An operator's adjustment that credits `amount` (an `adjust` row and the
+    /// matching balance/lifetime_earned), under the row lock.
+    static func adjust(_ store: PointsStore, userId: UUID, amount: Int64) async throws {
+        try await store.pool.withTransaction { tx in
+            try await tx.query("insert into user_points (user_id) values ($1::uuid) on conflict do nothing", [.uuid(userId)])
+            let balance = try await tx.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!.int64("balance")
+            try await tx.query("""
+                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
+                values ($1::uuid, $2, 'adjust', 1, $3::bigint, $4::bigint, 'chat', 'support', '')
+                """, [.uuid(userId), .text("adjust:\(UUID().uuidString)"), .int64(amount), .int64(balance + amount)])
+            try await tx.query(
+                "update user_points set balance = balance + $2::bigint, lifetime_earned = lifetime_earned + $2::bigint where user_id = $1::uuid",
+                [.uuid(userId), .int64(amount)])
+        }
+    }
+
     /// The ledger invariants, for each user:
     /// - balance == Σ direction × amount over all of the user's rows;
     /// - lifetime_spent == Σ amount of consume rows;

@@ -82,14 +82,39 @@ final class PointsStore: Sendable {
 
     // MARK: Commands
 
-    /// Credits a purchase exactly once per event id (see `applyGrant`).
+    /// Credits a purchase exactly once per event id. A regular package is one
+    /// autocommitted statement (`GrantStatement`): the database's unique
+    /// event id decides a replay, which is then answered from the stored
+    /// row. A starter pack also locks its email identity's claim, in one
+    /// transaction (`applyStarterGrant`).
     func grant(_ command: GrantCommand) async throws(PointsError) -> GrantResult {
         let grant = try command.validated(catalog: catalog)
-        let result = try await retryingUniqueRaces {
-            try await self.pool.withTransaction { transaction in
-                let result = try await self.applyGrant(grant, in: transaction)
-                FaultInjection.hit("points.grant_before_commit")
-                return result
+        let result: GrantResult
+        if grant.package.kind == .starter {
+            result = try await retryingUniqueRaces {
+                try await self.pool.withTransaction { transaction in
+                    let result = try await self.applyStarterGrant(grant, in: transaction)
+                    FaultInjection.hit("points.grant_before_commit")
+                    return result
+                }
+            }
+        } else {
+            result = try await retryingUniqueRaces {
+                do {
+                    return try await self.pool.withConnection { connection in
+                        // The statement is its own transaction: dying here is dying before the commit.
+                        FaultInjection.hit("points.grant_before_commit")
+                        return try await self.runGrantStatement(grant, in: connection)
+                    }
+                } catch let error as PostgresError where error.isUniqueViolation {
+                    // The event id is taken: answer as a replay or a conflict.
+                    return try await self.pool.withConnection { connection in try await self.replayedGrant(grant, in: connection) }
+                } catch let error as PostgresError where error.isConnectionLoss {
+                    // A pooled connection found dead (e.g. after a database
+                    // restart): running the grant again on a fresh one is safe,
+                    // because the event id makes it apply at most once.
+                    throw PostgresError(code: .queryFailed, sqlState: "40001", message: "connection lost: \(error.message)")
+                }
             }
         }
         FaultInjection.hit("points.grant_after_commit")
@@ -114,40 +139,50 @@ final class PointsStore: Sendable {
 
     // MARK: Transactions
 
-    /// Replay check, lock the account, starter-pack claim, ledger row, balance: one transaction.
-    private func applyGrant(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> GrantResult {
-        let stored = try await findEvent(grant.eventId, in: transaction)
+    /// The first application's result for an event id already used, or a
+    /// conflict when it was used with different content.
+    private func replayedGrant(_ grant: ValidatedGrant, in connection: PostgresConnection) async throws -> GrantResult {
+        let stored = try await findEvent(grant.eventId, in: connection)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
                                      expectedChangeType: "purchase", fingerprint: grant.fingerprint) {
         case .replay:
             let first = stored!
             return GrantResult(eventId: grant.eventId, replayed: true, creditsAdded: first.amount, balanceAfter: first.balanceAfter,
-                               balance: try await currentBalance(first.userId, in: transaction), ledgerEntryId: first.id)
+                               balance: try await currentBalance(first.userId, in: connection), ledgerEntryId: first.id)
         case .conflict(let problem):
             throw PointsError.eventConflict(eventId: grant.eventId, problem: problem)
         case .apply:
-            break
+            // The row that collided is gone (its transaction rolled back): try again.
+            throw PostgresError(code: .queryFailed, sqlState: "40001", message: "grant raced a rolled-back grant")
         }
-        let account = try await lockAccount(grant.userId, in: transaction)
-        if grant.package.kind == .starter {
-            try await claimStarterPack(grant, in: transaction)
+    }
+
+    /// Adds the credits and writes the purchase row in one statement.
+    private func runGrantStatement(_ grant: ValidatedGrant, in connection: PostgresConnection) async throws -> GrantResult {
+        let rows = try await connection.query(GrantStatement.sql, GrantStatement.parameters(grant))
+        guard let row = rows.first else {
+            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
         }
-        let plan = try GrantPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, credits: grant.package.credits)
-        let entryId = try await appendLedgerEntry(
-            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint, metadata",
-            values: "$1::uuid, $2, 'purchase', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7::jsonb",
-            parameters: [.uuid(grant.userId), .text(grant.eventId), .int64(plan.credits), .int64(plan.balanceAfter),
-                         .text(grant.bizId), .text(grant.fingerprint), .json(LedgerMetadata.purchase(grant)),
-                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
-            in: transaction)
-        if let emailHash = grant.emailHash, grant.package.kind == .starter {
+        let balance = try row.int64("balance_after")
+        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.package.credits, balanceAfter: balance,
+                           balance: balance, ledgerEntryId: try row.uuid("id"))
+    }
+
+    /// Replay check, starter-pack claim, then the grant statement and the
+    /// claim's mark: one transaction.
+    private func applyStarterGrant(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> GrantResult {
+        if try await findEvent(grant.eventId, in: transaction) != nil {
+            return try await replayedGrant(grant, in: transaction)
+        }
+        try await claimStarterPack(grant, in: transaction)
+        let result = try await runGrantStatement(grant, in: transaction)
+        if let emailHash = grant.emailHash {
             try await transaction.query("""
                 update register_bonus_claims set has_purchased_starter_pack = true, grant_event_id = $2, updated_at = now()
                 where email_hash = $1
                 """, [.text(emailHash), .text(grant.eventId)])
         }
-        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: plan.credits, balanceAfter: plan.balanceAfter,
-                           balance: plan.balanceAfter, ledgerEntryId: entryId)
+        return result
     }
 
     /// Creates or locks the email identity's claim; refuses a second starter pack.
