@@ -114,7 +114,8 @@ public struct Logger: Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += String(format: "\\u%04x", scalar.value)
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -127,8 +128,22 @@ public struct Logger: Sendable {
         var seconds = time_t(spec.tv_sec)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                      Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(spec.tv_nsec / 1_000_000))
+        // Hand-formatted: this runs for every log line, and String(format:)
+        // costs more than the rest of the line.
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ value: Int, width: Int) {
+            let digits = String(value)
+            if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
+            text += digits
+        }
+        append(Int(parts.tm_year) + 1900, width: 4); text += "-"
+        append(Int(parts.tm_mon) + 1, width: 2); text += "-"
+        append(Int(parts.tm_mday), width: 2); text += "T"
+        append(Int(parts.tm_hour), width: 2); text += ":"
+        append(Int(parts.tm_min), width: 2); text += ":"
+        append(Int(parts.tm_sec), width: 2); text += "."
+        append(Int(spec.tv_nsec / 1_000_000), width: 3); text += "Z"
+        return text
     }
 }

@@ -17,7 +17,8 @@ final class LoggerTests: XCTestCase {
         XCTAssertEqual(object["service"], "points")
         XCTAssertEqual(object["level"], "info")
         XCTAssertEqual(object["ctl"], "\u{1}")
-        XCTAssertNotNil(object["ts"])
+        let timestamp = try XCTUnwrap(object["ts"])
+        XCTAssertNotNil(timestamp.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression), timestamp)
     }
 
     func testRedactedFormsHideSecrets() {
