@@ -36,7 +36,9 @@ let package = Package(
         .target(name: "StrictJSON"),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
-        .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"], path: "bench/points/swift"),
+        .target(name: "BenchSupport", path: "bench/support"),
+        .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
+        .executableTarget(name: "SagaBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport", "StrictJSON"], path: "bench/saga/swift"),
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),

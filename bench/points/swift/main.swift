@@ -2,6 +2,7 @@
 // gRPC (RPCRuntime client), for distinct users or one hot user, bounded in
 // count and time. Driven by bench/points/run.sh, which also runs pgbench on
 // the same cluster as the ceiling. Prints one `key=value` line.
+import BenchSupport
 import Contracts
 import Foundation
 import RPCRuntime
@@ -28,7 +29,7 @@ do {
     let outcome = await load.run(requests: options.requests, label: "measured")
     await client.close()
     let summary = LatencySummary(nanoseconds: outcome.latenciesNanoseconds)
-    let rate = outcome.elapsedSeconds > 0 ? Double(outcome.completed) / outcome.elapsedSeconds : 0
+    let rate = outcome.ratePerSecond
     print(String(format: "mode=%@ concurrency=%d requests=%d errors=%d seconds=%.2f grants_per_second=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f",
                  options.mode.rawValue, options.concurrency, outcome.completed, outcome.errors, outcome.elapsedSeconds, rate,
                  summary.p50Milliseconds, summary.p99Milliseconds, summary.maxMilliseconds))

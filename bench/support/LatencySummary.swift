@@ -1,11 +1,11 @@
 /// Percentiles of a set of latencies (nearest-rank), in milliseconds.
-struct LatencySummary {
-    var count: Int
-    var p50Milliseconds: Double
-    var p99Milliseconds: Double
-    var maxMilliseconds: Double
+public struct LatencySummary: Sendable {
+    public var count: Int
+    public var p50Milliseconds: Double
+    public var p99Milliseconds: Double
+    public var maxMilliseconds: Double
 
-    init(nanoseconds: [UInt64]) {
+    public init(nanoseconds: [UInt64]) {
         let sorted = nanoseconds.sorted()
         count = sorted.count
         func rank(_ fraction: Double) -> Double {
