@@ -1,3 +1,4 @@
+import CNGHTTP2
 #if canImport(Glibc)
 import Glibc
 #endif
