@@ -121,6 +121,7 @@ for name in "${services[@]}"; do
   fi
 done
 
+mkdir -p "$state"
 echo "== build ($configuration)"
 if ! swift build -c "$configuration" > "$state/swift-build-$configuration.log" 2>&1; then
   grep -E "error:" "$state/swift-build-$configuration.log" | head -40 >&2 || tail -40 "$state/swift-build-$configuration.log" >&2
