@@ -89,6 +89,18 @@ final class EndToEndSystem: @unchecked Sendable {
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
         let paymentsURL = paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+        do {
+            return try await start(pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema)
+        } catch {
+            // Processes already started die with their ServiceProcess; the schema goes here.
+            let cleanup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, maxConnections: 1))
+            _ = try? await cleanup.withConnection { try await $0.execute("drop schema if exists \(schema) cascade") }
+            await cleanup.close()
+            throw error
+        }
+    }
+
+    private static func start(pointsURL: String, paymentsURL: String, schema: String) async throws -> EndToEndSystem {
 
         let authority = try LocalTestingCertificateAuthority()
         let caDirectory = NSTemporaryDirectory() + "e2e-ca-\(UUID().uuidString)"
