@@ -25,13 +25,15 @@ final class LogHygieneTests: XCTestCase {
         let logs = [("gateway", system.gateway.logs), ("payments", system.payments.logs), ("points", system.points.logs)]
         for (name, text) in logs {
             XCTAssertFalse(text.isEmpty, "\(name) logged nothing")
+            let lowered = text.lowercased()
             for secret in system.secrets {
-                // Any long piece of a token or JWS is as bad as the whole.
-                let probe = secret.count > 40 ? String(secret.prefix(40)) : secret
-                XCTAssertFalse(text.contains(probe), "\(name) log contains a secret starting \(secret.prefix(8))…")
-                XCTAssertFalse(text.lowercased().contains(secret.lowercased()) && secret.contains("@"), "\(name) log contains an email")
+                if secret.contains("@") {
+                    XCTAssertFalse(lowered.contains(secret.lowercased()), "\(name) log contains an email address the tests used")
+                } else {
+                    // Any long piece of a token or JWS is as bad as the whole.
+                    XCTAssertFalse(text.contains(String(secret.prefix(40))), "\(name) log contains a secret starting \(secret.prefix(8))…")
+                }
             }
-            XCTAssertFalse(text.contains("@example.com") || text.contains("@Example.com"), "\(name) log contains an email address")
             // Signed data starts with a base64url JSON header: `eyJ` then 20+ more base64url characters.
             XCTAssertNil(text.range(of: "eyJ[A-Za-z0-9_-]{20,}", options: .regularExpression), "\(name) log contains a JWS or JWT")
             XCTAssertFalse(text.contains("Bearer "), "\(name) log contains a bearer credential")
