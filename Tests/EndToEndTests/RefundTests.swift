@@ -54,6 +54,13 @@ final class RefundTests: XCTestCase {
         XCTAssertEqual(observed3, "INSUFFICIENT_BALANCE")
         let refunds = try await system.ledger(user.id).filter { $0.changeType == "refund" }
         XCTAssertEqual(refunds.map(\.amount), [30])
+        // PRD 7.4: the operators' alert path fired for this transaction.
+        let alerted = try await system.eventually {
+            system.payments.logs.split(separator: "\n").contains {
+                $0.contains("\"alert\":\"refunded_insufficient\"") && $0.contains(refunded) && $0.contains("\"level\":\"critical\"")
+            }
+        }
+        XCTAssertTrue(alerted, "no refunded_insufficient alert logged")
         let observed4 = try await system.account(user.id)?.balance
         XCTAssertEqual(observed4, 0)
         try await system.assertBalanceMatchesLedger(user.id)
