@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "Gateway", targets: ["Gateway"]),
         .executable(name: "PaymentsService", targets: ["PaymentsService"]),
         .executable(name: "PointsService", targets: ["PointsService"]),
+        .executable(name: "Demo", targets: ["Demo"]),
         .library(name: "RPCRuntime", targets: ["RPCRuntime"]),
     ],
     targets: [
@@ -57,6 +58,8 @@ let package = Package(
             name: "Gateway",
             dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON"]
         ),
+        // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
+        .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "COpenSSL"]),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
@@ -77,6 +80,7 @@ let package = Package(
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -29,11 +29,12 @@ if [[ $swift_status -ne 0 || -z "$summary" || ! "$summary" =~ with\ 0\ failures 
 fi
 
 py_status=0
-.venv/bin/python -m pytest -q Tests/interop || py_status=$?
+.venv/bin/python -m pytest -q Tests/interop 2>&1 | tee .data/pytest.log || py_status=$?
+py_count=$(grep -oE "^[0-9]+ passed" .data/pytest.log | tail -1 | grep -oE "[0-9]+" || echo 0)
 
 if [[ $swift_status -ne 0 || $py_status -ne 0 ]]; then
   echo "tests failed (swift: $swift_status, interop: $py_status)" >&2
   exit 1
 fi
 swift_count=$(echo "$summary" | grep -oE "Executed [0-9]+" | grep -oE "[0-9]+")
-echo "$swift_count passed, 0 failed"
+echo "$((swift_count + py_count)) passed, 0 failed"

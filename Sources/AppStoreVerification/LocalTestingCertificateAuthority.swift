@@ -106,17 +106,86 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     public var leafDER: Data { Data(leaf.derBytes) }
 
     /// The root certificate as PEM.
-    public var rootPEM: String {
-        let base64 = StrictBase64.encodeStandard(root.derBytes)
-        var lines: [String] = ["-----BEGIN CERTIFICATE-----"]
+    public var rootPEM: String { Self.pemBlock(label: "CERTIFICATE", der: root.derBytes) }
+
+    /// Restores a CA saved by `exportPEM()` (its four certificates and keys),
+    /// so a local demo can keep one trusted root across runs. `options`
+    /// only matters for signing and OCSP behaviour (validity comes from the
+    /// saved certificates).
+    public init(importingPEM text: String, options: Options = Options()) throws(LocalTestingCertificateAuthorityError) {
+        let certificates = Self.pemBlocks(label: "CERTIFICATE", in: text).compactMap { X509Certificate(der: $0) }
+        let keys = Self.pemBlocks(label: "EC PRIVATE KEY", in: text).compactMap(Self.parsePrivateKey)
+        guard certificates.count == 4, keys.count == 4 else { throw .importFailed }
+        self.options = options
+        root = certificates[0]
+        intermediate = certificates[1]
+        leaf = certificates[2]
+        stranger = certificates[3]
+        rootKey = keys[0]
+        intermediateKey = keys[1]
+        leafKey = keys[2]
+        strangerKey = keys[3]
+    }
+
+    /// The whole CA, private keys included, as PEM text for
+    /// `init(importingPEM:)`. Local testing only: whoever has it can sign
+    /// "Apple" data for any verifier trusting this root.
+    public func exportPEM() throws(LocalTestingCertificateAuthorityError) -> String {
+        var text = ""
+        for certificate in [root, intermediate, leaf, stranger] {
+            text += Self.pemBlock(label: "CERTIFICATE", der: certificate.derBytes)
+        }
+        for key in [rootKey, intermediateKey, leafKey, strangerKey] {
+            var output: UnsafeMutablePointer<UInt8>? = nil
+            let length = i2d_PrivateKey(key.pointer, &output)
+            guard length > 0, let output else { throw .exportFailed }
+            let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
+            CIAP_OPENSSL_free(output)
+            text += Self.pemBlock(label: "EC PRIVATE KEY", der: der)
+        }
+        return text
+    }
+
+    private static func pemBlock(label: String, der: [UInt8]) -> String {
+        let base64 = StrictBase64.encodeStandard(der)
+        var lines: [String] = ["-----BEGIN \(label)-----"]
         var index = base64.startIndex
         while index < base64.endIndex {
             let end = base64.index(index, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex
             lines.append(String(base64[index..<end]))
             index = end
         }
-        lines.append("-----END CERTIFICATE-----")
+        lines.append("-----END \(label)-----")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The DER contents of every `label` block, in order.
+    private static func pemBlocks(label: String, in text: String) -> [[UInt8]] {
+        var blocks: [[UInt8]] = []
+        var body: String?
+        for line in text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line == "-----BEGIN \(label)-----" {
+                body = ""
+            } else if line == "-----END \(label)-----", let collected = body {
+                if let der = StrictBase64.decodeStandard(Array(collected.utf8)) { blocks.append(der) }
+                body = nil
+            } else if body != nil {
+                body! += line
+            }
+        }
+        return blocks
+    }
+
+    private static func parsePrivateKey(_ der: [UInt8]) -> SigningKey? {
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let parsed else {
+            ERR_clear_error()
+            return nil
+        }
+        return SigningKey(owning: parsed)
     }
 
     /// The standard JWS header: ES256 with `x5c` [leaf, intermediate, root].
@@ -164,4 +233,8 @@ public enum LocalTestingCertificateAuthorityError: Error, Equatable, Sendable {
     case keyGenerationFailed
     case certificateCreationFailed
     case signingFailed
+    /// `exportPEM()` could not encode a key.
+    case exportFailed
+    /// `init(importingPEM:)` did not find four certificates and four keys.
+    case importFailed
 }

@@ -1,7 +1,7 @@
 // Gateway: the public JSON API (HTTP/1.1 and h2c on one port) in front of
 // PointsService and PaymentsService. `Gateway --help` lists every setting;
 // `Gateway mint-token --sub UUID --email EMAIL [--ttl SECONDS]` prints an
-// HS256 development token. Prints "listening on HOST:PORT" on stdout once
+// HS256 development token. Prints "Gateway listening on HOST:PORT" on stdout once
 // ready; SIGTERM/SIGINT stop it gracefully.
 import Foundation
 import RPCRuntime
@@ -67,7 +67,7 @@ do {
     let port = try await gateway.start()
     logger.notice("listening", ["address": "\(settings.listen.host):\(port)"])
     // Unbuffered, so a parent process reading our stdout sees it at once.
-    FileHandle.standardOutput.write(Data("listening on \(settings.listen.host):\(port)\n".utf8))
+    FileHandle.standardOutput.write(Data("Gateway listening on \(settings.listen.host):\(port)\n".utf8))
 
     let signal = await termination.wait()
     logger.notice("shutting down", ["signal": signal])

@@ -13,6 +13,11 @@ final class SigningKey: @unchecked Sendable {
         pointer = key
     }
 
+    /// Takes ownership of a key (e.g. one parsed from a persisted CA).
+    init(owning pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 
     /// ES256 over `message`: SHA-256, ECDSA, returned as raw r||s (32+32 bytes).

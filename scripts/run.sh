@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Runs the whole system on this machine: installs what is missing, starts the
+# private PostgreSQL cluster, builds (release), creates a local-testing
+# signing CA once (.data/local-ca), starts PointsService (127.0.0.1:50052),
+# PaymentsService (127.0.0.1:50051) and the Gateway (127.0.0.1:8080), waits
+# until the gateway's /readyz answers 200, runs the demo purchase, then keeps
+# running until Ctrl-C (SIGINT/SIGTERM stop the three services gracefully).
+#
+#   scripts/run.sh                 everything above
+#   scripts/run.sh --no-demo       skip the demo
+#   scripts/run.sh --detach        start and return (stop with `scripts/run.sh stop`)
+#   scripts/run.sh stop            stop the services a detached run started
+#   scripts/run.sh demo            run the demo again against a running system
+#
+# Logs: .data/logs/{points,payments,gateway}.log (JSON lines, stderr) and
+# .out (stdout). Secrets are generated once into .data/secrets.env.
+# Environment knobs (for CI and tests): POINTS_LISTEN, PAYMENTS_LISTEN,
+# GATEWAY_LISTEN (HOST:PORT, port 0 picks one; the gateway's chosen address
+# is written to $RUN_STATE_DIR/gateway.addr), RUN_STATE_DIR (default .data;
+# pids and logs go there), BUILD_CONFIGURATION (release or debug).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+state="${RUN_STATE_DIR:-$root/.data}"
+logs="$state/logs"
+pids="$state/pids"
+configuration="${BUILD_CONFIGURATION:-release}"
+points_listen="${POINTS_LISTEN:-127.0.0.1:50052}"
+payments_listen="${PAYMENTS_LISTEN:-127.0.0.1:50051}"
+gateway_listen="${GATEWAY_LISTEN:-127.0.0.1:8080}"
+services=(gateway payments points) # stop order
+ready_timeout_seconds=90
+stop_timeout_seconds=20
+
+demo=1 detach=0 command=start
+for argument in "$@"; do
+  case "$argument" in
+    --no-demo) demo=0 ;;
+    --detach) detach=1 ;;
+    stop) command=stop ;;
+    demo) command=demo ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "unknown argument $argument (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# True when pid file $1 names a live process of ours (not a recycled pid).
+alive() {
+  local file="$pids/$1.pid" pid
+  [[ -f "$file" ]] || return 1
+  pid="$(cat "$file")"
+  [[ -r "/proc/$pid/cmdline" ]] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$2"
+}
+
+binary_name() {
+  case "$1" in gateway) echo Gateway ;; payments) echo PaymentsService ;; points) echo PointsService ;; esac
+}
+
+stop_services() {
+  local name pid waited
+  for name in "${services[@]}"; do
+    if alive "$name" "$(binary_name "$name")"; then
+      pid="$(cat "$pids/$name.pid")"
+      kill -TERM "$pid" 2>/dev/null || true
+      waited=0
+      while kill -0 "$pid" 2>/dev/null && ((waited < stop_timeout_seconds * 10)); do sleep 0.1; waited=$((waited + 1)); done
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "$name did not stop within ${stop_timeout_seconds}s: SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
+      echo "stopped $name (pid $pid)"
+    fi
+    rm -f "$pids/$name.pid"
+  done
+}
+
+if [[ "$command" == stop ]]; then
+  stop_services
+  exit 0
+fi
+
+bin_dir() { swift build -c "$configuration" --show-bin-path; }
+
+load_secrets() {
+  local file="$state/secrets.env"
+  if [[ ! -f "$file" ]]; then
+    mkdir -p "$state"
+    ( umask 077
+      { echo "JWT_HS256_SECRET=$(openssl rand -hex 32)"
+        echo "EMAIL_HASH_SECRET=$(openssl rand -hex 32)"; } > "$file" )
+  fi
+  set -a
+  # shellcheck disable=SC1090
+  source "$file"
+  set +a
+  export JWT_ISSUER="${JWT_ISSUER:-https://auth.iap-credits.local}"
+  export JWT_AUDIENCE="${JWT_AUDIENCE:-iap-credits-demo}"
+  export APPLE_BUNDLE_ID="${APPLE_BUNDLE_ID:-com.meeyao.qianwen}"
+  export APPLE_APP_APPLE_ID="${APPLE_APP_APPLE_ID:-1234567890}"
+}
+
+run_demo() {
+  local address="$1"
+  "$(bin_dir)/Demo" run --gateway "$address" --ca "$root/.data/local-ca"
+}
+
+if [[ "$command" == demo ]]; then
+  load_secrets
+  run_demo "$(cat "$state/gateway.addr" 2>/dev/null || echo "$gateway_listen")"
+  exit 0
+fi
+
+scripts/install-deps.sh
+eval "$(scripts/pg.sh start | sed 's/^/export /')"
+
+for name in "${services[@]}"; do
+  if alive "$name" "$(binary_name "$name")"; then
+    echo "$name is already running (pid $(cat "$pids/$name.pid")): scripts/run.sh stop first" >&2
+    exit 1
+  fi
+done
+
+mkdir -p "$state"
+echo "== build ($configuration)"
+if ! swift build -c "$configuration" > "$state/swift-build-$configuration.log" 2>&1; then
+  grep -E "error:" "$state/swift-build-$configuration.log" | head -40 >&2 || tail -40 "$state/swift-build-$configuration.log" >&2
+  echo "build failed" >&2
+  exit 1
+fi
+bin="$(bin_dir)"
+
+"$bin/Demo" init-ca --out "$root/.data/local-ca"
+load_secrets
+mkdir -p "$logs" "$pids"
+
+# Starts service $1 (binary $2) with the environment in the remaining
+# arguments, in its own session so Ctrl-C reaches only this script, and
+# prints the address it announces ("... listening on HOST:PORT").
+start_service() {
+  local name="$1" binary="$2"
+  shift 2
+  : > "$logs/$name.out"
+  env "$@" setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null &
+  echo $! > "$pids/$name.pid"
+  local waited=0 address=""
+  while ((waited < ready_timeout_seconds * 10)); do
+    address="$(sed -n 's/.*listening on \([^ ]*\)$/\1/p' "$logs/$name.out" | head -1)"
+    [[ -n "$address" ]] && break
+    if ! kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null; then
+      echo "$binary exited during start-up; last log lines:" >&2
+      tail -20 "$logs/$name.log" >&2
+      return 1
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  [[ -n "$address" ]] || { echo "$binary did not announce its address within ${ready_timeout_seconds}s" >&2; return 1; }
+  echo "$address"
+}
+
+on_signal() {
+  trap - INT TERM
+  echo
+  echo "== stopping"
+  stop_services
+  exit 0
+}
+if ((!detach)); then trap on_signal INT TERM; fi
+fail_start() {
+  stop_services
+  exit 1
+}
+
+echo "== start"
+points_address="$(start_service points PointsService \
+  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json")" || fail_start
+echo "PointsService   $points_address   log $logs/points.log"
+payments_address="$(start_service payments PaymentsService \
+  LISTEN_ADDR="$payments_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
+  APPLE_ROOT_CERTS="$root/config/AppleRootCA-G3.cer,$root/.data/local-ca/root.pem" APPLE_LOCAL_TESTING=1 \
+  APPLE_ENVIRONMENTS=Production,Sandbox,Xcode APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID")" || fail_start
+echo "PaymentsService $payments_address   log $logs/payments.log"
+gateway_address="$(start_service gateway Gateway \
+  LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address")" || fail_start
+echo "Gateway         $gateway_address   log $logs/gateway.log"
+echo "$gateway_address" > "$state/gateway.addr"
+
+waited=0
+until curl -fsS -o /dev/null "http://$gateway_address/readyz" 2>/dev/null; do
+  if ((waited >= ready_timeout_seconds * 10)); then
+    echo "the gateway did not become ready within ${ready_timeout_seconds}s" >&2
+    fail_start
+  fi
+  sleep 0.1
+  waited=$((waited + 1))
+done
+echo "== ready: http://$gateway_address (readyz 200)"
+
+if ((demo)); then
+  echo "== demo"
+  if ! run_demo "$gateway_address"; then
+    echo "the demo failed; logs in $logs" >&2
+    if ((!detach)); then stop_services; fi
+    exit 1
+  fi
+fi
+
+if ((detach)); then
+  echo "running detached; stop with: scripts/run.sh stop"
+  exit 0
+fi
+echo "== running; Ctrl-C stops the services"
+while true; do
+  for name in "${services[@]}"; do
+    if ! alive "$name" "$(binary_name "$name")"; then
+      echo "$name exited; see $logs/$name.log" >&2
+      stop_services
+      exit 1
+    fi
+  done
+  sleep 1 &
+  wait $! || true
+done
