@@ -9,6 +9,9 @@
 #            over $tokens users. Each answer is checked: "granted" counts, a
 #            replay or error is reported. The full path: JSON + JWT checks,
 #            JWS verification (chain + ES256), payment row, saga, Grant over gRPC.
+#   saga     the same verify→grant saga without the gateway: SagaBench calls
+#            payments.v1.Payments/VerifyTransaction over gRPC with its own
+#            fresh transactions (a new user each); every answer must be GRANTED.
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own
 # databases (gateway_bench_points, gateway_bench_payments), recreated per run.
@@ -40,7 +43,7 @@ done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (wrk pinned to CPU 1)" >&2; exit 2; }
 
 echo "building Gateway, PaymentsService, PointsService, GatewayBench (release)" >&2
-for product in Gateway PaymentsService PointsService GatewayBench; do
+for product in Gateway PaymentsService PointsService GatewayBench SagaBench; do
   timeout 900 swift build -c release --product "$product" --package-path "$root" >/dev/null
 done
 bin="$root/.build/release"
@@ -67,6 +70,8 @@ trap 'status=$?; stop_services; rm -rf "$work"; ((status == 0)) || echo "bench/g
 
 echo "signing $transactions fresh transactions" >&2
 timeout 300 "$bin/GatewayBench" --out "$work" --count "$transactions" --bundle-id "$bundle_id" >/dev/null
+# A second, separate set for the direct saga phase (PaymentsService over gRPC).
+timeout 300 "$bin/GatewayBench" --out "$work/saga" --count "$transactions" --bundle-id "$bundle_id" >/dev/null
 
 # start NAME ENV... -- : runs $bin/NAME with --listen 127.0.0.1:0 (Gateway: LISTEN_ADDR), sets $address.
 start() {
@@ -87,7 +92,7 @@ start PointsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_be
 points_address="$address"
 start PaymentsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_payments" LOG_LEVEL=warning \
   POINTS_ADDR="$points_address" LISTEN_ADDR=127.0.0.1:0 APPLE_BUNDLE_ID="$bundle_id" APPLE_ENVIRONMENTS=Sandbox \
-  APPLE_ROOT_CERTS="$work/root.der" APPLE_ONLINE_CHECKS=0
+  APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0
 payments_address="$address"
 jwt_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 email_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
@@ -143,6 +148,9 @@ wrk_run balance -H "Authorization: Bearer $first_token" "$base/api/v1/points/bal
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
   wrk_run verify -s "$root/bench/gateway/verify.lua" "$base/api/v1/payments/apple/transactions/verify"
+echo "saga: ${seconds}s, $connections concurrent VerifyTransaction calls straight to PaymentsService" >&2
+saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" --target "$payments_address" --bodies "$work/saga/bodies.jsonl" \
+  --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
 outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
 first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
 credited="$(timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select count(*) from points_ledger where change_type = 'purchase'" 2>/dev/null || echo '?')"
@@ -160,6 +168,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   read -r rps p50 p99 non2xx errors <<< "$(summary verify)"
   printf '%-8s %12s %10s %10s %8s %s\n' verify "$rps" "$p50" "$p99" "$non2xx" "$errors"
   echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
+  echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"
   [[ -n "$first_other" ]] && echo "first unexpected verify answer: ${first_other#verify_first_other }"
   true
 } | tee "$report"
