@@ -44,16 +44,7 @@ do {
         leaseMilliseconds: try positiveSetting(options, "SAGA_LEASE_MS"))
     let store = PaymentsStore(pool: pool, backoff: backoff)
     try await store.migrate()
-    switch options.positional.first ?? "serve" {
-    case "migrate":
-        logger.notice("migrations applied")
-        await pool.close()
-        exit(0)
-    case "serve":
-        break
-    case let other:
-        throw CommandLineError("unknown subcommand \(other) (see --help)")
-    }
+    try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
 
     let verifier = try SignedDataVerifier(configuration: AppleVerificationSettings.verifierConfiguration(
         bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),

@@ -25,16 +25,7 @@ do {
     let pool = try ServiceDatabase.pool(options, applicationName: "points-service")
     let store = PointsStore(pool: pool, catalog: catalog)
     try await store.migrate()
-    switch options.positional.first ?? "serve" {
-    case "migrate":
-        logger.notice("migrations applied")
-        await pool.close()
-        exit(0)
-    case "serve":
-        break
-    case let other:
-        throw CommandLineError("unknown subcommand \(other) (see --help)")
-    }
+    try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)

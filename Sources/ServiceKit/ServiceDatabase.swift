@@ -1,3 +1,4 @@
+import Foundation
 import PostgresClient
 
 /// The database side of the operator contract, the same for both services
@@ -11,6 +12,21 @@ public enum ServiceDatabase {
         }
         return PostgresPool(configuration: .init(
             connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: applicationName))
+    }
+
+    /// After the start-up migrations: `migrate` exits here (they were all it
+    /// asked for), `serve` (the default) returns, anything else is an error.
+    public static func finishIfMigrateOnly(_ options: CommandLineOptions, logger: Logger, pool: PostgresPool) async throws {
+        switch options.positional.first ?? "serve" {
+        case "migrate":
+            logger.notice("migrations applied")
+            await pool.close()
+            exit(0)
+        case "serve":
+            return
+        case let other:
+            throw CommandLineError("unknown subcommand \(other) (see --help)")
+        }
     }
 
     /// Reports the pool's health as the dependency "database" once a second
