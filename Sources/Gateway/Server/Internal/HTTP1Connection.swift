@@ -337,9 +337,11 @@ final class HTTP1Connection {
     private func settle() {
         guard phase != .finished else { return }
         flush()
-        // A finished peer's input is all in the kernel already: read it
-        // directly whenever the machine wants more (bounded by that input).
-        while phase != .finished && peerFinished && !endOfStreamRead && wantsRead {
+        // A finished peer's input is all in the kernel already, and input
+        // TLS decrypted ahead is in OpenSSL: no readiness event announces
+        // either, so read it directly whenever the machine wants more
+        // (bounded by that input).
+        while phase != .finished && (peerFinished || socket.hasBufferedInput) && !endOfStreamRead && wantsRead {
             let progressed = readAvailable()
             flush()
             if !progressed { break }
