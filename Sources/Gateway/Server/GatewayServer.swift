@@ -7,8 +7,8 @@ import Synchronization
 /// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
 /// of both protocols go to the same `GatewayResponder` on Tasks; responses
 /// are written back on the loop. With `Configuration.tls` set, every
-/// connection does a TLS handshake first (bounded by the request-head
-/// timeout) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
+/// connection does a TLS handshake first (bounded by
+/// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
 /// no ALPN to HTTP/1.1; plaintext clients are refused.
 ///
 /// In-process use (e2e tests): `let server = try GatewayServer(configuration:
@@ -29,20 +29,25 @@ public final class GatewayServer: @unchecked Sendable {
         /// Certificate chain and key: serve TLS only (ALPN "h2", "http/1.1").
         /// nil serves plaintext HTTP/1.1 and h2c.
         public var tls: TLSConfiguration?
+        /// A TLS handshake must be complete this long after the accept.
+        public var tlsHandshakeTimeoutMilliseconds: Int64
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax,
             http2IdleTimeoutMilliseconds: Int64 = GatewayLimits.http2IdleTimeoutMilliseconds,
             http2RequestTimeoutMilliseconds: Int64 = GatewayLimits.http2RequestTimeoutMilliseconds,
-            tls: TLSConfiguration? = nil
+            tls: TLSConfiguration? = nil,
+            tlsHandshakeTimeoutMilliseconds: Int64 = GatewayLimits.requestHeadTimeoutMilliseconds
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
             self.http2IdleTimeoutMilliseconds = http2IdleTimeoutMilliseconds
             self.http2RequestTimeoutMilliseconds = http2RequestTimeoutMilliseconds
             self.tls = tls
+            self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
         }
     }
 
@@ -214,7 +219,7 @@ public final class GatewayServer: @unchecked Sendable {
             resumeDrainWaitersIfDone()
         }
         handshakes[key] = handshake
-        handshake.start(timeoutMilliseconds: GatewayLimits.requestHeadTimeoutMilliseconds)
+        handshake.start(timeoutMilliseconds: configuration.tlsHandshakeTimeoutMilliseconds)
     }
 
     private func startHTTP1(_ socket: ConnectedSocket) {

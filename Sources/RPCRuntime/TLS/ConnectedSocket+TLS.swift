@@ -43,6 +43,11 @@ extension ConnectedSocket {
     /// The ALPN protocol chosen in the handshake ("h2", "http/1.1"), if any.
     public var negotiatedProtocol: String? { tls?.negotiatedProtocol }
 
+    /// True when the last TLS read or write stopped until the socket is
+    /// writable (TLS may need to write while reading): watch writability
+    /// and retry the read then.
+    public var tlsNeedsWritable: Bool { tls?.needsWritable ?? false }
+
     /// True when TLS already holds decrypted input: no readiness event
     /// will announce it, so read it without waiting for one.
     public var hasBufferedInput: Bool { (tls?.bufferedByteCount ?? 0) > 0 }

@@ -111,6 +111,27 @@ final class GatewayServerTLSTests: XCTestCase {
         await harness.stop()
     }
 
+    func testAStalledHandshakeIsClosedAfterTheHandshakeTimeout() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath),
+            tlsHandshakeTimeoutMilliseconds: 200))
+        let port = harness.port
+        // Connects and never says anything: the server must hang up (the
+        // client's own receive timeout, 20 s, would throw instead).
+        let closed = try await onDedicatedThread { () -> Bool in
+            let client = try RawHTTPClient(port: port)
+            return try client.waitForClose()
+        }
+        XCTAssertTrue(closed)
+        let after = try await curl(
+            ["--cacert", credentials.certificatePath, "https://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        XCTAssertEqual(after.exitStatus, 0, after.summary)
+        await harness.stop()
+    }
+
     func testAuthenticatedRouteOverTLSWithBothProtocols() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }

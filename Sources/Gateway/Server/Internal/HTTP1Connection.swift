@@ -96,8 +96,10 @@ final class HTTP1Connection {
     private func handle(_ events: EventLoop.IOEvents) {
         guard phase != .finished else { return }
         if !events.isDisjoint(with: .hangup) { peerFinished = true }
+        // TLS may stall a read until the socket is writable (see updateInterest).
+        let readRetry = events.contains(.writable) && socket.tlsNeedsWritable
         if events.contains(.writable) { flush() }
-        if events.contains(.readable) || peerFinished { readAvailable() }
+        if events.contains(.readable) || peerFinished || readRetry { readAvailable() }
         settle()
     }
 
@@ -357,7 +359,7 @@ final class HTTP1Connection {
         var desired: EventLoop.IOEvents = []
         if !peerFinished {
             if wantsRead { desired.insert(.readable) }
-            if hasPendingOutput { desired.insert(.writable) }
+            if hasPendingOutput || (wantsRead && socket.tlsNeedsWritable) { desired.insert(.writable) }
         }
         if desired == interest { return }
         do {
