@@ -1,4 +1,5 @@
-// Gateway: the public JSON API (HTTP/1.1 and h2c on one port) in front of
+// Gateway: the public JSON API (HTTP/1.1 and h2c on one port, or HTTPS with
+// ALPN h2/http/1.1 when --tls-cert and --tls-key are given) in front of
 // PointsService and PaymentsService. `Gateway --help` lists every setting;
 // `Gateway mint-token --sub UUID --email EMAIL [--ttl SECONDS]` prints an
 // HS256 development token. Prints "Gateway listening on HOST:PORT" on stdout once
@@ -25,7 +26,7 @@ do {
 }
 if options.helpRequested {
     print(options.helpText(
-        program: "Gateway", summary: "public JSON API for Apple in-app purchase credits (HTTP/1.1 and h2c; no TLS: terminate it in front)",
+        program: "Gateway", summary: "public JSON API for Apple in-app purchase credits (HTTP/1.1 and h2c, or TLS with ALPN h2 / http/1.1 given --tls-cert and --tls-key)",
         subcommands: [("mint-token", "print an HS256 dev token (--sub UUID --email EMAIL [--ttl SECONDS])")]))
     exit(0)
 }
@@ -63,9 +64,9 @@ do {
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
-        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.backendTLS))
+        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.backendTLS), tls: settings.tls)
     let port = try await gateway.start()
-    logger.notice("listening", ["address": "\(settings.listen.host):\(port)"])
+    logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on"])
     // Unbuffered, so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("Gateway listening on \(settings.listen.host):\(port)\n".utf8))
 

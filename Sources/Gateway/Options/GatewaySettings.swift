@@ -13,11 +13,18 @@ public struct GatewaySettings: Sendable {
     public var shutdownGraceMilliseconds: Int64
     /// TLS towards the services (a CA bundle); nil means plaintext h2c.
     public var backendTLS: TLSConfiguration?
+    /// TLS on the public port (certificate chain and key); nil means
+    /// plaintext HTTP/1.1 and h2c.
+    public var tls: TLSConfiguration?
 
     /// Every option, for `CommandLineOptions` and `--help`.
     public static let specs: [OptionSpec] = [
         OptionSpec(flag: "--listen", env: "LISTEN_ADDR", default: "127.0.0.1:8080",
-                   help: "host:port serving HTTP/1.1 and h2c (prior knowledge); port 0 picks one"),
+                   help: "host:port serving HTTP/1.1 and h2c (prior knowledge), or with --tls-cert HTTPS (ALPN h2, http/1.1); port 0 picks one"),
+        OptionSpec(flag: StandardOptions.tlsCertificate.flag, env: StandardOptions.tlsCertificate.environmentVariable,
+                   help: "PEM certificate chain: serve TLS only on --listen (ALPN h2 or http/1.1; plaintext clients are refused)"),
+        OptionSpec(flag: StandardOptions.tlsKey.flag, env: StandardOptions.tlsKey.environmentVariable,
+                   help: StandardOptions.tlsKey.help),
         OptionSpec(flag: "--points-addr", env: "POINTS_ADDR", default: "127.0.0.1:50052",
                    help: "PointsService addresses, comma-separated host:port (round-robin)"),
         OptionSpec(flag: "--payments-addr", env: "PAYMENTS_ADDR", default: "127.0.0.1:50051",
@@ -58,6 +65,16 @@ public struct GatewaySettings: Sendable {
             throw CommandLineError("--shutdown-grace-ms / SHUTDOWN_GRACE_MS must be a non-negative integer")
         }
         shutdownGraceMilliseconds = grace
+        let certificate = options.value("--tls-cert").flatMap { $0.isEmpty ? nil : $0 }
+        let key = options.value("--tls-key").flatMap { $0.isEmpty ? nil : $0 }
+        switch (certificate, key) {
+        case (let certificate?, let key?):
+            tls = .server(certificateChainPath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            tls = nil
+        default:
+            throw CommandLineError("--tls-cert / TLS_CERT and --tls-key / TLS_KEY go together")
+        }
         if let caFile = options.value("--backend-tls-ca"), !caFile.isEmpty {
             backendTLS = TLSConfiguration(trustRootsPath: caFile, serverName: options.value("--backend-tls-server-name"))
         }

@@ -29,7 +29,8 @@ public final class GatewayRuntime: Sendable {
         emailIdentity: EmailIdentity,
         logger: Logger,
         connectionsMax: Int = GatewayLimits.connectionsMax,
-        backendConfiguration: RPCClient.Configuration = .init()
+        backendConfiguration: RPCClient.Configuration = .init(),
+        tls: TLSConfiguration? = nil
     ) throws {
         backends = try GatewayBackends(
             pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration)
@@ -39,7 +40,8 @@ public final class GatewayRuntime: Sendable {
             executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
             logger: logger)
         server = try GatewayServer(
-            configuration: .init(host: listen.host, port: listen.port, connectionsMax: connectionsMax), responder: application)
+            configuration: .init(host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls),
+            responder: application)
         self.logger = logger
     }
 

@@ -6,8 +6,10 @@ import Synchronization
 /// and HTTP/2 with prior knowledge (h2c, detected by its preface and handed
 /// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
 /// of both protocols go to the same `GatewayResponder` on Tasks; responses
-/// are written back on the loop. TLS is not offered here (terminate it in
-/// front of the gateway).
+/// are written back on the loop. With `Configuration.tls` set, every
+/// connection does a TLS handshake first (bounded by
+/// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
+/// no ALPN to HTTP/1.1; plaintext clients are refused.
 ///
 /// In-process use (e2e tests): `let server = try GatewayServer(configuration:
 /// .init(port: 0), responder: app)`, `let port = try await server.start()`, and
@@ -24,29 +26,42 @@ public final class GatewayServer: @unchecked Sendable {
         public var http2IdleTimeoutMilliseconds: Int64
         /// An HTTP/2 request must be complete this long after it started.
         public var http2RequestTimeoutMilliseconds: Int64
+        /// Certificate chain and key: serve TLS only (ALPN "h2", "http/1.1").
+        /// nil serves plaintext HTTP/1.1 and h2c.
+        public var tls: TLSConfiguration?
+        /// A TLS handshake must be complete this long after the accept.
+        public var tlsHandshakeTimeoutMilliseconds: Int64
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax,
             http2IdleTimeoutMilliseconds: Int64 = GatewayLimits.http2IdleTimeoutMilliseconds,
-            http2RequestTimeoutMilliseconds: Int64 = GatewayLimits.http2RequestTimeoutMilliseconds
+            http2RequestTimeoutMilliseconds: Int64 = GatewayLimits.http2RequestTimeoutMilliseconds,
+            tls: TLSConfiguration? = nil,
+            tlsHandshakeTimeoutMilliseconds: Int64 = GatewayLimits.requestHeadTimeoutMilliseconds
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
             self.http2IdleTimeoutMilliseconds = http2IdleTimeoutMilliseconds
             self.http2RequestTimeoutMilliseconds = http2RequestTimeoutMilliseconds
+            self.tls = tls
+            self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
         }
     }
 
     public let configuration: Configuration
     private let responder: any GatewayResponder
     private let http2: HTTP2Server
+    private let tlsContext: TLSServerContext?
     private let boundPort = Mutex<Int?>(nil)
 
     // Loop-confined state.
     private var listener: TCPListener?
     private var connections: [ObjectIdentifier: HTTP1Connection] = [:]
+    /// TLS connections still negotiating.
+    private var handshakes: [ObjectIdentifier: TLSHandshake] = [:]
     /// Adopted HTTP/2 connections and since when each has had no stream.
     private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
     private var http2SweepScheduled = false
@@ -57,6 +72,7 @@ public final class GatewayServer: @unchecked Sendable {
     public init(configuration: Configuration, responder: any GatewayResponder) throws {
         self.configuration = configuration
         self.responder = responder
+        tlsContext = try configuration.tls.map { try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"]) }
         var limits = RPCLimits()
         limits.connectionsMax = configuration.connectionsMax
         limits.concurrentStreamsMax = GatewayLimits.http2ConcurrentStreamsMax
@@ -110,7 +126,7 @@ public final class GatewayServer: @unchecked Sendable {
     public func connectionCount() async -> Int {
         await withCheckedContinuation { continuation in
             let accepted = loop.execute { [self] in
-                continuation.resume(returning: connections.count + http2Connections.count)
+                continuation.resume(returning: connections.count + http2Connections.count + handshakes.count)
             }
             if !accepted { continuation.resume(returning: 0) }
         }
@@ -127,6 +143,8 @@ public final class GatewayServer: @unchecked Sendable {
                 if !draining {
                     draining = true
                     closeListener()
+                    for handshake in Array(handshakes.values) { handshake.cancel() }
+                    handshakes = [:]
                     for connection in Array(connections.values) { connection.drain() }
                     loop.schedule(after: gracePeriod) { [self] in
                         for connection in Array(connections.values) { connection.forceClose() }
@@ -142,7 +160,7 @@ public final class GatewayServer: @unchecked Sendable {
     // MARK: Loop-confined
 
     private func resumeDrainWaitersIfDone() {
-        guard draining, connections.isEmpty else { return }
+        guard draining, connections.isEmpty, handshakes.isEmpty else { return }
         let waiters = drainWaiters
         drainWaiters = []
         for waiter in waiters { waiter.resume() }
@@ -157,7 +175,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func acceptAll() {
         for _ in 0..<GatewayLimits.acceptsPerWakeMax {
-            guard let listener, !draining, let readBuffer else { return }
+            guard let listener, !draining, readBuffer != nil else { return }
             let socket: ConnectedSocket
             do {
                 guard let accepted = try listener.accept() else { return }
@@ -167,33 +185,65 @@ public final class GatewayServer: @unchecked Sendable {
                 // stays readable and is retried on the next one.
                 return
             }
-            guard connections.count + http2Connections.count < configuration.connectionsMax else {
+            guard connections.count + http2Connections.count + handshakes.count < configuration.connectionsMax else {
                 socket.close()
                 continue
             }
-            let connection = HTTP1Connection(socket: socket, loop: loop, responder: responder, readBuffer: readBuffer)
-            let key = ObjectIdentifier(connection)
-            connection.onClose = { [unowned self] in
-                connections[key] = nil
-                resumeDrainWaitersIfDone()
+            if let tlsContext {
+                startHandshake(socket, context: tlsContext)
+            } else {
+                startHTTP1(socket)
             }
-            connection.onHandOver = { [unowned self] socket, bytes in
-                connections[key] = nil
-                adoptHTTP2(socket, initialBytes: bytes)
-                resumeDrainWaitersIfDone()
-            }
-            connections[key] = connection
-            connection.start()
         }
+    }
+
+    private func startHandshake(_ socket: ConnectedSocket, context: TLSServerContext) {
+        do {
+            try socket.startServerTLS(context)
+        } catch {
+            return socket.close()
+        }
+        let handshake = TLSHandshake(socket: socket, loop: loop)
+        let key = ObjectIdentifier(handshake)
+        handshake.onFinish = { [unowned self] success in
+            handshakes[key] = nil
+            if success && !draining {
+                if socket.negotiatedProtocol == "h2" {
+                    adoptHTTP2(socket, initialBytes: [])
+                } else {
+                    startHTTP1(socket)
+                }
+            } else {
+                socket.close()
+            }
+            resumeDrainWaitersIfDone()
+        }
+        handshakes[key] = handshake
+        handshake.start(timeoutMilliseconds: configuration.tlsHandshakeTimeoutMilliseconds)
+    }
+
+    private func startHTTP1(_ socket: ConnectedSocket) {
+        guard let readBuffer else { return socket.close() }
+        let connection = HTTP1Connection(socket: socket, loop: loop, responder: responder, readBuffer: readBuffer)
+        let key = ObjectIdentifier(connection)
+        connection.onClose = { [unowned self] in
+            connections[key] = nil
+            resumeDrainWaitersIfDone()
+        }
+        connection.onHandOver = { [unowned self] socket, bytes in
+            connections[key] = nil
+            adoptHTTP2(socket, initialBytes: bytes)
+            resumeDrainWaitersIfDone()
+        }
+        connections[key] = connection
+        connection.start()
     }
 
     private func adoptHTTP2(_ socket: ConnectedSocket, initialBytes: [UInt8]) {
         guard !draining else { return socket.close() }
-        let remotePeer = socket.remotePeer
-        let fd = socket.releaseDescriptor()
         var key: ObjectIdentifier?
         do {
-            let connection = try http2.adopt(fd: fd, initialBytes: initialBytes, remotePeer: remotePeer) { [unowned self] in
+            let connection = try http2.adopt(socket: socket, initialBytes: initialBytes) { [unowned self] in
                 if let key { http2Connections[key] = nil }
             }
             if !connection.isClosed {

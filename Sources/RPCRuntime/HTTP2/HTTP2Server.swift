@@ -173,7 +173,31 @@ public final class HTTP2Server: @unchecked Sendable {
             Glibc.close(fd)
             throw SystemError(call: "HTTP2Server.adopt", errorNumber: shuttingDown ? ESHUTDOWN : EMFILE)
         }
-        let transport = PrefixedTransport(prefix: initialBytes, base: PlainTransport(fd: fd))
+        return try adopt(fd: fd, transport: PlainTransport(fd: fd), initialBytes: initialBytes, remotePeer: remotePeer, onClose: onClose)
+    }
+
+    /// Like `adopt(fd:initialBytes:remotePeer:onClose:)` for a socket that
+    /// may already speak TLS (its handshake complete, e.g. ALPN chose "h2"
+    /// on the Gateway's TLS port): takes ownership of the socket's
+    /// descriptor and TLS session; `socket` is left released.
+    @discardableResult
+    public func adopt(
+        socket: ConnectedSocket, initialBytes: [UInt8], onClose: @escaping () -> Void
+    ) throws -> HTTP2Connection {
+        loop.assertInEventLoop()
+        let remotePeer = socket.remotePeer
+        let (fd, base) = socket.releaseTransport()
+        guard !shuttingDown, connections.count < configuration.limits.connectionsMax else {
+            Glibc.close(fd)
+            throw SystemError(call: "HTTP2Server.adopt", errorNumber: shuttingDown ? ESHUTDOWN : EMFILE)
+        }
+        return try adopt(fd: fd, transport: base, initialBytes: initialBytes, remotePeer: remotePeer, onClose: onClose)
+    }
+
+    private func adopt(
+        fd: Int32, transport base: any ByteTransport, initialBytes: [UInt8], remotePeer: String, onClose: @escaping () -> Void
+    ) throws -> HTTP2Connection {
+        let transport = PrefixedTransport(prefix: initialBytes, base: base)
         let connection: HTTP2Connection
         do {
             connection = try HTTP2Connection(
@@ -198,7 +222,8 @@ public final class HTTP2Server: @unchecked Sendable {
             connection.close()
             return connection
         }
-        if transport.hasBufferedBytes { connection.readBufferedInput() }
+        let tlsBuffered = ((base as? TLSTransport)?.bufferedByteCount ?? 0) > 0
+        if transport.hasBufferedBytes || tlsBuffered { connection.readBufferedInput() }
         return connection
     }
 }

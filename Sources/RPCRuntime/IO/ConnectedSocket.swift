@@ -26,6 +26,9 @@ public final class ConnectedSocket {
     public private(set) var descriptor: Int32
     /// The peer as "ip:port" (for logs).
     public let remotePeer: String
+    /// Set by `startServerTLS`: reads and writes then go through TLS
+    /// (see ConnectedSocket+TLS.swift). Freed on close.
+    var tls: TLSTransport?
 
     init(adopting fd: Int32, remotePeer: String) {
         descriptor = fd
@@ -37,6 +40,7 @@ public final class ConnectedSocket {
     /// Reads at most `buffer.count` bytes; retries EINTR.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         guard descriptor >= 0 else { return .failed(errorNumber: EBADF) }
+        if let tls { return Self.outcome(of: tls.read(into: buffer)) }
         while true {
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if count > 0 { return .bytes(count) }
@@ -51,6 +55,7 @@ public final class ConnectedSocket {
     /// Writes as much of `bytes` as the socket takes now; never raises SIGPIPE.
     public func write(_ bytes: UnsafeRawBufferPointer) -> WriteOutcome {
         guard descriptor >= 0 else { return .failed(errorNumber: EBADF) }
+        if let tls { return Self.outcome(of: tls.write(bytes)) }
         while true {
             let count = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
             if count >= 0 { return .wrote(count) }
@@ -65,6 +70,7 @@ public final class ConnectedSocket {
     /// what was already written).
     public func shutdownWrite() {
         guard descriptor >= 0 else { return }
+        tls?.sendCloseNotify()
         _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
     }
 
@@ -78,6 +84,7 @@ public final class ConnectedSocket {
 
     /// Closes the descriptor (unregister it from its loop first). Idempotent.
     public func close() {
+        tls = nil
         guard descriptor >= 0 else { return }
         Glibc.close(descriptor)
         descriptor = -1

@@ -96,8 +96,10 @@ final class HTTP1Connection {
     private func handle(_ events: EventLoop.IOEvents) {
         guard phase != .finished else { return }
         if !events.isDisjoint(with: .hangup) { peerFinished = true }
+        // TLS may stall a read until the socket is writable (see updateInterest).
+        let readRetry = events.contains(.writable) && socket.tlsNeedsWritable
         if events.contains(.writable) { flush() }
-        if events.contains(.readable) || peerFinished { readAvailable() }
+        if events.contains(.readable) || peerFinished || readRetry { readAvailable() }
         settle()
     }
 
@@ -337,9 +339,11 @@ final class HTTP1Connection {
     private func settle() {
         guard phase != .finished else { return }
         flush()
-        // A finished peer's input is all in the kernel already: read it
-        // directly whenever the machine wants more (bounded by that input).
-        while phase != .finished && peerFinished && !endOfStreamRead && wantsRead {
+        // A finished peer's input is all in the kernel already, and input
+        // TLS decrypted ahead is in OpenSSL: no readiness event announces
+        // either, so read it directly whenever the machine wants more
+        // (bounded by that input).
+        while phase != .finished && (peerFinished || socket.hasBufferedInput) && !endOfStreamRead && wantsRead {
             let progressed = readAvailable()
             flush()
             if !progressed { break }
@@ -355,7 +359,7 @@ final class HTTP1Connection {
         var desired: EventLoop.IOEvents = []
         if !peerFinished {
             if wantsRead { desired.insert(.readable) }
-            if hasPendingOutput { desired.insert(.writable) }
+            if hasPendingOutput || (wantsRead && socket.tlsNeedsWritable) { desired.insert(.writable) }
         }
         if desired == interest { return }
         do {

@@ -3,11 +3,34 @@ import Glibc
 #endif
 import COpenSSL
 
-/// Owns one `SSL_CTX` (freed in deinit). Servers select ALPN "h2" only.
+/// Owns one `SSL_CTX` (freed in deinit). Servers select ALPN "h2" only,
+/// unless made with a list of protocols (then the first of ours the client
+/// offers wins, and a client offering none of them gets no ALPN).
 final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     let isServer: Bool
     let serverName: String?
+    /// The server's ALPN list for the selection callback (see
+    /// `alpnSelectPreferred`); freed in deinit, after the `SSL_CTX`.
+    private var alpnArgument: UnsafeMutableBufferPointer<UInt8>?
+
+    /// A server context selecting the first of `alpnProtocols` (our order
+    /// of preference) that the client offers.
+    convenience init(server configuration: TLSConfiguration, alpnProtocols: [String]) throws {
+        try self.init(server: configuration)
+        var wire: [UInt8] = []
+        for name in alpnProtocols {
+            let bytes = Array(name.utf8)
+            precondition(!bytes.isEmpty && bytes.count < 256, "ALPN protocol names are 1...255 bytes")
+            wire.append(UInt8(bytes.count))
+            wire.append(contentsOf: bytes)
+        }
+        precondition(wire.count <= Int(UInt16.max), "ALPN list too long")
+        let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 2 + wire.count)
+        _ = storage.initialize(from: [UInt8(wire.count & 0xff), UInt8(wire.count >> 8)] + wire)
+        alpnArgument = storage
+        SSL_CTX_set_alpn_select_cb(context, alpnSelectPreferred, UnsafeMutableRawPointer(storage.baseAddress))
+    }
 
     init(server configuration: TLSConfiguration) throws {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError("SSL_CTX_new") }
@@ -49,7 +72,43 @@ final class TLSContext: @unchecked Sendable {
         _ = SSL_CTX_ctrl(context, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
     }
 
-    deinit { SSL_CTX_free(context) }
+    deinit {
+        SSL_CTX_free(context)
+        alpnArgument?.deallocate()
+    }
+}
+
+/// ALPN: the first protocol of the server's list that the client offers;
+/// none in common means no ALPN (the connection goes on without it). The
+/// callback argument is the server's list: a 2-byte little-endian length,
+/// then the list in wire format (length-prefixed names).
+private let alpnSelectPreferred: @convention(c) (
+    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+    UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+) -> Int32 = { _, out, outLength, input, inputLength, argument in
+    guard let input, let out, let outLength, let argument else { return SSL_TLSEXT_ERR_NOACK }
+    let header = argument.assumingMemoryBound(to: UInt8.self)
+    let ours = UnsafeBufferPointer(start: header + 2, count: Int(header[0]) | Int(header[1]) << 8)
+    let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
+    var ourIndex = 0
+    while ourIndex < ours.count {
+        let ourLength = Int(ours[ourIndex])
+        guard ourIndex + 1 + ourLength <= ours.count else { break }
+        let name = ours[(ourIndex + 1)..<(ourIndex + 1 + ourLength)]
+        var index = 0
+        while index < offered.count {
+            let length = Int(offered[index])
+            guard index + 1 + length <= offered.count else { break }
+            if length == ourLength && offered[(index + 1)..<(index + 1 + length)].elementsEqual(name) {
+                out.pointee = input + index + 1
+                outLength.pointee = UInt8(length)
+                return SSL_TLSEXT_ERR_OK
+            }
+            index += 1 + length
+        }
+        ourIndex += 1 + ourLength
+    }
+    return SSL_TLSEXT_ERR_NOACK
 }
 
 /// ALPN: choose "h2" or fail the handshake (gRPC needs HTTP/2).

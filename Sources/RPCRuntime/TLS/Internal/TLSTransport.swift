@@ -72,4 +72,42 @@ final class TLSTransport: ByteTransport {
         default: return .failed(TLSError("SSL_write"))
         }
     }
+
+    /// Where an explicit handshake step left off.
+    enum HandshakeStep {
+        case complete
+        case wantsReadable
+        case wantsWritable
+        case failed(TLSError)
+    }
+
+    /// Drives the handshake as far as the socket allows now.
+    func handshake() -> HandshakeStep {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            needsWritable = false
+            return .complete
+        }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ:
+            needsWritable = false
+            return .wantsReadable
+        case SSL_ERROR_WANT_WRITE:
+            needsWritable = true
+            return .wantsWritable
+        default:
+            return .failed(TLSError("SSL_do_handshake"))
+        }
+    }
+
+    /// Decrypted bytes OpenSSL holds that no readiness event will announce.
+    var bufferedByteCount: Int { Int(SSL_pending(ssl)) }
+
+    /// Sends close_notify, best effort (never waits for the peer's).
+    func sendCloseNotify() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
 }

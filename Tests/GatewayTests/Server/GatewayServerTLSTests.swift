@@ -1,0 +1,188 @@
+import Foundation
+import RPCRuntime
+import ServiceKit
+import TestSupport
+import XCTest
+@testable import Gateway
+
+/// The public port with TLS: ALPN picks HTTP/2 or HTTP/1.1, plaintext
+/// clients are refused without harming the server. Driven by curl over
+/// loopback against a self-signed certificate made with the openssl CLI.
+final class GatewayServerTLSTests: XCTestCase {
+    /// A fresh directory holding cert.pem and key.pem for 127.0.0.1.
+    private struct Credentials {
+        let directory: URL
+        var certificatePath: String { directory.appendingPathComponent("cert.pem").path }
+        var keyPath: String { directory.appendingPathComponent("key.pem").path }
+    }
+
+    private struct CurlResult: Sendable {
+        let exitStatus: Int32
+        /// What `-w` printed ("<http_version> <status>") plus any error text.
+        let summary: String
+        let body: String
+    }
+
+    private func makeCredentials() async throws -> Credentials {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gwtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let credentials = Credentials(directory: directory)
+        let certificate = credentials.certificatePath
+        let key = credentials.keyPath
+        let status = try await onDedicatedThread {
+            try Command.run([
+                "/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+        }
+        XCTAssertEqual(status, 0, "openssl req")
+        return credentials
+    }
+
+    private func curl(_ arguments: [String], in directory: URL) async throws -> CurlResult {
+        let output = directory.appendingPathComponent("curl-\(UUID().uuidString).out").path
+        let body = directory.appendingPathComponent("curl-\(UUID().uuidString).body").path
+        let status = try await onDedicatedThread {
+            try Command.run(
+                ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", body, "-w", "%{http_version} %{http_code}"] + arguments,
+                outputPath: output)
+        }
+        let summary = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let bodyText = (try? String(contentsOfFile: body, encoding: .utf8)) ?? ""
+        return CurlResult(exitStatus: status, summary: summary, body: bodyText)
+    }
+
+    private func startTLSHarness(_ credentials: Credentials) async throws -> GatewayHarness {
+        try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+    }
+
+    func testALPNSelectsHTTP2OrHTTP1AndNoALPNMeansHTTP1() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await startTLSHarness(credentials)
+        let url = "https://127.0.0.1:\(harness.port)/healthz"
+        let base = ["--cacert", credentials.certificatePath]
+
+        let h2 = try await curl(base + ["--http2", url], in: credentials.directory)
+        XCTAssertEqual(h2.exitStatus, 0, h2.summary)
+        XCTAssertEqual(h2.summary, "2 200")
+        XCTAssertTrue(h2.body.contains("\"ok\""), h2.body)
+
+        let h1 = try await curl(base + ["--http1.1", url], in: credentials.directory)
+        XCTAssertEqual(h1.exitStatus, 0, h1.summary)
+        XCTAssertEqual(h1.summary, "1.1 200")
+        XCTAssertTrue(h1.body.contains("\"ok\""), h1.body)
+
+        let noALPN = try await curl(base + ["--no-alpn", url], in: credentials.directory)
+        XCTAssertEqual(noALPN.exitStatus, 0, noALPN.summary)
+        XCTAssertEqual(noALPN.summary, "1.1 200")
+
+        // The certificate is really checked: without the CA curl refuses it.
+        let untrusted = try await curl([url], in: credentials.directory)
+        XCTAssertNotEqual(untrusted.exitStatus, 0)
+        await harness.stop()
+    }
+
+    func testPlaintextClientIsRefusedAndTheServerStaysUp() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await startTLSHarness(credentials)
+        let port = harness.port
+
+        let plain = try await curl(["http://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        XCTAssertNotEqual(plain.exitStatus, 0, "plaintext HTTP/1.1 must not be answered: \(plain.summary)")
+        let h2c = try await curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        XCTAssertNotEqual(h2c.exitStatus, 0, "h2c must not be answered: \(h2c.summary)")
+        // A raw plaintext request: the connection ends without an HTTP response.
+        let closedWithoutResponse = try await onDedicatedThread { () -> Bool in
+            let client = try RawHTTPClient(port: port)
+            try client.send(GatewayHarness.requestText("GET", "/healthz"))
+            return (try? client.readResponse()) == nil
+        }
+        XCTAssertTrue(closedWithoutResponse)
+
+        let after = try await curl(
+            ["--cacert", credentials.certificatePath, "https://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        XCTAssertEqual(after.exitStatus, 0, after.summary)
+        XCTAssertTrue(after.summary.hasSuffix(" 200"), after.summary)
+        await harness.stop()
+    }
+
+    func testAStalledHandshakeIsClosedAfterTheHandshakeTimeout() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath),
+            tlsHandshakeTimeoutMilliseconds: 200))
+        let port = harness.port
+        // Connects and never says anything: the server must hang up (the
+        // client's own receive timeout, 20 s, would throw instead).
+        let closed = try await onDedicatedThread { () -> Bool in
+            let client = try RawHTTPClient(port: port)
+            return try client.waitForClose()
+        }
+        XCTAssertTrue(closed)
+        let after = try await curl(
+            ["--cacert", credentials.certificatePath, "https://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        XCTAssertEqual(after.exitStatus, 0, after.summary)
+        await harness.stop()
+    }
+
+    func testAuthenticatedRouteOverTLSWithBothProtocols() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await startTLSHarness(credentials)
+        let url = "https://127.0.0.1:\(harness.port)/api/v1/points/balance"
+        let bearer = GatewayHarness.bearer
+        let base = ["--cacert", credentials.certificatePath, "-H", "\(bearer.0): \(bearer.1)"]
+        for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            let result = try await curl(base + [flag, url], in: credentials.directory)
+            XCTAssertEqual(result.exitStatus, 0, result.summary)
+            XCTAssertEqual(result.summary, "\(version) 200", result.body)
+            XCTAssertTrue(result.body.contains("balance"), result.body)
+        }
+        let anonymous = try await curl(["--cacert", credentials.certificatePath, "--http2", url], in: credentials.directory)
+        XCTAssertEqual(anonymous.summary, "2 401")
+        await harness.stop()
+    }
+
+    func testSettingsReadTheCertificateAndKeyTogether() throws {
+        func settings(_ arguments: [String], _ environment: [String: String] = [:]) throws -> GatewaySettings {
+            try GatewaySettings(options: CommandLineOptions(specs: GatewaySettings.specs, arguments: arguments, environment: environment))
+        }
+        XCTAssertNil(try settings([]).tls)
+        let fromFlags = try settings(["--tls-cert", "/c.pem", "--tls-key", "/k.pem"]).tls
+        XCTAssertEqual(fromFlags, .server(certificateChainPath: "/c.pem", privateKeyPath: "/k.pem"))
+        let fromEnvironment = try settings([], ["TLS_CERT": "/c2.pem", "TLS_KEY": "/k2.pem"]).tls
+        XCTAssertEqual(fromEnvironment, .server(certificateChainPath: "/c2.pem", privateKeyPath: "/k2.pem"))
+        XCTAssertThrowsError(try settings(["--tls-cert", "/c.pem"]))
+        XCTAssertThrowsError(try settings([], ["TLS_KEY": "/k.pem"]))
+        let help = try CommandLineOptions(specs: GatewaySettings.specs, arguments: [], environment: [:])
+            .helpText(program: "Gateway", summary: "x")
+        for name in ["--tls-cert", "TLS_CERT", "--tls-key", "TLS_KEY"] { XCTAssertTrue(help.contains(name), name) }
+    }
+
+    func testAMissingKeyFileFailsAtConstruction() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        XCTAssertThrowsError(try GatewayServer(
+            configuration: .init(host: "127.0.0.1", port: 0, tls: .server(
+                certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath + ".missing")),
+            responder: RefusingResponder()))
+    }
+}
+
+/// A responder the failing-construction test never reaches.
+private struct RefusingResponder: GatewayResponder {
+    func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
+        HTTPResponse(status: 500)
+    }
+
+    func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
+        HTTPResponse(status: 400)
+    }
+}
