@@ -28,7 +28,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case uriTooLong = "URI_TOO_LONG"
     case headerFieldsTooLarge = "HEADER_FIELDS_TOO_LARGE"
     case expectationFailed = "EXPECTATION_FAILED"
-    case notImplemented = "NOT_IMPLEMENTED"
+    case featureUnsupported = "NOT_IMPLEMENTED"
     case httpVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED"
 
     /// The `code` member sent to clients. Both validation cases send
@@ -55,7 +55,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .uriTooLong: return 414
         case .headerFieldsTooLarge: return 431
         case .expectationFailed: return 417
-        case .notImplemented: return 501
+        case .featureUnsupported: return 501
         case .httpVersionNotSupported: return 505
         }
     }
@@ -76,7 +76,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
             .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
             .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
-            .notImplemented, .httpVersionNotSupported:
+            .featureUnsupported, .httpVersionNotSupported:
             return false
         }
     }
@@ -106,7 +106,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .uriTooLong: return "Request target too long"
         case .headerFieldsTooLarge: return "Header fields too large"
         case .expectationFailed: return "Expectation failed"
-        case .notImplemented: return "Not implemented"
+        case .featureUnsupported: return "Not implemented"
         case .httpVersionNotSupported: return "HTTP version not supported"
         }
     }

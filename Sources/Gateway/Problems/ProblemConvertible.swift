@@ -29,7 +29,7 @@ extension HTTPRequestError: ProblemConvertible {
         case 417: code = .expectationFailed
         case 429: code = .rateLimited
         case 431: code = .headerFieldsTooLarge
-        case 501: code = .notImplemented
+        case 501: code = .featureUnsupported
         case 505: code = .httpVersionNotSupported
         default: code = .validationFailedMalformed
         }
