@@ -73,6 +73,9 @@ struct DemoHTTPClient: Sendable {
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 && errno == EINTR { continue }
+            // A server may answer early (e.g. 413) and close before reading
+            // everything: stop sending and read its answer.
+            if written < 0 && (errno == EPIPE || errno == ECONNRESET) { return }
             guard written > 0 else { throw DemoHTTPError(description: "send failed: errno \(errno)") }
             offset += written
         }

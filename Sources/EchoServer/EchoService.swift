@@ -4,21 +4,11 @@ import RPCRuntime
 /// testing.v1.Echo: answers with what it was sent, fails or waits on request.
 /// Used by the interop tests and the benchmark.
 enum EchoService {
-    static let unary = MethodDescriptor(service: "testing.v1.Echo", method: "Unary")
-
-    /// Registers Echo/Unary on `router`. Messages are decoded here with
-    /// Contracts' protobuf types, so no RPCMessage conformance is needed.
+    /// Registers Echo/Unary on `router`; the router decodes and encodes the
+    /// Contracts messages (a request that does not decode is INVALID_ARGUMENT).
     static func register(on router: inout Router) {
-        router.registerRaw(unary) { raw in
-            let request: EchoRequest
-            do {
-                request = try EchoRequest(serializedBytes: raw.message)
-            } catch {
-                throw RPCError(code: .invalidArgument, message: "Malformed EchoRequest", cause: error)
-            }
-            let response = try await handle(request, metadata: raw.metadata, context: raw.context)
-            return ServerResponse(message: try response.message.serializedBytes(),
-                                  metadata: response.metadata, trailingMetadata: response.trailingMetadata)
+        router.registerUnary(EchoMethods.unary.descriptor, requestType: EchoRequest.self, responseType: EchoResponse.self) { request in
+            try await handle(request.message, metadata: request.metadata, context: request.context)
         }
     }
 

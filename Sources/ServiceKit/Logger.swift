@@ -52,8 +52,8 @@ public final class MemorySink: LogSink {
 
 /// Structured logging: one JSON object per line with `ts`, `level`,
 /// `service`, `msg` and fields such as `request_id`. Values are rendered as
-/// given: callers pass identifiers and `Redacted` forms, never a JWS, an
-/// email, a bearer token or a key (see `Redacted`).
+/// given: callers pass identifiers, codes and masked forms, never a JWS, an
+/// email, a bearer token or a key (the end-to-end tests grep for them).
 public struct Logger: Sendable {
     public var service: String
     public var minimumLevel: LogLevel

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `PaymentsService verify-jws` as support staff run it: a JWS on stdin,
 /// decoded JSON or a typed failure out, the exit code saying which.
 final class VerifyJWSCommandTests: XCTestCase {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repositoryRoot = ServiceProcess.repositoryRoot
     static let fixtures = repositoryRoot.appendingPathComponent("Tests/AppStoreVerificationTests/Fixtures")
 
     func testRealAppleTransactionDecodesWithTheBundledRoot() throws {
@@ -38,7 +39,7 @@ final class VerifyJWSCommandTests: XCTestCase {
 
     private func run(_ arguments: [String], stdinFile: String) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("PaymentsService")
+        process.executableURL = ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService")
         process.arguments = ["verify-jws"] + arguments
         process.currentDirectoryURL = Self.repositoryRoot
         process.standardInput = try FileHandle(forReadingFrom: Self.fixtures.appendingPathComponent(stdinFile))
@@ -50,12 +51,5 @@ final class VerifyJWSCommandTests: XCTestCase {
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-
-    private var productsDirectory: URL {
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent()
-        }
-        return Bundle.main.bundleURL
     }
 }
