@@ -69,6 +69,10 @@ public struct Transaction: ProtobufMessage, Equatable {
     public var overdueAmount: Int64 = 0
     public var createdAtUnixMs: Int64 = 0
     public var updatedAtUnixMs: Int64 = 0
+    public var quantity: Int32 = 0
+    public var creditsTakenBack: Int64 = 0
+    public var revocationType = ""
+    public var revocationPercentage: Int32 = 0
     public init() {}
 }
 

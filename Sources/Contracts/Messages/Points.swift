@@ -93,6 +93,7 @@ public struct GrantRequest: ProtobufMessage, Equatable {
     public var bizId = ""
     public var source: PurchaseSource?
     public var emailMasked = ""
+    public var quantity: Int32 = 0
     public init() {}
 }
 
@@ -116,6 +117,7 @@ public struct ClawbackRequest: ProtobufMessage, Equatable {
     public var originalEventId = ""
     public var bizId = ""
     public var reason = ""
+    public var amount: Int64 = 0
     public init() {}
 }
 

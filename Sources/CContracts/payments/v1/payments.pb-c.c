@@ -644,7 +644,7 @@ const ProtobufCMessageDescriptor payments__v1__verify_transaction_response__desc
   (ProtobufCMessageInit) payments__v1__verify_transaction_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor payments__v1__transaction__field_descriptors[16] =
+static const ProtobufCFieldDescriptor payments__v1__transaction__field_descriptors[20] =
 {
   {
     "id",
@@ -838,11 +838,60 @@ static const ProtobufCFieldDescriptor payments__v1__transaction__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "quantity",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__Transaction, quantity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "credits_taken_back",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__Transaction, credits_taken_back),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revocation_type",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__Transaction, revocation_type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "revocation_percentage",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__Transaction, revocation_percentage),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned payments__v1__transaction__field_indices_by_name[] = {
   5,   /* field[5] = app_store_product_id */
   14,   /* field[14] = created_at_unix_ms */
   8,   /* field[8] = credits */
+  17,   /* field[17] = credits_taken_back */
   6,   /* field[6] = environment */
   12,   /* field[12] = failure_code */
   0,   /* field[0] = id */
@@ -851,7 +900,10 @@ static const unsigned payments__v1__transaction__field_indices_by_name[] = {
   13,   /* field[13] = overdue_amount */
   4,   /* field[4] = product_code */
   9,   /* field[9] = purchase_date_unix_ms */
+  16,   /* field[16] = quantity */
   10,   /* field[10] = revocation_date_unix_ms */
+  19,   /* field[19] = revocation_percentage */
+  18,   /* field[18] = revocation_type */
   7,   /* field[7] = status */
   1,   /* field[1] = transaction_id */
   15,   /* field[15] = updated_at_unix_ms */
@@ -860,7 +912,7 @@ static const unsigned payments__v1__transaction__field_indices_by_name[] = {
 static const ProtobufCIntRange payments__v1__transaction__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 16 }
+  { 0, 20 }
 };
 const ProtobufCMessageDescriptor payments__v1__transaction__descriptor =
 {
@@ -870,7 +922,7 @@ const ProtobufCMessageDescriptor payments__v1__transaction__descriptor =
   "Payments__V1__Transaction",
   "payments.v1",
   sizeof(Payments__V1__Transaction),
-  16,
+  20,
   payments__v1__transaction__field_descriptors,
   payments__v1__transaction__field_indices_by_name,
   1,  payments__v1__transaction__number_ranges,

@@ -1290,7 +1290,7 @@ const ProtobufCMessageDescriptor points__v1__purchase_source__descriptor =
   (ProtobufCMessageInit) points__v1__purchase_source__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor points__v1__grant_request__field_descriptors[7] =
+static const ProtobufCFieldDescriptor points__v1__grant_request__field_descriptors[8] =
 {
   {
     "event_id",
@@ -1376,6 +1376,18 @@ static const ProtobufCFieldDescriptor points__v1__grant_request__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "quantity",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GrantRequest, quantity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned points__v1__grant_request__field_indices_by_name[] = {
   4,   /* field[4] = biz_id */
@@ -1383,13 +1395,14 @@ static const unsigned points__v1__grant_request__field_indices_by_name[] = {
   6,   /* field[6] = email_masked */
   0,   /* field[0] = event_id */
   3,   /* field[3] = product_code */
+  7,   /* field[7] = quantity */
   5,   /* field[5] = source */
   1,   /* field[1] = user_id */
 };
 static const ProtobufCIntRange points__v1__grant_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor points__v1__grant_request__descriptor =
 {
@@ -1399,7 +1412,7 @@ const ProtobufCMessageDescriptor points__v1__grant_request__descriptor =
   "Points__V1__GrantRequest",
   "points.v1",
   sizeof(Points__V1__GrantRequest),
-  7,
+  8,
   points__v1__grant_request__field_descriptors,
   points__v1__grant_request__field_indices_by_name,
   1,  points__v1__grant_request__number_ranges,
@@ -1509,7 +1522,7 @@ const ProtobufCMessageDescriptor points__v1__grant_response__descriptor =
   (ProtobufCMessageInit) points__v1__grant_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor points__v1__clawback_request__field_descriptors[5] =
+static const ProtobufCFieldDescriptor points__v1__clawback_request__field_descriptors[6] =
 {
   {
     "event_id",
@@ -1571,8 +1584,21 @@ static const ProtobufCFieldDescriptor points__v1__clawback_request__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "amount",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ClawbackRequest, amount),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned points__v1__clawback_request__field_indices_by_name[] = {
+  5,   /* field[5] = amount */
   3,   /* field[3] = biz_id */
   0,   /* field[0] = event_id */
   2,   /* field[2] = original_event_id */
@@ -1582,7 +1608,7 @@ static const unsigned points__v1__clawback_request__field_indices_by_name[] = {
 static const ProtobufCIntRange points__v1__clawback_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor points__v1__clawback_request__descriptor =
 {
@@ -1592,7 +1618,7 @@ const ProtobufCMessageDescriptor points__v1__clawback_request__descriptor =
   "Points__V1__ClawbackRequest",
   "points.v1",
   sizeof(Points__V1__ClawbackRequest),
-  5,
+  6,
   points__v1__clawback_request__field_descriptors,
   points__v1__clawback_request__field_indices_by_name,
   1,  points__v1__clawback_request__number_ranges,

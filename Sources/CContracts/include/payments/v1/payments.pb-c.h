@@ -144,10 +144,24 @@ struct  Payments__V1__Transaction
   int64_t overdue_amount;
   int64_t created_at_unix_ms;
   int64_t updated_at_unix_ms;
+  /*
+   * packs bought in this transaction
+   */
+  int32_t quantity;
+  /*
+   * Credits the refund now in force takes back (prorated refunds take part).
+   */
+  int64_t credits_taken_back;
+  /*
+   * Apple's revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE) and
+   * revocationPercentage in milliunits (50000 = 50%), when revoked.
+   */
+  char *revocation_type;
+  int32_t revocation_percentage;
 };
 #define PAYMENTS__V1__TRANSACTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&payments__v1__transaction__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, PAYMENTS__V1__TRANSACTION_STATUS__TRANSACTION_STATUS_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, PAYMENTS__V1__TRANSACTION_STATUS__TRANSACTION_STATUS_UNSPECIFIED, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Payments__V1__GetTransactionRequest

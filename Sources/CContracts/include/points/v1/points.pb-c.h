@@ -212,10 +212,16 @@ struct  Points__V1__GrantRequest
    * starter-pack claim for support, e.g. "a***@example.com".
    */
   char *email_masked;
+  /*
+   * How many packs one Apple transaction bought (StoreKit's quantity):
+   * credits = the catalog's credits x quantity. 0 means 1; at most
+   * PointsLimits.quantityMax (10, StoreKit's own bound).
+   */
+  int32_t quantity;
 };
 #define POINTS__V1__GRANT_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&points__v1__grant_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Points__V1__GrantResponse
@@ -247,7 +253,9 @@ struct  Points__V1__ClawbackRequest
 {
   ProtobufCMessage base;
   /*
-   * Idempotency key, e.g. "refund.apple_iap:2000000847061981".
+   * Idempotency key: "refund.apple_iap:{transaction_id}" for a purchase's
+   * first refund, "refund.apple_iap:{transaction_id}:{n}" for refund n >= 2
+   * (after a reversal). A purchase has at most one unreversed clawback.
    */
   char *event_id;
   char *user_id;
@@ -260,10 +268,15 @@ struct  Points__V1__ClawbackRequest
    * Apple's revocationReason or notification type, e.g. "CUSTOMER_REQUEST".
    */
   char *reason;
+  /*
+   * Credits to take back (a prorated refund takes back part); 0 means all
+   * the purchase's credits. Never more than the purchase credited.
+   */
+  int64_t amount;
 };
 #define POINTS__V1__CLAWBACK_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&points__v1__clawback_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Points__V1__ClawbackResponse
@@ -294,7 +307,8 @@ struct  Points__V1__ReverseClawbackRequest
 {
   ProtobufCMessage base;
   /*
-   * Idempotency key, e.g. "refund_reversed.apple_iap:2000000847061981".
+   * Idempotency key: "refund_reversed.apple_iap:{transaction_id}" for the
+   * first refund's reversal, "...:{n}" for refund n's.
    */
   char *event_id;
   char *user_id;
