@@ -1,21 +1,78 @@
 import RPCRuntime
 
-/// The convention every service follows for machine-readable failure
-/// reasons: the trailer `error-reason` carries a stable name such as
-/// `STARTER_PACK_INELIGIBLE` (listed in each proto's header comment).
-public enum ErrorReason {
+/// The one vocabulary of machine-readable failure reasons shared by the
+/// three processes. A failed call carries its reason in the trailer
+/// `error-reason` (the proto headers list which service answers which,
+/// under which gRPC code). Reasons are values, so the list can grow; each
+/// knows whether retrying the same request unchanged could ever succeed
+/// (`isPermanent`), so transient vs permanent is decided here only.
+public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+
+    // MARK: Both services
+    /// A field breaks its rule; the trailer's message names it.
+    public static let validationFailed = ErrorReason(rawValue: "VALIDATION_FAILED")
+    /// The product code is not in the catalog. Not permanent: catalogs change
+    /// (a rolling deploy can briefly disagree), and a verified purchase of it
+    /// is retried and alerted, never refused for good.
+    public static let productNotFound = ErrorReason(rawValue: "PRODUCT_NOT_FOUND")
+    public static let starterPackIneligible = ErrorReason(rawValue: "STARTER_PACK_INELIGIBLE")
+    public static let databaseUnavailable = ErrorReason(rawValue: "DATABASE_UNAVAILABLE")
+
+    // MARK: PointsService
+    /// A ledger event (purchase, clawback) the request refers to does not exist.
+    public static let eventNotFound = ErrorReason(rawValue: "EVENT_NOT_FOUND")
+    /// The event id was used with other content, or the movement contradicts
+    /// the ledger (a second unreversed clawback of one purchase).
+    public static let eventConflict = ErrorReason(rawValue: "EVENT_CONFLICT")
+
+    // MARK: PaymentsService
+    public static let productMismatch = ErrorReason(rawValue: "PRODUCT_MISMATCH")
+    public static let transactionInvalid = ErrorReason(rawValue: "TRANSACTION_INVALID")
+    public static let transactionRevoked = ErrorReason(rawValue: "TRANSACTION_REVOKED")
+    public static let transactionConflict = ErrorReason(rawValue: "TRANSACTION_CONFLICT")
+    public static let transactionNotFound = ErrorReason(rawValue: "TRANSACTION_NOT_FOUND")
+    public static let appleUnavailable = ErrorReason(rawValue: "APPLE_UNAVAILABLE")
+    public static let pointsUnavailable = ErrorReason(rawValue: "POINTS_UNAVAILABLE")
+    /// Verified and kept, but not credited yet for a reason an operator must
+    /// fix (alerted); the saga keeps retrying, so resubmitting later succeeds.
+    public static let grantFailed = ErrorReason(rawValue: "GRANT_FAILED")
+
+    /// Every reason above, for tests and documentation.
+    public static let all: [ErrorReason] = [
+        .validationFailed, .productNotFound, .starterPackIneligible, .databaseUnavailable, .eventNotFound, .eventConflict,
+        .productMismatch, .transactionInvalid, .transactionRevoked, .transactionConflict, .transactionNotFound,
+        .appleUnavailable, .pointsUnavailable, .grantFailed,
+    ]
+
+    /// True when the same request, sent again unchanged, can never succeed.
+    /// Unknown reasons are transient: retrying an idempotent call is safe,
+    /// giving up on a paid purchase is not.
+    public var isPermanent: Bool {
+        switch self {
+        case .validationFailed, .starterPackIneligible, .eventNotFound, .eventConflict, .productMismatch, .transactionInvalid,
+             .transactionRevoked, .transactionConflict, .transactionNotFound:
+            return true
+        default:
+            return false
+        }
+    }
+
     /// The trailer key.
     public static let metadataKey = "error-reason"
 
     /// An `RPCError` carrying `reason` in its trailers.
-    public static func error(code: RPCError.Code, reason: String, message: String, extra: [(String, String)] = []) -> RPCError {
+    public static func error(code: RPCError.Code, reason: ErrorReason, message: String, extra: [(String, String)] = []) -> RPCError {
         var metadata = Metadata()
-        metadata.addString(reason, forKey: metadataKey)
+        metadata.addString(reason.rawValue, forKey: metadataKey)
         for (key, value) in extra { metadata.addString(value, forKey: key) }
         return RPCError(code: code, message: message, metadata: metadata)
     }
 
-    /// The reason a received error carries, if any.
+    /// The reason a received error carries, if any, as text.
     public static func reason(of error: RPCError) -> String? {
         error.metadata[stringValues: metadataKey].first
     }
@@ -27,7 +84,7 @@ extension ProtobufError: RPCErrorConvertible {
     public var rpcError: RPCError {
         switch kind {
         case .malformedWire, .invalidUTF8, .embeddedNUL, .tooDeep:
-            return ErrorReason.error(code: .invalidArgument, reason: "VALIDATION_FAILED", message: "request message: \(detail)")
+            return ErrorReason.error(code: .invalidArgument, reason: .validationFailed, message: "request message: \(detail)")
         case .schemaMismatch:
             return RPCError(code: .internal, message: "internal error", cause: self)
         }

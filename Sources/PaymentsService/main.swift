@@ -58,7 +58,7 @@ do {
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
-    let worker = Task { await SagaWorker(processor: processor, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor).register(on: &router)

@@ -4,61 +4,113 @@ import PostgresClient
 import XCTest
 
 /// The storage edge on the real database: step 1 races, row-locked
-/// transitions, worker claims with leases, notifications recorded once.
+/// transitions with compare-and-set on the owed step, worker claims with
+/// leases, notifications recorded once.
 final class PaymentsStoreTests: XCTestCase {
-    func testInsertVerifiedRecordsAnOwedGrantAndARepeatSeesTheRow() async throws {
+    private static let refund = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
+                                                                dateUnixMilliseconds: 1_738_645_700_000))
+
+    func testRecordingAClaimedPurchaseOwesTheGrantAndARepeatSeesTheRow() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        guard case .inserted(let first) = try await store.insertVerified(payment) else { return XCTFail("expected insert") }
-        XCTAssertEqual(first.state, .newlyVerified)
-        XCTAssertEqual(first.userId, payment.userId)
-        XCTAssertEqual(first.purchaseDateUnixMilliseconds, 1_738_645_560_000)
-        guard case .existing(let again) = try await store.insertVerified(payment) else { return XCTFail("expected existing") }
-        XCTAssertEqual(again.id, first.id)
+        let first = try await PaymentsTestDatabase.record(store, payment)
+        XCTAssertNil(first.before)
+        XCTAssertEqual(first.after.pendingStep, .grant)
+        XCTAssertEqual(first.after.status, .verified)
+        XCTAssertEqual(first.after.userId, payment.claim?.userId)
+        XCTAssertEqual(first.after.purchaseDateUnixMilliseconds, 1_738_645_560_000)
+        XCTAssertEqual(first.after.state.verdictSignedAtUnixMilliseconds, 1_738_645_600_000)
+        let again = try await PaymentsTestDatabase.record(store, payment)
+        XCTAssertEqual(again.before?.id, first.after.id)
+        XCTAssertEqual(again.after.state, first.after.state)
+        XCTAssertFalse(again.conflict)
     }
 
-    func testParallelInsertsOfOneTransactionCreateOneRow() async throws {
+    func testParallelRecordsOfOneTransactionCreateOneRowAndOneOwner() async throws {
         let store = try await PaymentsTestDatabase.store()
         let transactionId = PaymentsTestDatabase.randomTransactionId()
         let userA = UUID(), userB = UUID()
-        let outcomes = try await withThrowingTaskGroup(of: PaymentsStore.InsertOutcome.self) { group in
+        let results = try await withThrowingTaskGroup(of: PaymentsStore.WordResult.self) { group in
             for index in 0..<50 {
-                group.addTask { try await store.insertVerified(PaymentsTestDatabase.newPayment(userId: index % 2 == 0 ? userA : userB, transactionId: transactionId)) }
+                group.addTask {
+                    try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: index % 2 == 0 ? userA : userB, transactionId: transactionId))
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let inserted = outcomes.filter { if case .inserted = $0 { true } else { false } }
-        XCTAssertEqual(inserted.count, 1)
+        XCTAssertEqual(results.filter { $0.before == nil }.count, 1)
+        let owner = results.first { $0.before == nil }!.after.userId
+        XCTAssertEqual(results.filter(\.conflict).count, 25, "every submission by the other user is a conflict")
+        XCTAssertTrue(results.filter(\.conflict).allSatisfy { $0.after.userId == owner })
         let count = try await store.pool.withConnection {
             try await $0.query("select count(*) as n from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]).first!.int64("n")
         }
         XCTAssertEqual(count, 1)
     }
 
-    func testGrantStepMarksGrantedAndClearsTheSchedule() async throws {
+    func testCompletingTheGrantMarksGrantedAndClearsTheSchedule() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        _ = try await store.insertVerified(payment)
+        try await PaymentsTestDatabase.record(store, payment)
         let eventId = LedgerEventId.purchase(transactionId: payment.transactionId)
-        let granted = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: eventId),
-                                            transactionId: payment.transactionId)
-        XCTAssertEqual(granted.state, PaymentState(status: .granted))
+        guard case .applied(let granted) = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId, ledgerEventId: eventId) else {
+            return XCTFail("expected the result to apply")
+        }
+        XCTAssertEqual(granted.status, .granted)
+        XCTAssertEqual(granted.state.grant, .applied)
         XCTAssertEqual(granted.ledgerEventId, eventId)
         let due = try await nextAttempt(store, payment.transactionId)
         XCTAssertNil(due)
+        // The same result again (a second runner's late reply) is stale and changes nothing.
+        guard case .stale(let current) = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId) else {
+            return XCTFail("expected a stale result")
+        }
+        XCTAssertEqual(current.state, granted.state)
+    }
+
+    func testAResultForAStepNoLongerOwedIsDropped() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        let refunded = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+                                                             Self.refund, signedAt: 1_738_645_700_000)
+        XCTAssertEqual(refunded.after.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
+        // A clawback result computed for another cycle, or another amount, does not apply.
+        guard case .stale = try await store.complete(.clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0),
+                                                     transactionId: payment.transactionId) else { return XCTFail("expected stale") }
+        guard case .applied(let clawedBack) = try await store.complete(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 70, overdue: 30), transactionId: payment.transactionId) else {
+            return XCTFail("expected applied")
+        }
+        XCTAssertEqual(clawedBack.status, .refundedInsufficient)
+        XCTAssertEqual(clawedBack.state.cycle?.overdue, 30)
+        let failureCode = try await column(store, payment.transactionId, "failure_code")
+        XCTAssertEqual(failureCode, "INSUFFICIENT_BALANCE")
+    }
+
+    func testAnOlderWordChangesNothing() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment, signedAt: 2_000)
+        let late = try await PaymentsTestDatabase.record(store, payment, Self.refund, signedAt: 1_000)
+        XCTAssertFalse(late.accepted)
+        XCTAssertEqual(late.after.state, late.before?.state)
+        XCTAssertEqual(late.after.status, .verified)
     }
 
     func testTransientFailureBacksOffAndTheWorkerClaimsItWhenDue() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        _ = try await store.insertVerified(payment)
-        // Leased to the inserting caller: not claimable yet.
+        try await PaymentsTestDatabase.record(store, payment)
+        // Leased to the inserting caller: neither the worker nor another inline runner gets it.
         let early = try await store.claimDue(limit: 1000)
         XCTAssertFalse(early.contains { $0.transactionId == payment.transactionId })
-        let failed = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .transientFailure) }, transientError: "points unavailable"),
-                                           transactionId: payment.transactionId)
-        XCTAssertEqual(failed.state, .newlyVerified)
-        XCTAssertEqual(failed.lastError, "points unavailable")
+        let inline = try await store.claim(transactionId: payment.transactionId)
+        XCTAssertNil(inline, "an inline runner respects the lease too")
+        let failed = try await store.postpone(.grant, transactionId: payment.transactionId, error: "points unavailable")
+        XCTAssertEqual(failed?.pendingStep, .grant)
+        XCTAssertEqual(failed?.lastError, "points unavailable")
         // Backoff here is at most 1 s; poll until the worker can claim it.
         var claimed: PaymentRecord?
         for _ in 0..<60 where claimed == nil {
@@ -69,26 +121,49 @@ final class PaymentsStoreTests: XCTestCase {
         // Claimed means leased: a second worker does not get it.
         let second = try await store.claimDue(limit: 1000)
         XCTAssertFalse(second.contains { $0.transactionId == payment.transactionId })
+        // Postponing a step the row no longer owes does nothing.
+        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        let ignored = try await store.postpone(.grant, transactionId: payment.transactionId, error: "late")
+        XCTAssertNil(ignored)
+    }
+
+    func testRedriveMakesARefusedGrantOwedAndDue() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        _ = try await store.complete(.grant, with: .grantRefused(reason: "STARTER_PACK_INELIGIBLE"), transactionId: payment.transactionId)
+        let (before, after) = try await store.redrive(transactionId: payment.transactionId)
+        XCTAssertEqual(before.status, .failed)
+        XCTAssertEqual(after.pendingStep, .grant)
+        XCTAssertEqual(after.attemptCount, 0)
+        let claimed = try await store.claim(transactionId: payment.transactionId)
+        XCTAssertNotNil(claimed, "a redriven step is due at once")
+        do {
+            _ = try await store.redrive(transactionId: PaymentsTestDatabase.randomTransactionId())
+            XCTFail("expected TRANSACTION_NOT_FOUND")
+        } catch {
+            XCTAssertEqual(error, .transactionNotFound)
+        }
     }
 
     func testNotificationIsRecordedOnceAndAppliesItsEffectInTheSameTransaction() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        _ = try await store.insertVerified(payment)
-        _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)), transactionId: payment.transactionId)
+        try await PaymentsTestDatabase.record(store, payment)
+        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
-                                              transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_700_000_000_000, payloadJSON: "{}")
-        let first = try await store.recordNotification(notification, effect: { current, connection in
-            try await store.write(.init(transition: PaymentSaga.afterRefundNotice), over: current!, in: connection)
-        }, outcome: { before, after in
-            before?.state.pendingAction == nil && after?.state.pendingAction == .clawback ? "clawback_scheduled" : "unexpected"
-        })
+                                              transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
+        let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)
+        let first = try await store.recordNotification(notification) { connection in
+            let word = try await store.record(Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
+            return ("clawback_scheduled", word.after)
+        }
         XCTAssertEqual(first?.outcome, "clawback_scheduled")
-        XCTAssertEqual(first?.record?.state, PaymentState(status: .granted, pendingAction: .clawback, revoked: true))
-        let again = try await store.recordNotification(notification, effect: { _, _ in
+        XCTAssertEqual(first?.record?.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
+        let again = try await store.recordNotification(notification) { _ in
             XCTFail("a redelivered notification must not apply its effect again")
-            return nil
-        }, outcome: { _, _ in "x" })
+            return ("x", nil)
+        }
         XCTAssertNil(again)
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)
         XCTAssertEqual(recorded, "clawback_scheduled")
@@ -99,35 +174,39 @@ final class PaymentsStoreTests: XCTestCase {
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil, payloadJSON: "{}")
         do {
-            _ = try await store.recordNotification(notification, effect: { _, _ in throw PaymentsError.internalFailure(detail: "boom") },
-                                                   outcome: { _, _ in "x" })
+            _ = try await store.recordNotification(notification) { _ in throw PaymentsError.internalFailure(detail: "boom") }
             XCTFail("expected the effect's error")
         } catch {}
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)
         XCTAssertNil(recorded, "nothing may be recorded when the effect failed: Apple must retry")
     }
 
-    func testRevokedRowForAnUnknownTransactionNeedsNoOwner() async throws {
+    func testARefundOfAnUnknownTransactionNeedsNoOwnerAndALaterClaimTakesIt() async throws {
         let store = try await PaymentsTestDatabase.store()
         let transactionId = PaymentsTestDatabase.randomTransactionId()
-        let revoked = RevokedPayment(userId: nil, productCode: nil, appStoreProductId: "com.meeyao.qianwen.starter_pack", transactionId: transactionId,
-                                     originalTransactionId: nil, environment: "Sandbox", bundleId: "com.meeyao.qianwen", appAccountToken: nil,
-                                     purchaseDateUnixMilliseconds: 1_700_000_000_000, revocationDateUnixMilliseconds: 1_700_000_100_000,
-                                     revocationReason: "1", signedTransactionInfo: "h.p.s", applePayloadJSON: "{}")
-        let row = try await store.pool.withTransaction { try await store.insertRevoked(revoked, in: $0) }
-        XCTAssertEqual(row?.state, PaymentState(status: .revoked, revoked: true))
-        XCTAssertNil(row?.userId)
-        // A verify later sees the revoked row, whoever submits it.
-        guard case .existing(let existing) = try await store.insertVerified(PaymentsTestDatabase.newPayment(transactionId: transactionId)) else {
-            return XCTFail("expected the revoked row")
-        }
-        XCTAssertEqual(PaymentSaga.decideExisting(existing.state, ownerUserId: existing.userId?.uuidString, requestingUserId: UUID().uuidString), .revoked)
+        let notified = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
+                                                             Self.refund, signedAt: 2_000)
+        XCTAssertEqual(notified.after.status, .revoked)
+        XCTAssertNil(notified.after.userId)
+        XCTAssertNil(notified.after.pendingStep)
+        // The app's verify later claims it (its JWS is older): still revoked, nothing owed, but the owner is kept.
+        let user = UUID()
+        let claimed = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: user, transactionId: transactionId), signedAt: 1_000)
+        XCTAssertFalse(claimed.conflict)
+        XCTAssertEqual(claimed.after.userId, user)
+        XCTAssertTrue(claimed.after.state.claimed)
+        XCTAssertEqual(claimed.after.status, .revoked)
+        XCTAssertNil(claimed.after.pendingStep)
+        // Apple's REFUND_REVERSED then owes the grant.
+        let reversed = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
+                                                             .purchased, signedAt: 3_000)
+        XCTAssertEqual(reversed.after.pendingStep, .grant)
     }
 
     func testTheDatabaseRefusesAStatusOutsideThePRDList() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        _ = try await store.insertVerified(payment)
+        try await PaymentsTestDatabase.record(store, payment)
         do {
             try await store.pool.withConnection {
                 _ = try await $0.query("update apple_iap_transactions set status = 'paid' where transaction_id = $1", [.text(payment.transactionId)])
@@ -146,15 +225,19 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(token, again)
         let other = try await store.accountToken(userId: UUID())
         XCTAssertNotEqual(token, other)
-        let owner = try await store.userId(forAccountToken: token)
+        let owner = try await store.pool.withConnection { try await store.userId(forAccountToken: token, in: $0) }
         XCTAssertEqual(owner, user)
-        let nobody = try await store.userId(forAccountToken: UUID())
+        let nobody = try await store.pool.withConnection { try await store.userId(forAccountToken: UUID(), in: $0) }
         XCTAssertNil(nobody)
     }
 
     private func nextAttempt(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {
+        try await column(store, transactionId, "next_attempt_at")
+    }
+
+    private func column(_ store: PaymentsStore, _ transactionId: String, _ name: String) async throws -> String? {
         try await store.pool.withConnection {
-            try await $0.query("select next_attempt_at::text as t from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]).first!.optionalString("t")
+            try await $0.query("select \(name)::text as t from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]).first!.optionalString("t")
         }
     }
 }

@@ -51,13 +51,22 @@ enum PaymentsTestDatabase {
         String(UInt64.random(in: 1_000_000_000_000_000...9_000_000_000_000_000))
     }
 
-    static func newPayment(userId: UUID = UUID(), transactionId: String = randomTransactionId(), productCode: String = "starter_pack") -> NewPayment {
+    static func newPayment(userId: UUID = UUID(), transactionId: String = randomTransactionId(), productCode: String = "starter_pack",
+                           claimed: Bool = true) -> NewPayment {
         NewPayment(
-            userId: userId, productCode: productCode, appStoreProductId: "com.meeyao.qianwen.\(productCode)",
-            transactionId: transactionId, originalTransactionId: transactionId, webOrderLineItemId: nil,
-            environment: "Sandbox", bundleId: "com.meeyao.qianwen", appAccountToken: nil,
-            purchaseDateUnixMilliseconds: 1_738_645_560_000, credits: 100, currency: "USD", priceMilliunits: 990,
+            appStoreProductId: "com.meeyao.qianwen.\(productCode)", transactionId: transactionId, originalTransactionId: transactionId,
+            webOrderLineItemId: nil, environment: "Sandbox", bundleId: "com.meeyao.qianwen", appAccountToken: nil,
+            purchaseDateUnixMilliseconds: 1_738_645_560_000, quantity: 1, currency: "USD", priceMilliunits: 990,
             signedTransactionInfo: "header.payload.signature", applePayloadJSON: "{\"transactionId\":\"\(transactionId)\"}",
-            emailHash: String(repeating: "ab", count: 32), emailMasked: "a***@example.com")
+            tokenOwner: nil,
+            claim: claimed ? PaymentClaim(userId: userId, productCode: productCode, credits: 100, emailHash: String(repeating: "ab", count: 32),
+                                          emailMasked: "a***@example.com") : nil)
+    }
+
+    /// Records Apple's word about `payment` in its own transaction.
+    @discardableResult
+    static func record(_ store: PaymentsStore, _ payment: NewPayment, _ verdict: AppleVerdict = .purchased,
+                       signedAt: Int64 = 1_738_645_600_000) async throws -> PaymentsStore.WordResult {
+        try await store.pool.withTransaction { try await store.record(verdict, signedAtUnixMilliseconds: signedAt, for: payment, in: $0) }
     }
 }

@@ -21,6 +21,10 @@ public struct JWSTransaction: Sendable, Equatable {
     /// 0 = other, 1 = app issue (Apple's `revocationReason`).
     public var revocationReason: Int32?
     public var revocationDate: AppStoreTimestamp?
+    /// How the purchase was revoked (full refund, prorated refund, family revoke).
+    public var revocationType: RevocationType?
+    /// The refunded share in milliunits (50000 = 50%), with REFUND_PRORATED.
+    public var revocationPercentage: Int32?
     public var isUpgraded: Bool?
     /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
     public var offerType: Int32?
@@ -56,6 +60,8 @@ public struct JWSTransaction: Sendable, Equatable {
         signedDate = try reader.timestamp("signedDate")
         revocationReason = try reader.int32("revocationReason")
         revocationDate = try reader.timestamp("revocationDate")
+        revocationType = try reader.rawValue("revocationType", as: RevocationType.self)
+        revocationPercentage = try reader.int32("revocationPercentage")
         isUpgraded = try reader.bool("isUpgraded")
         offerType = try reader.int32("offerType")
         offerIdentifier = try reader.string("offerIdentifier")

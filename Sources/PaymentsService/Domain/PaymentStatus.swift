@@ -1,29 +1,25 @@
 /// `apple_iap_transactions.status` (PRD 5.3): where one Apple transaction is
-/// in its life.
+/// in its life, as `PurchaseLifecycle.status` derives it for people and
+/// queries. Decisions are made on `PurchaseState`, never on this.
 enum PaymentStatus: String, CaseIterable, Sendable {
-    /// Seen but not yet verified (kept for the PRD's lifecycle; this service
-    /// verifies before it writes, so rows start at `verified`).
+    /// Known from Apple's notifications only: no app has claimed it for a user yet.
     case received
-    /// Verified; the grant is pending (saga step 2 not yet confirmed).
+    /// Claimed by the app's verify; the grant is owed.
     case verified
-    /// Credited exactly once.
+    /// Credited (a clawback may be owed).
     case granted
     /// Permanently refused (e.g. starter pack already bought); never credited.
     case failed
-    /// Apple refunded it and the credits were taken back in full.
+    /// Apple refunded it and the clawback in force took the credits back.
     case refunded
     /// Apple refunded it but the balance could not cover the credits: taken
     /// down to zero, the rest recorded as overdue, an alert raised.
     case refundedInsufficient = "refunded_insufficient"
-    /// Apple revoked or refunded it before it was ever credited; a later
-    /// verify is refused.
+    /// Apple took it back before it was ever credited; nothing to take back.
     case revoked
-
-    /// True once Apple has taken the purchase back, whatever was credited.
-    var isTakenBack: Bool { self == .refunded || self == .refundedInsufficient || self == .revoked }
 }
 
-/// The saga step a row still owes; the background worker drives it to done.
+/// The kind of step a row owes (`pending_action`), for the worker's index.
 enum PendingAction: String, Sendable {
     /// Saga step 2: `Points.Grant`.
     case grant
@@ -33,9 +29,19 @@ enum PendingAction: String, Sendable {
     case reverseClawback = "reverse_clawback"
 }
 
-/// The idempotency keys of the saga's calls into PointsService (PRD 5.4).
+/// The idempotency keys of the calls into PointsService (PRD 5.4). Refund
+/// cycle 1 keeps the PRD's `refund.apple_iap:{transaction_id}`; later
+/// cycles add `:{n}`, so each movement is its own event.
 enum LedgerEventId {
     static func purchase(transactionId: String) -> String { "payment.apple_iap:\(transactionId)" }
-    static func refund(transactionId: String) -> String { "refund.apple_iap:\(transactionId)" }
-    static func refundReversal(transactionId: String) -> String { "refund_reversed.apple_iap:\(transactionId)" }
+
+    static func refund(transactionId: String, cycle: Int = 1) -> String {
+        precondition(cycle >= 1, "refund cycles count from 1")
+        return cycle == 1 ? "refund.apple_iap:\(transactionId)" : "refund.apple_iap:\(transactionId):\(cycle)"
+    }
+
+    static func refundReversal(transactionId: String, cycle: Int = 1) -> String {
+        precondition(cycle >= 1, "refund cycles count from 1")
+        return cycle == 1 ? "refund_reversed.apple_iap:\(transactionId)" : "refund_reversed.apple_iap:\(transactionId):\(cycle)"
+    }
 }

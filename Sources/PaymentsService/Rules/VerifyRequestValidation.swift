@@ -23,6 +23,13 @@ enum PaymentsLimits {
     /// Rows the saga worker claims per poll, and steps it runs at once.
     static let workerBatchMax = 32
     static let workerConcurrencyMax = 8
+    /// Steps one runner takes in a row for one transaction (a grant, then a
+    /// clawback and a reversal at most, with room to spare).
+    static let inlineStepsMax = 6
+    /// How long a verify waits for another runner's lease on its grant.
+    static let leaseWaitMax: Duration = .seconds(3)
+    /// Packs one transaction may buy: StoreKit's own bound for a consumable.
+    static let quantityMax: Int32 = 10
 }
 
 enum VerifyRequestValidation {

@@ -15,16 +15,18 @@ final class CatalogCache: Sendable {
         self.maximumAge = maximumAge
     }
 
-    /// The catalog, fetching it when missing or stale.
-    func packages(requestId: String? = nil) async throws(PaymentsError) -> [Contracts.Package] {
+    /// The catalog, fetching it when missing or stale (or always, with
+    /// `fresh`: before refusing a product the cached copy does not know,
+    /// since a rolling deploy may just have added it).
+    func packages(fresh: Bool = false, requestId: String? = nil) async throws(PaymentsError) -> [Contracts.Package] {
         let (cached, fetchedAt) = state.withLock { ($0.packages, $0.fetchedAt) }
-        if let fetchedAt, ContinuousClock.now - fetchedAt < maximumAge { return cached }
+        if !fresh, let fetchedAt, ContinuousClock.now - fetchedAt < maximumAge { return cached }
         switch await points.catalog(requestId: requestId) {
         case .success(let packages):
             state.withLock { $0 = (packages, ContinuousClock.now) }
             return packages
-        case .refused(let reason), .transient(let reason):
-            guard fetchedAt != nil else { throw .pointsUnavailable(detail: "catalog: \(reason)") }
+        case .failed(let failure):
+            guard fetchedAt != nil else { throw .pointsUnavailable(detail: "catalog: \(failure.detail)") }
             return cached
         }
     }

@@ -6,11 +6,14 @@ import PostgresClient
 /// App Store Server Notifications V2: verify, record once by
 /// `notificationUUID` together with its effect on the transaction (one local
 /// transaction), answer success only after that commit, then run any owed
-/// compensation inline (the worker retries it if this attempt fails).
+/// ledger step inline (the worker retries it if this attempt fails).
 extension PaymentProcessor {
-    /// What a notification type does to a purchase.
+    /// What a notification type says about a purchase.
     enum NotificationEffect: Sendable, Equatable {
+        /// REFUND, REVOKE: Apple took the purchase back (on the terms its
+        /// signed transaction carries).
         case takeBack
+        /// REFUND_REVERSED: the purchase stands again.
         case restore
         case recordOnly(outcome: String)
 
@@ -22,11 +25,6 @@ extension PaymentProcessor {
             case .test: self = .recordOnly(outcome: "acknowledged")
             default: self = .recordOnly(outcome: "recorded")
             }
-        }
-
-        var needsTransaction: Bool {
-            if case .recordOnly = self { return false }
-            return true
         }
     }
 
@@ -49,7 +47,7 @@ extension PaymentProcessor {
         let signedTransaction = notification.data?.signedTransactionInfo
         let transaction: JWSTransaction? = if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
         let effect = NotificationEffect(type)
-        if effect.needsTransaction && transaction?.transactionId == nil {
+        if !effect.isRecordOnly && transaction?.transactionId == nil {
             throw .transactionInvalid(jwsFailure: "claims", problem: "\(type.rawValue) needs data.signedTransactionInfo")
         }
         let record = NotificationRecord(
@@ -57,14 +55,12 @@ extension PaymentProcessor {
             environment: notification.data?.environment?.rawValue ?? notification.summary?.environment?.rawValue,
             transactionId: transaction?.transactionId, signedDateUnixMilliseconds: notification.signedDate?.millisecondsSince1970,
             payloadJSON: notification.payloadJSON)
-        let knownPackages = catalog.lastKnown
-        let recorded = try await store.recordNotification(
-            record,
-            effect: { current, connection in
-                try await self.apply(effect, to: current, transaction: transaction, signed: signedTransaction,
-                                     packages: knownPackages, in: connection)
-            },
-            outcome: { before, after in Self.outcomeLabel(effect, before: before, after: after) })
+        // Apple's word is as new as the notification (Apple re-sends the same
+        // signed notification when it retries a delivery).
+        let signedAt = notification.signedDate?.millisecondsSince1970 ?? transaction?.signedDate?.millisecondsSince1970
+        let recorded = try await store.recordNotification(record) { connection in
+            try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, in: connection)
+        }
 
         var response = HandleNotificationResponse()
         response.notificationUuid = uuid.uuidString.lowercased()
@@ -81,63 +77,64 @@ extension PaymentProcessor {
             "request_id": requestId ?? "", "notification_uuid": response.notificationUuid, "type": type.rawValue,
             "outcome": recorded.outcome, "transaction_id": transaction?.transactionId ?? "",
         ])
-        if let owed = recorded.record, owed.state.pendingAction != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
-            await runPendingStep(claimed, requestId: requestId)
+        if let owed = recorded.record, owed.pendingStep != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
+            _ = await runner.runOwedSteps(claimed, requestId: requestId)
         }
         return response
     }
 
+    /// The notification's effect, inside the transaction that records it.
+    private func apply(
+        _ effect: NotificationEffect, transaction: JWSTransaction?, signed: String?, signedAt: Int64?, in connection: PostgresConnection
+    ) async throws -> (outcome: String, record: PaymentRecord?) {
+        if case .recordOnly(let outcome) = effect { return (outcome, nil) }
+        guard let transaction, let signed else { return ("ignored", nil) }
+        let verdict: AppleVerdict = switch effect {
+        case .takeBack:
+            // A REFUND's transaction carries its revocation; without one the
+            // notification type alone says everything was taken back.
+            Self.verdict(of: transaction).revocation.map(AppleVerdict.revoked)
+                ?? .revoked(Revocation(type: nil, percentageMilliunits: nil, revocationReason: transaction.revocationReason,
+                                       dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
+        default:
+            .purchased
+        }
+        let owner = try await transaction.appAccountToken.asyncFlatMap { try await store.userId(forAccountToken: $0, in: connection) }
+        let word = try await store.record(verdict, signedAtUnixMilliseconds: signedAt,
+                                          for: Self.newPayment(transaction, signed: signed, tokenOwner: owner, claim: nil), in: connection)
+        return (Self.outcomeLabel(effect, word), word.after)
+    }
+
     /// What a notification did, from the row before and after its effect.
-    static func outcomeLabel(_ effect: NotificationEffect, before: PaymentRecord?, after: PaymentRecord?) -> String {
+    static func outcomeLabel(_ effect: NotificationEffect, _ word: PaymentsStore.WordResult) -> String {
+        guard word.accepted else { return "stale_ignored" }
+        let before = word.before, after = word.after
+        let step = after.pendingStep, stepBefore = before?.pendingStep
         switch effect {
         case .recordOnly(let outcome):
             return outcome
         case .takeBack:
-            guard let after else { return "ignored" }
-            if after.state.pendingAction == .clawback && before?.state.pendingAction != .clawback { return "clawback_scheduled" }
-            if before == nil && after.state.status == .revoked { return "revoked_before_verify" }
-            if after.state.status == .revoked && before?.state.status != .revoked { return "revoked" }
+            if before == nil || !(before!.state.claimed) { return after.status == .revoked ? "revoked_before_verify" : "recorded" }
+            if case .clawback = step, step != stepBefore { return "clawback_scheduled" }
+            if step == .grant { return "clawback_scheduled" }
+            if case .reverse = step, step != stepBefore { return "clawback_scheduled" }
+            if after.status == .revoked && before?.status != .revoked { return "revoked" }
             return "already_taken_back"
         case .restore:
-            guard let before, let after, after.state != before.state else { return "nothing_to_restore" }
-            return after.state.pendingAction == .reverseClawback ? "restore_scheduled" : "clawback_cancelled"
+            guard let before else { return "recorded" }
+            if step == .grant && stepBefore != .grant { return "grant_scheduled" }
+            if case .reverse = step, step != stepBefore { return "restore_scheduled" }
+            if case .clawback = step { return "restore_scheduled" }
+            if before.state.verdict != after.state.verdict { return "reinstated" }
+            return "nothing_to_restore"
         }
     }
+}
 
-    /// The notification's effect, inside the transaction that records it.
-    private func apply(
-        _ effect: NotificationEffect, to current: PaymentRecord?, transaction: JWSTransaction?, signed: String?,
-        packages: [Contracts.Package], in connection: PostgresConnection
-    ) async throws -> PaymentRecord? {
-        switch effect {
-        case .recordOnly:
-            return nil
-        case .takeBack:
-            guard let transaction, let signed else { return nil }
-            let takeBack = PaymentsStore.StepResult(
-                transition: PaymentSaga.afterRefundNotice,
-                revocationDateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970,
-                revocationReason: transaction.revocationReason.map { String($0) })
-            guard let current else {
-                // Never verified here: record it revoked so a later verify is refused.
-                let owner = try await transaction.appAccountToken.asyncFlatMap { try await store.userId(forAccountToken: $0, in: connection) }
-                let productCode = packages.first { $0.appStoreProductId == transaction.productId }?.productCode
-                if let inserted = try await store.insertRevoked(
-                    Self.revokedPayment(transaction, signed: signed, userId: owner, productCode: productCode), in: connection) {
-                    return inserted
-                }
-                // A verify recorded the purchase after our read (the insert
-                // waited for it and did nothing): take that row back instead,
-                // or the refund would be lost while the purchase is credited.
-                guard let transactionId = transaction.transactionId,
-                      let raced = try await store.lockedRecord(transactionId, in: connection) else { return nil }
-                return try await store.write(takeBack, over: raced, in: connection)
-            }
-            return try await store.write(takeBack, over: current, in: connection)
-        case .restore:
-            guard let current else { return nil }
-            return try await store.write(.init(transition: PaymentSaga.afterRefundReversedNotice), over: current, in: connection)
-        }
+extension PaymentProcessor.NotificationEffect {
+    var isRecordOnly: Bool {
+        if case .recordOnly = self { return true }
+        return false
     }
 }
 

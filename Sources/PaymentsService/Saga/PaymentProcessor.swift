@@ -3,16 +3,18 @@ import Contracts
 import Foundation
 import ServiceKit
 
-/// Drives a purchase from a signed transaction to exactly one grant: verify
-/// the JWS and its claims, record it (saga step 1), grant (step 2), mark
-/// granted (step 3). Decisions come from `PaymentSaga`; every write goes
-/// through `PaymentsStore` under the row lock.
+/// Drives a purchase from a signed transaction to the credits Apple's latest
+/// word allows: verify the JWS and its claims, record it with the app's
+/// claim (saga step 1), then run the owed ledger steps inline (step 2 and
+/// its compensations). Decisions come from `PurchaseLifecycle`; every write
+/// goes through `PaymentsStore` under the row lock.
 final class PaymentProcessor: Sendable {
     let store: PaymentsStore
     let verifier: SignedDataVerifier
     let points: PointsLedger
     let catalog: CatalogCache
     let logger: Logger
+    let runner: LedgerStepRunner
 
     init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger) {
         self.store = store
@@ -20,6 +22,7 @@ final class PaymentProcessor: Sendable {
         self.points = points
         self.catalog = catalog
         self.logger = logger
+        self.runner = LedgerStepRunner(store: store, points: points, logger: logger)
     }
 
     // MARK: VerifyTransaction
@@ -32,52 +35,120 @@ final class PaymentProcessor: Sendable {
             emailMasked: request.emailMasked)
         let log = logger.with(["request_id": requestId ?? "", "transaction_id": valid.transactionId, "user_id": valid.userId.uuidString.lowercased()])
 
-        guard let package = try await catalog.packages(requestId: requestId).first(where: { $0.productCode == valid.productCode }) else {
-            throw .productNotFound
-        }
-        guard package.appStoreProductId == valid.appStoreProductId else {
-            throw .productMismatch(problem: "app_store_product_id does not belong to product_code")
-        }
+        let known = try await package(for: valid, requestId: requestId)
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
         try checkClaims(transaction, against: valid)
-        try await checkAccountToken(transaction, against: valid)
-
-        if transaction.revocationDate != nil {
-            try await recordRevoked(transaction, signed: valid.signedTransactionInfo, userId: valid.userId, productCode: valid.productCode)
-            log.notice("refused a revoked transaction")
-            throw .transactionRevoked
+        guard let package = known else {
+            // Apple signed a purchase of a product the catalog does not have
+            // (e.g. an app release ahead of the catalog during a rollout):
+            // paid, so never refused for good. Nothing is written; the app
+            // keeps the transaction and resubmits once the catalog has it.
+            log.critical("ALERT verified purchase of a product missing from the catalog", [
+                "alert": "catalog_missing_product", "app_store_product_id": valid.appStoreProductId, "product_code": valid.productCode])
+            throw .grantFailed(detail: "the catalog has no product \(valid.appStoreProductId)")
         }
+        try await checkAccountToken(transaction, against: valid)
+        let quantity = try Self.quantity(of: transaction)
+        let (credits, overflow) = package.credits.multipliedReportingOverflow(by: Int64(quantity))
+        guard !overflow else { throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) overflows the credits") }
 
-        // Saga step 1.
-        let outcome = try await store.insertVerified(NewPayment(
-            userId: valid.userId, productCode: valid.productCode, appStoreProductId: valid.appStoreProductId,
-            transactionId: valid.transactionId, originalTransactionId: transaction.originalTransactionId,
-            webOrderLineItemId: transaction.webOrderLineItemId, environment: transaction.environment?.rawValue ?? "",
-            bundleId: transaction.bundleId ?? "", appAccountToken: transaction.appAccountToken,
-            purchaseDateUnixMilliseconds: transaction.purchaseDate?.millisecondsSince1970 ?? 0, credits: package.credits,
-            currency: transaction.currency, priceMilliunits: transaction.price, signedTransactionInfo: valid.signedTransactionInfo,
-            applePayloadJSON: transaction.payloadJSON, emailHash: valid.emailHash, emailMasked: valid.emailMasked))
-        switch outcome {
-        case .inserted(let record):
-            log.info("transaction verified", ["product_code": valid.productCode, "environment": record.environment])
-            FaultInjection.hit("payments.after_step1")
-            return try await grantInline(record, requestId: requestId)
-        case .existing(let record):
-            switch PaymentSaga.decideExisting(record.state, ownerUserId: record.userId?.uuidString, requestingUserId: valid.userId.uuidString) {
-            case .alreadyGranted:
-                return response(record, outcome: .alreadyGranted, creditsAdded: 0,
-                                balance: try await points.balance(userId: valid.userId, requestId: requestId))
-            case .resumeGrant:
-                return try await grantInline(record, requestId: requestId)
-            case .refusedEarlier(let failureCode):
-                throw Self.refusal(failureCode)
-            case .revoked:
-                throw .transactionRevoked
-            case .conflict:
-                log.warning("transaction submitted by a second user")
-                throw .transactionConflict
+        // Saga step 1: record Apple's word and the app's claim in one transaction.
+        let claim = PaymentClaim(userId: valid.userId, productCode: valid.productCode, credits: credits,
+                                 emailHash: valid.emailHash, emailMasked: valid.emailMasked)
+        let payment = Self.newPayment(transaction, signed: valid.signedTransactionInfo, tokenOwner: nil, claim: claim)
+        let word = try await store.mappingErrors {
+            try await self.store.pool.withTransaction { connection in
+                try await self.store.record(Self.verdict(of: transaction), signedAtUnixMilliseconds: transaction.signedDate?.millisecondsSince1970,
+                                            for: payment, in: connection)
             }
         }
+        guard !word.conflict else {
+            log.warning("transaction submitted by a second user")
+            throw .transactionConflict
+        }
+        if word.before == nil {
+            log.info("transaction verified", ["product_code": valid.productCode, "environment": word.after.environment, "quantity": "\(quantity)"])
+            FaultInjection.hit("payments.after_step1")
+        }
+        let run = try await settle(word.after, leased: word.before == nil, requestId: requestId)
+        return try await answer(run, log: log, requestId: requestId)
+    }
+
+    /// Runs what the row owes: inline when this caller holds (or can take)
+    /// the lease; otherwise waits, bounded, for the runner that holds it.
+    private func settle(_ record: PaymentRecord, leased: Bool, requestId: String?) async throws(PaymentsError) -> LedgerStepRunner.Run {
+        guard record.pendingStep != nil else { return .init(record: record) }
+        if leased { return await runner.runOwedSteps(record, requestId: requestId) }
+        if let claimed = try await store.claim(transactionId: record.transactionId) {
+            return await runner.runOwedSteps(claimed, requestId: requestId)
+        }
+        // Another runner (the worker, a concurrent submission) holds the
+        // lease: its answer is ours once it records it.
+        let deadline = ContinuousClock.now + PaymentsLimits.leaseWaitMax
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(25))
+            guard let current = try await store.find(transactionId: record.transactionId) else { break }
+            if current.state.grant != .owed { return .init(record: current) }
+        }
+        return .init(record: try await store.find(transactionId: record.transactionId) ?? record,
+                     failure: .transient(detail: "the grant is being run by another instance"))
+    }
+
+    /// The answer to a verify, from where the row ended.
+    private func answer(_ run: LedgerStepRunner.Run, log: Logger, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
+        let record = run.record
+        if record.state.verdict.revocation != nil {
+            log.notice("refused a refunded or revoked transaction", ["status": record.status.rawValue])
+            throw .transactionRevoked
+        }
+        switch record.state.grant {
+        case .applied:
+            if let granted = run.grant, !granted.replayed {
+                log.info("transaction granted", ["credits": "\(granted.creditsAdded)"])
+                return response(record, outcome: .granted, creditsAdded: granted.creditsAdded, balance: granted.balance)
+            }
+            var balance = run.grant?.balance ?? 0
+            if run.grant == nil, let owner = record.userId { balance = try await points.balance(userId: owner, requestId: requestId) }
+            return response(record, outcome: .alreadyGranted, creditsAdded: 0, balance: balance)
+        case .refused(let reason):
+            throw Self.refusal(ErrorReason(rawValue: reason))
+        case .owed:
+            switch run.failure {
+            case .needsOperator(let reason, let detail)?:
+                throw .grantFailed(detail: "\(reason.rawValue): \(detail)")
+            case .transient(let detail)?:
+                throw .pointsUnavailable(detail: detail)
+            case .refused(let reason)?:
+                throw Self.refusal(reason)
+            case nil:
+                throw .pointsUnavailable(detail: "the grant is still owed")
+            }
+        case .notOwed:
+            throw .internalFailure(detail: "a claimed purchase Apple did not take back owes no grant")
+        }
+    }
+
+    static func refusal(_ reason: ErrorReason) -> PaymentsError {
+        reason == .starterPackIneligible ? .starterPackIneligible : .grantFailed(detail: reason.rawValue)
+    }
+
+    /// The request's package. A code the cached catalog lacks is looked up
+    /// again in a fresh copy; then an unknown code for a known App Store
+    /// product is the app's mistake (PRODUCT_NOT_FOUND), while nil means
+    /// the catalog knows neither (decided after the JWS is verified).
+    private func package(for request: ValidVerifyRequest, requestId: String?) async throws(PaymentsError) -> Contracts.Package? {
+        var packages = try await catalog.packages(requestId: requestId)
+        if !packages.contains(where: { $0.productCode == request.productCode }) {
+            packages = try await catalog.packages(fresh: true, requestId: requestId)
+        }
+        guard let package = packages.first(where: { $0.productCode == request.productCode }) else {
+            if packages.contains(where: { $0.appStoreProductId == request.appStoreProductId }) { throw .productNotFound }
+            return nil
+        }
+        guard package.appStoreProductId == request.appStoreProductId else {
+            throw .productMismatch(problem: "app_store_product_id does not belong to product_code")
+        }
+        return package
     }
 
     /// Verifies the JWS; Apple-side unavailability is retryable, anything
@@ -107,6 +178,16 @@ final class PaymentProcessor: Sendable {
         }
     }
 
+    /// StoreKit's quantity: absent means 1; above `PaymentsLimits.quantityMax`
+    /// (StoreKit's own bound) the payload is not one StoreKit produces.
+    static func quantity(of transaction: JWSTransaction) throws(PaymentsError) -> Int32 {
+        let quantity = transaction.quantity ?? 1
+        guard (1...PaymentsLimits.quantityMax).contains(quantity) else {
+            throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) is outside 1...\(PaymentsLimits.quantityMax)")
+        }
+        return quantity
+    }
+
     /// An appAccountToken, in the request or the signed payload, must be the
     /// one this service issued to the user (so a purchase cannot be moved
     /// to another account).
@@ -115,44 +196,6 @@ final class PaymentProcessor: Sendable {
         guard !presented.isEmpty else { return }
         let issued = try await store.accountToken(userId: request.userId)
         guard presented.allSatisfy({ $0 == issued }) else { throw .transactionConflict }
-    }
-
-    private func grantInline(_ record: PaymentRecord, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
-        switch await points.grant(record, requestId: requestId) {
-        case .success(let granted):
-            FaultInjection.hit("payments.after_step2")
-            let updated = try await store.apply(
-                .init(transition: { PaymentSaga.afterGrant($0, outcome: .credited) }, ledgerEventId: granted.eventId),
-                transactionId: record.transactionId)
-            FaultInjection.hit("payments.after_step3")
-            if updated.state.pendingAction == .clawback {
-                // Apple took it back while the grant was in flight.
-                await runPendingStep(updated, requestId: requestId)
-                throw .transactionRevoked
-            }
-            logger.info("transaction granted", ["request_id": requestId ?? "", "transaction_id": record.transactionId,
-                                                "credits": "\(granted.creditsAdded)", "replayed": "\(granted.replayed)"])
-            return response(updated, outcome: granted.replayed ? .alreadyGranted : .granted,
-                            creditsAdded: granted.replayed ? 0 : granted.creditsAdded, balance: granted.balance)
-        case .refused(let reason):
-            _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .refused(reason: reason)) }),
-                                      transactionId: record.transactionId)
-            logger.notice("grant refused", ["request_id": requestId ?? "", "transaction_id": record.transactionId, "reason": reason])
-            throw Self.refusal(reason)
-        case .transient(let detail):
-            _ = try await store.apply(.init(transition: { PaymentSaga.afterGrant($0, outcome: .transientFailure) }, transientError: detail),
-                                      transactionId: record.transactionId)
-            logger.warning("grant deferred to the saga worker", ["request_id": requestId ?? "", "transaction_id": record.transactionId, "error": detail])
-            throw .pointsUnavailable(detail: detail)
-        }
-    }
-
-    static func refusal(_ reason: String) -> PaymentsError {
-        switch reason {
-        case "STARTER_PACK_INELIGIBLE": return .starterPackIneligible
-        case "PRODUCT_NOT_FOUND": return .productNotFound
-        default: return .grantFailed(detail: reason)
-        }
     }
 
     private func response(_ record: PaymentRecord, outcome: GrantOutcome, creditsAdded: Int64, balance: Int64) -> VerifyTransactionResponse {
@@ -166,40 +209,26 @@ final class PaymentProcessor: Sendable {
         return response
     }
 
-    /// Records a transaction Apple already revoked so later submissions are
-    /// refused too. If it was recorded before (e.g. granted, and the app now
-    /// holds the revoked version), Apple's signed revocation takes it back
-    /// exactly as a REFUND notification would.
-    func recordRevoked(_ transaction: JWSTransaction, signed: String, userId: UUID?, productCode: String?) async throws(PaymentsError) {
-        let owed: PaymentRecord?
-        do {
-            owed = try await store.pool.withTransaction { connection -> PaymentRecord? in
-                let payment = Self.revokedPayment(transaction, signed: signed, userId: userId, productCode: productCode)
-                if try await self.store.insertRevoked(payment, in: connection) != nil { return nil }
-                guard let existing = try await self.store.lockedRecord(payment.transactionId, in: connection) else { return nil }
-                return try await self.store.write(
-                    .init(transition: PaymentSaga.afterRefundNotice, revocationDateUnixMilliseconds: payment.revocationDateUnixMilliseconds,
-                          revocationReason: payment.revocationReason),
-                    over: existing, in: connection)
-            }
-        } catch {
-            throw PaymentsStore.paymentsError(from: error)
-        }
-        if let owed, owed.state.pendingAction != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
-            await runPendingStep(claimed)
-        }
+    // MARK: Apple's word
+
+    /// What a signed transaction says: revoked (on its terms) or standing.
+    static func verdict(of transaction: JWSTransaction) -> AppleVerdict {
+        guard transaction.revocationDate != nil || transaction.revocationType != nil else { return .purchased }
+        return .revoked(Revocation(
+            type: transaction.revocationType?.rawValue, percentageMilliunits: transaction.revocationPercentage,
+            revocationReason: transaction.revocationReason, dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
     }
 
-    static func revokedPayment(_ transaction: JWSTransaction, signed: String, userId: UUID?, productCode: String?) -> RevokedPayment {
-        RevokedPayment(
-            userId: userId, productCode: productCode, appStoreProductId: transaction.productId ?? "",
-            transactionId: transaction.transactionId ?? "", originalTransactionId: transaction.originalTransactionId,
+    static func newPayment(_ transaction: JWSTransaction, signed: String, tokenOwner: UUID?, claim: PaymentClaim?) -> NewPayment {
+        NewPayment(
+            appStoreProductId: transaction.productId ?? "", transactionId: transaction.transactionId ?? "",
+            originalTransactionId: transaction.originalTransactionId, webOrderLineItemId: transaction.webOrderLineItemId,
             environment: transaction.environment?.rawValue ?? "", bundleId: transaction.bundleId ?? "",
             appAccountToken: transaction.appAccountToken,
             purchaseDateUnixMilliseconds: transaction.purchaseDate?.millisecondsSince1970 ?? 0,
-            revocationDateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970,
-            revocationReason: transaction.revocationReason.map { String($0) },
-            signedTransactionInfo: signed, applePayloadJSON: transaction.payloadJSON)
+            quantity: min(max(transaction.quantity ?? 1, 1), PaymentsLimits.quantityMax),
+            currency: transaction.currency, priceMilliunits: transaction.price, signedTransactionInfo: signed,
+            applePayloadJSON: transaction.payloadJSON, tokenOwner: tokenOwner, claim: claim)
     }
 
     // MARK: GetTransaction and account tokens
@@ -210,7 +239,7 @@ final class PaymentProcessor: Sendable {
               transactionId.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             throw .validationFailed(field: "transaction_id", problem: "must be 1-32 digits")
         }
-        guard let record = try await store.find(transactionId: transactionId), record.userId == user else {
+        guard let record = try await store.find(transactionId: transactionId), record.state.claimed, record.userId == user else {
             throw .transactionNotFound
         }
         return Self.transactionMessage(record)
@@ -225,7 +254,7 @@ final class PaymentProcessor: Sendable {
         out.productCode = record.productCode ?? ""
         out.appStoreProductId = record.appStoreProductId
         out.environment = record.environment
-        out.status = switch record.state.status {
+        out.status = switch record.status {
         case .received: .received
         case .verified: .verified
         case .granted: .granted
@@ -234,12 +263,20 @@ final class PaymentProcessor: Sendable {
         case .refundedInsufficient: .refundedInsufficient
         case .revoked: .revoked
         }
-        out.credits = record.credits
+        out.credits = record.state.credits
+        out.quantity = record.quantity
         out.purchaseDateUnixMs = record.purchaseDateUnixMilliseconds
-        out.revocationDateUnixMs = record.revocationDateUnixMilliseconds ?? 0
+        let revocation = record.state.verdict.revocation
+        out.revocationDateUnixMs = revocation?.dateUnixMilliseconds ?? 0
+        out.revocationType = revocation?.type ?? ""
+        out.revocationPercentage = revocation?.percentageMilliunits ?? 0
+        out.creditsTakenBack = record.state.cycle.map { $0.isInForce && $0.phase != .clawbackOwed ? $0.deducted + $0.overdue : 0 } ?? 0
         out.ledgerEventId = record.ledgerEventId ?? ""
-        out.failureCode = record.state.failureCode ?? ""
-        out.overdueAmount = record.state.overdueAmount
+        out.failureCode = {
+            if case .refused(let reason) = record.state.grant { return reason }
+            return (record.state.cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : ""
+        }()
+        out.overdueAmount = record.state.cycle.map { $0.isInForce ? $0.overdue : 0 } ?? 0
         out.createdAtUnixMs = record.createdAtUnixMilliseconds
         out.updatedAtUnixMs = record.updatedAtUnixMilliseconds
         return out

@@ -2,22 +2,16 @@ import Contracts
 import Foundation
 import RPCRuntime
 
-/// PaymentsService's calls into PointsService, each classified into the
-/// saga's outcomes: a refusal a retry cannot change, or a transient failure
-/// (unavailable, deadline, anything unexpected) that the worker retries. When
-/// in doubt a failure is transient: retrying an idempotent call is safe,
-/// dropping a paid purchase is not.
+/// PaymentsService's calls into PointsService, each classified into what the
+/// saga does next (`StepFailure`). When in doubt a failure is transient:
+/// retrying an idempotent call is safe, dropping a paid purchase is not.
 struct PointsLedger: Sendable {
     let client: RPCClient
     var timeout: Duration = .seconds(5)
 
-    /// Reasons after which the same grant can never succeed.
-    static let permanentGrantReasons: Set<String> = ["STARTER_PACK_INELIGIBLE", "PRODUCT_NOT_FOUND", "VALIDATION_FAILED", "EVENT_CONFLICT"]
-
     enum Result<Success: Sendable>: Sendable {
         case success(Success)
-        case refused(reason: String)
-        case transient(String)
+        case failed(StepFailure)
     }
 
     func grant(_ record: PaymentRecord, requestId: String?) async -> Result<GrantResponse> {
@@ -28,6 +22,9 @@ struct PointsLedger: Sendable {
         request.productCode = record.productCode ?? ""
         request.bizId = record.id.uuidString.lowercased()
         request.emailMasked = record.emailMasked ?? ""
+        // Quantity 1 is sent as 0 (the default), so a grant is the same
+        // request it was before quantities existed.
+        request.quantity = record.quantity == 1 ? 0 : record.quantity
         var source = Contracts.PurchaseSource()
         source.source = "apple_iap"
         source.platform = "ios"
@@ -37,59 +34,86 @@ struct PointsLedger: Sendable {
         source.appStoreProductId = record.appStoreProductId
         source.paymentRecordId = request.bizId
         request.source = source
-        return await call(PointsMethods.grant, request, requestId: requestId, permanent: Self.permanentGrantReasons)
+        return await call(PointsMethods.grant, request, requestId: requestId, refusals: [.starterPackIneligible])
     }
 
-    func clawback(_ record: PaymentRecord, requestId: String?) async -> Result<ClawbackResponse> {
+    /// Refund cycle `cycle`'s clawback of `amount` credits.
+    func clawback(_ record: PaymentRecord, cycle: Int, amount: Int64, reason: String, requestId: String?) async -> Result<ClawbackResponse> {
         var request = ClawbackRequest()
-        request.eventId = LedgerEventId.refund(transactionId: record.transactionId)
+        request.eventId = LedgerEventId.refund(transactionId: record.transactionId, cycle: cycle)
         request.userId = record.userId?.uuidString.lowercased() ?? ""
         request.originalEventId = LedgerEventId.purchase(transactionId: record.transactionId)
         request.bizId = record.id.uuidString.lowercased()
-        request.reason = record.revocationReason ?? ""
-        return await call(PointsMethods.clawback, request, requestId: requestId, permanent: ["EVENT_NOT_FOUND", "VALIDATION_FAILED", "EVENT_CONFLICT"])
+        request.reason = reason
+        // The whole purchase is sent as 0 (the default): the same request as
+        // before prorated refunds existed.
+        request.amount = amount == record.state.credits ? 0 : amount
+        return await call(PointsMethods.clawback, request, requestId: requestId, refusals: [])
     }
 
-    func reverseClawback(_ record: PaymentRecord, requestId: String?) async -> Result<ReverseClawbackResponse> {
+    /// Gives back what refund cycle `cycle`'s clawback took.
+    func reverseClawback(_ record: PaymentRecord, cycle: Int, requestId: String?) async -> Result<ReverseClawbackResponse> {
         var request = ReverseClawbackRequest()
-        request.eventId = LedgerEventId.refundReversal(transactionId: record.transactionId)
+        request.eventId = LedgerEventId.refundReversal(transactionId: record.transactionId, cycle: cycle)
         request.userId = record.userId?.uuidString.lowercased() ?? ""
-        request.clawbackEventId = LedgerEventId.refund(transactionId: record.transactionId)
+        request.clawbackEventId = LedgerEventId.refund(transactionId: record.transactionId, cycle: cycle)
         request.bizId = record.id.uuidString.lowercased()
-        return await call(PointsMethods.reverseClawback, request, requestId: requestId, permanent: ["VALIDATION_FAILED", "EVENT_CONFLICT"])
+        return await call(PointsMethods.reverseClawback, request, requestId: requestId, refusals: [])
     }
 
     func balance(userId: UUID, requestId: String?) async throws(PaymentsError) -> Int64 {
         var request = GetBalanceRequest()
         request.userId = userId.uuidString.lowercased()
-        switch await call(PointsMethods.getBalance, request, requestId: requestId, permanent: []) {
+        switch await call(PointsMethods.getBalance, request, requestId: requestId, refusals: []) {
         case .success(let response): return response.balance
-        case .refused(let reason), .transient(let reason): throw .pointsUnavailable(detail: reason)
+        case .failed(let failure): throw .pointsUnavailable(detail: failure.detail)
         }
     }
 
     func catalog(requestId: String?) async -> Result<[Contracts.Package]> {
-        switch await call(PointsMethods.getCatalog, GetCatalogRequest(), requestId: requestId, permanent: []) {
+        switch await call(PointsMethods.getCatalog, GetCatalogRequest(), requestId: requestId, refusals: []) {
         case .success(let response): return .success(response.packages)
-        case .refused(let reason): return .refused(reason: reason)
-        case .transient(let detail): return .transient(detail)
+        case .failed(let failure): return .failed(failure)
         }
     }
 
+    /// `refusals`: the permanent reasons that are a business answer for this
+    /// call (the saga records them). Any other permanent reason is a fault an
+    /// operator must fix (alert, retried with backoff); the rest is transient.
     private func call<Request, Response>(
-        _ method: UnaryMethod<Request, Response>, _ request: Request, requestId: String?, permanent: Set<String>
+        _ method: UnaryMethod<Request, Response>, _ request: Request, requestId: String?, refusals: Set<ErrorReason>
     ) async -> Result<Response> {
         var metadata = Metadata()
         if let requestId { metadata.addString(requestId, forKey: "x-request-id") }
         do {
             return .success(try await client.call(method, request, metadata: metadata, timeout: timeout))
         } catch let error as RPCError {
-            if let reason = ErrorReason.reason(of: error), permanent.contains(reason) {
-                return .refused(reason: reason)
-            }
-            return .transient("\(method.descriptor.method): \(error.code): \(error.message)")
+            let detail = "\(method.descriptor.method): \(error.code): \(error.message)"
+            guard let reason = ErrorReason.reason(of: error).map(ErrorReason.init(rawValue:)) else { return .failed(.transient(detail: detail)) }
+            if refusals.contains(reason) { return .failed(.refused(reason: reason)) }
+            if reason.isPermanent || reason == .productNotFound { return .failed(.needsOperator(reason: reason, detail: detail)) }
+            return .failed(.transient(detail: detail))
         } catch {
-            return .transient("\(method.descriptor.method): \(error)")
+            return .failed(.transient(detail: "\(method.descriptor.method): \(error)"))
+        }
+    }
+}
+
+/// Why a call into PointsService did not succeed, as the saga treats it.
+enum StepFailure: Sendable, Equatable {
+    /// A business answer that ends the step (e.g. STARTER_PACK_INELIGIBLE).
+    case refused(reason: ErrorReason)
+    /// Cannot succeed until an operator fixes data or configuration (e.g. a
+    /// product missing from PointsService's catalog during a rolling
+    /// deploy): alerted, still owed, retried with backoff.
+    case needsOperator(reason: ErrorReason, detail: String)
+    /// Unavailable, deadline, or anything a retry may fix.
+    case transient(detail: String)
+
+    var detail: String {
+        switch self {
+        case .refused(let reason): reason.rawValue
+        case .needsOperator(_, let detail), .transient(let detail): detail
         }
     }
 }

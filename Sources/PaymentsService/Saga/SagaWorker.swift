@@ -5,23 +5,23 @@ import ServiceKit
 /// it) and runs them, so a purchase is credited even if the app never calls
 /// again and a refund is taken back even if PointsService was down.
 struct SagaWorker: Sendable {
-    let processor: PaymentProcessor
+    let runner: LedgerStepRunner
     let pollInterval: Duration
 
     func run() async {
         while !Task.isCancelled {
             let claimed: [PaymentRecord]
             do {
-                claimed = try await processor.store.claimDue(limit: PaymentsLimits.workerBatchMax)
+                claimed = try await runner.store.claimDue(limit: PaymentsLimits.workerBatchMax)
             } catch {
-                processor.logger.warning("saga worker cannot claim work", ["error": "\(error)"])
+                runner.logger.warning("saga worker cannot claim work", ["error": "\(error)"])
                 claimed = []
             }
             if !claimed.isEmpty {
                 await withTaskGroup(of: Void.self) { group in
                     for (index, record) in claimed.enumerated() {
                         if index >= PaymentsLimits.workerConcurrencyMax { await group.next() }
-                        group.addTask { await processor.runPendingStep(record) }
+                        group.addTask { _ = await runner.runOwedSteps(record) }
                     }
                 }
             }

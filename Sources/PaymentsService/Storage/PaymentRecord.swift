@@ -1,6 +1,7 @@
 import Foundation
 
-/// One row of `apple_iap_transactions` as the service reads it.
+/// One row of `apple_iap_transactions` as the service reads it: the facts
+/// Apple signed and the app claimed, plus the lifecycle `state`.
 struct PaymentRecord: Equatable, Sendable {
     var id: UUID
     var userId: UUID?
@@ -12,25 +13,26 @@ struct PaymentRecord: Equatable, Sendable {
     var bundleId: String
     var appAccountToken: UUID?
     var purchaseDateUnixMilliseconds: Int64
-    var revocationDateUnixMilliseconds: Int64?
-    var revocationReason: String?
-    var credits: Int64
+    var quantity: Int32
     var currency: String?
     var priceMilliunits: Int64?
     var ledgerEventId: String?
     var emailHash: String?
     var emailMasked: String?
-    var state: PaymentState
+    var state: PurchaseState
     var attemptCount: Int64
     var lastError: String?
     var createdAtUnixMilliseconds: Int64
     var updatedAtUnixMilliseconds: Int64
+
+    var status: PaymentStatus { PurchaseLifecycle.status(state) }
+    var pendingStep: LedgerStep? { PurchaseLifecycle.pendingStep(state) }
 }
 
-/// What saga step 1 writes for a freshly verified purchase.
+/// A transaction seen for the first time, as saga step 1 (the app's verify)
+/// or a notification records it. `claim` is nil for a transaction known only
+/// from Apple's notification (no owner is certain yet).
 struct NewPayment: Sendable {
-    var userId: UUID
-    var productCode: String
     var appStoreProductId: String
     var transactionId: String
     var originalTransactionId: String?
@@ -39,31 +41,25 @@ struct NewPayment: Sendable {
     var bundleId: String
     var appAccountToken: UUID?
     var purchaseDateUnixMilliseconds: Int64
-    var credits: Int64
+    var quantity: Int32
     var currency: String?
     var priceMilliunits: Int64?
     var signedTransactionInfo: String
     var applePayloadJSON: String
-    var emailHash: String
-    var emailMasked: String
+    /// The owner a notification's appAccountToken names (unclaimed rows only).
+    var tokenOwner: UUID?
+    var claim: PaymentClaim?
 }
 
-/// A transaction Apple refunded or revoked before this service ever
-/// verified it: recorded as `revoked` so a later verify is refused.
-struct RevokedPayment: Sendable {
-    var userId: UUID?
-    var productCode: String?
-    var appStoreProductId: String
-    var transactionId: String
-    var originalTransactionId: String?
-    var environment: String
-    var bundleId: String
-    var appAccountToken: UUID?
-    var purchaseDateUnixMilliseconds: Int64
-    var revocationDateUnixMilliseconds: Int64?
-    var revocationReason: String?
-    var signedTransactionInfo: String
-    var applePayloadJSON: String
+/// What an app's verify adds to a transaction: whose it is and what it is
+/// worth. Written once; a second user's claim is a conflict.
+struct PaymentClaim: Sendable, Equatable {
+    var userId: UUID
+    var productCode: String
+    /// Catalog credits x quantity.
+    var credits: Int64
+    var emailHash: String
+    var emailMasked: String
 }
 
 /// A verified App Store Server Notification, recorded by `notificationUUID`.

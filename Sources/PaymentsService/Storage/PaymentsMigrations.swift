@@ -74,5 +74,64 @@ enum PaymentsMigrations {
             created_at timestamptz NOT NULL DEFAULT now()
         );
         """),
+        // The lifecycle model (PurchaseLifecycle): Apple's verdict with its
+        // signed date and terms, the grant's progress and the clawback cycle
+        // in force; status and pending_action become views of them. Rows
+        // written before are carried over from (status, pending_action, revoked).
+        (4, "purchase_lifecycle", """
+        ALTER TABLE apple_iap_transactions
+            ADD COLUMN quantity integer NOT NULL DEFAULT 1 CHECK (quantity BETWEEN 1 AND 10),
+            ADD COLUMN claimed boolean NOT NULL DEFAULT true,
+            ADD COLUMN verdict_signed_at timestamptz,
+            ADD COLUMN revocation_type varchar(32),
+            ADD COLUMN revocation_percentage integer CHECK (revocation_percentage BETWEEN 0 AND 100000),
+            ADD COLUMN grant_state varchar(16) NOT NULL DEFAULT 'not_owed'
+                CHECK (grant_state IN ('not_owed', 'owed', 'applied', 'refused')),
+            ADD COLUMN clawback_cycle integer NOT NULL DEFAULT 0 CHECK (clawback_cycle >= 0),
+            ADD COLUMN cycle_phase varchar(16) CHECK (cycle_phase IN ('clawback_owed', 'clawed_back', 'reversal_owed', 'reversed')),
+            ADD COLUMN cycle_amount bigint NOT NULL DEFAULT 0 CHECK (cycle_amount >= 0),
+            ADD COLUMN cycle_reason varchar(64),
+            ADD COLUMN cycle_deducted bigint NOT NULL DEFAULT 0 CHECK (cycle_deducted >= 0);
+        UPDATE apple_iap_transactions SET
+            claimed = (email_hash IS NOT NULL),
+            grant_state = CASE
+                WHEN status IN ('granted', 'refunded', 'refunded_insufficient') THEN 'applied'
+                WHEN status = 'failed' THEN 'refused'
+                WHEN pending_action = 'grant' OR status IN ('verified', 'received') THEN 'owed'
+                WHEN ledger_event_id IS NOT NULL THEN 'applied'
+                ELSE 'not_owed' END,
+            clawback_cycle = CASE
+                WHEN status IN ('refunded', 'refunded_insufficient') OR pending_action IN ('clawback', 'reverse_clawback') THEN 1
+                ELSE 0 END,
+            cycle_phase = CASE
+                WHEN pending_action = 'reverse_clawback' THEN 'reversal_owed'
+                WHEN status IN ('refunded', 'refunded_insufficient') THEN 'clawed_back'
+                WHEN pending_action = 'clawback' THEN 'clawback_owed'
+                ELSE NULL END,
+            cycle_amount = CASE
+                WHEN status IN ('refunded', 'refunded_insufficient') OR pending_action IN ('clawback', 'reverse_clawback') THEN credits
+                ELSE 0 END,
+            cycle_reason = CASE
+                WHEN status IN ('refunded', 'refunded_insufficient') OR pending_action IN ('clawback', 'reverse_clawback')
+                THEN coalesce(revocation_reason, '') ELSE NULL END,
+            cycle_deducted = CASE
+                WHEN status IN ('refunded', 'refunded_insufficient') THEN credits - overdue_amount ELSE 0 END;
+        -- A row known only from Apple's notifications may lack an owner and a product.
+        DO $$
+        DECLARE c record;
+        BEGIN
+            FOR c IN SELECT conname FROM pg_constraint
+                     WHERE conrelid = 'apple_iap_transactions'::regclass AND contype = 'c'
+                       AND (pg_get_constraintdef(oid) LIKE '%user_id IS NOT NULL%'
+                            OR pg_get_constraintdef(oid) LIKE '%product_code IS NOT NULL%')
+            LOOP
+                EXECUTE format('ALTER TABLE apple_iap_transactions DROP CONSTRAINT %I', c.conname);
+            END LOOP;
+        END $$;
+        ALTER TABLE apple_iap_transactions
+            ADD CONSTRAINT apple_iap_transactions_claimed_owner CHECK (NOT claimed OR (user_id IS NOT NULL AND product_code IS NOT NULL)),
+            ADD CONSTRAINT apple_iap_transactions_cycle_phase CHECK ((clawback_cycle = 0) = (cycle_phase IS NULL)),
+            ADD CONSTRAINT apple_iap_transactions_grant_owed_claimed CHECK (grant_state = 'not_owed' OR claimed);
+        """),
     ]
 }

@@ -1,9 +1,10 @@
 import Foundation
 import PostgresClient
 
-/// PaymentsService's storage edge. Every saga transition happens here inside
-/// one short transaction that holds the row lock (`SELECT ... FOR UPDATE`);
-/// the decision itself comes from the pure `PaymentSaga`.
+/// PaymentsService's storage edge. Every transition of a transaction happens
+/// here inside one short transaction that holds the row lock (`SELECT ...
+/// FOR UPDATE`); the decision itself comes from the pure `PurchaseLifecycle`.
+/// `status` and `pending_action` are written as views of the state.
 final class PaymentsStore: Sendable {
     let pool: PostgresPool
     let backoff: RetryBackoff
@@ -19,79 +20,97 @@ final class PaymentsStore: Sendable {
         try await mappingErrors { _ = try await PostgresMigrator(migrations: migrations, advisoryLockKey: 0x5041_594D_454E_5453).migrate(on: self.pool) }
     }
 
-    static let columns = """
-        id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id, environment,
-        bundle_id, app_account_token, (extract(epoch from purchase_date) * 1000)::bigint as purchase_ms,
-        (extract(epoch from revocation_date) * 1000)::bigint as revocation_ms, revocation_reason, credits, currency,
-        price_milliunits, ledger_event_id, email_hash, email_masked, status, pending_action, revoked, failure_code,
-        overdue_amount, attempt_count, last_error, (extract(epoch from created_at) * 1000)::bigint as created_ms,
-        (extract(epoch from updated_at) * 1000)::bigint as updated_ms
-        """
+    // MARK: Apple's words
 
-    // MARK: Saga step 1
-
-    enum InsertOutcome: Equatable, Sendable {
-        case inserted(PaymentRecord)
-        case existing(PaymentRecord)
+    /// What recording one of Apple's words did to a transaction's row.
+    struct WordResult: Sendable {
+        /// The row before (nil when this word created it).
+        var before: PaymentRecord?
+        var after: PaymentRecord
+        /// False when the word was older than the one in force (nothing changed).
+        var accepted: Bool
+        /// True when `claim` names another user than the row's owner: nothing was written.
+        var conflict: Bool
     }
 
-    /// Records a verified purchase whose grant is owed; the unique
-    /// `transaction_id` decides races. The inserting caller holds a lease on
-    /// the grant so the worker leaves it alone while the caller runs step 2.
-    func insertVerified(_ payment: NewPayment) async throws(PaymentsError) -> InsertOutcome {
-        try await mappingErrors {
-            try await self.pool.withTransaction { connection in
-                let inserted = try await connection.query("""
-                    insert into apple_iap_transactions (
-                        id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
-                        web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, status, credits,
-                        currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked,
-                        pending_action, next_attempt_at)
-                    values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0),
-                            'verified', $11::bigint, $12, $13::bigint, $14, $15::jsonb, $16, $17,
-                            'grant', now() + make_interval(secs => $18::bigint / 1000.0))
-                    on conflict (transaction_id) do nothing
-                    returning \(Self.columns)
-                    """, [
-                        .uuid(payment.userId), .text(payment.productCode), .text(payment.appStoreProductId),
-                        .text(payment.transactionId), optional(payment.originalTransactionId), optional(payment.webOrderLineItemId),
-                        .text(payment.environment), .text(payment.bundleId), payment.appAccountToken.map(PostgresValue.uuid) ?? .null,
-                        .int64(payment.purchaseDateUnixMilliseconds), .int64(payment.credits), optional(payment.currency),
-                        payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-                        .json(payment.applePayloadJSON), .text(payment.emailHash), .text(payment.emailMasked),
-                        .int64(self.backoff.leaseMilliseconds),
-                    ])
-                if let row = inserted.first { return .inserted(try Self.record(row)) }
-                let existing = try await connection.query(
-                    "select \(Self.columns) from apple_iap_transactions where transaction_id = $1", [.text(payment.transactionId)])
-                guard let row = existing.first else {
-                    throw PaymentsError.internalFailure(detail: "insert conflicted but no row is visible")
-                }
-                return .existing(try Self.record(row))
-            }
+    /// Records Apple's word about `payment` (insert, or lock the row and apply
+    /// it), with the app's claim when the word came through a verify. Runs
+    /// inside the caller's transaction so a notification is recorded with
+    /// its effect.
+    func record(
+        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection
+    ) async throws -> WordResult {
+        let initial = PurchaseLifecycle.start(
+            verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil, credits: payment.claim?.credits ?? 0)
+        if let inserted = try await insert(payment, state: initial, in: connection) {
+            return WordResult(before: nil, after: inserted, accepted: true, conflict: false)
         }
+        guard let current = try await lockedRecord(payment.transactionId, in: connection) else {
+            throw PaymentsError.internalFailure(detail: "insert conflicted but no row is visible")
+        }
+        var state = current.state
+        if let claim = payment.claim {
+            if current.state.claimed {
+                guard current.userId == claim.userId else {
+                    return WordResult(before: current, after: current, accepted: false, conflict: true)
+                }
+            } else {
+                if let owner = current.userId, owner != claim.userId {
+                    // Apple's notification named another owner through its appAccountToken.
+                    return WordResult(before: current, after: current, accepted: false, conflict: true)
+                }
+                try await writeClaim(claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current, in: connection)
+                state = PurchaseLifecycle.claim(credits: claim.credits, in: state)
+            }
+        } else if current.userId == nil, let owner = payment.tokenOwner {
+            try await connection.query("update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
+                                       [.uuid(current.id), .uuid(owner)])
+        }
+        let received = PurchaseLifecycle.receive(verdict, signedAtUnixMilliseconds: signedAt, in: state)
+        let after = try await write(received.state, over: current, in: connection, ledgerEventId: nil, verdictChanged: received.accepted)
+        return WordResult(before: current, after: after, accepted: received.accepted, conflict: false)
     }
 
-    /// Records a transaction Apple took back before it was ever verified here
-    /// (or returns the row that already exists).
-    func insertRevoked(_ payment: RevokedPayment, in connection: PostgresConnection) async throws -> PaymentRecord? {
+    /// Inserts a transaction seen for the first time; nil when it exists.
+    /// A row that owes a step at once is leased to the inserting caller,
+    /// who runs that step inline while the worker leaves it alone.
+    private func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
+        let claim = payment.claim
+        let step = PurchaseLifecycle.pendingStep(state)
         let rows = try await connection.query("""
             insert into apple_iap_transactions (
-                id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id, environment,
-                bundle_id, app_account_token, purchase_date, revocation_date, revocation_reason, status, credits,
-                signed_transaction_info, apple_payload, revoked)
-            values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8::uuid, to_timestamp($9::bigint / 1000.0),
-                    to_timestamp($10::bigint / 1000.0), $11, 'revoked', 0, $12, $13::jsonb, true)
+                id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
+                web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, status, credits, quantity,
+                currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked, claimed,
+                pending_action, next_attempt_at)
+            values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0),
+                    'received', $11::bigint, $12::integer, $13, $14::bigint, $15, $16::jsonb, $17, $18, $19::boolean,
+                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end)
             on conflict (transaction_id) do nothing
-            returning \(Self.columns)
+            returning id
             """, [
-                payment.userId.map(PostgresValue.uuid) ?? .null, optional(payment.productCode), .text(payment.appStoreProductId),
-                .text(payment.transactionId), optional(payment.originalTransactionId), .text(payment.environment),
-                .text(payment.bundleId), payment.appAccountToken.map(PostgresValue.uuid) ?? .null,
-                .int64(payment.purchaseDateUnixMilliseconds), payment.revocationDateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-                optional(payment.revocationReason), .text(payment.signedTransactionInfo), .json(payment.applePayloadJSON),
+                (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
+                .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
+                optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
+                payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
+                .int64(claim?.credits ?? 0), .int64(Int64(payment.quantity)), optional(payment.currency),
+                payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
+                .json(payment.applePayloadJSON), optional(claim?.emailHash), optional(claim?.emailMasked), .bool(claim != nil),
+                optional(step?.pendingAction.rawValue), .int64(backoff.leaseMilliseconds),
             ])
-        return try rows.first.map(Self.record)
+        guard rows.first != nil else { return nil }
+        guard let inserted = try await lockedRecord(payment.transactionId, in: connection) else { return nil }
+        return try await write(state, over: inserted, in: connection, ledgerEventId: nil, verdictChanged: true, keepSchedule: true)
+    }
+
+    private func writeClaim(_ claim: PaymentClaim, quantity: Int32, signed: String, over current: PaymentRecord,
+                            in connection: PostgresConnection) async throws {
+        try await connection.query("""
+            update apple_iap_transactions set user_id = $2::uuid, product_code = $3, credits = $4::bigint, quantity = $5::integer,
+                email_hash = $6, email_masked = $7, claimed = true, signed_transaction_info = $8
+            where id = $1::uuid
+            """, [.uuid(current.id), .uuid(claim.userId), .text(claim.productCode), .int64(claim.credits), .int64(Int64(quantity)),
+                  .text(claim.emailHash), .text(claim.emailMasked), .text(signed)])
     }
 
     // MARK: Reads
@@ -105,77 +124,132 @@ final class PaymentsStore: Sendable {
         }
     }
 
-    // MARK: Transitions
-
-    /// The outcome of a saga step, applied under the row lock.
-    struct StepResult: Sendable {
-        /// The next state, from `PaymentSaga`.
-        var transition: @Sendable (PaymentState) -> PaymentState
-        var ledgerEventId: String? = nil
-        /// Set when the step failed in a way a retry may fix.
-        var transientError: String? = nil
-        /// Apple's revocation, recorded when a refund/revoke notice arrives.
-        var revocationDateUnixMilliseconds: Int64? = nil
-        var revocationReason: String? = nil
-    }
-
-    /// Locks the row, applies `step`, and schedules the next attempt: due at
-    /// once for a new pending action, after a backoff for a failed one, never
-    /// when nothing is owed.
-    func apply(_ step: StepResult, transactionId: String) async throws(PaymentsError) -> PaymentRecord {
-        try await mappingErrors {
-            try await self.pool.withTransaction { connection in
-                guard let current = try await self.lockedRecord(transactionId, in: connection) else {
-                    throw PaymentsError.transactionNotFound
-                }
-                return try await self.write(step, over: current, in: connection)
-            }
-        }
-    }
-
     func lockedRecord(_ transactionId: String, in connection: PostgresConnection) async throws -> PaymentRecord? {
         try await connection.query("select \(Self.columns) from apple_iap_transactions where transaction_id = $1 for update",
                                    [.text(transactionId)]).first.map(Self.record)
     }
 
-    /// Writes the state `step` leads to from `current` (row already locked).
-    func write(_ step: StepResult, over current: PaymentRecord, in connection: PostgresConnection) async throws -> PaymentRecord {
-        let next = step.transition(current.state)
-        let delayMilliseconds: Int64?
-        if next.pendingAction == nil {
-            delayMilliseconds = nil
-        } else if step.transientError != nil {
-            delayMilliseconds = backoff.delayMilliseconds(attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
-        } else if next.pendingAction != current.state.pendingAction {
-            delayMilliseconds = 0
-        } else {
-            delayMilliseconds = -1  // unchanged schedule
+    // MARK: Step results
+
+    /// What recording a step's result did.
+    enum StepRecording: Sendable {
+        case applied(PaymentRecord)
+        /// The row no longer owes that step: the result was dropped.
+        case stale(PaymentRecord)
+    }
+
+    /// Applies `outcome` of `step` under the row lock, only if the row still
+    /// owes exactly that step (compare-and-set on the step's identity).
+    func complete(_ step: LedgerStep, with outcome: StepOutcome, transactionId: String, ledgerEventId: String? = nil)
+        async throws(PaymentsError) -> StepRecording {
+        try await mappingErrors {
+            try await self.pool.withTransaction { connection in
+                guard let current = try await self.lockedRecord(transactionId, in: connection) else {
+                    throw PaymentsError.transactionNotFound
+                }
+                guard let next = PurchaseLifecycle.complete(step, with: outcome, in: current.state) else { return .stale(current) }
+                return .applied(try await self.write(next, over: current, in: connection, ledgerEventId: ledgerEventId, verdictChanged: false))
+            }
+        }
+    }
+
+    /// A step that failed in a way a retry may fix: still owed, tried again
+    /// after a backoff (only if the row still owes that step).
+    func postpone(_ step: LedgerStep, transactionId: String, error: String) async throws(PaymentsError) -> PaymentRecord? {
+        try await mappingErrors {
+            try await self.pool.withTransaction { connection in
+                guard let current = try await self.lockedRecord(transactionId, in: connection),
+                      PurchaseLifecycle.pendingStep(current.state) == step else { return nil }
+                let delay = self.backoff.delayMilliseconds(attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
+                return try await connection.query("""
+                    update apple_iap_transactions set last_error = $2, updated_at = now(),
+                        next_attempt_at = now() + make_interval(secs => $3::bigint / 1000.0)
+                    where id = $1::uuid returning \(Self.columns)
+                    """, [.uuid(current.id), .text(String(error.prefix(500))), .int64(delay)]).first.map(Self.record)
+            }
+        }
+    }
+
+    /// An operator's redrive: a refused grant is owed again, and whatever
+    /// step is owed is due now with a fresh attempt count.
+    func redrive(transactionId: String) async throws(PaymentsError) -> (before: PaymentRecord, after: PaymentRecord) {
+        try await mappingErrors {
+            try await self.pool.withTransaction { connection in
+                guard let current = try await self.lockedRecord(transactionId, in: connection) else {
+                    throw PaymentsError.transactionNotFound
+                }
+                let next = PurchaseLifecycle.redrive(current.state)
+                let written = try await self.write(next, over: current, in: connection, ledgerEventId: nil, verdictChanged: false)
+                guard written.pendingStep != nil else { return (current, written) }
+                let due = try await connection.query("""
+                    update apple_iap_transactions set next_attempt_at = now(), attempt_count = 0, last_error = null, updated_at = now()
+                    where id = $1::uuid returning \(Self.columns)
+                    """, [.uuid(current.id)]).first.map(Self.record)
+                return (current, due ?? written)
+            }
+        }
+    }
+
+    // MARK: Writing a state
+
+    /// Writes `next` over the locked row `current`, with its views (status,
+    /// pending_action, revoked, failure_code) and the schedule: a newly owed
+    /// step is due at once (attempts reset), an unchanged one keeps its
+    /// schedule and lease, and nothing owed clears it.
+    func write(
+        _ next: PurchaseState, over current: PaymentRecord, in connection: PostgresConnection, ledgerEventId: String?,
+        verdictChanged: Bool, keepSchedule: Bool = false
+    ) async throws -> PaymentRecord {
+        let nextStep = PurchaseLifecycle.pendingStep(next)
+        // A granted purchase always names its ledger event (PRD 5.3).
+        let ledgerEventId = ledgerEventId ?? (next.grant == .applied ? LedgerEventId.purchase(transactionId: current.transactionId) : nil)
+        let schedule: Int64 = if nextStep == nil { 0 } else if keepSchedule || nextStep == current.pendingStep { 1 } else { 2 }
+        let revocation = next.verdict.revocation
+        let cycle = next.cycle
+        let failureCode: String? = switch next.grant {
+        case .refused(let reason): reason
+        default: (cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : nil
+        }
+        let grantState: String = switch next.grant {
+        case .notOwed: "not_owed"
+        case .owed: "owed"
+        case .applied: "applied"
+        case .refused: "refused"
         }
         let rows = try await connection.query("""
             update apple_iap_transactions set
-                status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text, overdue_amount = $6::bigint,
-                ledger_event_id = coalesce($7::text, ledger_event_id),
-                last_error = case when $8::text is null then last_error else $8::text end,
-                next_attempt_at = case when $9::bigint is null then null
-                                       when $9::bigint < 0 then next_attempt_at
-                                       else now() + make_interval(secs => $9::bigint / 1000.0) end,
-                attempt_count = case when $3::text is null then 0 else attempt_count end,
-                revocation_date = coalesce(to_timestamp($10::bigint / 1000.0), revocation_date),
-                revocation_reason = coalesce($11::text, revocation_reason),
+                status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text,
+                grant_state = $6::text, clawback_cycle = $7::integer, cycle_phase = $8::text, cycle_amount = $9::bigint,
+                cycle_reason = $10::text, cycle_deducted = $11::bigint, overdue_amount = $12::bigint,
+                verdict_signed_at = to_timestamp($13::bigint / 1000.0),
+                revocation_date = case when $14::boolean then to_timestamp($15::bigint / 1000.0) else revocation_date end,
+                revocation_reason = case when $14::boolean then $16::text else revocation_reason end,
+                revocation_type = case when $14::boolean then $17::text else revocation_type end,
+                revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
+                ledger_event_id = coalesce($19::text, ledger_event_id),
+                next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
+                attempt_count = case $20::integer when 1 then attempt_count else 0 end,
+                last_error = case $20::integer when 1 then last_error else null end,
                 updated_at = now()
             where id = $1::uuid
             returning \(Self.columns)
             """, [
-                .uuid(current.id), .text(next.status.rawValue), next.pendingAction.map { .text($0.rawValue) } ?? .null,
-                .bool(next.revoked), optional(next.failureCode), .int64(next.overdueAmount), optional(step.ledgerEventId),
-                optional(step.transientError.map { String($0.prefix(500)) }), delayMilliseconds.map(PostgresValue.int64) ?? .null,
-                step.revocationDateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(step.revocationReason),
+                .uuid(current.id), .text(PurchaseLifecycle.status(next).rawValue), optional(nextStep?.pendingAction.rawValue),
+                .bool(revocation != nil), optional(failureCode), .text(grantState), .int64(Int64(cycle?.number ?? 0)),
+                optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason), .int64(cycle?.deducted ?? 0),
+                .int64(cycle?.overdue ?? 0), next.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+                .bool(verdictChanged && revocation != nil), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+                optional(revocation?.reason), optional(revocation?.type),
+                revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
+                optional(ledgerEventId), .int64(schedule),
             ])
         guard let row = rows.first else { throw PaymentsError.internalFailure(detail: "locked row vanished") }
         return try Self.record(row)
     }
 
-    /// Claims up to `limit` rows whose pending step is due, leasing each to
+    // MARK: Leases
+
+    /// Claims up to `limit` rows whose owed step is due, leasing each to
     /// this worker (`SKIP LOCKED`, so several instances share the work).
     func claimDue(limit: Int) async throws(PaymentsError) -> [PaymentRecord] {
         try await mappingErrors {
@@ -193,7 +267,8 @@ final class PaymentsStore: Sendable {
         }
     }
 
-    /// Claims one row's pending step for an inline attempt (same lease as the worker).
+    /// Claims one row's owed step for an inline attempt, on the same terms as
+    /// the worker: nil when nothing is owed, or another runner holds the lease.
     func claim(transactionId: String) async throws(PaymentsError) -> PaymentRecord? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
@@ -201,7 +276,7 @@ final class PaymentsStore: Sendable {
                     update apple_iap_transactions set
                         attempt_count = attempt_count + 1,
                         next_attempt_at = now() + make_interval(secs => $2::bigint / 1000.0)
-                    where transaction_id = $1 and pending_action is not null
+                    where transaction_id = $1 and pending_action is not null and next_attempt_at <= now()
                     returning \(Self.columns)
                     """, [.text(transactionId), .int64(self.backoff.leaseMilliseconds)]).first.map(Self.record)
             }
@@ -210,14 +285,12 @@ final class PaymentsStore: Sendable {
 
     // MARK: Notifications
 
-    /// Records a notification and applies its effect to the transaction row
-    /// in the same transaction; returns nil when the notificationUUID was
-    /// already recorded (a redelivery changes nothing). The recorded outcome
-    /// is labelled from the row before and after the effect.
+    /// Records a notification and applies its effect in the same
+    /// transaction; returns nil when the notificationUUID was already
+    /// recorded (a redelivery changes nothing).
     func recordNotification(
         _ notification: NotificationRecord,
-        effect: @Sendable (PaymentRecord?, PostgresConnection) async throws -> PaymentRecord?,
-        outcome: @Sendable (_ before: PaymentRecord?, _ after: PaymentRecord?) -> String
+        effect: @Sendable (PostgresConnection) async throws -> (outcome: String, record: PaymentRecord?)
     ) async throws(PaymentsError) -> (outcome: String, record: PaymentRecord?)? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
@@ -234,16 +307,10 @@ final class PaymentsStore: Sendable {
                         .json(notification.payloadJSON),
                     ])
                 guard !inserted.isEmpty else { return nil }
-                let before: PaymentRecord? = if let transactionId = notification.transactionId {
-                    try await self.lockedRecord(transactionId, in: connection)
-                } else {
-                    nil
-                }
-                let after = try await effect(before, connection)
-                let label = outcome(before, after)
+                let result = try await effect(connection)
                 try await connection.query("update apple_notifications set outcome = $2 where notification_uuid = $1::uuid",
-                                           [.uuid(notification.notificationUUID), .text(label)])
-                return (label, after)
+                                           [.uuid(notification.notificationUUID), .text(result.outcome)])
+                return result
             }
         }
     }
@@ -279,25 +346,24 @@ final class PaymentsStore: Sendable {
     }
 
     /// The user an appAccountToken was issued to, if any.
-    func userId(forAccountToken token: UUID, in connection: PostgresConnection? = nil) async throws -> UUID? {
-        let sql = "select user_id from app_account_tokens where token = $1::uuid"
-        if let connection { return try await connection.query(sql, [.uuid(token)]).first?.uuid("user_id") }
-        return try await mappingErrors {
-            try await self.pool.withConnection { try await $0.query(sql, [.uuid(token)]).first?.uuid("user_id") }
-        }
+    func userId(forAccountToken token: UUID, in connection: PostgresConnection) async throws -> UUID? {
+        try await connection.query("select user_id from app_account_tokens where token = $1::uuid", [.uuid(token)]).first?.uuid("user_id")
     }
 
     // MARK: Mapping
 
+    static let columns = """
+        id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id, environment,
+        bundle_id, app_account_token, (extract(epoch from purchase_date) * 1000)::bigint as purchase_ms, quantity,
+        (extract(epoch from revocation_date) * 1000)::bigint as revocation_ms, revocation_reason, revocation_type,
+        revocation_percentage, revoked, (extract(epoch from verdict_signed_at) * 1000)::bigint as verdict_signed_ms,
+        claimed, credits, grant_state, failure_code, clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted,
+        overdue_amount, currency, price_milliunits, ledger_event_id, email_hash, email_masked, attempt_count, last_error,
+        (extract(epoch from created_at) * 1000)::bigint as created_ms, (extract(epoch from updated_at) * 1000)::bigint as updated_ms
+        """
+
     static func record(_ row: PostgresRow) throws -> PaymentRecord {
-        guard let status = PaymentStatus(rawValue: try row.string("status")) else {
-            throw PaymentsError.internalFailure(detail: "unknown status in database")
-        }
-        let pending = try row.optionalString("pending_action").map { text -> PendingAction in
-            guard let action = PendingAction(rawValue: text) else { throw PaymentsError.internalFailure(detail: "unknown pending action") }
-            return action
-        }
-        return PaymentRecord(
+        PaymentRecord(
             id: try row.uuid("id"),
             userId: try row.isNull("user_id") ? nil : try row.uuid("user_id"),
             productCode: try row.optionalString("product_code"),
@@ -308,20 +374,43 @@ final class PaymentsStore: Sendable {
             bundleId: try row.string("bundle_id"),
             appAccountToken: try row.isNull("app_account_token") ? nil : try row.uuid("app_account_token"),
             purchaseDateUnixMilliseconds: try row.int64("purchase_ms"),
-            revocationDateUnixMilliseconds: try row.optionalInt64("revocation_ms"),
-            revocationReason: try row.optionalString("revocation_reason"),
-            credits: try row.int64("credits"),
+            quantity: Int32(try row.int64("quantity")),
             currency: try row.optionalString("currency"),
             priceMilliunits: try row.optionalInt64("price_milliunits"),
             ledgerEventId: try row.optionalString("ledger_event_id"),
             emailHash: try row.optionalString("email_hash"),
             emailMasked: try row.optionalString("email_masked"),
-            state: PaymentState(status: status, pendingAction: pending, revoked: try row.bool("revoked"),
-                                failureCode: try row.optionalString("failure_code"), overdueAmount: try row.int64("overdue_amount")),
+            state: try state(row),
             attemptCount: try row.int64("attempt_count"),
             lastError: try row.optionalString("last_error"),
             createdAtUnixMilliseconds: try row.int64("created_ms"),
             updatedAtUnixMilliseconds: try row.int64("updated_ms"))
+    }
+
+    private static func state(_ row: PostgresRow) throws -> PurchaseState {
+        let verdict: AppleVerdict = try row.bool("revoked") ? .revoked(Revocation(
+            type: try row.optionalString("revocation_type"),
+            percentageMilliunits: try row.optionalInt64("revocation_percentage").map { Int32(clamping: $0) },
+            reason: try row.optionalString("revocation_reason") ?? "REFUND",
+            dateUnixMilliseconds: try row.optionalInt64("revocation_ms"))) : .purchased
+        let grant: GrantProgress = switch try row.string("grant_state") {
+        case "not_owed": .notOwed
+        case "owed": .owed
+        case "applied": .applied
+        case "refused": .refused(reason: try row.optionalString("failure_code") ?? "GRANT_REFUSED")
+        case let other: throw PaymentsError.internalFailure(detail: "unknown grant_state \(other) in database")
+        }
+        var cycle: ClawbackCycle?
+        let number = Int(try row.int64("clawback_cycle"))
+        if number > 0 {
+            guard let phase = ClawbackCycle.Phase(rawValue: try row.optionalString("cycle_phase") ?? "") else {
+                throw PaymentsError.internalFailure(detail: "cycle \(number) without a known phase in database")
+            }
+            cycle = ClawbackCycle(number: number, amount: try row.int64("cycle_amount"), reason: try row.optionalString("cycle_reason") ?? "",
+                                  phase: phase, deducted: try row.int64("cycle_deducted"), overdue: try row.int64("overdue_amount"))
+        }
+        return PurchaseState(verdict: verdict, verdictSignedAtUnixMilliseconds: try row.optionalInt64("verdict_signed_ms"),
+                             claimed: try row.bool("claimed"), credits: try row.int64("credits"), grant: grant, cycle: cycle)
     }
 
     /// Domain errors pass through; outages are DATABASE_UNAVAILABLE; the rest is a bug.
@@ -338,7 +427,7 @@ final class PaymentsStore: Sendable {
         return .internalFailure(detail: error.description)
     }
 
-    private func mappingErrors<Value>(_ body: () async throws -> Value) async throws(PaymentsError) -> Value {
+    func mappingErrors<Value>(_ body: () async throws -> Value) async throws(PaymentsError) -> Value {
         do {
             return try await body()
         } catch {

@@ -213,7 +213,10 @@ final class EndToEndSystem: @unchecked Sendable {
         var payload: [String: Any] = [
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": Self.bundleId, "productId": productId,
             "purchaseDate": now - 5_000, "originalPurchaseDate": now - 5_000, "quantity": 1, "type": "Consumable",
-            "inAppOwnershipType": "PURCHASED", "signedDate": now, "environment": environment, "transactionReason": "PURCHASE",
+            // StoreKit signed the purchase when it was bought; a revoked view
+            // is signed after the revocation (Apple orders words by signedDate).
+            "inAppOwnershipType": "PURCHASED", "signedDate": revocationDateMilliseconds == nil ? now - 5_000 : now,
+            "environment": environment, "transactionReason": "PURCHASE",
             "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
         ]
         if let appAccountToken { payload["appAccountToken"] = appAccountToken }

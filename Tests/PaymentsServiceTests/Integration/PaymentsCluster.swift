@@ -190,7 +190,11 @@ final class PaymentsCluster: @unchecked Sendable {
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
             "productId": appStoreProductId ?? Self.appStoreProductId(productCode), "purchaseDate": nowMilliseconds - 60_000,
             "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": 1, "type": "Consumable",
-            "inAppOwnershipType": "PURCHASED", "signedDate": nowMilliseconds, "environment": environment,
+            // StoreKit signs a transaction when it is bought; a revoked view
+            // of it is signed after the revocation. Notifications carry
+            // "now" as their own signedDate.
+            "inAppOwnershipType": "PURCHASED", "signedDate": revocationReason == nil ? nowMilliseconds - 60_000 : nowMilliseconds,
+            "environment": environment,
             "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
         ]
         if let appAccountToken { payload["appAccountToken"] = appAccountToken }

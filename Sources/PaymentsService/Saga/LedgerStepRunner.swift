@@ -1,0 +1,131 @@
+import Contracts
+import Foundation
+import ServiceKit
+
+/// Runs the ledger steps a transaction owes (grant, clawback, reversal) and
+/// records each outcome through `PaymentsStore.complete`, which applies it
+/// only while the row still owes that very step. Used inline right after a
+/// request, by the saga worker and by `redrive`; a runner only runs a row it
+/// holds the lease of, and every PointsService call is idempotent by event
+/// id, so a step run twice (after a lost reply or an expired lease) is safe.
+struct LedgerStepRunner: Sendable {
+    let store: PaymentsStore
+    let points: PointsLedger
+    let logger: Logger
+
+    /// What running a transaction's owed steps came to.
+    struct Run: Sendable {
+        /// The row after the last step recorded.
+        var record: PaymentRecord
+        /// The grant's answer, when this run called `Points.Grant` successfully.
+        var grant: GrantResponse?
+        /// Why the last step did not finish, if it did not.
+        var failure: StepFailure?
+    }
+
+    /// Runs the steps `leased` owes (its lease held by the caller) one after
+    /// another, at most `PaymentsLimits.inlineStepsMax`, until nothing is owed,
+    /// a step fails (it stays owed, retried by the worker after a backoff),
+    /// or another runner holds the lease.
+    func runOwedSteps(_ leased: PaymentRecord, requestId: String? = nil) async -> Run {
+        var run = Run(record: leased)
+        for _ in 0..<PaymentsLimits.inlineStepsMax {
+            guard let step = run.record.pendingStep else { return run }
+            do {
+                try await runStep(step, &run, requestId: requestId)
+            } catch {
+                logger.warning("saga step not recorded", ["transaction_id": leased.transactionId, "step": "\(step)", "error": "\(error)",
+                                                          "request_id": requestId ?? ""])
+                return run
+            }
+            guard run.failure == nil, run.record.pendingStep != nil else { return run }
+            // The next step is due at once: take its lease like anyone else.
+            guard let claimed = try? await store.claim(transactionId: leased.transactionId) else { return run }
+            run.record = claimed
+        }
+        return run
+    }
+
+    private func runStep(_ step: LedgerStep, _ run: inout Run, requestId: String?) async throws(PaymentsError) {
+        let record = run.record
+        let outcome: StepOutcome
+        switch step {
+        case .grant:
+            switch await points.grant(record, requestId: requestId) {
+            case .success(let granted):
+                FaultInjection.hit("payments.after_step2")
+                run.grant = granted
+                outcome = .granted
+            case .failed(.refused(let reason)):
+                logger.notice("grant refused", ["transaction_id": record.transactionId, "reason": reason.rawValue, "request_id": requestId ?? ""])
+                outcome = .grantRefused(reason: reason.rawValue)
+            case .failed(let failure):
+                return try await postpone(step, record, failure, &run, requestId: requestId)
+            }
+        case .clawback(let cycle, let amount, let reason):
+            switch await points.clawback(record, cycle: cycle, amount: amount, reason: reason, requestId: requestId) {
+            case .success(let clawback):
+                outcome = .clawedBack(deducted: clawback.creditsDeducted, overdue: clawback.overdueAmount)
+            case .failed(let failure):
+                return try await postpone(step, record, failure, &run, requestId: requestId)
+            }
+        case .reverse(let cycle):
+            switch await points.reverseClawback(record, cycle: cycle, requestId: requestId) {
+            case .success:
+                outcome = .reversed
+            case .failed(let failure):
+                return try await postpone(step, record, failure, &run, requestId: requestId)
+            }
+        }
+        let ledgerEventId = step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
+        switch try await store.complete(step, with: outcome, transactionId: record.transactionId, ledgerEventId: ledgerEventId) {
+        case .applied(let updated):
+            if step == .grant { FaultInjection.hit("payments.after_step3") }
+            run.record = updated
+            report(step, outcome, before: record, after: updated, requestId: requestId)
+        case .stale(let current):
+            // Another runner recorded this step first (or an operator moved
+            // the row): its answer stands, ours is the same replay.
+            logger.info("saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
+            run.record = current
+        }
+    }
+
+    private func postpone(
+        _ step: LedgerStep, _ record: PaymentRecord, _ failure: StepFailure, _ run: inout Run, requestId: String?
+    ) async throws(PaymentsError) {
+        run.failure = failure
+        let fields = ["transaction_id": record.transactionId, "step": "\(step)", "error": failure.detail, "request_id": requestId ?? "",
+                      "attempt": "\(record.attemptCount)"]
+        switch failure {
+        case .needsOperator(let reason, _):
+            // PRD 6.3/7.3: verified, kept, retried; someone must fix the cause.
+            logger.critical("ALERT saga step needs an operator", fields.merging(["alert": "saga_step_needs_operator", "reason": reason.rawValue]) { $1 })
+        case .transient, .refused:
+            logger.warning("saga step deferred to the worker", fields)
+        }
+        if let updated = try await store.postpone(step, transactionId: record.transactionId, error: failure.detail) { run.record = updated }
+    }
+
+    private func report(_ step: LedgerStep, _ outcome: StepOutcome, before: PaymentRecord, after: PaymentRecord, requestId: String?) {
+        var fields = ["transaction_id": after.transactionId, "step": "\(step)", "status": after.status.rawValue,
+                      "user_id": after.userId?.uuidString.lowercased() ?? "", "request_id": requestId ?? ""]
+        switch outcome {
+        case .granted:
+            fields["credits"] = "\(after.state.credits)"
+        case .clawedBack(let deducted, let overdue):
+            fields["credits_deducted"] = "\(deducted)"
+            fields["overdue_amount"] = "\(overdue)"
+            if overdue > 0 {
+                // PRD 7.4: the balance could not cover the refund; operators decide what to do.
+                logger.critical("ALERT refund exceeded the balance", fields.merging(["alert": "refunded_insufficient"]) { $1 })
+                return
+            }
+        case .grantRefused(let reason):
+            fields["reason"] = reason
+        case .reversed:
+            break
+        }
+        logger.notice("saga step done", fields)
+    }
+}
