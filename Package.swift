@@ -52,7 +52,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "StrictJSON"]
         ),
         .executableTarget(
             name: "Gateway",

@@ -9,9 +9,13 @@ import ServiceKit
 //   PaymentsService [serve]     run the gRPC server and the saga worker
 //   PaymentsService migrate     apply database migrations and exit
 //   PaymentsService verify-jws  check one JWS from stdin (support staff)
+//   PaymentsService redrive     re-run a failed or stuck saga (operators)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "redrive" {
+    exit(await RedriveCommand.run(arguments: Array(arguments.dropFirst())))
 }
 
 let shutdown = ShutdownSignal.install()
@@ -30,6 +34,7 @@ let options = ServiceRunner.options(
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
+        ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
     ])
 
 do {

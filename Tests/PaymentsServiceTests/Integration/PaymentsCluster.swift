@@ -174,6 +174,20 @@ final class PaymentsCluster: @unchecked Sendable {
         return transaction
     }
 
+    /// `PaymentsService redrive --transaction-id ID` as an operator runs it:
+    /// its exit status and the JSON line it printed.
+    func redrive(_ transactionId: String) async throws -> (status: Int32, output: String) {
+        let outputPath = NSTemporaryDirectory() + "/redrive-\(UUID().uuidString).out"
+        let arguments = [
+            "/usr/bin/env", "DATABASE_URL=\(paymentsURL)", "POINTS_ADDR=127.0.0.1:\(pointsPort)", "LOG_LEVEL=error",
+            ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive", "--transaction-id", transactionId,
+        ]
+        let status = try await offPool { try Command.run(arguments, outputPath: outputPath) }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outputPath)
+        return (status, output)
+    }
+
     // MARK: Signed data
 
     static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...8_999_999_999_999_999)) }

@@ -1,0 +1,109 @@
+import Foundation
+import PostgresClient
+import RPCRuntime
+import ServiceKit
+import StrictJSON
+
+/// `PaymentsService redrive --transaction-id ID`: the way out of a stuck or
+/// failed purchase once its cause is fixed (a catalog entry restored, a
+/// claim corrected, PointsService back). A refused grant is owed again, the
+/// owed step is due now, and this command runs it at once through the same
+/// runner as the service (or leaves it to the instance whose worker holds
+/// its lease). Idempotent: a settled transaction is left as it is. Prints
+/// one JSON line with the row before and after; exit 0 when nothing is left
+/// owed, 1 when a step is still owed or the transaction is unknown, 2 on
+/// usage errors.
+enum RedriveCommand {
+    static let optionSpecs: [OptionSpec] = [
+        OptionSpec(flag: "--transaction-id", env: nil, help: "The Apple transactionId to re-drive."),
+        StandardOptions.databaseURL, StandardOptions.pointsAddresses,
+        OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
+        StandardOptions.logLevel,
+    ]
+
+    static func run(arguments: [String]) async -> Int32 {
+        let options: CommandLineOptions
+        do {
+            options = try CommandLineOptions(specs: optionSpecs, arguments: arguments, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            printError("\(error)")
+            return 2
+        }
+        if options.helpRequested {
+            print(options.helpText(program: "PaymentsService redrive", summary: "re-run a failed or stuck purchase saga after its cause is fixed"))
+            return 0
+        }
+        guard let transactionId = options.value("--transaction-id"), !transactionId.isEmpty,
+              transactionId.utf8.count <= PaymentsLimits.transactionIdBytesMax,
+              transactionId.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            printError("--transaction-id is required: 1-32 digits")
+            return 2
+        }
+        let logger: Logger, pool: PostgresPool, client: RPCClient
+        do {
+            logger = Logger(service: "payments-redrive", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+            pool = try ServiceDatabase.pool(options, applicationName: "payments-redrive")
+            client = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
+        } catch {
+            printError("\(error)")
+            return 2
+        }
+        let store = PaymentsStore(pool: pool)
+        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client), logger: logger)
+        var status: Int32 = 1
+        do {
+            let result = try await redrive(transactionId: transactionId, store: store, runner: runner)
+            print(JSONWriter.string(of: result.report))
+            status = result.settled ? 0 : 1
+        } catch .transactionNotFound {
+            printError("no transaction \(transactionId) in this database")
+        } catch {
+            printError("\(error)")
+        }
+        await client.close()
+        await pool.close()
+        return status
+    }
+
+    /// What a redrive did: the report it prints, and whether anything is still owed.
+    struct Result {
+        var report: JSONValue
+        var settled: Bool
+    }
+
+    static func redrive(transactionId: String, store: PaymentsStore, runner: LedgerStepRunner) async throws(PaymentsError) -> Result {
+        let (before, redriven) = try await store.redrive(transactionId: transactionId)
+        var after = redriven
+        var note = "nothing owed"
+        if redriven.pendingStep != nil {
+            if let leased = try await store.claim(transactionId: transactionId) {
+                let run = await runner.runOwedSteps(leased, requestId: "redrive-\(transactionId)")
+                after = run.record
+                note = run.failure.map { "still owed: \($0.detail)" } ?? "ran the owed steps"
+            } else {
+                note = "another instance holds the lease; its worker runs the owed step"
+                after = try await store.find(transactionId: transactionId) ?? redriven
+            }
+        }
+        var object = JSONObject()
+        object.insert("transaction_id", .string(transactionId))
+        object.insert("before", summary(before))
+        object.insert("after", summary(after))
+        object.insert("note", .string(note))
+        return Result(report: .object(object), settled: after.pendingStep == nil)
+    }
+
+    static func summary(_ record: PaymentRecord) -> JSONValue {
+        var object = JSONObject()
+        object.insert("status", .string(record.status.rawValue))
+        object.insert("pending", record.pendingStep.map { .string("\($0)") } ?? .null)
+        object.insert("credits", .integer(record.state.credits))
+        object.insert("credits_held", .integer(record.state.creditsHeld))
+        object.insert("last_error", record.lastError.map(JSONValue.string) ?? .null)
+        return .object(object)
+    }
+
+    private static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("PaymentsService redrive: \(message)\n".utf8))
+    }
+}
