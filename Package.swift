@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
