@@ -81,7 +81,7 @@ let package = Package(
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL", "Demo"]),
     ],

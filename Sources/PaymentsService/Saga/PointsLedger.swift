@@ -1,4 +1,5 @@
 import Contracts
+import FieldRules
 import Foundation
 import RPCRuntime
 
@@ -21,13 +22,20 @@ struct PointsLedger: Sendable {
     }
 
     func grant(_ record: PaymentRecord, requestId: String?) async -> Result<GrantResponse> {
+        await call(PointsMethods.grant, Self.grantRequest(record), requestId: requestId, permanent: Self.permanentGrantReasons)
+    }
+
+    /// The Grant for `record`'s purchase; the same for every retry.
+    static func grantRequest(_ record: PaymentRecord) -> GrantRequest {
         var request = GrantRequest()
         request.eventId = LedgerEventId.purchase(transactionId: record.transactionId)
         request.userId = record.userId?.uuidString.lowercased() ?? ""
         request.emailHash = record.emailHash ?? ""
         request.productCode = record.productCode ?? ""
         request.bizId = record.id.uuidString.lowercased()
-        request.emailMasked = record.emailMasked ?? ""
+        // A mask stored before FieldRules may fail PointsService's check, a
+        // refusal the saga cannot retry: send it repaired (valid ones unchanged).
+        request.emailMasked = EmailMask.repaired(record.emailMasked ?? "")
         var source = Contracts.PurchaseSource()
         source.source = "apple_iap"
         source.platform = "ios"
@@ -37,7 +45,7 @@ struct PointsLedger: Sendable {
         source.appStoreProductId = record.appStoreProductId
         source.paymentRecordId = request.bizId
         request.source = source
-        return await call(PointsMethods.grant, request, requestId: requestId, permanent: Self.permanentGrantReasons)
+        return request
     }
 
     func clawback(_ record: PaymentRecord, requestId: String?) async -> Result<ClawbackResponse> {
