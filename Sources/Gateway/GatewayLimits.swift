@@ -91,12 +91,8 @@ public enum GatewayLimits {
     public static let jsonDepthMax = 32
     /// The verify body's `signedTransactionInfo` JWS.
     public static let signedTransactionInfoBytesMax = 64 * 1024
-    /// `productCode`: [a-z0-9_]{1,64}.
-    public static let productCodeBytesMax = 64
-    /// `transactionId`: 1 to 32 decimal digits.
-    public static let transactionIdDigitsMax = 32
-    /// `appStoreProductId`: reverse-DNS product identifiers are short.
-    public static let appStoreProductIdBytesMax = 255
+    // `productCode`, `transactionId`, `appStoreProductId` and the UUIDs are
+    // the shared rules of `FieldRules`; their sizes are in `FieldLimits`.
 
     // MARK: Authentication.
 

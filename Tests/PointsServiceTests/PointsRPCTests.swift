@@ -1,4 +1,5 @@
 import Contracts
+import FieldRules
 import Foundation
 import PostgresClient
 import RPCRuntime
@@ -96,6 +97,34 @@ final class PointsRPCTests: XCTestCase {
         }
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 2, "only the two successful grants wrote")
+    }
+
+    /// The gateway used to keep a bidi control of the address's domain in the
+    /// mask, which this service refused: VALIDATION_FAILED, permanent for the
+    /// saga, so a paid starter pack was never credited. The gateway's mask
+    /// (FieldRules' `EmailMask.masked`, what `EmailIdentity.masked` returns)
+    /// now drops it and the grant succeeds.
+    func testStarterPackGrantWithTheGatewaysMaskOfABidiDomainSucceeds() async throws {
+        let email = "Zo\u{EB}@exa\u{202E}mple\u{2066}.com"
+        let user = UUID()
+        let hash = Self.randomHash()
+        var before = grantRequest(user: user, product: "new_user_pack", emailHash: hash)
+        before.emailMasked = "z***@exa\u{202E}mple\u{2066}.com"  // what the gateway sent before FieldRules
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.grant, before, timeout: .seconds(10))
+        }
+
+        var request = grantRequest(user: user, product: "new_user_pack", emailHash: hash)
+        request.emailMasked = EmailMask.masked(email)
+        XCTAssertEqual(request.emailMasked, "z***@example.com")
+        let granted = try await client.call(PointsMethods.grant, request, timeout: .seconds(10))
+        XCTAssertEqual(granted.creditsAdded, 60)
+        XCTAssertFalse(granted.replayed)
+        let snapshot = try await database.withConnection {
+            try await $0.query("select user_email_snapshot from register_bonus_claims where email_hash = $1", [.text(hash)])
+                .first!.string("user_email_snapshot")
+        }
+        XCTAssertEqual(snapshot, "z***@example.com")
     }
 
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {

@@ -9,6 +9,6 @@ public struct NotificationRequestBody: Sendable, Equatable {
     public init(jsonBody: [UInt8]) throws(ValidationError) {
         let body = try JSONRequestBody(jsonBody)
         try body.rejectUnknownFields(allowed: Self.fieldNames)
-        signedPayload = try FieldRules.compactJWS(body.requiredString("signedPayload"), field: "signedPayload")
+        signedPayload = try RequestFieldRules.compactJWS(body.requiredString("signedPayload"), field: "signedPayload")
     }
 }

@@ -61,7 +61,7 @@ public struct RequestPreparer: Sendable {
         case .health: return .health
         case .readiness: return .readiness
         case .transactionStatus(let transactionId):
-            return .getTransaction(authenticated(), transactionId: try FieldRules.transactionId(transactionId))
+            return .getTransaction(authenticated(), transactionId: try RequestFieldRules.transactionId(transactionId))
         case .verifyTransaction:
             try requireJSON(request)
             return .verifyTransaction(authenticated(), try VerifyTransactionRequestBody(jsonBody: request.body))

@@ -18,12 +18,12 @@ public struct VerifyTransactionRequestBody: Sendable, Equatable {
     public init(jsonBody: [UInt8]) throws(ValidationError) {
         let body = try JSONRequestBody(jsonBody)
         try body.rejectUnknownFields(allowed: Self.fieldNames)
-        productCode = try FieldRules.productCode(body.requiredString("productCode"))
-        appStoreProductId = try FieldRules.appStoreProductId(body.requiredString("appStoreProductId"))
-        transactionId = try FieldRules.transactionId(body.requiredString("transactionId"))
-        signedTransactionInfo = try FieldRules.compactJWS(body.requiredString("signedTransactionInfo"), field: "signedTransactionInfo")
+        productCode = try RequestFieldRules.productCode(body.requiredString("productCode"))
+        appStoreProductId = try RequestFieldRules.appStoreProductId(body.requiredString("appStoreProductId"))
+        transactionId = try RequestFieldRules.transactionId(body.requiredString("transactionId"))
+        signedTransactionInfo = try RequestFieldRules.compactJWS(body.requiredString("signedTransactionInfo"), field: "signedTransactionInfo")
         appAccountToken = try body.optionalString("appAccountToken").map { (text) throws(ValidationError) in
-            try FieldRules.uuid(text, field: "appAccountToken")
+            try RequestFieldRules.uuid(text, field: "appAccountToken")
         }
     }
 }

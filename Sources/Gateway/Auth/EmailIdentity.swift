@@ -1,9 +1,10 @@
-import Foundation
+import FieldRules
 
-/// The email as an identity for the starter-pack rule (PRD 4.2): one
-/// normalisation, a keyed hash that services store instead of the address,
-/// and a masked snapshot for support. The address itself never leaves the
-/// gateway and is never logged.
+/// The email as an identity for the starter-pack rule (PRD 4.2): a keyed
+/// hash of the one normalisation (`EmailNormalization`: trim, NFC,
+/// lower-case) that services store instead of the address, and the one mask
+/// (`EmailMask`) as a snapshot for support. The address itself never leaves
+/// the gateway and is never logged.
 public struct EmailIdentity: Sendable {
     private let key: HMACSHA256Key
 
@@ -14,13 +15,11 @@ public struct EmailIdentity: Sendable {
         key = HMACSHA256Key(secret: hashKey)
     }
 
-    /// Trimmed of surrounding whitespace and newlines and lower-cased
-    /// (Unicode, locale independent). Re-registering with
+    /// The address as an identity: `EmailNormalization` (trim, Unicode NFC,
+    /// locale-independent lower case). Re-registering with
     /// "Alice@Example.com " is the same identity as "alice@example.com".
-    /// The one normalisation of the system: the gateway is the only place
-    /// that sees addresses and computes `email_hash`.
     public static func normalized(_ email: String) -> String {
-        email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        EmailNormalization.normalized(email)
     }
 
     /// HMAC-SHA256 of the normalised address, lower-case hex (the
@@ -31,13 +30,11 @@ public struct EmailIdentity: Sendable {
         return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 
-    /// The first character of the local part, "***", and the domain, e.g.
-    /// "a***@example.com"; "***" alone when the address has no usable shape.
+    /// The first safe character of the local part, "***", and the safe
+    /// characters of the domain, e.g. "a***@example.com"; "***" alone when
+    /// the address has no usable shape. Always passes `EmailMask.isValid`,
+    /// the check PaymentsService and PointsService apply.
     public static func masked(_ email: String) -> String {
-        let normalized = normalized(email)
-        guard let at = normalized.lastIndex(of: "@"), at != normalized.startIndex else { return "***" }
-        let domain = normalized[normalized.index(after: at)...]
-        guard !domain.isEmpty else { return "***" }
-        return "\(normalized[normalized.startIndex])***@\(domain)"
+        EmailMask.masked(email)
     }
 }

@@ -1,3 +1,4 @@
+import FieldRules
 import StrictJSON
 
 /// Verifies compact JWS bearer tokens (RFC 7515/7519) and yields the user.
@@ -73,7 +74,7 @@ public struct JWTVerifier: Sendable {
         try checkAudience(claims["aud"])
 
         guard let subjectValue = claims["sub"] else { throw AuthFailure.missingClaim("sub") }
-        guard case .string(let subject) = subjectValue, let userId = UUIDText.normalized(subject) else {
+        guard case .string(let subject) = subjectValue, let userId = try? UUIDRule.canonical(subject) else {
             throw AuthFailure.invalidClaim("sub")
         }
         guard let emailValue = claims["email"] else { throw AuthFailure.missingClaim("email") }

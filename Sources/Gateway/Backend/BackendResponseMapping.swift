@@ -1,4 +1,5 @@
 import Contracts
+import FieldRules
 
 /// Backend answers turned into public response bodies. Pure; every answer
 /// that breaks a rule of the public API throws `ResponseInvariantViolation`
@@ -59,7 +60,7 @@ public enum BackendResponseMapping {
     /// indistinguishable from a transaction that does not exist.
     public static func transaction(_ response: GetTransactionResponse, user: AuthenticatedUser, instance: String) throws -> TransactionStatusResponseBody {
         guard let transaction = response.transaction,
-            UUIDText.normalized(transaction.userId) == user.userId
+            (try? UUIDRule.canonical(transaction.userId)) == user.userId
         else { throw Problem(.notFound, detail: "No such transaction for this user.", instance: instance) }
         guard let status = transactionStatus(transaction.status) else {
             throw ResponseInvariantViolation("transaction without a status")
@@ -74,7 +75,7 @@ public enum BackendResponseMapping {
     }
 
     public static func accountToken(_ response: GetAccountTokenResponse) throws(ResponseInvariantViolation) -> AccountTokenResponseBody {
-        guard let token = UUIDText.normalized(response.appAccountToken) else {
+        guard let token = try? UUIDRule.canonical(response.appAccountToken) else {
             throw ResponseInvariantViolation("appAccountToken is not a UUID")
         }
         return AccountTokenResponseBody(appAccountToken: token)

@@ -1,3 +1,4 @@
+import FieldRules
 import Foundation
 import ServiceKit
 
@@ -14,7 +15,7 @@ public enum GatewayCommandLine {
         guard let audience = environment["JWT_AUDIENCE"], !audience.isEmpty else {
             throw JWTConfigurationError.missingVariable("JWT_AUDIENCE")
         }
-        guard let subject = UUIDText.normalized(try options.required("--sub")) else {
+        guard let subject = try? UUIDRule.canonical(try options.required("--sub")) else {
             throw CommandLineError("--sub must be a UUID")
         }
         let email = try options.required("--email")

@@ -1,3 +1,4 @@
+import FieldRules
 import Foundation
 import PostgresClient
 import RPCRuntime
@@ -33,10 +34,11 @@ enum RedriveCommand {
             print(options.helpText(program: "PaymentsService redrive", summary: "re-run a failed or stuck purchase saga after its cause is fixed"))
             return 0
         }
-        guard let transactionId = options.value("--transaction-id"), !transactionId.isEmpty,
-              transactionId.utf8.count <= PaymentsLimits.transactionIdBytesMax,
-              transactionId.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            printError("--transaction-id is required: 1-32 digits")
+        let transactionId: String
+        do {
+            transactionId = try TransactionIDRule.validated(options.value("--transaction-id") ?? "", field: "--transaction-id")
+        } catch {
+            printError("\(error.field) \(error.problem)")
             return 2
         }
         let logger: Logger, pool: PostgresPool, client: RPCClient

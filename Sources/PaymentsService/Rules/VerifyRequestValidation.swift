@@ -1,3 +1,4 @@
+import FieldRules
 import Foundation
 
 /// Checks a VerifyTransaction request before any verification or I/O, so
@@ -16,10 +17,8 @@ struct ValidVerifyRequest: Sendable, Equatable {
 enum PaymentsLimits {
     /// A JWS larger than this is refused before parsing (Apple's are ~2-5 KiB).
     static let signedPayloadBytesMax = 64 * 1024
-    static let productCodeBytesMax = 64
-    static let appStoreProductIdBytesMax = 255
-    static let transactionIdBytesMax = 32
-    static let emailMaskedBytesMax = 320
+    /// The shared rules' sizes live in FieldRules; this one is still read here.
+    static let transactionIdBytesMax = FieldLimits.transactionIdDigitsMax
     /// Rows the saga worker claims per poll, and steps it runs at once.
     static let workerBatchMax = 32
     static let workerConcurrencyMax = 8
@@ -32,55 +31,49 @@ enum PaymentsLimits {
     static let quantityMax: Int32 = 10
 }
 
+/// The request's field rules are FieldRules' (the gateway and PointsService
+/// check the same ones); a refusal is VALIDATION_FAILED naming the proto field.
 enum VerifyRequestValidation {
     static func validate(
         userId: String, emailHash: String, productCode: String, appStoreProductId: String,
         transactionId: String, signedTransactionInfo: String, appAccountToken: String, emailMasked: String
     ) throws(PaymentsError) -> ValidVerifyRequest {
-        guard let user = UUID(uuidString: userId) else { throw .validationFailed(field: "user_id", problem: "must be a UUID") }
-        guard emailHash.utf8.count == 64, emailHash.utf8.allSatisfy(isLowerHex) else {
-            throw .validationFailed(field: "email_hash", problem: "must be 64 lower-case hex digits")
+        do {
+            let user = try UUIDRule.uuid(userId, field: "user_id")
+            _ = try EmailHashRule.validated(emailHash, field: "email_hash")
+            _ = try ProductCodeRule.validated(productCode, field: "product_code")
+            _ = try AppStoreProductIDRule.validated(appStoreProductId, field: "app_store_product_id")
+            _ = try TransactionIDRule.validated(transactionId, field: "transaction_id")
+            try checkSignedTransactionInfo(signedTransactionInfo)
+            let token = appAccountToken.isEmpty ? nil : try UUIDRule.uuid(appAccountToken, field: "app_account_token")
+            // Empty: no mask known. Otherwise the one mask check, which every
+            // mask the gateway makes passes, so PointsService will too.
+            if !emailMasked.isEmpty { _ = try EmailMask.validated(emailMasked, field: "email_masked") }
+            return ValidVerifyRequest(
+                userId: user, emailHash: emailHash, productCode: productCode, appStoreProductId: appStoreProductId,
+                transactionId: transactionId, signedTransactionInfo: signedTransactionInfo, appAccountToken: token,
+                emailMasked: emailMasked)
+        } catch {
+            throw .validationFailed(field: error.field, problem: error.problem)
         }
-        guard (1...PaymentsLimits.productCodeBytesMax).contains(productCode.utf8.count),
-              productCode.utf8.allSatisfy({ isLowerAlphanumeric($0) || $0 == UInt8(ascii: "_") }) else {
-            throw .validationFailed(field: "product_code", problem: "must be 1-64 of [a-z0-9_]")
-        }
-        guard (1...PaymentsLimits.appStoreProductIdBytesMax).contains(appStoreProductId.utf8.count),
-              appStoreProductId.utf8.allSatisfy(isPrintableASCII) else {
-            throw .validationFailed(field: "app_store_product_id", problem: "must be 1-255 printable ASCII characters")
-        }
-        guard (1...PaymentsLimits.transactionIdBytesMax).contains(transactionId.utf8.count),
-              transactionId.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            throw .validationFailed(field: "transaction_id", problem: "must be 1-32 digits")
-        }
-        guard !signedTransactionInfo.isEmpty else {
-            throw .validationFailed(field: "signed_transaction_info", problem: "is required")
-        }
-        guard signedTransactionInfo.utf8.count <= PaymentsLimits.signedPayloadBytesMax else {
-            throw .validationFailed(field: "signed_transaction_info", problem: "is larger than 64 KiB")
-        }
-        var token: UUID?
-        if !appAccountToken.isEmpty {
-            guard let parsed = UUID(uuidString: appAccountToken) else {
-                throw .validationFailed(field: "app_account_token", problem: "must be a UUID")
-            }
-            token = parsed
-        }
-        guard emailMasked.utf8.count <= PaymentsLimits.emailMaskedBytesMax, !emailMasked.utf8.contains(where: { $0 < 0x20 }) else {
-            throw .validationFailed(field: "email_masked", problem: "too long or has control characters")
-        }
-        return ValidVerifyRequest(
-            userId: user, emailHash: emailHash, productCode: productCode, appStoreProductId: appStoreProductId,
-            transactionId: transactionId, signedTransactionInfo: signedTransactionInfo, appAccountToken: token, emailMasked: emailMasked)
     }
 
-    private static func isLowerHex(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+    /// Only presence and size: the verifier checks the rest. PaymentsService's
+    /// own rule, reported like the shared ones.
+    private static func checkSignedTransactionInfo(_ text: String) throws(FieldRuleError) {
+        let field = "signed_transaction_info", rule = "a compact JWS"
+        guard !text.isEmpty else {
+            throw FieldRuleError(field: field, code: .missing, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
+        }
+        guard text.utf8.count <= PaymentsLimits.signedPayloadBytesMax else {
+            throw FieldRuleError(field: field, code: .tooLong, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
+        }
     }
+}
 
-    private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+extension PaymentsError {
+    /// A shared field rule's refusal as this service reports it.
+    init(_ error: FieldRuleError) {
+        self = .validationFailed(field: error.field, problem: error.problem)
     }
-
-    private static func isPrintableASCII(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }
 }

@@ -1,5 +1,6 @@
 import AppStoreVerification
 import Contracts
+import FieldRules
 import Foundation
 import ServiceKit
 
@@ -234,10 +235,12 @@ final class PaymentProcessor: Sendable {
     // MARK: GetTransaction and account tokens
 
     func transaction(userId: String, transactionId: String) async throws(PaymentsError) -> Contracts.Transaction {
-        guard let user = UUID(uuidString: userId) else { throw .validationFailed(field: "user_id", problem: "must be a UUID") }
-        guard (1...PaymentsLimits.transactionIdBytesMax).contains(transactionId.utf8.count),
-              transactionId.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            throw .validationFailed(field: "transaction_id", problem: "must be 1-32 digits")
+        let user: UUID
+        do {
+            user = try UUIDRule.uuid(userId)
+            _ = try TransactionIDRule.validated(transactionId)
+        } catch {
+            throw PaymentsError(error)
         }
         guard let record = try await store.find(transactionId: transactionId), record.state.claimed, record.userId == user else {
             throw .transactionNotFound
@@ -283,7 +286,8 @@ final class PaymentProcessor: Sendable {
     }
 
     func accountToken(userId: String) async throws(PaymentsError) -> String {
-        guard let user = UUID(uuidString: userId) else { throw .validationFailed(field: "user_id", problem: "must be a UUID") }
+        let user: UUID
+        do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
         return try await store.accountToken(userId: user).uuidString.lowercased()
     }
 }

@@ -1,4 +1,5 @@
 import Contracts
+import FieldRules
 import Foundation
 import RPCRuntime
 
@@ -15,13 +16,20 @@ struct PointsLedger: Sendable {
     }
 
     func grant(_ record: PaymentRecord, requestId: String?) async -> Result<GrantResponse> {
+        await call(PointsMethods.grant, Self.grantRequest(record), requestId: requestId, refusals: [.starterPackIneligible])
+    }
+
+    /// The Grant for `record`'s purchase; the same for every retry.
+    static func grantRequest(_ record: PaymentRecord) -> GrantRequest {
         var request = GrantRequest()
         request.eventId = LedgerEventId.purchase(transactionId: record.transactionId)
         request.userId = record.userId?.uuidString.lowercased() ?? ""
         request.emailHash = record.emailHash ?? ""
         request.productCode = record.productCode ?? ""
         request.bizId = record.id.uuidString.lowercased()
-        request.emailMasked = record.emailMasked ?? ""
+        // A mask stored before FieldRules may fail PointsService's check:
+        // send it repaired (valid ones unchanged).
+        request.emailMasked = EmailMask.repaired(record.emailMasked ?? "")
         // Quantity 1 is sent as 0 (the default), so a grant is the same
         // request it was before quantities existed.
         request.quantity = record.quantity == 1 ? 0 : record.quantity
@@ -34,7 +42,7 @@ struct PointsLedger: Sendable {
         source.appStoreProductId = record.appStoreProductId
         source.paymentRecordId = request.bizId
         request.source = source
-        return await call(PointsMethods.grant, request, requestId: requestId, refusals: [.starterPackIneligible])
+        return request
     }
 
     /// Refund cycle `cycle`'s clawback of `amount` credits.

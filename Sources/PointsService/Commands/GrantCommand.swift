@@ -31,10 +31,7 @@ public struct GrantCommand: Sendable, Equatable {
         for field in source.namedFields {
             _ = try PointsValidation.text(field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
         }
-        let emailMasked = try PointsValidation.text(emailMasked, field: "email_masked", maxBytes: PointsLimits.emailMaskedBytesMax, required: false)
-        if !emailMasked.isEmpty && !EmailMasker.looksMasked(emailMasked) {
-            throw PointsError.validationFailed(field: "email_masked", problem: "must be masked, e.g. a***@example.com")
-        }
+        let emailMasked = try PointsValidation.emailMasked(emailMasked)
         guard let package = catalog.package(productCode: productCode) else { throw PointsError.productNotFound(productCode: productCode) }
         if !source.appStoreProductId.isEmpty && source.appStoreProductId != package.appStoreProductId {
             throw PointsError.validationFailed(field: "source.app_store_product_id", problem: "does not match product_code")

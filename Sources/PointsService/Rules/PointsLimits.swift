@@ -4,9 +4,7 @@ enum PointsLimits {
     static let bizIdBytesMax = 200
     static let sourceFieldBytesMax = 200
     static let reasonBytesMax = 100
-    static let emailMaskedBytesMax = 320
     static let emailBytesMax = 320
-    static let productCodeBytesMax = 64
     static let pageTokenBytesMax = 64
     static let ledgerPageSizeDefault = 50
     static let ledgerPageSizeMax = 200

@@ -1,14 +1,12 @@
+import FieldRules
 import Foundation
 
 /// Pure input checks shared by every request. Each returns the normalised
 /// value or throws `validationFailed` naming the field (never echoing it).
 enum PointsValidation {
-    /// A user id: canonical UUID text (any case).
+    /// A user id: canonical UUID text (any case), `FieldRules.UUIDRule`.
     static func userId(_ text: String, field: String = "user_id") throws(PointsError) -> UUID {
-        guard text.utf8.count == 36, let id = UUID(uuidString: text) else {
-            throw PointsError.validationFailed(field: field, problem: "must be a UUID")
-        }
-        return id
+        do { return try UUIDRule.uuid(text, field: field) } catch { throw refusal(error) }
     }
 
     /// An idempotency key: 1...200 bytes of [A-Za-z0-9._:-], e.g. "payment.apple_iap:2000000847061981".
@@ -24,24 +22,26 @@ enum PointsValidation {
         return text
     }
 
-    /// A product code: 1...64 bytes of [a-z0-9_].
+    /// A product code: 1...64 bytes of [a-z0-9_], `FieldRules.ProductCodeRule`.
     static func productCode(_ text: String, field: String = "product_code") throws(PointsError) -> String {
-        let bytes = text.utf8
-        guard !bytes.isEmpty else { throw PointsError.validationFailed(field: field, problem: "is required") }
-        guard bytes.count <= PointsLimits.productCodeBytesMax,
-              bytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }) else {
-            throw PointsError.validationFailed(field: field, problem: "must be 1...\(PointsLimits.productCodeBytesMax) of a-z 0-9 _")
-        }
-        return text
+        do { return try ProductCodeRule.validated(text, field: field) } catch { throw refusal(error) }
     }
 
-    /// An email hash: 64 lower-case hex digits (HMAC-SHA256).
+    /// An email hash: 64 lower-case hex digits (HMAC-SHA256), `FieldRules.EmailHashRule`.
     static func emailHash(_ text: String, field: String = "email_hash") throws(PointsError) -> String {
-        let bytes = text.utf8
-        guard bytes.count == 64, bytes.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
-            throw PointsError.validationFailed(field: field, problem: "must be 64 lower-case hex digits")
-        }
-        return text
+        do { return try EmailHashRule.validated(text, field: field) } catch { throw refusal(error) }
+    }
+
+    /// A masked email, or empty when the caller has none: the one mask check
+    /// (`FieldRules.EmailMask`), which every mask the gateway makes passes.
+    static func emailMasked(_ text: String, field: String = "email_masked") throws(PointsError) -> String {
+        if text.isEmpty { return text }
+        do { return try EmailMask.validated(text, field: field) } catch { throw refusal(error) }
+    }
+
+    /// A shared rule's refusal as this service's VALIDATION_FAILED.
+    private static func refusal(_ error: FieldRuleError) -> PointsError {
+        PointsError.validationFailed(field: error.field, problem: error.problem)
     }
 
     /// Free text: at most `maxBytes` UTF-8 bytes, no control characters;

@@ -89,6 +89,27 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
         }
     }
 
+    /// The shared rules (FieldRules) answer exactly as the gateway's own did.
+    func testSharedRuleRefusalsKeepTheirProblems() {
+        let expected: [(String, String, ValidationError.Reason)] = [
+            ("productCode", "", .invalidFormat(rule: "[a-z0-9_]{1,64}")),
+            ("productCode", String(repeating: "a", count: 65), .tooLong(maximumBytes: 64)),
+            ("appStoreProductId", "com.x/y", .invalidFormat(rule: "[A-Za-z0-9._-]{1,255}")),
+            ("appStoreProductId", String(repeating: "a", count: 256), .tooLong(maximumBytes: 255)),
+            ("transactionId", "12a", .invalidFormat(rule: "[0-9]{1,32}")),
+            ("transactionId", String(repeating: "1", count: 33), .tooLong(maximumBytes: 32)),
+            ("appAccountToken", "", .invalidFormat(rule: "UUID (8-4-4-4-12 hex)")),
+            ("appAccountToken", "{7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72}", .invalidFormat(rule: "UUID (8-4-4-4-12 hex)")),
+        ]
+        for (field, value, reason) in expected {
+            var fields = valid
+            fields[field] = value
+            XCTAssertEqual(error(body(fields)), ValidationError(field: field, reason: reason), "\(field)=\(value)")
+        }
+        XCTAssertEqual(ValidationError(field: "transactionId", reason: .tooLong(maximumBytes: 32)).problem.detail,
+                       "The field exceeds 32 bytes.")
+    }
+
     func testProblemDetailNeverEchoesTheJWS() {
         var fields = valid
         fields["signedTransactionInfo"] = "secret.secret.sec!ret"

@@ -1,3 +1,4 @@
+import FieldRules
 import XCTest
 @testable import Gateway
 
@@ -26,6 +27,35 @@ final class EmailIdentityTests: XCTestCase {
         XCTAssertEqual(EmailIdentity.masked("@example.com"), "***")
         XCTAssertEqual(EmailIdentity.masked("nobody"), "***")
         XCTAssertEqual(EmailIdentity.masked("x@"), "***")
+    }
+
+    /// "é" composed (U+00E9) and decomposed ("e" + U+0301) are one identity:
+    /// one hash, one mask. Before NFC they were two, and the starter pack
+    /// (once per identity) could be bought twice.
+    func testComposedAndDecomposedAddressesHashAlike() throws {
+        let identity = try EmailIdentity(hashKey: Array(repeating: 7, count: 32))
+        let composed = "Jos\u{E9}@Caf\u{E9}.example"
+        let decomposed = "Jose\u{301}@Cafe\u{301}.example"
+        XCTAssertNotEqual(Array(composed.utf8), Array(decomposed.utf8))
+        XCTAssertEqual(identity.hash(composed), identity.hash(decomposed))
+        XCTAssertEqual(identity.hash(" JOSE\u{301}@CAFE\u{301}.EXAMPLE\n"), identity.hash(composed))
+        XCTAssertEqual(Array(EmailIdentity.masked(decomposed).utf8), Array("j***@caf\u{E9}.example".utf8))
+        XCTAssertNotEqual(identity.hash(composed), identity.hash("jose@cafe.example"))
+    }
+
+    /// The gateway's mask is the one every service checks: an address with
+    /// bidi or zero-width characters in its domain (which PointsService used
+    /// to refuse after the purchase was paid) masks to something that passes.
+    func testMaskAlwaysPassesTheServicesCheck() {
+        for email in [
+            "a@exa\u{202E}mple.com", "a@\u{2066}example\u{2069}.com", "\u{200F}a@example.com\u{200E}",
+            "a@ex\u{200B}ample.com", "a@example.com\u{0}", "\u{202E}@example.com", "😀@例子.cn", "a@" + String(repeating: "d", count: 400),
+        ] {
+            let mask = EmailIdentity.masked(email)
+            XCTAssertTrue(EmailMask.isValid(mask), email.debugDescription)
+            XCTAssertEqual(mask, EmailMask.masked(email))
+        }
+        XCTAssertEqual(EmailIdentity.masked("a@exa\u{202E}mple.com"), "a***@example.com")
     }
 
     func testHashIsKeyedHMACSHA256OfTheNormalisedAddress() throws {

@@ -60,7 +60,7 @@ final class GatewaySettingsTests: XCTestCase {
     }
 
     func testEmailNormalisationMatchesPointsServiceRule() {
-        // The one normalisation: trimmingCharacters(in: .whitespacesAndNewlines).lowercased().
+        // The one normalisation (FieldRules.EmailNormalization): trim, Unicode NFC, lower-case.
         XCTAssertEqual(EmailIdentity.normalized("\u{00A0}\t Alice@Example.COM\r\n\u{2028}"), "alice@example.com")
         XCTAssertEqual(EmailIdentity.normalized(" \u{301}a@b.c"), "\u{301}a@b.c")
     }
