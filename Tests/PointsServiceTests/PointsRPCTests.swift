@@ -98,6 +98,29 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(rows, 2, "only the two successful grants wrote")
     }
 
+    func testGrantQuantityOverGRPC() async throws {
+        let user = UUID()
+        var request = grantRequest(user: user, product: "premium_pack")
+        request.quantity = 2
+        let first = try await client.call(PointsMethods.grant, request, timeout: .seconds(10))
+        XCTAssertEqual(first.creditsAdded, 830)
+        XCTAssertEqual(first.balance, 830)
+        for bad: Int32 in [-1, 11] {
+            var invalid = grantRequest(user: user, product: "premium_pack")
+            invalid.quantity = bad
+            do {
+                _ = try await client.call(PointsMethods.grant, invalid, timeout: .seconds(10))
+                XCTFail("expected INVALID_ARGUMENT for quantity \(bad)")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .invalidArgument)
+                XCTAssertEqual(ErrorReason.reason(of: error), "VALIDATION_FAILED")
+                XCTAssertTrue(error.message.hasPrefix("quantity:"), error.message)
+            }
+        }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+    }
+
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {
         // GrantRequest.event_id (field 1) with bytes that are not UTF-8.
         let bytes: [UInt8] = [0x0A, 0x03, 0x61, 0xC3, 0x28]

@@ -159,6 +159,53 @@ final class PointsRulesTests: XCTestCase {
         }
     }
 
+    func testGrantQuantityDefaultsBoundsAndMultipliesTheCredits() throws {
+        let catalog = try PackageCatalogTests.shippedCatalog()
+        let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: "",
+                                productCode: "popular_pack", bizId: UUID().uuidString)
+        for (quantity, expected): (Int32, Int32) in [(0, 1), (1, 1), (2, 2), (10, 10)] {
+            var command = good
+            command.quantity = quantity
+            let validated = try command.validated(catalog: catalog)
+            XCTAssertEqual(validated.quantity, expected)
+            XCTAssertEqual(validated.credits, 210 * Int64(expected))
+            XCTAssertEqual(validated.package.credits, 210)
+        }
+        for bad: Int32 in [-1, 11, 100, Int32.max, Int32.min] {
+            var command = good
+            command.quantity = bad
+            assertValidationFailure("quantity") { _ = try command.validated(catalog: catalog) }
+        }
+        // A package near the per-package ceiling times the largest quantity stays far below balanceMax.
+        let big = CreditPackage(productCode: "big", appStoreProductId: "com.x.big", kind: .regular, credits: PointsLimits.packageCreditsMax,
+                                displayName: "Big", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
+        XCTAssertEqual(try GrantCommand.totalCredits(package: big, quantity: PointsLimits.quantityMax), PointsLimits.packageCreditsMax * 10)
+        let absurd = CreditPackage(productCode: "absurd", appStoreProductId: "com.x.absurd", kind: .regular, credits: Int64.max / 2,
+                                   displayName: "Absurd", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
+        assertValidationFailure("quantity") { _ = try GrantCommand.totalCredits(package: absurd, quantity: 3) }
+    }
+
+    func testGrantFingerprintCoversQuantityButMatchesGrantsStoredBeforeIt() throws {
+        let catalog = try PackageCatalogTests.shippedCatalog()
+        let user = UUID()
+        let source = PurchaseSource(source: "apple_iap", platform: "ios", transactionId: "2000000847061981",
+                                    originalTransactionId: "2000000847061981", environment: "Sandbox",
+                                    appStoreProductId: "com.meeyao.qianwen.popular_pack", paymentRecordId: "p")
+        var command = GrantCommand(eventId: "payment.apple_iap:2000000847061981", userId: user.uuidString, emailHash: "",
+                                   productCode: "popular_pack", bizId: "b", source: source)
+        // The fingerprint a grant was stored with before quantity existed.
+        let storedBeforeQuantity = RequestFingerprint.make(
+            kind: "grant.v1", fields: [user.uuidString.lowercased(), "popular_pack", "b", ""] + source.namedFields.map(\.value))
+        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 0 (unset)")
+        command.quantity = 1
+        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 1")
+        var fingerprints: Set<String> = [storedBeforeQuantity]
+        for quantity: Int32 in 2...PointsLimits.quantityMax {
+            command.quantity = quantity
+            XCTAssertTrue(fingerprints.insert(try command.validated(catalog: catalog).fingerprint).inserted, "quantity \(quantity)")
+        }
+    }
+
     func testGrantCommandValidation() throws {
         let catalog = try PackageCatalogTests.shippedCatalog()
         let hash = String(repeating: "a", count: 64)

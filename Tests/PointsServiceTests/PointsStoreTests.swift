@@ -138,6 +138,62 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(balance, 100)
     }
 
+    func testGrantOfSeveralPacksCreditsTheirSumAndRecordsTheQuantity() async throws {
+        let user = newUser()
+        var command = grantCommand(user: user, product: "popular_pack")
+        command.quantity = 3
+        let first = try await store.grant(command)
+        XCTAssertFalse(first.replayed)
+        XCTAssertEqual(first.creditsAdded, 630)
+        XCTAssertEqual(first.balanceAfter, 630)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 630, lifetimeEarned: 630, lifetimeSpent: 0))
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        let entry = try XCTUnwrap(page.entries.first)
+        XCTAssertEqual(entry.amount, 630)
+        let ext = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        XCTAssertEqual(ext["quantity"] as? Int, 3)
+        XCTAssertEqual(ext["credits"] as? Int, 630)
+        XCTAssertEqual(ext["package_credits"] as? Int, 210)
+
+        let replay = try await store.grant(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsAdded, 630)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        for other: Int32 in [0, 1, 2, 4] {
+            var changed = command
+            changed.quantity = other
+            await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(changed) }
+        }
+        let after = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(after, 630)
+    }
+
+    func testQuantityZeroAndOneAreTheSameGrantAsOneStoredBeforeQuantityExisted() async throws {
+        let user = newUser()
+        let unset = grantCommand(user: user, product: "starter_pack")
+        let first = try await store.grant(unset)
+        XCTAssertEqual(first.creditsAdded, 100)
+        // The stored fingerprint is the one computed before quantity existed, so old rows and new requests agree.
+        let stored = try await store.pool.withConnection { connection in
+            try await connection.query("select request_fingerprint from points_ledger where event_id = $1", [.text(unset.eventId)]).first!.string("request_fingerprint")
+        }
+        let oldWay = RequestFingerprint.make(
+            kind: "grant.v1",
+            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash] + unset.source.namedFields.map(\.value))
+        XCTAssertEqual(stored, oldWay)
+        var explicitOne = unset
+        explicitOne.quantity = 1
+        let replay = try await store.grant(explicitOne)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        var two = unset
+        two.quantity = 2
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(two) }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+    }
+
     func testStarterPackSellsOncePerEmailIdentity() async throws {
         let user = newUser()
         let hash = PointsTestDatabase.randomEmailHash()
@@ -225,6 +281,9 @@ final class PointsStoreTests: XCTestCase {
         add("VALIDATION_FAILED") { $0.emailMasked = "alice@example.com" }
         add("PRODUCT_NOT_FOUND") { $0.productCode = "gold_pack" }
         add("VALIDATION_FAILED") { $0.productCode = "" }
+        add("VALIDATION_FAILED") { $0.quantity = -1 }
+        add("VALIDATION_FAILED") { $0.quantity = PointsLimits.quantityMax + 1 }
+        add("VALIDATION_FAILED") { $0.quantity = Int32.min }
         for (reason, command) in cases {
             await expectPointsError(reason) { try await self.store.grant(command) }
         }

@@ -39,8 +39,9 @@ struct PointsRPCService: Sendable {
                     source: source.source, platform: source.platform, transactionId: source.transactionId,
                     originalTransactionId: source.originalTransactionId, environment: source.environment,
                     appStoreProductId: source.appStoreProductId, paymentRecordId: source.paymentRecordId),
-                emailMasked: request.emailMasked))
-            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)"])
+                emailMasked: request.emailMasked, quantity: request.quantity))
+            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)",
+                                "quantity": "\(max(request.quantity, 1))"])
             var response = GrantResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed

@@ -12,7 +12,10 @@ enum LedgerMetadata {
             "original_transaction_id": grant.source.originalTransactionId,
             "environment": grant.source.environment,
             "apple_iap_transaction_id": grant.source.paymentRecordId,
-            "credits": grant.package.credits,
+            // The row's credits (package_credits x quantity).
+            "credits": grant.credits,
+            "package_credits": grant.package.credits,
+            "quantity": Int(grant.quantity),
         ])
     }
 

@@ -164,7 +164,7 @@ final class PointsStore: Sendable {
             throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
         }
         let balance = try row.int64("balance_after")
-        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.package.credits, balanceAfter: balance,
+        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.credits, balanceAfter: balance,
                            balance: balance, ledgerEntryId: try row.uuid("id"))
     }
 
