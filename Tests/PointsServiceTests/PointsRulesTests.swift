@@ -78,30 +78,65 @@ final class PointsRulesTests: XCTestCase {
     }
 
     func testClawbackPlanDeductsAtMostTheBalance() throws {
-        let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, purchaseCredits: 100)
+        let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, amount: 100)
         XCTAssertEqual(full, ClawbackPlan(creditsDeducted: 100, overdueAmount: 0, balanceAfter: 200, lifetimeEarnedAfter: 210))
         XCTAssertFalse(full.isPartial)
 
-        let partial = try ClawbackPlan.make(balance: 40, lifetimeEarned: 100, purchaseCredits: 100)
+        let partial = try ClawbackPlan.make(balance: 40, lifetimeEarned: 100, amount: 100)
         XCTAssertEqual(partial, ClawbackPlan(creditsDeducted: 40, overdueAmount: 60, balanceAfter: 0, lifetimeEarnedAfter: 60))
         XCTAssertTrue(partial.isPartial)
 
-        let empty = try ClawbackPlan.make(balance: 0, lifetimeEarned: 100, purchaseCredits: 100)
+        let empty = try ClawbackPlan.make(balance: 0, lifetimeEarned: 100, amount: 100)
         XCTAssertEqual(empty, ClawbackPlan(creditsDeducted: 0, overdueAmount: 100, balanceAfter: 0, lifetimeEarnedAfter: 100))
 
-        assertValidationFailure("credits") { _ = try ClawbackPlan.make(balance: 10, lifetimeEarned: 10, purchaseCredits: -1) }
-        XCTAssertThrowsError(try ClawbackPlan.make(balance: -1, lifetimeEarned: 10, purchaseCredits: 1))
+        assertValidationFailure("amount") { _ = try ClawbackPlan.make(balance: 10, lifetimeEarned: 10, amount: -1) }
+        XCTAssertThrowsError(try ClawbackPlan.make(balance: -1, lifetimeEarned: 10, amount: 1))
     }
 
     func testClawbackPlanNeverGoesNegativeForAnyInput() throws {
         for balance: Int64 in [0, 1, 59, 60, 61, 1_000] {
             for credits: Int64 in [0, 1, 60, 415, 2_000] {
-                let plan = try ClawbackPlan.make(balance: balance, lifetimeEarned: balance, purchaseCredits: credits)
+                let plan = try ClawbackPlan.make(balance: balance, lifetimeEarned: balance, amount: credits)
                 XCTAssertGreaterThanOrEqual(plan.balanceAfter, 0)
                 XCTAssertGreaterThanOrEqual(plan.lifetimeEarnedAfter, 0)
                 XCTAssertEqual(plan.creditsDeducted + plan.overdueAmount, credits)
                 XCTAssertEqual(plan.balanceAfter, balance - plan.creditsDeducted)
             }
+        }
+    }
+
+    func testClawbackAmountIsAllOrPartOfThePurchase() throws {
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 0, purchaseCredits: 210), 210, "0 means all")
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 1, purchaseCredits: 210), 1)
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 70, purchaseCredits: 210), 70)
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 210, purchaseCredits: 210), 210)
+        for bad: Int64 in [-1, 211, Int64.max, Int64.min] {
+            assertValidationFailure("amount") { _ = try ClawbackPlan.amountToTakeBack(requested: bad, purchaseCredits: 210) }
+        }
+        XCTAssertThrowsError(try ClawbackPlan.amountToTakeBack(requested: 0, purchaseCredits: -1))
+        // A prorated refund deducts at most the balance too.
+        XCTAssertEqual(try ClawbackPlan.make(balance: 30, lifetimeEarned: 100, amount: 70),
+                       ClawbackPlan(creditsDeducted: 30, overdueAmount: 40, balanceAfter: 0, lifetimeEarnedAfter: 70))
+    }
+
+    func testClawbackCommandValidatesTheAmountAndFingerprintsItOnlyWhenSet() throws {
+        let user = UUID()
+        var command = ClawbackCommand(eventId: "refund.apple_iap:1", userId: user.uuidString, originalEventId: "payment.apple_iap:1",
+                                      bizId: "b", reason: "CUSTOMER_REQUEST")
+        // The fingerprint a clawback was stored with before amount existed.
+        let storedBeforeAmount = RequestFingerprint.make(
+            kind: "clawback.v1", fields: [user.uuidString.lowercased(), "payment.apple_iap:1", "b", "CUSTOMER_REQUEST"])
+        XCTAssertEqual(try command.validated().fingerprint, storedBeforeAmount)
+        XCTAssertEqual(try command.validated().amount, 0)
+        command.amount = 70
+        XCTAssertEqual(try command.validated().amount, 70)
+        let seventy = try command.validated().fingerprint
+        XCTAssertNotEqual(seventy, storedBeforeAmount)
+        command.amount = 71
+        XCTAssertNotEqual(try command.validated().fingerprint, seventy)
+        for bad: Int64 in [-1, Int64.min, PointsLimits.balanceMax + 1, Int64.max] {
+            command.amount = bad
+            assertValidationFailure("amount") { _ = try command.validated() }
         }
     }
 

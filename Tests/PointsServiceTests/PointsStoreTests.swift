@@ -37,9 +37,18 @@ final class PointsStoreTests: XCTestCase {
             emailMasked: "a***@example.com")
     }
 
-    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil) -> ClawbackCommand {
+    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil, amount: Int64 = 0) -> ClawbackCommand {
         ClawbackCommand(eventId: eventId ?? "refund." + purchase, userId: user.uuidString, originalEventId: purchase,
-                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST")
+                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST", amount: amount)
+    }
+
+    private func ext(_ entry: LedgerEntry) throws -> [String: Any] {
+        try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+    }
+
+    private func newestEntry(_ user: UUID) async throws -> LedgerEntry {
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        return try XCTUnwrap(page.entries.first)
     }
 
     private func expectPointsError<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line,
@@ -365,6 +374,78 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(empty.creditsDeducted, 0)
         XCTAssertEqual(empty.overdueAmount, 415)
         XCTAssertEqual(empty.balance, 0)
+    }
+
+    func testProratedClawbackTakesBackPartOfThePurchase() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 70)
+        let result = try await store.clawback(command)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.creditsDeducted, 70)
+        XCTAssertEqual(result.overdueAmount, 0)
+        XCTAssertFalse(result.partial)
+        XCTAssertEqual(result.balance, 140)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 140, lifetimeEarned: 140, lifetimeSpent: 0))
+        let refund = try await newestEntry(user)
+        XCTAssertEqual(refund.amount, 70)
+        let metadata = try ext(refund)
+        XCTAssertEqual(metadata["requested_amount"] as? Int, 70)
+        XCTAssertEqual(metadata["purchase_credits"] as? Int, 210)
+        XCTAssertEqual(metadata["overdue_amount"] as? Int, 0)
+
+        let replay = try await store.clawback(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 70)
+        XCTAssertEqual(replay.balance, 140)
+        for other: Int64 in [0, 69, 71, 210] {
+            var changed = command
+            changed.amount = other
+            await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(changed) }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+    }
+
+    func testProratedClawbackBeyondTheBalanceRecordsTheOverdueRest() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "premium_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 385)
+        let result = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId, amount: 100))
+        XCTAssertEqual(result.creditsDeducted, 30)
+        XCTAssertEqual(result.overdueAmount, 70)
+        XCTAssertTrue(result.partial)
+        XCTAssertEqual(result.balance, 0)
+        let metadata = try ext(try await newestEntry(user))
+        XCTAssertEqual(metadata["requested_amount"] as? Int, 100)
+        XCTAssertEqual(metadata["purchase_credits"] as? Int, 415)
+        XCTAssertEqual(metadata["overdue_amount"] as? Int, 70)
+    }
+
+    func testClawbackOfMoreThanThePurchaseCreditedIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        var purchase = grantCommand(user: user, product: "starter_pack")
+        purchase.quantity = 2
+        _ = try await store.grant(purchase)
+        _ = try await store.grant(grantCommand(user: user, product: "premium_pack"))
+        for amount: Int64 in [201, 615, -1, Int64.max] {
+            let command = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.too_much:\(UUID().uuidString)", amount: amount)
+            do {
+                _ = try await store.clawback(command)
+                XCTFail("expected VALIDATION_FAILED for amount \(amount)")
+            } catch {
+                XCTAssertEqual(error, .validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits"))
+            }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2, "only the two purchases")
+        // The whole of a multi-pack purchase may still be taken back.
+        let all = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId, amount: 200))
+        XCTAssertEqual(all.creditsDeducted, 200)
+        XCTAssertEqual(all.balance, 415)
     }
 
     func testReplayedClawbackReturnsTheFirstResult() async throws {

@@ -54,7 +54,7 @@ struct PointsRPCService: Sendable {
         router.register(PointsMethods.clawback) { request, call in
             let result = try await store.clawback(ClawbackCommand(
                 eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
-                bizId: request.bizId, reason: request.reason))
+                bizId: request.bizId, reason: request.reason, amount: request.amount))
             log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)",
                                    "deducted": "\(result.creditsDeducted)", "overdue": "\(result.overdueAmount)"])
             var response = ClawbackResponse()

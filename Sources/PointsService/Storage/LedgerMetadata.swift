@@ -19,10 +19,14 @@ enum LedgerMetadata {
         ])
     }
 
-    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, purchaseCredits: Int64) -> String {
+    /// `requestedAmount` is what this clawback takes back (the request's
+    /// amount, or all of `purchaseCredits` when it asked for 0): the row's
+    /// amount + overdue_amount == requested_amount <= purchase_credits.
+    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64) -> String {
         encode([
             "original_event_id": clawback.originalEventId,
             "refund_reason": clawback.reason,
+            "requested_amount": requestedAmount,
             "overdue_amount": plan.overdueAmount,
             "purchase_credits": purchaseCredits,
         ])

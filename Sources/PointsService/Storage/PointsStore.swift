@@ -222,14 +222,15 @@ final class PointsStore: Sendable {
         if try await hasRelatedEntry(changeType: "refund", relatedEventId: clawback.originalEventId, in: transaction) {
             throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase was already clawed back by another event")
         }
+        let amount = try ClawbackPlan.amountToTakeBack(requested: clawback.amount, purchaseCredits: purchase.amount)
         let account = try await lockAccount(clawback.userId, in: transaction)
-        let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, purchaseCredits: purchase.amount)
+        let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
                          .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
-                         .json(LedgerMetadata.refund(clawback, plan: plan, purchaseCredits: purchase.amount)),
+                         .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount)),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
             in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
