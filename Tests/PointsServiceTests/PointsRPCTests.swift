@@ -121,6 +121,56 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(rows, 1)
     }
 
+    func testRefundCyclesAndProratedAmountsOverGRPC() async throws {
+        let user = UUID()
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        var purchase = grantRequest(user: user, event: "payment.apple_iap:\(transactionId)", product: "popular_pack")
+        purchase.quantity = 2
+        _ = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10))
+        func clawback(_ suffix: String, amount: Int64) -> ClawbackRequest {
+            var request = ClawbackRequest()
+            request.eventId = "refund.apple_iap:\(transactionId)\(suffix)"
+            request.userId = user.uuidString
+            request.originalEventId = purchase.eventId
+            request.bizId = purchase.bizId
+            request.reason = "CUSTOMER_REQUEST"
+            request.amount = amount
+            return request
+        }
+        func reversal(_ suffix: String) -> ReverseClawbackRequest {
+            var request = ReverseClawbackRequest()
+            request.eventId = "refund_reversed.apple_iap:\(transactionId)\(suffix)"
+            request.userId = user.uuidString
+            request.clawbackEventId = "refund.apple_iap:\(transactionId)\(suffix)"
+            request.bizId = purchase.bizId
+            return request
+        }
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.clawback, clawback("", amount: 421), timeout: .seconds(10))
+        }
+        let first = try await client.call(PointsMethods.clawback, clawback("", amount: 0), timeout: .seconds(10))
+        XCTAssertEqual(first.creditsDeducted, 420)
+        XCTAssertEqual(first.balance, 0)
+        await expectError(.alreadyExists, reason: "EVENT_CONFLICT") {
+            _ = try await self.client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        }
+        let restored = try await client.call(PointsMethods.reverseClawback, reversal(""), timeout: .seconds(10))
+        XCTAssertEqual(restored.creditsRestored, 420)
+        let second = try await client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        XCTAssertFalse(second.replayed)
+        XCTAssertEqual(second.creditsDeducted, 100)
+        XCTAssertEqual(second.balance, 320)
+        let secondRestored = try await client.call(PointsMethods.reverseClawback, reversal(":2"), timeout: .seconds(10))
+        XCTAssertEqual(secondRestored.creditsRestored, 100)
+        XCTAssertEqual(secondRestored.balance, 420)
+        let replay = try await client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 100)
+        XCTAssertEqual(replay.balance, 420)
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 5)
+    }
+
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {
         // GrantRequest.event_id (field 1) with bytes that are not UTF-8.
         let bytes: [UInt8] = [0x0A, 0x03, 0x61, 0xC3, 0x28]

@@ -51,6 +51,10 @@ final class PointsStoreTests: XCTestCase {
         return try XCTUnwrap(page.entries.first)
     }
 
+    private func newestExt(_ user: UUID) async throws -> [String: Any] {
+        try ext(try await newestEntry(user))
+    }
+
     private func expectPointsError<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line,
                                       _ body: () async throws -> T) async {
         do {
@@ -419,7 +423,7 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(result.overdueAmount, 70)
         XCTAssertTrue(result.partial)
         XCTAssertEqual(result.balance, 0)
-        let metadata = try ext(try await newestEntry(user))
+        let metadata = try await newestExt(user)
         XCTAssertEqual(metadata["requested_amount"] as? Int, 100)
         XCTAssertEqual(metadata["purchase_credits"] as? Int, 415)
         XCTAssertEqual(metadata["overdue_amount"] as? Int, 70)
@@ -523,6 +527,162 @@ final class PointsStoreTests: XCTestCase {
 
         let balance = try await store.getBalance(userId: user.uuidString)
         XCTAssertEqual(balance, PointsBalance(userId: user, balance: 40, lifetimeEarned: 100, lifetimeSpent: 60))
+    }
+
+    // MARK: Refund cycles
+
+    private func reversalCommand(user: UUID, clawback: ClawbackCommand, eventId: String) -> ReverseClawbackCommand {
+        ReverseClawbackCommand(eventId: eventId, userId: user.uuidString, clawbackEventId: clawback.eventId, bizId: clawback.bizId)
+    }
+
+    func testAPurchaseMayBeClawedBackAgainOnlyAfterItsClawbackWasReversed() async throws {
+        let user = newUser()
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        let purchase = grantCommand(user: user, product: "popular_pack", eventId: "payment.apple_iap:\(transactionId)")
+        _ = try await store.grant(purchase)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+
+        let first = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId)")
+        let taken = try await store.clawback(first)
+        XCTAssertEqual(taken.creditsDeducted, 210)
+        XCTAssertEqual(taken.balance, 100)
+        let cycle1 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle1, 1)
+        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):2", amount: 70)
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(second) }
+        let afterRefused = try await ledgerCount(user: user)
+        XCTAssertEqual(afterRefused, 3, "the refused clawback wrote nothing")
+
+        let firstReversal = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.apple_iap:\(transactionId)")
+        let restored = try await store.reverseClawback(firstReversal)
+        XCTAssertEqual(restored.creditsRestored, 210)
+        XCTAssertEqual(restored.balance, 310)
+
+        // Cycle 2: a prorated refund of the same purchase.
+        let secondTaken = try await store.clawback(second)
+        XCTAssertFalse(secondTaken.replayed)
+        XCTAssertEqual(secondTaken.creditsDeducted, 70)
+        XCTAssertEqual(secondTaken.balance, 240)
+        let cycle2 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle2, 2)
+        // The first cycle's events still replay with their first results.
+        let firstReplay = try await store.clawback(first)
+        XCTAssertTrue(firstReplay.replayed)
+        XCTAssertEqual(firstReplay.creditsDeducted, 210)
+        XCTAssertEqual(firstReplay.balance, 240)
+        let reversalReplay = try await store.reverseClawback(firstReversal)
+        XCTAssertTrue(reversalReplay.replayed)
+        XCTAssertEqual(reversalReplay.creditsRestored, 210)
+        // The first clawback cannot be reversed a second time under another id.
+        let again = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.other:\(UUID().uuidString)")
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.reverseClawback(again) }
+
+        let third = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):3")
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(third) }
+        let secondReversal = reversalCommand(user: user, clawback: second, eventId: "refund_reversed.apple_iap:\(transactionId):2")
+        let secondRestored = try await store.reverseClawback(secondReversal)
+        XCTAssertEqual(secondRestored.creditsRestored, 70, "a reversal restores exactly what its clawback deducted")
+        XCTAssertEqual(secondRestored.balance, 310)
+        let thirdTaken = try await store.clawback(third)
+        XCTAssertEqual(thirdTaken.creditsDeducted, 210)
+        XCTAssertEqual(thirdTaken.balance, 100)
+        let cycle3 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle3, 3)
+
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 7)
+    }
+
+    func testAReversalOfAPartlyOverdueClawbackThenANewCycleStaysConsistent() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 80)
+        let first = clawbackCommand(user: user, purchase: purchase.eventId)
+        let taken = try await store.clawback(first)
+        XCTAssertEqual(taken.creditsDeducted, 20)
+        XCTAssertEqual(taken.overdueAmount, 80)
+        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: first, eventId: "refund_reversed." + purchase.eventId))
+        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund." + purchase.eventId + ":2", amount: 50)
+        let secondTaken = try await store.clawback(second)
+        XCTAssertEqual(secondTaken.creditsDeducted, 20)
+        XCTAssertEqual(secondTaken.overdueAmount, 30)
+        XCTAssertEqual(secondTaken.balance, 0)
+    }
+
+    func testParallelClawbacksOfOnePurchaseLeaveOneUnreversed() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "premium_pack")
+        _ = try await store.grant(purchase)
+        let commands = (1...20).map { cycle in
+            clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.\(purchase.eventId):\(cycle)")
+        }
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for command in commands {
+                group.addTask {
+                    do {
+                        _ = try await store.clawback(command)
+                        return "ok"
+                    } catch {
+                        return (error as? PointsError)?.reason ?? "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == "EVENT_CONFLICT" }.count, 19, "\(outcomes)")
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 0)
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+    }
+
+    func testParallelSubmissionsOfOneClawbackAllSucceedOnce() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 110)
+        let results = try await withThrowingTaskGroup(of: ClawbackResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.clawback(command) } }
+            return try await group.reduce(into: [ClawbackResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        XCTAssertTrue(results.allSatisfy { $0.creditsDeducted == 110 && $0.balance == 100 })
+        let rows = try await ledgerCount(eventId: command.eventId)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testTheSchemaKeepsOneReversalPerClawback() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
+        _ = try await store.clawback(clawback)
+        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: clawback, eventId: "refund_reversed." + purchase.eventId))
+        // Bypassing the store: a second reversal row of the same clawback must not fit the schema.
+        do {
+            try await store.pool.withTransaction { tx in
+                try await tx.query("""
+                    insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
+                                               related_event_id, request_fingerprint)
+                    values ($1::uuid, $2, 'refund_reversal', 1, 0, 100, 'payment', 'b', $3, '')
+                    """, [.uuid(user), .text("refund_reversed.dup:\(UUID().uuidString)"), .text(clawback.eventId)])
+            }
+            XCTFail("a second reversal of one clawback was accepted by the schema")
+        } catch let error as PostgresError {
+            XCTAssertTrue(error.isUniqueViolation, "\(error)")
+        }
+        let indexes = try await store.pool.withConnection { connection in
+            try await connection.query("select indexname from pg_indexes where tablename = 'points_ledger'").map { try $0.string("indexname") }
+        }
+        XCTAssertFalse(indexes.contains("points_ledger_related_event_unique"), "one refund per purchase is gone")
+        XCTAssertTrue(indexes.contains("points_ledger_reversal_unique"))
+        XCTAssertTrue(indexes.contains("points_ledger_refund_related"))
     }
 
     // MARK: Ledger paging

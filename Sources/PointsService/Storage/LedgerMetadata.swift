@@ -22,8 +22,12 @@ enum LedgerMetadata {
     /// `requestedAmount` is what this clawback takes back (the request's
     /// amount, or all of `purchaseCredits` when it asked for 0): the row's
     /// amount + overdue_amount == requested_amount <= purchase_credits.
-    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64) -> String {
+    /// `cycle` counts the purchase's clawbacks: 1 for the first, n for the
+    /// one after n - 1 reversals (PaymentsService's refund cycle n).
+    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
+                       cycle: Int64) -> String {
         encode([
+            "refund_cycle": cycle,
             "original_event_id": clawback.originalEventId,
             "refund_reason": clawback.reason,
             "requested_amount": requestedAmount,

@@ -64,6 +64,20 @@ enum PointsSchema {
                 updated_at timestamptz not null default now()
             );
             """),
+        // A purchase may be clawed back again once its previous clawback was
+        // reversed (Apple: REFUND, REFUND_REVERSED, REFUND, ...): one refund
+        // per purchase becomes at most one UNREVERSED refund per purchase,
+        // which the store checks under the account's row lock (a partial
+        // unique index cannot see whether another row reverses it). One
+        // reversal per refund stays unique.
+        PostgresMigration(version: 2, name: "refund_cycles", sql: """
+            drop index points_ledger_related_event_unique;
+            create unique index points_ledger_reversal_unique
+                on points_ledger (related_event_id) where change_type = 'refund_reversal';
+            -- A purchase's refunds, for the one-unreversed check.
+            create index points_ledger_refund_related
+                on points_ledger (related_event_id) where change_type = 'refund';
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

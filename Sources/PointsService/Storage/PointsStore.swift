@@ -201,8 +201,14 @@ final class PointsStore: Sendable {
         if purchased { throw PointsError.starterPackIneligible }
     }
 
-    /// Replay check, find the purchase, lock the account, deduct what is there, record overdue.
+    /// Lock the account, then: replay check, find the purchase, refuse a
+    /// second unreversed clawback of it, deduct what is there, record overdue.
+    /// Taking the lock first serializes every clawback of the user's
+    /// purchases (and two submissions of one event id): each statement after
+    /// it sees what the others committed (READ COMMITTED), so the checks
+    /// below cannot race.
     private func applyClawback(_ clawback: ValidatedClawback, in transaction: PostgresConnection) async throws -> ClawbackResult {
+        let account = try await lockAccount(clawback.userId, in: transaction)
         let stored = try await findEvent(clawback.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
                                      expectedChangeType: "refund", fingerprint: clawback.fingerprint) {
@@ -219,18 +225,19 @@ final class PointsStore: Sendable {
               purchase.changeType == "purchase", purchase.userId == clawback.userId else {
             throw PointsError.eventNotFound(eventId: clawback.originalEventId)
         }
-        if try await hasRelatedEntry(changeType: "refund", relatedEventId: clawback.originalEventId, in: transaction) {
-            throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase was already clawed back by another event")
-        }
         let amount = try ClawbackPlan.amountToTakeBack(requested: clawback.amount, purchaseCredits: purchase.amount)
-        let account = try await lockAccount(clawback.userId, in: transaction)
+        let history = try await refundHistory(purchaseEventId: clawback.originalEventId, in: transaction)
+        guard history.unreversed == 0 else {
+            throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase has a clawback that is not reversed")
+        }
         let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
                          .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
-                         .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount)),
+                         .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount,
+                                                     cycle: history.refunds + 1)),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
             in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
@@ -255,7 +262,7 @@ final class PointsStore: Sendable {
               refund.changeType == "refund", refund.userId == reversal.userId else {
             throw PointsError.eventNotFound(eventId: reversal.clawbackEventId)
         }
-        if try await hasRelatedEntry(changeType: "refund_reversal", relatedEventId: reversal.clawbackEventId, in: transaction) {
+        if try await isReversed(clawbackEventId: reversal.clawbackEventId, in: transaction) {
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the clawback was already reversed by another event")
         }
         let account = try await lockAccount(reversal.userId, in: transaction)
@@ -284,10 +291,27 @@ final class PointsStore: Sendable {
         return try StoredLedgerEvent(row: row)
     }
 
-    private func hasRelatedEntry(changeType: String, relatedEventId: String, in transaction: PostgresConnection) async throws -> Bool {
+    /// Whether a clawback already has its reversal (one per clawback; the
+    /// unique index points_ledger_reversal_unique backs it).
+    private func isReversed(clawbackEventId: String, in transaction: PostgresConnection) async throws -> Bool {
+        // The change type is a literal so the partial index applies to the prepared statement's generic plan.
         try await !transaction.query(
-            "select 1 from points_ledger where change_type = $1 and related_event_id = $2",
-            [.text(changeType), .text(relatedEventId)]).isEmpty
+            "select 1 from points_ledger where change_type = 'refund_reversal' and related_event_id = $1",
+            [.text(clawbackEventId)]).isEmpty
+    }
+
+    /// How many clawbacks a purchase has had, and how many of them are not
+    /// reversed (at most one, which `applyClawback` keeps under the account lock).
+    private func refundHistory(purchaseEventId: String, in transaction: PostgresConnection) async throws -> (refunds: Int64, unreversed: Int64) {
+        let row = try await transaction.query("""
+            select count(*) as refunds,
+                   count(*) filter (where not exists (
+                       select 1 from points_ledger reversal
+                       where reversal.change_type = 'refund_reversal' and reversal.related_event_id = refund.event_id)) as unreversed
+            from points_ledger refund
+            where refund.change_type = 'refund' and refund.related_event_id = $1
+            """, [.text(purchaseEventId)]).first!
+        return (try row.int64("refunds"), try row.int64("unreversed"))
     }
 
     private func currentBalance(_ userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
