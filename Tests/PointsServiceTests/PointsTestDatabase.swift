@@ -79,8 +79,13 @@ enum PointsTestDatabase {
     ///   ledger: a new refund of it only after the previous one's reversal;
     /// - every reversal restores exactly its refund's deduction, once.
     static func assertInvariants(_ store: PointsStore, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
+        try await assertInvariants(pool: store.pool, users: users, file: file, line: line)
+    }
+
+    /// The same checks through any pool on the points database (e.g. a test's own, next to a service process).
+    static func assertInvariants(pool: PostgresPool, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
         for userId in users {
-            try await store.pool.withConnection { connection in
+            try await pool.withConnection { connection in
                 let account = try await connection.query(
                     "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(userId)]).first
                 let rows = try await connection.query("""

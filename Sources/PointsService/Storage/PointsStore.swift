@@ -168,13 +168,18 @@ final class PointsStore: Sendable {
                            balance: balance, ledgerEntryId: try row.uuid("id"))
     }
 
-    /// Replay check, starter-pack claim, then the grant statement and the
-    /// claim's mark: one transaction.
+    /// Claim lock, replay check, eligibility, then the grant statement and
+    /// the claim's mark: one transaction. The claim is locked BEFORE the
+    /// event id is looked up: a second submission of the same grant waits
+    /// here for the first to commit, then finds its row and answers as a
+    /// replay, instead of finding the identity marked and answering
+    /// STARTER_PACK_INELIGIBLE for a grant that was credited.
     private func applyStarterGrant(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> GrantResult {
+        let alreadyPurchased = try await lockStarterClaim(grant, in: transaction)
         if try await findEvent(grant.eventId, in: transaction) != nil {
             return try await replayedGrant(grant, in: transaction)
         }
-        try await claimStarterPack(grant, in: transaction)
+        if alreadyPurchased { throw PointsError.starterPackIneligible }
         let result = try await runGrantStatement(grant, in: transaction)
         if let emailHash = grant.emailHash {
             try await transaction.query("""
@@ -185,20 +190,20 @@ final class PointsStore: Sendable {
         return result
     }
 
-    /// Creates or locks the email identity's claim; refuses a second starter pack.
-    private func claimStarterPack(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws {
+    /// Creates or locks the email identity's claim for the rest of the
+    /// transaction; returns whether the identity already bought the starter pack.
+    private func lockStarterClaim(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> Bool {
         guard let emailHash = grant.emailHash else {
             throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
         }
         // Creates or locks the claim in one statement (the no-op DO UPDATE
-        // takes the row lock and returns the committed flag).
-        let purchased = try await transaction.query("""
+        // takes the row lock and returns the latest committed flag).
+        return try await transaction.query("""
             insert into register_bonus_claims (email_hash, has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot)
             values ($1, false, nullif($2, ''), $3::uuid)
             on conflict (email_hash) do update set email_hash = excluded.email_hash
             returning has_purchased_starter_pack
             """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)]).first!.bool("has_purchased_starter_pack")
-        if purchased { throw PointsError.starterPackIneligible }
     }
 
     /// Lock the account, then: replay check, find the purchase, refuse a
