@@ -140,6 +140,70 @@ final class PointsRulesTests: XCTestCase {
         }
     }
 
+    func testAdjustmentPlanMovesBalanceAndEarnedTogetherAndNeverBelowZero() throws {
+        XCTAssertEqual(try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: 25),
+                       AdjustmentPlan(balanceBefore: 40, balanceAfter: 65, lifetimeEarnedAfter: 125))
+        XCTAssertEqual(try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: -40),
+                       AdjustmentPlan(balanceBefore: 40, balanceAfter: 0, lifetimeEarnedAfter: 60))
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: -41) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: -1) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: 0) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: Int64.min) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: Int64.max) }
+        assertValidationFailure("amount") {
+            _ = try AdjustmentPlan.make(balance: PointsLimits.balanceMax - 5, lifetimeEarned: PointsLimits.balanceMax - 5, amount: 6)
+        }
+        XCTAssertEqual(try AdjustmentPlan.make(balance: PointsLimits.balanceMax - 5, lifetimeEarned: PointsLimits.balanceMax - 5, amount: 5).balanceAfter,
+                       PointsLimits.balanceMax)
+        XCTAssertThrowsError(try AdjustmentPlan.make(balance: -1, lifetimeEarned: 0, amount: 1))
+    }
+
+    func testAdjustCommandValidatesEachFieldAndDerivesAStableEventId() throws {
+        let user = UUID()
+        let good = AdjustCommand(userId: user.uuidString, amount: -50, reason: "duplicate charge, ticket 4711", operatorName: "alice")
+        let validated = try good.validated()
+        XCTAssertEqual(validated.amount, -50)
+        XCTAssertTrue(validated.eventId.hasPrefix("adjust:"))
+        XCTAssertEqual(validated.eventId.utf8.count, "adjust:".utf8.count + 32)
+        XCTAssertNoThrow(try PointsValidation.eventId(validated.eventId))
+        XCTAssertEqual(try good.validated().eventId, validated.eventId, "deterministic")
+        XCTAssertEqual(validated.eventId, "adjust:" + validated.fingerprint.prefix(32))
+        var changes: [AdjustCommand] = []
+        for change in [{ (c: inout AdjustCommand) in c.userId = UUID().uuidString }, { $0.amount = 50 }, { $0.amount = -51 },
+                       { $0.reason = "other" }, { $0.operatorName = "bob" }] {
+            var command = good
+            change(&command)
+            changes.append(command)
+        }
+        let derived = try Set(changes.map { try $0.validated().eventId })
+        XCTAssertEqual(derived.count, changes.count)
+        XCTAssertFalse(derived.contains(validated.eventId), "every field is part of the derived id")
+        var explicit = good
+        explicit.eventId = "support.ticket:4711"
+        XCTAssertEqual(try explicit.validated().eventId, "support.ticket:4711")
+        XCTAssertEqual(try explicit.validated().fingerprint, validated.fingerprint, "the fingerprint is the content, whatever the id")
+
+        let cases: [(String, (inout AdjustCommand) -> Void)] = [
+            ("user_id", { $0.userId = "nope" }),
+            ("amount", { $0.amount = 0 }),
+            ("amount", { $0.amount = PointsLimits.balanceMax + 1 }),
+            ("amount", { $0.amount = Int64.min }),
+            ("reason", { $0.reason = "" }),
+            ("reason", { $0.reason = "two\nlines" }),
+            ("reason", { $0.reason = String(repeating: "r", count: PointsLimits.adjustReasonBytesMax + 1) }),
+            ("operator", { $0.operatorName = "" }),
+            ("operator", { $0.operatorName = "bidi\u{202E}" }),
+            ("operator", { $0.operatorName = String(repeating: "o", count: PointsLimits.operatorNameBytesMax + 1) }),
+            ("event_id", { $0.eventId = "has space" }),
+            ("event_id", { $0.eventId = String(repeating: "e", count: PointsLimits.eventIdBytesMax + 1) }),
+        ]
+        for (field, change) in cases {
+            var command = good
+            change(&command)
+            assertValidationFailure(field) { _ = try command.validated() }
+        }
+    }
+
     func testReversalPlanRestoresExactlyTheDeduction() throws {
         XCTAssertEqual(try ReversalPlan.make(balance: 0, lifetimeEarned: 60, clawbackDeducted: 40),
                        ReversalPlan(creditsRestored: 40, balanceAfter: 40, lifetimeEarnedAfter: 100))

@@ -685,6 +685,145 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertTrue(indexes.contains("points_ledger_refund_related"))
     }
 
+    // MARK: Operator adjustments
+
+    private func adjustCommand(user: UUID, amount: Int64, reason: String = "goodwill, ticket \(UInt32.random(in: 1...UInt32.max))",
+                               operatorName: String = "alice", eventId: String = "") -> AdjustCommand {
+        AdjustCommand(userId: user.uuidString, amount: amount, reason: reason, operatorName: operatorName, eventId: eventId)
+    }
+
+    func testAnAdjustmentWritesOneAuditedRowAndMovesBalanceAndEarned() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        try await PointsTestDatabase.spend(store, userId: user, amount: 30)
+        let command = adjustCommand(user: user, amount: 25, reason: "compensation for outage #12")
+        let result = try await store.adjust(command)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.amount, 25)
+        XCTAssertEqual(result.balanceBefore, 70)
+        XCTAssertEqual(result.balanceAfter, 95)
+        XCTAssertEqual(result.userId, user)
+        XCTAssertTrue(result.eventId.hasPrefix("adjust:"))
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 95, lifetimeEarned: 125, lifetimeSpent: 30))
+
+        let entry = try await newestEntry(user)
+        XCTAssertEqual(entry.id, result.ledgerEntryId)
+        XCTAssertEqual(entry.eventId, result.eventId)
+        XCTAssertEqual(entry.changeType, "adjust")
+        XCTAssertEqual(entry.direction, 1)
+        XCTAssertEqual(entry.amount, 25)
+        XCTAssertEqual(entry.balanceAfter, 95)
+        XCTAssertEqual(entry.bizType, "support")
+        let metadata = try ext(entry)
+        XCTAssertEqual(metadata["source"] as? String, "operator")
+        XCTAssertEqual(metadata["operator"] as? String, "alice")
+        XCTAssertEqual(metadata["reason"] as? String, "compensation for outage #12")
+        XCTAssertEqual(metadata["amount"] as? Int, 25)
+
+        let taken = try await store.adjust(adjustCommand(user: user, amount: -95))
+        XCTAssertEqual(taken.balanceBefore, 95)
+        XCTAssertEqual(taken.balanceAfter, 0)
+        let negative = try await newestEntry(user)
+        XCTAssertEqual(negative.direction, -1)
+        XCTAssertEqual(negative.amount, 95)
+        let after = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(after, PointsBalance(userId: user, balance: 0, lifetimeEarned: 30, lifetimeSpent: 30))
+    }
+
+    func testRunningTheSameAdjustmentAgainIsAReplay() async throws {
+        let user = newUser()
+        let command = adjustCommand(user: user, amount: 40)
+        let first = try await store.adjust(command)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        let replay = try await store.adjust(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.eventId, first.eventId)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        XCTAssertEqual(replay.balanceBefore, 0, "the first application's figures")
+        XCTAssertEqual(replay.balanceAfter, 40)
+        let rows = try await ledgerCount(eventId: first.eventId)
+        XCTAssertEqual(rows, 1)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 140)
+        // A deliberate second adjustment with the same content needs its own event id.
+        let again = try await store.adjust(adjustCommand(user: user, amount: 40, reason: command.reason, eventId: "adjust.again:\(UUID().uuidString)"))
+        XCTAssertFalse(again.replayed)
+        XCTAssertEqual(again.balanceAfter, 180)
+    }
+
+    func testAnAdjustmentEventIdWithOtherContentIsAConflictAndWritesNothing() async throws {
+        let user = newUser()
+        let eventId = "support.ticket:\(UUID().uuidString)"
+        _ = try await store.adjust(adjustCommand(user: user, amount: 10, reason: "first", eventId: eventId))
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 11, reason: "first", eventId: eventId))
+        }
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 10, reason: "first", operatorName: "bob", eventId: eventId))
+        }
+        let purchase = grantCommand(user: user)
+        _ = try await store.grant(purchase)
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 10, eventId: purchase.eventId))
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 110)
+    }
+
+    func testANegativeAdjustmentBeyondTheBalanceIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        do {
+            _ = try await store.adjust(adjustCommand(user: user, amount: -101))
+            XCTFail("expected the refusal")
+        } catch {
+            XCTAssertEqual(error, .validationFailed(field: "amount", problem: "takes 101 but the balance holds only 100"))
+        }
+        let stranger = UUID()
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.adjust(self.adjustCommand(user: stranger, amount: -1)) }
+        let strangerRows = try await ledgerCount(user: stranger)
+        XCTAssertEqual(strangerRows, 0)
+        let account = try await store.pool.withConnection { connection in
+            try await connection.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]).first!.int64("n")
+        }
+        XCTAssertEqual(account, 0, "no account row is left behind")
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+    }
+
+    func testParallelRunsOfOneAdjustmentApplyItOnce() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let command = adjustCommand(user: user, amount: 7)
+        let results = try await withThrowingTaskGroup(of: AdjustResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.adjust(command) } }
+            return try await group.reduce(into: [AdjustResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        XCTAssertTrue(results.allSatisfy { $0.balanceBefore == 0 && $0.balanceAfter == 7 })
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 7)
+    }
+
+    func testParallelNegativeAdjustmentsNeverOverdraw() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "popular_pack"))
+        let commands = (0..<20).map { index in adjustCommand(user: user, amount: -30, reason: "correction \(index)") }
+        let applied = await withTaskGroup(of: Bool.self) { group in
+            for command in commands { group.addTask { (try? await store.adjust(command)) != nil } }
+            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        XCTAssertEqual(applied, 7, "210 holds seven deductions of 30")
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 0)
+    }
+
     // MARK: Ledger paging
 
     func testLedgerPagesNewestFirstWithAnOpaqueToken() async throws {

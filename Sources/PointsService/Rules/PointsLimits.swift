@@ -4,6 +4,9 @@ enum PointsLimits {
     static let bizIdBytesMax = 200
     static let sourceFieldBytesMax = 200
     static let reasonBytesMax = 100
+    /// An operator adjustment's reason and the operator's name (`PointsService adjust`).
+    static let adjustReasonBytesMax = 200
+    static let operatorNameBytesMax = 64
     static let emailMaskedBytesMax = 320
     static let emailBytesMax = 320
     static let productCodeBytesMax = 64

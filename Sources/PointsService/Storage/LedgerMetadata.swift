@@ -43,6 +43,17 @@ enum LedgerMetadata {
         ])
     }
 
+    /// Who adjusted, why, and the signed amount; `source` marks it as an
+    /// operator's hand, not a purchase or a refund.
+    static func adjustment(_ adjustment: ValidatedAdjustment) -> String {
+        encode([
+            "source": "operator",
+            "operator": adjustment.operatorName,
+            "reason": adjustment.reason,
+            "amount": adjustment.amount,
+        ])
+    }
+
     private static func encode(_ ext: [String: any Sendable]) -> String {
         let document: [String: Any] = ["ext": ext]
         // Only strings and integers go in, which JSONSerialization always accepts.

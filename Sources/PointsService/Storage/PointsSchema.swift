@@ -78,6 +78,16 @@ enum PointsSchema {
             create index points_ledger_refund_related
                 on points_ledger (related_event_id) where change_type = 'refund';
             """),
+        // Operator adjustments (`PointsService adjust`) are `adjust` rows of
+        // biz_type 'support' (and only they are). The new checks only widen
+        // the old one or concern the new biz_type, so every stored row passes.
+        PostgresMigration(version: 3, name: "support_adjustments", sql: """
+            alter table points_ledger drop constraint points_ledger_biz_type_check;
+            alter table points_ledger add constraint points_ledger_biz_type_check
+                check (biz_type in ('chat', 'payment', 'support'));
+            alter table points_ledger add constraint points_ledger_support_biz
+                check (biz_type <> 'support' or change_type = 'adjust');
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

@@ -137,6 +137,19 @@ final class PointsStore: Sendable {
         }
     }
 
+    /// An operator's adjustment (`PointsService adjust`), once per event id:
+    /// one `adjust` ledger row (biz_type support) and the account's new
+    /// balance and lifetime_earned, in one transaction under the account lock.
+    func adjust(_ command: AdjustCommand) async throws(PointsError) -> AdjustResult {
+        try await adjust(try command.validated())
+    }
+
+    func adjust(_ adjustment: ValidatedAdjustment) async throws(PointsError) -> AdjustResult {
+        try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applyAdjustment(adjustment, in: transaction) }
+        }
+    }
+
     // MARK: Transactions
 
     /// The first application's result for an event id already used, or a
@@ -282,6 +295,37 @@ final class PointsStore: Sendable {
             in: transaction)
         return ReverseClawbackResult(eventId: reversal.eventId, replayed: false, creditsRestored: plan.creditsRestored,
                                      balance: plan.balanceAfter)
+    }
+
+    /// Lock the account, then replay check (under the lock, so a concurrent
+    /// run of the same command waits and answers as a replay), then the plan
+    /// (a negative adjustment beyond the balance is refused) and the row.
+    private func applyAdjustment(_ adjustment: ValidatedAdjustment, in transaction: PostgresConnection) async throws -> AdjustResult {
+        let account = try await lockAccount(adjustment.userId, in: transaction)
+        let stored = try await findEvent(adjustment.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "adjust", fingerprint: adjustment.fingerprint) {
+        case .replay:
+            let first = stored!
+            return AdjustResult(eventId: adjustment.eventId, userId: adjustment.userId, amount: adjustment.amount,
+                                balanceBefore: first.balanceAfter - adjustment.amount, balanceAfter: first.balanceAfter,
+                                replayed: true, ledgerEntryId: first.id)
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: adjustment.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        let plan = try AdjustmentPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: adjustment.amount)
+        let id = try await appendLedgerEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'adjust', $3::smallint, $4::bigint, $5::bigint, 'support', $6, $7::jsonb",
+            parameters: [.uuid(adjustment.userId), .text(adjustment.eventId), .int64(adjustment.amount > 0 ? 1 : -1),
+                         .int64(abs(adjustment.amount)),
+                         .int64(plan.balanceAfter), .text(adjustment.fingerprint), .json(LedgerMetadata.adjustment(adjustment)),
+                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
+            in: transaction)
+        return AdjustResult(eventId: adjustment.eventId, userId: adjustment.userId, amount: adjustment.amount,
+                            balanceBefore: plan.balanceBefore, balanceAfter: plan.balanceAfter, replayed: false, ledgerEntryId: id)
     }
 
     // MARK: Statements
