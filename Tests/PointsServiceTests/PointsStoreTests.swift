@@ -796,6 +796,27 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
     }
 
+    func testTheSchemaAllowsSupportOnlyForAdjustments() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        // Bypassing the store: a support row of another change type, and an unknown biz_type, must not fit the schema.
+        for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "goodwill")] {
+            do {
+                try await store.pool.withTransaction { tx in
+                    try await tx.query("""
+                        insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
+                        values ($1::uuid, $2, $3, $4::smallint, 1, 100, $5, '')
+                        """, [.uuid(user), .text("schema.check:\(UUID().uuidString)"), .text(changeType), .int64(Int64(direction)), .text(bizType)])
+                }
+                XCTFail("\(changeType)/\(bizType) was accepted by the schema")
+            } catch let error as PostgresError {
+                XCTAssertEqual(error.sqlState, "23514", "a CHECK violation: \(error)")
+            }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+    }
+
     func testParallelRunsOfOneAdjustmentApplyItOnce() async throws {
         let store: PointsStore = self.store
         let user = newUser()
