@@ -119,21 +119,25 @@ final class PointsRulesTests: XCTestCase {
                        ClawbackPlan(creditsDeducted: 30, overdueAmount: 40, balanceAfter: 0, lifetimeEarnedAfter: 70))
     }
 
-    func testClawbackCommandValidatesTheAmountAndFingerprintsItOnlyWhenSet() throws {
+    func testClawbackCommandValidatesTheAmountAndFingerprintsItOnlyWhenNotAll() throws {
         let user = UUID()
         var command = ClawbackCommand(eventId: "refund.apple_iap:1", userId: user.uuidString, originalEventId: "payment.apple_iap:1",
                                       bizId: "b", reason: "CUSTOMER_REQUEST")
         // The fingerprint a clawback was stored with before amount existed.
         let storedBeforeAmount = RequestFingerprint.make(
             kind: "clawback.v1", fields: [user.uuidString.lowercased(), "payment.apple_iap:1", "b", "CUSTOMER_REQUEST"])
-        XCTAssertEqual(try command.validated().fingerprint, storedBeforeAmount)
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: 210), storedBeforeAmount)
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: nil), storedBeforeAmount)
         XCTAssertEqual(try command.validated().amount, 0)
+        command.amount = 210
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: 210), storedBeforeAmount, "all of 210 is the same request as 0")
+        XCTAssertNotEqual(try command.validated().fingerprint(purchaseCredits: 420), storedBeforeAmount)
         command.amount = 70
         XCTAssertEqual(try command.validated().amount, 70)
-        let seventy = try command.validated().fingerprint
+        let seventy = try command.validated().fingerprint(purchaseCredits: 210)
         XCTAssertNotEqual(seventy, storedBeforeAmount)
         command.amount = 71
-        XCTAssertNotEqual(try command.validated().fingerprint, seventy)
+        XCTAssertNotEqual(try command.validated().fingerprint(purchaseCredits: 210), seventy)
         for bad: Int64 in [-1, Int64.min, PointsLimits.balanceMax + 1, Int64.max] {
             command.amount = bad
             assertValidationFailure("amount") { _ = try command.validated() }

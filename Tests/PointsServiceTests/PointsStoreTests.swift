@@ -413,6 +413,36 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(rows, 2)
     }
 
+    func testAClawbackOfAllIsOneRequestWhetherItSaysZeroOrThePurchasesCredits() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        // Stored as "all" (amount 0, as every clawback before prorated refunds), retried with the explicit total.
+        let implicit = clawbackCommand(user: user, purchase: purchase.eventId)
+        let first = try await store.clawback(implicit)
+        XCTAssertEqual(first.creditsDeducted, 210)
+        var explicit = implicit
+        explicit.amount = 210
+        let replay = try await store.clawback(explicit)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 210)
+        var part = implicit
+        part.amount = 209
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(part) }
+
+        // And the other way round.
+        let second = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(second)
+        let total = clawbackCommand(user: user, purchase: second.eventId, amount: 100)
+        _ = try await store.clawback(total)
+        var zero = total
+        zero.amount = 0
+        let secondReplay = try await store.clawback(zero)
+        XCTAssertTrue(secondReplay.replayed)
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 4)
+    }
+
     func testProratedClawbackBeyondTheBalanceRecordsTheOverdueRest() async throws {
         let user = newUser()
         let purchase = grantCommand(user: user, product: "premium_pack")

@@ -36,17 +36,7 @@ public struct ClawbackCommand: Sendable, Equatable {
             throw PointsError.validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
         }
         return ValidatedClawback(eventId: eventId, userId: userId, originalEventId: originalEventId, bizId: bizId,
-                                 reason: reason, amount: amount,
-                                 fingerprint: Self.fingerprint(userId: userId, originalEventId: originalEventId, bizId: bizId,
-                                                               reason: reason, amount: amount))
-    }
-
-    /// The amount joins the fields only when it is not 0 (all), so a
-    /// clawback stored before the field existed still replays.
-    static func fingerprint(userId: UUID, originalEventId: String, bizId: String, reason: String, amount: Int64) -> String {
-        var fields = [userId.uuidString.lowercased(), originalEventId, bizId, reason]
-        if amount != 0 { fields.append("amount=\(amount)") }
-        return RequestFingerprint.make(kind: "clawback.v1", fields: fields)
+                                 reason: reason, amount: amount)
     }
 }
 
@@ -59,5 +49,15 @@ struct ValidatedClawback: Sendable {
     let reason: String
     /// 0 means all of the purchase's credits.
     let amount: Int64
-    let fingerprint: String
+
+    /// The request's identity for replay/conflict decisions, given the
+    /// purchase's credits when the purchase exists. An amount equal to them
+    /// IS "all" (0): both spellings are one request. The amount joins the
+    /// fields only when it is not "all", so a clawback stored before the
+    /// field existed still replays, whichever way a retry spells it.
+    func fingerprint(purchaseCredits: Int64?) -> String {
+        var fields = [userId.uuidString.lowercased(), originalEventId, bizId, reason]
+        if amount != 0 && amount != purchaseCredits { fields.append("amount=\(amount)") }
+        return RequestFingerprint.make(kind: "clawback.v1", fields: fields)
+    }
 }

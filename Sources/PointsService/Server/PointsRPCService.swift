@@ -55,7 +55,7 @@ struct PointsRPCService: Sendable {
             let result = try await store.clawback(ClawbackCommand(
                 eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
                 bizId: request.bizId, reason: request.reason, amount: request.amount))
-            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)",
+            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "amount": "\(request.amount)",
                                    "deducted": "\(result.creditsDeducted)", "overdue": "\(result.overdueAmount)"])
             var response = ClawbackResponse()
             response.eventId = result.eventId

@@ -219,17 +219,21 @@ final class PointsStore: Sendable {
             """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)]).first!.bool("has_purchased_starter_pack")
     }
 
-    /// Lock the account, then: replay check, find the purchase, refuse a
-    /// second unreversed clawback of it, deduct what is there, record overdue.
-    /// Taking the lock first serializes every clawback of the user's
-    /// purchases (and two submissions of one event id): each statement after
-    /// it sees what the others committed (READ COMMITTED), so the checks
-    /// below cannot race.
+    /// Lock the account, then: find the purchase, replay check, refuse a
+    /// second unreversed clawback of the purchase, deduct what is there,
+    /// record overdue. Taking the lock first serializes every clawback of
+    /// the user's purchases (and two submissions of one event id): each
+    /// statement after it sees what the others committed (READ COMMITTED),
+    /// so the checks below cannot race. The purchase is read before the
+    /// replay check because the fingerprint depends on its credits.
     private func applyClawback(_ clawback: ValidatedClawback, in transaction: PostgresConnection) async throws -> ClawbackResult {
         let account = try await lockAccount(clawback.userId, in: transaction)
+        let purchase = try await findEvent(clawback.originalEventId, in: transaction)
+            .flatMap { $0.changeType == "purchase" && $0.userId == clawback.userId ? $0 : nil }
+        let fingerprint = clawback.fingerprint(purchaseCredits: purchase?.amount)
         let stored = try await findEvent(clawback.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
-                                     expectedChangeType: "refund", fingerprint: clawback.fingerprint) {
+                                     expectedChangeType: "refund", fingerprint: fingerprint) {
         case .replay:
             let first = stored!
             return ClawbackResult(eventId: clawback.eventId, replayed: true, creditsDeducted: first.amount,
@@ -239,10 +243,7 @@ final class PointsStore: Sendable {
         case .apply:
             break
         }
-        guard let purchase = try await findEvent(clawback.originalEventId, in: transaction),
-              purchase.changeType == "purchase", purchase.userId == clawback.userId else {
-            throw PointsError.eventNotFound(eventId: clawback.originalEventId)
-        }
+        guard let purchase else { throw PointsError.eventNotFound(eventId: clawback.originalEventId) }
         let amount = try ClawbackPlan.amountToTakeBack(requested: clawback.amount, purchaseCredits: purchase.amount)
         let history = try await refundHistory(purchaseEventId: clawback.originalEventId, in: transaction)
         guard history.unreversed == 0 else {
@@ -253,7 +254,7 @@ final class PointsStore: Sendable {
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
-                         .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
+                         .text(clawback.bizId), .text(clawback.originalEventId), .text(fingerprint),
                          .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount,
                                                      cycle: history.refunds + 1)),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
