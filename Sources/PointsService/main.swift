@@ -5,7 +5,16 @@ import ServiceKit
 
 // PointsService: balances, the ledger, starter-pack claims and the catalog.
 // `PointsService [serve]` runs the gRPC server (migrating first);
-// `PointsService migrate` only applies the schema migrations.
+// `PointsService migrate` only applies the schema migrations;
+// `PointsService adjust ...` writes one operator adjustment and exits (it
+// has its own flags, so it is recognised before the service's options).
+if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "adjust" {
+    let outcome = await AdjustCommandLine.run(arguments: Array(CommandLine.arguments.dropFirst(2)),
+                                              environment: ProcessInfo.processInfo.environment)
+    FileHandle.standardOutput.write(Data(outcome.standardOutput.utf8))
+    FileHandle.standardError.write(Data(outcome.standardError.utf8))
+    exit(outcome.status)
+}
 let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PointsService", summary: "balances, ledger, starter-pack claims and package catalog (points.v1.Points)",
@@ -14,7 +23,8 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON)."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ],
-    subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit.")])
+    subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
+                  ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help).")])
 
 do {
     let logger = Logger(service: "points", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))

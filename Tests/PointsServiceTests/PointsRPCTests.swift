@@ -12,6 +12,8 @@ final class PointsRPCTests: XCTestCase {
     var service: ServiceProcess!
     var client: RPCClient!
     var database: PostgresPool!
+    /// Every user a request was built for: the ledger invariants are checked for them after each test.
+    var users: [UUID] = []
 
     override func setUp() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
@@ -21,6 +23,7 @@ final class PointsRPCTests: XCTestCase {
     }
 
     override func tearDown() async throws {
+        if let database, !users.isEmpty { try await PointsTestDatabase.assertInvariants(pool: database, users: users) }
         await client?.close()
         XCTAssertEqual(service?.stop(), 0, "graceful exit on SIGTERM")
         await database?.close()
@@ -28,6 +31,7 @@ final class PointsRPCTests: XCTestCase {
 
     private func grantRequest(user: UUID, event: String = "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))",
                               product: String = "starter_pack", emailHash: String = randomHash()) -> GrantRequest {
+        users.append(user)
         var request = GrantRequest()
         request.eventId = event
         request.userId = user.uuidString
@@ -127,6 +131,79 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(snapshot, "z***@example.com")
     }
 
+    func testGrantQuantityOverGRPC() async throws {
+        let user = UUID()
+        var request = grantRequest(user: user, product: "premium_pack")
+        request.quantity = 2
+        let first = try await client.call(PointsMethods.grant, request, timeout: .seconds(10))
+        XCTAssertEqual(first.creditsAdded, 830)
+        XCTAssertEqual(first.balance, 830)
+        for bad: Int32 in [-1, 11] {
+            var invalid = grantRequest(user: user, product: "premium_pack")
+            invalid.quantity = bad
+            do {
+                _ = try await client.call(PointsMethods.grant, invalid, timeout: .seconds(10))
+                XCTFail("expected INVALID_ARGUMENT for quantity \(bad)")
+            } catch let error as RPCError {
+                XCTAssertEqual(error.code, .invalidArgument)
+                XCTAssertEqual(ErrorReason.reason(of: error), "VALIDATION_FAILED")
+                XCTAssertTrue(error.message.hasPrefix("quantity:"), error.message)
+            }
+        }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testRefundCyclesAndProratedAmountsOverGRPC() async throws {
+        let user = UUID()
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        var purchase = grantRequest(user: user, event: "payment.apple_iap:\(transactionId)", product: "popular_pack")
+        purchase.quantity = 2
+        _ = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10))
+        func clawback(_ suffix: String, amount: Int64) -> ClawbackRequest {
+            var request = ClawbackRequest()
+            request.eventId = "refund.apple_iap:\(transactionId)\(suffix)"
+            request.userId = user.uuidString
+            request.originalEventId = purchase.eventId
+            request.bizId = purchase.bizId
+            request.reason = "CUSTOMER_REQUEST"
+            request.amount = amount
+            return request
+        }
+        func reversal(_ suffix: String) -> ReverseClawbackRequest {
+            var request = ReverseClawbackRequest()
+            request.eventId = "refund_reversed.apple_iap:\(transactionId)\(suffix)"
+            request.userId = user.uuidString
+            request.clawbackEventId = "refund.apple_iap:\(transactionId)\(suffix)"
+            request.bizId = purchase.bizId
+            return request
+        }
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.clawback, clawback("", amount: 421), timeout: .seconds(10))
+        }
+        let first = try await client.call(PointsMethods.clawback, clawback("", amount: 0), timeout: .seconds(10))
+        XCTAssertEqual(first.creditsDeducted, 420)
+        XCTAssertEqual(first.balance, 0)
+        await expectError(.alreadyExists, reason: "EVENT_CONFLICT") {
+            _ = try await self.client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        }
+        let restored = try await client.call(PointsMethods.reverseClawback, reversal(""), timeout: .seconds(10))
+        XCTAssertEqual(restored.creditsRestored, 420)
+        let second = try await client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        XCTAssertFalse(second.replayed)
+        XCTAssertEqual(second.creditsDeducted, 100)
+        XCTAssertEqual(second.balance, 320)
+        let secondRestored = try await client.call(PointsMethods.reverseClawback, reversal(":2"), timeout: .seconds(10))
+        XCTAssertEqual(secondRestored.creditsRestored, 100)
+        XCTAssertEqual(secondRestored.balance, 420)
+        let replay = try await client.call(PointsMethods.clawback, clawback(":2", amount: 100), timeout: .seconds(10))
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 100)
+        XCTAssertEqual(replay.balance, 420)
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 5)
+    }
+
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {
         // GrantRequest.event_id (field 1) with bytes that are not UTF-8.
         let bytes: [UInt8] = [0x0A, 0x03, 0x61, 0xC3, 0x28]
@@ -166,6 +243,71 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(balance.balance, 200 * 100)
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 200)
+    }
+
+    /// Concurrent submissions of ONE starter-pack grant (a retry racing the
+    /// first call): every answer is a success, exactly one applied it.
+    private func assertConcurrentStarterSubmissionsApplyOnce(count: Int, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let user = UUID()
+        let request = grantRequest(user: user, product: "new_user_pack")
+        let client = self.client!
+        let outcomes = await withTaskGroup(of: Result<GrantResponse, any Error>.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do { return .success(try await client.call(PointsMethods.grant, request, timeout: .seconds(30))) } catch { return .failure(error) }
+                }
+            }
+            return await group.reduce(into: [Result<GrantResponse, any Error>]()) { $0.append($1) }
+        }
+        let answers = outcomes.compactMap { try? $0.get() }
+        XCTAssertEqual(answers.count, count, "every submission succeeds: \(outcomes.compactMap { if case .failure(let error) = $0 { return "\(error)" } else { return nil } })", file: file, line: line)
+        XCTAssertEqual(answers.filter { !$0.replayed }.count, 1, "exactly one applied it", file: file, line: line)
+        XCTAssertTrue(answers.allSatisfy { $0.creditsAdded == 60 && $0.balanceAfter == 60 && $0.balance == 60 }, file: file, line: line)
+        XCTAssertEqual(Set(answers.map(\.ledgerEntryId)).count, 1, file: file, line: line)
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1, file: file, line: line)
+        var balanceRequest = GetBalanceRequest()
+        balanceRequest.userId = user.uuidString
+        let balance = try await client.call(PointsMethods.getBalance, balanceRequest, timeout: .seconds(10))
+        XCTAssertEqual(balance.balance, 60, file: file, line: line)
+        XCTAssertEqual(balance.lifetimeEarned, 60, file: file, line: line)
+    }
+
+    func testTwoConcurrentSubmissionsOfOneStarterGrantBothSucceed() async throws {
+        // A two-way race is narrow: run it several times with fresh identities.
+        for _ in 0..<10 { try await assertConcurrentStarterSubmissionsApplyOnce(count: 2) }
+    }
+
+    func testTwentyConcurrentSubmissionsOfOneStarterGrantAllSucceed() async throws {
+        try await assertConcurrentStarterSubmissionsApplyOnce(count: 20)
+    }
+
+    func testConcurrentStarterGrantsWithDistinctEventsSellOnce() async throws {
+        let hash = Self.randomHash()
+        let client = self.client!
+        let requests = (0..<20).map { _ in grantRequest(user: UUID(), product: "new_user_pack", emailHash: hash) }
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for request in requests {
+                group.addTask {
+                    do {
+                        _ = try await client.call(PointsMethods.grant, request, timeout: .seconds(30))
+                        return "ok"
+                    } catch let error as RPCError {
+                        return "\(error.code) \(ErrorReason.reason(of: error) ?? "")"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == "\(RPCError.Code.failedPrecondition) STARTER_PACK_INELIGIBLE" }.count, 19, "\(outcomes)")
+        let rows = try await database.withConnection { connection in
+            try await connection.query("select count(*) as n from points_ledger where event_id = any($1::text[])",
+                                       [.text("{" + requests.map(\.eventId).joined(separator: ",") + "}")]).first!.int64("n")
+        }
+        XCTAssertEqual(rows, 1)
     }
 
     func testParallelGrantsAndClawbacksNeverGoNegative() async throws {

@@ -78,30 +78,133 @@ final class PointsRulesTests: XCTestCase {
     }
 
     func testClawbackPlanDeductsAtMostTheBalance() throws {
-        let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, purchaseCredits: 100)
+        let full = try ClawbackPlan.make(balance: 300, lifetimeEarned: 310, amount: 100)
         XCTAssertEqual(full, ClawbackPlan(creditsDeducted: 100, overdueAmount: 0, balanceAfter: 200, lifetimeEarnedAfter: 210))
         XCTAssertFalse(full.isPartial)
 
-        let partial = try ClawbackPlan.make(balance: 40, lifetimeEarned: 100, purchaseCredits: 100)
+        let partial = try ClawbackPlan.make(balance: 40, lifetimeEarned: 100, amount: 100)
         XCTAssertEqual(partial, ClawbackPlan(creditsDeducted: 40, overdueAmount: 60, balanceAfter: 0, lifetimeEarnedAfter: 60))
         XCTAssertTrue(partial.isPartial)
 
-        let empty = try ClawbackPlan.make(balance: 0, lifetimeEarned: 100, purchaseCredits: 100)
+        let empty = try ClawbackPlan.make(balance: 0, lifetimeEarned: 100, amount: 100)
         XCTAssertEqual(empty, ClawbackPlan(creditsDeducted: 0, overdueAmount: 100, balanceAfter: 0, lifetimeEarnedAfter: 100))
 
-        assertValidationFailure("credits") { _ = try ClawbackPlan.make(balance: 10, lifetimeEarned: 10, purchaseCredits: -1) }
-        XCTAssertThrowsError(try ClawbackPlan.make(balance: -1, lifetimeEarned: 10, purchaseCredits: 1))
+        assertValidationFailure("amount") { _ = try ClawbackPlan.make(balance: 10, lifetimeEarned: 10, amount: -1) }
+        XCTAssertThrowsError(try ClawbackPlan.make(balance: -1, lifetimeEarned: 10, amount: 1))
     }
 
     func testClawbackPlanNeverGoesNegativeForAnyInput() throws {
         for balance: Int64 in [0, 1, 59, 60, 61, 1_000] {
             for credits: Int64 in [0, 1, 60, 415, 2_000] {
-                let plan = try ClawbackPlan.make(balance: balance, lifetimeEarned: balance, purchaseCredits: credits)
+                let plan = try ClawbackPlan.make(balance: balance, lifetimeEarned: balance, amount: credits)
                 XCTAssertGreaterThanOrEqual(plan.balanceAfter, 0)
                 XCTAssertGreaterThanOrEqual(plan.lifetimeEarnedAfter, 0)
                 XCTAssertEqual(plan.creditsDeducted + plan.overdueAmount, credits)
                 XCTAssertEqual(plan.balanceAfter, balance - plan.creditsDeducted)
             }
+        }
+    }
+
+    func testClawbackAmountIsAllOrPartOfThePurchase() throws {
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 0, purchaseCredits: 210), 210, "0 means all")
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 1, purchaseCredits: 210), 1)
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 70, purchaseCredits: 210), 70)
+        XCTAssertEqual(try ClawbackPlan.amountToTakeBack(requested: 210, purchaseCredits: 210), 210)
+        for bad: Int64 in [-1, 211, Int64.max, Int64.min] {
+            assertValidationFailure("amount") { _ = try ClawbackPlan.amountToTakeBack(requested: bad, purchaseCredits: 210) }
+        }
+        XCTAssertThrowsError(try ClawbackPlan.amountToTakeBack(requested: 0, purchaseCredits: -1))
+        // A prorated refund deducts at most the balance too.
+        XCTAssertEqual(try ClawbackPlan.make(balance: 30, lifetimeEarned: 100, amount: 70),
+                       ClawbackPlan(creditsDeducted: 30, overdueAmount: 40, balanceAfter: 0, lifetimeEarnedAfter: 70))
+    }
+
+    func testClawbackCommandValidatesTheAmountAndFingerprintsItOnlyWhenNotAll() throws {
+        let user = UUID()
+        var command = ClawbackCommand(eventId: "refund.apple_iap:1", userId: user.uuidString, originalEventId: "payment.apple_iap:1",
+                                      bizId: "b", reason: "CUSTOMER_REQUEST")
+        // The fingerprint a clawback was stored with before amount existed.
+        let storedBeforeAmount = RequestFingerprint.make(
+            kind: "clawback.v1", fields: [user.uuidString.lowercased(), "payment.apple_iap:1", "b", "CUSTOMER_REQUEST"])
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: 210), storedBeforeAmount)
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: nil), storedBeforeAmount)
+        XCTAssertEqual(try command.validated().amount, 0)
+        command.amount = 210
+        XCTAssertEqual(try command.validated().fingerprint(purchaseCredits: 210), storedBeforeAmount, "all of 210 is the same request as 0")
+        XCTAssertNotEqual(try command.validated().fingerprint(purchaseCredits: 420), storedBeforeAmount)
+        command.amount = 70
+        XCTAssertEqual(try command.validated().amount, 70)
+        let seventy = try command.validated().fingerprint(purchaseCredits: 210)
+        XCTAssertNotEqual(seventy, storedBeforeAmount)
+        command.amount = 71
+        XCTAssertNotEqual(try command.validated().fingerprint(purchaseCredits: 210), seventy)
+        for bad: Int64 in [-1, Int64.min, PointsLimits.balanceMax + 1, Int64.max] {
+            command.amount = bad
+            assertValidationFailure("amount") { _ = try command.validated() }
+        }
+    }
+
+    func testAdjustmentPlanMovesBalanceAndEarnedTogetherAndNeverBelowZero() throws {
+        XCTAssertEqual(try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: 25),
+                       AdjustmentPlan(balanceBefore: 40, balanceAfter: 65, lifetimeEarnedAfter: 125))
+        XCTAssertEqual(try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: -40),
+                       AdjustmentPlan(balanceBefore: 40, balanceAfter: 0, lifetimeEarnedAfter: 60))
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: -41) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: -1) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 40, lifetimeEarned: 100, amount: 0) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: Int64.min) }
+        assertValidationFailure("amount") { _ = try AdjustmentPlan.make(balance: 0, lifetimeEarned: 0, amount: Int64.max) }
+        assertValidationFailure("amount") {
+            _ = try AdjustmentPlan.make(balance: PointsLimits.balanceMax - 5, lifetimeEarned: PointsLimits.balanceMax - 5, amount: 6)
+        }
+        XCTAssertEqual(try AdjustmentPlan.make(balance: PointsLimits.balanceMax - 5, lifetimeEarned: PointsLimits.balanceMax - 5, amount: 5).balanceAfter,
+                       PointsLimits.balanceMax)
+        XCTAssertThrowsError(try AdjustmentPlan.make(balance: -1, lifetimeEarned: 0, amount: 1))
+    }
+
+    func testAdjustCommandValidatesEachFieldAndDerivesAStableEventId() throws {
+        let user = UUID()
+        let good = AdjustCommand(userId: user.uuidString, amount: -50, reason: "duplicate charge, ticket 4711", operatorName: "alice")
+        let validated = try good.validated()
+        XCTAssertEqual(validated.amount, -50)
+        XCTAssertTrue(validated.eventId.hasPrefix("adjust:"))
+        XCTAssertEqual(validated.eventId.utf8.count, "adjust:".utf8.count + 32)
+        XCTAssertNoThrow(try PointsValidation.eventId(validated.eventId))
+        XCTAssertEqual(try good.validated().eventId, validated.eventId, "deterministic")
+        XCTAssertEqual(validated.eventId, "adjust:" + validated.fingerprint.prefix(32))
+        var changes: [AdjustCommand] = []
+        for change in [{ (c: inout AdjustCommand) in c.userId = UUID().uuidString }, { $0.amount = 50 }, { $0.amount = -51 },
+                       { $0.reason = "other" }, { $0.operatorName = "bob" }] {
+            var command = good
+            change(&command)
+            changes.append(command)
+        }
+        let derived = try Set(changes.map { try $0.validated().eventId })
+        XCTAssertEqual(derived.count, changes.count)
+        XCTAssertFalse(derived.contains(validated.eventId), "every field is part of the derived id")
+        var explicit = good
+        explicit.eventId = "support.ticket:4711"
+        XCTAssertEqual(try explicit.validated().eventId, "support.ticket:4711")
+        XCTAssertEqual(try explicit.validated().fingerprint, validated.fingerprint, "the fingerprint is the content, whatever the id")
+
+        let cases: [(String, (inout AdjustCommand) -> Void)] = [
+            ("user_id", { $0.userId = "nope" }),
+            ("amount", { $0.amount = 0 }),
+            ("amount", { $0.amount = PointsLimits.balanceMax + 1 }),
+            ("amount", { $0.amount = Int64.min }),
+            ("reason", { $0.reason = "" }),
+            ("reason", { $0.reason = "two\nlines" }),
+            ("reason", { $0.reason = String(repeating: "r", count: PointsLimits.adjustReasonBytesMax + 1) }),
+            ("operator", { $0.operatorName = "" }),
+            ("operator", { $0.operatorName = "bidi\u{202E}" }),
+            ("operator", { $0.operatorName = String(repeating: "o", count: PointsLimits.operatorNameBytesMax + 1) }),
+            ("event_id", { $0.eventId = "has space" }),
+            ("event_id", { $0.eventId = String(repeating: "e", count: PointsLimits.eventIdBytesMax + 1) }),
+        ]
+        for (field, change) in cases {
+            var command = good
+            change(&command)
+            assertValidationFailure(field) { _ = try command.validated() }
         }
     }
 
@@ -156,6 +259,53 @@ final class PointsRulesTests: XCTestCase {
             XCTAssertEqual(error.grpcCodeName, codeName)
             XCTAssertEqual(error.grpcStatusCode, code)
             XCTAssertEqual(error.isTransient, reason == "DATABASE_UNAVAILABLE")
+        }
+    }
+
+    func testGrantQuantityDefaultsBoundsAndMultipliesTheCredits() throws {
+        let catalog = try PackageCatalogTests.shippedCatalog()
+        let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: "",
+                                productCode: "popular_pack", bizId: UUID().uuidString)
+        for (quantity, expected): (Int32, Int32) in [(0, 1), (1, 1), (2, 2), (10, 10)] {
+            var command = good
+            command.quantity = quantity
+            let validated = try command.validated(catalog: catalog)
+            XCTAssertEqual(validated.quantity, expected)
+            XCTAssertEqual(validated.credits, 210 * Int64(expected))
+            XCTAssertEqual(validated.package.credits, 210)
+        }
+        for bad: Int32 in [-1, 11, 100, Int32.max, Int32.min] {
+            var command = good
+            command.quantity = bad
+            assertValidationFailure("quantity") { _ = try command.validated(catalog: catalog) }
+        }
+        // A package near the per-package ceiling times the largest quantity stays far below balanceMax.
+        let big = CreditPackage(productCode: "big", appStoreProductId: "com.x.big", kind: .regular, credits: PointsLimits.packageCreditsMax,
+                                displayName: "Big", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
+        XCTAssertEqual(try GrantCommand.totalCredits(package: big, quantity: PointsLimits.quantityMax), PointsLimits.packageCreditsMax * 10)
+        let absurd = CreditPackage(productCode: "absurd", appStoreProductId: "com.x.absurd", kind: .regular, credits: Int64.max / 2,
+                                   displayName: "Absurd", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
+        assertValidationFailure("quantity") { _ = try GrantCommand.totalCredits(package: absurd, quantity: 3) }
+    }
+
+    func testGrantFingerprintCoversQuantityButMatchesGrantsStoredBeforeIt() throws {
+        let catalog = try PackageCatalogTests.shippedCatalog()
+        let user = UUID()
+        let source = PurchaseSource(source: "apple_iap", platform: "ios", transactionId: "2000000847061981",
+                                    originalTransactionId: "2000000847061981", environment: "Sandbox",
+                                    appStoreProductId: "com.meeyao.qianwen.popular_pack", paymentRecordId: "p")
+        var command = GrantCommand(eventId: "payment.apple_iap:2000000847061981", userId: user.uuidString, emailHash: "",
+                                   productCode: "popular_pack", bizId: "b", source: source)
+        // The fingerprint a grant was stored with before quantity existed.
+        let storedBeforeQuantity = RequestFingerprint.make(
+            kind: "grant.v1", fields: [user.uuidString.lowercased(), "popular_pack", "b", ""] + source.namedFields.map(\.value))
+        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 0 (unset)")
+        command.quantity = 1
+        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 1")
+        var fingerprints: Set<String> = [storedBeforeQuantity]
+        for quantity: Int32 in 2...PointsLimits.quantityMax {
+            command.quantity = quantity
+            XCTAssertTrue(fingerprints.insert(try command.validated(catalog: catalog).fingerprint).inserted, "quantity \(quantity)")
         }
     }
 

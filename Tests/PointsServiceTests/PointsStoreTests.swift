@@ -37,9 +37,22 @@ final class PointsStoreTests: XCTestCase {
             emailMasked: "a***@example.com")
     }
 
-    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil) -> ClawbackCommand {
+    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil, amount: Int64 = 0) -> ClawbackCommand {
         ClawbackCommand(eventId: eventId ?? "refund." + purchase, userId: user.uuidString, originalEventId: purchase,
-                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST")
+                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST", amount: amount)
+    }
+
+    private func ext(_ entry: LedgerEntry) throws -> [String: Any] {
+        try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+    }
+
+    private func newestEntry(_ user: UUID) async throws -> LedgerEntry {
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        return try XCTUnwrap(page.entries.first)
+    }
+
+    private func newestExt(_ user: UUID) async throws -> [String: Any] {
+        try ext(try await newestEntry(user))
     }
 
     private func expectPointsError<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line,
@@ -138,6 +151,62 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(balance, 100)
     }
 
+    func testGrantOfSeveralPacksCreditsTheirSumAndRecordsTheQuantity() async throws {
+        let user = newUser()
+        var command = grantCommand(user: user, product: "popular_pack")
+        command.quantity = 3
+        let first = try await store.grant(command)
+        XCTAssertFalse(first.replayed)
+        XCTAssertEqual(first.creditsAdded, 630)
+        XCTAssertEqual(first.balanceAfter, 630)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 630, lifetimeEarned: 630, lifetimeSpent: 0))
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        let entry = try XCTUnwrap(page.entries.first)
+        XCTAssertEqual(entry.amount, 630)
+        let ext = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        XCTAssertEqual(ext["quantity"] as? Int, 3)
+        XCTAssertEqual(ext["credits"] as? Int, 630)
+        XCTAssertEqual(ext["package_credits"] as? Int, 210)
+
+        let replay = try await store.grant(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsAdded, 630)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        for other: Int32 in [0, 1, 2, 4] {
+            var changed = command
+            changed.quantity = other
+            await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(changed) }
+        }
+        let after = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(after, 630)
+    }
+
+    func testQuantityZeroAndOneAreTheSameGrantAsOneStoredBeforeQuantityExisted() async throws {
+        let user = newUser()
+        let unset = grantCommand(user: user, product: "starter_pack")
+        let first = try await store.grant(unset)
+        XCTAssertEqual(first.creditsAdded, 100)
+        // The stored fingerprint is the one computed before quantity existed, so old rows and new requests agree.
+        let stored = try await store.pool.withConnection { connection in
+            try await connection.query("select request_fingerprint from points_ledger where event_id = $1", [.text(unset.eventId)]).first!.string("request_fingerprint")
+        }
+        let oldWay = RequestFingerprint.make(
+            kind: "grant.v1",
+            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash] + unset.source.namedFields.map(\.value))
+        XCTAssertEqual(stored, oldWay)
+        var explicitOne = unset
+        explicitOne.quantity = 1
+        let replay = try await store.grant(explicitOne)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        var two = unset
+        two.quantity = 2
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(two) }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+    }
+
     func testStarterPackSellsOncePerEmailIdentity() async throws {
         let user = newUser()
         let hash = PointsTestDatabase.randomEmailHash()
@@ -225,6 +294,9 @@ final class PointsStoreTests: XCTestCase {
         add("VALIDATION_FAILED") { $0.emailMasked = "alice@example.com" }
         add("PRODUCT_NOT_FOUND") { $0.productCode = "gold_pack" }
         add("VALIDATION_FAILED") { $0.productCode = "" }
+        add("VALIDATION_FAILED") { $0.quantity = -1 }
+        add("VALIDATION_FAILED") { $0.quantity = PointsLimits.quantityMax + 1 }
+        add("VALIDATION_FAILED") { $0.quantity = Int32.min }
         for (reason, command) in cases {
             await expectPointsError(reason) { try await self.store.grant(command) }
         }
@@ -308,6 +380,108 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(empty.balance, 0)
     }
 
+    func testProratedClawbackTakesBackPartOfThePurchase() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 70)
+        let result = try await store.clawback(command)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.creditsDeducted, 70)
+        XCTAssertEqual(result.overdueAmount, 0)
+        XCTAssertFalse(result.partial)
+        XCTAssertEqual(result.balance, 140)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 140, lifetimeEarned: 140, lifetimeSpent: 0))
+        let refund = try await newestEntry(user)
+        XCTAssertEqual(refund.amount, 70)
+        let metadata = try ext(refund)
+        XCTAssertEqual(metadata["requested_amount"] as? Int, 70)
+        XCTAssertEqual(metadata["purchase_credits"] as? Int, 210)
+        XCTAssertEqual(metadata["overdue_amount"] as? Int, 0)
+
+        let replay = try await store.clawback(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 70)
+        XCTAssertEqual(replay.balance, 140)
+        for other: Int64 in [0, 69, 71, 210] {
+            var changed = command
+            changed.amount = other
+            await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(changed) }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+    }
+
+    func testAClawbackOfAllIsOneRequestWhetherItSaysZeroOrThePurchasesCredits() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        // Stored as "all" (amount 0, as every clawback before prorated refunds), retried with the explicit total.
+        let implicit = clawbackCommand(user: user, purchase: purchase.eventId)
+        let first = try await store.clawback(implicit)
+        XCTAssertEqual(first.creditsDeducted, 210)
+        var explicit = implicit
+        explicit.amount = 210
+        let replay = try await store.clawback(explicit)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.creditsDeducted, 210)
+        var part = implicit
+        part.amount = 209
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(part) }
+
+        // And the other way round.
+        let second = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(second)
+        let total = clawbackCommand(user: user, purchase: second.eventId, amount: 100)
+        _ = try await store.clawback(total)
+        var zero = total
+        zero.amount = 0
+        let secondReplay = try await store.clawback(zero)
+        XCTAssertTrue(secondReplay.replayed)
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 4)
+    }
+
+    func testProratedClawbackBeyondTheBalanceRecordsTheOverdueRest() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "premium_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 385)
+        let result = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId, amount: 100))
+        XCTAssertEqual(result.creditsDeducted, 30)
+        XCTAssertEqual(result.overdueAmount, 70)
+        XCTAssertTrue(result.partial)
+        XCTAssertEqual(result.balance, 0)
+        let metadata = try await newestExt(user)
+        XCTAssertEqual(metadata["requested_amount"] as? Int, 100)
+        XCTAssertEqual(metadata["purchase_credits"] as? Int, 415)
+        XCTAssertEqual(metadata["overdue_amount"] as? Int, 70)
+    }
+
+    func testClawbackOfMoreThanThePurchaseCreditedIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        var purchase = grantCommand(user: user, product: "starter_pack")
+        purchase.quantity = 2
+        _ = try await store.grant(purchase)
+        _ = try await store.grant(grantCommand(user: user, product: "premium_pack"))
+        for amount: Int64 in [201, 615, -1, Int64.max] {
+            let command = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.too_much:\(UUID().uuidString)", amount: amount)
+            do {
+                _ = try await store.clawback(command)
+                XCTFail("expected VALIDATION_FAILED for amount \(amount)")
+            } catch {
+                XCTAssertEqual(error, .validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits"))
+            }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2, "only the two purchases")
+        // The whole of a multi-pack purchase may still be taken back.
+        let all = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId, amount: 200))
+        XCTAssertEqual(all.creditsDeducted, 200)
+        XCTAssertEqual(all.balance, 415)
+    }
+
     func testReplayedClawbackReturnsTheFirstResult() async throws {
         let user = newUser()
         let purchase = grantCommand(user: user, product: "popular_pack")
@@ -383,6 +557,322 @@ final class PointsStoreTests: XCTestCase {
 
         let balance = try await store.getBalance(userId: user.uuidString)
         XCTAssertEqual(balance, PointsBalance(userId: user, balance: 40, lifetimeEarned: 100, lifetimeSpent: 60))
+    }
+
+    // MARK: Refund cycles
+
+    private func reversalCommand(user: UUID, clawback: ClawbackCommand, eventId: String) -> ReverseClawbackCommand {
+        ReverseClawbackCommand(eventId: eventId, userId: user.uuidString, clawbackEventId: clawback.eventId, bizId: clawback.bizId)
+    }
+
+    func testAPurchaseMayBeClawedBackAgainOnlyAfterItsClawbackWasReversed() async throws {
+        let user = newUser()
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        let purchase = grantCommand(user: user, product: "popular_pack", eventId: "payment.apple_iap:\(transactionId)")
+        _ = try await store.grant(purchase)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+
+        let first = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId)")
+        let taken = try await store.clawback(first)
+        XCTAssertEqual(taken.creditsDeducted, 210)
+        XCTAssertEqual(taken.balance, 100)
+        let cycle1 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle1, 1)
+        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):2", amount: 70)
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(second) }
+        let afterRefused = try await ledgerCount(user: user)
+        XCTAssertEqual(afterRefused, 3, "the refused clawback wrote nothing")
+
+        let firstReversal = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.apple_iap:\(transactionId)")
+        let restored = try await store.reverseClawback(firstReversal)
+        XCTAssertEqual(restored.creditsRestored, 210)
+        XCTAssertEqual(restored.balance, 310)
+
+        // Cycle 2: a prorated refund of the same purchase.
+        let secondTaken = try await store.clawback(second)
+        XCTAssertFalse(secondTaken.replayed)
+        XCTAssertEqual(secondTaken.creditsDeducted, 70)
+        XCTAssertEqual(secondTaken.balance, 240)
+        let cycle2 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle2, 2)
+        // The first cycle's events still replay with their first results.
+        let firstReplay = try await store.clawback(first)
+        XCTAssertTrue(firstReplay.replayed)
+        XCTAssertEqual(firstReplay.creditsDeducted, 210)
+        XCTAssertEqual(firstReplay.balance, 240)
+        let reversalReplay = try await store.reverseClawback(firstReversal)
+        XCTAssertTrue(reversalReplay.replayed)
+        XCTAssertEqual(reversalReplay.creditsRestored, 210)
+        // The first clawback cannot be reversed a second time under another id.
+        let again = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.other:\(UUID().uuidString)")
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.reverseClawback(again) }
+
+        let third = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):3")
+        await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(third) }
+        let secondReversal = reversalCommand(user: user, clawback: second, eventId: "refund_reversed.apple_iap:\(transactionId):2")
+        let secondRestored = try await store.reverseClawback(secondReversal)
+        XCTAssertEqual(secondRestored.creditsRestored, 70, "a reversal restores exactly what its clawback deducted")
+        XCTAssertEqual(secondRestored.balance, 310)
+        let thirdTaken = try await store.clawback(third)
+        XCTAssertEqual(thirdTaken.creditsDeducted, 210)
+        XCTAssertEqual(thirdTaken.balance, 100)
+        let cycle3 = try await newestExt(user)["refund_cycle"] as? Int
+        XCTAssertEqual(cycle3, 3)
+
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 7)
+    }
+
+    func testAReversalOfAPartlyOverdueClawbackThenANewCycleStaysConsistent() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        try await PointsTestDatabase.spend(store, userId: user, amount: 80)
+        let first = clawbackCommand(user: user, purchase: purchase.eventId)
+        let taken = try await store.clawback(first)
+        XCTAssertEqual(taken.creditsDeducted, 20)
+        XCTAssertEqual(taken.overdueAmount, 80)
+        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: first, eventId: "refund_reversed." + purchase.eventId))
+        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund." + purchase.eventId + ":2", amount: 50)
+        let secondTaken = try await store.clawback(second)
+        XCTAssertEqual(secondTaken.creditsDeducted, 20)
+        XCTAssertEqual(secondTaken.overdueAmount, 30)
+        XCTAssertEqual(secondTaken.balance, 0)
+    }
+
+    func testParallelClawbacksOfOnePurchaseLeaveOneUnreversed() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "premium_pack")
+        _ = try await store.grant(purchase)
+        let commands = (1...20).map { cycle in
+            clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.\(purchase.eventId):\(cycle)")
+        }
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for command in commands {
+                group.addTask {
+                    do {
+                        _ = try await store.clawback(command)
+                        return "ok"
+                    } catch {
+                        return (error as? PointsError)?.reason ?? "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == "EVENT_CONFLICT" }.count, 19, "\(outcomes)")
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 0)
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+    }
+
+    func testParallelSubmissionsOfOneClawbackAllSucceedOnce() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "popular_pack")
+        _ = try await store.grant(purchase)
+        let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 110)
+        let results = try await withThrowingTaskGroup(of: ClawbackResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.clawback(command) } }
+            return try await group.reduce(into: [ClawbackResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        XCTAssertTrue(results.allSatisfy { $0.creditsDeducted == 110 && $0.balance == 100 })
+        let rows = try await ledgerCount(eventId: command.eventId)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testTheSchemaKeepsOneReversalPerClawback() async throws {
+        let user = newUser()
+        let purchase = grantCommand(user: user, product: "starter_pack")
+        _ = try await store.grant(purchase)
+        let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
+        _ = try await store.clawback(clawback)
+        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: clawback, eventId: "refund_reversed." + purchase.eventId))
+        // Bypassing the store: a second reversal row of the same clawback must not fit the schema.
+        do {
+            try await store.pool.withTransaction { tx in
+                try await tx.query("""
+                    insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
+                                               related_event_id, request_fingerprint)
+                    values ($1::uuid, $2, 'refund_reversal', 1, 0, 100, 'payment', 'b', $3, '')
+                    """, [.uuid(user), .text("refund_reversed.dup:\(UUID().uuidString)"), .text(clawback.eventId)])
+            }
+            XCTFail("a second reversal of one clawback was accepted by the schema")
+        } catch let error as PostgresError {
+            XCTAssertTrue(error.isUniqueViolation, "\(error)")
+        }
+        let indexes = try await store.pool.withConnection { connection in
+            try await connection.query("select indexname from pg_indexes where tablename = 'points_ledger'").map { try $0.string("indexname") }
+        }
+        XCTAssertFalse(indexes.contains("points_ledger_related_event_unique"), "one refund per purchase is gone")
+        XCTAssertTrue(indexes.contains("points_ledger_reversal_unique"))
+        XCTAssertTrue(indexes.contains("points_ledger_refund_related"))
+    }
+
+    // MARK: Operator adjustments
+
+    private func adjustCommand(user: UUID, amount: Int64, reason: String = "goodwill, ticket \(UInt32.random(in: 1...UInt32.max))",
+                               operatorName: String = "alice", eventId: String = "") -> AdjustCommand {
+        AdjustCommand(userId: user.uuidString, amount: amount, reason: reason, operatorName: operatorName, eventId: eventId)
+    }
+
+    func testAnAdjustmentWritesOneAuditedRowAndMovesBalanceAndEarned() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        try await PointsTestDatabase.spend(store, userId: user, amount: 30)
+        let command = adjustCommand(user: user, amount: 25, reason: "compensation for outage #12")
+        let result = try await store.adjust(command)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.amount, 25)
+        XCTAssertEqual(result.balanceBefore, 70)
+        XCTAssertEqual(result.balanceAfter, 95)
+        XCTAssertEqual(result.userId, user)
+        XCTAssertTrue(result.eventId.hasPrefix("adjust:"))
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 95, lifetimeEarned: 125, lifetimeSpent: 30))
+
+        let entry = try await newestEntry(user)
+        XCTAssertEqual(entry.id, result.ledgerEntryId)
+        XCTAssertEqual(entry.eventId, result.eventId)
+        XCTAssertEqual(entry.changeType, "adjust")
+        XCTAssertEqual(entry.direction, 1)
+        XCTAssertEqual(entry.amount, 25)
+        XCTAssertEqual(entry.balanceAfter, 95)
+        XCTAssertEqual(entry.bizType, "support")
+        let metadata = try ext(entry)
+        XCTAssertEqual(metadata["source"] as? String, "operator")
+        XCTAssertEqual(metadata["operator"] as? String, "alice")
+        XCTAssertEqual(metadata["reason"] as? String, "compensation for outage #12")
+        XCTAssertEqual(metadata["amount"] as? Int, 25)
+
+        let taken = try await store.adjust(adjustCommand(user: user, amount: -95))
+        XCTAssertEqual(taken.balanceBefore, 95)
+        XCTAssertEqual(taken.balanceAfter, 0)
+        let negative = try await newestEntry(user)
+        XCTAssertEqual(negative.direction, -1)
+        XCTAssertEqual(negative.amount, 95)
+        let after = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(after, PointsBalance(userId: user, balance: 0, lifetimeEarned: 30, lifetimeSpent: 30))
+    }
+
+    func testRunningTheSameAdjustmentAgainIsAReplay() async throws {
+        let user = newUser()
+        let command = adjustCommand(user: user, amount: 40)
+        let first = try await store.adjust(command)
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        let replay = try await store.adjust(command)
+        XCTAssertTrue(replay.replayed)
+        XCTAssertEqual(replay.eventId, first.eventId)
+        XCTAssertEqual(replay.ledgerEntryId, first.ledgerEntryId)
+        XCTAssertEqual(replay.balanceBefore, 0, "the first application's figures")
+        XCTAssertEqual(replay.balanceAfter, 40)
+        let rows = try await ledgerCount(eventId: first.eventId)
+        XCTAssertEqual(rows, 1)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 140)
+        // A deliberate second adjustment with the same content needs its own event id.
+        let again = try await store.adjust(adjustCommand(user: user, amount: 40, reason: command.reason, eventId: "adjust.again:\(UUID().uuidString)"))
+        XCTAssertFalse(again.replayed)
+        XCTAssertEqual(again.balanceAfter, 180)
+    }
+
+    func testAnAdjustmentEventIdWithOtherContentIsAConflictAndWritesNothing() async throws {
+        let user = newUser()
+        let eventId = "support.ticket:\(UUID().uuidString)"
+        _ = try await store.adjust(adjustCommand(user: user, amount: 10, reason: "first", eventId: eventId))
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 11, reason: "first", eventId: eventId))
+        }
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 10, reason: "first", operatorName: "bob", eventId: eventId))
+        }
+        let purchase = grantCommand(user: user)
+        _ = try await store.grant(purchase)
+        await expectPointsError("EVENT_CONFLICT") {
+            try await self.store.adjust(self.adjustCommand(user: user, amount: 10, eventId: purchase.eventId))
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 2)
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 110)
+    }
+
+    func testANegativeAdjustmentBeyondTheBalanceIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        do {
+            _ = try await store.adjust(adjustCommand(user: user, amount: -101))
+            XCTFail("expected the refusal")
+        } catch {
+            XCTAssertEqual(error, .validationFailed(field: "amount", problem: "takes 101 but the balance holds only 100"))
+        }
+        let stranger = UUID()
+        await expectPointsError("VALIDATION_FAILED") { try await self.store.adjust(self.adjustCommand(user: stranger, amount: -1)) }
+        let strangerRows = try await ledgerCount(user: stranger)
+        XCTAssertEqual(strangerRows, 0)
+        let account = try await store.pool.withConnection { connection in
+            try await connection.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]).first!.int64("n")
+        }
+        XCTAssertEqual(account, 0, "no account row is left behind")
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+    }
+
+    func testTheSchemaAllowsSupportOnlyForAdjustments() async throws {
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        // Bypassing the store: a support row of another change type, and an unknown biz_type, must not fit the schema.
+        for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "goodwill")] {
+            do {
+                try await store.pool.withTransaction { tx in
+                    try await tx.query("""
+                        insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
+                        values ($1::uuid, $2, $3, $4::smallint, 1, 100, $5, '')
+                        """, [.uuid(user), .text("schema.check:\(UUID().uuidString)"), .text(changeType), .int64(Int64(direction)), .text(bizType)])
+                }
+                XCTFail("\(changeType)/\(bizType) was accepted by the schema")
+            } catch let error as PostgresError {
+                XCTAssertEqual(error.sqlState, "23514", "a CHECK violation: \(error)")
+            }
+        }
+        let rows = try await ledgerCount(user: user)
+        XCTAssertEqual(rows, 1)
+    }
+
+    func testParallelRunsOfOneAdjustmentApplyItOnce() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        let command = adjustCommand(user: user, amount: 7)
+        let results = try await withThrowingTaskGroup(of: AdjustResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.adjust(command) } }
+            return try await group.reduce(into: [AdjustResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1)
+        XCTAssertTrue(results.allSatisfy { $0.balanceBefore == 0 && $0.balanceAfter == 7 })
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 7)
+    }
+
+    func testParallelNegativeAdjustmentsNeverOverdraw() async throws {
+        let store: PointsStore = self.store
+        let user = newUser()
+        _ = try await store.grant(grantCommand(user: user, product: "popular_pack"))
+        let commands = (0..<20).map { index in adjustCommand(user: user, amount: -30, reason: "correction \(index)") }
+        let applied = await withTaskGroup(of: Bool.self) { group in
+            for command in commands { group.addTask { (try? await store.adjust(command)) != nil } }
+            return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        XCTAssertEqual(applied, 7, "210 holds seven deductions of 30")
+        let balance = try await store.getBalance(userId: user.uuidString).balance
+        XCTAssertEqual(balance, 0)
     }
 
     // MARK: Ledger paging

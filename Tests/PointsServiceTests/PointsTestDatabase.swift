@@ -72,16 +72,26 @@ enum PointsTestDatabase {
     /// - lifetime_earned == Σ direction × amount of every other row
     ///   (purchases − refunded deductions + reversals), hence balance == earned − spent;
     /// - rows in insertion order chain: each balance_after == previous + direction × amount;
-    /// - every refund: deducted + overdue == the purchase's credits, and at most one per purchase;
-    /// - every reversal restores exactly its refund's deduction.
+    /// - every refund: deducted + overdue == the amount it took back (metadata
+    ///   requested_amount; the purchase's credits for rows written before
+    ///   amounts existed), which is never more than the purchase's credits;
+    /// - a purchase has at most one unreversed refund at any point of the
+    ///   ledger: a new refund of it only after the previous one's reversal;
+    /// - every reversal restores exactly its refund's deduction, once.
     static func assertInvariants(_ store: PointsStore, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
+        try await assertInvariants(pool: store.pool, users: users, file: file, line: line)
+    }
+
+    /// The same checks through any pool on the points database (e.g. a test's own, next to a service process).
+    static func assertInvariants(pool: PostgresPool, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
         for userId in users {
-            try await store.pool.withConnection { connection in
+            try await pool.withConnection { connection in
                 let account = try await connection.query(
                     "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(userId)]).first
                 let rows = try await connection.query("""
                     select change_type, direction, amount, balance_after, event_id, related_event_id,
-                           coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue
+                           coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue,
+                           (metadata -> 'ext' ->> 'requested_amount')::bigint as requested
                     from points_ledger where user_id = $1::uuid order by seq
                     """, [.uuid(userId)])
                 guard let account else {
@@ -103,16 +113,29 @@ enum PointsTestDatabase {
                 XCTAssertEqual(try account.int64("lifetime_earned"), earned, "lifetime_earned", file: file, line: line)
                 XCTAssertEqual(try account.int64("lifetime_spent"), spent, "lifetime_spent", file: file, line: line)
                 XCTAssertGreaterThanOrEqual(running, 0, file: file, line: line)
-                var refunded = Set<String>()
+                // The purchase's unreversed refund, and each refund's purchase.
+                var openRefund: [String: String] = [:]
+                var purchaseOfRefund: [String: String] = [:]
+                var reversed = Set<String>()
                 for row in rows {
                     switch try row.string("change_type") {
                     case "refund":
                         let purchase = try XCTUnwrap(try row.optionalString("related_event_id"))
-                        XCTAssertTrue(refunded.insert(purchase).inserted, "one refund per purchase", file: file, line: line)
-                        XCTAssertEqual(try row.int64("amount") + (try row.int64("overdue")), amounts[purchase], "deducted + overdue == credits", file: file, line: line)
+                        let refund = try row.string("event_id")
+                        XCTAssertNil(openRefund[purchase], "at most one unreversed refund per purchase", file: file, line: line)
+                        openRefund[purchase] = refund
+                        purchaseOfRefund[refund] = purchase
+                        let credits = try XCTUnwrap(amounts[purchase], "a refund of an unknown purchase", file: file, line: line)
+                        let requested = try row.optionalInt64("requested") ?? credits
+                        XCTAssertLessThanOrEqual(requested, credits, "a refund takes back at most the purchase", file: file, line: line)
+                        XCTAssertEqual(try row.int64("amount") + (try row.int64("overdue")), requested, "deducted + overdue == requested", file: file, line: line)
                     case "refund_reversal":
                         let refund = try XCTUnwrap(try row.optionalString("related_event_id"))
                         XCTAssertEqual(try row.int64("amount"), amounts[refund], "reversal restores the deduction", file: file, line: line)
+                        XCTAssertTrue(reversed.insert(refund).inserted, "one reversal per refund", file: file, line: line)
+                        let purchase = try XCTUnwrap(purchaseOfRefund[refund], "a reversal of an unknown refund", file: file, line: line)
+                        XCTAssertEqual(openRefund[purchase], refund, "a reversal undoes the purchase's open refund", file: file, line: line)
+                        openRefund[purchase] = nil
                     default:
                         break
                     }

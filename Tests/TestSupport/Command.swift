@@ -6,20 +6,36 @@ import Glibc
 /// on the cooperative pool, so one-shot commands avoid it.)
 public enum Command {
     /// Runs `arguments[0]` (a path) with the rest as arguments; stdout and
-    /// stderr go to /dev/null unless `outputPath` is given. Returns the exit status.
+    /// stderr go to /dev/null unless `outputPath` is given (stderr goes to
+    /// `errorPath` when that is given too). `environment`, when given, is
+    /// added to this process's. Returns the exit status.
     @discardableResult
-    public static func run(_ arguments: [String], outputPath: String? = nil) throws -> Int32 {
+    public static func run(_ arguments: [String], outputPath: String? = nil, errorPath: String? = nil,
+                           environment: [String: String]? = nil) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         let output = outputPath ?? "/dev/null"
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        if let environment {
+            var merged = ProcessInfo.processInfo.environment
+            merged.merge(environment) { _, new in new }
+            envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+        defer { for pointer in envp { free(pointer) } }
+        let status = environment == nil
+            ? posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+            : posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
         guard status == 0 else { throw ServiceProcessError(description: "cannot start \(arguments[0]): errno \(status)") }
         var exitStatus: Int32 = 0
         while waitpid(pid, &exitStatus, 0) < 0 {

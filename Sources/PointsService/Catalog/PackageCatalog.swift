@@ -19,11 +19,20 @@ public struct PackageCatalog: Sendable {
 
     public init(packages: [CreditPackage]) throws(LoadError) {
         try Self.validate(packages)
+        self.init(validated: packages)
+    }
+
+    private init(validated packages: [CreditPackage]) {
         self.packages = packages.sorted { ($0.sortOrder, $0.productCode) < ($1.sortOrder, $1.productCode) }
         var index: [String: CreditPackage] = [:]
         for package in packages { index[package.productCode] = package }
         self.byProductCode = index
     }
+
+    /// No packages, for operator commands that never sell (`PointsService
+    /// adjust`), so they need no catalog file. A service never serves with it:
+    /// loading refuses an empty catalog.
+    static let none = PackageCatalog(validated: [])
 
     public init(jsonData: Data) throws(LoadError) {
         guard jsonData.count <= PointsLimits.catalogFileBytesMax else { throw LoadError(message: "file larger than 1 MiB") }

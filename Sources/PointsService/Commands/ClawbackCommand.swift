@@ -9,13 +9,17 @@ public struct ClawbackCommand: Sendable, Equatable {
     public var bizId: String
     /// Apple's revocation reason or notification type.
     public var reason: String
+    /// Credits to take back (a prorated refund takes back part); 0 means all
+    /// of the purchase's credits. The store refuses more than the purchase credited.
+    public var amount: Int64
 
-    public init(eventId: String, userId: String, originalEventId: String, bizId: String, reason: String = "") {
+    public init(eventId: String, userId: String, originalEventId: String, bizId: String, reason: String = "", amount: Int64 = 0) {
         self.eventId = eventId
         self.userId = userId
         self.originalEventId = originalEventId
         self.bizId = bizId
         self.reason = reason
+        self.amount = amount
     }
 
     func validated() throws(PointsError) -> ValidatedClawback {
@@ -27,10 +31,12 @@ public struct ClawbackCommand: Sendable, Equatable {
         guard originalEventId != eventId else {
             throw PointsError.validationFailed(field: "original_event_id", problem: "must differ from event_id")
         }
-        let fingerprint = RequestFingerprint.make(
-            kind: "clawback.v1", fields: [userId.uuidString.lowercased(), originalEventId, bizId, reason])
+        // The purchase's credits bound it further once the purchase is found (ClawbackPlan.amountToTakeBack).
+        guard amount >= 0, amount <= PointsLimits.balanceMax else {
+            throw PointsError.validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
+        }
         return ValidatedClawback(eventId: eventId, userId: userId, originalEventId: originalEventId, bizId: bizId,
-                                 reason: reason, fingerprint: fingerprint)
+                                 reason: reason, amount: amount)
     }
 }
 
@@ -41,5 +47,17 @@ struct ValidatedClawback: Sendable {
     let originalEventId: String
     let bizId: String
     let reason: String
-    let fingerprint: String
+    /// 0 means all of the purchase's credits.
+    let amount: Int64
+
+    /// The request's identity for replay/conflict decisions, given the
+    /// purchase's credits when the purchase exists. An amount equal to them
+    /// IS "all" (0): both spellings are one request. The amount joins the
+    /// fields only when it is not "all", so a clawback stored before the
+    /// field existed still replays, whichever way a retry spells it.
+    func fingerprint(purchaseCredits: Int64?) -> String {
+        var fields = [userId.uuidString.lowercased(), originalEventId, bizId, reason]
+        if amount != 0 && amount != purchaseCredits { fields.append("amount=\(amount)") }
+        return RequestFingerprint.make(kind: "clawback.v1", fields: fields)
+    }
 }

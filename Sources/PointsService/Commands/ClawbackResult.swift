@@ -4,7 +4,7 @@ public struct ClawbackResult: Sendable, Equatable {
     public let replayed: Bool
     public let creditsDeducted: Int64
     public let overdueAmount: Int64
-    /// True when the balance could not cover the purchase.
+    /// True when the balance could not cover the amount taken back.
     public var partial: Bool { overdueAmount > 0 }
     public let balance: Int64
 }

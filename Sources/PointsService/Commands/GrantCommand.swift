@@ -10,9 +10,11 @@ public struct GrantCommand: Sendable, Equatable {
     public var bizId: String
     public var source: PurchaseSource
     public var emailMasked: String
+    /// How many packs the transaction bought; 0 means 1 (proto3's default).
+    public var quantity: Int32
 
     public init(eventId: String, userId: String, emailHash: String, productCode: String, bizId: String,
-                source: PurchaseSource = PurchaseSource(), emailMasked: String = "") {
+                source: PurchaseSource = PurchaseSource(), emailMasked: String = "", quantity: Int32 = 0) {
         self.eventId = eventId
         self.userId = userId
         self.emailHash = emailHash
@@ -20,6 +22,7 @@ public struct GrantCommand: Sendable, Equatable {
         self.bizId = bizId
         self.source = source
         self.emailMasked = emailMasked
+        self.quantity = quantity
     }
 
     /// Checks every field; the credits come from the catalog, never the caller.
@@ -27,6 +30,7 @@ public struct GrantCommand: Sendable, Equatable {
         let eventId = try PointsValidation.eventId(eventId)
         let userId = try PointsValidation.userId(userId)
         let productCode = try PointsValidation.productCode(productCode)
+        let quantity = try Self.validQuantity(quantity)
         let bizId = try PointsValidation.text(bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
         for field in source.namedFields {
             _ = try PointsValidation.text(field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
@@ -45,11 +49,40 @@ public struct GrantCommand: Sendable, Equatable {
         } else {
             validEmailHash = try PointsValidation.emailHash(emailHash)
         }
-        let fingerprint = RequestFingerprint.make(
-            kind: "grant.v1",
-            fields: [userId.uuidString.lowercased(), productCode, bizId, validEmailHash ?? ""] + source.namedFields.map(\.value))
-        return ValidatedGrant(eventId: eventId, userId: userId, emailHash: validEmailHash, package: package, bizId: bizId,
-                              source: source, emailMasked: emailMasked, fingerprint: fingerprint)
+        let credits = try Self.totalCredits(package: package, quantity: quantity)
+        return ValidatedGrant(eventId: eventId, userId: userId, emailHash: validEmailHash, package: package, quantity: quantity,
+                              credits: credits, bizId: bizId, source: source, emailMasked: emailMasked,
+                              fingerprint: Self.fingerprint(userId: userId, productCode: productCode, bizId: bizId,
+                                                            emailHash: validEmailHash, source: source, quantity: quantity))
+    }
+
+    /// 0 means 1 (a caller that predates the field); 1...quantityMax otherwise.
+    static func validQuantity(_ quantity: Int32) throws(PointsError) -> Int32 {
+        if quantity == 0 { return 1 }
+        guard quantity >= 1, quantity <= PointsLimits.quantityMax else {
+            throw PointsError.validationFailed(field: "quantity", problem: "must be 0...\(PointsLimits.quantityMax) (0 means 1)")
+        }
+        return quantity
+    }
+
+    /// The catalog's credits times the quantity, refused (not wrapped) past `balanceMax`.
+    static func totalCredits(package: CreditPackage, quantity: Int32) throws(PointsError) -> Int64 {
+        let (credits, overflow) = package.credits.multipliedReportingOverflow(by: Int64(quantity))
+        guard !overflow, credits >= 0, credits <= PointsLimits.balanceMax else {
+            throw PointsError.validationFailed(field: "quantity", problem: "credits x quantity would exceed \(PointsLimits.balanceMax)")
+        }
+        return credits
+    }
+
+    /// The request's identity for replay/conflict decisions. The quantity
+    /// joins the fields only when it is not 1, so a grant stored before the
+    /// field existed (its fingerprint has no quantity) is still recognised
+    /// as a replay of the same purchase sent again.
+    static func fingerprint(userId: UUID, productCode: String, bizId: String, emailHash: String?, source: PurchaseSource,
+                            quantity: Int32) -> String {
+        var fields = [userId.uuidString.lowercased(), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
+        if quantity != 1 { fields.append("quantity=\(quantity)") }
+        return RequestFingerprint.make(kind: "grant.v1", fields: fields)
     }
 }
 
@@ -59,6 +92,10 @@ struct ValidatedGrant: Sendable {
     let userId: UUID
     let emailHash: String?
     let package: CreditPackage
+    /// 1...PointsLimits.quantityMax.
+    let quantity: Int32
+    /// What the ledger row credits: package.credits x quantity.
+    let credits: Int64
     let bizId: String
     let source: PurchaseSource
     let emailMasked: String

@@ -4,6 +4,9 @@ enum PointsLimits {
     static let bizIdBytesMax = 200
     static let sourceFieldBytesMax = 200
     static let reasonBytesMax = 100
+    /// An operator adjustment's reason and the operator's name (`PointsService adjust`).
+    static let adjustReasonBytesMax = 200
+    static let operatorNameBytesMax = 64
     static let emailBytesMax = 320
     static let pageTokenBytesMax = 64
     static let ledgerPageSizeDefault = 50
@@ -14,6 +17,12 @@ enum PointsLimits {
     static let catalogFileBytesMax = 1 << 20
     /// No balance may exceed this; guards Int64 arithmetic far from overflow.
     static let balanceMax: Int64 = 1_000_000_000_000
+    /// Packs one Apple transaction may buy (GrantRequest.quantity). StoreKit
+    /// itself caps a consumable purchase at 10 (SKMutablePayment.quantity,
+    /// Product.PurchaseOption.quantity), so a larger value never comes from
+    /// a real purchase; the cap also keeps credits x quantity far from
+    /// `balanceMax` (packageCreditsMax x 10 = 10^7).
+    static let quantityMax: Int32 = 10
     /// Transactions re-run after losing a race on a unique key (then it is a replay).
     static let uniqueRaceAttemptsMax = 3
 }

@@ -39,8 +39,9 @@ struct PointsRPCService: Sendable {
                     source: source.source, platform: source.platform, transactionId: source.transactionId,
                     originalTransactionId: source.originalTransactionId, environment: source.environment,
                     appStoreProductId: source.appStoreProductId, paymentRecordId: source.paymentRecordId),
-                emailMasked: request.emailMasked))
-            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)"])
+                emailMasked: request.emailMasked, quantity: request.quantity))
+            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)",
+                                "quantity": "\(max(request.quantity, 1))"])
             var response = GrantResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -53,8 +54,8 @@ struct PointsRPCService: Sendable {
         router.register(PointsMethods.clawback) { request, call in
             let result = try await store.clawback(ClawbackCommand(
                 eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
-                bizId: request.bizId, reason: request.reason))
-            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)",
+                bizId: request.bizId, reason: request.reason, amount: request.amount))
+            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "amount": "\(request.amount)",
                                    "deducted": "\(result.creditsDeducted)", "overdue": "\(result.overdueAmount)"])
             var response = ClawbackResponse()
             response.eventId = result.eventId

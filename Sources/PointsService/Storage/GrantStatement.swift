@@ -25,7 +25,7 @@ enum GrantStatement {
         """
 
     static func parameters(_ grant: ValidatedGrant) -> [PostgresValue] {
-        [.uuid(grant.userId), .text(grant.eventId), .int64(grant.package.credits), .text(grant.bizId), .text(grant.fingerprint),
+        [.uuid(grant.userId), .text(grant.eventId), .int64(grant.credits), .text(grant.bizId), .text(grant.fingerprint),
          .json(LedgerMetadata.purchase(grant)), .int64(PointsLimits.balanceMax)]
     }
 }

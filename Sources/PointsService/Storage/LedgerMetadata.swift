@@ -12,14 +12,25 @@ enum LedgerMetadata {
             "original_transaction_id": grant.source.originalTransactionId,
             "environment": grant.source.environment,
             "apple_iap_transaction_id": grant.source.paymentRecordId,
-            "credits": grant.package.credits,
+            // The row's credits (package_credits x quantity).
+            "credits": grant.credits,
+            "package_credits": grant.package.credits,
+            "quantity": Int(grant.quantity),
         ])
     }
 
-    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, purchaseCredits: Int64) -> String {
+    /// `requestedAmount` is what this clawback takes back (the request's
+    /// amount, or all of `purchaseCredits` when it asked for 0): the row's
+    /// amount + overdue_amount == requested_amount <= purchase_credits.
+    /// `cycle` counts the purchase's clawbacks: 1 for the first, n for the
+    /// one after n - 1 reversals (PaymentsService's refund cycle n).
+    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
+                       cycle: Int64) -> String {
         encode([
+            "refund_cycle": cycle,
             "original_event_id": clawback.originalEventId,
             "refund_reason": clawback.reason,
+            "requested_amount": requestedAmount,
             "overdue_amount": plan.overdueAmount,
             "purchase_credits": purchaseCredits,
         ])
@@ -29,6 +40,17 @@ enum LedgerMetadata {
         encode([
             "clawback_event_id": reversal.clawbackEventId,
             "credits_restored": plan.creditsRestored,
+        ])
+    }
+
+    /// Who adjusted, why, and the signed amount; `source` marks it as an
+    /// operator's hand, not a purchase or a refund.
+    static func adjustment(_ adjustment: ValidatedAdjustment) -> String {
+        encode([
+            "source": "operator",
+            "operator": adjustment.operatorName,
+            "reason": adjustment.reason,
+            "amount": adjustment.amount,
         ])
     }
 

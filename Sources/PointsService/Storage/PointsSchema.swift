@@ -64,6 +64,30 @@ enum PointsSchema {
                 updated_at timestamptz not null default now()
             );
             """),
+        // A purchase may be clawed back again once its previous clawback was
+        // reversed (Apple: REFUND, REFUND_REVERSED, REFUND, ...): one refund
+        // per purchase becomes at most one UNREVERSED refund per purchase,
+        // which the store checks under the account's row lock (a partial
+        // unique index cannot see whether another row reverses it). One
+        // reversal per refund stays unique.
+        PostgresMigration(version: 2, name: "refund_cycles", sql: """
+            drop index points_ledger_related_event_unique;
+            create unique index points_ledger_reversal_unique
+                on points_ledger (related_event_id) where change_type = 'refund_reversal';
+            -- A purchase's refunds, for the one-unreversed check.
+            create index points_ledger_refund_related
+                on points_ledger (related_event_id) where change_type = 'refund';
+            """),
+        // Operator adjustments (`PointsService adjust`) are `adjust` rows of
+        // biz_type 'support' (and only they are). The new checks only widen
+        // the old one or concern the new biz_type, so every stored row passes.
+        PostgresMigration(version: 3, name: "support_adjustments", sql: """
+            alter table points_ledger drop constraint points_ledger_biz_type_check;
+            alter table points_ledger add constraint points_ledger_biz_type_check
+                check (biz_type in ('chat', 'payment', 'support'));
+            alter table points_ledger add constraint points_ledger_support_biz
+                check (biz_type <> 'support' or change_type = 'adjust');
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

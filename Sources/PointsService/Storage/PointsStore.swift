@@ -124,9 +124,12 @@ final class PointsStore: Sendable {
     /// Takes a purchase back exactly once (see `applyClawback`).
     func clawback(_ command: ClawbackCommand) async throws(PointsError) -> ClawbackResult {
         let clawback = try command.validated()
-        return try await retryingUniqueRaces {
+        let result = try await retryingUniqueRaces {
             try await self.pool.withTransaction { transaction in try await self.applyClawback(clawback, in: transaction) }
         }
+        // Committed, not yet answered: the caller's reply is lost (tests of "outcome unknown").
+        FaultInjection.hit("points.clawback_after_commit")
+        return result
     }
 
     /// Gives back what a clawback deducted, once (see `applyReversal`).
@@ -134,6 +137,19 @@ final class PointsStore: Sendable {
         let reversal = try command.validated()
         return try await retryingUniqueRaces {
             try await self.pool.withTransaction { transaction in try await self.applyReversal(reversal, in: transaction) }
+        }
+    }
+
+    /// An operator's adjustment (`PointsService adjust`), once per event id:
+    /// one `adjust` ledger row (biz_type support) and the account's new
+    /// balance and lifetime_earned, in one transaction under the account lock.
+    func adjust(_ command: AdjustCommand) async throws(PointsError) -> AdjustResult {
+        try await adjust(try command.validated())
+    }
+
+    func adjust(_ adjustment: ValidatedAdjustment) async throws(PointsError) -> AdjustResult {
+        try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applyAdjustment(adjustment, in: transaction) }
         }
     }
 
@@ -164,17 +180,22 @@ final class PointsStore: Sendable {
             throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
         }
         let balance = try row.int64("balance_after")
-        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.package.credits, balanceAfter: balance,
+        return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.credits, balanceAfter: balance,
                            balance: balance, ledgerEntryId: try row.uuid("id"))
     }
 
-    /// Replay check, starter-pack claim, then the grant statement and the
-    /// claim's mark: one transaction.
+    /// Claim lock, replay check, eligibility, then the grant statement and
+    /// the claim's mark: one transaction. The claim is locked BEFORE the
+    /// event id is looked up: a second submission of the same grant waits
+    /// here for the first to commit, then finds its row and answers as a
+    /// replay, instead of finding the identity marked and answering
+    /// STARTER_PACK_INELIGIBLE for a grant that was credited.
     private func applyStarterGrant(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> GrantResult {
+        let alreadyPurchased = try await lockStarterClaim(grant, in: transaction)
         if try await findEvent(grant.eventId, in: transaction) != nil {
             return try await replayedGrant(grant, in: transaction)
         }
-        try await claimStarterPack(grant, in: transaction)
+        if alreadyPurchased { throw PointsError.starterPackIneligible }
         let result = try await runGrantStatement(grant, in: transaction)
         if let emailHash = grant.emailHash {
             try await transaction.query("""
@@ -185,27 +206,37 @@ final class PointsStore: Sendable {
         return result
     }
 
-    /// Creates or locks the email identity's claim; refuses a second starter pack.
-    private func claimStarterPack(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws {
+    /// Creates or locks the email identity's claim for the rest of the
+    /// transaction; returns whether the identity already bought the starter pack.
+    private func lockStarterClaim(_ grant: ValidatedGrant, in transaction: PostgresConnection) async throws -> Bool {
         guard let emailHash = grant.emailHash else {
             throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
         }
         // Creates or locks the claim in one statement (the no-op DO UPDATE
-        // takes the row lock and returns the committed flag).
-        let purchased = try await transaction.query("""
+        // takes the row lock and returns the latest committed flag).
+        return try await transaction.query("""
             insert into register_bonus_claims (email_hash, has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot)
             values ($1, false, nullif($2, ''), $3::uuid)
             on conflict (email_hash) do update set email_hash = excluded.email_hash
             returning has_purchased_starter_pack
             """, [.text(emailHash), .text(grant.emailMasked), .uuid(grant.userId)]).first!.bool("has_purchased_starter_pack")
-        if purchased { throw PointsError.starterPackIneligible }
     }
 
-    /// Replay check, find the purchase, lock the account, deduct what is there, record overdue.
+    /// Lock the account, then: find the purchase, replay check, refuse a
+    /// second unreversed clawback of the purchase, deduct what is there,
+    /// record overdue. Taking the lock first serializes every clawback of
+    /// the user's purchases (and two submissions of one event id): each
+    /// statement after it sees what the others committed (READ COMMITTED),
+    /// so the checks below cannot race. The purchase is read before the
+    /// replay check because the fingerprint depends on its credits.
     private func applyClawback(_ clawback: ValidatedClawback, in transaction: PostgresConnection) async throws -> ClawbackResult {
+        let account = try await lockAccount(clawback.userId, in: transaction)
+        let purchase = try await findEvent(clawback.originalEventId, in: transaction)
+            .flatMap { $0.changeType == "purchase" && $0.userId == clawback.userId ? $0 : nil }
+        let fingerprint = clawback.fingerprint(purchaseCredits: purchase?.amount)
         let stored = try await findEvent(clawback.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
-                                     expectedChangeType: "refund", fingerprint: clawback.fingerprint) {
+                                     expectedChangeType: "refund", fingerprint: fingerprint) {
         case .replay:
             let first = stored!
             return ClawbackResult(eventId: clawback.eventId, replayed: true, creditsDeducted: first.amount,
@@ -215,21 +246,20 @@ final class PointsStore: Sendable {
         case .apply:
             break
         }
-        guard let purchase = try await findEvent(clawback.originalEventId, in: transaction),
-              purchase.changeType == "purchase", purchase.userId == clawback.userId else {
-            throw PointsError.eventNotFound(eventId: clawback.originalEventId)
+        guard let purchase else { throw PointsError.eventNotFound(eventId: clawback.originalEventId) }
+        let amount = try ClawbackPlan.amountToTakeBack(requested: clawback.amount, purchaseCredits: purchase.amount)
+        let history = try await refundHistory(purchaseEventId: clawback.originalEventId, in: transaction)
+        guard history.unreversed == 0 else {
+            throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase has a clawback that is not reversed")
         }
-        if try await hasRelatedEntry(changeType: "refund", relatedEventId: clawback.originalEventId, in: transaction) {
-            throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase was already clawed back by another event")
-        }
-        let account = try await lockAccount(clawback.userId, in: transaction)
-        let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, purchaseCredits: purchase.amount)
+        let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
-                         .text(clawback.bizId), .text(clawback.originalEventId), .text(clawback.fingerprint),
-                         .json(LedgerMetadata.refund(clawback, plan: plan, purchaseCredits: purchase.amount)),
+                         .text(clawback.bizId), .text(clawback.originalEventId), .text(fingerprint),
+                         .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount,
+                                                     cycle: history.refunds + 1)),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
             in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
@@ -254,7 +284,7 @@ final class PointsStore: Sendable {
               refund.changeType == "refund", refund.userId == reversal.userId else {
             throw PointsError.eventNotFound(eventId: reversal.clawbackEventId)
         }
-        if try await hasRelatedEntry(changeType: "refund_reversal", relatedEventId: reversal.clawbackEventId, in: transaction) {
+        if try await isReversed(clawbackEventId: reversal.clawbackEventId, in: transaction) {
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the clawback was already reversed by another event")
         }
         let account = try await lockAccount(reversal.userId, in: transaction)
@@ -271,6 +301,37 @@ final class PointsStore: Sendable {
                                      balance: plan.balanceAfter)
     }
 
+    /// Lock the account, then replay check (under the lock, so a concurrent
+    /// run of the same command waits and answers as a replay), then the plan
+    /// (a negative adjustment beyond the balance is refused) and the row.
+    private func applyAdjustment(_ adjustment: ValidatedAdjustment, in transaction: PostgresConnection) async throws -> AdjustResult {
+        let account = try await lockAccount(adjustment.userId, in: transaction)
+        let stored = try await findEvent(adjustment.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "adjust", fingerprint: adjustment.fingerprint) {
+        case .replay:
+            let first = stored!
+            return AdjustResult(eventId: adjustment.eventId, userId: adjustment.userId, amount: adjustment.amount,
+                                balanceBefore: first.balanceAfter - adjustment.amount, balanceAfter: first.balanceAfter,
+                                replayed: true, ledgerEntryId: first.id)
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: adjustment.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        let plan = try AdjustmentPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: adjustment.amount)
+        let id = try await appendLedgerEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'adjust', $3::smallint, $4::bigint, $5::bigint, 'support', $6, $7::jsonb",
+            parameters: [.uuid(adjustment.userId), .text(adjustment.eventId), .int64(adjustment.amount > 0 ? 1 : -1),
+                         .int64(abs(adjustment.amount)),
+                         .int64(plan.balanceAfter), .text(adjustment.fingerprint), .json(LedgerMetadata.adjustment(adjustment)),
+                         .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
+            in: transaction)
+        return AdjustResult(eventId: adjustment.eventId, userId: adjustment.userId, amount: adjustment.amount,
+                            balanceBefore: plan.balanceBefore, balanceAfter: plan.balanceAfter, replayed: false, ledgerEntryId: id)
+    }
+
     // MARK: Statements
 
     private struct LockedAccount {
@@ -283,10 +344,27 @@ final class PointsStore: Sendable {
         return try StoredLedgerEvent(row: row)
     }
 
-    private func hasRelatedEntry(changeType: String, relatedEventId: String, in transaction: PostgresConnection) async throws -> Bool {
+    /// Whether a clawback already has its reversal (one per clawback; the
+    /// unique index points_ledger_reversal_unique backs it).
+    private func isReversed(clawbackEventId: String, in transaction: PostgresConnection) async throws -> Bool {
+        // The change type is a literal so the partial index applies to the prepared statement's generic plan.
         try await !transaction.query(
-            "select 1 from points_ledger where change_type = $1 and related_event_id = $2",
-            [.text(changeType), .text(relatedEventId)]).isEmpty
+            "select 1 from points_ledger where change_type = 'refund_reversal' and related_event_id = $1",
+            [.text(clawbackEventId)]).isEmpty
+    }
+
+    /// How many clawbacks a purchase has had, and how many of them are not
+    /// reversed (at most one, which `applyClawback` keeps under the account lock).
+    private func refundHistory(purchaseEventId: String, in transaction: PostgresConnection) async throws -> (refunds: Int64, unreversed: Int64) {
+        let row = try await transaction.query("""
+            select count(*) as refunds,
+                   count(*) filter (where not exists (
+                       select 1 from points_ledger reversal
+                       where reversal.change_type = 'refund_reversal' and reversal.related_event_id = refund.event_id)) as unreversed
+            from points_ledger refund
+            where refund.change_type = 'refund' and refund.related_event_id = $1
+            """, [.text(purchaseEventId)]).first!
+        return (try row.int64("refunds"), try row.int64("unreversed"))
     }
 
     private func currentBalance(_ userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {

@@ -373,7 +373,7 @@ struct  Points__V1__LedgerEntry
   int64_t amount;
   int64_t balance_after;
   /*
-   * chat, payment
+   * chat, payment, support (an operator's adjust)
    */
   char *biz_type;
   char *biz_id;

@@ -1,0 +1,134 @@
+import Foundation
+import PostgresClient
+import ServiceKit
+
+/// `PointsService adjust --user-id UUID --amount N --reason TEXT --operator NAME [--event-id ID]`:
+/// an operator's audited correction of one balance, written straight to the
+/// service's database (`DATABASE_URL`) as one `adjust` ledger row.
+///
+/// Exit status: 0 applied or replayed (one JSON line on stdout says which),
+/// 1 refused or failed (nothing written; the reason on stderr), 2 usage
+/// error (the message names the flag).
+enum AdjustCommandLine {
+    static let program = "PointsService adjust"
+    static let summary = """
+        one audited balance adjustment by an operator: an `adjust` ledger row (biz_type support) and the balance, \
+        in one transaction; running the same command again changes nothing
+        """
+
+    static let specs: [OptionSpec] = [
+        OptionSpec(flag: "--user-id", env: nil, help: "The user whose balance to adjust (UUID)."),
+        OptionSpec(flag: "--amount", env: nil,
+                   help: "Credits to add (N > 0) or take away (N < 0); never 0. A negative N larger than the balance is refused."),
+        OptionSpec(flag: "--reason", env: nil,
+                   help: "Why, for the audit trail (printable text, at most \(PointsLimits.adjustReasonBytesMax) bytes)."),
+        OptionSpec(flag: "--operator", env: nil,
+                   help: "Who is adjusting (printable text, at most \(PointsLimits.operatorNameBytesMax) bytes)."),
+        OptionSpec(flag: "--event-id", env: nil, help: """
+            Idempotency key ([A-Za-z0-9._:-], at most \(PointsLimits.eventIdBytesMax) bytes). Default: "adjust:" + a hash of \
+            user id, amount, reason and operator, so re-running the same command is a replay; pass one to apply the same \
+            adjustment twice on purpose.
+            """),
+        StandardOptions.databaseURL,
+    ]
+
+    /// What one run ends with: the exit status and what to print.
+    struct Outcome: Equatable, Sendable {
+        var status: Int32
+        var standardOutput: String = ""
+        var standardError: String = ""
+    }
+
+    static let refusedStatus: Int32 = 1
+    static let usageStatus: Int32 = 2
+
+    /// The flag that carries each field AdjustCommand validates.
+    static let flagOfField = ["user_id": "--user-id", "amount": "--amount", "reason": "--reason", "operator": "--operator",
+                              "event_id": "--event-id"]
+
+    /// Runs `adjust` with the words after it: parse, then apply.
+    static func run(arguments: [String], environment: [String: String]) async -> Outcome {
+        let parsed: (adjustment: ValidatedAdjustment, databaseURL: String)?
+        do {
+            parsed = try parse(arguments: arguments, environment: environment)
+        } catch {
+            return Outcome(status: usageStatus, standardError: "\(program): \(error.description)\n")
+        }
+        guard let parsed else {
+            let help = try? CommandLineOptions(specs: specs, arguments: [], environment: [:]).helpText(program: program, summary: summary)
+            return Outcome(status: 0, standardOutput: (help ?? summary) + "\n")
+        }
+        return await apply(parsed.adjustment, databaseURL: parsed.databaseURL)
+    }
+
+    /// The validated adjustment and the database to write it to, or nil when
+    /// `--help` was asked for. Every error names the flag (or variable) to fix.
+    static func parse(arguments: [String], environment: [String: String]) throws(CommandLineError)
+        -> (adjustment: ValidatedAdjustment, databaseURL: String)? {
+        let options: CommandLineOptions
+        do {
+            options = try CommandLineOptions(specs: specs, arguments: arguments, environment: environment)
+        } catch let error as CommandLineError {
+            throw error
+        } catch {
+            throw CommandLineError("\(error)")
+        }
+        if options.helpRequested { return nil }
+        if let extra = options.positional.first { throw CommandLineError("unexpected argument \"\(extra)\" (see --help)") }
+        let amountText = try required(options, "--amount")
+        guard let amount = Int64(amountText), amount != 0 else {
+            throw CommandLineError("--amount must be a non-zero integer, e.g. 100 or -50")
+        }
+        let command = AdjustCommand(userId: try required(options, "--user-id"), amount: amount, reason: try required(options, "--reason"),
+                                    operatorName: try required(options, "--operator"), eventId: options.value("--event-id") ?? "")
+        let adjustment: ValidatedAdjustment
+        do {
+            adjustment = try command.validated()
+        } catch {
+            guard case .validationFailed(let field, let problem) = error else { throw CommandLineError(error.description) }
+            throw CommandLineError("\(flagOfField[field] ?? field) \(problem)")
+        }
+        return (adjustment, try required(options, "DATABASE_URL"))
+    }
+
+    private static func required(_ options: CommandLineOptions, _ name: String) throws(CommandLineError) -> String {
+        do {
+            return try options.required(name)
+        } catch let error as CommandLineError {
+            throw error
+        } catch {
+            throw CommandLineError("\(error)")
+        }
+    }
+
+    /// Migrates (as the service does at start-up), then writes the adjustment.
+    static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String) async -> Outcome {
+        let pool = PostgresPool(configuration: .init(connectionString: databaseURL, maxConnections: 1, applicationName: "points-adjust"))
+        let store = PointsStore(pool: pool, catalog: .none)
+        let outcome: Outcome
+        do {
+            try await store.migrate()
+            outcome = Outcome(status: 0, standardOutput: resultLine(try await store.adjust(adjustment)) + "\n")
+        } catch {
+            outcome = Outcome(status: refusedStatus, standardError: "\(program): refused, nothing was written: \(error.description)\n")
+        }
+        await pool.close()
+        return outcome
+    }
+
+    /// The one JSON line printed on success.
+    static func resultLine(_ result: AdjustResult) -> String {
+        let object: [String: Any] = [
+            "event_id": result.eventId,
+            "user_id": result.userId.uuidString.lowercased(),
+            "amount": result.amount,
+            "balance_before": result.balanceBefore,
+            "balance_after": result.balanceAfter,
+            "replayed": result.replayed,
+            "ledger_entry_id": result.ledgerEntryId.uuidString.lowercased(),
+        ]
+        // Strings, integers and a Bool only, which JSONSerialization always accepts.
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+}
