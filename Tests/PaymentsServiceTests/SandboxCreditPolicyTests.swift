@@ -166,6 +166,14 @@ final class SandboxCreditPolicyTests: XCTestCase {
                 + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
     }
 
+    func testAnEmailListedByMistakeIsMaskedInTheError() {
+        let message = parseError("0f8fad5b-d9cb-469f-a165-70867728950e, reviewer@example.com")
+        XCTAssertEqual(
+            message,
+            "APPLE_SANDBOX_USER_IDS entry \"r***@example.com\" is not a user id; "
+                + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+    }
+
     func testTheListIsBounded() throws {
         let ids = (0..<AppleVerificationSettings.sandboxUserIdsMax).map { _ in UUID().uuidString }
         XCTAssertEqual(try AppleVerificationSettings.sandboxUserIds(ids.joined(separator: ",")).count, AppleVerificationSettings.sandboxUserIdsMax)

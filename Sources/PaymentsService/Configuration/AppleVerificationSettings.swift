@@ -40,14 +40,23 @@ enum AppleVerificationSettings {
         var ids: Set<UUID> = []
         for entry in entries {
             guard let id = UUID(uuidString: entry) else {
-                let shown = entry.count > 64 ? String(entry.prefix(64)) + "..." : entry
                 throw CommandLineError(
-                    "APPLE_SANDBOX_USER_IDS entry \(String(reflecting: shown)) is not a user id; "
+                    "APPLE_SANDBOX_USER_IDS entry \(String(reflecting: shown(entry))) is not a user id; "
                         + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
             }
             ids.insert(id)
         }
         return ids
+    }
+
+    /// A bad entry as the start-up error shows it: at most 64 characters, and
+    /// an email address (a reviewer's login listed by mistake) masked, since
+    /// no email reaches this system's output.
+    private static func shown(_ entry: String) -> String {
+        if let at = entry.firstIndex(of: "@") {
+            return String(entry.prefix(1)) + "***" + String(entry[at...].prefix(64))
+        }
+        return entry.count > 64 ? String(entry.prefix(64)) + "..." : entry
     }
 
     static func verifierConfiguration(

@@ -13,8 +13,10 @@ final class PaymentProcessor: Sendable {
     let points: PointsLedger
     let catalog: CatalogCache
     let logger: Logger
+    let creditPolicy: SandboxCreditPolicy
 
-    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger) {
+    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger, creditPolicy: SandboxCreditPolicy) {
+        self.creditPolicy = creditPolicy
         self.store = store
         self.verifier = verifier
         self.points = points
@@ -40,6 +42,7 @@ final class PaymentProcessor: Sendable {
         }
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
         try checkClaims(transaction, against: valid)
+        try checkCreditPolicy(transaction, userId: valid.userId, log: log)
         try await checkAccountToken(transaction, against: valid)
 
         if transaction.revocationDate != nil {
