@@ -20,8 +20,12 @@ fi
 swift_status=0
 timeout --signal=KILL "${SWIFT_TEST_TIMEOUT_SECONDS:-1200}" \
   stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 || swift_status=$?
-# A KILLed `swift test` leaves its test process behind: end it too.
-pkill -KILL -f "IAPCreditsPackageTests.xctest" 2>/dev/null || true
+# A KILLed `swift test` (timeout's status 137) leaves its test process
+# behind: end it too, by pid, and only this checkout's (other checkouts on the
+# machine run their own suites).
+if [[ $swift_status -eq 137 ]]; then
+  for pid in $(pgrep -f "^$root/\.build/.*/IAPCreditsPackageTests\.xctest" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+fi
 grep -E "error:|Executed [0-9]+ tests?, with [1-9][0-9]* failures?" .data/swift-test.log | head -40 || true
 summary=$(grep -E "^\s*Executed [0-9]+ tests?, with [0-9]+ failures?" .data/swift-test.log | tail -1 || true)
 echo "swift: ${summary:-no summary (the test process died or hung: see .data/swift-test.log)}"

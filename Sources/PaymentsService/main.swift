@@ -30,7 +30,11 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + AppleVerificationSettings.optionSpecs,
+    ] + AppleVerificationSettings.optionSpecs + [
+        OptionSpec(flag: nil, env: "APPLE_SANDBOX_USER_IDS",
+                   help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
+                       + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user."),
+    ],
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
@@ -57,7 +61,10 @@ do {
         onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
     let pointsClient = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
     let points = PointsLedger(client: pointsClient)
-    let processor = PaymentProcessor(store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger)
+    let creditPolicy = SandboxCreditPolicy(
+        configuration: verifier.configuration, sandboxUserIds: try AppleVerificationSettings.sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
+    let processor = PaymentProcessor(
+        store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
 

@@ -4,7 +4,9 @@ a state folder of its own), are checked against docs/openapi.yaml: the status
 is documented for the operation (or covered by `default`), the media type is
 the documented one, and the JSON body validates against the documented
 schema (required members, types, enums, formats) with no undocumented
-members. Purchases are signed with the local-testing CA run.sh trusts."""
+members. Purchases are signed with the local-testing CA run.sh trusts; the
+system accepts Production, so Sandbox purchases are credited only to the
+reviewer this test lists in APPLE_SANDBOX_USER_IDS."""
 import base64
 import json
 import os
@@ -37,7 +39,8 @@ START_TIMEOUT_SECONDS = 900  # includes an incremental debug build
 @pytest.fixture(scope="module")
 def system():
     state = tempfile.mkdtemp(prefix="iap-contract-")
-    env = dict(os.environ, RUN_STATE_DIR=state, BUILD_CONFIGURATION="debug",
+    reviewer = str(uuid.uuid4())
+    env = dict(os.environ, RUN_STATE_DIR=state, BUILD_CONFIGURATION="debug", APPLE_SANDBOX_USER_IDS=reviewer,
                POINTS_LISTEN="127.0.0.1:0", PAYMENTS_LISTEN="127.0.0.1:0", GATEWAY_LISTEN="127.0.0.1:0")
     try:
         started = subprocess.run([os.path.join(ROOT, "scripts", "run.sh"), "--detach", "--no-demo"], cwd=ROOT, env=env,
@@ -48,7 +51,7 @@ def system():
             address = f.read().strip()
         secrets = dict(line.strip().split("=", 1) for line in open(os.path.join(state, "secrets.env")) if "=" in line)
         yield {"base": f"http://{address}", "secret": secrets["JWT_HS256_SECRET"],
-               "issuer": "https://auth.iap-credits.local", "audience": "iap-credits-demo",
+               "issuer": "https://auth.iap-credits.local", "audience": "iap-credits-demo", "reviewer": reviewer,
                "ca": load_ca(os.path.join(ROOT, ".data", "local-ca", "ca.pem"))}
     finally:
         subprocess.run([os.path.join(ROOT, "scripts", "run.sh"), "stop"], cwd=ROOT, env=env, capture_output=True, timeout=120)
@@ -214,7 +217,8 @@ def exercise(system, environment="Sandbox"):
         return status, headers, body
 
     ca = system["ca"]
-    user = str(uuid.uuid4())
+    # Sandbox next to Production is credited only to the listed reviewer.
+    user = system["reviewer"] if environment == "Sandbox" else str(uuid.uuid4())
     token = mint_token(system, user, f"contract.{user[:8]}@example.com")
     other = mint_token(system, str(uuid.uuid4()), f"other.{user[:8]}@example.com")
     call("GET", "/healthz")
@@ -244,6 +248,12 @@ def exercise(system, environment="Sandbox"):
     call("POST", verify, token=token, raw=json.dumps(purchase).encode(), content_type="text/plain")  # 415
     call("POST", verify, token=token, raw=b'{"x":"' + b"a" * 70000 + b'"}', content_type="application/json")  # 413
     call("POST", verify, body=purchase)  # 401
+    stranger = mint_token(system, str(uuid.uuid4()), f"stranger.{user[:8]}@example.com")
+    sandbox_id = str(int(tid) + 2)
+    status, _, body = call("POST", verify, token=stranger, body=dict(
+        purchase, transactionId=sandbox_id, appAccountToken=None,
+        signedTransactionInfo=transaction(ca, sandbox_id, product, "Sandbox")))  # 403 not credited here
+    assert status == 403, body
     revoked_id = str(int(tid) + 1)
     call("POST", verify, token=token, body=dict(purchase, transactionId=revoked_id, appAccountToken=None,
          signedTransactionInfo=transaction(ca, revoked_id, product, environment, revoked=True)))  # 409 revoked

@@ -9,6 +9,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case paymentTransactionRevoked = "PAYMENT_TRANSACTION_REVOKED"
     case paymentTransactionConflict = "PAYMENT_TRANSACTION_CONFLICT"
     case paymentStarterPackIneligible = "PAYMENT_STARTER_PACK_INELIGIBLE"
+    /// A verified Sandbox/TestFlight purchase this deployment does not credit
+    /// (it accepts Production and the user is not on its Sandbox allow-list).
+    case paymentEnvironmentNotAllowed = "PAYMENT_ENVIRONMENT_NOT_ALLOWED"
     case paymentAppleUnavailable = "PAYMENT_APPLE_UNAVAILABLE"
     case paymentGrantFailed = "PAYMENT_GRANT_FAILED"
     case unauthenticated = "UNAUTHENTICATED"
@@ -43,6 +46,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .paymentProductNotFound, .notFound: return 404
         case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable: return 422
         case .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible: return 409
+        case .paymentEnvironmentNotAllowed: return 403
         case .paymentAppleUnavailable, .serviceUnavailable: return 503
         case .paymentGrantFailed, .internalError: return 500
         case .unauthenticated: return 401
@@ -74,7 +78,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             return true
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
             .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
-            .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
+            .paymentEnvironmentNotAllowed, .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
             .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
             .featureUnsupported, .httpVersionNotSupported:
             return false
@@ -90,6 +94,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .paymentTransactionRevoked: return "Transaction was refunded or revoked"
         case .paymentTransactionConflict: return "Transaction conflicts with an earlier one"
         case .paymentStarterPackIneligible: return "Starter pack already purchased"
+        case .paymentEnvironmentNotAllowed: return "Sandbox/TestFlight purchases are not credited by this deployment"
         case .paymentAppleUnavailable: return "Apple is unavailable"
         case .paymentGrantFailed: return "Credits could not be granted yet"
         case .unauthenticated: return "Authentication required"

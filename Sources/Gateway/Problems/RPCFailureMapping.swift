@@ -41,6 +41,7 @@ public enum RPCFailureMapping {
         Key(code: GRPCCode.invalidArgument, reason: "TRANSACTION_INVALID"): .paymentTransactionInvalid,
         Key(code: GRPCCode.failedPrecondition, reason: "TRANSACTION_REVOKED"): .paymentTransactionRevoked,
         Key(code: GRPCCode.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE"): .paymentStarterPackIneligible,
+        Key(code: GRPCCode.failedPrecondition, reason: "ENVIRONMENT_NOT_ALLOWED"): .paymentEnvironmentNotAllowed,
         Key(code: GRPCCode.alreadyExists, reason: "TRANSACTION_CONFLICT"): .paymentTransactionConflict,
         // Same event id with different content: a gateway caller never
         // chooses event ids, so this is an internal inconsistency.

@@ -4,7 +4,8 @@ import ServiceKit
 
 /// Builds the JWS verifier's configuration from the operator settings
 /// `APPLE_BUNDLE_ID`, `APPLE_APP_APPLE_ID`, `APPLE_ENVIRONMENTS`,
-/// `APPLE_ROOT_CERTS`, `APPLE_ONLINE_CHECKS` and `APPLE_LOCAL_TESTING`.
+/// `APPLE_ROOT_CERTS`, `APPLE_ONLINE_CHECKS` and `APPLE_LOCAL_TESTING`, and
+/// reads `APPLE_SANDBOX_USER_IDS` for the `SandboxCreditPolicy`.
 enum AppleVerificationSettings {
     /// The bundled production trust anchor (Apple Root CA G3), relative to
     /// the working directory unless `APPLE_ROOT_CERTS` says otherwise.
@@ -13,8 +14,9 @@ enum AppleVerificationSettings {
     static let optionSpecs: [OptionSpec] = [
         OptionSpec(flag: nil, env: "APPLE_BUNDLE_ID", help: "The app's bundle id; signed data for any other bundle is refused."),
         OptionSpec(flag: nil, env: "APPLE_APP_APPLE_ID", help: "The app's numeric App Store id (required when Production is allowed)."),
-        OptionSpec(flag: nil, env: "APPLE_ENVIRONMENTS", default: "Production,Sandbox",
-                   help: "Comma-separated environments accepted: Production, Sandbox (Xcode, LocalTesting need APPLE_LOCAL_TESTING=1)."),
+        OptionSpec(flag: nil, env: "APPLE_ENVIRONMENTS", default: "Production",
+                   help: "Comma-separated environments accepted: Production, Sandbox (Xcode, LocalTesting need APPLE_LOCAL_TESTING=1). "
+                       + "With Production, Sandbox purchases are credited only to APPLE_SANDBOX_USER_IDS; without it, to everyone."),
         OptionSpec(flag: nil, env: "APPLE_ROOT_CERTS", default: defaultRootPath,
                    help: "Comma-separated paths of trusted root certificates (DER or PEM)."),
         OptionSpec(flag: nil, env: "APPLE_ONLINE_CHECKS", default: "0",
@@ -22,6 +24,40 @@ enum AppleVerificationSettings {
         OptionSpec(flag: nil, env: "APPLE_LOCAL_TESTING", default: "0",
                    help: "1 to accept the Xcode/LocalTesting environments (verified against APPLE_ROOT_CERTS). Never in production."),
     ]
+
+    /// The most user ids `APPLE_SANDBOX_USER_IDS` may list (App Review and a
+    /// team of testers need a handful).
+    static let sandboxUserIdsMax = 1_000
+
+    /// `APPLE_SANDBOX_USER_IDS`: comma-separated user UUIDs (spaces and empty
+    /// entries ignored). A malformed entry is named in the error, so a typo
+    /// stops start-up instead of silently refusing a reviewer's purchase.
+    static func sandboxUserIds(_ text: String) throws(CommandLineError) -> Set<UUID> {
+        let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard entries.count <= sandboxUserIdsMax else {
+            throw CommandLineError("APPLE_SANDBOX_USER_IDS lists \(entries.count) user ids; at most \(sandboxUserIdsMax) are allowed")
+        }
+        var ids: Set<UUID> = []
+        for entry in entries {
+            guard let id = UUID(uuidString: entry) else {
+                throw CommandLineError(
+                    "APPLE_SANDBOX_USER_IDS entry \(String(reflecting: shown(entry))) is not a user id; "
+                        + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+            }
+            ids.insert(id)
+        }
+        return ids
+    }
+
+    /// A bad entry as the start-up error shows it: at most 64 characters, and
+    /// an email address (a reviewer's login listed by mistake) masked, since
+    /// no email reaches this system's output.
+    private static func shown(_ entry: String) -> String {
+        if let at = entry.firstIndex(of: "@") {
+            return String(entry.prefix(1)) + "***" + String(entry[at...].prefix(64))
+        }
+        return entry.count > 64 ? String(entry.prefix(64)) + "..." : entry
+    }
 
     static func verifierConfiguration(
         bundleId: String,

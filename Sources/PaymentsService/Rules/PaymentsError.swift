@@ -11,6 +11,10 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
     case transactionInvalid(jwsFailure: String, problem: String)
     case transactionRevoked
     case starterPackIneligible
+    /// A verified purchase from an environment this deployment does not
+    /// credit for this user (a Sandbox/TestFlight purchase next to
+    /// Production, by a user not in APPLE_SANDBOX_USER_IDS).
+    case environmentNotAllowed(environment: String)
     /// Another user owns this transaction (or its appAccountToken).
     case transactionConflict
     case transactionNotFound
@@ -31,6 +35,7 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transactionInvalid: "TRANSACTION_INVALID"
         case .transactionRevoked: "TRANSACTION_REVOKED"
         case .starterPackIneligible: "STARTER_PACK_INELIGIBLE"
+        case .environmentNotAllowed: "ENVIRONMENT_NOT_ALLOWED"
         case .transactionConflict: "TRANSACTION_CONFLICT"
         case .transactionNotFound: "TRANSACTION_NOT_FOUND"
         case .appleUnavailable: "APPLE_UNAVAILABLE"
@@ -48,6 +53,7 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .productNotFound, .transactionNotFound: 5                          // NOT_FOUND
         case .transactionConflict: 6                                            // ALREADY_EXISTS
         case .transactionRevoked, .starterPackIneligible: 9                     // FAILED_PRECONDITION
+        case .environmentNotAllowed: 9                                          // FAILED_PRECONDITION
         case .grantFailed, .internalFailure: 13                                 // INTERNAL
         case .appleUnavailable, .pointsUnavailable, .databaseUnavailable: 14    // UNAVAILABLE
         }
@@ -65,6 +71,7 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transactionInvalid(_, let problem): "signed transaction invalid: \(problem)"
         case .transactionRevoked: "the transaction was refunded or revoked"
         case .starterPackIneligible: "this email identity has already bought the starter pack"
+        case .environmentNotAllowed(let environment): "purchases from the \(environment) environment are not credited by this deployment"
         case .transactionConflict: "the transaction belongs to another account"
         case .transactionNotFound: "no such transaction for this user"
         case .appleUnavailable: "Apple could not be reached, retry later"

@@ -16,8 +16,10 @@ final class PaymentProcessor: Sendable {
     let catalog: CatalogCache
     let logger: Logger
     let runner: LedgerStepRunner
+    let creditPolicy: SandboxCreditPolicy
 
-    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger) {
+    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger, creditPolicy: SandboxCreditPolicy) {
+        self.creditPolicy = creditPolicy
         self.store = store
         self.verifier = verifier
         self.points = points
@@ -39,6 +41,7 @@ final class PaymentProcessor: Sendable {
         let known = try await package(for: valid, requestId: requestId)
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
         try checkClaims(transaction, against: valid)
+        try checkCreditPolicy(transaction, userId: valid.userId, log: log)
         guard let package = known else {
             // Apple signed a purchase of a product the catalog does not have
             // (e.g. an app release ahead of the catalog during a rollout):

@@ -15,6 +15,9 @@ final class EndToEndSystem: @unchecked Sendable {
     static let appAppleId: Int64 = 987_654
     static let issuer = "https://auth.e2e.test"
     static let audience = "iap-credits-e2e"
+    /// App Review's account: the one user in APPLE_SANDBOX_USER_IDS, so its
+    /// Sandbox purchases are credited next to Production.
+    static let reviewerId = UUID()
 
     let authority: LocalTestingCertificateAuthority
     let tokens: TestTokens
@@ -117,6 +120,7 @@ final class EndToEndSystem: @unchecked Sendable {
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
             "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
             "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
+            "APPLE_SANDBOX_USER_IDS": reviewerId.uuidString.lowercased(),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
         ])
         let gateway = try ServiceProcess(executable: "Gateway", environment: [
@@ -204,9 +208,11 @@ final class EndToEndSystem: @unchecked Sendable {
 
     static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999)) }
 
-    /// A StoreKit 2 signed transaction from the trusted local CA.
+    /// A StoreKit 2 signed transaction from the trusted local CA; in Xcode by
+    /// default, as the demo buys (credited for every user in local-testing
+    /// mode, while Sandbox next to Production is credited only to `reviewerId`).
     func signedTransaction(
-        transactionId: String, productId: String, appAccountToken: String?, environment: String = "Sandbox",
+        transactionId: String, productId: String, appAccountToken: String?, environment: String = "Xcode",
         revocationDateMilliseconds: Int64? = nil, authority signer: LocalTestingCertificateAuthority? = nil
     ) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -253,7 +259,7 @@ final class EndToEndSystem: @unchecked Sendable {
             revocationDateMilliseconds: type == "REFUND" || type == "REVOKE" ? now : nil)
         let payload: [String: Any] = [
             "notificationType": type, "notificationUUID": notificationUUID.uuidString.lowercased(), "version": "2.0", "signedDate": now,
-            "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": "Sandbox",
+            "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": "Xcode",
                      "signedTransactionInfo": transaction] as [String: Any],
         ]
         let jws = try authority.sign(payloadJSON: String(decoding: TestTokens.json(payload), as: UTF8.self))

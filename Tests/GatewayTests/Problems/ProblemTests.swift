@@ -7,6 +7,7 @@ final class ProblemTests: XCTestCase {
         let expected: [String: Int] = [
             "PAYMENT_PRODUCT_NOT_FOUND": 404, "PAYMENT_PRODUCT_MISMATCH": 422, "PAYMENT_TRANSACTION_INVALID": 422,
             "PAYMENT_TRANSACTION_REVOKED": 409, "PAYMENT_TRANSACTION_CONFLICT": 409, "PAYMENT_STARTER_PACK_INELIGIBLE": 409,
+            "PAYMENT_ENVIRONMENT_NOT_ALLOWED": 403,
             "PAYMENT_APPLE_UNAVAILABLE": 503, "PAYMENT_GRANT_FAILED": 500, "UNAUTHENTICATED": 401, "NOT_FOUND": 404,
             "METHOD_NOT_ALLOWED": 405, "UNSUPPORTED_MEDIA_TYPE": 415, "PAYLOAD_TOO_LARGE": 413, "RATE_LIMITED": 429,
             "SERVICE_UNAVAILABLE": 503, "INTERNAL": 500,
@@ -29,6 +30,7 @@ final class ProblemTests: XCTestCase {
         XCTAssertFalse(ProblemCode.paymentTransactionInvalid.retryable)
         XCTAssertFalse(ProblemCode.paymentTransactionRevoked.retryable)
         XCTAssertFalse(ProblemCode.paymentStarterPackIneligible.retryable)
+        XCTAssertFalse(ProblemCode.paymentEnvironmentNotAllowed.retryable)
         XCTAssertFalse(ProblemCode.paymentTransactionConflict.retryable)
         XCTAssertFalse(ProblemCode.validationFailedMalformed.retryable)
     }
@@ -46,6 +48,15 @@ final class ProblemTests: XCTestCase {
         XCTAssertEqual(response.headers.first("content-type"), "application/problem+json")
         XCTAssertEqual(response.headers.first("allow"), "GET")
         XCTAssertEqual(try StrictJSONParser().parse(response.body), problem.json)
+    }
+
+    func testEnvironmentNotAllowedSaysSandboxPurchasesAreNotCredited() {
+        let problem = Problem(.paymentEnvironmentNotAllowed, instance: "/api/v1/payments/apple/transactions/verify")
+        XCTAssertEqual(
+            JSONWriter.string(of: problem.json),
+            #"{"type":"urn:iap-credits:problem:payment-environment-not-allowed","#
+                + #""title":"Sandbox/TestFlight purchases are not credited by this deployment","status":403,"#
+                + #""instance":"/api/v1/payments/apple/transactions/verify","code":"PAYMENT_ENVIRONMENT_NOT_ALLOWED","retryable":false}"#)
     }
 
     func testValidationProblemNamesTheField() {

@@ -13,6 +13,7 @@ final class RPCFailureMappingTests: XCTestCase {
             (Code.invalidArgument, "TRANSACTION_INVALID", .paymentTransactionInvalid),
             (Code.failedPrecondition, "TRANSACTION_REVOKED", .paymentTransactionRevoked),
             (Code.failedPrecondition, "STARTER_PACK_INELIGIBLE", .paymentStarterPackIneligible),
+            (Code.failedPrecondition, "ENVIRONMENT_NOT_ALLOWED", .paymentEnvironmentNotAllowed),
             (Code.alreadyExists, "TRANSACTION_CONFLICT", .paymentTransactionConflict),
             (Code.unavailable, "APPLE_UNAVAILABLE", .paymentAppleUnavailable),
             (Code.unavailable, "POINTS_UNAVAILABLE", .serviceUnavailable),
@@ -45,6 +46,7 @@ final class RPCFailureMappingTests: XCTestCase {
     func testReasonUnderTheWrongCodeIsNotTrusted() {
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "STARTER_PACK_INELIGIBLE"), .internalError)
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "GRANT_FAILED"), .serviceUnavailable)
+        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "ENVIRONMENT_NOT_ALLOWED"), .internalError)
     }
 
     func testEveryReasonInTheProtoHeadersIsMapped() throws {
@@ -62,7 +64,8 @@ final class RPCFailureMappingTests: XCTestCase {
         }
         let grpcNames: Set<String> = ["INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION", "ALREADY_EXISTS", "UNAVAILABLE", "INTERNAL"]
         let reasons = documented.subtracting(grpcNames)
-        XCTAssertGreaterThanOrEqual(reasons.count, 12)
+        XCTAssertGreaterThanOrEqual(reasons.count, 13)
+        XCTAssertTrue(reasons.contains("ENVIRONMENT_NOT_ALLOWED"))
         let mapped = Set(RPCFailureMapping.documentedPairs.map(\.reason))
         XCTAssertEqual(reasons.subtracting(mapped), [], "every documented reason has a row")
     }

@@ -69,6 +69,7 @@ final class GatewayRoutesTests: XCTestCase {
         let headers = [GatewayHarness.bearer, ("Content-Type", "application/json")]
         let cases: [(RPCError, Int, String)] = [
             (ErrorReason.error(code: .failedPrecondition, reason: "STARTER_PACK_INELIGIBLE", message: "x"), 409, "PAYMENT_STARTER_PACK_INELIGIBLE"),
+            (ErrorReason.error(code: .failedPrecondition, reason: "ENVIRONMENT_NOT_ALLOWED", message: "x"), 403, "PAYMENT_ENVIRONMENT_NOT_ALLOWED"),
             (ErrorReason.error(code: .alreadyExists, reason: "TRANSACTION_CONFLICT", message: "x"), 409, "PAYMENT_TRANSACTION_CONFLICT"),
             (ErrorReason.error(code: .invalidArgument, reason: "TRANSACTION_INVALID", message: "x", extra: [("jws-failure", "BAD_SIGNATURE")]),
              422, "PAYMENT_TRANSACTION_INVALID"),

@@ -31,6 +31,8 @@ final class PaymentsCluster: @unchecked Sendable {
     /// APPLE_ENVIRONMENTS and APPLE_APP_APPLE_ID of PaymentsService.
     private var appleEnvironments = "Sandbox"
     private var appAppleId: String?
+    /// APPLE_SANDBOX_USER_IDS of PaymentsService (unset when empty).
+    private var sandboxUserIds = ""
     /// Every PaymentsService log written so far (earlier processes included).
     private var earlierPaymentsLogs = ""
 
@@ -38,11 +40,12 @@ final class PaymentsCluster: @unchecked Sendable {
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
         paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
-        environments: String = "Sandbox", appAppleId: String? = nil
+        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = ""
     ) async throws -> PaymentsCluster {
         let cluster = try await PaymentsCluster(extraRoots: extraRoots)
         cluster.appleEnvironments = environments
         cluster.appAppleId = appAppleId
+        cluster.sandboxUserIds = sandboxUserIds
         try await cluster.startPoints(faults: pointsFaults)
         try await cluster.startPayments(faults: paymentsFaults)
         return cluster
@@ -93,6 +96,7 @@ final class PaymentsCluster: @unchecked Sendable {
         ]
         if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
+        if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
         let settings = environment
         let started = try await offPool { try ServiceProcess(executable: "PaymentsService", environment: settings) }
         payments = started
