@@ -260,6 +260,19 @@ final class LifecycleSystem: @unchecked Sendable {
         }
     }
 
+    /// The signed sum of the ledger rows of one purchase (their biz_id is its row id).
+    func creditsHeld(transactionId: String) async throws -> Int64 {
+        let rowId = try await paymentsDatabase.withConnection {
+            try await $0.query("select id::text as id from apple_iap_transactions where transaction_id = $1", [.text(transactionId)])
+                .first?.string("id")
+        }
+        guard let rowId else { return 0 }
+        return try await pointsDatabase.withConnection {
+            try await $0.query("select coalesce(sum(direction * amount), 0)::bigint as held from points_ledger where biz_id = $1",
+                               [.text(rowId)]).first!.int64("held")
+        }
+    }
+
     /// (status, pending_action) of a transaction's row.
     func row(_ transactionId: String) async throws -> (status: String, pending: String?)? {
         try await paymentsDatabase.withConnection {
