@@ -50,6 +50,40 @@ final class PaymentsRaceTests: XCTestCase {
         try await cluster.assertPointsInvariants(users: [user])
     }
 
+    /// The worker and many inline submissions want the same owed grant at
+    /// once: the lease gives it to one runner at a time, so the grant's
+    /// result is recorded once and no runner's result is found stale.
+    func testTheInlinePathAndTheWorkerNeverRunOneRowAtOnce() async throws {
+        let cluster = try await PaymentsCluster.start()
+        do {
+            let user = UUID()
+            let transactionId = PaymentsCluster.randomTransactionId()
+            let request = try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId)
+            try await cluster.killPoints()
+            await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE") { _ = try await cluster.verify(request) }
+            // The grant is owed, due again after a short backoff; the worker polls every 100 ms.
+            try await cluster.startPoints()
+            let answers = try await withThrowingTaskGroup(of: Answer.self) { group in
+                for _ in 0..<20 { group.addTask { try await Self.verifyRetrying(cluster, request) } }
+                return try await group.reduce(into: [Answer]()) { $0.append($1) }
+            }
+            XCTAssertLessThanOrEqual(answers.filter { $0 == .outcome(.granted) }.count, 1, "\(answers)")
+            XCTAssertEqual(answers.filter { $0 == .outcome(.granted) || $0 == .outcome(.alreadyGranted) }.count, 20, "\(answers)")
+            let settled = try await cluster.waitSettled(transactionId, status: "granted")
+            XCTAssertTrue(settled)
+            try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+            let lines = cluster.paymentsLogs.split(separator: "\n").filter { $0.contains(transactionId) }
+            XCTAssertEqual(lines.filter { $0.contains("saga step done") && $0.contains("\"step\":\"grant\"") }.count, 1,
+                           "the grant's result is recorded once")
+            XCTAssertEqual(lines.filter { $0.contains("already recorded") }.count, 0, "no runner ran the step while another held it")
+            try await cluster.assertPointsInvariants(users: [user])
+        } catch {
+            await cluster.shutdown()
+            throw error
+        }
+        await cluster.shutdown()
+    }
+
     func testOneTransactionRacedByTwoUsersIsGrantedOnceToOne() async throws {
         let cluster = try await Self.shared.cluster()
         let users = [UUID(), UUID()]
