@@ -40,12 +40,16 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// Verified and kept, but not credited yet for a reason an operator must
     /// fix (alerted); the saga keeps retrying, so resubmitting later succeeds.
     public static let grantFailed = ErrorReason(rawValue: "GRANT_FAILED")
+    /// A Sandbox purchase this deployment does not credit (APPLE_SANDBOX_USER_IDS).
+    public static let environmentNotAllowed = ErrorReason(rawValue: "ENVIRONMENT_NOT_ALLOWED")
+    /// A bug or an unexpected failure on the answering side.
+    public static let internalFailure = ErrorReason(rawValue: "INTERNAL")
 
     /// Every reason above, for tests and documentation.
     public static let all: [ErrorReason] = [
         .validationFailed, .productNotFound, .starterPackIneligible, .databaseUnavailable, .eventNotFound, .eventConflict,
         .productMismatch, .transactionInvalid, .transactionRevoked, .transactionConflict, .transactionNotFound,
-        .appleUnavailable, .pointsUnavailable, .grantFailed,
+        .appleUnavailable, .pointsUnavailable, .grantFailed, .environmentNotAllowed, .internalFailure,
     ]
 
     /// True when the same request, sent again unchanged, can never succeed.
@@ -54,7 +58,7 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public var isPermanent: Bool {
         switch self {
         case .validationFailed, .starterPackIneligible, .eventNotFound, .eventConflict, .productMismatch, .transactionInvalid,
-             .transactionRevoked, .transactionConflict, .transactionNotFound:
+             .transactionRevoked, .transactionConflict, .transactionNotFound, .environmentNotAllowed:
             return true
         default:
             return false

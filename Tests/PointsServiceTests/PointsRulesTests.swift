@@ -255,7 +255,7 @@ final class PointsRulesTests: XCTestCase {
             (.internalFailure(detail: "d"), "INTERNAL", "INTERNAL", 13),
         ]
         for (error, reason, codeName, code) in table {
-            XCTAssertEqual(error.reason, reason)
+            XCTAssertEqual(error.reason.rawValue, reason)
             XCTAssertEqual(error.grpcCodeName, codeName)
             XCTAssertEqual(error.grpcStatusCode, code)
             XCTAssertEqual(error.isTransient, reason == "DATABASE_UNAVAILABLE")

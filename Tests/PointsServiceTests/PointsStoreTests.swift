@@ -61,7 +61,7 @@ final class PointsStoreTests: XCTestCase {
             _ = try await body()
             XCTFail("expected \(reason)", file: file, line: line)
         } catch let error as PointsError {
-            XCTAssertEqual(error.reason, reason, "\(error)", file: file, line: line)
+            XCTAssertEqual(error.reason.rawValue, reason, "\(error)", file: file, line: line)
         } catch {
             XCTFail("expected PointsError \(reason), got \(error)", file: file, line: line)
         }
@@ -657,7 +657,7 @@ final class PointsStoreTests: XCTestCase {
                         _ = try await store.clawback(command)
                         return "ok"
                     } catch {
-                        return (error as? PointsError)?.reason ?? "\(error)"
+                        return (error as? PointsError)?.reason.rawValue ?? "\(error)"
                     }
                 }
             }

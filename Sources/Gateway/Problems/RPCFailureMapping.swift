@@ -1,3 +1,5 @@
+import Contracts
+
 /// The one table from a backend failure (gRPC status code as an Int 0...16,
 /// plus the `error-reason` trailer the services send; see the headers of
 /// Protos/points/v1/points.proto and Protos/payments/v1/payments.proto) to
@@ -27,35 +29,35 @@ public enum RPCFailureMapping {
 
     private struct Key: Hashable {
         let code: Int
-        let reason: String
+        let reason: ErrorReason
     }
 
     /// (code, reason) -> problem, for every reason the services document.
     private static let exact: [Key: ProblemCode] = [
-        Key(code: GRPCCode.notFound, reason: "PRODUCT_NOT_FOUND"): .paymentProductNotFound,
-        Key(code: GRPCCode.notFound, reason: "TRANSACTION_NOT_FOUND"): .notFound,
+        Key(code: GRPCCode.notFound, reason: .productNotFound): .paymentProductNotFound,
+        Key(code: GRPCCode.notFound, reason: .transactionNotFound): .notFound,
         // Ledger events are internal: a missing one on a public route is our bug.
-        Key(code: GRPCCode.notFound, reason: "EVENT_NOT_FOUND"): .internalError,
-        Key(code: GRPCCode.invalidArgument, reason: "VALIDATION_FAILED"): .validationFailedUnprocessable,
-        Key(code: GRPCCode.invalidArgument, reason: "PRODUCT_MISMATCH"): .paymentProductMismatch,
-        Key(code: GRPCCode.invalidArgument, reason: "TRANSACTION_INVALID"): .paymentTransactionInvalid,
-        Key(code: GRPCCode.failedPrecondition, reason: "TRANSACTION_REVOKED"): .paymentTransactionRevoked,
-        Key(code: GRPCCode.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE"): .paymentStarterPackIneligible,
-        Key(code: GRPCCode.failedPrecondition, reason: "ENVIRONMENT_NOT_ALLOWED"): .paymentEnvironmentNotAllowed,
-        Key(code: GRPCCode.alreadyExists, reason: "TRANSACTION_CONFLICT"): .paymentTransactionConflict,
+        Key(code: GRPCCode.notFound, reason: .eventNotFound): .internalError,
+        Key(code: GRPCCode.invalidArgument, reason: .validationFailed): .validationFailedUnprocessable,
+        Key(code: GRPCCode.invalidArgument, reason: .productMismatch): .paymentProductMismatch,
+        Key(code: GRPCCode.invalidArgument, reason: .transactionInvalid): .paymentTransactionInvalid,
+        Key(code: GRPCCode.failedPrecondition, reason: .transactionRevoked): .paymentTransactionRevoked,
+        Key(code: GRPCCode.failedPrecondition, reason: .starterPackIneligible): .paymentStarterPackIneligible,
+        Key(code: GRPCCode.failedPrecondition, reason: .environmentNotAllowed): .paymentEnvironmentNotAllowed,
+        Key(code: GRPCCode.alreadyExists, reason: .transactionConflict): .paymentTransactionConflict,
         // Same event id with different content: a gateway caller never
         // chooses event ids, so this is an internal inconsistency.
-        Key(code: GRPCCode.alreadyExists, reason: "EVENT_CONFLICT"): .internalError,
-        Key(code: GRPCCode.unavailable, reason: "APPLE_UNAVAILABLE"): .paymentAppleUnavailable,
-        Key(code: GRPCCode.unavailable, reason: "POINTS_UNAVAILABLE"): .serviceUnavailable,
-        Key(code: GRPCCode.unavailable, reason: "DATABASE_UNAVAILABLE"): .serviceUnavailable,
-        Key(code: GRPCCode.internalError, reason: "GRANT_FAILED"): .paymentGrantFailed,
+        Key(code: GRPCCode.alreadyExists, reason: .eventConflict): .internalError,
+        Key(code: GRPCCode.unavailable, reason: .appleUnavailable): .paymentAppleUnavailable,
+        Key(code: GRPCCode.unavailable, reason: .pointsUnavailable): .serviceUnavailable,
+        Key(code: GRPCCode.unavailable, reason: .databaseUnavailable): .serviceUnavailable,
+        Key(code: GRPCCode.internalError, reason: .grantFailed): .paymentGrantFailed,
     ]
 
     /// The problem for a failed call. `reason` is the `error-reason`
     /// trailer, nil when absent.
     public static func problemCode(grpcCode: Int, reason: String?) -> ProblemCode {
-        if let reason, let code = exact[Key(code: grpcCode, reason: reason)] { return code }
+        if let reason, let code = exact[Key(code: grpcCode, reason: ErrorReason(rawValue: reason))] { return code }
         switch grpcCode {
         // Transient by gRPC's definition: the same call may succeed later.
         case GRPCCode.unavailable, GRPCCode.deadlineExceeded, GRPCCode.cancelled,
@@ -75,6 +77,6 @@ public enum RPCFailureMapping {
 
     /// Every documented (code, reason) pair, for tests and docs.
     public static var documentedPairs: [(grpcCode: Int, reason: String, problem: ProblemCode)] {
-        exact.map { ($0.key.code, $0.key.reason, $0.value) }.sorted { ($0.grpcCode, $0.reason) < ($1.grpcCode, $1.reason) }
+        exact.map { ($0.key.code, $0.key.reason.rawValue, $0.value) }.sorted { ($0.grpcCode, $0.reason) < ($1.grpcCode, $1.reason) }
     }
 }

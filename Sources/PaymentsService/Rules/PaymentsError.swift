@@ -1,3 +1,5 @@
+import Contracts
+
 /// A PaymentsService failure with a stable machine-readable `reason` (the
 /// `error-reason` trailer, see payments.proto) and its gRPC status, kept as
 /// data so the gateway's one mapping table can turn it into a problem.
@@ -23,26 +25,27 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// PointsService could not be reached; the saga keeps the purchase and retries.
     case pointsUnavailable(detail: String)
     case databaseUnavailable(detail: String)
-    /// Verified, but the grant failed for a reason a retry will not fix.
+    /// Verified and kept, not credited yet for a reason an operator must fix
+    /// (alerted); resubmitting succeeds once it is fixed.
     case grantFailed(detail: String)
     case internalFailure(detail: String)
 
-    var reason: String {
+    var reason: ErrorReason {
         switch self {
-        case .validationFailed: "VALIDATION_FAILED"
-        case .productNotFound: "PRODUCT_NOT_FOUND"
-        case .productMismatch: "PRODUCT_MISMATCH"
-        case .transactionInvalid: "TRANSACTION_INVALID"
-        case .transactionRevoked: "TRANSACTION_REVOKED"
-        case .starterPackIneligible: "STARTER_PACK_INELIGIBLE"
-        case .environmentNotAllowed: "ENVIRONMENT_NOT_ALLOWED"
-        case .transactionConflict: "TRANSACTION_CONFLICT"
-        case .transactionNotFound: "TRANSACTION_NOT_FOUND"
-        case .appleUnavailable: "APPLE_UNAVAILABLE"
-        case .pointsUnavailable: "POINTS_UNAVAILABLE"
-        case .databaseUnavailable: "DATABASE_UNAVAILABLE"
-        case .grantFailed: "GRANT_FAILED"
-        case .internalFailure: "INTERNAL"
+        case .validationFailed: .validationFailed
+        case .productNotFound: .productNotFound
+        case .productMismatch: .productMismatch
+        case .transactionInvalid: .transactionInvalid
+        case .transactionRevoked: .transactionRevoked
+        case .starterPackIneligible: .starterPackIneligible
+        case .environmentNotAllowed: .environmentNotAllowed
+        case .transactionConflict: .transactionConflict
+        case .transactionNotFound: .transactionNotFound
+        case .appleUnavailable: .appleUnavailable
+        case .pointsUnavailable: .pointsUnavailable
+        case .databaseUnavailable: .databaseUnavailable
+        case .grantFailed: .grantFailed
+        case .internalFailure: .internalFailure
         }
     }
 

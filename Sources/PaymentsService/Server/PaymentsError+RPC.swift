@@ -8,6 +8,6 @@ extension PaymentsError: RPCErrorConvertible {
     var rpcError: RPCError {
         var extra: [(String, String)] = []
         if case .transactionInvalid(let failure, _) = self { extra.append(("jws-failure", failure)) }
-        return ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: ErrorReason(rawValue: reason), message: message, extra: extra)
+        return ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message, extra: extra)
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 /// A PointsService failure with a stable machine-readable `reason` (sent in
 /// the `error-reason` trailer) and the gRPC status it maps to, as data so the
 /// RPC layer can conform it to its error protocol without a second table.
@@ -17,15 +18,15 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
     case internalFailure(detail: String)
 
     /// The stable reason string of points.proto's header comment.
-    public var reason: String {
+    public var reason: ErrorReason {
         switch self {
-        case .validationFailed: return "VALIDATION_FAILED"
-        case .productNotFound: return "PRODUCT_NOT_FOUND"
-        case .eventNotFound: return "EVENT_NOT_FOUND"
-        case .starterPackIneligible: return "STARTER_PACK_INELIGIBLE"
-        case .eventConflict: return "EVENT_CONFLICT"
-        case .databaseUnavailable: return "DATABASE_UNAVAILABLE"
-        case .internalFailure: return "INTERNAL"
+        case .validationFailed: return .validationFailed
+        case .productNotFound: return .productNotFound
+        case .eventNotFound: return .eventNotFound
+        case .starterPackIneligible: return .starterPackIneligible
+        case .eventConflict: return .eventConflict
+        case .databaseUnavailable: return .databaseUnavailable
+        case .internalFailure: return .internalFailure
         }
     }
 

@@ -5,6 +5,6 @@ import RPCRuntime
 /// the `error-reason` trailer (points.proto's header lists them).
 extension PointsError: RPCErrorConvertible {
     public var rpcError: RPCError {
-        ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: ErrorReason(rawValue: reason), message: message)
+        ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message)
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import XCTest
 @testable import Gateway
 
@@ -68,5 +69,31 @@ final class RPCFailureMappingTests: XCTestCase {
         XCTAssertTrue(reasons.contains("ENVIRONMENT_NOT_ALLOWED"))
         let mapped = Set(RPCFailureMapping.documentedPairs.map(\.reason))
         XCTAssertEqual(reasons.subtracting(mapped), [], "every documented reason has a row")
+    }
+
+    /// Transient vs permanent is decided once, by `ErrorReason.isPermanent`:
+    /// a problem says `retryable: true` exactly when resubmitting can
+    /// succeed. The two exceptions are deliberate: a reason that reaches
+    /// the gateway only through our own bug is INTERNAL (retryable, so the
+    /// app never finishes a paid transaction on it), and PRODUCT_NOT_FOUND
+    /// at verify means the app named a code the catalog does not have for a
+    /// product it does have (refresh the packages; the same request will
+    /// not succeed).
+    func testRetryableFollowsTheReasonsPermanence() {
+        for pair in RPCFailureMapping.documentedPairs {
+            let reason = ErrorReason(rawValue: pair.reason)
+            XCTAssertTrue(ErrorReason.all.contains(reason), "\(pair.reason) is in the shared vocabulary")
+            if pair.problem == .internalError {
+                XCTAssertTrue(pair.problem.retryable)
+                continue
+            }
+            if reason == .productNotFound {
+                XCTAssertFalse(pair.problem.retryable)
+                continue
+            }
+            XCTAssertEqual(pair.problem.retryable, !reason.isPermanent, "\(pair.reason) → \(pair.problem)")
+        }
+        XCTAssertTrue(RPCFailureMapping.problemCode(grpcCode: Code.internalError, reason: ErrorReason.grantFailed.rawValue).retryable,
+                      "a verified purchase not yet credited is kept and resubmitted")
     }
 }
