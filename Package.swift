@@ -70,13 +70,13 @@ let package = Package(
         // MARK: Tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules"]),
+        .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
         .testTarget(
             name: "AppStoreVerificationTests",
-            dependencies: ["AppStoreVerification", "COpenSSL"],
+            dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),

@@ -1,19 +1,7 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import AppStoreVerification
-
-/// Deterministic SplitMix64, so every run mutates the same way.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
 
 /// Mutated input never crashes: every outcome is a typed failure or a valid decode.
 final class RobustnessTests: XCTestCase {
@@ -25,7 +13,7 @@ final class RobustnessTests: XCTestCase {
         let verifier = try PKI.verifier(trusting: authority)
         let original = try authority.sign(payloadJSON: PKI.transactionJSON())
         let payloadJSON = Array(PKI.transactionJSON().utf8)
-        var generator = SeededGenerator(seed: 0x1A9_2026)
+        var generator = SeededRandom(seed: 0x1A9_2026)
         var failureCodes: [String: Int] = [:]
         var successes = 0
         for iteration in 0..<Self.iterationsMax {
@@ -55,7 +43,7 @@ final class RobustnessTests: XCTestCase {
         XCTAssertLessThan(successes, Self.iterationsMax)
     }
 
-    private func mutate(_ bytes: inout [UInt8], using generator: inout SeededGenerator) {
+    private func mutate(_ bytes: inout [UInt8], using generator: inout SeededRandom) {
         guard !bytes.isEmpty else { return }
         let position = Int.random(in: 0..<bytes.count, using: &generator)
         switch Int.random(in: 0..<6, using: &generator) {

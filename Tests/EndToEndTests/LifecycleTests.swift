@@ -153,7 +153,7 @@ final class LifecycleTests: XCTestCase {
                 transactionId, productCode: "popular_pack", signedAt: refundAt, revocation: .init())))
             XCTAssertEqual(refund.status, 200, refund.text)
             // PointsService committed the clawback and died before replying.
-            let exited = try await system.waitForExit(system.points)
+            let exited = try await system.points.waitForExit()
             XCTAssertTrue(exited)
             let taken = try await system.ledgerCount(event: "refund.apple_iap:\(transactionId)")
             XCTAssertEqual(taken, 1, "the clawback committed")

@@ -28,16 +28,12 @@ final class LifecycleSystem: @unchecked Sendable {
     private let rootPath: String
     private let jwtSecret = EndToEndSystem.randomHex(32)
     private let emailSecret = EndToEndSystem.randomHex(32)
-    private var pointsPort = 0
-    private var paymentsPort = 0
-    private(set) var points: ServiceProcess?
-    private(set) var payments: ServiceProcess?
+    let points = RestartableService(executable: "PointsService")
+    let payments = RestartableService(executable: "PaymentsService")
     private(set) var gateway: ServiceProcess?
     private var paymentsFaults: String?
     private var pointsFaults: String?
     private var pointsCatalog = "config/packages.json"
-    /// Every PaymentsService log line so far (earlier processes included).
-    private var earlierPaymentsLogs = ""
 
     private init(authority: LocalTestingCertificateAuthority, pointsURL: String, paymentsURL: String, schema: String, rootPath: String) {
         self.authority = authority
@@ -89,30 +85,22 @@ final class LifecycleSystem: @unchecked Sendable {
         if let catalog { pointsCatalog = catalog }
         var environment = ["DATABASE_URL": pointsURL, "PACKAGES_FILE": pointsCatalog, "LOG_LEVEL": "info"]
         if let faults = faults ?? pointsFaults { environment["FAULT_POINTS"] = faults }
-        let arguments = pointsPort == 0 ? [] : ["--listen", "127.0.0.1:\(pointsPort)"]
-        let settings = environment
-        let started = try await offPool { try ServiceProcess(executable: "PointsService", arguments: arguments, environment: settings) }
-        points = started
-        pointsPort = started.port
+        try await points.start(environment: environment)
     }
 
     func startPayments(faults: String? = nil) async throws {
         var environment = [
-            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(pointsPort)", "LOG_LEVEL": "info",
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": "Sandbox", "APPLE_ROOT_CERTS": rootPath,
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "2000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "400",
         ]
         if let faults = faults ?? paymentsFaults { environment["FAULT_POINTS"] = faults }
-        let arguments = paymentsPort == 0 ? [] : ["--listen", "127.0.0.1:\(paymentsPort)"]
-        let settings = environment
-        let started = try await offPool { try ServiceProcess(executable: "PaymentsService", arguments: arguments, environment: settings) }
-        payments = started
-        paymentsPort = started.port
+        try await payments.start(environment: environment)
     }
 
     private func startGateway() async throws {
         let settings = [
-            "POINTS_ADDR": "127.0.0.1:\(pointsPort)", "PAYMENTS_ADDR": "127.0.0.1:\(paymentsPort)", "LOG_LEVEL": "info",
+            "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
             "JWT_HS256_SECRET": jwtSecret, "JWT_ISSUER": Self.issuer, "JWT_AUDIENCE": Self.audience, "EMAIL_HASH_SECRET": emailSecret,
         ]
         gateway = try await offPool { try ServiceProcess(executable: "Gateway", environment: settings) }
@@ -123,34 +111,15 @@ final class LifecycleSystem: @unchecked Sendable {
         throw HTTPExchangeError(description: "the gateway never became ready")
     }
 
-    func killPoints() async throws {
-        let process = points
-        _ = try await offPool { process?.kill9() }
-        points = nil
-    }
-
-    func killPayments() async throws {
-        if let payments { earlierPaymentsLogs += payments.logs }
-        let process = payments
-        _ = try await offPool { process?.kill9() }
-        payments = nil
-    }
-
-    /// Waits (bounded) for a process that is expected to kill itself.
-    func waitForExit(_ process: ServiceProcess?, timeout: Duration = .seconds(20)) async throws -> Bool {
-        guard let process else { return true }
-        return try await offPool {
-            let deadline = ContinuousClock.now + timeout
-            while process.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-            return !process.process.isRunning
-        }
-    }
-
-    var paymentsLogs: String { earlierPaymentsLogs + (payments?.logs ?? "") }
+    func killPoints() async throws { try await points.kill() }
+    func killPayments() async throws { try await payments.kill() }
+    var paymentsLogs: String { payments.logs }
 
     private func stop(base: String) async {
-        let processes = [gateway, payments, points]
-        _ = try? await offPool { for process in processes { process?.stop() } }
+        let running = gateway
+        _ = try? await offPool { running?.stop() }
+        await payments.stop()
+        await points.stop()
         await pointsDatabase.close()
         await paymentsDatabase.close()
         let cleanup = PostgresPool(configuration: .init(connectionString: base, maxConnections: 1))

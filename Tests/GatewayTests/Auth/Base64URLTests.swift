@@ -1,9 +1,10 @@
+import TestSupport
 import XCTest
 @testable import Gateway
 
 final class Base64URLTests: XCTestCase {
     func testRoundTripAllLengths() {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for length in 0..<70 {
             let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             let text = Base64URL.encode(bytes)

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import Gateway
 
@@ -302,7 +303,7 @@ final class HTTPRequestParserTests: XCTestCase {
     /// Seeded mutations of valid requests: the parser never crashes and every
     /// feed ends in requests, a typed error, or a wait for more bytes.
     func testSeededFuzzNeverCrashes() {
-        var generator = SplitMix64(seed: 0x5EED_1234)
+        var generator = SeededRandom(seed: 0x5EED_1234)
         let seeds = [
             "POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n{  }",
             "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\nT: 1\r\n\r\n",
@@ -332,18 +333,5 @@ final class HTTPRequestParserTests: XCTestCase {
             if let last = failures.last { XCTAssertEqual(events.last, last, "a failure is always the last event") }
             if let error = failure(events) { XCTAssertTrue([400, 413, 414, 417, 431, 501, 505].contains(error.status)) }
         }
-    }
-}
-
-/// A tiny deterministic generator for seeded tests (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -24,17 +24,14 @@ final class PaymentsCluster: @unchecked Sendable {
     let pointsURL: String
     let paymentsDatabase: PostgresPool
     let pointsDatabase: PostgresPool
-    private(set) var points: ServiceProcess?
-    private(set) var payments: ServiceProcess?
+    let points = RestartableService(executable: "PointsService")
+    let payments = RestartableService(executable: "PaymentsService")
     private(set) var client: RPCClient?
-    private var pointsPort = 0
     /// APPLE_ENVIRONMENTS and APPLE_APP_APPLE_ID of PaymentsService.
     private var appleEnvironments = "Sandbox"
     private var appAppleId: String?
     /// APPLE_SANDBOX_USER_IDS of PaymentsService (unset when empty).
     private var sandboxUserIds = ""
-    /// Every PaymentsService log written so far (earlier processes included).
-    private var earlierPaymentsLogs = ""
 
     /// Creates the database and starts both services. `extraRoots` are
     /// trusted too (for the verifier failure tests' special chains).
@@ -80,16 +77,12 @@ final class PaymentsCluster: @unchecked Sendable {
     func startPoints(faults: String? = nil) async throws {
         var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"]
         if let faults { environment["FAULT_POINTS"] = faults }
-        let arguments = pointsPort == 0 ? [] : ["--listen", "127.0.0.1:\(pointsPort)"]
-        let settings = environment
-        let started = try await offPool { try ServiceProcess(executable: "PointsService", arguments: arguments, environment: settings) }
-        points = started
-        pointsPort = started.port
+        try await points.start(environment: environment)
     }
 
     func startPayments(faults: String? = nil) async throws {
         var environment = [
-            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(pointsPort)",
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
@@ -97,44 +90,21 @@ final class PaymentsCluster: @unchecked Sendable {
         if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
-        let settings = environment
-        let started = try await offPool { try ServiceProcess(executable: "PaymentsService", environment: settings) }
-        payments = started
+        try await payments.start(environment: environment)
         let previous = client
-        client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: started.port)])
+        client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)])
         await previous?.close()
     }
 
-    /// Waits (bounded) for a process that is expected to kill itself.
-    static func waitForExit(_ process: ServiceProcess?, timeout: Duration = .seconds(20)) async throws -> Bool {
-        guard let process else { return true }
-        return try await offPool {
-            let deadline = ContinuousClock.now + timeout
-            while process.process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-            return !process.process.isRunning
-        }
-    }
-
-    func killPayments() async throws {
-        if let payments { earlierPaymentsLogs += payments.logs }
-        let process = payments
-        _ = try await offPool { process?.kill9() }
-    }
-
-    func killPoints() async throws {
-        let process = points
-        _ = try await offPool { process?.kill9() }
-    }
-
-    var paymentsLogs: String { earlierPaymentsLogs + (payments?.logs ?? "") }
+    func killPayments() async throws { try await payments.kill() }
+    func killPoints() async throws { try await points.kill() }
+    var paymentsLogs: String { payments.logs }
 
     /// Stops both services, closes the pools and drops the database.
     func shutdown() async {
         await client?.close()
-        let processes = [payments, points]
-        _ = try? await offPool {
-            for process in processes { process?.stop() }
-        }
+        await payments.stop()
+        await points.stop()
         await paymentsDatabase.close()
         await pointsDatabase.close()
         if let adminURL = try? TestDatabases.url("PAYMENTS_DATABASE_URL") {
@@ -183,7 +153,7 @@ final class PaymentsCluster: @unchecked Sendable {
     func redrive(_ transactionId: String) async throws -> (status: Int32, output: String) {
         let outputPath = NSTemporaryDirectory() + "/redrive-\(UUID().uuidString).out"
         let arguments = [
-            "/usr/bin/env", "DATABASE_URL=\(paymentsURL)", "POINTS_ADDR=127.0.0.1:\(pointsPort)", "LOG_LEVEL=error",
+            "/usr/bin/env", "DATABASE_URL=\(paymentsURL)", "POINTS_ADDR=127.0.0.1:\(points.port)", "LOG_LEVEL=error",
             ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive", "--transaction-id", transactionId,
         ]
         let status = try await offPool { try Command.run(arguments, outputPath: outputPath) }

@@ -46,7 +46,7 @@ final class PaymentsCrashTests: XCTestCase {
                 _ = try await cluster.verify(request)
                 XCTFail("PaymentsService should have died at \(point)", file: file, line: line)
             } catch {}
-            let exited = try await PaymentsCluster.waitForExit(cluster.payments)
+            let exited = try await cluster.payments.waitForExit()
             XCTAssertTrue(exited, "PaymentsService killed itself at \(point)", file: file, line: line)
             let status = try await cluster.status(transactionId)
             XCTAssertEqual(status, statusAfterCrash, "row after the crash", file: file, line: line)
@@ -83,7 +83,7 @@ final class PaymentsCrashTests: XCTestCase {
             let transactionId = PaymentsCluster.randomTransactionId()
             let request = try cluster.verifyRequest(user: user, productCode: "premium_pack", transactionId: transactionId)
             await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) { _ = try await cluster.verify(request) }
-            let exited = try await PaymentsCluster.waitForExit(cluster.points)
+            let exited = try await cluster.points.waitForExit()
             XCTAssertTrue(exited, "PointsService killed itself at \(point)", file: file, line: line)
             let row = try await cluster.row(transactionId)
             XCTAssertEqual(row?.status, "verified", file: file, line: line)
@@ -126,7 +126,7 @@ final class PaymentsCrashTests: XCTestCase {
             await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) {
                 _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
             }
-            let exited = try await PaymentsCluster.waitForExit(cluster.points)
+            let exited = try await cluster.points.waitForExit()
             XCTAssertTrue(exited, file: file, line: line)
             let answer = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "popular_pack"))
             XCTAssertEqual(answer.outcome, "clawback_scheduled", file: file, line: line)
