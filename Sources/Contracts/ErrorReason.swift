@@ -25,6 +25,8 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     // MARK: PointsService
     /// A ledger event (purchase, clawback) the request refers to does not exist.
     public static let eventNotFound = ErrorReason(rawValue: "EVENT_NOT_FOUND")
+    /// A spend larger than the balance: nothing was spent.
+    public static let insufficientCredits = ErrorReason(rawValue: "INSUFFICIENT_CREDITS")
     /// The event id was used with other content, or the movement contradicts
     /// the ledger (a second unreversed clawback of one purchase).
     public static let eventConflict = ErrorReason(rawValue: "EVENT_CONFLICT")
@@ -48,6 +50,7 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// Every reason above, for tests and documentation.
     public static let all: [ErrorReason] = [
         .validationFailed, .productNotFound, .starterPackIneligible, .databaseUnavailable, .eventNotFound, .eventConflict,
+        .insufficientCredits,
         .productMismatch, .transactionInvalid, .transactionRevoked, .transactionConflict, .transactionNotFound,
         .appleUnavailable, .pointsUnavailable, .grantFailed, .environmentNotAllowed, .internalFailure,
     ]

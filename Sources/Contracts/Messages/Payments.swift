@@ -122,3 +122,20 @@ public struct GetAccountTokenResponse: ProtobufMessage, Equatable {
     public var appAccountToken = ""
     public init() {}
 }
+
+/// `payments.v1.ListTransactionsRequest`.
+public struct ListTransactionsRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.ListTransactionsRequest"
+    public var userId = ""
+    public var pageSize: Int32 = 0
+    public var pageToken = ""
+    public init() {}
+}
+
+/// `payments.v1.ListTransactionsResponse`.
+public struct ListTransactionsResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.ListTransactionsResponse"
+    public var transactions: [Transaction] = []
+    public var nextPageToken = ""
+    public init() {}
+}

@@ -185,3 +185,55 @@ public struct ListLedgerResponse: ProtobufMessage, Equatable {
     public var nextPageToken = ""
     public init() {}
 }
+
+/// `points.v1.SpendRequest`.
+public struct SpendRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.SpendRequest"
+    public var eventId = ""
+    public var userId = ""
+    public var amount: Int64 = 0
+    public var bizType = ""
+    public var bizId = ""
+    public var metadataJson = ""
+    public init() {}
+}
+
+/// `points.v1.SpendAttribution`: credits of one source a spend used.
+public struct SpendAttribution: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.SpendAttribution"
+    public var sourceEventId = ""
+    public var amount: Int64 = 0
+    public init() {}
+}
+
+/// `points.v1.SpendResponse`.
+public struct SpendResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.SpendResponse"
+    public var eventId = ""
+    public var replayed = false
+    public var amount: Int64 = 0
+    public var balanceAfter: Int64 = 0
+    public var balance: Int64 = 0
+    public var ledgerEntryId = ""
+    public var attributions: [SpendAttribution] = []
+    public init() {}
+}
+
+/// `points.v1.ReverseSpendRequest`.
+public struct ReverseSpendRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.ReverseSpendRequest"
+    public var eventId = ""
+    public var userId = ""
+    public var spendEventId = ""
+    public init() {}
+}
+
+/// `points.v1.ReverseSpendResponse`.
+public struct ReverseSpendResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.ReverseSpendResponse"
+    public var eventId = ""
+    public var replayed = false
+    public var creditsRestored: Int64 = 0
+    public var balance: Int64 = 0
+    public init() {}
+}

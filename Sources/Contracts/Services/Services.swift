@@ -18,9 +18,11 @@ public enum PointsMethods {
     public static let clawback = UnaryMethod<ClawbackRequest, ClawbackResponse>(service: service, method: "Clawback")
     public static let reverseClawback = UnaryMethod<ReverseClawbackRequest, ReverseClawbackResponse>(service: service, method: "ReverseClawback")
     public static let listLedger = UnaryMethod<ListLedgerRequest, ListLedgerResponse>(service: service, method: "ListLedger")
+    public static let spend = UnaryMethod<SpendRequest, SpendResponse>(service: service, method: "Spend")
+    public static let reverseSpend = UnaryMethod<ReverseSpendRequest, ReverseSpendResponse>(service: service, method: "ReverseSpend")
     public static let all: [MethodSignature] = [
         getBalance.signature, listPackages.signature, getCatalog.signature, grant.signature,
-        clawback.signature, reverseClawback.signature, listLedger.signature,
+        clawback.signature, reverseClawback.signature, listLedger.signature, spend.signature, reverseSpend.signature,
     ]
 }
 
@@ -31,8 +33,10 @@ public enum PaymentsMethods {
     public static let getTransaction = UnaryMethod<GetTransactionRequest, GetTransactionResponse>(service: service, method: "GetTransaction")
     public static let handleNotification = UnaryMethod<HandleNotificationRequest, HandleNotificationResponse>(service: service, method: "HandleNotification")
     public static let getAccountToken = UnaryMethod<GetAccountTokenRequest, GetAccountTokenResponse>(service: service, method: "GetAccountToken")
+    public static let listTransactions = UnaryMethod<ListTransactionsRequest, ListTransactionsResponse>(service: service, method: "ListTransactions")
     public static let all: [MethodSignature] = [
         verifyTransaction.signature, getTransaction.signature, handleNotification.signature, getAccountToken.signature,
+        listTransactions.signature,
     ]
 }
 

@@ -48,6 +48,9 @@ public enum RPCFailureMapping {
         // Same event id with different content: a gateway caller never
         // chooses event ids, so this is an internal inconsistency.
         Key(code: GRPCCode.alreadyExists, reason: .eventConflict): .internalError,
+        // No public route spends credits (the app's features call Spend
+        // themselves): reaching the gateway, it is our inconsistency.
+        Key(code: GRPCCode.failedPrecondition, reason: .insufficientCredits): .internalError,
         Key(code: GRPCCode.unavailable, reason: .appleUnavailable): .paymentAppleUnavailable,
         Key(code: GRPCCode.unavailable, reason: .pointsUnavailable): .serviceUnavailable,
         Key(code: GRPCCode.unavailable, reason: .databaseUnavailable): .serviceUnavailable,

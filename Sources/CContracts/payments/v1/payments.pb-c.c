@@ -412,6 +412,96 @@ void   payments__v1__get_account_token_response__free_unpacked
   assert(message->base.descriptor == &payments__v1__get_account_token_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   payments__v1__list_transactions_request__init
+                     (Payments__V1__ListTransactionsRequest         *message)
+{
+  static const Payments__V1__ListTransactionsRequest init_value = PAYMENTS__V1__LIST_TRANSACTIONS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t payments__v1__list_transactions_request__get_packed_size
+                     (const Payments__V1__ListTransactionsRequest *message)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__list_transactions_request__pack
+                     (const Payments__V1__ListTransactionsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__list_transactions_request__pack_to_buffer
+                     (const Payments__V1__ListTransactionsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__ListTransactionsRequest *
+       payments__v1__list_transactions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__ListTransactionsRequest *)
+     protobuf_c_message_unpack (&payments__v1__list_transactions_request__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__list_transactions_request__free_unpacked
+                     (Payments__V1__ListTransactionsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__list_transactions_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   payments__v1__list_transactions_response__init
+                     (Payments__V1__ListTransactionsResponse         *message)
+{
+  static const Payments__V1__ListTransactionsResponse init_value = PAYMENTS__V1__LIST_TRANSACTIONS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t payments__v1__list_transactions_response__get_packed_size
+                     (const Payments__V1__ListTransactionsResponse *message)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__list_transactions_response__pack
+                     (const Payments__V1__ListTransactionsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__list_transactions_response__pack_to_buffer
+                     (const Payments__V1__ListTransactionsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__list_transactions_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__ListTransactionsResponse *
+       payments__v1__list_transactions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__ListTransactionsResponse *)
+     protobuf_c_message_unpack (&payments__v1__list_transactions_response__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__list_transactions_response__free_unpacked
+                     (Payments__V1__ListTransactionsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__list_transactions_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor payments__v1__verify_transaction_request__field_descriptors[8] =
 {
   {
@@ -1222,6 +1312,121 @@ const ProtobufCMessageDescriptor payments__v1__get_account_token_response__descr
   (ProtobufCMessageInit) payments__v1__get_account_token_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor payments__v1__list_transactions_request__field_descriptors[3] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ListTransactionsRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_size",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ListTransactionsRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ListTransactionsRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__list_transactions_request__field_indices_by_name[] = {
+  1,   /* field[1] = page_size */
+  2,   /* field[2] = page_token */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange payments__v1__list_transactions_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor payments__v1__list_transactions_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.ListTransactionsRequest",
+  "ListTransactionsRequest",
+  "Payments__V1__ListTransactionsRequest",
+  "payments.v1",
+  sizeof(Payments__V1__ListTransactionsRequest),
+  3,
+  payments__v1__list_transactions_request__field_descriptors,
+  payments__v1__list_transactions_request__field_indices_by_name,
+  1,  payments__v1__list_transactions_request__number_ranges,
+  (ProtobufCMessageInit) payments__v1__list_transactions_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor payments__v1__list_transactions_response__field_descriptors[2] =
+{
+  {
+    "transactions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Payments__V1__ListTransactionsResponse, n_transactions),
+    offsetof(Payments__V1__ListTransactionsResponse, transactions),
+    &payments__v1__transaction__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ListTransactionsResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__list_transactions_response__field_indices_by_name[] = {
+  1,   /* field[1] = next_page_token */
+  0,   /* field[0] = transactions */
+};
+static const ProtobufCIntRange payments__v1__list_transactions_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor payments__v1__list_transactions_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.ListTransactionsResponse",
+  "ListTransactionsResponse",
+  "Payments__V1__ListTransactionsResponse",
+  "payments.v1",
+  sizeof(Payments__V1__ListTransactionsResponse),
+  2,
+  payments__v1__list_transactions_response__field_descriptors,
+  payments__v1__list_transactions_response__field_indices_by_name,
+  1,  payments__v1__list_transactions_response__number_ranges,
+  (ProtobufCMessageInit) payments__v1__list_transactions_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue payments__v1__grant_outcome__enum_values_by_number[3] =
 {
   { "GRANT_OUTCOME_UNSPECIFIED", "PAYMENTS__V1__GRANT_OUTCOME__GRANT_OUTCOME_UNSPECIFIED", 0 },
@@ -1292,17 +1497,19 @@ const ProtobufCEnumDescriptor payments__v1__transaction_status__descriptor =
   payments__v1__transaction_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[4] =
+static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[5] =
 {
   { "VerifyTransaction", &payments__v1__verify_transaction_request__descriptor, &payments__v1__verify_transaction_response__descriptor },
   { "GetTransaction", &payments__v1__get_transaction_request__descriptor, &payments__v1__get_transaction_response__descriptor },
   { "HandleNotification", &payments__v1__handle_notification_request__descriptor, &payments__v1__handle_notification_response__descriptor },
   { "GetAccountToken", &payments__v1__get_account_token_request__descriptor, &payments__v1__get_account_token_response__descriptor },
+  { "ListTransactions", &payments__v1__list_transactions_request__descriptor, &payments__v1__list_transactions_response__descriptor },
 };
 const unsigned payments__v1__payments__method_indices_by_name[] = {
   3,        /* GetAccountToken */
   1,        /* GetTransaction */
   2,        /* HandleNotification */
+  4,        /* ListTransactions */
   0         /* VerifyTransaction */
 };
 const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
@@ -1312,7 +1519,7 @@ const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
   "Payments",
   "Payments__V1__Payments",
   "payments.v1",
-  4,
+  5,
   payments__v1__payments__method_descriptors,
   payments__v1__payments__method_indices_by_name
 };
@@ -1347,6 +1554,14 @@ void payments__v1__payments__get_account_token(ProtobufCService *service,
 {
   assert(service->descriptor == &payments__v1__payments__descriptor);
   service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void payments__v1__payments__list_transactions(ProtobufCService *service,
+                                               const Payments__V1__ListTransactionsRequest *input,
+                                               Payments__V1__ListTransactionsResponse_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &payments__v1__payments__descriptor);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
                                    Payments__V1__Payments_ServiceDestroy destroy)

@@ -772,6 +772,231 @@ void   points__v1__list_ledger_response__free_unpacked
   assert(message->base.descriptor == &points__v1__list_ledger_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   points__v1__spend_request__init
+                     (Points__V1__SpendRequest         *message)
+{
+  static const Points__V1__SpendRequest init_value = POINTS__V1__SPEND_REQUEST__INIT;
+  *message = init_value;
+}
+size_t points__v1__spend_request__get_packed_size
+                     (const Points__V1__SpendRequest *message)
+{
+  assert(message->base.descriptor == &points__v1__spend_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__spend_request__pack
+                     (const Points__V1__SpendRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__spend_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__spend_request__pack_to_buffer
+                     (const Points__V1__SpendRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__spend_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__SpendRequest *
+       points__v1__spend_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__SpendRequest *)
+     protobuf_c_message_unpack (&points__v1__spend_request__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__spend_request__free_unpacked
+                     (Points__V1__SpendRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__spend_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__spend_attribution__init
+                     (Points__V1__SpendAttribution         *message)
+{
+  static const Points__V1__SpendAttribution init_value = POINTS__V1__SPEND_ATTRIBUTION__INIT;
+  *message = init_value;
+}
+size_t points__v1__spend_attribution__get_packed_size
+                     (const Points__V1__SpendAttribution *message)
+{
+  assert(message->base.descriptor == &points__v1__spend_attribution__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__spend_attribution__pack
+                     (const Points__V1__SpendAttribution *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__spend_attribution__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__spend_attribution__pack_to_buffer
+                     (const Points__V1__SpendAttribution *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__spend_attribution__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__SpendAttribution *
+       points__v1__spend_attribution__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__SpendAttribution *)
+     protobuf_c_message_unpack (&points__v1__spend_attribution__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__spend_attribution__free_unpacked
+                     (Points__V1__SpendAttribution *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__spend_attribution__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__spend_response__init
+                     (Points__V1__SpendResponse         *message)
+{
+  static const Points__V1__SpendResponse init_value = POINTS__V1__SPEND_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t points__v1__spend_response__get_packed_size
+                     (const Points__V1__SpendResponse *message)
+{
+  assert(message->base.descriptor == &points__v1__spend_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__spend_response__pack
+                     (const Points__V1__SpendResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__spend_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__spend_response__pack_to_buffer
+                     (const Points__V1__SpendResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__spend_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__SpendResponse *
+       points__v1__spend_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__SpendResponse *)
+     protobuf_c_message_unpack (&points__v1__spend_response__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__spend_response__free_unpacked
+                     (Points__V1__SpendResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__spend_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__reverse_spend_request__init
+                     (Points__V1__ReverseSpendRequest         *message)
+{
+  static const Points__V1__ReverseSpendRequest init_value = POINTS__V1__REVERSE_SPEND_REQUEST__INIT;
+  *message = init_value;
+}
+size_t points__v1__reverse_spend_request__get_packed_size
+                     (const Points__V1__ReverseSpendRequest *message)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__reverse_spend_request__pack
+                     (const Points__V1__ReverseSpendRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__reverse_spend_request__pack_to_buffer
+                     (const Points__V1__ReverseSpendRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__ReverseSpendRequest *
+       points__v1__reverse_spend_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__ReverseSpendRequest *)
+     protobuf_c_message_unpack (&points__v1__reverse_spend_request__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__reverse_spend_request__free_unpacked
+                     (Points__V1__ReverseSpendRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__reverse_spend_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__reverse_spend_response__init
+                     (Points__V1__ReverseSpendResponse         *message)
+{
+  static const Points__V1__ReverseSpendResponse init_value = POINTS__V1__REVERSE_SPEND_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t points__v1__reverse_spend_response__get_packed_size
+                     (const Points__V1__ReverseSpendResponse *message)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__reverse_spend_response__pack
+                     (const Points__V1__ReverseSpendResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__reverse_spend_response__pack_to_buffer
+                     (const Points__V1__ReverseSpendResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__reverse_spend_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__ReverseSpendResponse *
+       points__v1__reverse_spend_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__ReverseSpendResponse *)
+     protobuf_c_message_unpack (&points__v1__reverse_spend_response__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__reverse_spend_response__free_unpacked
+                     (Points__V1__ReverseSpendResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__reverse_spend_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor points__v1__package__field_descriptors[8] =
 {
   {
@@ -2152,6 +2377,417 @@ const ProtobufCMessageDescriptor points__v1__list_ledger_response__descriptor =
   (ProtobufCMessageInit) points__v1__list_ledger_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor points__v1__spend_request__field_descriptors[6] =
+{
+  {
+    "event_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "user_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, amount),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "biz_type",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, biz_type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "biz_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, biz_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "metadata_json",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendRequest, metadata_json),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__spend_request__field_indices_by_name[] = {
+  2,   /* field[2] = amount */
+  4,   /* field[4] = biz_id */
+  3,   /* field[3] = biz_type */
+  0,   /* field[0] = event_id */
+  5,   /* field[5] = metadata_json */
+  1,   /* field[1] = user_id */
+};
+static const ProtobufCIntRange points__v1__spend_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor points__v1__spend_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.SpendRequest",
+  "SpendRequest",
+  "Points__V1__SpendRequest",
+  "points.v1",
+  sizeof(Points__V1__SpendRequest),
+  6,
+  points__v1__spend_request__field_descriptors,
+  points__v1__spend_request__field_indices_by_name,
+  1,  points__v1__spend_request__number_ranges,
+  (ProtobufCMessageInit) points__v1__spend_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__spend_attribution__field_descriptors[2] =
+{
+  {
+    "source_event_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendAttribution, source_event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendAttribution, amount),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__spend_attribution__field_indices_by_name[] = {
+  1,   /* field[1] = amount */
+  0,   /* field[0] = source_event_id */
+};
+static const ProtobufCIntRange points__v1__spend_attribution__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor points__v1__spend_attribution__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.SpendAttribution",
+  "SpendAttribution",
+  "Points__V1__SpendAttribution",
+  "points.v1",
+  sizeof(Points__V1__SpendAttribution),
+  2,
+  points__v1__spend_attribution__field_descriptors,
+  points__v1__spend_attribution__field_indices_by_name,
+  1,  points__v1__spend_attribution__number_ranges,
+  (ProtobufCMessageInit) points__v1__spend_attribution__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__spend_response__field_descriptors[7] =
+{
+  {
+    "event_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replayed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, replayed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, amount),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "balance_after",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, balance_after),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "balance",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, balance),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ledger_entry_id",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__SpendResponse, ledger_entry_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "attributions",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Points__V1__SpendResponse, n_attributions),
+    offsetof(Points__V1__SpendResponse, attributions),
+    &points__v1__spend_attribution__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__spend_response__field_indices_by_name[] = {
+  2,   /* field[2] = amount */
+  6,   /* field[6] = attributions */
+  4,   /* field[4] = balance */
+  3,   /* field[3] = balance_after */
+  0,   /* field[0] = event_id */
+  5,   /* field[5] = ledger_entry_id */
+  1,   /* field[1] = replayed */
+};
+static const ProtobufCIntRange points__v1__spend_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor points__v1__spend_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.SpendResponse",
+  "SpendResponse",
+  "Points__V1__SpendResponse",
+  "points.v1",
+  sizeof(Points__V1__SpendResponse),
+  7,
+  points__v1__spend_response__field_descriptors,
+  points__v1__spend_response__field_indices_by_name,
+  1,  points__v1__spend_response__number_ranges,
+  (ProtobufCMessageInit) points__v1__spend_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__reverse_spend_request__field_descriptors[3] =
+{
+  {
+    "event_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendRequest, event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "user_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "spend_event_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendRequest, spend_event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__reverse_spend_request__field_indices_by_name[] = {
+  0,   /* field[0] = event_id */
+  2,   /* field[2] = spend_event_id */
+  1,   /* field[1] = user_id */
+};
+static const ProtobufCIntRange points__v1__reverse_spend_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor points__v1__reverse_spend_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.ReverseSpendRequest",
+  "ReverseSpendRequest",
+  "Points__V1__ReverseSpendRequest",
+  "points.v1",
+  sizeof(Points__V1__ReverseSpendRequest),
+  3,
+  points__v1__reverse_spend_request__field_descriptors,
+  points__v1__reverse_spend_request__field_indices_by_name,
+  1,  points__v1__reverse_spend_request__number_ranges,
+  (ProtobufCMessageInit) points__v1__reverse_spend_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__reverse_spend_response__field_descriptors[4] =
+{
+  {
+    "event_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendResponse, event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replayed",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendResponse, replayed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "credits_restored",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendResponse, credits_restored),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "balance",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendResponse, balance),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__reverse_spend_response__field_indices_by_name[] = {
+  3,   /* field[3] = balance */
+  2,   /* field[2] = credits_restored */
+  0,   /* field[0] = event_id */
+  1,   /* field[1] = replayed */
+};
+static const ProtobufCIntRange points__v1__reverse_spend_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.ReverseSpendResponse",
+  "ReverseSpendResponse",
+  "Points__V1__ReverseSpendResponse",
+  "points.v1",
+  sizeof(Points__V1__ReverseSpendResponse),
+  4,
+  points__v1__reverse_spend_response__field_descriptors,
+  points__v1__reverse_spend_response__field_indices_by_name,
+  1,  points__v1__reverse_spend_response__number_ranges,
+  (ProtobufCMessageInit) points__v1__reverse_spend_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue points__v1__package_kind__enum_values_by_number[3] =
 {
   { "PACKAGE_KIND_UNSPECIFIED", "POINTS__V1__PACKAGE_KIND__PACKAGE_KIND_UNSPECIFIED", 0 },
@@ -2182,7 +2818,7 @@ const ProtobufCEnumDescriptor points__v1__package_kind__descriptor =
   points__v1__package_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[7] =
+static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[9] =
 {
   { "GetBalance", &points__v1__get_balance_request__descriptor, &points__v1__get_balance_response__descriptor },
   { "ListPackages", &points__v1__list_packages_request__descriptor, &points__v1__list_packages_response__descriptor },
@@ -2191,6 +2827,8 @@ static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[7]
   { "Clawback", &points__v1__clawback_request__descriptor, &points__v1__clawback_response__descriptor },
   { "ReverseClawback", &points__v1__reverse_clawback_request__descriptor, &points__v1__reverse_clawback_response__descriptor },
   { "ListLedger", &points__v1__list_ledger_request__descriptor, &points__v1__list_ledger_response__descriptor },
+  { "Spend", &points__v1__spend_request__descriptor, &points__v1__spend_response__descriptor },
+  { "ReverseSpend", &points__v1__reverse_spend_request__descriptor, &points__v1__reverse_spend_response__descriptor },
 };
 const unsigned points__v1__points__method_indices_by_name[] = {
   4,        /* Clawback */
@@ -2199,7 +2837,9 @@ const unsigned points__v1__points__method_indices_by_name[] = {
   3,        /* Grant */
   6,        /* ListLedger */
   1,        /* ListPackages */
-  5         /* ReverseClawback */
+  5,        /* ReverseClawback */
+  8,        /* ReverseSpend */
+  7         /* Spend */
 };
 const ProtobufCServiceDescriptor points__v1__points__descriptor =
 {
@@ -2208,7 +2848,7 @@ const ProtobufCServiceDescriptor points__v1__points__descriptor =
   "Points",
   "Points__V1__Points",
   "points.v1",
-  7,
+  9,
   points__v1__points__method_descriptors,
   points__v1__points__method_indices_by_name
 };
@@ -2267,6 +2907,22 @@ void points__v1__points__list_ledger(ProtobufCService *service,
 {
   assert(service->descriptor == &points__v1__points__descriptor);
   service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void points__v1__points__spend(ProtobufCService *service,
+                               const Points__V1__SpendRequest *input,
+                               Points__V1__SpendResponse_Closure closure,
+                               void *closure_data)
+{
+  assert(service->descriptor == &points__v1__points__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void points__v1__points__reverse_spend(ProtobufCService *service,
+                                       const Points__V1__ReverseSpendRequest *input,
+                                       Points__V1__ReverseSpendResponse_Closure closure,
+                                       void *closure_data)
+{
+  assert(service->descriptor == &points__v1__points__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__init (Points__V1__Points_Service *service,
                                Points__V1__Points_ServiceDestroy destroy)

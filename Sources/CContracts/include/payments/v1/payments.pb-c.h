@@ -24,6 +24,8 @@ typedef struct Payments__V1__HandleNotificationRequest Payments__V1__HandleNotif
 typedef struct Payments__V1__HandleNotificationResponse Payments__V1__HandleNotificationResponse;
 typedef struct Payments__V1__GetAccountTokenRequest Payments__V1__GetAccountTokenRequest;
 typedef struct Payments__V1__GetAccountTokenResponse Payments__V1__GetAccountTokenResponse;
+typedef struct Payments__V1__ListTransactionsRequest Payments__V1__ListTransactionsRequest;
+typedef struct Payments__V1__ListTransactionsResponse Payments__V1__ListTransactionsResponse;
 
 
 /* --- enums --- */
@@ -244,6 +246,36 @@ struct  Payments__V1__GetAccountTokenResponse
     , (char *)protobuf_c_empty_string }
 
 
+struct  Payments__V1__ListTransactionsRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+  /*
+   * 1..100; 0 means 20
+   */
+  int32_t page_size;
+  /*
+   * opaque; empty for the first page
+   */
+  char *page_token;
+};
+#define PAYMENTS__V1__LIST_TRANSACTIONS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__list_transactions_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Payments__V1__ListTransactionsResponse
+{
+  ProtobufCMessage base;
+  size_t n_transactions;
+  Payments__V1__Transaction **transactions;
+  char *next_page_token;
+};
+#define PAYMENTS__V1__LIST_TRANSACTIONS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__list_transactions_response__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
+
+
 /* Payments__V1__VerifyTransactionRequest methods */
 void   payments__v1__verify_transaction_request__init
                      (Payments__V1__VerifyTransactionRequest         *message);
@@ -415,6 +447,44 @@ Payments__V1__GetAccountTokenResponse *
 void   payments__v1__get_account_token_response__free_unpacked
                      (Payments__V1__GetAccountTokenResponse *message,
                       ProtobufCAllocator *allocator);
+/* Payments__V1__ListTransactionsRequest methods */
+void   payments__v1__list_transactions_request__init
+                     (Payments__V1__ListTransactionsRequest         *message);
+size_t payments__v1__list_transactions_request__get_packed_size
+                     (const Payments__V1__ListTransactionsRequest   *message);
+size_t payments__v1__list_transactions_request__pack
+                     (const Payments__V1__ListTransactionsRequest   *message,
+                      uint8_t             *out);
+size_t payments__v1__list_transactions_request__pack_to_buffer
+                     (const Payments__V1__ListTransactionsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__ListTransactionsRequest *
+       payments__v1__list_transactions_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__list_transactions_request__free_unpacked
+                     (Payments__V1__ListTransactionsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Payments__V1__ListTransactionsResponse methods */
+void   payments__v1__list_transactions_response__init
+                     (Payments__V1__ListTransactionsResponse         *message);
+size_t payments__v1__list_transactions_response__get_packed_size
+                     (const Payments__V1__ListTransactionsResponse   *message);
+size_t payments__v1__list_transactions_response__pack
+                     (const Payments__V1__ListTransactionsResponse   *message,
+                      uint8_t             *out);
+size_t payments__v1__list_transactions_response__pack_to_buffer
+                     (const Payments__V1__ListTransactionsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__ListTransactionsResponse *
+       payments__v1__list_transactions_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__list_transactions_response__free_unpacked
+                     (Payments__V1__ListTransactionsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Payments__V1__VerifyTransactionRequest_Closure)
@@ -444,6 +514,12 @@ typedef void (*Payments__V1__GetAccountTokenRequest_Closure)
 typedef void (*Payments__V1__GetAccountTokenResponse_Closure)
                  (const Payments__V1__GetAccountTokenResponse *message,
                   void *closure_data);
+typedef void (*Payments__V1__ListTransactionsRequest_Closure)
+                 (const Payments__V1__ListTransactionsRequest *message,
+                  void *closure_data);
+typedef void (*Payments__V1__ListTransactionsResponse_Closure)
+                 (const Payments__V1__ListTransactionsResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -467,6 +543,10 @@ struct Payments__V1__Payments_Service
                             const Payments__V1__GetAccountTokenRequest *input,
                             Payments__V1__GetAccountTokenResponse_Closure closure,
                             void *closure_data);
+  void (*list_transactions)(Payments__V1__Payments_Service *service,
+                            const Payments__V1__ListTransactionsRequest *input,
+                            Payments__V1__ListTransactionsResponse_Closure closure,
+                            void *closure_data);
 };
 typedef void (*Payments__V1__Payments_ServiceDestroy)(Payments__V1__Payments_Service *);
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
@@ -478,7 +558,8 @@ void payments__v1__payments__init (Payments__V1__Payments_Service *service,
       function_prefix__ ## verify_transaction,\
       function_prefix__ ## get_transaction,\
       function_prefix__ ## handle_notification,\
-      function_prefix__ ## get_account_token  }
+      function_prefix__ ## get_account_token,\
+      function_prefix__ ## list_transactions  }
 void payments__v1__payments__verify_transaction(ProtobufCService *service,
                                                 const Payments__V1__VerifyTransactionRequest *input,
                                                 Payments__V1__VerifyTransactionResponse_Closure closure,
@@ -495,6 +576,10 @@ void payments__v1__payments__get_account_token(ProtobufCService *service,
                                                const Payments__V1__GetAccountTokenRequest *input,
                                                Payments__V1__GetAccountTokenResponse_Closure closure,
                                                void *closure_data);
+void payments__v1__payments__list_transactions(ProtobufCService *service,
+                                               const Payments__V1__ListTransactionsRequest *input,
+                                               Payments__V1__ListTransactionsResponse_Closure closure,
+                                               void *closure_data);
 
 /* --- descriptors --- */
 
@@ -509,6 +594,8 @@ extern const ProtobufCMessageDescriptor payments__v1__handle_notification_reques
 extern const ProtobufCMessageDescriptor payments__v1__handle_notification_response__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__get_account_token_request__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__get_account_token_response__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__list_transactions_request__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__list_transactions_response__descriptor;
 extern const ProtobufCServiceDescriptor payments__v1__payments__descriptor;
 
 PROTOBUF_C__END_DECLS

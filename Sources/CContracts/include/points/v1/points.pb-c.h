@@ -32,6 +32,11 @@ typedef struct Points__V1__ReverseClawbackResponse Points__V1__ReverseClawbackRe
 typedef struct Points__V1__ListLedgerRequest Points__V1__ListLedgerRequest;
 typedef struct Points__V1__LedgerEntry Points__V1__LedgerEntry;
 typedef struct Points__V1__ListLedgerResponse Points__V1__ListLedgerResponse;
+typedef struct Points__V1__SpendRequest Points__V1__SpendRequest;
+typedef struct Points__V1__SpendAttribution Points__V1__SpendAttribution;
+typedef struct Points__V1__SpendResponse Points__V1__SpendResponse;
+typedef struct Points__V1__ReverseSpendRequest Points__V1__ReverseSpendRequest;
+typedef struct Points__V1__ReverseSpendResponse Points__V1__ReverseSpendResponse;
 
 
 /* --- enums --- */
@@ -360,7 +365,7 @@ struct  Points__V1__LedgerEntry
   char *id;
   char *event_id;
   /*
-   * register, consume, grant, adjust, purchase, refund, refund_reversal
+   * register, consume, consume_reversal, grant, adjust, purchase, refund, refund_reversal
    */
   char *change_type;
   /*
@@ -373,7 +378,7 @@ struct  Points__V1__LedgerEntry
   int64_t amount;
   int64_t balance_after;
   /*
-   * chat, payment, support (an operator's adjust)
+   * payment, support (an operator's adjust), or what a spend was for (e.g. chat)
    */
   char *biz_type;
   char *biz_id;
@@ -395,6 +400,115 @@ struct  Points__V1__ListLedgerResponse
 #define POINTS__V1__LIST_LEDGER_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&points__v1__list_ledger_response__descriptor) \
     , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Points__V1__SpendRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The caller's idempotency key, e.g. "chat.turn:{session}:{turn}"; a
+   * replay answers the first result, the same key with other content is
+   * EVENT_CONFLICT.
+   */
+  char *event_id;
+  char *user_id;
+  /*
+   * 1..1e9 credits
+   */
+  int64_t amount;
+  /*
+   * What it was for: biz_type [a-z][a-z0-9_]{0,31} (not "payment" or
+   * "support", which are the purchase and operator ledgers'), biz_id free
+   * text up to 200 bytes.
+   */
+  char *biz_type;
+  char *biz_id;
+  /*
+   * A small JSON object (at most 2 KiB) stored with the ledger row.
+   */
+  char *metadata_json;
+};
+#define POINTS__V1__SPEND_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__spend_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Credits of one source (a purchase, an operator's credit, or what the
+ * account held before attribution began) that a spend used.
+ */
+struct  Points__V1__SpendAttribution
+{
+  ProtobufCMessage base;
+  /*
+   * e.g. "payment.apple_iap:2000000847061981"
+   */
+  char *source_event_id;
+  int64_t amount;
+};
+#define POINTS__V1__SPEND_ATTRIBUTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__spend_attribution__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Points__V1__SpendResponse
+{
+  ProtobufCMessage base;
+  char *event_id;
+  /*
+   * True when this event id was already applied: nothing changed now.
+   */
+  protobuf_c_boolean replayed;
+  int64_t amount;
+  /*
+   * right after the first application
+   */
+  int64_t balance_after;
+  /*
+   * now
+   */
+  int64_t balance;
+  char *ledger_entry_id;
+  /*
+   * oldest source first
+   */
+  size_t n_attributions;
+  Points__V1__SpendAttribution **attributions;
+};
+#define POINTS__V1__SPEND_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__spend_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+struct  Points__V1__ReverseSpendRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Idempotency key of the reversal, e.g. "chat.refund:{session}:{turn}".
+   */
+  char *event_id;
+  char *user_id;
+  /*
+   * the spend given back
+   */
+  char *spend_event_id;
+};
+#define POINTS__V1__REVERSE_SPEND_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__reverse_spend_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Points__V1__ReverseSpendResponse
+{
+  ProtobufCMessage base;
+  char *event_id;
+  protobuf_c_boolean replayed;
+  int64_t credits_restored;
+  int64_t balance;
+};
+#define POINTS__V1__REVERSE_SPEND_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__reverse_spend_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /* Points__V1__Package methods */
@@ -720,6 +834,101 @@ Points__V1__ListLedgerResponse *
 void   points__v1__list_ledger_response__free_unpacked
                      (Points__V1__ListLedgerResponse *message,
                       ProtobufCAllocator *allocator);
+/* Points__V1__SpendRequest methods */
+void   points__v1__spend_request__init
+                     (Points__V1__SpendRequest         *message);
+size_t points__v1__spend_request__get_packed_size
+                     (const Points__V1__SpendRequest   *message);
+size_t points__v1__spend_request__pack
+                     (const Points__V1__SpendRequest   *message,
+                      uint8_t             *out);
+size_t points__v1__spend_request__pack_to_buffer
+                     (const Points__V1__SpendRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__SpendRequest *
+       points__v1__spend_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__spend_request__free_unpacked
+                     (Points__V1__SpendRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__SpendAttribution methods */
+void   points__v1__spend_attribution__init
+                     (Points__V1__SpendAttribution         *message);
+size_t points__v1__spend_attribution__get_packed_size
+                     (const Points__V1__SpendAttribution   *message);
+size_t points__v1__spend_attribution__pack
+                     (const Points__V1__SpendAttribution   *message,
+                      uint8_t             *out);
+size_t points__v1__spend_attribution__pack_to_buffer
+                     (const Points__V1__SpendAttribution   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__SpendAttribution *
+       points__v1__spend_attribution__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__spend_attribution__free_unpacked
+                     (Points__V1__SpendAttribution *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__SpendResponse methods */
+void   points__v1__spend_response__init
+                     (Points__V1__SpendResponse         *message);
+size_t points__v1__spend_response__get_packed_size
+                     (const Points__V1__SpendResponse   *message);
+size_t points__v1__spend_response__pack
+                     (const Points__V1__SpendResponse   *message,
+                      uint8_t             *out);
+size_t points__v1__spend_response__pack_to_buffer
+                     (const Points__V1__SpendResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__SpendResponse *
+       points__v1__spend_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__spend_response__free_unpacked
+                     (Points__V1__SpendResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__ReverseSpendRequest methods */
+void   points__v1__reverse_spend_request__init
+                     (Points__V1__ReverseSpendRequest         *message);
+size_t points__v1__reverse_spend_request__get_packed_size
+                     (const Points__V1__ReverseSpendRequest   *message);
+size_t points__v1__reverse_spend_request__pack
+                     (const Points__V1__ReverseSpendRequest   *message,
+                      uint8_t             *out);
+size_t points__v1__reverse_spend_request__pack_to_buffer
+                     (const Points__V1__ReverseSpendRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__ReverseSpendRequest *
+       points__v1__reverse_spend_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__reverse_spend_request__free_unpacked
+                     (Points__V1__ReverseSpendRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__ReverseSpendResponse methods */
+void   points__v1__reverse_spend_response__init
+                     (Points__V1__ReverseSpendResponse         *message);
+size_t points__v1__reverse_spend_response__get_packed_size
+                     (const Points__V1__ReverseSpendResponse   *message);
+size_t points__v1__reverse_spend_response__pack
+                     (const Points__V1__ReverseSpendResponse   *message,
+                      uint8_t             *out);
+size_t points__v1__reverse_spend_response__pack_to_buffer
+                     (const Points__V1__ReverseSpendResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__ReverseSpendResponse *
+       points__v1__reverse_spend_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__reverse_spend_response__free_unpacked
+                     (Points__V1__ReverseSpendResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Points__V1__Package_Closure)
@@ -773,6 +982,21 @@ typedef void (*Points__V1__LedgerEntry_Closure)
 typedef void (*Points__V1__ListLedgerResponse_Closure)
                  (const Points__V1__ListLedgerResponse *message,
                   void *closure_data);
+typedef void (*Points__V1__SpendRequest_Closure)
+                 (const Points__V1__SpendRequest *message,
+                  void *closure_data);
+typedef void (*Points__V1__SpendAttribution_Closure)
+                 (const Points__V1__SpendAttribution *message,
+                  void *closure_data);
+typedef void (*Points__V1__SpendResponse_Closure)
+                 (const Points__V1__SpendResponse *message,
+                  void *closure_data);
+typedef void (*Points__V1__ReverseSpendRequest_Closure)
+                 (const Points__V1__ReverseSpendRequest *message,
+                  void *closure_data);
+typedef void (*Points__V1__ReverseSpendResponse_Closure)
+                 (const Points__V1__ReverseSpendResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -808,6 +1032,14 @@ struct Points__V1__Points_Service
                       const Points__V1__ListLedgerRequest *input,
                       Points__V1__ListLedgerResponse_Closure closure,
                       void *closure_data);
+  void (*spend)(Points__V1__Points_Service *service,
+                const Points__V1__SpendRequest *input,
+                Points__V1__SpendResponse_Closure closure,
+                void *closure_data);
+  void (*reverse_spend)(Points__V1__Points_Service *service,
+                        const Points__V1__ReverseSpendRequest *input,
+                        Points__V1__ReverseSpendResponse_Closure closure,
+                        void *closure_data);
 };
 typedef void (*Points__V1__Points_ServiceDestroy)(Points__V1__Points_Service *);
 void points__v1__points__init (Points__V1__Points_Service *service,
@@ -822,7 +1054,9 @@ void points__v1__points__init (Points__V1__Points_Service *service,
       function_prefix__ ## grant,\
       function_prefix__ ## clawback,\
       function_prefix__ ## reverse_clawback,\
-      function_prefix__ ## list_ledger  }
+      function_prefix__ ## list_ledger,\
+      function_prefix__ ## spend,\
+      function_prefix__ ## reverse_spend  }
 void points__v1__points__get_balance(ProtobufCService *service,
                                      const Points__V1__GetBalanceRequest *input,
                                      Points__V1__GetBalanceResponse_Closure closure,
@@ -851,6 +1085,14 @@ void points__v1__points__list_ledger(ProtobufCService *service,
                                      const Points__V1__ListLedgerRequest *input,
                                      Points__V1__ListLedgerResponse_Closure closure,
                                      void *closure_data);
+void points__v1__points__spend(ProtobufCService *service,
+                               const Points__V1__SpendRequest *input,
+                               Points__V1__SpendResponse_Closure closure,
+                               void *closure_data);
+void points__v1__points__reverse_spend(ProtobufCService *service,
+                                       const Points__V1__ReverseSpendRequest *input,
+                                       Points__V1__ReverseSpendResponse_Closure closure,
+                                       void *closure_data);
 
 /* --- descriptors --- */
 
@@ -872,6 +1114,11 @@ extern const ProtobufCMessageDescriptor points__v1__reverse_clawback_response__d
 extern const ProtobufCMessageDescriptor points__v1__list_ledger_request__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__ledger_entry__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__list_ledger_response__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__spend_request__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__spend_attribution__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__spend_response__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__reverse_spend_request__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor;
 extern const ProtobufCServiceDescriptor points__v1__points__descriptor;
 
 PROTOBUF_C__END_DECLS
