@@ -9,9 +9,11 @@ public enum AllMessages {
         GrantRequest.self, GrantResponse.self, ClawbackRequest.self, ClawbackResponse.self,
         ReverseClawbackRequest.self, ReverseClawbackResponse.self,
         ListLedgerRequest.self, LedgerEntry.self, ListLedgerResponse.self,
+        SpendRequest.self, SpendAttribution.self, SpendResponse.self, ReverseSpendRequest.self, ReverseSpendResponse.self,
         VerifyTransactionRequest.self, VerifyTransactionResponse.self, Transaction.self,
         GetTransactionRequest.self, GetTransactionResponse.self,
         HandleNotificationRequest.self, HandleNotificationResponse.self,
         GetAccountTokenRequest.self, GetAccountTokenResponse.self,
+        ListTransactionsRequest.self, ListTransactionsResponse.self,
     ]
 }
