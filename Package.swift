@@ -50,7 +50,7 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
         ),
         .executableTarget(
             name: "PaymentsService",
@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(name: "RPCBenchServer", dependencies: ["RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
 
         // MARK: Tests.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PostgresClient"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),

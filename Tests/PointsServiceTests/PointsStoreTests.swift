@@ -830,7 +830,8 @@ final class PointsStoreTests: XCTestCase {
         let user = newUser()
         _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
         // Bypassing the store: a support row of another change type, and an unknown biz_type, must not fit the schema.
-        for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "goodwill")] {
+        for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "Good will"),
+                                                 ("consume", -1, "payment")] {
             do {
                 try await store.pool.withTransaction { tx in
                     try await tx.query("""

@@ -34,41 +34,24 @@ enum PointsTestDatabase {
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    /// What the chat service would do when a user spends credits: a consume
-    /// row and the matching balance/lifetime_spent change, under the row lock.
+    /// What the chat service does when a user spends credits: Points.Spend
+    /// through the store (a consume row, lifetime_spent, the lots).
     static func spend(_ store: PointsStore, userId: UUID, amount: Int64) async throws {
-        try await store.pool.withTransaction { tx in
-            let balance = try await tx.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!.int64("balance")
-            precondition(balance >= amount, "test spends more than the balance")
-            try await tx.query("""
-                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
-                values ($1::uuid, $2, 'consume', -1, $3::bigint, $4::bigint, 'chat', 'session', '')
-                """, [.uuid(userId), .text("consume:\(UUID().uuidString)"), .int64(amount), .int64(balance - amount)])
-            try await tx.query(
-                "update user_points set balance = balance - $2::bigint, lifetime_spent = lifetime_spent + $2::bigint where user_id = $1::uuid",
-                [.uuid(userId), .int64(amount)])
-        }
+        _ = try await store.spend(SpendCommand(eventId: "chat.test:\(UUID().uuidString)", userId: userId.uuidString,
+                                               amount: amount, bizType: "chat", bizId: "session"))
     }
 
-    /// An operator's adjustment that credits `amount` (an `adjust` row and the
-    /// matching balance/lifetime_earned), under the row lock.
+    /// An operator's adjustment that credits `amount` (`PointsService adjust` through the store).
     static func adjust(_ store: PointsStore, userId: UUID, amount: Int64) async throws {
-        try await store.pool.withTransaction { tx in
-            try await tx.query("insert into user_points (user_id) values ($1::uuid) on conflict do nothing", [.uuid(userId)])
-            let balance = try await tx.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(userId)]).first!.int64("balance")
-            try await tx.query("""
-                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
-                values ($1::uuid, $2, 'adjust', 1, $3::bigint, $4::bigint, 'chat', 'support', '')
-                """, [.uuid(userId), .text("adjust:\(UUID().uuidString)"), .int64(amount), .int64(balance + amount)])
-            try await tx.query(
-                "update user_points set balance = balance + $2::bigint, lifetime_earned = lifetime_earned + $2::bigint where user_id = $1::uuid",
-                [.uuid(userId), .int64(amount)])
-        }
+        _ = try await store.adjust(AdjustCommand(userId: userId.uuidString, amount: amount, reason: "test credit",
+                                                 operatorName: "tests", eventId: "adjust.test:\(UUID().uuidString)"))
     }
 
     /// The ledger invariants, for each user:
     /// - balance == Σ direction × amount over all of the user's rows;
-    /// - lifetime_spent == Σ amount of consume rows;
+    /// - lifetime_spent == Σ amount of consume rows − Σ of their reversals;
+    /// - the credit lots' remaining add up to the balance, and no lot gives
+    ///   more than it had (remaining + spent <= credited);
     /// - lifetime_earned == Σ direction × amount of every other row
     ///   (purchases − refunded deductions + reversals), hence balance == earned − spent;
     /// - rows in insertion order chain: each balance_after == previous + direction × amount;
@@ -106,13 +89,22 @@ enum PointsTestDatabase {
                     let signed = Int64(try row.int64("direction")) * (try row.int64("amount"))
                     running += signed
                     XCTAssertEqual(try row.int64("balance_after"), running, "balance_after chain", file: file, line: line)
-                    if try row.string("change_type") == "consume" { spent += try row.int64("amount") } else { earned += signed }
+                    switch try row.string("change_type") {
+                    case "consume", "consume_reversal": spent -= signed
+                    default: earned += signed
+                    }
                     amounts[try row.string("event_id")] = try row.int64("amount")
                 }
                 XCTAssertEqual(try account.int64("balance"), running, "balance == signed ledger sum", file: file, line: line)
                 XCTAssertEqual(try account.int64("lifetime_earned"), earned, "lifetime_earned", file: file, line: line)
                 XCTAssertEqual(try account.int64("lifetime_spent"), spent, "lifetime_spent", file: file, line: line)
                 XCTAssertGreaterThanOrEqual(running, 0, file: file, line: line)
+                let lots = try await connection.query("""
+                    select coalesce(sum(remaining), 0)::bigint as remaining, count(*) filter (where remaining + spent > credited) as overdrawn
+                    from credit_lots where user_id = $1::uuid
+                    """, [.uuid(userId)]).first!
+                XCTAssertEqual(try lots.int64("remaining"), running, "the lots add up to the balance", file: file, line: line)
+                XCTAssertEqual(try lots.int64("overdrawn"), 0, file: file, line: line)
                 // The purchase's unreversed refund, and each refund's purchase.
                 var openRefund: [String: String] = [:]
                 var purchaseOfRefund: [String: String] = [:]

@@ -10,6 +10,8 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
     case eventNotFound(eventId: String)
     /// The email identity has already bought the starter pack.
     case starterPackIneligible
+    /// A spend larger than the balance: nothing was spent.
+    case insufficientCredits(balance: Int64)
     /// The event id was already used with different content.
     case eventConflict(eventId: String, problem: String)
     /// The database could not be reached or was overloaded; retrying may succeed.
@@ -24,6 +26,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .productNotFound: return .productNotFound
         case .eventNotFound: return .eventNotFound
         case .starterPackIneligible: return .starterPackIneligible
+        case .insufficientCredits: return .insufficientCredits
         case .eventConflict: return .eventConflict
         case .databaseUnavailable: return .databaseUnavailable
         case .internalFailure: return .internalFailure
@@ -35,7 +38,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return "INVALID_ARGUMENT"
         case .productNotFound, .eventNotFound: return "NOT_FOUND"
-        case .starterPackIneligible: return "FAILED_PRECONDITION"
+        case .starterPackIneligible, .insufficientCredits: return "FAILED_PRECONDITION"
         case .eventConflict: return "ALREADY_EXISTS"
         case .databaseUnavailable: return "UNAVAILABLE"
         case .internalFailure: return "INTERNAL"
@@ -47,7 +50,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return 3
         case .productNotFound, .eventNotFound: return 5
-        case .starterPackIneligible: return 9
+        case .starterPackIneligible, .insufficientCredits: return 9
         case .eventConflict: return 6
         case .databaseUnavailable: return 14
         case .internalFailure: return 13
@@ -67,6 +70,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .productNotFound: return "unknown product code"
         case .eventNotFound: return "no such event for this user"
         case .starterPackIneligible: return "this email identity has already bought the starter pack"
+        case .insufficientCredits(let balance): return "not enough credits: the balance is \(balance)"
         case .eventConflict(_, let problem): return "event id already used: \(problem)"
         case .databaseUnavailable: return "database unavailable, retry later"
         case .internalFailure: return "internal error"

@@ -25,4 +25,9 @@ enum PointsLimits {
     static let quantityMax: Int32 = 10
     /// Transactions re-run after losing a race on a unique key (then it is a replay).
     static let uniqueRaceAttemptsMax = 3
+    /// One spend: well below balanceMax, far above any feature's price.
+    static let spendAmountMax: Int64 = 1_000_000_000
+    /// A spend's biz_type ([a-z][a-z0-9_]*) and its metadata object.
+    static let bizTypeBytesMax = 32
+    static let spendMetadataBytesMax = 2 * 1024
 }

@@ -77,6 +77,39 @@ struct PointsRPCService: Sendable {
             response.balance = result.balance
             return response
         }
+        router.register(PointsMethods.spend) { request, call in
+            let result = try await store.spend(SpendCommand(
+                eventId: request.eventId, userId: request.userId, amount: request.amount, bizType: request.bizType,
+                bizId: request.bizId, metadataJSON: request.metadataJson))
+            log("spend", call, ["event_id": result.eventId, "user_id": request.userId, "amount": "\(result.amount)",
+                                "replayed": "\(result.replayed)", "balance": "\(result.balance)"])
+            var response = SpendResponse()
+            response.eventId = result.eventId
+            response.replayed = result.replayed
+            response.amount = result.amount
+            response.balanceAfter = result.balanceAfter
+            response.balance = result.balance
+            response.ledgerEntryId = result.ledgerEntryId.uuidString.lowercased()
+            response.attributions = result.attributions.map { share in
+                var out = SpendAttribution()
+                out.sourceEventId = share.sourceEventId
+                out.amount = share.amount
+                return out
+            }
+            return response
+        }
+        router.register(PointsMethods.reverseSpend) { request, call in
+            let result = try await store.reverseSpend(ReverseSpendCommand(
+                eventId: request.eventId, userId: request.userId, spendEventId: request.spendEventId))
+            log("reverse_spend", call, ["event_id": result.eventId, "user_id": request.userId, "restored": "\(result.creditsRestored)",
+                                        "replayed": "\(result.replayed)"])
+            var response = ReverseSpendResponse()
+            response.eventId = result.eventId
+            response.replayed = result.replayed
+            response.creditsRestored = result.creditsRestored
+            response.balance = result.balance
+            return response
+        }
         router.register(PointsMethods.listLedger) { request, _ in
             let page = try await store.listLedger(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
             var response = ListLedgerResponse()

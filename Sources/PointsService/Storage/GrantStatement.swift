@@ -20,6 +20,10 @@ enum GrantStatement {
                                        request_fingerprint, metadata)
             select $1::uuid, $2, 'purchase', 1, $3::bigint, account.balance, 'payment', $4, $5, $6::jsonb from account
             returning id, balance_after
+        ), lot as (
+            -- The purchase is a source of credits of its own (attribution: CreditLots).
+            insert into credit_lots (user_id, source_event_id, credited, remaining)
+            select $1::uuid, $2, $3::bigint, $3::bigint from entry
         )
         select id, balance_after from entry
         """

@@ -88,6 +88,51 @@ enum PointsSchema {
             alter table points_ledger add constraint points_ledger_support_biz
                 check (biz_type <> 'support' or change_type = 'adjust');
             """),
+        // Spending (Points.Spend/ReverseSpend) and attribution: credit_lots
+        // holds, per user, each source of credits (a purchase, an operator's
+        // credit, the balance held before this migration as an "opening"
+        // lot) and what is left of it; the lots add up to the balance.
+        // lot_movements records which lots a spend, a clawback or a
+        // negative adjustment took from, so undoing it restores exactly
+        // those. Spends name what they were for (biz_type); "payment" and
+        // "support" stay the ledger's own.
+        PostgresMigration(version: 4, name: "spending_and_attribution", sql: """
+            create table credit_lots (
+                user_id uuid not null references user_points (user_id),
+                source_event_id varchar(200) not null,
+                seq bigint generated always as identity,
+                credited bigint not null check (credited >= 0),
+                remaining bigint not null check (remaining >= 0),
+                spent bigint not null default 0 check (spent >= 0),
+                created_at timestamptz not null default now(),
+                primary key (user_id, source_event_id),
+                check (remaining + spent <= credited)
+            );
+            create index credit_lots_open on credit_lots (user_id, seq) where remaining > 0;
+            create table lot_movements (
+                event_id varchar(200) not null,
+                source_event_id varchar(200) not null,
+                user_id uuid not null,
+                amount bigint not null check (amount > 0),
+                primary key (event_id, source_event_id)
+            );
+            insert into credit_lots (user_id, source_event_id, credited, remaining)
+            select user_id, 'opening:' || user_id::text, balance, balance from user_points where balance > 0;
+
+            alter table points_ledger drop constraint points_ledger_biz_type_check;
+            alter table points_ledger add constraint points_ledger_biz_type_check check (biz_type ~ '^[a-z][a-z0-9_]{0,31}$');
+            alter table points_ledger add constraint points_ledger_payment_biz_only
+                check (biz_type <> 'payment' or change_type in ('purchase', 'refund', 'refund_reversal'));
+            alter table points_ledger drop constraint points_ledger_change_type_check;
+            alter table points_ledger add constraint points_ledger_change_type_check check (change_type in
+                ('register', 'consume', 'consume_reversal', 'grant', 'adjust', 'purchase', 'refund', 'refund_reversal'));
+            alter table points_ledger add constraint points_ledger_consume_direction check (change_type <> 'consume' or direction = -1);
+            alter table points_ledger add constraint points_ledger_consume_reversal_direction
+                check (change_type <> 'consume_reversal' or (direction = 1 and related_event_id is not null));
+            -- One reversal per spend.
+            create unique index points_ledger_consume_reversal_unique
+                on points_ledger (related_event_id) where change_type = 'consume_reversal';
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

@@ -140,6 +140,22 @@ final class PointsStore: Sendable {
         }
     }
 
+    /// Spends credits once per event id, never below zero (see `applySpend`).
+    func spend(_ command: SpendCommand) async throws(PointsError) -> SpendResult {
+        let spend = try command.validated()
+        return try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applySpend(spend, in: transaction) }
+        }
+    }
+
+    /// Gives a spend back once (see `applySpendReversal`).
+    func reverseSpend(_ command: ReverseSpendCommand) async throws(PointsError) -> ReverseSpendResult {
+        let reversal = try command.validated()
+        return try await retryingUniqueRaces {
+            try await self.pool.withTransaction { transaction in try await self.applySpendReversal(reversal, in: transaction) }
+        }
+    }
+
     /// An operator's adjustment (`PointsService adjust`), once per event id:
     /// one `adjust` ledger row (biz_type support) and the account's new
     /// balance and lifetime_earned, in one transaction under the account lock.
@@ -253,6 +269,10 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase has a clawback that is not reversed")
         }
         let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
+        // What is left of the purchase goes first, then the user's other credits, oldest first.
+        let lots = try await CreditLotLedger.openLots(clawback.userId, balance: account.balance, in: transaction).lots
+        try await CreditLotLedger.move(CreditLots.take(plan.creditsDeducted, from: lots, preferring: clawback.originalEventId),
+                                       of: clawback.userId, eventId: clawback.eventId, taking: true, countsAsSpent: false, in: transaction)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
@@ -289,6 +309,9 @@ final class PointsStore: Sendable {
         }
         let account = try await lockAccount(reversal.userId, in: transaction)
         let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount)
+        _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
+        _ = try await CreditLotLedger.restore(reversal.clawbackEventId, amount: plan.creditsRestored, of: reversal.userId,
+                                              countsAsSpent: false, in: transaction)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund_reversal', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
@@ -320,6 +343,13 @@ final class PointsStore: Sendable {
             break
         }
         let plan = try AdjustmentPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: adjustment.amount)
+        let lots = try await CreditLotLedger.openLots(adjustment.userId, balance: account.balance, in: transaction).lots
+        if adjustment.amount > 0 {
+            try await CreditLotLedger.addLot(adjustment.userId, sourceEventId: adjustment.eventId, credits: adjustment.amount, in: transaction)
+        } else {
+            try await CreditLotLedger.move(CreditLots.take(-adjustment.amount, from: lots), of: adjustment.userId, eventId: adjustment.eventId,
+                                           taking: true, countsAsSpent: false, in: transaction)
+        }
         let id = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'adjust', $3::smallint, $4::bigint, $5::bigint, 'support', $6, $7::jsonb",
@@ -332,11 +362,97 @@ final class PointsStore: Sendable {
                             balanceBefore: plan.balanceBefore, balanceAfter: plan.balanceAfter, replayed: false, ledgerEntryId: id)
     }
 
+    /// Lock the account, replay check (under the lock: a concurrent
+    /// submission of the same spend waits, then answers as a replay), refuse
+    /// to overdraw, take the credits from the lots oldest first, then the
+    /// consume row and the account's figures in one statement.
+    private func applySpend(_ spend: ValidatedSpend, in transaction: PostgresConnection) async throws -> SpendResult {
+        let account = try await lockAccount(spend.userId, in: transaction)
+        let stored = try await findEvent(spend.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "consume", fingerprint: spend.fingerprint) {
+        case .replay:
+            let first = stored!
+            return SpendResult(eventId: spend.eventId, replayed: true, amount: first.amount, balanceAfter: first.balanceAfter,
+                               balance: account.balance, ledgerEntryId: first.id,
+                               attributions: try await movements(of: spend.eventId, in: transaction))
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: spend.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        guard account.balance >= spend.amount else { throw PointsError.insufficientCredits(balance: account.balance) }
+        let lots = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction).lots
+        let shares = CreditLots.take(spend.amount, from: lots)
+        try await CreditLotLedger.move(shares, of: spend.userId, eventId: spend.eventId, taking: true, countsAsSpent: true, in: transaction)
+        let balanceAfter = account.balance - spend.amount
+        let id = try await appendSpendingEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'consume', -1, $3::bigint, $4::bigint, $5, nullif($6, ''), $7, $8::jsonb",
+            parameters: [.uuid(spend.userId), .text(spend.eventId), .int64(spend.amount), .int64(balanceAfter), .text(spend.bizType),
+                         .text(spend.bizId), .text(spend.fingerprint), .json(LedgerMetadata.spend(spend, attributions: shares)),
+                         .int64(balanceAfter), .int64(account.lifetimeSpent + spend.amount)],
+            in: transaction)
+        return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
+                           balance: balanceAfter, ledgerEntryId: id, attributions: shares)
+    }
+
+    /// Lock the account, replay check, find the spend (this user's), refuse
+    /// a second reversal, give back exactly what it took to the lots it took
+    /// it from.
+    private func applySpendReversal(_ reversal: ValidatedSpendReversal, in transaction: PostgresConnection) async throws -> ReverseSpendResult {
+        let account = try await lockAccount(reversal.userId, in: transaction)
+        let stored = try await findEvent(reversal.eventId, in: transaction)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "consume_reversal", fingerprint: reversal.fingerprint) {
+        case .replay:
+            return ReverseSpendResult(eventId: reversal.eventId, replayed: true, creditsRestored: stored!.amount, balance: account.balance)
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: reversal.eventId, problem: problem)
+        case .apply:
+            break
+        }
+        guard let spent = try await findEvent(reversal.spendEventId, in: transaction), spent.changeType == "consume",
+              spent.userId == reversal.userId else {
+            throw PointsError.eventNotFound(eventId: reversal.spendEventId)
+        }
+        if try await !transaction.query("select 1 from points_ledger where change_type = 'consume_reversal' and related_event_id = $1",
+                                        [.text(reversal.spendEventId)]).isEmpty {
+            throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the spend was already given back by another event")
+        }
+        guard account.balance <= PointsLimits.balanceMax - spent.amount else {
+            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+        }
+        _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
+        _ = try await CreditLotLedger.restore(reversal.spendEventId, amount: spent.amount, of: reversal.userId, countsAsSpent: true,
+                                              in: transaction)
+        let balanceAfter = account.balance + spent.amount
+        _ = try await appendSpendingEntry(
+            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
+            values: "$1::uuid, $2, 'consume_reversal', 1, $3::bigint, $4::bigint, $5, nullif($6, ''), $7, $8, $9::jsonb",
+            parameters: [.uuid(reversal.userId), .text(reversal.eventId), .int64(spent.amount), .int64(balanceAfter), .text(spent.bizType),
+                         .text(spent.bizId), .text(reversal.spendEventId), .text(reversal.fingerprint),
+                         .json(LedgerMetadata.spendReversal(reversal)),
+                         .int64(balanceAfter), .int64(max(0, account.lifetimeSpent - spent.amount))],
+            in: transaction)
+        return ReverseSpendResult(eventId: reversal.eventId, replayed: false, creditsRestored: spent.amount, balance: balanceAfter)
+    }
+
+    /// The lots an event took credits from, oldest first.
+    private func movements(of eventId: String, in transaction: PostgresConnection) async throws -> [LotShare] {
+        try await transaction.query("""
+            select m.source_event_id, m.amount from lot_movements m
+            join credit_lots lot on lot.user_id = m.user_id and lot.source_event_id = m.source_event_id
+            where m.event_id = $1 order by lot.seq
+            """, [.text(eventId)]).map { LotShare(sourceEventId: try $0.string("source_event_id"), amount: try $0.int64("amount")) }
+    }
+
     // MARK: Statements
 
     private struct LockedAccount {
         let balance: Int64
         let lifetimeEarned: Int64
+        let lifetimeSpent: Int64
     }
 
     private func findEvent(_ eventId: String, in transaction: PostgresConnection) async throws -> StoredLedgerEvent? {
@@ -378,9 +494,10 @@ final class PointsStore: Sendable {
         let row = try await transaction.query("""
             insert into user_points (user_id) values ($1::uuid)
             on conflict (user_id) do update set user_id = excluded.user_id
-            returning balance, lifetime_earned
+            returning balance, lifetime_earned, lifetime_spent
             """, [.uuid(userId)]).first!
-        return LockedAccount(balance: try row.int64("balance"), lifetimeEarned: try row.int64("lifetime_earned"))
+        return LockedAccount(balance: try row.int64("balance"), lifetimeEarned: try row.int64("lifetime_earned"),
+                             lifetimeSpent: try row.int64("lifetime_spent"))
     }
 
     /// Writes one ledger row and the account's new figures in one statement
@@ -394,6 +511,21 @@ final class PointsStore: Sendable {
         let rows = try await transaction.query("""
             with entry as (insert into points_ledger (\(columns)) values (\(values)) returning id),
                  account as (update user_points set balance = $\(balanceIndex)::bigint, lifetime_earned = $\(balanceIndex + 1)::bigint,
+                                 updated_at = now() where user_id = $1::uuid)
+            select id from entry
+            """, parameters)
+        return try rows.first!.uuid("id")
+    }
+
+    /// As `appendLedgerEntry`, for spending: the last two parameters are the
+    /// new balance and lifetime_spent.
+    private func appendSpendingEntry(
+        columns: String, values: String, parameters: [PostgresValue], in transaction: PostgresConnection
+    ) async throws -> UUID {
+        let balanceIndex = parameters.count - 1
+        let rows = try await transaction.query("""
+            with entry as (insert into points_ledger (\(columns)) values (\(values)) returning id),
+                 account as (update user_points set balance = $\(balanceIndex)::bigint, lifetime_spent = $\(balanceIndex + 1)::bigint,
                                  updated_at = now() where user_id = $1::uuid)
             select id from entry
             """, parameters)

@@ -11,9 +11,11 @@ struct StoredLedgerEvent: Sendable {
     let fingerprint: String
     /// metadata.ext.overdue_amount of a refund row, 0 otherwise.
     let overdueAmount: Int64
+    let bizType: String
+    let bizId: String
 
     static let selectSQL = """
-        select id, user_id, change_type, amount, balance_after, request_fingerprint,
+        select id, user_id, change_type, amount, balance_after, request_fingerprint, biz_type, coalesce(biz_id, '') as biz_id,
                coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue_amount
         from points_ledger where event_id = $1
         """
@@ -26,5 +28,7 @@ struct StoredLedgerEvent: Sendable {
         balanceAfter = try row.int64("balance_after")
         fingerprint = try row.string("request_fingerprint")
         overdueAmount = try row.int64("overdue_amount")
+        bizType = try row.string("biz_type")
+        bizId = try row.string("biz_id")
     }
 }

@@ -1,4 +1,7 @@
+import Contracts
 import Foundation
+import TestSupport
+import RPCRuntime
 import PostgresClient
 import XCTest
 
@@ -88,29 +91,29 @@ extension EndToEndSystem {
         }
     }
 
-    /// The chat service's spend (no RPC exists for it): one `consume` row and
-    /// the balance lowered in one transaction, keeping balance == ledger sum.
+    /// The chat service's spend: Points.Spend over gRPC, as the chat service calls it.
     func spend(_ userId: UUID, amount: Int64) async throws {
-        try await pointsDatabase.withTransaction { connection in
-            let balance = try await connection.query(
-                "update user_points set balance = balance - $2, lifetime_spent = lifetime_spent + $2, updated_at = now() "
-                    + "where user_id = $1 and balance >= $2 returning balance", [.uuid(userId), .int64(amount)]
-            ).first?.int64("balance")
-            guard let balance else { throw HTTPExchangeError(description: "cannot spend \(amount)") }
-            _ = try await connection.query("""
-                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
-                values ($1, $2, 'consume', -1, $3, $4, 'chat', $5, $6)
-                """, [.uuid(userId), .text("chat.e2e:\(UUID().uuidString)"), .int64(amount), .int64(balance),
-                      .text(UUID().uuidString), .text(String(repeating: "0", count: 64))])
+        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: points.port)])
+        var request = SpendRequest()
+        request.eventId = "chat.e2e:\(UUID().uuidString)"
+        request.userId = userId.uuidString.lowercased()
+        request.amount = amount
+        request.bizType = "chat"
+        request.bizId = UUID().uuidString
+        do {
+            _ = try await client.call(PointsMethods.spend, request, timeout: .seconds(10))
+        } catch {
+            await client.close()
+            throw error
         }
+        await client.close()
     }
 
-    /// Checks user_points.balance == signed sum of the user's ledger.
+    /// The ledger invariants (`LedgerInvariants`): balance == signed ledger
+    /// sum, lifetime figures, and the credit lots.
     func assertBalanceMatchesLedger(_ userId: UUID, file: StaticString = #filePath, line: UInt = #line) async throws {
-        let rows = try await ledger(userId)
-        let sum = rows.reduce(Int64(0)) { $0 + $1.direction * $1.amount }
-        let balance = try await account(userId)?.balance ?? 0
-        XCTAssertEqual(balance, sum, "user_points.balance must equal the ledger sum", file: file, line: line)
+        let violations = try await LedgerInvariants.violations(pool: pointsDatabase, user: userId)
+        XCTAssertEqual(violations, [], file: file, line: line)
     }
 
     /// Polls (bounded) until `condition` holds; false when it never did.

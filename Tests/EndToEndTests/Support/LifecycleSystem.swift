@@ -264,19 +264,9 @@ final class LifecycleSystem: @unchecked Sendable {
         return false
     }
 
-    /// Balance == signed ledger sum, lifetime_earned == non-consume sum, balance >= 0.
+    /// The ledger invariants (`LedgerInvariants`).
     func assertLedgerInvariants(_ user: UUID, file: StaticString = #filePath, line: UInt = #line) async throws {
-        let row = try await pointsDatabase.withConnection {
-            try await $0.query("""
-                select coalesce((select balance from user_points where user_id = $1::uuid), 0) as balance,
-                       coalesce((select lifetime_earned from user_points where user_id = $1::uuid), 0) as earned,
-                       coalesce(sum(direction * amount), 0)::bigint as total,
-                       coalesce(sum(case when change_type = 'consume' then 0 else direction * amount end), 0)::bigint as earned_sum
-                from points_ledger where user_id = $1::uuid
-                """, [.uuid(user)]).first!
-        }
-        XCTAssertEqual(try row.int64("balance"), try row.int64("total"), "balance == ledger sum", file: file, line: line)
-        XCTAssertEqual(try row.int64("earned"), try row.int64("earned_sum"), "lifetime_earned", file: file, line: line)
-        XCTAssertGreaterThanOrEqual(try row.int64("balance"), 0, file: file, line: line)
+        let violations = try await LedgerInvariants.violations(pool: pointsDatabase, user: user)
+        XCTAssertEqual(violations, [], file: file, line: line)
     }
 }

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import PostgresClient
 import RPCRuntime
+import TestSupport
 import XCTest
 
 /// What the tests read back from both databases, and the invariants every
@@ -67,20 +68,22 @@ extension PaymentsCluster {
         return object
     }
 
-    /// What the chat service does when a user spends: a consume row and the
-    /// matching balance change, under the row lock.
+    /// What the chat service does when a user spends: Points.Spend over gRPC.
     func spend(_ user: UUID, amount: Int64) async throws {
-        try await pointsDatabase.withTransaction { tx in
-            let balance = try await tx.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(user)]).first!.int64("balance")
-            precondition(balance >= amount, "test spends more than the balance")
-            try await tx.query("""
-                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint)
-                values ($1::uuid, $2, 'consume', -1, $3::bigint, $4::bigint, 'chat', 'session', '')
-                """, [.uuid(user), .text("consume:\(UUID().uuidString)"), .int64(amount), .int64(balance - amount)])
-            try await tx.query(
-                "update user_points set balance = balance - $2::bigint, lifetime_spent = lifetime_spent + $2::bigint where user_id = $1::uuid",
-                [.uuid(user), .int64(amount)])
+        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: points.port)])
+        var request = SpendRequest()
+        request.eventId = "chat.test:\(UUID().uuidString)"
+        request.userId = user.uuidString.lowercased()
+        request.amount = amount
+        request.bizType = "chat"
+        request.bizId = "session"
+        do {
+            _ = try await client.call(PointsMethods.spend, request, timeout: .seconds(10))
+        } catch {
+            await client.close()
+            throw error
         }
+        await client.close()
     }
 
     /// Polls `condition` every 50 ms until true or `timeout` passes.
@@ -103,23 +106,11 @@ extension PaymentsCluster {
 
     // MARK: Invariants
 
-    /// For each user: balance == signed ledger sum, lifetime_earned == signed
-    /// sum of non-consume rows, lifetime_spent == consume sum, balance >= 0.
+    /// For each user: the ledger invariants (`LedgerInvariants`).
     func assertPointsInvariants(users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
         for user in users {
-            let sums = try await pointsDatabase.withConnection {
-                try await $0.query("""
-                    select coalesce(sum(direction * amount), 0)::bigint as total,
-                           coalesce(sum(case when change_type = 'consume' then 0 else direction * amount end), 0)::bigint as earned,
-                           coalesce(sum(case when change_type = 'consume' then amount else 0 end), 0)::bigint as spent
-                    from points_ledger where user_id = $1::uuid
-                    """, [.uuid(user)]).first!
-            }
-            let account = try await balance(user)
-            XCTAssertEqual(account.balance, try sums.int64("total"), "balance == signed ledger sum for \(user)", file: file, line: line)
-            XCTAssertEqual(account.earned, try sums.int64("earned"), "lifetime_earned for \(user)", file: file, line: line)
-            XCTAssertEqual(account.spent, try sums.int64("spent"), "lifetime_spent for \(user)", file: file, line: line)
-            XCTAssertGreaterThanOrEqual(account.balance, 0, file: file, line: line)
+            let violations = try await LedgerInvariants.violations(pool: pointsDatabase, user: user)
+            XCTAssertEqual(violations, [], file: file, line: line)
         }
     }
 

@@ -1,0 +1,346 @@
+import Contracts
+import Foundation
+@testable import PointsService
+import PostgresClient
+import RPCRuntime
+import TestSupport
+import XCTest
+
+/// Points.Spend and ReverseSpend on the real database: never below zero,
+/// exactly once per event id, attributed to the purchases the credits came
+/// from (oldest first). The ledger invariants (with the credit lots) are
+/// checked for every user after every test.
+final class SpendTests: XCTestCase {
+    private var store: PointsStore!
+    private var users: [UUID] = []
+
+    override func setUp() async throws {
+        store = try await PointsTestDatabase.store()
+        users = []
+    }
+
+    override func tearDown() async throws {
+        if let store { try await PointsTestDatabase.assertInvariants(store, users: users) }
+    }
+
+    private func newUser() -> UUID {
+        let id = UUID()
+        users.append(id)
+        return id
+    }
+
+    /// Grants `product` and returns the purchase's event id.
+    private func buy(_ user: UUID, _ product: String = "starter_pack", quantity: Int32 = 0) async throws -> String {
+        try await Self.buy(store, user, product, quantity: quantity)
+    }
+
+    private static func buy(_ store: PointsStore, _ user: UUID, _ product: String, quantity: Int32 = 0) async throws -> String {
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        let eventId = "payment.apple_iap:\(transactionId)"
+        _ = try await store.grant(GrantCommand(
+            eventId: eventId, userId: user.uuidString, emailHash: PointsTestDatabase.randomEmailHash(), productCode: product,
+            bizId: UUID().uuidString,
+            source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
+                                   environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)", paymentRecordId: UUID().uuidString),
+            emailMasked: "", quantity: quantity))
+        return eventId
+    }
+
+    private func spend(_ user: UUID, _ amount: Int64, event: String = "chat.turn:\(UUID().uuidString)", bizType: String = "chat",
+                       metadata: String = "") async throws -> SpendResult {
+        try await Self.spend(store, user, amount, event: event, bizType: bizType, metadata: metadata)
+    }
+
+    private static func spend(_ store: PointsStore, _ user: UUID, _ amount: Int64, event: String, bizType: String = "chat",
+                              metadata: String = "") async throws -> SpendResult {
+        try await store.spend(SpendCommand(eventId: event, userId: user.uuidString, amount: amount, bizType: bizType, bizId: "session-1",
+                                           metadataJSON: metadata))
+    }
+
+    private func expectRefusal(_ reason: ErrorReason, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            XCTFail("expected \(reason)", file: file, line: line)
+        } catch let error as PointsError {
+            XCTAssertEqual(error.reason, reason, "\(error)", file: file, line: line)
+        } catch {
+            XCTFail("unexpected \(error)", file: file, line: line)
+        }
+    }
+
+    private func ledgerRows(_ user: UUID) async throws -> Int64 {
+        try await store.pool.withConnection {
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+        }
+    }
+
+    /// credited, remaining, spent of one source's lot.
+    private func lot(_ user: UUID, _ source: String) async throws -> (credited: Int64, remaining: Int64, spent: Int64)? {
+        try await store.pool.withConnection {
+            guard let row = try await $0.query("select credited, remaining, spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
+                                               [.uuid(user), .text(source)]).first else { return nil }
+            return (try row.int64("credited"), try row.int64("remaining"), try row.int64("spent"))
+        }
+    }
+
+    // MARK: Spending
+
+    func testASpendLowersTheBalanceOnceAndIsAttributedOldestFirst() async throws {
+        let user = newUser()
+        let first = try await buy(user, "starter_pack")     // 100
+        let second = try await buy(user, "popular_pack")    // 210
+        let result = try await spend(user, 130, metadata: #"{"model":"large","tokens":1200}"#)
+        XCTAssertFalse(result.replayed)
+        XCTAssertEqual(result.balance, 180)
+        XCTAssertEqual(result.attributions, [LotShare(sourceEventId: first, amount: 100), LotShare(sourceEventId: second, amount: 30)])
+        let oldest = try await lot(user, first)
+        XCTAssertEqual(oldest?.spent, 100)
+        XCTAssertEqual(oldest?.remaining, 0)
+        let newer = try await lot(user, second)
+        XCTAssertEqual(newer?.spent, 30)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.lifetimeSpent, 130)
+        XCTAssertEqual(balance.lifetimeEarned, 310)
+        // The consume row names what it was for and where the credits came from.
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        let entry = try XCTUnwrap(page.entries.first)
+        XCTAssertEqual(entry.changeType, "consume")
+        XCTAssertEqual(entry.bizType, "chat")
+        XCTAssertEqual(entry.bizId, "session-1")
+        let metadata = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
+        XCTAssertEqual((metadata["ext"] as? [String: Any])?["model"] as? String, "large")
+        XCTAssertEqual((metadata["attribution"] as? [[String: Any]])?.count, 2)
+    }
+
+    func testAReplayAnswersTheFirstResultAndOtherContentIsAConflict() async throws {
+        let user = newUser()
+        _ = try await buy(user)
+        let event = "chat.turn:\(UUID().uuidString)"
+        let first = try await spend(user, 40, event: event)
+        let again = try await spend(user, 40, event: event)
+        XCTAssertTrue(again.replayed)
+        XCTAssertEqual(again.balanceAfter, first.balanceAfter)
+        XCTAssertEqual(again.attributions, first.attributions)
+        XCTAssertEqual(again.ledgerEntryId, first.ledgerEntryId)
+        await expectRefusal(.eventConflict) { _ = try await self.spend(user, 41, event: event) }
+        await expectRefusal(.eventConflict) { _ = try await self.spend(user, 40, event: event, bizType: "image") }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 2, "one purchase, one spend")
+    }
+
+    func testOverdrawingIsRefusedAndWritesNothing() async throws {
+        let user = newUser()
+        _ = try await buy(user)
+        await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 101) }
+        let stranger = newUser()
+        await expectRefusal(.insufficientCredits) { _ = try await self.spend(stranger, 1) }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+        let account = try await store.pool.withConnection {
+            try await $0.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]).first!.int64("n")
+        }
+        XCTAssertEqual(account, 0, "a refused spend creates no account")
+        _ = try await spend(user, 100)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 0)
+    }
+
+    func testBadInputIsRefusedWithTheFieldAndWritesNothing() async throws {
+        let user = newUser()
+        _ = try await buy(user)
+        let cases: [(SpendCommand, String)] = [
+            (SpendCommand(eventId: "", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (SpendCommand(eventId: "e 1", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (SpendCommand(eventId: "e1", userId: "nope", amount: 1, bizType: "chat"), "user_id"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 0, bizType: "chat"), "amount"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: -5, bizType: "chat"), "amount"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1_000_000_001, bizType: "chat"), "amount"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: ""), "biz_type"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "Chat"), "biz_type"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "payment"), "biz_type"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "support"), "biz_type"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: String(repeating: "a", count: 33)), "biz_type"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", bizId: String(repeating: "x", count: 201)), "biz_id"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "[1,2]"), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1,"a":2}"#), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "{"), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
+                          metadataJSON: #"{"a":""# + String(repeating: "x", count: 2100) + #""}"#), "metadata_json"),
+        ]
+        for (command, field) in cases {
+            do {
+                _ = try await store.spend(command)
+                XCTFail("accepted a bad \(field)")
+            } catch {
+                XCTAssertEqual(Self.validationField(error), field, "\(error)")
+            }
+        }
+        let rows = try await ledgerRows(user)
+        XCTAssertEqual(rows, 1)
+    }
+
+    private static func validationField(_ error: any Error) -> String? {
+        if case .validationFailed(let field, _)? = error as? PointsError { return field }
+        return nil
+    }
+
+    // MARK: Reversing a spend
+
+    func testAReverseGivesTheSpendBackOnceToTheSameLots() async throws {
+        let user = newUser()
+        let first = try await buy(user, "starter_pack")
+        let second = try await buy(user, "popular_pack")
+        let run = UUID().uuidString
+        let spentEvent = "chat.turn:\(run)", refundEvent = "chat.refund:\(run)"
+        let spent = try await spend(user, 150, event: spentEvent)
+        XCTAssertEqual(spent.attributions.map(\.sourceEventId), [first, second])
+        let reversed = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+        XCTAssertFalse(reversed.replayed)
+        XCTAssertEqual(reversed.creditsRestored, 150)
+        XCTAssertEqual(reversed.balance, 310)
+        let again = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+        XCTAssertTrue(again.replayed)
+        await expectRefusal(.eventConflict) {
+            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "b", userId: user.uuidString, spendEventId: spentEvent))
+        }
+        await expectRefusal(.eventNotFound) {
+            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "c", userId: user.uuidString, spendEventId: spentEvent + "none"))
+        }
+        let stranger = newUser()
+        await expectRefusal(.eventNotFound) {
+            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "d", userId: stranger.uuidString, spendEventId: spentEvent))
+        }
+        let oldest = try await lot(user, first)
+        XCTAssertEqual(oldest?.remaining, 100)
+        XCTAssertEqual(oldest?.spent, 0)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.lifetimeSpent, 0)
+        XCTAssertEqual(balance.balance, 310)
+    }
+
+    // MARK: Spending and refunds
+
+    func testAClawbackTakesItsOwnPurchaseFirstThenTheOldestOtherCredits() async throws {
+        let user = newUser()
+        let first = try await buy(user, "starter_pack")     // 100
+        let second = try await buy(user, "popular_pack")    // 210
+        _ = try await spend(user, 70)                       // from the first purchase
+        // Refund the first purchase: 30 left of it, the other 70 from the second purchase.
+        let clawback = try await store.clawback(ClawbackCommand(eventId: "refund.\(first)", userId: user.uuidString, originalEventId: first,
+                                                                bizId: UUID().uuidString, reason: "OTHER"))
+        XCTAssertEqual(clawback.creditsDeducted, 100)
+        XCTAssertEqual(clawback.overdueAmount, 0)
+        let refunded = try await lot(user, first)
+        XCTAssertEqual(refunded?.remaining, 0)
+        XCTAssertEqual(refunded?.spent, 70, "70% of the refunded purchase had been spent")
+        let other = try await lot(user, second)
+        XCTAssertEqual(other?.remaining, 140)
+        // The reversal gives back to the same lots.
+        _ = try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(first)", userId: user.uuidString,
+                                                                   clawbackEventId: "refund.\(first)", bizId: UUID().uuidString))
+        let restoredFirst = try await lot(user, first)
+        XCTAssertEqual(restoredFirst?.remaining, 30)
+        let restoredOther = try await lot(user, second)
+        XCTAssertEqual(restoredOther?.remaining, 210)
+    }
+
+    func testARefundOfASpentPurchaseTakesWhatIsLeftAndRecordsTheRestOverdue() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        _ = try await spend(user, 80)
+        let clawback = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                                                                bizId: UUID().uuidString, reason: "OTHER"))
+        XCTAssertEqual(clawback.creditsDeducted, 20)
+        XCTAssertEqual(clawback.overdueAmount, 80)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 0)
+        await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 1) }
+    }
+
+    // MARK: Concurrency
+
+    func testTwoHundredParallelSpendsNeverGoBelowZeroAndSumExactly() async throws {
+        let user = newUser()
+        _ = try await buy(user, "premium_pack", quantity: 3)   // 1245
+        let store = self.store!
+        let outcomes = try await withThrowingTaskGroup(of: Int64?.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    do {
+                        return try await Self.spend(store, user, 7, event: "chat.par:\(user):\(index)").amount
+                    } catch let error as PointsError where error.reason == .insufficientCredits {
+                        return nil
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int64?]()) { $0.append($1) }
+        }
+        let succeeded = outcomes.compactMap { $0 }
+        XCTAssertEqual(succeeded.count, 1245 / 7, "exactly as many 7-credit spends as the balance covers")
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 1245 - Int64(succeeded.count) * 7)
+        XCTAssertEqual(balance.lifetimeSpent, Int64(succeeded.count) * 7)
+    }
+
+    func testSpendsRacingGrantsAndClawbacksKeepEveryInvariant() async throws {
+        let user = newUser()
+        var purchases: [String] = []
+        for _ in 0..<3 { purchases.append(try await buy(user, "popular_pack")) }
+        let store = self.store!
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<60 {
+                group.addTask { _ = try? await Self.spend(store, user, 11, event: "chat.race:\(user):\(index)") }
+            }
+            for _ in 0..<3 {
+                group.addTask { _ = try await Self.buy(store, user, "starter_pack") }
+            }
+            for purchase in purchases {
+                group.addTask {
+                    _ = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString,
+                                                                      originalEventId: purchase, bizId: UUID().uuidString, reason: "OTHER"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertGreaterThanOrEqual(balance.balance, 0)
+    }
+
+    // MARK: Over gRPC
+
+    func testSpendOverGRPC() async throws {
+        let url = try TestDatabases.url("POINTS_DATABASE_URL")
+        let service = try await offPool { try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning"]) }
+        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        var request = Contracts.SpendRequest()
+        request.eventId = "chat.grpc:\(UUID().uuidString)"
+        request.userId = user.uuidString
+        request.amount = 25
+        request.bizType = "chat"
+        request.bizId = "s"
+        request.metadataJson = #"{"feature":"summary"}"#
+        let response = try await client.call(PointsMethods.spend, request, timeout: .seconds(10))
+        XCTAssertEqual(response.balance, 75)
+        XCTAssertEqual(response.attributions.map(\.sourceEventId), [purchase])
+        request.amount = 1_000
+        request.eventId = "chat.grpc:\(UUID().uuidString)"
+        do {
+            _ = try await client.call(PointsMethods.spend, request, timeout: .seconds(10))
+            XCTFail("expected INSUFFICIENT_CREDITS")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .failedPrecondition)
+            XCTAssertEqual(ErrorReason.reason(of: error), "INSUFFICIENT_CREDITS")
+        }
+        var reverse = Contracts.ReverseSpendRequest()
+        reverse.eventId = "chat.grpc.refund:\(UUID().uuidString)"
+        reverse.userId = user.uuidString
+        reverse.spendEventId = response.eventId
+        let restored = try await client.call(PointsMethods.reverseSpend, reverse, timeout: .seconds(10))
+        XCTAssertEqual(restored.creditsRestored, 25)
+        XCTAssertEqual(restored.balance, 100)
+        await client.close()
+        _ = try await offPool { service.stop() }
+    }
+}
