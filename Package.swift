@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "PointsService", targets: ["PointsService"]),
         .executable(name: "Demo", targets: ["Demo"]),
         .library(name: "RPCRuntime", targets: ["RPCRuntime"]),
+        .library(name: "IAPCreditsClient", targets: ["IAPCreditsClient"]),
     ],
     targets: [
         // MARK: C libraries from Debian (pkg-config names as in the issue).
@@ -66,6 +67,9 @@ let package = Package(
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
         .executableTarget(name: "RPCBenchServer", dependencies: ["RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
+
+        // The app's side (docs/CLIENT.md): Foundation only, so it builds for iOS too.
+        .target(name: "IAPCreditsClient"),
 
         // MARK: Tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
