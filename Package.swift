@@ -87,6 +87,8 @@ let package = Package(
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
+        .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
+        .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
