@@ -17,6 +17,14 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
         public let purchaseDateMilliseconds: Int64
         /// Set for a refunded transaction.
         public let revocationDateMilliseconds: Int64?
+
+        public init(id: String, productID: String, appAccountToken: UUID?, purchaseDateMilliseconds: Int64, revocationDateMilliseconds: Int64?) {
+            self.id = id
+            self.productID = productID
+            self.appAccountToken = appAccountToken
+            self.purchaseDateMilliseconds = purchaseDateMilliseconds
+            self.revocationDateMilliseconds = revocationDateMilliseconds
+        }
     }
 
     public typealias Signer = @Sendable (TransactionFacts) throws -> String
