@@ -7,7 +7,7 @@ import PackageDescription
 
 let package = Package(
     name: "IAPCredits",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "Gateway", targets: ["Gateway"]),
         .executable(name: "PaymentsService", targets: ["PaymentsService"]),
