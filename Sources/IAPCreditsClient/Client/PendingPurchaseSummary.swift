@@ -39,7 +39,8 @@ public struct PendingPurchaseSummary: Sendable, Hashable {
 
     public func localizedMessage(_ language: MessageLanguage = .preferred()) -> String {
         let key: MessageKey = switch state {
-        case .awaitingCredit, .waitingForNextLaunch, .otherAccount: .awaitingCredit
+        case .awaitingCredit, .waitingForNextLaunch: .awaitingCredit
+        case .otherAccount: .otherAccountPurchase
         case .refused(let error): error.messageKey
         case .unverifiedByStore: .purchaseUnverified
         case .unknownProduct: .problem(.paymentProductNotFound)

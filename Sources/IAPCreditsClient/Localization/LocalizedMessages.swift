@@ -43,6 +43,9 @@ public enum LocalizedMessages {
         case .awaitingCredit:
             return ("Your purchase is kept and will be credited automatically. Please check your balance later.",
                     "您的购买已保留，积分将自动到账，请稍后查看余额。")
+        case .otherAccountPurchase:
+            return ("A purchase made on this device with another account is kept for that account and credited when it signs in.",
+                    "此设备上另一个账号的购买已保留，将在该账号登录后到账。")
         case .credited(let credits):
             return ("\(credits) credits added.", "已到账 \(credits) 积分。")
         }

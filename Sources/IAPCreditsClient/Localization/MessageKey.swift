@@ -21,6 +21,8 @@ public enum MessageKey: Sendable, Hashable {
     case purchaseInProgress
     /// Paid; the credit is being retried in the background.
     case awaitingCredit
+    /// Bought on this device by another account: it waits for that account.
+    case otherAccountPurchase
     /// Credited now (or earlier): the number of credits added.
     case credited(Int64)
 }

@@ -61,6 +61,20 @@ final class LocalizedMessagesTests: XCTestCase {
                        LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english))
     }
 
+    func testPendingPurchasesSayWhereTheyStand() {
+        func summary(_ state: PendingPurchaseSummary.State) -> PendingPurchaseSummary {
+            PendingPurchaseSummary(transactionId: "1", appStoreProductId: nil, state: state)
+        }
+        XCTAssertEqual(summary(.awaitingCredit(nil, nextAttemptInMilliseconds: 100)).localizedMessage(.english),
+                       LocalizedMessages.text(for: .awaitingCredit, in: .english))
+        XCTAssertTrue(summary(.otherAccount).localizedMessage(.english).contains("another account"))
+        XCTAssertTrue(summary(.otherAccount).localizedMessage(.simplifiedChinese).contains("另一个账号"))
+        XCTAssertEqual(summary(.refused(Fixtures.problem(.paymentStarterPackIneligible, status: 409))).localizedMessage(.simplifiedChinese),
+                       LocalizedMessages.text(for: .problem(.paymentStarterPackIneligible), in: .simplifiedChinese))
+        XCTAssertEqual(summary(.unverifiedByStore(reason: "x")).advice, .contactSupport)
+        XCTAssertEqual(summary(.waitingForNextLaunch(CreditsError(.transport("offline")))).advice, .retryLater)
+    }
+
     func testPreferredLanguage() {
         XCTAssertEqual(MessageLanguage.preferred(["zh-Hans-CN", "en-US"]), .simplifiedChinese)
         XCTAssertEqual(MessageLanguage.preferred(["zh_CN"]), .simplifiedChinese)
