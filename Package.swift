@@ -7,13 +7,14 @@ import PackageDescription
 
 let package = Package(
     name: "IAPCredits",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v14), .iOS(.v16)],
     products: [
         .executable(name: "Gateway", targets: ["Gateway"]),
         .executable(name: "PaymentsService", targets: ["PaymentsService"]),
         .executable(name: "PointsService", targets: ["PointsService"]),
         .executable(name: "Demo", targets: ["Demo"]),
         .library(name: "RPCRuntime", targets: ["RPCRuntime"]),
+        .library(name: "IAPCreditsClient", targets: ["IAPCreditsClient"]),
     ],
     targets: [
         // MARK: C libraries from Debian (pkg-config names as in the issue).
@@ -67,6 +68,9 @@ let package = Package(
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
         .executableTarget(name: "RPCBenchServer", dependencies: ["RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
 
+        // The app's side (docs/CLIENT.md): Foundation only, so it builds for iOS too.
+        .target(name: "IAPCreditsClient"),
+
         // MARK: Tests.
         .target(name: "TestSupport", dependencies: ["PostgresClient"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
@@ -83,6 +87,12 @@ let package = Package(
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
+        .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
+        .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
+        .testTarget(
+            name: "IAPCreditsClientIntegrationTests",
+            dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL", "Demo"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,290 @@
+import Foundation
+
+/// The app's one entry point for credits: packages with StoreKit prices,
+/// the purchase flow (PRD 8.3), resubmission of paid purchases not yet
+/// credited (on every launch, with backoff), and the balance.
+///
+/// One client per signed-in user: build it after sign-in, call `start()`,
+/// and `stop()` it on sign-out (a stopped client does nothing more, and a
+/// purchase it held stays unfinished for the next client).
+///
+/// Rules it keeps (seed 003, PRD 8.3, 8.4, 12.3):
+/// - pending, cancelled and failed purchases never reach the gateway;
+/// - a paid purchase is recorded durably before it is submitted;
+/// - the StoreKit transaction is finished only after `granted`,
+///   `already_granted` or PAYMENT_TRANSACTION_REVOKED, once;
+/// - retryable answers keep it and resubmit with backoff; refusals keep it
+///   and report it; nothing is ever finished on an unknown answer.
+public actor CreditsClient {
+    /// Changes as they happen (newest kept when the app reads slowly).
+    public nonisolated let events: AsyncStream<CreditsEvent>
+    nonisolated let eventSink: AsyncStream<CreditsEvent>.Continuation
+
+    let api: any CreditsAPI
+    let storeFront: any StoreFront
+    let records: any PurchaseRecordStore
+    let configuration: CreditsClientConfiguration
+
+    var cachedAccountToken: UUID?
+    var cachedOffers: PackageOffers?
+    var purchaseRunning = false
+    var stopped = false
+    /// Transactions being submitted or finished right now (never twice at once).
+    var inFlight = Set<String>()
+    /// Transactions this client finished: a redelivery of one is not
+    /// submitted again (unless it now carries a refund).
+    var finishedThisSession = Set<String>()
+    /// Records known to this client, also those the store failed to write.
+    var knownRecords: [String: PendingPurchaseRecord] = [:]
+    var retryAttempts: [String: Int] = [:]
+    var retryTasks: [String: Task<Void, Never>] = [:]
+    var passRetryAttempt = 0
+    var passRetryTask: Task<Void, Never>?
+    var summaries: [String: PendingPurchaseSummary] = [:]
+    var updatesTask: Task<Void, Never>?
+
+    public init(api: any CreditsAPI, storeFront: any StoreFront, records: any PurchaseRecordStore,
+                configuration: CreditsClientConfiguration = CreditsClientConfiguration()) {
+        self.api = api
+        self.storeFront = storeFront
+        self.records = records
+        self.configuration = configuration
+        (events, eventSink) = AsyncStream.makeStream(of: CreditsEvent.self, bufferingPolicy: .bufferingNewest(ClientLimits.eventsBufferedMax))
+    }
+
+    deinit {
+        updatesTask?.cancel()
+        passRetryTask?.cancel()
+        for task in retryTasks.values { task.cancel() }
+        eventSink.finish()
+    }
+
+    /// Call once at launch (after sign-in): listens to StoreKit's
+    /// transaction updates and resubmits every paid purchase not yet credited.
+    @discardableResult
+    public func start() async -> RecoveryReport {
+        guard !stopped else { return RecoveryReport() }
+        if updatesTask == nil {
+            let updates = storeFront.transactionUpdates()
+            updatesTask = Task { [weak self] in
+                for await update in updates {
+                    guard let self else { return }
+                    await self.handleUpdate(update)
+                }
+            }
+        }
+        return await resumePendingPurchases()
+    }
+
+    /// Stops everything: no more submissions, finishes or events. Purchases
+    /// not yet credited stay unfinished and recorded for the next client.
+    public func stop() {
+        stopped = true
+        updatesTask?.cancel()
+        updatesTask = nil
+        passRetryTask?.cancel()
+        passRetryTask = nil
+        for task in retryTasks.values { task.cancel() }
+        retryTasks.removeAll()
+        eventSink.finish()
+    }
+
+    // MARK: Reading
+
+    /// The user's appAccountToken (fetched once per client).
+    public func accountToken() async throws(CreditsError) -> UUID {
+        if let cachedAccountToken { return cachedAccountToken }
+        let token = try await api.accountToken()
+        cachedAccountToken = token
+        return token
+    }
+
+    /// The packages this user may buy with StoreKit's products and prices
+    /// (PRD 8.3 steps 1 to 4). When StoreKit cannot answer, every offer
+    /// comes back unavailable rather than failing the screen.
+    public func packageOffers() async throws(CreditsError) -> PackageOffers {
+        let packages = try await api.packages()
+        let products = (try? await storeFront.products(for: PackageOffers.productIDs(of: packages))) ?? []
+        let offers = PackageOffers.match(packages: packages, products: products)
+        cachedOffers = offers
+        emit(.offersChanged(offers))
+        return offers
+    }
+
+    public func balance() async throws(CreditsError) -> CreditBalance {
+        let balance = try await api.balance()
+        emit(.balanceChanged(balance))
+        return balance
+    }
+
+    /// Where one of the user's purchases stands on the backend.
+    public func transactionStatus(transactionId: String) async throws(CreditsError) -> TransactionStatus {
+        try await api.transactionStatus(transactionId: transactionId)
+    }
+
+    /// Paid purchases not yet credited, for a "being processed" list.
+    public func pendingPurchases() -> [PendingPurchaseSummary] {
+        var list = summaries
+        for record in knownRecords.values where list[record.transactionId] == nil {
+            list[record.transactionId] = PendingPurchaseSummary(
+                transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
+                state: .awaitingCredit(nil, nextAttemptInMilliseconds: nil))
+        }
+        return list.values.sorted { $0.transactionId < $1.transactionId }
+    }
+
+    // MARK: Purchase
+
+    /// Buys `offer` (PRD 8.3 steps 5 to 13): StoreKit's sheet with the
+    /// user's appAccountToken; a verified payment is recorded, submitted,
+    /// finished only once credited, then balance and packages are refreshed.
+    public func purchase(_ offer: PackageOffer) async -> PurchaseOutcome {
+        guard !stopped else { return .notStarted(CreditsError(.notSignedIn)) }
+        guard !purchaseRunning else { return .alreadyInProgress }
+        purchaseRunning = true
+        defer { purchaseRunning = false }
+        let token: UUID
+        do {
+            token = try await accountToken()
+        } catch {
+            return .notStarted(error)
+        }
+        var flow = PurchaseFlow(offers: cachedOffers ?? PackageOffers(offers: [offer]))
+        var held: String?
+        defer { if let held { inFlight.remove(held) } }
+        do {
+            var action = try flow.start(offer, appAccountToken: token)
+            for _ in 0..<PurchaseFlowRunner.stepsMax {
+                if stopped { return Self.abandoned(held) }
+                switch action {
+                case .purchase(let productID, let appAccountToken):
+                    let answer: Result<StorePurchaseOutcome, StoreFailure>
+                    do {
+                        answer = .success(try await storeFront.purchase(productID: productID, appAccountToken: appAccountToken))
+                    } catch {
+                        answer = .failure(StoreFailure(reason: String(describing: error)))
+                    }
+                    action = try flow.storeAnswered(answer, now: configuration.now())
+                case .record(let record):
+                    held = record.transactionId
+                    inFlight.insert(record.transactionId)
+                    knownRecords[record.transactionId] = record
+                    // A failed write does not stop the purchase: StoreKit still
+                    // holds the transaction unfinished, and a relaunch finds it.
+                    try? await records.save(record)
+                    action = try flow.recordAttempted()
+                case .verify(let record):
+                    action = try flow.verifyAnswered(await verifyAndNote(record))
+                case .finish(let transactionId):
+                    await finishAndForget(transactionId)
+                    action = try flow.finished()
+                case .refresh:
+                    action = try flow.refreshed(balance: await refreshAfterChange())
+                case .complete(let outcome):
+                    announce(outcome)
+                    return outcome
+                }
+            }
+            preconditionFailure("the purchase flow ends within \(PurchaseFlowRunner.stepsMax) steps")
+        } catch {
+            // A runner bug: keep whatever was paid, unfinished.
+            return Self.abandoned(held)
+        }
+    }
+
+    /// The outcome of a purchase the runner stopped driving (the client was
+    /// stopped): what was paid stays unfinished and recorded.
+    private static func abandoned(_ held: String?) -> PurchaseOutcome {
+        let error = CreditsError(.transport("client stopped"))
+        return held.map { .awaitingCredit(transactionId: $0, error) } ?? .notStarted(error)
+    }
+
+    private func announce(_ outcome: PurchaseOutcome) {
+        switch outcome {
+        case .credited(let grant, _): emit(.credited(grant))
+        case .revoked(let transactionId): emit(.revoked(transactionId: transactionId))
+        case .unverifiedByStore(let transactionId):
+            setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil,
+                                              state: .unverifiedByStore(reason: "StoreKit could not verify the transaction")))
+        default: break
+        }
+    }
+
+    // MARK: Shared steps
+
+    /// POST verify, and on failure note it on the record and schedule a
+    /// retry (retryable) or report it (refused). Never finishes.
+    func verifyAndNote(_ record: PendingPurchaseRecord) async -> Result<VerifiedGrant, CreditsError> {
+        let answer: Result<VerifiedGrant, CreditsError>
+        do {
+            answer = .success(try await api.verify(record.verifyRequest))
+        } catch {
+            answer = .failure(error)
+        }
+        guard case .failure(let error) = answer, error.disposition != .finish, !stopped else { return answer }
+        var noted = record
+        noted.submissionCount += 1
+        noted.lastFailure = error.problemCode?.wireCode ?? Self.failureText(error)
+        knownRecords[record.transactionId] = noted
+        try? await records.save(noted)
+        switch error.disposition {
+        case .finish: assertionFailure("returned above")
+        case .keepAndRetry: scheduleRetry(noted, after: error)
+        case .keepAndReport:
+            cancelRetry(record.transactionId)
+            setSummary(PendingPurchaseSummary(transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
+                                              state: .refused(error)))
+        }
+        return answer
+    }
+
+    static func failureText(_ error: CreditsError) -> String {
+        switch error.kind {
+        case .problem(let problem): problem.code.wireCode
+        case .transport: "transport"
+        case .unexpectedAnswer: "unexpected_answer"
+        case .notSignedIn: "not_signed_in"
+        case .invalidRequest: "invalid_request"
+        }
+    }
+
+    /// Finishes the StoreKit transaction and forgets it. Asking StoreKit to
+    /// finish a transaction it holds finished already does nothing, so a
+    /// redelivered refund is finished too.
+    func finishAndForget(_ transactionId: String) async {
+        guard !stopped else { return }
+        finishedThisSession.insert(transactionId)
+        await storeFront.finish(transactionID: transactionId)
+        // Removal failing leaves a record whose resubmission answers
+        // already_granted; it is removed then.
+        try? await records.remove(transactionId: transactionId)
+        knownRecords[transactionId] = nil
+        cancelRetry(transactionId)
+        summaries[transactionId] = nil
+    }
+
+    /// After a credit or a revocation: the balance and the packages (the
+    /// new user pack disappears once bought). Returns the balance, nil when
+    /// it could not be fetched.
+    func refreshAfterChange() async -> CreditBalance? {
+        let balance = try? await balance()
+        _ = try? await packageOffers()
+        return balance
+    }
+
+    func setSummary(_ summary: PendingPurchaseSummary) {
+        summaries[summary.transactionId] = summary
+        emit(.pendingPurchaseChanged(summary))
+    }
+
+    func emit(_ event: CreditsEvent) {
+        guard !stopped else { return }
+        eventSink.yield(event)
+    }
+}
+
+/// Bounds of the purchase runner.
+enum PurchaseFlowRunner {
+    /// start, store, record, verify, finish, refresh, complete: 7 steps.
+    static let stepsMax = 8
+}

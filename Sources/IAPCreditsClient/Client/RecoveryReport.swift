@@ -1,0 +1,12 @@
+/// What one recovery pass did with the purchases not yet credited.
+public struct RecoveryReport: Sendable, Hashable {
+    public var credited: [VerifiedGrant] = []
+    public var revoked: [String] = []
+    /// Purchases still not credited, with why.
+    public var pending: [PendingPurchaseSummary] = []
+    /// Set when the pass could not run at all (e.g. offline: no account
+    /// token); it is retried with backoff.
+    public var failure: CreditsError?
+
+    public init() {}
+}

@@ -1,0 +1,18 @@
+/// Every bound the client library keeps, in one place (TIGER_STYLE: a limit
+/// on everything, names with the unit last).
+public enum ClientLimits {
+    /// The largest gateway answer read (the gateway's own bodies are far smaller).
+    public static let responseBytesMax = 1_048_576
+    /// The largest signed transaction kept or submitted (the gateway refuses more).
+    public static let signedTransactionBytesMax = 65_536
+    /// Durable records kept at once; a store refuses to grow past it.
+    public static let pendingRecordsMax = 256
+    /// Transactions submitted in one recovery pass; the rest wait for the next pass.
+    public static let submissionsPerPassMax = 64
+    /// Packages accepted from one packages answer.
+    public static let packagesMax = 64
+    /// A request's timeout when the configuration gives none.
+    public static let requestTimeoutSecondsDefault: Double = 30
+    /// Events buffered for an app that reads them slowly (the oldest are dropped).
+    public static let eventsBufferedMax = 64
+}

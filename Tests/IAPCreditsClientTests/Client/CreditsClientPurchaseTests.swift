@@ -1,0 +1,232 @@
+import Foundation
+import IAPCreditsClient
+import IAPCreditsClientTestSupport
+import XCTest
+
+/// PRD 12.3 through the client with a fake gateway and a fake StoreKit:
+/// what is called, in which order, and what is finished.
+final class CreditsClientPurchaseTests: XCTestCase {
+    let firstId: UInt64 = 2_000_000_000_000_000
+    var nextId: String { String(firstId + 1) }
+
+    private struct Setup {
+        let log: CallLog
+        let api: FakeCreditsAPI
+        let store: ScriptedStoreFront
+        let records: LoggingRecordStore
+        let client: CreditsClient
+        let events: EventCollector
+    }
+
+    private func setup(configuration: CreditsClientConfiguration = Fixtures.fastConfiguration(),
+                       failWrites: Bool = false) -> Setup {
+        let log = CallLog()
+        let api = FakeCreditsAPI(observer: { log.note($0) })
+        let store = ScriptedStoreFront(products: Fixtures.products, firstTransactionId: firstId, signer: Fixtures.signer)
+        store.observeCalls { log.note($0) }
+        let records = LoggingRecordStore(log: log, failWrites: failWrites)
+        let client = CreditsClient(api: api, storeFront: store, records: records, configuration: configuration)
+        return Setup(log: log, api: api, store: store, records: records, client: client, events: EventCollector(client))
+    }
+
+    /// Retries far in the future: what a purchase does by itself.
+    private var noRetries: CreditsClientConfiguration {
+        CreditsClientConfiguration(retrySchedule: RetrySchedule(initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, attemptsPerSessionMax: 1))
+    }
+
+    func testOffersMapPackagesToStoreKitProductsWithStoreKitPrices() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        XCTAssertEqual(offers.offers.map(\.displayPrice), ["¥6.00", "¥12.00", "¥25.00", "¥50.00"])
+        XCTAssertTrue(offers.isStarterPackEligible)
+        s.store.setProductsFailure("offline")
+        let withoutStoreKit = try await s.client.packageOffers()
+        XCTAssertEqual(withoutStoreKit.offers.filter(\.isAvailable).count, 0, "cards disabled, screen still shown")
+        await s.client.stop()
+    }
+
+    /// success → record → verify → finish → refresh, in that order.
+    func testAPaidPurchaseIsVerifiedThenFinishedThenRefreshed() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let starter = try XCTUnwrap(offers.offer(productCode: "starter_pack"))
+        let before = s.log.calls.count
+        let outcome = await s.client.purchase(starter)
+
+        guard case .credited(let grant, let balance) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(grant.status, .granted)
+        XCTAssertEqual(grant.creditsAdded, 100)
+        XCTAssertEqual(balance?.balance, 100)
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before)),
+                       ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
+        XCTAssertEqual(s.store.lastPurchaseAccountToken, s.api.token, "bought with the user's appAccountToken")
+        let request = try await XCTUnwrapAsync(await s.api.verifyRequests.first)
+        XCTAssertEqual(request.productCode, "starter_pack")
+        XCTAssertEqual(request.appStoreProductId, "com.meeyao.qianwen.starter_pack")
+        XCTAssertEqual(request.transactionId, nextId)
+        XCTAssertEqual(request.appAccountToken, s.api.token)
+        XCTAssertEqual(s.store.finishCount(nextId), 1)
+        XCTAssertTrue(s.store.unfinishedIds.isEmpty)
+        let left = try await s.records.allRecords()
+        XCTAssertTrue(left.isEmpty)
+        let id = nextId
+        let announced = await eventually { s.events.creditedIds == [id] }
+        XCTAssertTrue(announced)
+        await s.client.stop()
+    }
+
+    func testAlreadyGrantedStillFinishesAndRefreshes() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        // The gateway credited this transaction before (a lost answer).
+        _ = try await s.api.verify(VerifyTransactionRequest(productCode: "popular_pack", appStoreProductId: "com.meeyao.qianwen.popular_pack",
+                                                            transactionId: nextId, signedTransactionInfo: "x", appAccountToken: nil))
+        let before = s.log.calls.count
+        let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "popular_pack")))
+        guard case .credited(let grant, _) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(grant.status, .alreadyGranted)
+        XCTAssertEqual(grant.creditsAdded, 0)
+        XCTAssertEqual(s.store.finishCount(nextId), 1)
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before)),
+                       ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
+        await s.client.stop()
+    }
+
+    /// PRD 12.3: pending, error and cancel never call the server.
+    func testPendingCancelledFailedAndUnverifiedNeverCallTheServer() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let starter = try XCTUnwrap(offers.offer(productCode: "starter_pack"))
+        s.store.script(.pending, .cancel, .fail("networkError"), .payUnverified)
+        let before = s.log.calls.count
+        let outcomes = [await s.client.purchase(starter), await s.client.purchase(starter), await s.client.purchase(starter),
+                        await s.client.purchase(starter)]
+        XCTAssertEqual(outcomes[0], .pending)
+        XCTAssertEqual(outcomes[1], .cancelled)
+        guard case .storeFailed = outcomes[2] else { return XCTFail("\(outcomes[2])") }
+        XCTAssertEqual(outcomes[3], .unverifiedByStore(transactionId: nextId))
+        XCTAssertEqual(Set(s.log.calls.dropFirst(before)), ["purchase", "accountToken"], "only StoreKit was asked")
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 0)
+        XCTAssertEqual(s.store.unfinishedIds, [nextId], "the unverified one is kept, never finished")
+        let pending = await s.client.pendingPurchases()
+        XCTAssertEqual(pending.map(\.transactionId), [nextId])
+        XCTAssertEqual(pending.first?.advice, .contactSupport)
+        await s.client.stop()
+    }
+
+    func testAnUnavailableOfferAndASecondTapDoNotBuy() async throws {
+        let gated = GatedStoreFront(Fixtures.store())
+        let api = FakeCreditsAPI()
+        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let offers = try await client.packageOffers()
+        let starter = try XCTUnwrap(offers.offer(productCode: "starter_pack"))
+        let first = Task { await client.purchase(starter) }
+        let sheetUp = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(sheetUp)
+        let second = await client.purchase(starter)
+        XCTAssertEqual(second, .alreadyInProgress)
+        gated.release()
+        guard case .credited = await first.value else { return XCTFail() }
+        let unavailable = await client.purchase(PackageOffer(package: Fixtures.packages[3], product: nil))
+        XCTAssertEqual(unavailable, .productUnavailable)
+        XCTAssertEqual(gated.inner.purchaseCount, 1)
+        await client.stop()
+    }
+
+    func testNoAccountTokenNoPurchase() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        await s.api.failAccountToken(CreditsError(.transport("offline")))
+        let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+        XCTAssertEqual(outcome, .notStarted(CreditsError(.transport("offline"))))
+        XCTAssertEqual(s.store.purchaseCount, 0)
+        await s.client.stop()
+    }
+
+    /// Every failure a verify can meet, through the client: only REVOKED
+    /// finishes; everything else stays unfinished and recorded, with the
+    /// error's message for the user.
+    func testEveryVerifyFailureFinishesOnlyWhenRevoked() async throws {
+        for error in Fixtures.everyVerifyFailure {
+            let s = setup(configuration: noRetries)
+            let offers = try await s.client.packageOffers()
+            await s.api.failVerify(error)
+            let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+            let records = try await s.records.allRecords()
+            switch error.disposition {
+            case .finish:
+                XCTAssertEqual(outcome, .revoked(transactionId: nextId))
+                XCTAssertEqual(s.store.finishCount(nextId), 1)
+                XCTAssertTrue(records.isEmpty)
+                let id = nextId
+                let announced = await eventually { s.events.revokedIds == [id] }
+                XCTAssertTrue(announced)
+            case .keepAndRetry:
+                XCTAssertEqual(outcome, .awaitingCredit(transactionId: nextId, error), error.description)
+                XCTAssertEqual(s.store.finishCount(nextId), 0, error.description)
+                XCTAssertNotNil(records.first?.lastFailure)
+                if let code = error.problemCode { XCTAssertEqual(records.first?.lastFailure, code.wireCode) }
+                XCTAssertEqual(records.first?.submissionCount, 1)
+            case .keepAndReport:
+                XCTAssertEqual(outcome, .refused(transactionId: nextId, error), error.description)
+                XCTAssertEqual(s.store.finishCount(nextId), 0, error.description)
+                XCTAssertEqual(records.map(\.transactionId), [nextId])
+                let pending = await s.client.pendingPurchases()
+                XCTAssertEqual(pending.first?.state, .refused(error))
+            }
+            XCTAssertEqual(outcome.localizedMessage(.english), error.disposition == .finish
+                           ? LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english)
+                           : error.localizedMessage(.english))
+            XCTAssertEqual(outcome.advice, error.advice)
+            await s.client.stop()
+        }
+    }
+
+    func testARetryableAnswerIsResubmittedWithBackoffAndFinishedOnce() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        await s.api.failVerify(Fixtures.problem(.paymentGrantFailed), Fixtures.problem(.serviceUnavailable, status: 503), CreditsError(.transport("offline")))
+        let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
+        guard case .awaitingCredit(let id, let error) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(id, nextId)
+        XCTAssertEqual(error.problemCode, .paymentGrantFailed)
+        XCTAssertEqual(s.store.finishCount(nextId), 0)
+        let credited = await eventually { s.store.finishCount(id) == 1 }
+        XCTAssertTrue(credited)
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 4)
+        let announced = await eventually { s.events.creditedIds == [id] }
+        XCTAssertTrue(announced)
+        let balanced = await eventually { s.events.events.contains(.balanceChanged(CreditBalance(balance: 415, lifetimeEarned: 415, lifetimeSpent: 0))) }
+        XCTAssertTrue(balanced)
+        let records = try await s.records.allRecords()
+        XCTAssertTrue(records.isEmpty)
+        let pending = await s.client.pendingPurchases()
+        XCTAssertTrue(pending.isEmpty)
+        await s.client.stop()
+    }
+
+    func testAFailedRecordWriteStillVerifies() async throws {
+        let s = setup(failWrites: true)
+        let offers = try await s.client.packageOffers()
+        guard case .credited = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        XCTAssertEqual(s.store.finishCount(nextId), 1)
+        await s.client.stop()
+    }
+
+    func testAStoppedClientDoesNothing() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        await s.client.stop()
+        guard case .notStarted = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        let report = await s.client.resumePendingPurchases()
+        XCTAssertEqual(report, RecoveryReport())
+        XCTAssertEqual(s.store.purchaseCount, 0)
+    }
+}
+
+func XCTUnwrapAsync<T>(_ value: @autoclosure () async -> T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    let unwrapped = await value()
+    return try XCTUnwrap(unwrapped, file: file, line: line)
+}
