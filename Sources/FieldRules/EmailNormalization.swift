@@ -1,7 +1,8 @@
 import Foundation
 
 /// The one normalisation of an email address as a starter-pack identity
-/// (PRD 4.2), applied by the gateway before hashing and masking.
+/// (docs/protocols/payments/apple-iap-protocol.md, 5.2), applied by the
+/// gateway before hashing and masking.
 ///
 /// 1. Trim surrounding whitespace and newlines (Unicode's, not only ASCII).
 /// 2. Unicode NFC (canonical composition): "é" typed as U+00E9 and as

@@ -5,7 +5,7 @@ import StrictJSON
 public struct PackagesResponseBody: JSONResponseBody, Equatable {
     /// One purchasable package.
     public struct Package: Sendable, Equatable {
-        /// The package kinds of PRD 4.1.
+        /// The package kinds (docs/protocols/common/user-points-chat-data-protocol.md).
         public enum Kind: String, Sendable {
             case starter
             case regular

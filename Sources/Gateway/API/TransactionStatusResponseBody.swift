@@ -1,10 +1,11 @@
 import StrictJSON
 
 /// GET /api/v1/payments/apple/transactions/{transactionId}: where one of the
-/// user's purchases stands (PRD 6.2), for recovery after a lost response.
+/// user's purchases stands (docs/protocols/payments/apple-iap-protocol.md,
+/// 3.3), for recovery after a lost response.
 /// Internal fields (failure codes, overdue amounts, record ids) stay inside.
 public struct TransactionStatusResponseBody: JSONResponseBody, Equatable {
-    /// apple_iap_transactions.status values (PRD 5.3).
+    /// apple_iap_transactions.status values (apple-iap-protocol.md, 3.3).
     public enum Status: String, Sendable, CaseIterable {
         case received
         case verified

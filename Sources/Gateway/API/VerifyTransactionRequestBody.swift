@@ -1,4 +1,5 @@
-/// The body of POST /api/v1/payments/apple/transactions/verify (PRD 6.1).
+/// The body of POST /api/v1/payments/apple/transactions/verify
+/// (docs/protocols/payments/apple-iap-protocol.md, 3.2).
 /// Credits, prices and the user never come from here: only what identifies
 /// the purchase, which PaymentsService checks against Apple's signature.
 public struct VerifyTransactionRequestBody: Sendable, Equatable {

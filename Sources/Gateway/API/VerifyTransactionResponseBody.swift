@@ -1,6 +1,7 @@
 import StrictJSON
 
-/// The 200 answer of the verify route, exactly the two shapes of PRD 6.1:
+/// The 200 answer of the verify route, exactly the two shapes of
+/// docs/protocols/payments/apple-iap-protocol.md (3.2):
 /// `granted` (credited by this call) and `already_granted` (credited before;
 /// creditsAdded is 0). Both tell the app to finish the StoreKit transaction.
 public struct VerifyTransactionResponseBody: JSONResponseBody, Equatable {

@@ -1,5 +1,6 @@
 /// Who the verified token says is calling: the only source of user identity
-/// (PRD 11: the app never sends a user id). Never log `email`.
+/// (the app never sends a user id: docs/protocols/payments/apple-iap-protocol.md,
+/// section 2). Never log `email`.
 public struct AuthenticatedUser: Sendable, Equatable {
     /// The `sub` claim, a lower-cased UUID.
     public let userId: String

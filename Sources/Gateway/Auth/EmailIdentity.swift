@@ -1,7 +1,8 @@
 import FieldRules
 
-/// The email as an identity for the starter-pack rule (PRD 4.2): a keyed
-/// hash of the one normalisation (`EmailNormalization`: trim, NFC,
+/// The email as an identity for the starter-pack rule
+/// (docs/protocols/payments/apple-iap-protocol.md, 5.2): a keyed hash of the
+/// one normalisation (`EmailNormalization`: trim, NFC,
 /// lower-case) that services store instead of the address, and the one mask
 /// (`EmailMask`) as a snapshot for support. The address itself never leaves
 /// the gateway and is never logged.

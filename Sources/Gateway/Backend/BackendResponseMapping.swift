@@ -37,7 +37,8 @@ public enum BackendResponseMapping {
         return PackagesResponseBody(packages: packages)
     }
 
-    /// The PRD 6.1 body; the transaction must be the one the app submitted.
+    /// The verify body (docs/protocols/payments/apple-iap-protocol.md, 3.2);
+    /// the transaction must be the one the app submitted.
     public static func verification(
         _ response: VerifyTransactionResponse, submitted: VerifyTransactionRequestBody
     ) throws(ResponseInvariantViolation) -> VerifyTransactionResponseBody {

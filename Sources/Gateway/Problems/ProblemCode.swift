@@ -1,7 +1,8 @@
-/// The stable machine-readable codes of the public API (PRD 6.3 plus the
-/// gateway's own), each with its HTTP status, title and whether the app may
-/// resubmit the same transaction later (`retryable`, as in seed 002: never a
-/// reason to start a new purchase).
+/// The stable machine-readable codes of the public API (the payment codes
+/// plus the gateway's own), each with its HTTP status, title and whether the
+/// app may resubmit the same transaction later (`retryable`: never a reason
+/// to start a new purchase). Listed for the app, with what to do about each,
+/// in docs/protocols/common/http-error-codes.md (a test keeps them equal).
 public enum ProblemCode: String, Sendable, CaseIterable {
     case paymentProductNotFound = "PAYMENT_PRODUCT_NOT_FOUND"
     case paymentProductMismatch = "PAYMENT_PRODUCT_MISMATCH"

@@ -1,5 +1,6 @@
-/// `apple_iap_transactions.status` (PRD 5.3): where one Apple transaction is
-/// in its life, as `PurchaseLifecycle.status` derives it for people and
+/// `apple_iap_transactions.status`
+/// (docs/protocols/payments/apple-iap-protocol.md, 3.3): where one Apple
+/// transaction is in its life, as `PurchaseLifecycle.status` derives it for people and
 /// queries. Decisions are made on `PurchaseState`, never on this.
 enum PaymentStatus: String, CaseIterable, Sendable {
     /// Known from Apple's notifications only: no app has claimed it for a user yet.
@@ -29,8 +30,9 @@ enum PendingAction: String, Sendable {
     case reverseClawback = "reverse_clawback"
 }
 
-/// The idempotency keys of the calls into PointsService (PRD 5.4). Refund
-/// cycle 1 keeps the PRD's `refund.apple_iap:{transaction_id}`; later
+/// The idempotency keys of the calls into PointsService
+/// (docs/protocols/payments/apple-iap-protocol.md, section 6). Refund cycle 1
+/// is `refund.apple_iap:{transaction_id}`; later
 /// cycles add `:{n}`, so each movement is its own event.
 enum LedgerEventId {
     static func purchase(transactionId: String) -> String { "payment.apple_iap:\(transactionId)" }

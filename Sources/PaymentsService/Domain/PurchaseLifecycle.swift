@@ -129,7 +129,8 @@ enum PurchaseLifecycle {
 
     // MARK: Views
 
-    /// `apple_iap_transactions.status` (PRD 5.3) for this state.
+    /// `apple_iap_transactions.status` for this state
+    /// (docs/protocols/payments/apple-iap-protocol.md, 3.3).
     static func status(_ state: PurchaseState) -> PaymentStatus {
         switch state.grant {
         case .notOwed:

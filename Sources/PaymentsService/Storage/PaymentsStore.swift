@@ -201,7 +201,7 @@ final class PaymentsStore: Sendable {
         verdictChanged: Bool, keepSchedule: Bool = false
     ) async throws -> PaymentRecord {
         let nextStep = PurchaseLifecycle.pendingStep(next)
-        // A granted purchase always names its ledger event (PRD 5.3).
+        // A granted purchase always names its ledger event (docs/protocols/payments/apple-iap-protocol.md, 3.3).
         let ledgerEventId = ledgerEventId ?? (next.grant == .applied ? LedgerEventId.purchase(transactionId: current.transactionId) : nil)
         let schedule: Int64 = if nextStep == nil { 0 } else if keepSchedule || nextStep == current.pendingStep { 1 } else { 2 }
         let revocation = next.verdict.revocation

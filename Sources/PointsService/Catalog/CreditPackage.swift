@@ -1,4 +1,5 @@
-/// One purchasable credit package of the catalog (PRD 4.1).
+/// One purchasable credit package of the catalog (as the app sees it:
+/// docs/protocols/common/user-points-chat-data-protocol.md, section 2).
 public struct CreditPackage: Sendable, Equatable, Codable {
     /// Starter packs sell once per email identity; regular ones again and again.
     public enum Kind: String, Sendable, Codable {

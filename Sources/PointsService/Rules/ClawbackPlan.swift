@@ -1,4 +1,5 @@
-/// The arithmetic of taking a purchase back (PRD 7.4): deduct what the user
+/// The arithmetic of taking a purchase back
+/// (docs/protocols/payments/apple-iap-protocol.md, 5.3): deduct what the user
 /// still holds, up to the amount being taken back (all of the purchase's
 /// credits, or part of them for a prorated refund), never going below zero;
 /// the rest is overdue. lifetime_earned shrinks by what was actually deducted.

@@ -1,7 +1,8 @@
 import Foundation
 import StrictJSON
 
-/// The `metadata` jsonb of ledger rows, in PRD 5.4's `{"ext": {...}}` shape.
+/// The `metadata` jsonb of ledger rows, in the `{"ext": {...}}` shape of
+/// docs/protocols/common/user-points-chat-data-protocol.md (section 3).
 enum LedgerMetadata {
     static func purchase(_ grant: ValidatedGrant) -> String {
         encode([
