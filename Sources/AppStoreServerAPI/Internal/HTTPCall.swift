@@ -50,12 +50,15 @@ final class HTTPCall: HTTP2StreamDelegate {
         self.onRelease = onRelease
     }
 
-    /// Ends the call locally; the stream, if any, is reset.
+    /// Ends the call locally; the stream, if any, is reset afterwards (the
+    /// reset reports the stream's close, which must find the call finished
+    /// and so cannot replace this error with "connection lost").
     func fail(_ error: AppStoreServerAPIError) {
         guard !isFinished else { return }
         result = .failure(error)
-        stream?.reset(errorCode: HTTP2Stream.ErrorCode.cancel)
+        let stream = self.stream
         finish()
+        stream?.reset(errorCode: HTTP2Stream.ErrorCode.cancel)
     }
 
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
