@@ -18,8 +18,10 @@ public final class AppStoreServerAPIClient: Sendable {
     private let policy: RetryPolicy
     private let parser: StrictJSONParser
 
-    /// `nowSeconds` (UNIX time, for the JWT) and `random` (retry jitter,
-    /// 0..<1) are injectable for tests.
+    /// Loads the trust roots (a file read: make clients at start-up, not
+    /// per request) and starts the client's I/O thread. `nowSeconds` (UNIX
+    /// time, for the JWT) and `random` (retry jitter, 0..<1) are injectable
+    /// for tests.
     public init(configuration: AppStoreServerAPIConfiguration,
                 nowSeconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) throws(AppStoreServerAPIConfigurationError) {
@@ -188,7 +190,7 @@ public final class AppStoreServerAPIClient: Sendable {
         while true {
             attempt += 1
             if Task.isCancelled { throw AppStoreServerAPIError(kind: .cancelled, detail: "the task was cancelled") }
-            let request = HTTPRequest(method: method, path: fullPath, headers: try headers(hasBody: bodyBytes != nil), body: bodyBytes)
+            let request = HTTPRequest(method: method, path: fullPath, headers: try headers(bodyLength: bodyBytes?.count), body: bodyBytes)
             emit(.attempt, environment, method, path, attempt)
             let outcome: Result<HTTPResponse, AppStoreServerAPIError>
             switch await transport.send(request, to: environment) {
@@ -218,13 +220,16 @@ public final class AppStoreServerAPIClient: Sendable {
         }
     }
 
-    private func headers(hasBody: Bool) throws(AppStoreServerAPIError) -> [HTTPHeaderField] {
+    private func headers(bodyLength: Int?) throws(AppStoreServerAPIError) -> [HTTPHeaderField] {
         var headers = [
             HTTPHeaderField(name: "authorization", value: "Bearer " + (try tokens.token())),
             HTTPHeaderField(name: "accept", value: "application/json"),
             HTTPHeaderField(name: "user-agent", value: "iap-credits-app-store-api/1"),
         ]
-        if hasBody { headers.append(HTTPHeaderField(name: "content-type", value: "application/json")) }
+        if let bodyLength {
+            headers.append(HTTPHeaderField(name: "content-type", value: "application/json"))
+            headers.append(HTTPHeaderField(name: "content-length", value: String(bodyLength)))
+        }
         return headers
     }
 
