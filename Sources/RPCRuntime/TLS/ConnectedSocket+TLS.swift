@@ -2,10 +2,10 @@
 import Glibc
 #endif
 
-/// Server-side TLS on an accepted socket: `startServerTLS`, then
-/// `continueTLSHandshake()` on each readiness event until `.complete`;
-/// from then on `read`/`write` carry plaintext through TLS and
-/// `negotiatedProtocol` tells the ALPN choice.
+/// TLS on a socket: `startServerTLS` on an accepted socket (or
+/// `startClientTLS` on a connected one), then `continueTLSHandshake()` on
+/// each readiness event until `.complete`; from then on `read`/`write`
+/// carry plaintext through TLS and `negotiatedProtocol` tells the ALPN choice.
 extension ConnectedSocket {
     /// Where a handshake step left off.
     public enum TLSHandshakeOutcome: Sendable, Equatable {
@@ -26,14 +26,26 @@ extension ConnectedSocket {
         tls = try TLSTransport(context: context.context, fd: descriptor, server: true)
     }
 
-    /// Advances the handshake without blocking.
+    /// Makes this socket a TLS client endpoint that verifies the server
+    /// with `context` (chain and host name); the handshake happens in
+    /// `continueTLSHandshake()`. Call once, before any read or write.
+    public func startClientTLS(_ context: TLSClientContext) throws {
+        precondition(tls == nil, "TLS already started")
+        guard descriptor >= 0 else { throw SystemError(call: "startClientTLS", errorNumber: EBADF) }
+        tls = try TLSTransport(context: context.context, fd: descriptor, server: false)
+    }
+
+    /// Advances the handshake without blocking. A client's refusal of the
+    /// server's certificate names the reason ("hostname mismatch", ...).
     public func continueTLSHandshake() -> TLSHandshakeOutcome {
         guard descriptor >= 0, let tls else { return .failed(reason: "no TLS session") }
         switch tls.handshake() {
         case .complete: return .complete
         case .wantsReadable: return .wantsReadable
         case .wantsWritable: return .wantsWritable
-        case .failed(let error): return .failed(reason: error.description)
+        case .failed(let error):
+            guard let verification = tls.verificationFailure else { return .failed(reason: error.description) }
+            return .failed(reason: "\(error.description) (\(verification))")
         }
     }
 

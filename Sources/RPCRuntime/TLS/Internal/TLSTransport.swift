@@ -101,6 +101,15 @@ final class TLSTransport: ByteTransport {
         }
     }
 
+    /// Why the peer's certificate was refused, when it was (clients only
+    /// verify): OpenSSL's text for the verify result, e.g. "hostname mismatch".
+    var verificationFailure: String? {
+        let result = SSL_get_verify_result(ssl)
+        guard result != Int(X509_V_OK) else { return nil }
+        guard let text = X509_verify_cert_error_string(result) else { return "verify error \(result)" }
+        return String(cString: text)
+    }
+
     /// Decrypted bytes OpenSSL holds that no readiness event will announce.
     var bufferedByteCount: Int { Int(SSL_pending(ssl)) }
 

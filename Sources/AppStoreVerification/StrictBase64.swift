@@ -1,25 +1,26 @@
 /// Strict base64 decoders: base64url without padding for JWS parts (RFC 7515)
 /// and standard padded base64 for `x5c` entries. Any stray character, wrong
 /// padding or non-zero trailing bits makes the input invalid (returns nil),
-/// so each byte string has exactly one accepted encoding.
-enum StrictBase64 {
+/// so each byte string has exactly one accepted encoding. Public so the App
+/// Store Server API client builds its JWTs with the same code.
+public enum StrictBase64 {
     /// Decodes unpadded base64url (`A-Z a-z 0-9 - _`).
-    static func decodeURL<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+    public static func decodeURL<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
         decode(text, urlAlphabet: true, padded: false)
     }
 
     /// Decodes padded standard base64 (`A-Z a-z 0-9 + /`, `=` padding).
-    static func decodeStandard<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+    public static func decodeStandard<Bytes: Collection>(_ text: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
         decode(text, urlAlphabet: false, padded: true)
     }
 
     /// Encodes as unpadded base64url.
-    static func encodeURL(_ bytes: some Collection<UInt8>) -> String {
+    public static func encodeURL(_ bytes: some Collection<UInt8>) -> String {
         String(decoding: encode(bytes, urlAlphabet: true, padded: false), as: UTF8.self)
     }
 
     /// Encodes as padded standard base64.
-    static func encodeStandard(_ bytes: some Collection<UInt8>) -> String {
+    public static func encodeStandard(_ bytes: some Collection<UInt8>) -> String {
         String(decoding: encode(bytes, urlAlphabet: false, padded: true), as: UTF8.self)
     }
 
