@@ -102,4 +102,11 @@ public enum GatewayLimits {
     public static let tokenClockLeewaySeconds: Int64 = 30
     /// RFC 5321 caps a forward path at 256 octets; an address is at most 254.
     public static let emailBytesMax = 254
+
+    // MARK: History pages.
+
+    /// Entries per page of GET /api/v1/points/ledger (PointsService's own bound).
+    public static let ledgerPageSizeMax: Int32 = 200
+    /// Purchases per page of GET /api/v1/payments/apple/transactions.
+    public static let transactionPageSizeMax: Int32 = 100
 }

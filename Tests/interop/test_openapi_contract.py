@@ -132,6 +132,7 @@ class Contract:
         self.validator_class = jsonschema.validators.validator_for({"$schema": "https://json-schema.org/draft/2020-12/schema"})
 
     def operation(self, method, path):
+        path = path.split("?", 1)[0]
         for template, item in self.spec["paths"].items():
             pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
             if re.match(pattern, path) and method.lower() in item:
@@ -274,6 +275,20 @@ def exercise(system, environment="Sandbox"):
     call("POST", notifications, body={"signedPayload": "a.b.c"})  # 422
     call("POST", notifications, raw=b"[", content_type="application/json")  # 400
     call("GET", f"/api/v1/payments/apple/transactions/{tid}", token=token)  # refunded
+    # The history routes: the purchase, the refund; paged one entry at a time.
+    for route in ("/api/v1/points/ledger", "/api/v1/payments/apple/transactions"):
+        status, _, body = call("GET", route, token=token)
+        assert status == 200, body
+        status, _, body = call("GET", route + "?pageSize=1", token=token)
+        assert status == 200, body
+        token_next = json.loads(body).get("nextPageToken")
+        if token_next:
+            status, _, body = call("GET", f"{route}?pageSize=1&pageToken={token_next}", token=token)
+            assert status == 200, body
+        call("GET", route + "?pageSize=0", token=token)  # 422
+        call("GET", route + "?pageToken=not-issued-here", token=token)  # 422 from the service
+        call("GET", route + "?sort=asc", token=token)  # 400 unknown parameter
+        call("GET", route)  # 401
     call("GET", "/api/v1/no/such/route", token=token)  # 404
     call("DELETE", "/api/v1/points/balance", token=token)  # 405
     return seen

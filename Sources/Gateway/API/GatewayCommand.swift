@@ -4,6 +4,8 @@
 public enum GatewayCommand: Sendable, Equatable {
     case getBalance(AuthenticatedUser)
     case listPackages(AuthenticatedUser)
+    case listLedger(AuthenticatedUser, PageQuery)
+    case listTransactions(AuthenticatedUser, PageQuery)
     case verifyTransaction(AuthenticatedUser, VerifyTransactionRequestBody)
     case getTransaction(AuthenticatedUser, transactionId: String)
     case getAccountToken(AuthenticatedUser)

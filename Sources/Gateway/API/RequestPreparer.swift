@@ -57,6 +57,9 @@ public struct RequestPreparer: Sendable {
         switch route {
         case .balance: return .getBalance(authenticated())
         case .packages: return .listPackages(authenticated())
+        case .ledger: return .listLedger(authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.ledgerPageSizeMax))
+        case .transactions:
+            return .listTransactions(authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.transactionPageSizeMax))
         case .accountToken: return .getAccountToken(authenticated())
         case .health: return .health
         case .readiness: return .readiness

@@ -1,4 +1,5 @@
 import Contracts
+import StrictJSON
 import FieldRules
 
 /// Backend answers turned into public response bodies. Pure; every answer
@@ -73,6 +74,40 @@ public enum BackendResponseMapping {
             purchaseDateUnixMilliseconds: transaction.purchaseDateUnixMs,
             revocationDateUnixMilliseconds: transaction.revocationDateUnixMs > 0 ? transaction.revocationDateUnixMs : nil,
             ledgerEventId: transaction.ledgerEventId.isEmpty ? nil : transaction.ledgerEventId)
+    }
+
+    /// A page of the user's ledger. Purchase and refund entries name their
+    /// Apple transaction and product when their metadata does.
+    public static func ledger(_ response: ListLedgerResponse) throws(ResponseInvariantViolation) -> LedgerResponseBody {
+        var entries: [LedgerResponseBody.Entry] = []
+        for entry in response.entries {
+            guard entry.direction == 1 || entry.direction == -1, entry.amount >= 0, entry.balanceAfter >= 0 else {
+                throw ResponseInvariantViolation("ledger entry with an impossible direction or amount")
+            }
+            let ext = (try? StrictJSONParser().parse(entry.metadataJson))?["ext"]
+            var transactionId: String?, productCode: String?
+            if case .string(let text)? = ext?["transaction_id"] { transactionId = text }
+            if case .string(let text)? = ext?["product_code"] { productCode = text }
+            entries.append(LedgerResponseBody.Entry(
+                id: entry.id, eventId: entry.eventId, changeType: entry.changeType, direction: entry.direction, amount: entry.amount,
+                balanceAfter: entry.balanceAfter, bizType: entry.bizType, bizId: entry.bizId.isEmpty ? nil : entry.bizId,
+                createdAtUnixMilliseconds: entry.createdAtUnixMs, transactionId: transactionId, productCode: productCode))
+        }
+        return LedgerResponseBody(entries: entries, nextPageToken: response.nextPageToken)
+    }
+
+    /// A page of `user`'s purchases; a row of anyone else is a backend bug.
+    public static func transactions(_ response: ListTransactionsResponse, user: AuthenticatedUser) throws -> TransactionListResponseBody {
+        var transactions: [TransactionStatusResponseBody] = []
+        for transaction in response.transactions {
+            guard (try? UUIDRule.canonical(transaction.userId)) == user.userId else {
+                throw ResponseInvariantViolation("ListTransactions answered another user's purchase")
+            }
+            var single = GetTransactionResponse()
+            single.transaction = transaction
+            transactions.append(try Self.transaction(single, user: user, instance: ""))
+        }
+        return TransactionListResponseBody(transactions: transactions, nextPageToken: response.nextPageToken)
     }
 
     public static func accountToken(_ response: GetAccountTokenResponse) throws(ResponseInvariantViolation) -> AccountTokenResponseBody {

@@ -45,6 +45,22 @@ public struct CommandExecutor: Sendable {
             let response = try await backends.points.call(
                 PointsMethods.listPackages, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.packages(response).response()
+        case .listLedger(let user, let page):
+            var request = ListLedgerRequest()
+            request.userId = user.userId
+            request.pageSize = page.pageSize
+            request.pageToken = page.pageToken
+            let response = try await backends.points.call(
+                PointsMethods.listLedger, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.ledger(response).response()
+        case .listTransactions(let user, let page):
+            var request = ListTransactionsRequest()
+            request.userId = user.userId
+            request.pageSize = page.pageSize
+            request.pageToken = page.pageToken
+            let response = try await backends.payments.call(
+                PaymentsMethods.listTransactions, request, metadata: metadata, timeout: Self.readTimeout)
+            return try BackendResponseMapping.transactions(response, user: user).response()
         case .verifyTransaction(let user, let body):
             let response = try await backends.payments.call(
                 PaymentsMethods.verifyTransaction, verifyRequest(user: user, body: body), metadata: metadata,

@@ -2,6 +2,10 @@
 public enum Route: Sendable, Equatable {
     case balance
     case packages
+    /// The user's own points ledger, newest first.
+    case ledger
+    /// The user's own purchases, newest first.
+    case transactions
     case verifyTransaction
     /// The raw path segment; validate it with the transactionId rule.
     case transactionStatus(transactionId: String)

@@ -17,6 +17,8 @@ public struct RouteSpec: Sendable {
     public static let all: [RouteSpec] = [
         RouteSpec(method: "GET", pattern: "/api/v1/points/balance", requiresAuthentication: true) { _ in .balance },
         RouteSpec(method: "GET", pattern: "/api/v1/points/packages", requiresAuthentication: true) { _ in .packages },
+        RouteSpec(method: "GET", pattern: "/api/v1/points/ledger", requiresAuthentication: true) { _ in .ledger },
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions", requiresAuthentication: true) { _ in .transactions },
         RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/transactions/verify", requiresAuthentication: true) { _ in
             .verifyTransaction
         },

@@ -29,6 +29,9 @@ enum PaymentsLimits {
     static let leaseWaitMax: Duration = .seconds(3)
     /// Packs one transaction may buy: StoreKit's own bound for a consumable.
     static let quantityMax: Int32 = 10
+    /// ListTransactions pages.
+    static let transactionPageSizeDefault = 20
+    static let transactionPageSizeMax = 100
 }
 
 /// The request's field rules are FieldRules' (the gateway and PointsService

@@ -288,6 +288,24 @@ final class PaymentProcessor: Sendable {
         return out
     }
 
+    /// The user's own purchases, newest first, one page.
+    func listTransactions(userId: String, pageSize: Int32, pageToken: String) async throws(PaymentsError) -> ListTransactionsResponse {
+        let user: UUID
+        do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
+        let size = pageSize == 0 ? PaymentsLimits.transactionPageSizeDefault : Int(pageSize)
+        guard (1...PaymentsLimits.transactionPageSizeMax).contains(size) else {
+            throw .validationFailed(field: "page_size", problem: "must be 1...\(PaymentsLimits.transactionPageSizeMax) (0 means \(PaymentsLimits.transactionPageSizeDefault))")
+        }
+        let afterId = try TransactionPageToken.decode(pageToken)
+        let records = try await store.listTransactions(userId: user, limit: size + 1, afterId: afterId)
+        var response = ListTransactionsResponse()
+        response.transactions = records.prefix(size).map(Self.transactionMessage)
+        if records.count > size, let last = records.prefix(size).last {
+            response.nextPageToken = TransactionPageToken.encode(lastId: last.id)
+        }
+        return response
+    }
+
     func accountToken(userId: String) async throws(PaymentsError) -> String {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }

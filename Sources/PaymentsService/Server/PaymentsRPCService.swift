@@ -18,6 +18,9 @@ struct PaymentsRPCService: Sendable {
         router.register(PaymentsMethods.handleNotification) { request, call in
             try await processor.handleNotification(request.signedPayload, requestId: Self.requestId(call))
         }
+        router.register(PaymentsMethods.listTransactions) { request, _ in
+            try await processor.listTransactions(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
+        }
         router.register(PaymentsMethods.getAccountToken) { request, _ in
             var response = GetAccountTokenResponse()
             response.appAccountToken = try await processor.accountToken(userId: request.userId)

@@ -124,6 +124,22 @@ final class PaymentsStore: Sendable {
         }
     }
 
+    /// The user's claimed transactions, newest first, after the row
+    /// `afterId` (keyset paging on (created_at, id); the index
+    /// apple_iap_transactions_user_created serves it). At most `limit` rows.
+    func listTransactions(userId: UUID, limit: Int, afterId: UUID?) async throws(PaymentsError) -> [PaymentRecord] {
+        try await mappingErrors {
+            try await self.pool.withConnection { connection in
+                try await connection.query("""
+                    select \(Self.columns) from apple_iap_transactions
+                    where user_id = $1::uuid and claimed
+                      and ($2::uuid is null or (created_at, id) < (select created_at, id from apple_iap_transactions where id = $2::uuid))
+                    order by created_at desc, id desc limit $3::bigint
+                    """, [.uuid(userId), afterId.map(PostgresValue.uuid) ?? .null, .int64(Int64(limit))]).map(Self.record)
+            }
+        }
+    }
+
     func lockedRecord(_ transactionId: String, in connection: PostgresConnection) async throws -> PaymentRecord? {
         try await connection.query("select \(Self.columns) from apple_iap_transactions where transaction_id = $1 for update",
                                    [.text(transactionId)]).first.map(Self.record)
