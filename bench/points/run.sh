@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PointsService grant benchmark with its database ceiling, in one run:
+# PointsService grant and spend benchmark with its database ceiling, in one run:
 #   1. Grant over gRPC (release PointsService, private PostgreSQL cluster),
 #      driven by PointsBench (bench/points/swift): distinct event ids, for
 #      "distinct" users (a new user per grant) and one "hot" user (every
@@ -15,7 +15,11 @@
 #      of one balance and one ledger row this cluster can do at this client
 #      count. A grant does more (replay check, account upsert + FOR UPDATE,
 #      ledger insert with three unique indexes and a jsonb column, update).
-# Prints both, and grants/s as a fraction of the ceiling (goal: >= 0.5).
+#   1b. Spend over gRPC, 1 credit per call, by users funded beforehand
+#      (a pool of users round-robin, or one hot user): spends/s, p50, p99.
+#      A spend locks the account, checks the replay, reads the user's
+#      credit lots, moves them (attribution) and writes the consume row.
+# Prints both, and grants/s and spends/s as fractions of the ceiling (goal: >= 0.5).
 # Both load generators (PointsBench, pgbench) are pinned to CPU 1;
 # PostgreSQL and PointsService are not pinned (they share both cores), so
 # the comparison is load generator against the same cluster on the same CPUs.
@@ -81,11 +85,12 @@ for _ in $(seq 1 200); do
 done
 [[ -n "$address" ]] || { echo "PointsService did not start:" >&2; cat "$work/service.err" >&2; exit 1; }
 
-# grants MODE: prints PointsBench's key=value line.
+# grants MODE [OPERATION]: prints PointsBench's key=value line (grant, or spend of 1 credit by funded users).
 grants() {
-  timeout $((seconds * 2 + 60)) taskset -c "$load_cpu" "$bench_binary" --target "$address" --mode "$1" \
-    --requests "$requests" --warmup "$warmup" --concurrency "$concurrency" --seconds "$seconds" 2> "$work/bench-$1.err" \
-    || { echo "PointsBench $1 failed:" >&2; cat "$work/bench-$1.err" "$work/service.err" >&2; exit 1; }
+  local operation="${2:-grant}"
+  timeout $((seconds * 2 + 120)) taskset -c "$load_cpu" "$bench_binary" --target "$address" --mode "$1" --operation "$operation" \
+    --requests "$requests" --warmup "$warmup" --concurrency "$concurrency" --seconds "$seconds" 2> "$work/bench-$operation-$1.err" \
+    || { echo "PointsBench $operation $1 failed:" >&2; cat "$work/bench-$operation-$1.err" "$work/service.err" >&2; exit 1; }
 }
 field() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<< "$1"; }
 
@@ -98,6 +103,8 @@ check_ledger() {
 
 distinct_line="$(grants distinct)"
 hot_line="$(grants hot)"
+spend_distinct_line="$(grants distinct spend)"
+spend_hot_line="$(grants hot spend)"
 check_ledger
 stop_service
 granted_rows="$(timeout 60 "${psql_bench[@]}" -c "select count(*) from points_ledger")"
@@ -163,7 +170,13 @@ report="$out_dir/points-$(date -u +%Y%m%dT%H%M%SZ).txt"
     printf '%-10s %-10s %12.0f %10s %10s\n' "$mode" pgbench "${!tps}" "${!p50}" "${!p99}"
     ratio="$(awk -v g="$(field "${!line}" grants_per_second)" -v p="${!tps}" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')"
     echo "$mode: grants/s / pgbench tps = $ratio (goal >= 0.50)"
+    spend_line="spend_${mode}_line"
+    printf '%-10s %-10s %12s %10s %10s\n' "$mode" spends "$(field "${!spend_line}" spends_per_second)" "$(field "${!spend_line}" p50_ms)" "$(field "${!spend_line}" p99_ms)"
+    ratio="$(awk -v g="$(field "${!spend_line}" spends_per_second)" -v p="${!tps}" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')"
+    echo "$mode: spends/s / pgbench tps = $ratio (goal >= 0.50)"
   done
   echo "raw: ${distinct_line}"
   echo "raw: ${hot_line}"
+  echo "raw: ${spend_distinct_line}"
+  echo "raw: ${spend_hot_line}"
 } | tee "$report"

@@ -367,8 +367,7 @@ final class PointsStore: Sendable {
     /// to overdraw, take the credits from the lots oldest first, then the
     /// consume row and the account's figures in one statement.
     private func applySpend(_ spend: ValidatedSpend, in transaction: PostgresConnection) async throws -> SpendResult {
-        let account = try await lockAccount(spend.userId, in: transaction)
-        let stored = try await findEvent(spend.eventId, in: transaction)
+        let (account, stored) = try await lockAccount(spend.userId, findingEvent: spend.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
                                      expectedChangeType: "consume", fingerprint: spend.fingerprint) {
         case .replay:
@@ -384,15 +383,9 @@ final class PointsStore: Sendable {
         guard account.balance >= spend.amount else { throw PointsError.insufficientCredits(balance: account.balance) }
         let lots = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction).lots
         let shares = CreditLots.take(spend.amount, from: lots)
-        try await CreditLotLedger.move(shares, of: spend.userId, eventId: spend.eventId, taking: true, countsAsSpent: true, in: transaction)
         let balanceAfter = account.balance - spend.amount
-        let id = try await appendSpendingEntry(
-            columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, request_fingerprint, metadata",
-            values: "$1::uuid, $2, 'consume', -1, $3::bigint, $4::bigint, $5, nullif($6, ''), $7, $8::jsonb",
-            parameters: [.uuid(spend.userId), .text(spend.eventId), .int64(spend.amount), .int64(balanceAfter), .text(spend.bizType),
-                         .text(spend.bizId), .text(spend.fingerprint), .json(LedgerMetadata.spend(spend, attributions: shares)),
-                         .int64(balanceAfter), .int64(account.lifetimeSpent + spend.amount)],
-            in: transaction)
+        let id = try await transaction.query(SpendStatement.sql, SpendStatement.parameters(
+            spend, shares: shares, balanceAfter: balanceAfter, lifetimeSpentAfter: account.lifetimeSpent + spend.amount)).first!.uuid("id")
         return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
                            balance: balanceAfter, ledgerEntryId: id, attributions: shares)
     }
@@ -485,6 +478,27 @@ final class PointsStore: Sendable {
 
     private func currentBalance(_ userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
         try await transaction.query("select balance from user_points where user_id = $1::uuid", [.uuid(userId)]).first?.int64("balance") ?? 0
+    }
+
+    /// `lockAccount` and the stored row of `eventId` in one round trip. The
+    /// row is read from the statement's snapshot, taken before the lock was
+    /// granted: a concurrent first application of the same event committed
+    /// while this one waited is then missed here, and the insert that
+    /// follows fails on the unique event id; `retryingUniqueRaces` runs
+    /// the transaction again and it answers as a replay.
+    private func lockAccount(_ userId: UUID, findingEvent eventId: String, in transaction: PostgresConnection) async throws
+        -> (LockedAccount, StoredLedgerEvent?) {
+        let row = try await transaction.query("""
+            with account as (
+                insert into user_points (user_id) values ($1::uuid)
+                on conflict (user_id) do update set user_id = excluded.user_id
+                returning balance, lifetime_earned, lifetime_spent)
+            select account.balance as account_balance, account.lifetime_earned, account.lifetime_spent, event.*
+            from account left join (\(StoredLedgerEvent.selectSQL.replacingOccurrences(of: "$1", with: "$2"))) event on true
+            """, [.uuid(userId), .text(eventId)]).first!
+        let account = LockedAccount(balance: try row.int64("account_balance"), lifetimeEarned: try row.int64("lifetime_earned"),
+                                    lifetimeSpent: try row.int64("lifetime_spent"))
+        return (account, try row.isNull("id") ? nil : try StoredLedgerEvent(row: row))
     }
 
     /// Creates the account row if needed and locks it for the rest of the

@@ -15,8 +15,15 @@ struct BenchOptions {
         case hot
     }
 
+    /// What each request does.
+    enum Operation: String {
+        case grant
+        case spend
+    }
+
     var target = ""
     var mode = UserMode.distinct
+    var operation = Operation.grant
     var requests = 20_000
     var warmupRequests = 500
     var concurrency = 16
@@ -44,6 +51,10 @@ struct BenchOptions {
                 let text = try value()
                 guard let parsed = UserMode(rawValue: text) else { throw BenchError.usage("--mode must be distinct or hot") }
                 mode = parsed
+            case "--operation":
+                let text = try value()
+                guard let parsed = Operation(rawValue: text) else { throw BenchError.usage("--operation must be grant or spend") }
+                operation = parsed
             case "--requests": requests = try integer(1...Self.requestsMax)
             case "--warmup": warmupRequests = try integer(0...Self.requestsMax)
             case "--concurrency": concurrency = try integer(1...Self.concurrencyMax)
