@@ -95,3 +95,21 @@ public enum ConfigurationError: Error, Equatable, Sendable {
     /// A trusted root could not be parsed or added to the store.
     case invalidTrustedRoot(index: Int)
 }
+
+extension ConfigurationError: CustomStringConvertible {
+    /// A sentence naming the setting at fault, for an operator reading a
+    /// service that refused to start.
+    public var description: String {
+        switch self {
+        case .unreadableRootFile(let path): "APPLE_ROOT_CERTS: cannot read \(path)"
+        case .invalidRootCertificate(let path): "APPLE_ROOT_CERTS: \(path) is not a DER or PEM certificate"
+        case .noTrustedRoots: "APPLE_ROOT_CERTS names no certificate to trust"
+        case .noAllowedEnvironments: "APPLE_ENVIRONMENTS names no environment"
+        case .missingAppAppleId:
+            "APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENTS includes Production (Apple signs the app's numeric id into production data)"
+        case .localEnvironmentWithoutLocalTestingMode:
+            "APPLE_ENVIRONMENTS includes Xcode or LocalTesting, which need APPLE_LOCAL_TESTING=1 (never in production)"
+        case .invalidTrustedRoot(let index): "APPLE_ROOT_CERTS: certificate #\(index + 1) cannot be used as a trust anchor"
+        }
+    }
+}
