@@ -113,7 +113,7 @@ final class PointsStore: Sendable {
                     // A pooled connection found dead (e.g. after a database
                     // restart): running the grant again on a fresh one is safe,
                     // because the event id makes it apply at most once.
-                    throw PostgresError(code: .queryFailed, sqlState: "40001", message: "connection lost: \(error.message)")
+                    throw RetryAttempt.connectionLost
                 }
             }
         }
@@ -185,7 +185,7 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: grant.eventId, problem: problem)
         case .apply:
             // The row that collided is gone (its transaction rolled back): try again.
-            throw PostgresError(code: .queryFailed, sqlState: "40001", message: "grant raced a rolled-back grant")
+            throw RetryAttempt.racedARolledBackGrant
         }
     }
 
@@ -548,8 +548,20 @@ final class PointsStore: Sendable {
 
     // MARK: Errors
 
-    /// Re-runs a transaction that lost a race on a unique key or a lock: the
-    /// next attempt sees the winner's row and answers as a replay.
+    /// Why the store runs an attempt again on its own (an internal signal,
+    /// never a made-up database error).
+    private enum RetryAttempt: Error {
+        /// A pooled connection was found dead (e.g. after a database restart):
+        /// running the idempotent write again on a fresh one is safe.
+        case connectionLost
+        /// A grant's event id collided with a row whose transaction then
+        /// rolled back: nothing was applied, try again.
+        case racedARolledBackGrant
+    }
+
+    /// Re-runs a transaction that lost a race on a unique key or a lock (the
+    /// next attempt sees the winner's row and answers as a replay), or that
+    /// asked to be run again (`RetryAttempt`), a bounded number of times.
     private func retryingUniqueRaces<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
         var attempt = 1
         while true {
@@ -557,6 +569,13 @@ final class PointsStore: Sendable {
                 return try await body()
             } catch let error as PostgresError where (error.isUniqueViolation || error.isSerializationFailure)
                 && attempt < PointsLimits.uniqueRaceAttemptsMax {
+                attempt += 1
+            } catch let signal as RetryAttempt {
+                guard attempt < PointsLimits.uniqueRaceAttemptsMax else {
+                    throw signal == .connectionLost
+                        ? PointsError.databaseUnavailable(detail: "connection lost \(attempt) times")
+                        : PointsError.internalFailure(detail: "grant kept racing rolled-back grants")
+                }
                 attempt += 1
             } catch {
                 throw Self.pointsError(from: error)
