@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
         .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "AppStoreVerification", "StrictJSON"]),
+        // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER); pure Swift, no C.
+        .target(name: "AppReceipt"),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "BenchSupport", path: "bench/support"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
