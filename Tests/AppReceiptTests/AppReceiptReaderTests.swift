@@ -5,6 +5,11 @@ import XCTest
 /// and hand-written in every BER form, with 0, 1 and several purchases.
 final class AppReceiptReaderTests: XCTestCase {
     private static let signer = Result { try OpenSSLSigner() }
+
+    override class func tearDown() {
+        try? signer.get().removeFiles()
+        super.tearDown()
+    }
     private var signer: OpenSSLSigner { get throws { try Self.signer.get() } }
     private let reader = AppReceiptReader()
 

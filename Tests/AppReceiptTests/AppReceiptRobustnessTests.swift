@@ -10,6 +10,11 @@ import XCTest
 /// with the seed printed: APP_RECEIPT_SEED=<seed>.
 final class AppReceiptRobustnessTests: XCTestCase {
     private static let signer = Result { try OpenSSLSigner() }
+
+    override class func tearDown() {
+        try? signer.get().removeFiles()
+        super.tearDown()
+    }
     private let reader = AppReceiptReader()
 
     /// Small receipts in each encoding: OpenSSL's DER and streamed BER,

@@ -21,7 +21,12 @@ final class OpenSSLSigner: Sendable {
         ])
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    deinit { removeFiles() }
+
+    /// Removes the key, the certificate and the directory (a signer kept in
+    /// a `static` is never deinitialised: its test class calls this from
+    /// `class func tearDown`).
+    func removeFiles() { try? FileManager.default.removeItem(at: directory) }
 
     /// How to sign: `cms` with DER output, `cms -stream` (BER, indefinite
     /// lengths), `smime` (PKCS #7), or `cms` detached (no eContent).
@@ -40,12 +45,17 @@ final class OpenSSLSigner: Sendable {
         if mode != .cmsDetached { arguments.append("-nodetach") }
         if mode == .cmsStreamed { arguments.append("-stream") }
         arguments += ["-binary", "-outform", "DER", "-in", input, "-signer", certificatePath, "-inkey", keyPath, "-out", output]
+        defer {
+            try? FileManager.default.removeItem(atPath: input)
+            try? FileManager.default.removeItem(atPath: output)
+        }
         try run(arguments)
         return Array(try Data(contentsOf: URL(fileURLWithPath: output)))
     }
 
     private func run(_ arguments: [String]) throws {
         let log = directory.appendingPathComponent("openssl-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
         let status = try Command.run([Self.openssl] + arguments, outputPath: log)
         guard status == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
