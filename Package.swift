@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
         .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "AppStoreVerification", "StrictJSON"]),
+        // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER); pure Swift, no C.
+        .target(name: "AppReceipt"),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "BenchSupport", path: "bench/support"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
@@ -86,6 +88,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),

@@ -1,0 +1,39 @@
+/// What a StoreKit 1 app receipt says, read locally from the base64 the app
+/// sends (`Bundle.main.appStoreReceiptURL`'s bytes): the bundle id, the app
+/// version, and the in-app purchase receipts.
+///
+/// **Nothing here is trusted for crediting.** The reader does not check the
+/// PKCS#7 signature or Apple's certificate chain, so anyone can make a
+/// receipt that says anything. The transaction ids only say what to ask
+/// Apple: each one is looked up with the App Store Server API (Get
+/// Transaction Info) and only Apple's signed answer, verified by
+/// `SignedDataVerifier`, decides what is credited. A caller validates each
+/// id with `FieldRules.TransactionIDRule` before it builds a request with it.
+public struct AppReceipt: Sendable, Equatable {
+    /// Attribute type 2 (UTF8STRING): the app's CFBundleIdentifier.
+    public let bundleId: String
+    /// Attribute type 3 (UTF8STRING): CFBundleVersion on iOS; nil when absent.
+    public let appVersion: String?
+    /// Attribute type 17, one per in-app purchase receipt, in receipt order,
+    /// duplicates included.
+    public let inAppPurchases: [AppReceiptInAppPurchase]
+    /// The in-app purchases' transaction ids without repeats, in the order
+    /// of their first appearance: what to ask Apple about.
+    public let transactionIds: [String]
+    /// The original transaction ids present, without repeats, in the order
+    /// of their first appearance (a subscription's renewals share one).
+    public let originalTransactionIds: [String]
+
+    public init(bundleId: String, appVersion: String?, inAppPurchases: [AppReceiptInAppPurchase]) {
+        self.bundleId = bundleId
+        self.appVersion = appVersion
+        self.inAppPurchases = inAppPurchases
+        self.transactionIds = Self.firstOccurrences(inAppPurchases.map(\.transactionId))
+        self.originalTransactionIds = Self.firstOccurrences(inAppPurchases.compactMap(\.originalTransactionId))
+    }
+
+    private static func firstOccurrences(_ values: [String]) -> [String] {
+        var seen = Set<String>()
+        return values.filter { seen.insert($0).inserted }
+    }
+}
