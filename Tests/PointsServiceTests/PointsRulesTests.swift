@@ -1,3 +1,4 @@
+import Contracts
 @testable import PointsService
 import XCTest
 

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
@@ -42,11 +43,11 @@ final class PointsStoreTests: XCTestCase {
                         bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST", amount: amount)
     }
 
-    private func ext(_ entry: LedgerEntry) throws -> [String: Any] {
+    private func ext(_ entry: LedgerRecord) throws -> [String: Any] {
         try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
     }
 
-    private func newestEntry(_ user: UUID) async throws -> LedgerEntry {
+    private func newestEntry(_ user: UUID) async throws -> LedgerRecord {
         let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
         return try XCTUnwrap(page.entries.first)
     }

@@ -3,10 +3,10 @@
 /// type (415), body (400/413/422), path parameters (422). Pure: the clock
 /// is an argument.
 public struct RequestPreparer: Sendable {
-    public let router: Router
+    public let router: RouteTable
     public let verifier: JWTVerifier
 
-    public init(router: Router = Router(), verifier: JWTVerifier) {
+    public init(router: RouteTable = RouteTable(), verifier: JWTVerifier) {
         self.router = router
         self.verifier = verifier
     }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 
 /// A request to credit one purchase (points.proto GrantRequest), as the
@@ -8,13 +9,13 @@ public struct GrantCommand: Sendable, Equatable {
     public var emailHash: String
     public var productCode: String
     public var bizId: String
-    public var source: PurchaseSource
+    public var source: Contracts.PurchaseSource
     public var emailMasked: String
     /// How many packs the transaction bought; 0 means 1 (proto3's default).
     public var quantity: Int32
 
     public init(eventId: String, userId: String, emailHash: String, productCode: String, bizId: String,
-                source: PurchaseSource = PurchaseSource(), emailMasked: String = "", quantity: Int32 = 0) {
+                source: Contracts.PurchaseSource = Contracts.PurchaseSource(), emailMasked: String = "", quantity: Int32 = 0) {
         self.eventId = eventId
         self.userId = userId
         self.emailHash = emailHash
@@ -78,7 +79,7 @@ public struct GrantCommand: Sendable, Equatable {
     /// joins the fields only when it is not 1, so a grant stored before the
     /// field existed (its fingerprint has no quantity) is still recognised
     /// as a replay of the same purchase sent again.
-    static func fingerprint(userId: UUID, productCode: String, bizId: String, emailHash: String?, source: PurchaseSource,
+    static func fingerprint(userId: UUID, productCode: String, bizId: String, emailHash: String?, source: Contracts.PurchaseSource,
                             quantity: Int32) -> String {
         var fields = [userId.uuidString.lowercased(), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
         if quantity != 1 { fields.append("quantity=\(quantity)") }
@@ -97,7 +98,7 @@ struct ValidatedGrant: Sendable {
     /// What the ledger row credits: package.credits x quantity.
     let credits: Int64
     let bizId: String
-    let source: PurchaseSource
+    let source: Contracts.PurchaseSource
     let emailMasked: String
     let fingerprint: String
 }

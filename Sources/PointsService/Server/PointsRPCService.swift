@@ -31,15 +31,10 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.grant) { request, call in
-            let source = request.source ?? Contracts.PurchaseSource()
             let result = try await store.grant(GrantCommand(
                 eventId: request.eventId, userId: request.userId, emailHash: request.emailHash,
                 productCode: request.productCode, bizId: request.bizId,
-                source: PurchaseSource(
-                    source: source.source, platform: source.platform, transactionId: source.transactionId,
-                    originalTransactionId: source.originalTransactionId, environment: source.environment,
-                    appStoreProductId: source.appStoreProductId, paymentRecordId: source.paymentRecordId),
-                emailMasked: request.emailMasked, quantity: request.quantity))
+                source: request.source ?? Contracts.PurchaseSource(), emailMasked: request.emailMasked, quantity: request.quantity))
             log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)",
                                 "quantity": "\(max(request.quantity, 1))"])
             var response = GrantResponse()

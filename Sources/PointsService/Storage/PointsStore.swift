@@ -64,10 +64,10 @@ final class PointsStore: Sendable {
             }
         }
         return try mappingErrors { () throws(PostgresError) -> LedgerPage in
-            var entries: [LedgerEntry] = []
+            var entries: [LedgerRecord] = []
             var lastSequence: Int64 = 0
             for row in rows.prefix(size) {
-                entries.append(LedgerEntry(
+                entries.append(LedgerRecord(
                     id: try row.uuid("id"), eventId: try row.string("event_id"), changeType: try row.string("change_type"),
                     direction: Int32(try row.int64("direction")), amount: try row.int64("amount"),
                     balanceAfter: try row.int64("balance_after"), bizType: try row.string("biz_type"),

@@ -31,8 +31,8 @@ final class BackendDoubles: Sendable {
     /// Builds both servers (not started).
     static func make() -> BackendDoubles {
         let holder = Holder()
-        var pointsRouter = RPCRuntime.Router()
-        var paymentsRouter = RPCRuntime.Router()
+        var pointsRouter = Router()
+        var paymentsRouter = Router()
         registerPoints(on: &pointsRouter, holder: holder)
         registerPayments(on: &paymentsRouter, holder: holder)
         let doubles = BackendDoubles(
@@ -84,14 +84,14 @@ final class BackendDoubles: Sendable {
 
     // MARK: Handlers
 
-    private static func registerHealth(on router: inout RPCRuntime.Router, holder: Holder, isPoints: Bool) {
+    private static func registerHealth(on router: inout Router, holder: Holder, isPoints: Bool) {
         router.register(HealthMethods.check) { _, _ in
             let state = holder.value.serving.withLock { $0 }
             return HealthCheckResponse(status: (isPoints ? state.points : state.payments) ? .serving : .notServing)
         }
     }
 
-    private static func registerPoints(on router: inout RPCRuntime.Router, holder: Holder) {
+    private static func registerPoints(on router: inout Router, holder: Holder) {
         registerHealth(on: &router, holder: holder, isPoints: true)
         router.register(PointsMethods.getBalance) { message, request in
             try await holder.value.record("GetBalance", request)
@@ -128,7 +128,7 @@ final class BackendDoubles: Sendable {
         }
     }
 
-    private static func registerPayments(on router: inout RPCRuntime.Router, holder: Holder) {
+    private static func registerPayments(on router: inout Router, holder: Holder) {
         registerHealth(on: &router, holder: holder, isPoints: false)
         router.register(PaymentsMethods.verifyTransaction) { message, request in
             try await holder.value.record("VerifyTransaction", request)

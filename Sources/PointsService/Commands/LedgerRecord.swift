@@ -1,7 +1,7 @@
 import Foundation
 
-/// One ledger row as shown to support and audit.
-public struct LedgerEntry: Sendable, Equatable {
+/// One ledger row as ListLedger shows it (support, audit, the user's history).
+public struct LedgerRecord: Sendable, Equatable {
     public let id: UUID
     public let eventId: String
     public let changeType: String

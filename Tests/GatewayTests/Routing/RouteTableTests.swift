@@ -1,8 +1,8 @@
 import XCTest
 @testable import Gateway
 
-final class RouterTests: XCTestCase {
-    private let router = Router()
+final class RouteTableTests: XCTestCase {
+    private let router = RouteTable()
 
     func testEveryRouteMatches() {
         let cases: [(String, String, Route, Bool)] = [

@@ -3,7 +3,7 @@
 /// empty segment is a different path (404). Among matching patterns only the
 /// most specific (most literal segments) count, so a literal route is never
 /// shadowed by a parameter.
-public struct Router: Sendable {
+public struct RouteTable: Sendable {
     public let specs: [RouteSpec]
 
     public init(specs: [RouteSpec] = RouteSpec.all) { self.specs = specs }

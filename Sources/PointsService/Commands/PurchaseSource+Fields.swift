@@ -1,17 +1,12 @@
-/// Where a purchase came from (points.proto PurchaseSource); copied into the
-/// ledger row's metadata.ext for audit.
-public struct PurchaseSource: Sendable, Equatable {
-    public var source: String
-    public var platform: String
-    public var transactionId: String
-    public var originalTransactionId: String
-    public var environment: String
-    public var appStoreProductId: String
-    /// apple_iap_transactions.id in PaymentsService.
-    public var paymentRecordId: String
+import Contracts
 
-    public init(source: String = "", platform: String = "", transactionId: String = "", originalTransactionId: String = "",
-                environment: String = "", appStoreProductId: String = "", paymentRecordId: String = "") {
+/// The wire message's PurchaseSource is used as it is (no field-for-field
+/// copy); PointsService adds the named fields its validation and
+/// fingerprint walk, and a memberwise init for tests and tools.
+extension Contracts.PurchaseSource {
+    init(source: String = "", platform: String = "", transactionId: String = "", originalTransactionId: String = "",
+         environment: String = "", appStoreProductId: String = "", paymentRecordId: String = "") {
+        self.init()
         self.source = source
         self.platform = platform
         self.transactionId = transactionId
