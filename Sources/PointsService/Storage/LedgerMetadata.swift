@@ -74,10 +74,23 @@ enum LedgerMetadata {
         encode(["spend_event_id": reversal.spendEventId])
     }
 
+    /// `{"ext": {...}}` with the members in key order (stable text for
+    /// audit diffs), written by the one JSON writer (StrictJSON).
     private static func encode(_ ext: [String: any Sendable]) -> String {
-        let document: [String: Any] = ["ext": ext]
-        // Only strings and integers go in, which JSONSerialization always accepts.
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        var members = JSONObject()
+        for key in ext.keys.sorted() {
+            let value: JSONValue = switch ext[key] {
+            case let text as String: .string(text)
+            case let number as Int64: .integer(number)
+            case let number as Int: .integer(Int64(number))
+            case let number as Int32: .integer(Int64(number))
+            case let flag as Bool: .bool(flag)
+            default: preconditionFailure("ledger metadata holds strings, integers and booleans only (\(key))")
+            }
+            members.insert(key, value)
+        }
+        var document = JSONObject()
+        document.insert("ext", .object(members))
+        return JSONWriter.string(of: .object(document))
     }
 }
