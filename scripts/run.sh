@@ -175,7 +175,7 @@ fail_start() {
 
 echo "== start"
 points_address="$(start_service points PointsService \
-  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json")" || fail_start
+  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" INTERNAL_AUTH=off)" || fail_start
 echo "PointsService   $points_address   log $logs/points.log"
 # Shaped like production with an App Review allow-list (Sandbox credited only
 # to APPLE_SANDBOX_USER_IDS), plus Xcode in local-testing mode, which is
@@ -184,7 +184,7 @@ payments_address="$(start_service payments PaymentsService \
   LISTEN_ADDR="$payments_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
   APPLE_ROOT_CERTS="$root/config/AppleRootCA-G3.cer,$root/.data/local-ca/root.pem" APPLE_LOCAL_TESTING=1 \
   APPLE_ENVIRONMENTS=Production,Sandbox,Xcode APPLE_SANDBOX_USER_IDS="${APPLE_SANDBOX_USER_IDS:-}" \
-  APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID")" || fail_start
+  APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID" INTERNAL_AUTH=off)" || fail_start
 echo "PaymentsService $payments_address   log $logs/payments.log"
 gateway_address="$(start_service gateway Gateway \
   LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address")" || fail_start

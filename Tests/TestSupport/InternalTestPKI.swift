@@ -15,9 +15,8 @@ public struct InternalTestPKI: Sendable {
 
     /// Makes a new CA and one certificate per spec: `NAME` (subjectAltName
     /// DNS:NAME) or `NAME=SAN` (an openssl subjectAltName value; empty for
-    /// none). Blocking.
-    public static func make(_ specs: [String]) throws -> InternalTestPKI {
-        let directory = NSTemporaryDirectory() + "internal-pki-\(UUID().uuidString)"
+    /// none), in `directory` (default: a new temporary folder). Blocking.
+    public static func make(_ specs: [String], in directory: String = NSTemporaryDirectory() + "internal-pki-\(UUID().uuidString)") throws -> InternalTestPKI {
         let script = ServiceProcess.repositoryRoot.appendingPathComponent("scripts/internal-pki.sh").path
         let log = directory + ".log"
         let status = try Command.run(["/bin/bash", script, directory] + specs, outputPath: log)
@@ -28,25 +27,24 @@ public struct InternalTestPKI: Sendable {
     }
 
     /// `make` on a dedicated thread.
-    public static func makeOffPool(_ specs: [String]) async throws -> InternalTestPKI {
-        try await offPool { try make(specs) }
+    public static func makeOffPool(_ specs: [String], in directory: String? = nil) async throws -> InternalTestPKI {
+        try await offPool { try directory.map { try make(specs, in: $0) } ?? make(specs) }
     }
 
     /// The settings of a service serving with mutual TLS as `name`: its
-    /// certificate (also its client identity towards PointsService) and
-    /// the CA its callers' certificates must chain to.
+    /// certificate (also its client identity towards PointsService), the CA
+    /// its callers' certificates must chain to, and PointsService's CA.
     public func serviceEnvironment(_ name: String) -> [String: String] {
-        ["INTERNAL_AUTH": "mtls", "TLS_CERT": certificatePath(name), "TLS_KEY": keyPath(name), "TLS_CLIENT_CA": caPath]
+        ["INTERNAL_AUTH": "mtls", "TLS_CERT": certificatePath(name), "TLS_KEY": keyPath(name), "TLS_CLIENT_CA": caPath, "POINTS_TLS_CA": caPath]
+    }
+
+    /// The gateway's settings towards the services, presenting `name`'s certificate.
+    public func gatewayEnvironment(_ name: String = "gateway") -> [String: String] {
+        ["INTERNAL_AUTH": "mtls", "BACKEND_TLS_CA_FILE": caPath, "BACKEND_TLS_CERT": certificatePath(name), "BACKEND_TLS_KEY": keyPath(name)]
     }
 
     /// Deletes the folder, keys included.
     public func remove() {
         try? FileManager.default.removeItem(atPath: directory)
     }
-}
-
-/// The explicit switch for a cleartext internal RPC on 127.0.0.1 (refused
-/// anywhere else): tests of service logic rather than of the transport set it.
-public enum InternalAuthForTests {
-    public static let cleartext = ["INTERNAL_AUTH": "off"]
 }

@@ -87,12 +87,14 @@ start() {
   done
   echo "$name did not start:" >&2; cat "$work/$name.err" >&2; exit 1
 }
+# INTERNAL_AUTH=off: the benchmark measures the services on cleartext loopback
+# (SagaBench calls PaymentsService directly, without a certificate).
 start PointsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_points" LOG_LEVEL=warning \
-  PACKAGES_FILE="$root/config/packages.json" LISTEN_ADDR=127.0.0.1:0
+  PACKAGES_FILE="$root/config/packages.json" LISTEN_ADDR=127.0.0.1:0 INTERNAL_AUTH=off
 points_address="$address"
 start PaymentsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_payments" LOG_LEVEL=warning \
   POINTS_ADDR="$points_address" LISTEN_ADDR=127.0.0.1:0 APPLE_BUNDLE_ID="$bundle_id" APPLE_ENVIRONMENTS=Sandbox \
-  APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0
+  APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0 INTERNAL_AUTH=off
 payments_address="$address"
 jwt_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 email_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"

@@ -80,11 +80,12 @@ public enum InternalAuth {
     }
 
     /// Installs `policy` on `router` under mutual TLS; with `INTERNAL_AUTH=off`
-    /// installs nothing and says so in the log, once, at start-up.
+    /// installs nothing. Either way says so in the log, once, at start-up.
     public static func authorize(_ router: inout Router, policy: CallerPolicy, mode: InternalAuthMode, logger: Logger) {
         switch mode {
         case .mutualTLS:
             router.intercept(with: CallerAuthorization(policy: policy, logger: logger))
+            logger.notice("internal authentication: mutual TLS, callers authorised per method", ["internal_auth": mode.rawValue])
         case .off:
             logger.warning("INTERNAL_AUTH=off: callers are not authenticated; loopback only, never in production")
         }

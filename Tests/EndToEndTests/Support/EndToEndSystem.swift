@@ -114,10 +114,10 @@ final class EndToEndSystem: @unchecked Sendable {
         let secret = Self.randomHex(32)
         let tokens = TestTokens(secret: secret, issuer: issuer, audience: audience)
         let points = try ServiceProcess(executable: "PointsService", environment: [
-            "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
+            "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info", "INTERNAL_AUTH": "off",
         ])
         let payments = try ServiceProcess(executable: "PaymentsService", environment: [
-            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info", "INTERNAL_AUTH": "off",
             "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
             "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
             "APPLE_SANDBOX_USER_IDS": reviewerId.uuidString.lowercased(),

@@ -83,14 +83,14 @@ final class LifecycleSystem: @unchecked Sendable {
 
     func startPoints(faults: String? = nil, catalog: String? = nil) async throws {
         if let catalog { pointsCatalog = catalog }
-        var environment = ["DATABASE_URL": pointsURL, "PACKAGES_FILE": pointsCatalog, "LOG_LEVEL": "info"]
+        var environment = ["DATABASE_URL": pointsURL, "PACKAGES_FILE": pointsCatalog, "LOG_LEVEL": "info", "INTERNAL_AUTH": "off"]
         if let faults = faults ?? pointsFaults { environment["FAULT_POINTS"] = faults }
         try await points.start(environment: environment)
     }
 
     func startPayments(faults: String? = nil) async throws {
         var environment = [
-            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info", "INTERNAL_AUTH": "off",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": "Sandbox", "APPLE_ROOT_CERTS": rootPath,
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "2000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "400",
         ]
