@@ -99,7 +99,7 @@ payments_address="$address"
 jwt_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 email_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 gateway_env=(JWT_HS256_SECRET="$jwt_secret" JWT_ISSUER=iap-bench JWT_AUDIENCE=iap-bench-app EMAIL_HASH_SECRET="$email_secret" POINTS_ADDR="$points_address"
-             PAYMENTS_ADDR="$payments_address" LOG_LEVEL=warning)
+             PAYMENTS_ADDR="$payments_address" LOG_LEVEL=warning INTERNAL_AUTH=off)
 start Gateway "${gateway_env[@]}" LISTEN_ADDR=127.0.0.1:0
 gateway_address="$address"
 base="http://$gateway_address"
