@@ -114,9 +114,8 @@ public struct GatewaySettings: Sendable {
             guard ca != nil else { return (nil, nil) }
         }
         func upstream(_ serverNameSetting: String) throws -> TLSConfiguration {
-            .client(trustRootsPath: try options.required("--backend-tls-ca"),
-                    serverName: try CallerPolicy.identity(options.required(serverNameSetting), setting: serverNameSetting),
-                    certificateChainPath: certificate, privateKeyPath: key)
+            try InternalAuth.upstream(options, caSetting: "--backend-tls-ca", serverNameSetting: serverNameSetting,
+                                      certificateChainPath: certificate, privateKeyPath: key)
         }
         return (try upstream("POINTS_TLS_SERVER_NAME"), try upstream("PAYMENTS_TLS_SERVER_NAME"))
     }

@@ -44,7 +44,9 @@ public enum InternalAuth {
     /// The client side towards an upstream service at `targets`: mutual TLS
     /// verifying the upstream against `caSetting` and `serverNameSetting`
     /// and presenting this service's certificate; with `INTERNAL_AUTH=off`,
-    /// cleartext, and only to loopback targets.
+    /// only to loopback targets, cleartext (or, when `caSetting` is set,
+    /// TLS that checks the upstream's name and presents a certificate only
+    /// if one is configured).
     public static func upstreamTLS(
         _ options: CommandLineOptions, targets: [HostAndPort], caSetting: String, serverNameSetting: String
     ) throws -> TLSConfiguration? {
@@ -58,14 +60,17 @@ public enum InternalAuth {
                                 certificateChainPath: identity.chain, privateKeyPath: identity.key)
         case .off:
             try requireLoopback(targets)
-            return nil
+            guard nonEmpty(options.value(caSetting)) != nil else { return nil }
+            let identity = try identity(options)
+            return try upstream(options, caSetting: caSetting, serverNameSetting: serverNameSetting,
+                                certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
         }
     }
 
     /// TLS towards one upstream: its CA and name from the given settings
-    /// (both required), presenting the given certificate.
+    /// (both required), presenting the given certificate if any.
     public static func upstream(
-        _ options: CommandLineOptions, caSetting: String, serverNameSetting: String, certificateChainPath: String, privateKeyPath: String
+        _ options: CommandLineOptions, caSetting: String, serverNameSetting: String, certificateChainPath: String?, privateKeyPath: String?
     ) throws -> TLSConfiguration {
         .client(trustRootsPath: try options.required(caSetting), serverName: try CallerPolicy.identity(options.required(serverNameSetting), setting: serverNameSetting),
                 certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)

@@ -75,6 +75,10 @@ final class InternalAuthTests: XCTestCase {
         let tls = try InternalAuth.serverTLS(options(off.merging(["TLS_CERT": "/c/a.pem", "TLS_KEY": "/c/a.key"]) { $1 }), listen: loopback)
         XCTAssertEqual(tls, .server(certificateChainPath: "/c/a.pem", privateKeyPath: "/c/a.key"))
         assertRefused(try InternalAuth.mode(options(["INTERNAL_AUTH": "none"])), naming: ["INTERNAL_AUTH", "mtls", "off"])
+        // Off towards a TLS upstream: its name is still checked; a certificate is presented only when configured.
+        let verified = try InternalAuth.upstreamTLS(options(off.merging(["POINTS_TLS_CA": "/c/ca.pem"]) { $1 }), targets: [loopback],
+                                                    caSetting: "POINTS_TLS_CA", serverNameSetting: "POINTS_TLS_SERVER_NAME")
+        XCTAssertEqual(verified, .client(trustRootsPath: "/c/ca.pem", serverName: "points"))
     }
 
     func testLoopbackAddresses() {
