@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole system on this machine: installs what is missing, starts the
 # private PostgreSQL cluster, builds (release), creates a local-testing
-# signing CA once (.data/local-ca), starts PointsService (127.0.0.1:50052),
-# PaymentsService (127.0.0.1:50051) and the Gateway (127.0.0.1:8080), waits
+# signing CA once (.data/local-ca), an internal CA and one certificate per
+# service once (.data/internal-pki: gateway, payments, points and a sample
+# spend caller, spend-caller; see scripts/internal-pki.sh), starts
+# PointsService (127.0.0.1:50052) and PaymentsService (127.0.0.1:50051) on
+# mutual TLS and the Gateway (127.0.0.1:8080) in front of them, waits
 # until the gateway's /readyz answers 200, runs the demo purchase, then keeps
 # running until Ctrl-C (SIGINT/SIGTERM stop the three services gracefully).
 #
@@ -18,7 +21,9 @@
 # GATEWAY_LISTEN (HOST:PORT, port 0 picks one; the gateway's chosen address
 # is written to $RUN_STATE_DIR/gateway.addr), RUN_STATE_DIR (default .data;
 # pids and logs go there), BUILD_CONFIGURATION (release or debug),
-# APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases are credited).
+# APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases are credited),
+# RUN_INTERNAL_AUTH (mtls, the default, or off: cleartext between the
+# services, which they allow on loopback only).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -31,6 +36,8 @@ points_listen="${POINTS_LISTEN:-127.0.0.1:50052}"
 payments_listen="${PAYMENTS_LISTEN:-127.0.0.1:50051}"
 gateway_listen="${GATEWAY_LISTEN:-127.0.0.1:8080}"
 services=(gateway payments points) # stop order
+internal_auth="${RUN_INTERNAL_AUTH:-mtls}"
+[[ "$internal_auth" == mtls || "$internal_auth" == off ]] || { echo "RUN_INTERNAL_AUTH must be mtls or off" >&2; exit 2; }
 ready_timeout_seconds=90
 stop_timeout_seconds=20
 
@@ -41,7 +48,7 @@ for argument in "$@"; do
     --detach) detach=1 ;;
     stop) command=stop ;;
     demo) command=demo ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "unknown argument $argument (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -135,6 +142,19 @@ bin="$(bin_dir)"
 load_secrets
 mkdir -p "$logs" "$pids"
 
+# Internal authentication: each service's certificate (served to callers and
+# presented to the services it calls) and the internal CA every caller's
+# certificate must chain to. Keys stay in $pki (mode 600), never printed.
+pki="$state/internal-pki"
+if [[ "$internal_auth" == mtls ]]; then
+  scripts/internal-pki.sh "$pki" gateway payments points spend-caller
+  points_auth=(TLS_CERT="$pki/points.pem" TLS_KEY="$pki/points.key" TLS_CLIENT_CA="$pki/ca.pem" POINTS_SPEND_CALLERS=spend-caller)
+  payments_auth=(TLS_CERT="$pki/payments.pem" TLS_KEY="$pki/payments.key" TLS_CLIENT_CA="$pki/ca.pem" POINTS_TLS_CA="$pki/ca.pem")
+  gateway_auth=(BACKEND_TLS_CA_FILE="$pki/ca.pem" BACKEND_TLS_CERT="$pki/gateway.pem" BACKEND_TLS_KEY="$pki/gateway.key")
+else
+  points_auth=(INTERNAL_AUTH=off) payments_auth=(INTERNAL_AUTH=off) gateway_auth=(INTERNAL_AUTH=off)
+fi
+
 # Starts service $1 (binary $2) with the environment in the remaining
 # arguments, in its own session so Ctrl-C reaches only this script, and
 # prints the address it announces ("... listening on HOST:PORT").
@@ -175,7 +195,7 @@ fail_start() {
 
 echo "== start"
 points_address="$(start_service points PointsService \
-  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json")" || fail_start
+  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" "${points_auth[@]}")" || fail_start
 echo "PointsService   $points_address   log $logs/points.log"
 # Shaped like production with an App Review allow-list (Sandbox credited only
 # to APPLE_SANDBOX_USER_IDS), plus Xcode in local-testing mode, which is
@@ -184,10 +204,10 @@ payments_address="$(start_service payments PaymentsService \
   LISTEN_ADDR="$payments_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
   APPLE_ROOT_CERTS="$root/config/AppleRootCA-G3.cer,$root/.data/local-ca/root.pem" APPLE_LOCAL_TESTING=1 \
   APPLE_ENVIRONMENTS=Production,Sandbox,Xcode APPLE_SANDBOX_USER_IDS="${APPLE_SANDBOX_USER_IDS:-}" \
-  APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID")" || fail_start
+  APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID" "${payments_auth[@]}")" || fail_start
 echo "PaymentsService $payments_address   log $logs/payments.log"
 gateway_address="$(start_service gateway Gateway \
-  LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address")" || fail_start
+  LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address" "${gateway_auth[@]}")" || fail_start
 echo "Gateway         $gateway_address   log $logs/gateway.log"
 echo "$gateway_address" > "$state/gateway.addr"
 

@@ -64,9 +64,14 @@ do {
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
-        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.backendTLS), tls: settings.tls)
+        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
+        paymentsBackendConfiguration: RPCClient.Configuration(tls: settings.paymentsBackendTLS), tls: settings.tls)
     let port = try await gateway.start()
-    logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on"])
+    logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on",
+                                "internal_auth": settings.internalAuth.rawValue])
+    if settings.internalAuth == .off {
+        logger.warning("INTERNAL_AUTH=off: calling the services without a certificate; loopback only, never in production")
+    }
     // Unbuffered, so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("Gateway listening on \(settings.listen.host):\(port)\n".utf8))
 

@@ -23,14 +23,14 @@ let options = ServiceRunner.options(
     program: "PaymentsService", summary: "Apple purchases to credits, exactly once (payments.v1.Payments)",
     specs: [
         StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
-        StandardOptions.pointsAddresses,
+        StandardOptions.pointsAddresses, StandardOptions.pointsTLSCA, StandardOptions.pointsTLSServerName,
         OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
         OptionSpec(flag: nil, env: "SAGA_LEASE_MS", default: "30000",
                    help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + AppleVerificationSettings.optionSpecs + [
+    ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [
         OptionSpec(flag: nil, env: "APPLE_SANDBOX_USER_IDS",
                    help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
                        + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user."),
@@ -59,7 +59,7 @@ do {
         bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
         environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
         onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
-    let pointsClient = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
+    let pointsClient = try PointsConnection.client(options)
     let points = PointsLedger(client: pointsClient)
     let creditPolicy = SandboxCreditPolicy(
         configuration: verifier.configuration, sandboxUserIds: try AppleVerificationSettings.sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
@@ -74,8 +74,11 @@ do {
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor).register(on: &router)
+    let listen = try HostAndPort(parsing: options.required("--listen"))
+    let tls = try InternalAuth.serverTLS(options, listen: listen)
+    InternalAuth.authorize(&router, policy: try PaymentsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
     try await ServiceRunner.serve(
-        name: "PaymentsService", listen: try HostAndPort(parsing: options.required("--listen")), tls: try ServiceRunner.tls(options),
+        name: "PaymentsService", listen: listen, tls: tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()

@@ -22,7 +22,7 @@ let options = ServiceRunner.options(
         StandardOptions.listen(default: "127.0.0.1:50052"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON)."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ],
+    ] + PointsCallerPolicy.optionSpecs,
     subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
                   ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help).")])
 
@@ -42,8 +42,11 @@ do {
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
+    let listen = try HostAndPort(parsing: options.required("--listen"))
+    let tls = try InternalAuth.serverTLS(options, listen: listen)
+    InternalAuth.authorize(&router, policy: try PointsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
     try await ServiceRunner.serve(
-        name: "PointsService", listen: try HostAndPort(parsing: options.required("--listen")), tls: try ServiceRunner.tls(options),
+        name: "PointsService", listen: listen, tls: tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         probes.cancel()

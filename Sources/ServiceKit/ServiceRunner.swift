@@ -24,12 +24,6 @@ public enum ServiceRunner {
         }
     }
 
-    /// The TLS configuration from `--tls-cert`/`--tls-key`, if given.
-    public static func tls(_ options: CommandLineOptions) throws -> TLSConfiguration? {
-        guard let certificate = options.value("--tls-cert"), !certificate.isEmpty else { return nil }
-        return .server(certificateChainPath: certificate, privateKeyPath: try options.required("--tls-key"))
-    }
-
     public static func serve(
         name: String,
         listen: HostAndPort,

@@ -12,9 +12,10 @@ public enum StandardOptions {
     public static let logLevel = OptionSpec(
         flag: "--log-level", env: "LOG_LEVEL", default: "info", help: "debug, info, notice, warning or error.")
     public static let tlsCertificate = OptionSpec(
-        flag: "--tls-cert", env: "TLS_CERT", help: "PEM certificate chain: serve gRPC over TLS (ALPN h2) instead of h2c.")
+        flag: "--tls-cert", env: "TLS_CERT",
+        help: "PEM certificate chain of this service: served to callers over TLS (ALPN h2) and presented as its client identity to the services it calls.")
     public static let tlsKey = OptionSpec(
-        flag: "--tls-key", env: "TLS_KEY", help: "PEM private key for --tls-cert.")
+        flag: "--tls-key", env: "TLS_KEY", help: "PEM private key for --tls-cert (never logged).")
     public static let pointsAddresses = OptionSpec(
         flag: nil, env: "POINTS_ADDR", default: "127.0.0.1:50052", help: "Comma-separated HOST:PORT list of PointsService instances.")
     public static let paymentsAddresses = OptionSpec(

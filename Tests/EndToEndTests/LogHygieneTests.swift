@@ -37,7 +37,12 @@ final class LogHygieneTests: XCTestCase {
             // Signed data starts with a base64url JSON header: `eyJ` then 20+ more base64url characters.
             XCTAssertNil(text.range(of: "eyJ[A-Za-z0-9_-]{20,}", options: .regularExpression), "\(name) log contains a JWS or JWT")
             XCTAssertFalse(text.contains("Bearer "), "\(name) log contains a bearer credential")
+            // The services' internal TLS keys are files they read; not a line of one is ever logged.
+            XCTAssertFalse(text.contains("PRIVATE KEY"), "\(name) log contains a private key")
         }
+
+        // The system runs the production shape: the services authenticate each other by mutual TLS.
+        for (name, text) in logs { XCTAssertTrue(text.contains("\"internal_auth\":\"mtls\""), "\(name) did not run mutual TLS") }
 
         let requestLines = system.gateway.logs.split(separator: "\n").filter { $0.contains("\"service\":\"gateway\"") && $0.contains("\"path\":") }
         XCTAssertFalse(requestLines.isEmpty)

@@ -21,7 +21,7 @@ final class StartupSettingsTests: XCTestCase {
     func testPaymentsServiceNamesTheMissingAppAppleId() async throws {
         let url = try TestDatabases.url("PAYMENTS_DATABASE_URL")
         let text = try await refusal("PaymentsService", [
-            "DATABASE_URL": url, "APPLE_BUNDLE_ID": "com.meeyao.qianwen", "APPLE_ENVIRONMENTS": "Production",
+            "DATABASE_URL": url, "APPLE_BUNDLE_ID": "com.meeyao.qianwen", "APPLE_ENVIRONMENTS": "Production", "INTERNAL_AUTH": "off",
             "APPLE_ROOT_CERTS": ServiceProcess.repositoryRoot.appendingPathComponent("config/AppleRootCA-G3.cer").path,
         ])
         XCTAssertTrue(text.contains("APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENTS includes Production"), text)
@@ -32,7 +32,7 @@ final class StartupSettingsTests: XCTestCase {
         let secret = "short-secret-\(UUID().uuidString.prefix(4))"
         let text = try await refusal("Gateway", [
             "JWT_HS256_SECRET": String(repeating: "k", count: 40), "JWT_ISSUER": "https://issuer.test", "JWT_AUDIENCE": "app",
-            "EMAIL_HASH_SECRET": secret, "POINTS_ADDR": "127.0.0.1:1", "PAYMENTS_ADDR": "127.0.0.1:1",
+            "EMAIL_HASH_SECRET": secret, "POINTS_ADDR": "127.0.0.1:1", "PAYMENTS_ADDR": "127.0.0.1:1", "INTERNAL_AUTH": "off",
         ])
         XCTAssertTrue(text.contains("EMAIL_HASH_SECRET must be at least 32 bytes"), text)
         XCTAssertFalse(text.contains(secret), "the secret's value never reaches the output")

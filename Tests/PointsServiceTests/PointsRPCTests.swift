@@ -17,7 +17,8 @@ final class PointsRPCTests: XCTestCase {
 
     override func setUp() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
-        service = try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning"])
+        // The ledger over gRPC; caller authentication has its own tests (PointsAuthorizationTests).
+        service = try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"])
         client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
         database = PostgresPool(configuration: .init(connectionString: url, maxConnections: 2))
     }

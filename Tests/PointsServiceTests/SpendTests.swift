@@ -310,7 +310,7 @@ final class SpendTests: XCTestCase {
 
     func testSpendOverGRPC() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
-        let service = try await offPool { try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning"]) }
+        let service = try await offPool { try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"]) }
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
         let user = newUser()
         let purchase = try await buy(user, "starter_pack")

@@ -35,3 +35,19 @@ def load():
     health_pb2 = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(health_pb2)
     return echo_pb2, echo_pb2_grpc, health_pb2
+
+
+def load_points():
+    """Returns (points_pb2, points_pb2_grpc) for points/v1/points.proto."""
+    from grpc_tools import protoc
+    import grpc_tools
+
+    out = tempfile.mkdtemp(prefix="rpc-interop-points-stubs-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    args = ["protoc", f"-I{PROTOS}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}", "points/v1/points.proto"]
+    if protoc.main(args) != 0:
+        raise RuntimeError("protoc failed for points/v1/points.proto")
+    for package in ["points", "points/v1"]:
+        open(os.path.join(out, package, "__init__.py"), "a").close()
+    sys.path.append(out)
+    return importlib.import_module("points.v1.points_pb2"), importlib.import_module("points.v1.points_pb2_grpc")

@@ -54,3 +54,36 @@ def test_the_image_ships_the_catalog_and_the_apple_root():
     assert "COPY config ./config" in dockerfile
     assert (ROOT / "config" / "AppleRootCA-G3.cer").exists()
     assert (ROOT / "config" / "packages.json").exists()
+
+
+def test_only_the_gateway_publishes_a_port():
+    svc = services()
+    published = sorted(name for name, service in svc.items() if service.get("ports") or service.get("network_mode") == "host")
+    assert published == ["gateway"]
+    for name in ["points", "payments", "postgres"]:
+        assert "edge" not in svc[name].get("networks", []), f"{name} is on the gateway's public network"
+
+
+def test_services_authenticate_each_other_by_mutual_tls():
+    svc = services()
+    secrets = yaml.safe_load(COMPOSE.read_text())["secrets"]
+    assert all(not spec["file"].endswith("ca.key") for spec in secrets.values()), "the CA's key is never mounted"
+    for name in ["points", "payments"]:
+        env = svc[name]["environment"]
+        assert env["INTERNAL_AUTH"] == "mtls"
+        assert env["TLS_CERT"] == f"/run/secrets/{name}_cert" and env["TLS_KEY"] == f"/run/secrets/{name}_key"
+        assert env["TLS_CLIENT_CA"] == "/run/secrets/internal_ca"
+        assert sorted(svc[name]["secrets"]) == sorted(["internal_ca", f"{name}_cert", f"{name}_key"]), f"{name} gets only its own key"
+    payments = svc["payments"]["environment"]
+    assert payments["POINTS_TLS_CA"] == "/run/secrets/internal_ca"
+    assert payments["POINTS_TLS_SERVER_NAME"] == payments["POINTS_ADDR"].split(":")[0]
+    gateway = svc["gateway"]["environment"]
+    assert gateway["INTERNAL_AUTH"] == "mtls"
+    assert gateway["BACKEND_TLS_CERT"] == "/run/secrets/gateway_cert" and gateway["BACKEND_TLS_KEY"] == "/run/secrets/gateway_key"
+    assert sorted(svc["gateway"]["secrets"]) == ["gateway_cert", "gateway_key", "internal_ca"]
+    assert gateway["POINTS_TLS_SERVER_NAME"] == gateway["POINTS_ADDR"].split(":")[0]
+    assert gateway["PAYMENTS_TLS_SERVER_NAME"] == gateway["PAYMENTS_ADDR"].split(":")[0]
+    # The identities PointsService authorises are the names the callers' certificates carry.
+    points = svc["points"]["environment"]
+    assert points["PAYMENTS_IDENTITY"] == "payments" and points["GATEWAY_IDENTITY"] == "gateway"
+    assert payments["GATEWAY_IDENTITY"] == "gateway"

@@ -87,17 +87,19 @@ start() {
   done
   echo "$name did not start:" >&2; cat "$work/$name.err" >&2; exit 1
 }
+# INTERNAL_AUTH=off: the benchmark measures the services on cleartext loopback
+# (SagaBench calls PaymentsService directly, without a certificate).
 start PointsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_points" LOG_LEVEL=warning \
-  PACKAGES_FILE="$root/config/packages.json" LISTEN_ADDR=127.0.0.1:0
+  PACKAGES_FILE="$root/config/packages.json" LISTEN_ADDR=127.0.0.1:0 INTERNAL_AUTH=off
 points_address="$address"
 start PaymentsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_payments" LOG_LEVEL=warning \
   POINTS_ADDR="$points_address" LISTEN_ADDR=127.0.0.1:0 APPLE_BUNDLE_ID="$bundle_id" APPLE_ENVIRONMENTS=Sandbox \
-  APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0
+  APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0 INTERNAL_AUTH=off
 payments_address="$address"
 jwt_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 email_secret="$(head -c 48 /dev/urandom | base64 | tr -d '\n')"
 gateway_env=(JWT_HS256_SECRET="$jwt_secret" JWT_ISSUER=iap-bench JWT_AUDIENCE=iap-bench-app EMAIL_HASH_SECRET="$email_secret" POINTS_ADDR="$points_address"
-             PAYMENTS_ADDR="$payments_address" LOG_LEVEL=warning)
+             PAYMENTS_ADDR="$payments_address" LOG_LEVEL=warning INTERNAL_AUTH=off)
 start Gateway "${gateway_env[@]}" LISTEN_ADDR=127.0.0.1:0
 gateway_address="$address"
 base="http://$gateway_address"

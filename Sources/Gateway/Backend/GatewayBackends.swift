@@ -13,10 +13,14 @@ public struct GatewayBackends: Sendable {
         self.payments = payments
     }
 
-    /// Clients for the given address lists (POINTS_ADDR, PAYMENTS_ADDR).
-    public init(pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], configuration: RPCClient.Configuration = .init()) throws {
+    /// Clients for the given address lists (POINTS_ADDR, PAYMENTS_ADDR);
+    /// PaymentsService's configuration defaults to PointsService's.
+    public init(
+        pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], configuration: RPCClient.Configuration = .init(),
+        paymentsConfiguration: RPCClient.Configuration? = nil
+    ) throws {
         points = try RPCClient(targets: pointsTargets, configuration: configuration)
-        payments = try RPCClient(targets: paymentsTargets, configuration: configuration)
+        payments = try RPCClient(targets: paymentsTargets, configuration: paymentsConfiguration ?? configuration)
     }
 
     /// Closes both clients (calls still in flight fail with UNAVAILABLE).

@@ -11,8 +11,14 @@ public struct GatewaySettings: Sendable {
     public var logLevel: LogLevel
     public var connectionsMax: Int
     public var shutdownGraceMilliseconds: Int64
-    /// TLS towards the services (a CA bundle); nil means plaintext h2c.
-    public var backendTLS: TLSConfiguration?
+    /// `INTERNAL_AUTH`: mutual TLS towards the services (the default), or
+    /// cleartext to loopback addresses only.
+    public var internalAuth: InternalAuthMode
+    /// TLS towards PointsService: the internal CA, PointsService's name and
+    /// the gateway's client certificate; nil means cleartext h2c.
+    public var pointsBackendTLS: TLSConfiguration?
+    /// The same towards PaymentsService (its own name).
+    public var paymentsBackendTLS: TLSConfiguration?
     /// TLS on the public port (certificate chain and key); nil means
     /// plaintext HTTP/1.1 and h2c.
     public var tls: TLSConfiguration?
@@ -41,10 +47,13 @@ public struct GatewaySettings: Sendable {
                    help: "open client connections kept (HTTP/1.1 and HTTP/2)"),
         OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
                    help: "time in-flight requests get to finish on SIGTERM"),
+        StandardOptions.internalAuth,
         OptionSpec(flag: "--backend-tls-ca", env: "BACKEND_TLS_CA_FILE",
-                   help: "PEM CA bundle: call the services over TLS (ALPN h2) verified against it"),
-        OptionSpec(flag: "--backend-tls-server-name", env: "BACKEND_TLS_SERVER_NAME",
-                   help: "server name checked in the services' certificates (with --backend-tls-ca)"),
+                   help: "PEM CA bundle (the internal CA): call the services over TLS (ALPN h2) verified against it; required with INTERNAL_AUTH=mtls"),
+        OptionSpec(flag: "--backend-tls-cert", env: "BACKEND_TLS_CERT",
+                   help: "PEM certificate chain the gateway presents to the services (its identity, GATEWAY_IDENTITY there); required with INTERNAL_AUTH=mtls"),
+        OptionSpec(flag: "--backend-tls-key", env: "BACKEND_TLS_KEY", help: "PEM private key for --backend-tls-cert (never logged)"),
+        StandardOptions.pointsTLSServerName, StandardOptions.paymentsTLSServerName,
         OptionSpec(flag: "--sub", env: nil, help: "mint-token: the user id (UUID) of the token"),
         OptionSpec(flag: "--email", env: nil, help: "mint-token: the email claim of the token"),
         OptionSpec(flag: "--ttl", env: nil, default: "3600", help: "mint-token: lifetime in seconds"),
@@ -75,9 +84,40 @@ public struct GatewaySettings: Sendable {
         default:
             throw CommandLineError("--tls-cert / TLS_CERT and --tls-key / TLS_KEY go together")
         }
-        if let caFile = options.value("--backend-tls-ca"), !caFile.isEmpty {
-            backendTLS = TLSConfiguration(trustRootsPath: caFile, serverName: options.value("--backend-tls-server-name"))
+        internalAuth = try InternalAuth.mode(options)
+        (pointsBackendTLS, paymentsBackendTLS) = try Self.backendTLS(
+            options, mode: internalAuth, targets: pointsTargets + paymentsTargets)
+    }
+
+    /// TLS towards each service. Mutual TLS needs the internal CA and the
+    /// gateway's certificate and key; off is cleartext to loopback only
+    /// (with a CA given, TLS that checks the services' names but presents
+    /// a certificate only when one is given).
+    static func backendTLS(
+        _ options: CommandLineOptions, mode: InternalAuthMode, targets: [HostAndPort]
+    ) throws -> (points: TLSConfiguration?, payments: TLSConfiguration?) {
+        let ca = options.value("--backend-tls-ca").flatMap { $0.isEmpty ? nil : $0 }
+        let certificate = options.value("--backend-tls-cert").flatMap { $0.isEmpty ? nil : $0 }
+        let key = options.value("--backend-tls-key").flatMap { $0.isEmpty ? nil : $0 }
+        guard (certificate == nil) == (key == nil) else {
+            throw CommandLineError("--backend-tls-cert / BACKEND_TLS_CERT and --backend-tls-key / BACKEND_TLS_KEY go together")
         }
+        switch mode {
+        case .mutualTLS:
+            guard ca != nil, certificate != nil else {
+                throw CommandLineError("INTERNAL_AUTH=mtls (the default) needs --backend-tls-ca / BACKEND_TLS_CA_FILE (the internal CA) "
+                    + "and --backend-tls-cert / BACKEND_TLS_CERT, --backend-tls-key / BACKEND_TLS_KEY (the gateway's certificate); "
+                    + "INTERNAL_AUTH=off is for a loopback-only run")
+            }
+        case .off:
+            try InternalAuth.requireLoopback(targets)
+            guard ca != nil else { return (nil, nil) }
+        }
+        func upstream(_ serverNameSetting: String) throws -> TLSConfiguration {
+            try InternalAuth.upstream(options, caSetting: "--backend-tls-ca", serverNameSetting: serverNameSetting,
+                                      certificateChainPath: certificate, privateKeyPath: key)
+        }
+        return (try upstream("POINTS_TLS_SERVER_NAME"), try upstream("PAYMENTS_TLS_SERVER_NAME"))
     }
 
     static func parseLogLevel(_ text: String) throws -> LogLevel {

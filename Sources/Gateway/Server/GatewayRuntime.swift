@@ -30,10 +30,12 @@ public final class GatewayRuntime: Sendable {
         logger: Logger,
         connectionsMax: Int = GatewayLimits.connectionsMax,
         backendConfiguration: RPCClient.Configuration = .init(),
+        paymentsBackendConfiguration: RPCClient.Configuration? = nil,
         tls: TLSConfiguration? = nil
     ) throws {
         backends = try GatewayBackends(
-            pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration)
+            pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration,
+            paymentsConfiguration: paymentsBackendConfiguration)
         readiness = ReadinessProbe(backends: backends)
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),

@@ -19,8 +19,8 @@ enum RedriveCommand {
         OptionSpec(flag: "--transaction-id", env: nil, help: "The Apple transactionId to re-drive."),
         StandardOptions.databaseURL, StandardOptions.pointsAddresses,
         OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
-        StandardOptions.logLevel,
-    ]
+        StandardOptions.logLevel, StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
+    ] + PointsConnection.optionSpecs
 
     static func run(arguments: [String]) async -> Int32 {
         let options: CommandLineOptions
@@ -45,7 +45,7 @@ enum RedriveCommand {
         do {
             logger = Logger(service: "payments-redrive", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
             pool = try ServiceDatabase.pool(options, applicationName: "payments-redrive")
-            client = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
+            client = try PointsConnection.client(options)
         } catch {
             printError("\(error)")
             return 2

@@ -5,6 +5,7 @@ public struct Router: Sendable {
 
     private var handlers: [String: RawHandler] = [:]
     private var descriptors: [MethodDescriptor] = []
+    private var interceptors: [any ServerInterceptor] = []
 
     public init() {}
 
@@ -46,6 +47,18 @@ public struct Router: Sendable {
         if handlers.updateValue(handler, forKey: method.path) == nil { descriptors.append(method) }
     }
 
-    /// The handler for a `:path`, if registered.
-    public func handler(forPath path: String) -> RawHandler? { handlers[path] }
+    /// Runs `interceptor` around every method's handler, registered before
+    /// or after this call; the first interceptor added runs first.
+    public mutating func intercept(with interceptor: any ServerInterceptor) {
+        interceptors.append(interceptor)
+    }
+
+    /// The handler for a `:path`, if registered, wrapped in the interceptors.
+    public func handler(forPath path: String) -> RawHandler? {
+        guard let handler = handlers[path] else { return nil }
+        guard !interceptors.isEmpty else { return handler }
+        return interceptors.reversed().reduce(handler) { next, interceptor in
+            { request in try await interceptor.intercept(request, next: next) }
+        }
+    }
 }

@@ -6,10 +6,14 @@ public struct ServerContext: Sendable {
     public var deadline: ContinuousClock.Instant?
     /// The peer's address, e.g. `127.0.0.1:53422`.
     public var remotePeer: String
+    /// The caller's verified client certificate names; nil without TLS,
+    /// without a client CA configured, or when the caller sent no certificate.
+    public var peerIdentity: PeerIdentity?
 
-    public init(method: MethodDescriptor, deadline: ContinuousClock.Instant?, remotePeer: String) {
+    public init(method: MethodDescriptor, deadline: ContinuousClock.Instant?, remotePeer: String, peerIdentity: PeerIdentity? = nil) {
         self.method = method
         self.deadline = deadline
         self.remotePeer = remotePeer
+        self.peerIdentity = peerIdentity
     }
 }

@@ -77,6 +77,13 @@ public final class HTTP2Connection {
     /// Number of open streams.
     public var activeStreamCount: Int { streams.count }
 
+    /// The peer's verified client certificate names (a TLS server with a
+    /// client CA); nil otherwise, and before the handshake finished.
+    public var peerIdentity: PeerIdentity? {
+        loop.assertInEventLoop()
+        return transport.peerIdentity
+    }
+
     // MARK: Setup
 
     private func makeSession() throws {

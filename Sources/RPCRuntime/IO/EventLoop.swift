@@ -200,6 +200,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func run() {
         threadIdentity.withLock { $0 = pthread_self() }
+        Self.blockBrokenPipeSignalOnThisThread()
         var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerWaitMax)
         while running {
             let timeout = nextTimeoutMilliseconds()

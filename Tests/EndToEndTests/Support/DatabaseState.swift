@@ -91,9 +91,14 @@ extension EndToEndSystem {
         }
     }
 
-    /// The chat service's spend: Points.Spend over gRPC, as the chat service calls it.
+    /// The chat service's spend: Points.Spend over gRPC with mTLS, as the
+    /// chat service calls it (its certificate names it "chat", which
+    /// POINTS_SPEND_CALLERS allows).
     func spend(_ userId: UUID, amount: Int64) async throws {
-        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: points.port)])
+        let pki = caDirectory + "/internal"
+        let tls = TLSConfiguration.client(trustRootsPath: pki + "/ca.pem", serverName: "points",
+                                          certificateChainPath: pki + "/chat.pem", privateKeyPath: pki + "/chat.key")
+        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: points.port)], configuration: .init(tls: tls))
         var request = SpendRequest()
         request.eventId = "chat.e2e:\(UUID().uuidString)"
         request.userId = userId.uuidString.lowercased()

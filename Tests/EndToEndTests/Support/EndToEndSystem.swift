@@ -7,7 +7,8 @@ import XCTest
 /// The three services started as processes of this package (each on
 /// 127.0.0.1 port 0), PaymentsService in a schema of its own, PointsService
 /// on the shared points database, the Gateway in front, with a local
-/// testing CA whose root PaymentsService trusts. One per test process,
+/// testing CA whose root PaymentsService trusts, and mutual TLS between
+/// them as in production (an internal CA in `caDirectory/internal`). One per test process,
 /// stopped when the test bundle finishes. Everything sent that must never
 /// reach a log (tokens, JWS, emails) is remembered for the log checks.
 final class EndToEndSystem: @unchecked Sendable {
@@ -110,23 +111,26 @@ final class EndToEndSystem: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: caDirectory, withIntermediateDirectories: true)
         try Data(try authority.exportPEM().utf8).write(to: URL(fileURLWithPath: caDirectory + "/ca.pem"))
         try Data(authority.rootPEM.utf8).write(to: URL(fileURLWithPath: caDirectory + "/root.pem"))
+        let internalPKI = try await InternalTestPKI.makeOffPool(["points", "payments", "gateway", "chat"], in: caDirectory + "/internal")
 
         let secret = Self.randomHex(32)
         let tokens = TestTokens(secret: secret, issuer: issuer, audience: audience)
         let points = try ServiceProcess(executable: "PointsService", environment: [
             "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
-        ])
+            // The chat service spends credits (DatabaseState.spend calls Spend as it).
+            "POINTS_SPEND_CALLERS": "chat",
+        ].merging(internalPKI.serviceEnvironment("points")) { $1 })
         let payments = try ServiceProcess(executable: "PaymentsService", environment: [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
             "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
             "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
             "APPLE_SANDBOX_USER_IDS": reviewerId.uuidString.lowercased(),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
-        ])
+        ].merging(internalPKI.serviceEnvironment("payments")) { $1 })
         let gateway = try ServiceProcess(executable: "Gateway", environment: [
             "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
             "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": randomHex(32),
-        ])
+        ].merging(internalPKI.gatewayEnvironment()) { $1 })
         let system = EndToEndSystem(
             authority: authority, tokens: tokens, points: points, payments: payments, gateway: gateway,
             pointsDatabase: PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 2)),

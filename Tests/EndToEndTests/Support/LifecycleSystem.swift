@@ -26,6 +26,8 @@ final class LifecycleSystem: @unchecked Sendable {
     private let paymentsURL: String
     private let schema: String
     private let rootPath: String
+    /// Mutual TLS between the services, as in production.
+    private let internalPKI: InternalTestPKI
     private let jwtSecret = EndToEndSystem.randomHex(32)
     private let emailSecret = EndToEndSystem.randomHex(32)
     let points = RestartableService(executable: "PointsService")
@@ -35,8 +37,10 @@ final class LifecycleSystem: @unchecked Sendable {
     private var pointsFaults: String?
     private var pointsCatalog = "config/packages.json"
 
-    private init(authority: LocalTestingCertificateAuthority, pointsURL: String, paymentsURL: String, schema: String, rootPath: String) {
+    private init(authority: LocalTestingCertificateAuthority, pointsURL: String, paymentsURL: String, schema: String, rootPath: String,
+                 internalPKI: InternalTestPKI) {
         self.authority = authority
+        self.internalPKI = internalPKI
         self.tokens = TestTokens(secret: jwtSecret, issuer: Self.issuer, audience: Self.audience)
         self.pointsURL = pointsURL
         self.paymentsURL = paymentsURL
@@ -62,7 +66,9 @@ final class LifecycleSystem: @unchecked Sendable {
         let authority = try LocalTestingCertificateAuthority()
         let rootPath = NSTemporaryDirectory() + "lifecycle-root-\(UUID().uuidString).pem"
         try authority.rootPEM.write(toFile: rootPath, atomically: true, encoding: .utf8)
-        let system = LifecycleSystem(authority: authority, pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema, rootPath: rootPath)
+        let internalPKI = try await InternalTestPKI.makeOffPool(["points", "payments", "gateway"])
+        let system = LifecycleSystem(authority: authority, pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema, rootPath: rootPath,
+                                     internalPKI: internalPKI)
         system.pointsFaults = pointsFaults
         system.paymentsFaults = paymentsFaults
         if let pointsCatalog { system.pointsCatalog = pointsCatalog }
@@ -84,6 +90,7 @@ final class LifecycleSystem: @unchecked Sendable {
     func startPoints(faults: String? = nil, catalog: String? = nil) async throws {
         if let catalog { pointsCatalog = catalog }
         var environment = ["DATABASE_URL": pointsURL, "PACKAGES_FILE": pointsCatalog, "LOG_LEVEL": "info"]
+            .merging(internalPKI.serviceEnvironment("points")) { $1 }
         if let faults = faults ?? pointsFaults { environment["FAULT_POINTS"] = faults }
         try await points.start(environment: environment)
     }
@@ -93,7 +100,7 @@ final class LifecycleSystem: @unchecked Sendable {
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": "Sandbox", "APPLE_ROOT_CERTS": rootPath,
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "2000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "400",
-        ]
+        ].merging(internalPKI.serviceEnvironment("payments")) { $1 }
         if let faults = faults ?? paymentsFaults { environment["FAULT_POINTS"] = faults }
         try await payments.start(environment: environment)
     }
@@ -102,7 +109,7 @@ final class LifecycleSystem: @unchecked Sendable {
         let settings = [
             "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
             "JWT_HS256_SECRET": jwtSecret, "JWT_ISSUER": Self.issuer, "JWT_AUDIENCE": Self.audience, "EMAIL_HASH_SECRET": emailSecret,
-        ]
+        ].merging(internalPKI.gatewayEnvironment()) { $1 }
         gateway = try await offPool { try ServiceProcess(executable: "Gateway", environment: settings) }
         for _ in 0..<EndToEndLimits.readinessAttemptsMax {
             if let answer = try? await send("GET", "/readyz"), answer.status == 200 { return }
@@ -126,6 +133,7 @@ final class LifecycleSystem: @unchecked Sendable {
         _ = try? await cleanup.withConnection { try await $0.execute("drop schema if exists \(self.schema) cascade") }
         await cleanup.close()
         try? FileManager.default.removeItem(atPath: rootPath)
+        internalPKI.remove()
     }
 
     // MARK: The app

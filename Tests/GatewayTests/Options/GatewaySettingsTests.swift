@@ -7,32 +7,69 @@ final class GatewaySettingsTests: XCTestCase {
         try CommandLineOptions(specs: GatewaySettings.specs, arguments: arguments, environment: environment)
     }
 
+    /// The gateway's certificate towards the services and the internal CA.
+    private let backendCertificates = ["BACKEND_TLS_CA_FILE": "/c/ca.pem", "BACKEND_TLS_CERT": "/c/gateway.pem", "BACKEND_TLS_KEY": "/c/gateway.key"]
+
     func testDefaultsEnvironmentAndFlags() throws {
-        var settings = try GatewaySettings(options: options([]))
+        var settings = try GatewaySettings(options: options([], backendCertificates))
         XCTAssertEqual(settings.listen.description, "127.0.0.1:8080")
         XCTAssertEqual(settings.pointsTargets.map(\.description), ["127.0.0.1:50052"])
         XCTAssertEqual(settings.paymentsTargets.map(\.description), ["127.0.0.1:50051"])
         XCTAssertEqual(settings.connectionsMax, 10_000)
-        XCTAssertNil(settings.backendTLS)
+        XCTAssertEqual(settings.internalAuth, .mutualTLS)
         settings = try GatewaySettings(options: options(
-            ["--listen", "0.0.0.0:9000"], ["LISTEN_ADDR": "127.0.0.1:1", "POINTS_ADDR": "a:1, b:2", "LOG_LEVEL": "DEBUG"]))
+            ["--listen", "0.0.0.0:9000"],
+            backendCertificates.merging(["LISTEN_ADDR": "127.0.0.1:1", "POINTS_ADDR": "a:1, b:2", "LOG_LEVEL": "DEBUG"]) { $1 }))
         XCTAssertEqual(settings.listen.description, "0.0.0.0:9000")
         XCTAssertEqual(settings.pointsTargets.map(\.description), ["a:1", "b:2"])
         XCTAssertEqual(settings.logLevel, .debug)
     }
 
     func testBadValuesAreRefused() throws {
-        XCTAssertThrowsError(try GatewaySettings(options: options(["--listen", "nowhere"])))
-        XCTAssertThrowsError(try GatewaySettings(options: options(["--log-level", "loud"])))
-        XCTAssertThrowsError(try GatewaySettings(options: options(["--max-connections", "0"])))
+        let off = ["INTERNAL_AUTH": "off"]
+        XCTAssertNoThrow(try GatewaySettings(options: options([], off)))
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--listen", "nowhere"], off)))
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--log-level", "loud"], off)))
+        XCTAssertThrowsError(try GatewaySettings(options: options(["--max-connections", "0"], off)))
         XCTAssertThrowsError(try options(["--unknown", "1"]))
+    }
+
+    func testTheServicesAreCalledOverMutualTLSUnlessExplicitlyOffOnLoopback() throws {
+        let settings = try GatewaySettings(options: options([], backendCertificates))
+        XCTAssertEqual(settings.pointsBackendTLS, .client(trustRootsPath: "/c/ca.pem", serverName: "points",
+                                                          certificateChainPath: "/c/gateway.pem", privateKeyPath: "/c/gateway.key"))
+        XCTAssertEqual(settings.paymentsBackendTLS, .client(trustRootsPath: "/c/ca.pem", serverName: "payments",
+                                                            certificateChainPath: "/c/gateway.pem", privateKeyPath: "/c/gateway.key"))
+        let renamed = try GatewaySettings(options: options(["--backend-tls-ca", "/f/ca.pem"], backendCertificates.merging(
+            ["POINTS_TLS_SERVER_NAME": "points.internal", "PAYMENTS_TLS_SERVER_NAME": "payments.internal"]) { $1 }))
+        XCTAssertEqual(renamed.pointsBackendTLS?.serverName, "points.internal")
+        XCTAssertEqual(renamed.paymentsBackendTLS?.serverName, "payments.internal")
+        XCTAssertEqual(renamed.paymentsBackendTLS?.trustRootsPath, "/f/ca.pem")
+        for missing in backendCertificates.keys {
+            var partial = backendCertificates
+            partial[missing] = nil
+            XCTAssertThrowsError(try GatewaySettings(options: options([], partial)), missing) { error in
+                XCTAssertTrue("\(error)".contains(missing), "\(error)")
+            }
+        }
+        let off = try GatewaySettings(options: options([], ["INTERNAL_AUTH": "off"]))
+        XCTAssertEqual(off.internalAuth, .off)
+        XCTAssertNil(off.pointsBackendTLS)
+        XCTAssertNil(off.paymentsBackendTLS)
+        XCTAssertThrowsError(try GatewaySettings(options: options([], ["INTERNAL_AUTH": "off", "PAYMENTS_ADDR": "payments:50051"]))) { error in
+            XCTAssertTrue("\(error)".contains("INTERNAL_AUTH=off") && "\(error)".contains("payments:50051"), "\(error)")
+        }
+        // Off with a CA: TLS that checks the names, without a client certificate.
+        let verifiedOnly = try GatewaySettings(options: options([], ["INTERNAL_AUTH": "off", "BACKEND_TLS_CA_FILE": "/c/ca.pem"]))
+        XCTAssertEqual(verifiedOnly.pointsBackendTLS, .client(trustRootsPath: "/c/ca.pem", serverName: "points"))
     }
 
     func testHelpListsEveryVariableAndHidesSecrets() throws {
         let help = try options([], ["JWT_HS256_SECRET": "s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t"])
             .helpText(program: "Gateway", summary: "x")
         for name in ["LISTEN_ADDR", "POINTS_ADDR", "PAYMENTS_ADDR", "JWT_HS256_SECRET", "JWT_ES256_PUBLIC_KEY", "JWT_ISSUER",
-                     "JWT_AUDIENCE", "EMAIL_HASH_SECRET", "LOG_LEVEL", "BACKEND_TLS_CA_FILE"] {
+                     "JWT_AUDIENCE", "EMAIL_HASH_SECRET", "LOG_LEVEL", "BACKEND_TLS_CA_FILE", "BACKEND_TLS_CERT", "BACKEND_TLS_KEY",
+                     "INTERNAL_AUTH", "POINTS_TLS_SERVER_NAME", "PAYMENTS_TLS_SERVER_NAME"] {
             XCTAssertTrue(help.contains(name), name)
         }
         XCTAssertFalse(help.contains("s3cr3t"))

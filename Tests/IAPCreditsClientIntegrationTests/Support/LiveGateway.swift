@@ -105,16 +105,20 @@ final class LiveGateway: @unchecked Sendable {
         let (points, payments, gateway, gatewayEnvironment) = try await offPool {
             let points = try ServiceProcess(executable: "PointsService", environment: [
                 "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
+                // The client library is under test here; internal mTLS has tests of its own.
+                "INTERNAL_AUTH": "off",
             ])
             let payments = try ServiceProcess(executable: "PaymentsService", environment: [
                 "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
                 "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
                 "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
                 "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
+                "INTERNAL_AUTH": "off",
             ])
             let gatewayEnvironment = [
                 "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
                 "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": HS256Token.randomHex(32),
+                "INTERNAL_AUTH": "off",
             ]
             let gateway = try ServiceProcess(executable: "Gateway", environment: gatewayEnvironment)
             return (points, payments, gateway, gatewayEnvironment)

@@ -32,14 +32,19 @@ final class PaymentsCluster: @unchecked Sendable {
     private var appAppleId: String?
     /// APPLE_SANDBOX_USER_IDS of PaymentsService (unset when empty).
     private var sandboxUserIds = ""
+    /// With certificates the services run mutual TLS (PointsService as
+    /// "points", PaymentsService as "payments", this cluster's client as
+    /// "gateway"); without, INTERNAL_AUTH=off on 127.0.0.1.
+    private(set) var internalPKI: InternalTestPKI?
 
     /// Creates the database and starts both services. `extraRoots` are
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
         paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
-        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = ""
+        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "", internalPKI: InternalTestPKI? = nil
     ) async throws -> PaymentsCluster {
         let cluster = try await PaymentsCluster(extraRoots: extraRoots)
+        cluster.internalPKI = internalPKI
         cluster.appleEnvironments = environments
         cluster.appAppleId = appAppleId
         cluster.sandboxUserIds = sandboxUserIds
@@ -75,7 +80,7 @@ final class PaymentsCluster: @unchecked Sendable {
     /// Starts PointsService; on the port it had before when restarting, so
     /// the running PaymentsService finds it again.
     func startPoints(faults: String? = nil) async throws {
-        var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"]
+        var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"].merging(internalAuthEnvironment("points")) { $1 }
         if let faults { environment["FAULT_POINTS"] = faults }
         try await points.start(environment: environment)
     }
@@ -86,14 +91,30 @@ final class PaymentsCluster: @unchecked Sendable {
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
-        ]
+        ].merging(internalAuthEnvironment("payments")) { $1 }
         if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
         try await payments.start(environment: environment)
         let previous = client
-        client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)])
+        client = try makeClient(identity: "gateway")
         await previous?.close()
+    }
+
+    /// A client of PaymentsService presenting `identity`'s certificate
+    /// (nil: none) when the cluster runs mutual TLS.
+    func makeClient(identity: String?) throws -> RPCClient {
+        let tls = internalPKI.map { pki in
+            TLSConfiguration.client(trustRootsPath: pki.caPath, serverName: "payments",
+                                    certificateChainPath: identity.map(pki.certificatePath), privateKeyPath: identity.map(pki.keyPath))
+        }
+        return try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)], configuration: .init(tls: tls))
+    }
+
+    /// The internal-authentication settings of service `name`.
+    private func internalAuthEnvironment(_ name: String) -> [String: String] {
+        guard let internalPKI else { return ["INTERNAL_AUTH": "off"] }
+        return internalPKI.serviceEnvironment(name)
     }
 
     func killPayments() async throws { try await payments.kill() }
@@ -113,6 +134,7 @@ final class PaymentsCluster: @unchecked Sendable {
             await admin.close()
         }
         for path in rootPaths { try? FileManager.default.removeItem(atPath: path) }
+        internalPKI?.remove()
     }
 
     // MARK: Calls
@@ -154,6 +176,7 @@ final class PaymentsCluster: @unchecked Sendable {
         let outputPath = NSTemporaryDirectory() + "/redrive-\(UUID().uuidString).out"
         let arguments = [
             "/usr/bin/env", "DATABASE_URL=\(paymentsURL)", "POINTS_ADDR=127.0.0.1:\(points.port)", "LOG_LEVEL=error",
+        ] + internalAuthEnvironment("payments").map { "\($0.key)=\($0.value)" } + [
             ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive", "--transaction-id", transactionId,
         ]
         let status = try await offPool { try Command.run(arguments, outputPath: outputPath) }

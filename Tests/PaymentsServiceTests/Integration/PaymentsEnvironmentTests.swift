@@ -90,7 +90,7 @@ final class PaymentsEnvironmentTests: XCTestCase {
         let settings = [
             "DATABASE_URL": cluster.paymentsURL, "POINTS_ADDR": "127.0.0.1:1", "APPLE_BUNDLE_ID": PaymentsCluster.bundleId,
             "APPLE_ENVIRONMENTS": "Production,Sandbox", "APPLE_APP_APPLE_ID": "1234",
-            "APPLE_SANDBOX_USER_IDS": "\(Self.reviewer.uuidString),reviewer@example.com",
+            "APPLE_SANDBOX_USER_IDS": "\(Self.reviewer.uuidString),reviewer@example.com", "INTERNAL_AUTH": "off",
         ]
         let failure = try await offPool { () -> String? in
             do {

@@ -28,6 +28,13 @@ protocol ByteTransport: AnyObject {
     var needsWritable: Bool { get }
     /// The ALPN protocol the peer agreed on, if any.
     var negotiatedProtocol: String? { get }
+    /// The peer's verified certificate names (TLS with client certificates).
+    var peerIdentity: PeerIdentity? { get }
+}
+
+extension ByteTransport {
+    /// Without TLS nobody proved anything.
+    var peerIdentity: PeerIdentity? { nil }
 }
 
 /// Plain TCP: read(2)/write(2) on a non-blocking socket.

@@ -28,4 +28,5 @@ final class PrefixedTransport: ByteTransport {
     func write(_ bytes: UnsafeRawBufferPointer) -> TransportWrite { base.write(bytes) }
     var needsWritable: Bool { base.needsWritable }
     var negotiatedProtocol: String? { base.negotiatedProtocol }
+    var peerIdentity: PeerIdentity? { base.peerIdentity }
 }

@@ -63,7 +63,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             cancelDeadlineTimer()
             respondEarly(stream, fields, requestComplete: endStream)
         case .runHandler(let head, let message):
-            runHandler(head: head, message: message, remotePeer: stream.remotePeer)
+            runHandler(head: head, message: message, remotePeer: stream.remotePeer, peerIdentity: stream.connection?.peerIdentity)
         }
     }
 
@@ -74,12 +74,14 @@ final class ServerCallHandler: HTTP2StreamDelegate {
         task = nil
     }
 
-    private func runHandler(head: ServerStreamStateMachine.RequestHead, message: [UInt8], remotePeer: String) {
+    private func runHandler(
+        head: ServerStreamStateMachine.RequestHead, message: [UInt8], remotePeer: String, peerIdentity: PeerIdentity?
+    ) {
         guard let handler = handler ?? router.handler(forPath: head.method.path) else { return }
         self.handler = nil
         let request = ServerRequest(
             message: message, metadata: head.metadata,
-            context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer))
+            context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer, peerIdentity: peerIdentity))
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
         let mailbox = self.mailbox

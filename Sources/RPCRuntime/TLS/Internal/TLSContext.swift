@@ -44,6 +44,9 @@ final class TLSContext: @unchecked Sendable {
         guard SSL_CTX_use_certificate_chain_file(context, chain) == 1 else { throw TLSError("certificate chain") }
         guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else { throw TLSError("private key") }
         guard SSL_CTX_check_private_key(context) == 1 else { throw TLSError("key does not match certificate") }
+        if let clientRoots = configuration.clientCertificateTrustRootsPath {
+            try verifyClientCertificates(trustRootsPath: clientRoots)
+        }
         SSL_CTX_set_alpn_select_cb(context, alpnSelectH2, nil)
     }
 
@@ -59,6 +62,11 @@ final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_default_verify_paths(context)
         }
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        if let chain = configuration.certificateChainPath, let key = configuration.privateKeyPath {
+            try presentCertificate(chainPath: chain, privateKeyPath: key)
+        } else if configuration.certificateChainPath != nil || configuration.privateKeyPath != nil {
+            throw TLSError("a client certificate needs both a chain and a private key")
+        }
         let protocols: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         guard SSL_CTX_set_alpn_protos(context, protocols, UInt32(protocols.count)) == 0 else { throw TLSError("ALPN") }
     }

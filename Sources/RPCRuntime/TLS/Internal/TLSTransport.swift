@@ -9,6 +9,8 @@ final class TLSTransport: ByteTransport {
     private let ssl: OpaquePointer
     private let context: TLSContext
     private(set) var needsWritable = false
+    /// The peer's identity once read (after the handshake); `.none` before.
+    private var peerIdentityRead: PeerIdentity??
 
     init(context: TLSContext, fd: Int32, server: Bool) throws {
         guard let ssl = SSL_new(context.context) else { throw TLSError("SSL_new") }
@@ -108,6 +110,17 @@ final class TLSTransport: ByteTransport {
         guard result != Int(X509_V_OK) else { return nil }
         guard let text = X509_verify_cert_error_string(result) else { return "verify error \(result)" }
         return String(cString: text)
+    }
+
+    /// The verified client certificate's names (server side with a client
+    /// CA); nil before the handshake finished or without a certificate.
+    /// Read once per connection.
+    var peerIdentity: PeerIdentity? {
+        if let peerIdentityRead { return peerIdentityRead }
+        guard SSL_is_init_finished(ssl) == 1 else { return nil }
+        let identity = PeerCertificateReader.identity(of: ssl)
+        peerIdentityRead = .some(identity)
+        return identity
     }
 
     /// Decrypted bytes OpenSSL holds that no readiness event will announce.

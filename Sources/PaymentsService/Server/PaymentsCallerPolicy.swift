@@ -1,0 +1,27 @@
+import Contracts
+import RPCRuntime
+import ServiceKit
+
+/// Who may call each `payments.v1.Payments` method (docs/ARCHITECTURE.md,
+/// "Internal authentication"): all of them are the gateway's; health
+/// checks are open.
+enum PaymentsCallerPolicy {
+    /// The settings the policy and the server's TLS read.
+    static let optionSpecs = [StandardOptions.internalAuth, StandardOptions.tlsClientCA, StandardOptions.gatewayIdentity]
+
+    static func make(gateway: String) -> CallerPolicy {
+        var rules: [MethodDescriptor: CallerPolicy.Callers] = [HealthMethods.check.descriptor: .anyone]
+        for method in [
+            PaymentsMethods.verifyTransaction.descriptor, PaymentsMethods.getTransaction.descriptor,
+            PaymentsMethods.handleNotification.descriptor, PaymentsMethods.getAccountToken.descriptor,
+            PaymentsMethods.listTransactions.descriptor,
+        ] {
+            rules[method] = .only([gateway])
+        }
+        return CallerPolicy(rules)
+    }
+
+    static func make(_ options: CommandLineOptions) throws -> CallerPolicy {
+        make(gateway: try CallerPolicy.identity(options.required("GATEWAY_IDENTITY"), setting: "GATEWAY_IDENTITY"))
+    }
+}
