@@ -257,6 +257,24 @@ final class SpendTests: XCTestCase {
         await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 1) }
     }
 
+    func testCreditsWrittenOutsideTheStoreAreAbsorbedByTheOpeningLot() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        // A legacy writer credits 50 without the store (no lot): the lots no longer add up to the balance.
+        try await store.pool.withTransaction { tx in
+            try await tx.query("update user_points set balance = balance + 50, lifetime_earned = lifetime_earned + 50 where user_id = $1::uuid",
+                               [.uuid(user)])
+            try await tx.query("""
+                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
+                values ($1::uuid, $2, 'grant', 1, 50, 150, 'chat', '')
+                """, [.uuid(user), .text("legacy.grant:\(UUID().uuidString)")])
+        }
+        let spent = try await spend(user, 120)
+        XCTAssertEqual(spent.balance, 30)
+        XCTAssertEqual(spent.attributions, [LotShare(sourceEventId: purchase, amount: 100),
+                                            LotShare(sourceEventId: CreditLotLedger.openingSource(user), amount: 20)])
+    }
+
     // MARK: Concurrency
 
     func testTwoHundredParallelSpendsNeverGoBelowZeroAndSumExactly() async throws {

@@ -56,20 +56,6 @@ enum LedgerMetadata {
         ])
     }
 
-    /// The caller's own metadata object as `ext`, and which credits the
-    /// spend used (`attribution`, oldest source first).
-    static func spend(_ spend: ValidatedSpend, attributions: [LotShare]) -> String {
-        var document = JSONObject()
-        document.insert("ext", spend.metadata ?? .object(JSONObject()))
-        document.insert("attribution", .array(attributions.map { share in
-            var object = JSONObject()
-            object.insert("source_event_id", .string(share.sourceEventId))
-            object.insert("amount", .integer(share.amount))
-            return .object(object)
-        }))
-        return JSONWriter.string(of: .object(document))
-    }
-
     static func spendReversal(_ reversal: ValidatedSpendReversal) -> String {
         encode(["spend_event_id": reversal.spendEventId])
     }

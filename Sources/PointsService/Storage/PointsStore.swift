@@ -1,6 +1,7 @@
 import Foundation
 import PostgresClient
 import ServiceKit
+import StrictJSON
 
 /// PointsService's storage edge: each RPC is one short transaction over the
 /// pool; the decisions inside come from the pure rules (validation, plans,
@@ -381,13 +382,27 @@ final class PointsStore: Sendable {
             break
         }
         guard account.balance >= spend.amount else { throw PointsError.insufficientCredits(balance: account.balance) }
-        let lots = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction).lots
-        let shares = CreditLots.take(spend.amount, from: lots)
+        let parameters = SpendStatement.parameters(spend, balance: account.balance, lifetimeSpentAfter: account.lifetimeSpent + spend.amount)
+        var row = try await transaction.query(SpendStatement.sql, parameters).first!
+        if try row.isNull("id") {
+            // The lots disagree with the balance (rows written outside this store): heal, then spend.
+            _ = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction)
+            row = try await transaction.query(SpendStatement.sql, parameters).first!
+            guard !(try row.isNull("id")) else { throw PointsError.internalFailure(detail: "credit lots do not add up to the balance") }
+        }
         let balanceAfter = account.balance - spend.amount
-        let id = try await transaction.query(SpendStatement.sql, SpendStatement.parameters(
-            spend, shares: shares, balanceAfter: balanceAfter, lifetimeSpentAfter: account.lifetimeSpent + spend.amount)).first!.uuid("id")
         return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
-                           balance: balanceAfter, ledgerEntryId: id, attributions: shares)
+                           balance: balanceAfter, ledgerEntryId: try row.uuid("id"), attributions: try Self.shares(row.string("attribution")))
+    }
+
+    /// The attribution list a spend statement returns.
+    static func shares(_ json: String) throws -> [LotShare] {
+        guard case .array(let items) = try StrictJSONParser().parse(json) else { return [] }
+        return items.compactMap { item in
+            guard case .string(let source)? = item["source_event_id"], case .number(let amount)? = item["amount"],
+                  let value = Int64(amount.text) else { return nil }
+            return LotShare(sourceEventId: source, amount: value)
+        }
     }
 
     /// Lock the account, replay check, find the spend (this user's), refuse
