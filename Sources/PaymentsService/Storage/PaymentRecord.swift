@@ -51,17 +51,6 @@ struct NewPayment: Sendable {
     var claim: PaymentClaim?
 }
 
-/// What an app's verify adds to a transaction: whose it is and what it is
-/// worth. Written once; a second user's claim is a conflict.
-struct PaymentClaim: Sendable, Equatable {
-    var userId: UUID
-    var productCode: String
-    /// Catalog credits x quantity.
-    var credits: Int64
-    var emailHash: String
-    var emailMasked: String
-}
-
 /// A verified App Store Server Notification, recorded by `notificationUUID`.
 struct NotificationRecord: Sendable {
     var notificationUUID: UUID

@@ -49,20 +49,20 @@ final class PaymentsStore: Sendable {
             throw PaymentsError.internalFailure(detail: "insert conflicted but no row is visible")
         }
         var state = current.state
+        var claimWritten = false
         if let claim = payment.claim {
-            if current.state.claimed {
-                guard current.userId == claim.userId else {
-                    return WordResult(before: current, after: current, accepted: false, conflict: true)
-                }
-            } else {
-                if let owner = current.userId, owner != claim.userId {
-                    // Apple's notification named another owner through its appAccountToken.
-                    return WordResult(before: current, after: current, accepted: false, conflict: true)
-                }
+            switch PurchaseLifecycle.admit(claimBy: claim.userId, fromApp: claim.isFromApp, claimed: current.state.claimed, owner: current.userId) {
+            case .conflict:
+                return WordResult(before: current, after: current, accepted: false, conflict: true)
+            case .write:
                 try await writeClaim(claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current, in: connection)
                 state = PurchaseLifecycle.claim(credits: claim.credits, in: state)
+                claimWritten = true
+            case .keep:
+                break
             }
-        } else if current.userId == nil, let owner = payment.tokenOwner {
+        }
+        if !claimWritten, current.userId == nil, let owner = payment.tokenOwner {
             try await connection.query("update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
                                        [.uuid(current.id), .uuid(owner)])
         }
@@ -95,7 +95,7 @@ final class PaymentsStore: Sendable {
                 payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
                 .int64(claim?.credits ?? 0), .int64(Int64(payment.quantity)), optional(payment.currency),
                 payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-                .json(payment.applePayloadJSON), optional(claim?.emailHash), optional(claim?.emailMasked), .bool(claim != nil),
+                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked), .bool(claim != nil),
                 optional(step?.pendingAction.rawValue), .int64(backoff.leaseMilliseconds),
             ])
         guard rows.first != nil else { return nil }
@@ -110,7 +110,7 @@ final class PaymentsStore: Sendable {
                 email_hash = $6, email_masked = $7, claimed = true, signed_transaction_info = $8
             where id = $1::uuid
             """, [.uuid(current.id), .uuid(claim.userId), .text(claim.productCode), .int64(claim.credits), .int64(Int64(quantity)),
-                  .text(claim.emailHash), .text(claim.emailMasked), .text(signed)])
+                  optional(claim.emailIdentity?.hash), optional(claim.emailIdentity?.masked), .text(signed)])
     }
 
     // MARK: Reads
