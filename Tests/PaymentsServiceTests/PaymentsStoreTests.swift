@@ -197,11 +197,11 @@ final class PaymentsStoreTests: XCTestCase {
         let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)
         let first = try await store.recordNotification(notification) { connection in
             let word = try await store.record(Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
-            return ("clawback_scheduled", word.after)
+            return (outcome: "clawback_scheduled", detail: word.after)
         }
         XCTAssertEqual(first?.outcome, "clawback_scheduled")
-        XCTAssertEqual(first?.record?.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
-        let again = try await store.recordNotification(notification) { _ in
+        XCTAssertEqual(first?.detail.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
+        let again = try await store.recordNotification(notification) { _ -> (outcome: String, detail: PaymentRecord?) in
             XCTFail("a redelivered notification must not apply its effect again")
             return ("x", nil)
         }
@@ -215,7 +215,9 @@ final class PaymentsStoreTests: XCTestCase {
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil, payloadJSON: "{}")
         do {
-            _ = try await store.recordNotification(notification) { _ in throw PaymentsError.internalFailure(detail: "boom") }
+            _ = try await store.recordNotification(notification) { _ -> (outcome: String, detail: PaymentRecord?) in
+                throw PaymentsError.internalFailure(detail: "boom")
+            }
             XCTFail("expected the effect's error")
         } catch {}
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)

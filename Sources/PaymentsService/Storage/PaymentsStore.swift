@@ -287,11 +287,12 @@ final class PaymentsStore: Sendable {
 
     /// Records a notification and applies its effect in the same
     /// transaction; returns nil when the notificationUUID was already
-    /// recorded (a redelivery changes nothing).
-    func recordNotification(
+    /// recorded (a redelivery changes nothing). `detail` is whatever the
+    /// effect reports back to its caller.
+    func recordNotification<Detail: Sendable>(
         _ notification: NotificationRecord,
-        effect: @Sendable (PostgresConnection) async throws -> (outcome: String, record: PaymentRecord?)
-    ) async throws(PaymentsError) -> (outcome: String, record: PaymentRecord?)? {
+        effect: @Sendable (PostgresConnection) async throws -> (outcome: String, detail: Detail)
+    ) async throws(PaymentsError) -> (outcome: String, detail: Detail)? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 let inserted = try await connection.query("""

@@ -171,13 +171,13 @@ final class PaymentsCluster: @unchecked Sendable {
     /// A StoreKit 2 consumable transaction payload (JSON text).
     static func transactionPayload(
         transactionId: String, productCode: String, appStoreProductId: String? = nil, environment: String = "Sandbox",
-        bundleId: String = bundleId, appAccountToken: String? = nil, revocationReason: Int? = nil
+        bundleId: String = bundleId, appAccountToken: String? = nil, revocationReason: Int? = nil, quantity: Int = 1
     ) -> String {
         let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         var payload: [String: Any] = [
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
             "productId": appStoreProductId ?? Self.appStoreProductId(productCode), "purchaseDate": nowMilliseconds - 60_000,
-            "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": 1, "type": "Consumable",
+            "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": quantity, "type": "Consumable",
             // StoreKit signs a transaction when it is bought; a revoked view
             // of it is signed after the revocation. Notifications carry
             // "now" as their own signedDate.
@@ -195,11 +195,22 @@ final class PaymentsCluster: @unchecked Sendable {
 
     func signedTransaction(
         _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil,
-        environment: String = "Sandbox"
+        environment: String = "Sandbox", quantity: Int = 1
     ) throws -> String {
         try authority.sign(payloadJSON: Self.transactionPayload(
             transactionId: transactionId, productCode: productCode, environment: environment, appAccountToken: appAccountToken,
-            revocationReason: revocationReason))
+            revocationReason: revocationReason, quantity: quantity))
+    }
+
+    /// A ONE_TIME_CHARGE for a consumable purchase (what Apple sends when a
+    /// consumable is bought), its transaction carrying `appAccountToken`.
+    func signedOneTimeCharge(
+        _ transactionId: String, productCode: String, appAccountToken: String?, quantity: Int = 1, environment: String = "Sandbox",
+        uuid: UUID = UUID()
+    ) throws -> String {
+        try signedNotification("ONE_TIME_CHARGE", uuid: uuid, signedTransactionInfo: signedTransaction(
+            transactionId, productCode: productCode, appAccountToken: appAccountToken, environment: environment, quantity: quantity),
+            environment: environment)
     }
 
     /// An App Store Server Notification V2, signed; `signedTransactionInfo`
