@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
 import PostgresClient
@@ -34,7 +35,7 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "APPLE_SANDBOX_USER_IDS",
                    help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
                        + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user."),
-    ],
+    ] + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs,
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
@@ -67,6 +68,18 @@ do {
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
+    let syncSettings = try AppleSyncSettings(options)
+    // Optional: without the key settings the service runs as before, and
+    // the jobs that need Apple's view are off (said once, here).
+    let apiConfiguration = try AppStoreAPISettings.configuration(options, logger: logger)
+    let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
+    if let configuration = apiConfiguration {
+        logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
+                      syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
+    } else {
+        logger.notice("App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID) are not set: "
+            + "notification recovery and reconciliation jobs are off")
+    }
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
@@ -81,6 +94,7 @@ do {
         worker.cancel()
         await worker.value
         probes.cancel()
+        await appStoreAPI?.close()
         await pointsClient.close()
         await pool.close()
     }

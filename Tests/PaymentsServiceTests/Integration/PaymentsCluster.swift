@@ -32,26 +32,30 @@ final class PaymentsCluster: @unchecked Sendable {
     private var appAppleId: String?
     /// APPLE_SANDBOX_USER_IDS of PaymentsService (unset when empty).
     private var sandboxUserIds = ""
+    /// More settings of PaymentsService (the App Store Server API's, jobs).
+    var paymentsEnvironment: [String: String] = [:]
 
     /// Creates the database and starts both services. `extraRoots` are
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
         paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
-        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = ""
+        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "",
+        authority: LocalTestingCertificateAuthority? = nil, paymentsEnvironment: [String: String] = [:]
     ) async throws -> PaymentsCluster {
-        let cluster = try await PaymentsCluster(extraRoots: extraRoots)
+        let cluster = try await PaymentsCluster(extraRoots: extraRoots, authority: authority)
         cluster.appleEnvironments = environments
         cluster.appAppleId = appAppleId
         cluster.sandboxUserIds = sandboxUserIds
+        cluster.paymentsEnvironment = paymentsEnvironment
         try await cluster.startPoints(faults: pointsFaults)
         try await cluster.startPayments(faults: paymentsFaults)
         return cluster
     }
 
-    private init(extraRoots: [LocalTestingCertificateAuthority]) async throws {
-        authority = try LocalTestingCertificateAuthority()
+    private init(extraRoots: [LocalTestingCertificateAuthority], authority: LocalTestingCertificateAuthority?) async throws {
+        self.authority = try authority ?? LocalTestingCertificateAuthority()
         var paths: [String] = []
-        for root in [authority] + extraRoots {
+        for root in [self.authority] + extraRoots {
             let path = NSTemporaryDirectory() + "/iap-test-root-\(UUID().uuidString).pem"
             try root.rootPEM.write(toFile: path, atomically: true, encoding: .utf8)
             paths.append(path)
@@ -90,6 +94,7 @@ final class PaymentsCluster: @unchecked Sendable {
         if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
+        environment.merge(paymentsEnvironment) { _, new in new }
         try await payments.start(environment: environment)
         let previous = client
         client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)])
