@@ -11,12 +11,16 @@ import ServiceKit
 //   PaymentsService migrate     apply database migrations and exit
 //   PaymentsService verify-jws  check one JWS from stdin (support staff)
 //   PaymentsService redrive     re-run a failed or stuck saga (operators)
+//   PaymentsService reconcile   record Apple's view of a transaction or a user's (operators)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
 }
 if arguments.first == "redrive" {
     exit(await RedriveCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "reconcile" {
+    exit(await ReconcileCommand.run(arguments: Array(arguments.dropFirst())))
 }
 
 let shutdown = ShutdownSignal.install()
@@ -31,15 +35,13 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + AppleVerificationSettings.optionSpecs + [
-        OptionSpec(flag: nil, env: "APPLE_SANDBOX_USER_IDS",
-                   help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
-                       + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user."),
-    ] + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs,
+    ] + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
+        + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs,
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
         ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
+        ("reconcile", "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."),
     ])
 
 do {
@@ -56,14 +58,10 @@ do {
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
 
-    let verifier = try SignedDataVerifier(configuration: AppleVerificationSettings.verifierConfiguration(
-        bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
-        environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
-        onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
+    let verifier = try AppleVerificationSettings.verifier(options)
     let pointsClient = try RPCClient(targets: try HostAndPort.parseList(options.required("POINTS_ADDR")))
     let points = PointsLedger(client: pointsClient)
-    let creditPolicy = SandboxCreditPolicy(
-        configuration: verifier.configuration, sandboxUserIds: try AppleVerificationSettings.sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
+    let creditPolicy = try AppleVerificationSettings.creditPolicy(options, verifier: verifier)
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0

@@ -84,17 +84,23 @@ final class PaymentsCluster: @unchecked Sendable {
         try await points.start(environment: environment)
     }
 
-    func startPayments(faults: String? = nil) async throws {
+    /// PaymentsService's settings (its admin commands read the same ones).
+    var paymentsSettings: [String: String] {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
         ]
-        if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
         environment.merge(paymentsEnvironment) { _, new in new }
+        return environment
+    }
+
+    func startPayments(faults: String? = nil) async throws {
+        var environment = paymentsSettings
+        if let faults { environment["FAULT_POINTS"] = faults }
         try await payments.start(environment: environment)
         let previous = client
         client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)])
@@ -165,6 +171,23 @@ final class PaymentsCluster: @unchecked Sendable {
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: outputPath)
         return (status, output)
+    }
+
+    /// `PaymentsService <arguments>` (an admin command) with the service's
+    /// settings: its exit status, stdout and stderr (its log lines).
+    func paymentsCommand(_ arguments: [String], settings: [String: String] = [:]) async throws -> (status: Int32, output: String, errors: String) {
+        let outputPath = NSTemporaryDirectory() + "/payments-command-\(UUID().uuidString).out"
+        let errorPath = outputPath + ".err"
+        let environment = paymentsSettings.merging(settings) { $1 }
+        let command = [ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path] + arguments
+        let status = try await offPool {
+            try Command.run(command, outputPath: outputPath, errorPath: errorPath, environment: environment)
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outputPath)
+        try? FileManager.default.removeItem(atPath: errorPath)
+        return (status, output, errors)
     }
 
     // MARK: Signed data
