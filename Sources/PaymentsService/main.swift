@@ -12,6 +12,7 @@ import ServiceKit
 //   PaymentsService verify-jws  check one JWS from stdin (support staff)
 //   PaymentsService redrive     re-run a failed or stuck saga (operators)
 //   PaymentsService reconcile   record Apple's view of a transaction or a user's (operators)
+//   PaymentsService recover-notifications  feed a past window of notifications through (operators)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
@@ -21,6 +22,9 @@ if arguments.first == "redrive" {
 }
 if arguments.first == "reconcile" {
     exit(await ReconcileCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "recover-notifications" {
+    exit(await RecoverNotificationsCommand.run(arguments: Array(arguments.dropFirst())))
 }
 
 let shutdown = ShutdownSignal.install()
@@ -42,6 +46,7 @@ let options = ServiceRunner.options(
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
         ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
         ("reconcile", "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."),
+        ("recover-notifications", "Feed a past window of App Store notifications through; see `recover-notifications --help`."),
     ])
 
 do {
@@ -82,6 +87,7 @@ do {
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor).register(on: &router)
@@ -90,7 +96,9 @@ do {
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()
+        for job in syncJobs { job.cancel() }
         await worker.value
+        for job in syncJobs { await job.value }
         probes.cancel()
         await appStoreAPI?.close()
         await pointsClient.close()

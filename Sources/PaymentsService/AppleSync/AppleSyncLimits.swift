@@ -9,6 +9,8 @@ enum AppleSyncLimits {
     /// Notification history pages one job run or command walks before it
     /// stops (and resumes from the stored token).
     static let notificationPagesPerRunMax = 50
+    /// Pages `recover-notifications` walks per environment (100,000 notifications).
+    static let notificationPagesPerCommandMax = 5_000
     /// Rows the stuck sweep reconciles per run.
     static let stuckRowsPerRunMax = 100
     /// Users the revoked sweep visits per run (it resumes after the last).
@@ -25,6 +27,6 @@ enum AppleSyncLimits {
     /// between our clock and Apple's.
     static let reachMargin: Duration = .seconds(3600)
     /// `request-test-notification`: status polls and the wait between them.
-    static let testNotificationPollsMax = 30
+    static let testNotificationPollsMax = 300
     static let testNotificationPollInterval: Duration = .seconds(1)
 }
