@@ -13,6 +13,8 @@ import ServiceKit
 //   PaymentsService redrive     re-run a failed or stuck saga (operators)
 //   PaymentsService reconcile   record Apple's view of a transaction or a user's (operators)
 //   PaymentsService recover-notifications  feed a past window of notifications through (operators)
+//   PaymentsService request-test-notification  check the notification URL (operators)
+//   PaymentsService lookup-order  Apple's transactions of a customer's order id (support)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
@@ -25,6 +27,12 @@ if arguments.first == "reconcile" {
 }
 if arguments.first == "recover-notifications" {
     exit(await RecoverNotificationsCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "request-test-notification" {
+    exit(await RequestTestNotificationCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "lookup-order" {
+    exit(await LookupOrderCommand.run(arguments: Array(arguments.dropFirst())))
 }
 
 let shutdown = ShutdownSignal.install()
@@ -47,6 +55,8 @@ let options = ServiceRunner.options(
         ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
         ("reconcile", "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."),
         ("recover-notifications", "Feed a past window of App Store notifications through; see `recover-notifications --help`."),
+        ("request-test-notification", "Ask Apple for a TEST notification and report its delivery."),
+        ("lookup-order", "Print Apple's verified transactions of an order id; see `lookup-order --help`."),
     ])
 
 do {

@@ -4,7 +4,8 @@ import StrictJSON
 import XCTest
 
 /// The admin commands that talk to Apple, against the App Store stand-in:
-/// `recover-notifications` (pages, duplicates, reach).
+/// `recover-notifications` (pages, duplicates, reach), `request-test-notification`
+/// and `lookup-order`.
 final class PaymentsAppleCommandsTests: XCTestCase {
     nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
 
@@ -91,5 +92,42 @@ final class PaymentsAppleCommandsTests: XCTestCase {
             let refused = try await fixture.cluster.paymentsCommand(["recover-notifications"] + arguments)
             XCTAssertEqual(refused.status, 2, "\(arguments): \(refused.errors)")
         }
+    }
+
+    func testRequestTestNotificationReportsTheSendAttempt() async throws {
+        let fixture = try await fixture()
+        let result = try await command(fixture, ["request-test-notification", "--environment", "Sandbox", "--wait-seconds", "5"])
+        XCTAssertEqual(result.status, 0, result.errors)
+        XCTAssertEqual(result.report?["environment"], .string("Sandbox"))
+        XCTAssertEqual(result.report?["notification_type"], .string("TEST"), "the TEST payload verified")
+        XCTAssertEqual(result.report?["first_send_attempt_result"], .string("SUCCESS"))
+        XCTAssertEqual(result.report?["delivered"], .bool(true))
+        let asked = try await fixture.requests("/inApps/v1/notifications/test", environment: "Sandbox")
+        XCTAssertEqual(asked.map { $0["method"] as? String }, ["POST", "GET"])
+    }
+
+    func testLookupOrderPrintsApplesVerifiedTransactions() async throws {
+        let fixture = try await fixture()
+        let user = UUID()
+        let token = try await fixture.cluster.accountToken(user)
+        let first = PaymentsCluster.randomTransactionId(), second = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(first, productCode: "popular_pack", token: token, customer: "c-\(user)"),
+            AppStoreSyncFixture.transaction(second, productCode: "starter_pack", token: token, quantity: 3, customer: "c-\(user)"),
+        ], orders: ["MQ7XY1Z2": [first, second]])
+        let found = try await command(fixture, ["lookup-order", "--order-id", "MQ7XY1Z2"])
+        XCTAssertEqual(found.status, 0, found.errors)
+        XCTAssertEqual(found.report?["valid"], .bool(true))
+        guard case .array(let transactions)? = found.report?["transactions"] else { return XCTFail("transactions") }
+        XCTAssertEqual(transactions.compactMap { $0["transaction_id"] }, [.string(first), .string(second)])
+        XCTAssertEqual(transactions.last?["quantity"], .integer(3))
+        XCTAssertEqual(transactions.first?["app_account_token"], .string(token))
+        XCTAssertEqual(transactions.first?["environment"], .string("Production"))
+        let unknown = try await command(fixture, ["lookup-order", "--order-id", "NOSUCHORDER"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertEqual(unknown.report?["valid"], .bool(false))
+        let bad = try await fixture.cluster.paymentsCommand(["lookup-order", "--order-id", "../x"])
+        XCTAssertEqual(bad.status, 2)
+        fixture.assertNoSecrets(in: fixture.cluster.paymentsLogs)
     }
 }
