@@ -85,16 +85,40 @@ final class SyncJobLeaseTests: XCTestCase {
 
     func testStuckRowsAreAskedAboutOncePerInterval() async throws {
         let store = try await PaymentsTestDatabase.store()
-        let payment = PaymentsTestDatabase.newPayment(claimed: false)
-        try await PaymentsTestDatabase.record(store, payment)
+        let received = PaymentsTestDatabase.newPayment(claimed: false)
+        try await PaymentsTestDatabase.record(store, received)
+        let young = PaymentsTestDatabase.newPayment(claimed: false)
+        try await PaymentsTestDatabase.record(store, young)
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("update apple_iap_transactions set updated_at = now() - interval '2 hours' where transaction_id = $1",
-                                           [.text(payment.transactionId)])
+            _ = try await connection.query("update apple_iap_transactions set created_at = now() - interval '2 hours' where transaction_id = $1",
+                                           [.text(received.transactionId)])
         }
         let first = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
-        XCTAssertTrue(first.contains { $0.transactionId == payment.transactionId })
+        XCTAssertTrue(first.contains { $0.transactionId == received.transactionId })
+        XCTAssertFalse(first.contains { $0.transactionId == young.transactionId }, "received a moment ago")
         let second = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
-        XCTAssertFalse(second.contains { $0.transactionId == payment.transactionId }, "asked about within the hour")
+        XCTAssertFalse(second.contains { $0.transactionId == received.transactionId }, "asked about within the hour")
+    }
+
+    func testARowOwingAStepIsStuckFromWhenItBecameOwedWhateverItsRetries() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let owing = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, owing)
+        try await store.pool.withConnection { connection in
+            _ = try await connection.query("update apple_iap_transactions set owed_since = now() - interval '2 hours' where transaction_id = $1",
+                                           [.text(owing.transactionId)])
+        }
+        // The worker's retries keep touching the row; it is still stuck.
+        _ = try await store.postpone(.grant, transactionId: owing.transactionId, error: "PointsService unavailable")
+        let stuck = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
+        XCTAssertTrue(stuck.contains { $0.transactionId == owing.transactionId })
+        // Once granted, nothing is owed: owed_since is cleared.
+        _ = try await store.complete(.grant, with: .granted, transactionId: owing.transactionId)
+        let owedSince = try await store.pool.withConnection { connection in
+            try await connection.query("select owed_since from apple_iap_transactions where transaction_id = $1", [.text(owing.transactionId)])
+                .first?.optionalString("owed_since")
+        }
+        XCTAssertNil(owedSince)
     }
 
     func testSweepAnchorsAreTheNewestCreditedPurchasePerUserAndEnvironmentAfterTheCursor() async throws {

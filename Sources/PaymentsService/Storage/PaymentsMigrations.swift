@@ -160,7 +160,10 @@ enum PaymentsMigrations {
             CHECK ((window_start_ms IS NULL) = (window_end_ms IS NULL)),
             CHECK (page_token IS NULL OR window_start_ms IS NOT NULL)
         );
-        ALTER TABLE apple_iap_transactions ADD COLUMN apple_checked_at timestamptz;
+        -- Since when the step in force has been owed (retries do not move
+        -- it, unlike updated_at): how long a row has been stuck.
+        ALTER TABLE apple_iap_transactions ADD COLUMN apple_checked_at timestamptz, ADD COLUMN owed_since timestamptz;
+        UPDATE apple_iap_transactions SET owed_since = updated_at WHERE pending_action IS NOT NULL;
         CREATE INDEX apple_iap_transactions_reconcile ON apple_iap_transactions (apple_checked_at NULLS FIRST)
             WHERE pending_action IS NOT NULL OR status = 'received';
         CREATE INDEX apple_iap_transactions_credited ON apple_iap_transactions (user_id, environment, purchase_date DESC)

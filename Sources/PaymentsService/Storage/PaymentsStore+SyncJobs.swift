@@ -116,9 +116,10 @@ extension PaymentsStore {
 
     // MARK: What the sweeps visit
 
-    /// Rows stuck longer than `stuckAfter` (owing a step, or `received`),
-    /// in Production or Sandbox, not asked about within `stuckAfter`, at
-    /// most `limit`; each is marked asked now in the same statement.
+    /// Rows stuck longer than `stuckAfter` (owing the same step since, or
+    /// `received` since they were recorded), in Production or Sandbox, not
+    /// asked about within `stuckAfter`, at most `limit`; each is marked
+    /// asked now in the same statement.
     func claimStuckRows(stuckAfter: Duration, maximumAgeDays: Int, limit: Int) async throws(PaymentsError) -> [PaymentRecord] {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
@@ -126,12 +127,12 @@ extension PaymentsStore {
                     update apple_iap_transactions set apple_checked_at = now()
                     where id in (
                         select id from apple_iap_transactions
-                        where (pending_action is not null or status = 'received')
+                        where ((pending_action is not null and owed_since < now() - make_interval(secs => $1::bigint / 1000.0))
+                               or (status = 'received' and created_at < now() - make_interval(secs => $1::bigint / 1000.0)))
                           and environment in ('Production', 'Sandbox')
-                          and updated_at < now() - make_interval(secs => $1::bigint / 1000.0)
                           and created_at > now() - make_interval(days => $2::integer)
                           and (apple_checked_at is null or apple_checked_at < now() - make_interval(secs => $1::bigint / 1000.0))
-                        order by apple_checked_at nulls first, updated_at
+                        order by apple_checked_at nulls first, created_at
                         limit $3::bigint for update skip locked)
                     returning \(Self.columns)
                     """, [.int64(stuckAfter.wholeMilliseconds), .int64(Int64(maximumAgeDays)), .int64(Int64(limit))]).map(Self.record)

@@ -82,10 +82,11 @@ final class PaymentsStore: Sendable {
                 id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
                 web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, status, credits, quantity,
                 currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked, claimed,
-                pending_action, next_attempt_at)
+                pending_action, next_attempt_at, owed_since)
             values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0),
                     'received', $11::bigint, $12::integer, $13, $14::bigint, $15, $16::jsonb, $17, $18, $19::boolean,
-                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end)
+                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end,
+                    case when $20::text is null then null else now() end)
             on conflict (transaction_id) do nothing
             returning id
             """, [
@@ -194,8 +195,8 @@ final class PaymentsStore: Sendable {
 
     /// Writes `next` over the locked row `current`, with its views (status,
     /// pending_action, revoked, failure_code) and the schedule: a newly owed
-    /// step is due at once (attempts reset), an unchanged one keeps its
-    /// schedule and lease, and nothing owed clears it.
+    /// step is due at once (attempts reset, `owed_since` now), an unchanged
+    /// one keeps its schedule and lease, and nothing owed clears it.
     func write(
         _ next: PurchaseState, over current: PaymentRecord, in connection: PostgresConnection, ledgerEventId: String?,
         verdictChanged: Bool, keepSchedule: Bool = false
@@ -228,6 +229,7 @@ final class PaymentsStore: Sendable {
                 revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
                 ledger_event_id = coalesce($19::text, ledger_event_id),
                 next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
+                owed_since = case $20::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
                 attempt_count = case $20::integer when 1 then attempt_count else 0 end,
                 last_error = case $20::integer when 1 then last_error else null end,
                 updated_at = now()
