@@ -56,7 +56,18 @@ extension PaymentProcessor {
             owner: owner, environment: transaction.environment ?? AppStoreEnvironment(rawValue: ""), type: transaction.type?.rawValue,
             quantity: transaction.quantity, product: product, policy: creditPolicy)
         var claim: PaymentClaim?
-        if case .claim(let granted) = decision { claim = granted }
+        switch decision {
+        case .claim(let granted):
+            claim = granted
+        case .unclaimed(.productNotInCatalog):
+            // A paid consumable of a user of ours that the catalog lacks: as
+            // for the app's verify, an operator must add the product.
+            logger.critical("ALERT Apple reported a purchase of a product missing from the catalog", [
+                "alert": "catalog_missing_product", "app_store_product_id": transaction.productId ?? "",
+                "transaction_id": transaction.transactionId ?? ""])
+        case .unclaimed:
+            break
+        }
         var tokenOwner: UUID?
         if case .user(let user) = owner { tokenOwner = user }
         let word = try await store.record(verdict, signedAtUnixMilliseconds: signedAt,

@@ -118,6 +118,22 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
         try await cluster.assertPointsInvariants(users: [user])
     }
 
+    func testOneTimeChargeOfAProductTheCatalogLacksIsReceivedAndAlerted() async throws {
+        let cluster = try await cluster()
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let transactionId = PaymentsCluster.randomTransactionId()
+        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "gold_pack", appAccountToken: token,
+                                                                              environment: "Production"))
+        XCTAssertEqual(answer.outcome, "received_product_not_in_catalog")
+        let row = try await cluster.row(transactionId)
+        XCTAssertEqual(row?.status, "received")
+        XCTAssertEqual(row?.userId, user.uuidString.lowercased())
+        XCTAssertTrue(cluster.paymentsLogs.contains("\"alert\":\"catalog_missing_product\""))
+        let rows = try await cluster.ledgerRows(user: user)
+        XCTAssertEqual(rows, 0)
+    }
+
     func testSandboxOneTimeChargeIsCreditedOnlyForListedUsersNextToProduction() async throws {
         let cluster = try await cluster()
         let unlisted = UUID()
