@@ -34,9 +34,10 @@ final class PaymentsStore: Sendable {
     }
 
     /// Records Apple's word about `payment` (insert, or lock the row and apply
-    /// it), with the app's claim when the word came through a verify. Runs
-    /// inside the caller's transaction so a notification is recorded with
-    /// its effect.
+    /// it), with its claim, if any: the app's (a verify) or the one
+    /// `AppleClaimRule` allowed (Apple's word naming a token of ours), admitted
+    /// by `PurchaseLifecycle.admit`. Runs inside the caller's transaction so
+    /// a notification is recorded with its effect.
     func record(
         _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection
     ) async throws -> WordResult {
