@@ -59,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules"]
         ),
         .executableTarget(
             name: "Gateway",

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
 import PostgresClient
@@ -10,12 +11,28 @@ import ServiceKit
 //   PaymentsService migrate     apply database migrations and exit
 //   PaymentsService verify-jws  check one JWS from stdin (support staff)
 //   PaymentsService redrive     re-run a failed or stuck saga (operators)
+//   PaymentsService reconcile   record Apple's view of a transaction or a user's (operators)
+//   PaymentsService recover-notifications  feed a past window of notifications through (operators)
+//   PaymentsService request-test-notification  check the notification URL (operators)
+//   PaymentsService lookup-order  Apple's transactions of a customer's order id (support)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "verify-jws" {
     exit(VerifyJWSCommand.run(arguments: Array(arguments.dropFirst())))
 }
 if arguments.first == "redrive" {
     exit(await RedriveCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "reconcile" {
+    exit(await ReconcileCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "recover-notifications" {
+    exit(await RecoverNotificationsCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "request-test-notification" {
+    exit(await RequestTestNotificationCommand.run(arguments: Array(arguments.dropFirst())))
+}
+if arguments.first == "lookup-order" {
+    exit(await LookupOrderCommand.run(arguments: Array(arguments.dropFirst())))
 }
 
 let shutdown = ShutdownSignal.install()
@@ -30,15 +47,16 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [
-        OptionSpec(flag: nil, env: "APPLE_SANDBOX_USER_IDS",
-                   help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
-                       + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user."),
-    ],
+    ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
+        + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs,
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
         ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
+        ("reconcile", "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."),
+        ("recover-notifications", "Feed a past window of App Store notifications through; see `recover-notifications --help`."),
+        ("request-test-notification", "Ask Apple for a TEST notification and report its delivery."),
+        ("lookup-order", "Print Apple's verified transactions of an order id; see `lookup-order --help`."),
     ])
 
 do {
@@ -55,22 +73,31 @@ do {
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
 
-    let verifier = try SignedDataVerifier(configuration: AppleVerificationSettings.verifierConfiguration(
-        bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
-        environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
-        onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
+    let verifier = try AppleVerificationSettings.verifier(options)
     let pointsClient = try PointsConnection.client(options)
     let points = PointsLedger(client: pointsClient)
-    let creditPolicy = SandboxCreditPolicy(
-        configuration: verifier.configuration, sandboxUserIds: try AppleVerificationSettings.sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
+    let creditPolicy = try AppleVerificationSettings.creditPolicy(options, verifier: verifier)
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
+    let syncSettings = try AppleSyncSettings(options)
+    // Optional: without the key settings the service runs as before, and
+    // the jobs that need Apple's view are off (said once, here).
+    let apiConfiguration = try AppStoreAPISettings.configuration(options, logger: logger)
+    let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
+    if let configuration = apiConfiguration {
+        logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
+                      syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
+    } else {
+        logger.notice("App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID) are not set: "
+            + "notification recovery and reconciliation jobs are off")
+    }
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor).register(on: &router)
@@ -82,8 +109,11 @@ do {
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()
+        for job in syncJobs { job.cancel() }
         await worker.value
+        for job in syncJobs { await job.value }
         probes.cancel()
+        await appStoreAPI?.close()
         await pointsClient.close()
         await pool.close()
     }

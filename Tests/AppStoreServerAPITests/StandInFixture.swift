@@ -27,7 +27,7 @@ final class StandInFixture: @unchecked Sendable {
     let credentials: AppStoreAPICredentials
     let authority: LocalTestingCertificateAuthority
     let verifier: SignedDataVerifier
-    let standIn: StandIn
+    let standIn: AppStoreStandIn
     let events = EventLog()
 
     init() async throws {
@@ -38,7 +38,7 @@ final class StandInFixture: @unchecked Sendable {
         verifier = try SignedDataVerifier(configuration: VerifierConfiguration(
             bundleId: TestKeys.bundleID, appAppleId: Self.appAppleId, allowedEnvironments: [.production, .sandbox],
             trustedRoots: [authority.rootDER]))
-        standIn = try await StandIn(config: try Self.config(credentials: credentials, authority: authority, directory: directory), directory: directory)
+        standIn = try await AppStoreStandIn(config: try Self.config(credentials: credentials, authority: authority, directory: directory), directory: directory)
     }
 
     static func config(credentials: AppStoreAPICredentials, authority: LocalTestingCertificateAuthority, directory: URL) throws -> [String: Any] {

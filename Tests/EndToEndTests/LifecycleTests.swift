@@ -20,7 +20,11 @@ final class LifecycleTests: XCTestCase {
 
     // MARK: 1. Refunded before the app submitted it, then reversed
 
-    func testRefundBeforeVerifyThenReversedCreditsTheAppsLaterVerify() async throws {
+    /// The transaction carries the user's appAccountToken, so Apple's words
+    /// claim it for the user: the REFUND records it revoked, the
+    /// REFUND_REVERSED credits it without the app, and the app's later verify
+    /// (with the JWS it has had since the purchase) answers already_granted.
+    func testRefundBeforeVerifyThenReversedCreditsOnceAndTheAppsLaterVerifyIsAlreadyGranted() async throws {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
             let token = try await system.accountToken(user)
@@ -35,11 +39,18 @@ final class LifecycleTests: XCTestCase {
             XCTAssertEqual(afterRefund?.status, "revoked")
             let reversedAnswer = try await system.deliver(reversed)
             XCTAssertEqual(reversedAnswer.status, 200, reversedAnswer.text)
+            // Credited by the REFUND_REVERSED (run inline, or by the worker).
+            var credited = false
+            for _ in 0..<200 where !credited {
+                credited = try await system.row(transactionId)?.status == "granted"
+                if !credited { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            XCTAssertTrue(credited)
             // The app submits the JWS it has had since the purchase (older than both words).
             let answer = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
             XCTAssertEqual(answer.status, 200, answer.text)
-            XCTAssertEqual(answer.json["status"] as? String, "granted")
-            XCTAssertEqual(answer.json["creditsAdded"] as? Int, 210)
+            XCTAssertEqual(answer.json["status"] as? String, "already_granted")
+            XCTAssertEqual(answer.json["creditsAdded"] as? Int, 0)
             let balance = try await system.balance(user.id)
             XCTAssertEqual(balance, 210)
             let again = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)

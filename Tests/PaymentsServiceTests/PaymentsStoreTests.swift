@@ -26,6 +26,47 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertFalse(again.conflict)
     }
 
+    func testAClaimThroughTheAccountTokenHasNoEmailIdentityAndTheAppsLaterClaimKeepsIt() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let user = UUID(), other = UUID()
+        var apple = PaymentsTestDatabase.newPayment(userId: user, claimed: false)
+        apple.claim = PaymentClaim(userId: user, productCode: "popular_pack", credits: 420, origin: .appAccountToken)
+        apple.quantity = 2
+        let first = try await PaymentsTestDatabase.record(store, apple)
+        XCTAssertEqual(first.after.pendingStep, .grant)
+        XCTAssertEqual(first.after.userId, user)
+        XCTAssertEqual(first.after.productCode, "popular_pack")
+        XCTAssertEqual(first.after.state.credits, 420)
+        XCTAssertEqual(first.after.quantity, 2)
+        XCTAssertNil(first.after.emailHash, "claimed without an email identity")
+        XCTAssertNil(first.after.emailMasked)
+        XCTAssertEqual(PointsLedger.grantRequest(first.after).emailHash, "", "PointsService grants a regular pack without one")
+        // The app's verify later: same user, its claim is not written over the first.
+        let app = PaymentsTestDatabase.newPayment(userId: user, transactionId: apple.transactionId, productCode: "popular_pack")
+        let verified = try await PaymentsTestDatabase.record(store, app)
+        XCTAssertFalse(verified.conflict)
+        XCTAssertEqual(verified.after.state.credits, 420)
+        XCTAssertNil(verified.after.emailHash)
+        // Another user's verify: a conflict, nothing written.
+        let stolen = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: other, transactionId: apple.transactionId))
+        XCTAssertTrue(stolen.conflict)
+        XCTAssertEqual(stolen.after.userId, user)
+    }
+
+    func testAnAccountTokenClaimNeverMovesAnOwnerAndStillAppliesTheWord() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let owner = UUID(), other = UUID()
+        let app = PaymentsTestDatabase.newPayment(userId: owner)
+        try await PaymentsTestDatabase.record(store, app)
+        var apple = PaymentsTestDatabase.newPayment(userId: other, transactionId: app.transactionId, claimed: false)
+        apple.claim = PaymentClaim(userId: other, productCode: "starter_pack", credits: 100, origin: .appAccountToken)
+        let refunded = try await PaymentsTestDatabase.record(store, apple, Self.refund, signedAt: 1_738_645_700_000)
+        XCTAssertFalse(refunded.conflict, "Apple's word is applied even when its token names someone else")
+        XCTAssertTrue(refunded.accepted)
+        XCTAssertEqual(refunded.after.userId, owner)
+        XCTAssertNotNil(refunded.after.state.verdict.revocation)
+    }
+
     func testParallelRecordsOfOneTransactionCreateOneRowAndOneOwner() async throws {
         let store = try await PaymentsTestDatabase.store()
         let transactionId = PaymentsTestDatabase.randomTransactionId()
@@ -156,11 +197,11 @@ final class PaymentsStoreTests: XCTestCase {
         let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)
         let first = try await store.recordNotification(notification) { connection in
             let word = try await store.record(Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
-            return ("clawback_scheduled", word.after)
+            return (outcome: "clawback_scheduled", detail: word.after)
         }
         XCTAssertEqual(first?.outcome, "clawback_scheduled")
-        XCTAssertEqual(first?.record?.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
-        let again = try await store.recordNotification(notification) { _ in
+        XCTAssertEqual(first?.detail.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
+        let again = try await store.recordNotification(notification) { _ -> (outcome: String, detail: PaymentRecord?) in
             XCTFail("a redelivered notification must not apply its effect again")
             return ("x", nil)
         }
@@ -174,7 +215,9 @@ final class PaymentsStoreTests: XCTestCase {
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil, payloadJSON: "{}")
         do {
-            _ = try await store.recordNotification(notification) { _ in throw PaymentsError.internalFailure(detail: "boom") }
+            _ = try await store.recordNotification(notification) { _ -> (outcome: String, detail: PaymentRecord?) in
+                throw PaymentsError.internalFailure(detail: "boom")
+            }
             XCTFail("expected the effect's error")
         } catch {}
         let recorded = try await store.notificationOutcome(uuid: notification.notificationUUID)

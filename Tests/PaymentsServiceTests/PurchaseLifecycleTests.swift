@@ -68,6 +68,77 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(PurchaseLifecycle.claim(credits: 5, in: granted()), granted())
     }
 
+    // MARK: Who may claim (the app's verify, or Apple's word through an appAccountToken)
+
+    private let alice = UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!
+    private let bob = UUID(uuidString: "16fd2706-8baf-433b-82eb-8c7fada847da")!
+
+    func testAdmitWhenUnclaimedAndOwnerUnknownWritesEitherClaim() {
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: true, claimed: false, owner: nil), .write)
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: false, claimed: false, owner: nil), .write)
+    }
+
+    func testAdmitWhenUnclaimedAndTheTokenNamedTheSameOwnerWrites() {
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: true, claimed: false, owner: alice), .write)
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: false, claimed: false, owner: alice), .write)
+    }
+
+    func testAdmitWhenUnclaimedAndAnotherOwnerIsKnownIsAConflictOnlyForTheApp() {
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: true, claimed: false, owner: alice), .conflict)
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: false, claimed: false, owner: alice), .keep,
+                       "Apple's word never moves a purchase to another owner, nor fails for it")
+    }
+
+    func testAdmitWhenClaimedBySameUserKeepsTheFirstClaim() {
+        // The app's verify after ONE_TIME_CHARGE credited it, and the reverse:
+        // the claim written first stands (its grant request never changes).
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: true, claimed: true, owner: alice), .keep)
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: alice, fromApp: false, claimed: true, owner: alice), .keep)
+    }
+
+    func testAdmitWhenClaimedByAnotherUserIsAConflictOnlyForTheApp() {
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: true, claimed: true, owner: alice), .conflict)
+        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: false, claimed: true, owner: alice), .keep)
+    }
+
+    func testClaimFromAppleThenTheAppsVerifyGrantsOnce() throws {
+        // ONE_TIME_CHARGE claims through the token; the grant runs; the app's
+        // verify then finds a claimed row (keep) and owes nothing.
+        var state = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        state = PurchaseLifecycle.claim(credits: 420, in: state)
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
+        state = try completed(.grant, with: .granted, in: state)
+        let verify = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 5, in: PurchaseLifecycle.claim(credits: 999, in: state))
+        XCTAssertNil(PurchaseLifecycle.pendingStep(verify.state))
+        XCTAssertEqual(verify.state.credits, 420, "the first claim's value stands")
+        XCTAssertEqual(verify.state.creditsHeld, 420)
+    }
+
+    func testClaimFromAppleOfATransactionRefundedInFullOwesNothing() {
+        // A REFUND's transaction carrying a known token claims the row, which
+        // stays revoked: Apple took it all back before any credit.
+        var state = PurchaseLifecycle.start(verdict: full, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        state = PurchaseLifecycle.claim(credits: 210, in: state)
+        XCTAssertNil(PurchaseLifecycle.pendingStep(state))
+        XCTAssertEqual(PurchaseLifecycle.status(state), .revoked)
+        // REFUND_REVERSED later: the claimed row is owed its grant, no app needed.
+        state = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 20, in: state).state
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
+    }
+
+    func testReconciliationWordWithAFreshSignedDateDrivesTheClawback() throws {
+        // Get Transaction Info signs "now": its revocation is newer than the
+        // app's word, so the model owes the clawback; fetched again, the same
+        // revocation owes nothing more.
+        var state = try completed(.grant, with: .granted, in: claimed())
+        state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 1_000, in: state).state
+        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
+        let again = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 2_000, in: state)
+        XCTAssertTrue(again.accepted)
+        XCTAssertNil(PurchaseLifecycle.pendingStep(again.state))
+        XCTAssertEqual(again.state.creditsHeld, 0)
+    }
+
     // MARK: Signed dates
 
     func testReceiveWhenOlderThanTheWordInForceIsIgnored() throws {

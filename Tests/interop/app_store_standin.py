@@ -20,7 +20,9 @@ paginationToken, bound to the query; pagination tokens expire).
 
 Control: one JSON command per line on stdin, one JSON answer per line on
 stdout (see `control`): faults (HTTP status, 429 with Retry-After, slow
-answers, dropped connections), the request log, token lifetime, reset. The
+answers, dropped connections), data added at run time (transactions,
+notifications, orders), the request log (with each request's time and JSON
+body), token lifetime, reset. The
 process listens on 127.0.0.1 only (port 0), prints
 `standin listening {"production": P, "sandbox": S, ...}` and exits on stdin
 EOF or SIGTERM.
@@ -417,6 +419,14 @@ class Store:
     # Notifications
 
     def notification_payload(self, notification):
+        """The notification as first sent, signed once: Apple's history returns
+        the same signedPayload every time (its signedDate and its transaction
+        as they were then)."""
+        if "_signedPayload" not in notification:
+            notification["_signedPayload"] = self.sign_notification(notification)
+        return notification["_signedPayload"]
+
+    def sign_notification(self, notification):
         payload = {k: v for k, v in notification.items() if not k.startswith("_")}
         data = {"appAppleId": self.app_apple_id, "bundleId": self.bundle_id, "environment": self.environment}
         linked = notification.get("_transactionId")
@@ -462,6 +472,28 @@ class Store:
                                       "sendAttemptResult": "NO_RESPONSE" if n.get("_failed") else "SUCCESS"}]}
                    for n in page]
         return 200, {"notificationHistory": history, "hasMore": has_more, "paginationToken": token}
+
+    def add(self, command):
+        """Adds data at run time (a purchase made, a refund granted, a
+        notification sent while the test runs). A transaction replaces the
+        one with its transactionId; a notification is sent (and signed, with
+        its transaction as it is now) when added, at `_firstSendAttempt`
+        (default now)."""
+        for transaction in command.get("transactions", []):
+            existing = self.find(transaction["transactionId"])
+            if existing is not None:
+                self.transactions.remove(existing)
+            self.transactions.append(dict(transaction))
+        uuids = []
+        for notification in command.get("notifications", []):
+            added = dict(notification)
+            added.setdefault("notificationUUID", str(uuid.uuid4()))
+            added.setdefault("_firstSendAttempt", now_ms())
+            added["_signedPayload"] = self.sign_notification(added)
+            self.notifications.append(added)
+            uuids.append(added["notificationUUID"])
+        self.orders.update(command.get("orders", {}))
+        return {"ok": True, "notificationUUIDs": uuids}
 
     def request_test(self):
         token = f"{uuid.uuid4()}_{now_ms()}"
@@ -589,8 +621,13 @@ class Server:
     async def answer(self, environment, connection, writer, stream_id, headers, body, state):
         method, full_path = headers.get(":method", ""), headers.get(":path", "")
         path, _, query_text = full_path.partition("?")
+        try:
+            parsed_body = json.loads(body) if body else None
+        except json.JSONDecodeError:
+            parsed_body = None
         record = {"env": environment, "method": method, "path": path, "query": query_text,
-                  "authority": headers.get(":authority"), "contentType": headers.get("content-type")}
+                  "authority": headers.get(":authority"), "contentType": headers.get("content-type"),
+                  "at": time.time(), "body": parsed_body}
         self.requests.append(record)
         fault = self.take_fault(environment, path)
         if fault and fault["kind"] == "drop":
@@ -669,6 +706,8 @@ class Server:
             return {"ok": True}
         if op == "requests":
             return {"ok": True, "requests": self.requests}
+        if op == "add":
+            return self.stores[command.get("env", "Production")].add(command)
         if op == "consumption":
             return {"ok": True, "consumption": self.stores[command.get("env", "Production")].consumption}
         if op == "paginationTokenTtl":

@@ -25,6 +25,24 @@ enum AppleVerificationSettings {
                    help: "1 to accept the Xcode/LocalTesting environments (verified against APPLE_ROOT_CERTS). Never in production."),
     ]
 
+    static let sandboxUserIdsSpec = OptionSpec(
+        flag: nil, env: "APPLE_SANDBOX_USER_IDS",
+        help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
+            + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user.")
+
+    /// The verifier the settings describe (reads the root certificates).
+    static func verifier(_ options: CommandLineOptions) throws -> SignedDataVerifier {
+        try SignedDataVerifier(configuration: verifierConfiguration(
+            bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
+            environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
+            onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
+    }
+
+    /// The Sandbox credit policy of a deployment verifying with `verifier`.
+    static func creditPolicy(_ options: CommandLineOptions, verifier: SignedDataVerifier) throws -> SandboxCreditPolicy {
+        SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: try sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
+    }
+
     /// The most user ids `APPLE_SANDBOX_USER_IDS` may list (App Review and a
     /// team of testers need a handful).
     static let sandboxUserIdsMax = 1_000

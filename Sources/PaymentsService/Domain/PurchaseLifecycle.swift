@@ -1,3 +1,5 @@
+import Foundation
+
 /// The money model of one Apple transaction as a pure state machine:
 /// (state, event) → state, where the state says what Apple's latest word is
 /// and what the ledger did about it, and `pendingStep` says which ledger
@@ -56,8 +58,32 @@ enum PurchaseLifecycle {
         return (reconcile(next), true)
     }
 
-    /// An app's verify claimed a transaction known so far only from Apple's
-    /// notifications: it now has an owner and a value, and may be owed a grant.
+    /// What to do with a claim (`PaymentClaim`) on a row that exists: the
+    /// owner is named once. The app's verify naming another owner is a
+    /// conflict (the purchase is someone else's); Apple's word naming one
+    /// through an appAccountToken never overrides an owner already known
+    /// (it adds nothing then, and the word itself is still applied).
+    enum ClaimAdmission: Equatable, Sendable {
+        /// Write the claim: the row gets its owner, product and value.
+        case write
+        /// Keep the row's claim (or lack of one) as it is.
+        case keep
+        /// Refuse: the row belongs to another user.
+        case conflict
+    }
+
+    static func admit(claimBy user: UUID, fromApp: Bool, claimed: Bool, owner: UUID?) -> ClaimAdmission {
+        if claimed {
+            if owner == user { return .keep }
+            return fromApp ? .conflict : .keep
+        }
+        if let owner, owner != user { return fromApp ? .conflict : .keep }
+        return .write
+    }
+
+    /// A transaction known so far only from Apple's words got an owner and
+    /// a value (the app's verify, or an appAccountToken this service issued
+    /// in Apple's word): it may now be owed a grant.
     static func claim(credits: Int64, in state: PurchaseState) -> PurchaseState {
         guard !state.claimed else { return state }
         var next = state

@@ -6,9 +6,11 @@ struct PurchaseState: Equatable, Sendable {
     /// rows recorded before signed dates were kept).
     var verdict: AppleVerdict
     var verdictSignedAtUnixMilliseconds: Int64?
-    /// True once an app's verify claimed the transaction for a user: the row
-    /// then holds what a grant needs (user, product, credits, email identity).
-    /// A transaction known only from a notification is not claimed.
+    /// True once the transaction was claimed for a user (the app's verify,
+    /// or Apple's word carrying an appAccountToken this service issued,
+    /// `AppleClaimRule`): the row then holds what a grant needs (user,
+    /// product, credits, and the email identity when the app claimed it).
+    /// A transaction Apple's word could not claim is not.
     var claimed: Bool
     /// What the purchase is worth: the catalog's credits x quantity.
     var credits: Int64

@@ -15,10 +15,16 @@ extension PaymentProcessor {
         case takeBack
         /// REFUND_REVERSED: the purchase stands again.
         case restore
+        /// ONE_TIME_CHARGE: a one-time purchase (a consumable here). With an
+        /// appAccountToken this service issued, it credits the purchase
+        /// without the app (`AppleClaimRule`); otherwise it is recorded
+        /// unclaimed (`received`) for the app's verify, reconciliation and support.
+        case purchase
         case recordOnly(outcome: String)
 
         init(_ type: NotificationType) {
             switch type {
+            case .oneTimeCharge: self = .purchase
             case .refund, .revoke: self = .takeBack
             case .refundReversed: self = .restore
             case .consumptionRequest: self = .recordOnly(outcome: "consumption_requested")
@@ -58,8 +64,15 @@ extension PaymentProcessor {
         // Apple's word is as new as the notification (Apple re-sends the same
         // signed notification when it retries a delivery).
         let signedAt = notification.signedDate?.millisecondsSince1970 ?? transaction?.signedDate?.millisecondsSince1970
+        // The catalog (for a claim through the appAccountToken) is asked
+        // before the database transaction opens.
+        let product: AppleClaimRule.ProductLookup = if let transaction, !effect.isRecordOnly {
+            await productLookup(for: transaction, requestId: requestId)
+        } else {
+            .notInCatalog
+        }
         let recorded = try await store.recordNotification(record) { connection in
-            try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, in: connection)
+            try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, product: product, in: connection)
         }
 
         var response = HandleNotificationResponse()
@@ -77,16 +90,17 @@ extension PaymentProcessor {
             "request_id": requestId ?? "", "notification_uuid": response.notificationUuid, "type": type.rawValue,
             "outcome": recorded.outcome, "transaction_id": transaction?.transactionId ?? "",
         ])
-        if let owed = recorded.record, owed.pendingStep != nil, let claimed = try? await store.claim(transactionId: owed.transactionId) {
-            _ = await runner.runOwedSteps(claimed, requestId: requestId)
+        if let word = recorded.detail {
+            _ = await runOwedSteps(after: word, requestId: requestId)
         }
         return response
     }
 
     /// The notification's effect, inside the transaction that records it.
     private func apply(
-        _ effect: NotificationEffect, transaction: JWSTransaction?, signed: String?, signedAt: Int64?, in connection: PostgresConnection
-    ) async throws -> (outcome: String, record: PaymentRecord?) {
+        _ effect: NotificationEffect, transaction: JWSTransaction?, signed: String?, signedAt: Int64?,
+        product: AppleClaimRule.ProductLookup, in connection: PostgresConnection
+    ) async throws -> (outcome: String, detail: AppleWord?) {
         if case .recordOnly(let outcome) = effect { return (outcome, nil) }
         guard let transaction, let signed else { return ("ignored", nil) }
         let verdict: AppleVerdict = switch effect {
@@ -96,23 +110,34 @@ extension PaymentProcessor {
             Self.verdict(of: transaction).revocation.map(AppleVerdict.revoked)
                 ?? .revoked(Revocation(type: nil, percentageMilliunits: nil, revocationReason: transaction.revocationReason,
                                        dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
+        case .purchase:
+            // The transaction's own word (a purchase, unless Apple already revoked it).
+            Self.verdict(of: transaction)
         default:
             .purchased
         }
-        let owner = try await transaction.appAccountToken.asyncFlatMap { try await store.userId(forAccountToken: $0, in: connection) }
-        let word = try await store.record(verdict, signedAtUnixMilliseconds: signedAt,
-                                          for: Self.newPayment(transaction, signed: signed, tokenOwner: owner, claim: nil), in: connection)
-        return (Self.outcomeLabel(effect, word), word.after)
+        let word = try await recordAppleWord(verdict, signedAtUnixMilliseconds: signedAt, transaction: transaction, signed: signed,
+                                             product: product, in: connection)
+        return (Self.outcomeLabel(effect, word.word, decision: word.decision), word)
     }
 
-    /// What a notification did, from the row before and after its effect.
-    static func outcomeLabel(_ effect: NotificationEffect, _ word: PaymentsStore.WordResult) -> String {
+    /// What a notification did, from the row before and after its effect
+    /// (and, for a purchase, why Apple's word did not claim it).
+    static func outcomeLabel(_ effect: NotificationEffect, _ word: PaymentsStore.WordResult,
+                             decision: AppleClaimRule.Decision = .unclaimed(.noAccountToken)) -> String {
         guard word.accepted else { return "stale_ignored" }
         let before = word.before, after = word.after
         let step = after.pendingStep, stepBefore = before?.pendingStep
         switch effect {
         case .recordOnly(let outcome):
             return outcome
+        case .purchase:
+            if after.state.claimed && !(before?.state.claimed ?? false) {
+                return step == .grant ? "grant_scheduled" : "claimed"
+            }
+            if after.state.claimed { return "already_claimed" }
+            if case .unclaimed(let reason) = decision { return "received_\(reason.rawValue)" }
+            return "received"
         case .takeBack:
             if before == nil || !(before!.state.claimed) { return after.status == .revoked ? "revoked_before_verify" : "recorded" }
             if case .clawback = step, step != stepBefore { return "clawback_scheduled" }
@@ -135,12 +160,5 @@ extension PaymentProcessor.NotificationEffect {
     var isRecordOnly: Bool {
         if case .recordOnly = self { return true }
         return false
-    }
-}
-
-extension Optional {
-    func asyncFlatMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped?) async rethrows -> Mapped? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

@@ -29,9 +29,9 @@ struct PaymentRecord: Equatable, Sendable {
     var pendingStep: LedgerStep? { PurchaseLifecycle.pendingStep(state) }
 }
 
-/// A transaction seen for the first time, as saga step 1 (the app's verify)
-/// or a notification records it. `claim` is nil for a transaction known only
-/// from Apple's notification (no owner is certain yet).
+/// A transaction seen for the first time, as saga step 1 (the app's verify),
+/// a notification or reconciliation records it. `claim` is nil when Apple's
+/// word alone could not name an owner and a value (`AppleClaimRule`).
 struct NewPayment: Sendable {
     var appStoreProductId: String
     var transactionId: String
@@ -46,20 +46,9 @@ struct NewPayment: Sendable {
     var priceMilliunits: Int64?
     var signedTransactionInfo: String
     var applePayloadJSON: String
-    /// The owner a notification's appAccountToken names (unclaimed rows only).
+    /// The user Apple's appAccountToken names, kept on a row left unclaimed.
     var tokenOwner: UUID?
     var claim: PaymentClaim?
-}
-
-/// What an app's verify adds to a transaction: whose it is and what it is
-/// worth. Written once; a second user's claim is a conflict.
-struct PaymentClaim: Sendable, Equatable {
-    var userId: UUID
-    var productCode: String
-    /// Catalog credits x quantity.
-    var credits: Int64
-    var emailHash: String
-    var emailMasked: String
 }
 
 /// A verified App Store Server Notification, recorded by `notificationUUID`.

@@ -133,5 +133,41 @@ enum PaymentsMigrations {
             ADD CONSTRAINT apple_iap_transactions_cycle_phase CHECK ((clawback_cycle = 0) = (cycle_phase IS NULL)),
             ADD CONSTRAINT apple_iap_transactions_grant_owed_claimed CHECK (grant_state = 'not_owed' OR claimed);
         """),
+        // The jobs that ask Apple (App Store Server API): one row per job,
+        // holding its lease (one instance runs a job at a time), its
+        // schedule and where it resumes; and when reconciliation last asked
+        // Apple about a row, so a stuck row is asked again only after a while.
+        (5, "apple_sync_jobs", """
+        CREATE TABLE apple_sync_jobs (
+            job                  varchar(64) PRIMARY KEY,
+            lease_owner          varchar(64),
+            lease_until          timestamptz,
+            next_run_at          timestamptz NOT NULL DEFAULT now(),
+            -- Notification recovery: every notification first sent before
+            -- this point (UNIX ms) has been fed through the notification path.
+            resume_ms            bigint,
+            -- A notification history window in progress and the page to continue from.
+            window_start_ms      bigint,
+            window_end_ms        bigint,
+            window_only_failures boolean NOT NULL DEFAULT false,
+            page_token           text,
+            -- The revoked sweep in progress: the last user visited.
+            cursor               text,
+            last_run_at          timestamptz,
+            last_outcome         varchar(64),
+            updated_at           timestamptz NOT NULL DEFAULT now(),
+            CHECK ((lease_owner IS NULL) = (lease_until IS NULL)),
+            CHECK ((window_start_ms IS NULL) = (window_end_ms IS NULL)),
+            CHECK (page_token IS NULL OR window_start_ms IS NOT NULL)
+        );
+        -- Since when the step in force has been owed (retries do not move
+        -- it, unlike updated_at): how long a row has been stuck.
+        ALTER TABLE apple_iap_transactions ADD COLUMN apple_checked_at timestamptz, ADD COLUMN owed_since timestamptz;
+        UPDATE apple_iap_transactions SET owed_since = updated_at WHERE pending_action IS NOT NULL;
+        CREATE INDEX apple_iap_transactions_reconcile ON apple_iap_transactions (apple_checked_at NULLS FIRST)
+            WHERE pending_action IS NOT NULL OR status = 'received';
+        CREATE INDEX apple_iap_transactions_credited ON apple_iap_transactions (user_id, environment, purchase_date DESC)
+            WHERE grant_state = 'applied';
+        """),
     ]
 }

@@ -34,9 +34,10 @@ final class PaymentsStore: Sendable {
     }
 
     /// Records Apple's word about `payment` (insert, or lock the row and apply
-    /// it), with the app's claim when the word came through a verify. Runs
-    /// inside the caller's transaction so a notification is recorded with
-    /// its effect.
+    /// it), with its claim, if any: the app's (a verify) or the one
+    /// `AppleClaimRule` allowed (Apple's word naming a token of ours), admitted
+    /// by `PurchaseLifecycle.admit`. Runs inside the caller's transaction so
+    /// a notification is recorded with its effect.
     func record(
         _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection
     ) async throws -> WordResult {
@@ -49,20 +50,20 @@ final class PaymentsStore: Sendable {
             throw PaymentsError.internalFailure(detail: "insert conflicted but no row is visible")
         }
         var state = current.state
+        var claimWritten = false
         if let claim = payment.claim {
-            if current.state.claimed {
-                guard current.userId == claim.userId else {
-                    return WordResult(before: current, after: current, accepted: false, conflict: true)
-                }
-            } else {
-                if let owner = current.userId, owner != claim.userId {
-                    // Apple's notification named another owner through its appAccountToken.
-                    return WordResult(before: current, after: current, accepted: false, conflict: true)
-                }
+            switch PurchaseLifecycle.admit(claimBy: claim.userId, fromApp: claim.isFromApp, claimed: current.state.claimed, owner: current.userId) {
+            case .conflict:
+                return WordResult(before: current, after: current, accepted: false, conflict: true)
+            case .write:
                 try await writeClaim(claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current, in: connection)
                 state = PurchaseLifecycle.claim(credits: claim.credits, in: state)
+                claimWritten = true
+            case .keep:
+                break
             }
-        } else if current.userId == nil, let owner = payment.tokenOwner {
+        }
+        if !claimWritten, current.userId == nil, let owner = payment.tokenOwner {
             try await connection.query("update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
                                        [.uuid(current.id), .uuid(owner)])
         }
@@ -82,10 +83,11 @@ final class PaymentsStore: Sendable {
                 id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
                 web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, status, credits, quantity,
                 currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked, claimed,
-                pending_action, next_attempt_at)
+                pending_action, next_attempt_at, owed_since)
             values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0),
                     'received', $11::bigint, $12::integer, $13, $14::bigint, $15, $16::jsonb, $17, $18, $19::boolean,
-                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end)
+                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end,
+                    case when $20::text is null then null else now() end)
             on conflict (transaction_id) do nothing
             returning id
             """, [
@@ -95,7 +97,7 @@ final class PaymentsStore: Sendable {
                 payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
                 .int64(claim?.credits ?? 0), .int64(Int64(payment.quantity)), optional(payment.currency),
                 payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-                .json(payment.applePayloadJSON), optional(claim?.emailHash), optional(claim?.emailMasked), .bool(claim != nil),
+                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked), .bool(claim != nil),
                 optional(step?.pendingAction.rawValue), .int64(backoff.leaseMilliseconds),
             ])
         guard rows.first != nil else { return nil }
@@ -110,7 +112,7 @@ final class PaymentsStore: Sendable {
                 email_hash = $6, email_masked = $7, claimed = true, signed_transaction_info = $8
             where id = $1::uuid
             """, [.uuid(current.id), .uuid(claim.userId), .text(claim.productCode), .int64(claim.credits), .int64(Int64(quantity)),
-                  .text(claim.emailHash), .text(claim.emailMasked), .text(signed)])
+                  optional(claim.emailIdentity?.hash), optional(claim.emailIdentity?.masked), .text(signed)])
     }
 
     // MARK: Reads
@@ -210,8 +212,8 @@ final class PaymentsStore: Sendable {
 
     /// Writes `next` over the locked row `current`, with its views (status,
     /// pending_action, revoked, failure_code) and the schedule: a newly owed
-    /// step is due at once (attempts reset), an unchanged one keeps its
-    /// schedule and lease, and nothing owed clears it.
+    /// step is due at once (attempts reset, `owed_since` now), an unchanged
+    /// one keeps its schedule and lease, and nothing owed clears it.
     func write(
         _ next: PurchaseState, over current: PaymentRecord, in connection: PostgresConnection, ledgerEventId: String?,
         verdictChanged: Bool, keepSchedule: Bool = false
@@ -244,6 +246,7 @@ final class PaymentsStore: Sendable {
                 revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
                 ledger_event_id = coalesce($19::text, ledger_event_id),
                 next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
+                owed_since = case $20::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
                 attempt_count = case $20::integer when 1 then attempt_count else 0 end,
                 last_error = case $20::integer when 1 then last_error else null end,
                 updated_at = now()
@@ -303,11 +306,12 @@ final class PaymentsStore: Sendable {
 
     /// Records a notification and applies its effect in the same
     /// transaction; returns nil when the notificationUUID was already
-    /// recorded (a redelivery changes nothing).
-    func recordNotification(
+    /// recorded (a redelivery changes nothing). `detail` is whatever the
+    /// effect reports back to its caller.
+    func recordNotification<Detail: Sendable>(
         _ notification: NotificationRecord,
-        effect: @Sendable (PostgresConnection) async throws -> (outcome: String, record: PaymentRecord?)
-    ) async throws(PaymentsError) -> (outcome: String, record: PaymentRecord?)? {
+        effect: @Sendable (PostgresConnection) async throws -> (outcome: String, detail: Detail)
+    ) async throws(PaymentsError) -> (outcome: String, detail: Detail)? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 let inserted = try await connection.query("""

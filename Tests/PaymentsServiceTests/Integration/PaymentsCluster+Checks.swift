@@ -117,13 +117,15 @@ extension PaymentsCluster {
     /// The row is `granted` with its ledger event id, and the points
     /// database holds exactly one purchase/payment row for it, for `user`
     /// and the catalog's credits, linked to the row's id.
-    func assertGrantedOnce(_ transactionId: String, user: UUID, productCode: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+    func assertGrantedOnce(_ transactionId: String, user: UUID, productCode: String, quantity: Int64 = 1,
+                           file: StaticString = #filePath, line: UInt = #line) async throws {
+        let credits = (Self.credits[productCode] ?? 0) * quantity
         let row = try await self.row(transactionId)
         XCTAssertEqual(row?.status, "granted", "status of \(transactionId)", file: file, line: line)
         XCTAssertNil(row?.pendingAction, file: file, line: line)
         XCTAssertEqual(row?.userId, user.uuidString.lowercased(), file: file, line: line)
         XCTAssertEqual(row?.ledgerEventId, "payment.apple_iap:\(transactionId)", file: file, line: line)
-        XCTAssertEqual(row?.credits, Self.credits[productCode], file: file, line: line)
+        XCTAssertEqual(row?.credits, credits, file: file, line: line)
         let rows = try await pointsDatabase.withConnection {
             try await $0.query("""
                 select user_id::text as user_id, change_type, biz_type, biz_id, direction, amount from points_ledger where event_id = $1
@@ -136,7 +138,7 @@ extension PaymentsCluster {
         XCTAssertEqual(try ledger.string("biz_type"), "payment", file: file, line: line)
         XCTAssertEqual(try ledger.optionalString("biz_id"), row?.id, "biz_id is the payment record id", file: file, line: line)
         XCTAssertEqual(try ledger.int64("direction"), 1, file: file, line: line)
-        XCTAssertEqual(try ledger.int64("amount"), Self.credits[productCode], file: file, line: line)
+        XCTAssertEqual(try ledger.int64("amount"), credits, file: file, line: line)
         let refunds = try await refundRows(transactionId)
         XCTAssertEqual(refunds, 0, file: file, line: line)
     }

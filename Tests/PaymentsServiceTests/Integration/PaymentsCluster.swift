@@ -36,27 +36,31 @@ final class PaymentsCluster: @unchecked Sendable {
     /// "points", PaymentsService as "payments", this cluster's client as
     /// "gateway"); without, INTERNAL_AUTH=off on 127.0.0.1.
     private(set) var internalPKI: InternalTestPKI?
+    /// More settings of PaymentsService (the App Store Server API's, jobs).
+    var paymentsEnvironment: [String: String] = [:]
 
     /// Creates the database and starts both services. `extraRoots` are
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
         paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
-        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "", internalPKI: InternalTestPKI? = nil
+        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "", internalPKI: InternalTestPKI? = nil,
+        authority: LocalTestingCertificateAuthority? = nil, paymentsEnvironment: [String: String] = [:]
     ) async throws -> PaymentsCluster {
-        let cluster = try await PaymentsCluster(extraRoots: extraRoots)
+        let cluster = try await PaymentsCluster(extraRoots: extraRoots, authority: authority)
         cluster.internalPKI = internalPKI
         cluster.appleEnvironments = environments
         cluster.appAppleId = appAppleId
         cluster.sandboxUserIds = sandboxUserIds
+        cluster.paymentsEnvironment = paymentsEnvironment
         try await cluster.startPoints(faults: pointsFaults)
         try await cluster.startPayments(faults: paymentsFaults)
         return cluster
     }
 
-    private init(extraRoots: [LocalTestingCertificateAuthority]) async throws {
-        authority = try LocalTestingCertificateAuthority()
+    private init(extraRoots: [LocalTestingCertificateAuthority], authority: LocalTestingCertificateAuthority?) async throws {
+        self.authority = try authority ?? LocalTestingCertificateAuthority()
         var paths: [String] = []
-        for root in [authority] + extraRoots {
+        for root in [self.authority] + extraRoots {
             let path = NSTemporaryDirectory() + "/iap-test-root-\(UUID().uuidString).pem"
             try root.rootPEM.write(toFile: path, atomically: true, encoding: .utf8)
             paths.append(path)
@@ -85,16 +89,23 @@ final class PaymentsCluster: @unchecked Sendable {
         try await points.start(environment: environment)
     }
 
-    func startPayments(faults: String? = nil) async throws {
+    /// PaymentsService's settings (its admin commands read the same ones).
+    var paymentsSettings: [String: String] {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
         ].merging(internalAuthEnvironment("payments")) { $1 }
-        if let faults { environment["FAULT_POINTS"] = faults }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
         if !sandboxUserIds.isEmpty { environment["APPLE_SANDBOX_USER_IDS"] = sandboxUserIds }
+        environment.merge(paymentsEnvironment) { _, new in new }
+        return environment
+    }
+
+    func startPayments(faults: String? = nil) async throws {
+        var environment = paymentsSettings
+        if let faults { environment["FAULT_POINTS"] = faults }
         try await payments.start(environment: environment)
         let previous = client
         client = try makeClient(identity: "gateway")
@@ -185,6 +196,23 @@ final class PaymentsCluster: @unchecked Sendable {
         return (status, output)
     }
 
+    /// `PaymentsService <arguments>` (an admin command) with the service's
+    /// settings: its exit status, stdout and stderr (its log lines).
+    func paymentsCommand(_ arguments: [String], settings: [String: String] = [:]) async throws -> (status: Int32, output: String, errors: String) {
+        let outputPath = NSTemporaryDirectory() + "/payments-command-\(UUID().uuidString).out"
+        let errorPath = outputPath + ".err"
+        let environment = paymentsSettings.merging(settings) { $1 }
+        let command = [ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path] + arguments
+        let status = try await offPool {
+            try Command.run(command, outputPath: outputPath, errorPath: errorPath, environment: environment)
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outputPath)
+        try? FileManager.default.removeItem(atPath: errorPath)
+        return (status, output, errors)
+    }
+
     // MARK: Signed data
 
     static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...8_999_999_999_999_999)) }
@@ -194,13 +222,13 @@ final class PaymentsCluster: @unchecked Sendable {
     /// A StoreKit 2 consumable transaction payload (JSON text).
     static func transactionPayload(
         transactionId: String, productCode: String, appStoreProductId: String? = nil, environment: String = "Sandbox",
-        bundleId: String = bundleId, appAccountToken: String? = nil, revocationReason: Int? = nil
+        bundleId: String = bundleId, appAccountToken: String? = nil, revocationReason: Int? = nil, quantity: Int = 1
     ) -> String {
         let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         var payload: [String: Any] = [
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
             "productId": appStoreProductId ?? Self.appStoreProductId(productCode), "purchaseDate": nowMilliseconds - 60_000,
-            "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": 1, "type": "Consumable",
+            "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": quantity, "type": "Consumable",
             // StoreKit signs a transaction when it is bought; a revoked view
             // of it is signed after the revocation. Notifications carry
             // "now" as their own signedDate.
@@ -218,11 +246,22 @@ final class PaymentsCluster: @unchecked Sendable {
 
     func signedTransaction(
         _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil,
-        environment: String = "Sandbox"
+        environment: String = "Sandbox", quantity: Int = 1
     ) throws -> String {
         try authority.sign(payloadJSON: Self.transactionPayload(
             transactionId: transactionId, productCode: productCode, environment: environment, appAccountToken: appAccountToken,
-            revocationReason: revocationReason))
+            revocationReason: revocationReason, quantity: quantity))
+    }
+
+    /// A ONE_TIME_CHARGE for a consumable purchase (what Apple sends when a
+    /// consumable is bought), its transaction carrying `appAccountToken`.
+    func signedOneTimeCharge(
+        _ transactionId: String, productCode: String, appAccountToken: String?, quantity: Int = 1, environment: String = "Sandbox",
+        uuid: UUID = UUID()
+    ) throws -> String {
+        try signedNotification("ONE_TIME_CHARGE", uuid: uuid, signedTransactionInfo: signedTransaction(
+            transactionId, productCode: productCode, appAccountToken: appAccountToken, environment: environment, quantity: quantity),
+            environment: environment)
     }
 
     /// An App Store Server Notification V2, signed; `signedTransactionInfo`

@@ -1,24 +1,23 @@
 import Foundation
 import Glibc
-import StrictJSON
-import TestSupport
 
 /// The Python stand-in for Apple's server (Tests/interop/app_store_standin.py)
 /// as a child process: started with a config file, answering control
 /// commands (one JSON line in, one out), stopped by PID. Blocking pipe reads
-/// run on dedicated threads, never on the cooperative pool.
-final class StandIn: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible { let description: String }
+/// run on dedicated threads, never on the cooperative pool. Used by the
+/// client's tests (AppStoreServerAPITests) and by PaymentsService's.
+public final class AppStoreStandIn: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible { public let description: String }
 
-    let process = Process()
+    public let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let lines = LineQueue()
-    private(set) var productionPort = 0
-    private(set) var sandboxPort = 0
-    private(set) var caPath = ""
-    private(set) var otherCAPath = ""
-    let stderrPath: String
+    public private(set) var productionPort = 0
+    public private(set) var sandboxPort = 0
+    public private(set) var caPath = ""
+    public private(set) var otherCAPath = ""
+    public let stderrPath: String
 
     static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
@@ -28,7 +27,7 @@ final class StandIn: @unchecked Sendable {
 
     /// Starts the stand-in with `config` (written to `directory`) and waits,
     /// bounded, for its "standin listening {...}" line.
-    init(config: [String: Any], directory: URL) async throws {
+    public init(config: [String: Any], directory: URL) async throws {
         let python = Self.repositoryRoot + "/.venv/bin/python"
         guard FileManager.default.isExecutableFile(atPath: python) else {
             // A failure, not a skip: these tests must not pass silently.
@@ -83,9 +82,10 @@ final class StandIn: @unchecked Sendable {
         return line
     }
 
-    /// Sends one control command and returns its answer.
+    /// Sends one control command and returns its answer (one at a time:
+    /// answers are matched to commands by order).
     @discardableResult
-    func command(_ command: [String: Any]) async throws -> [String: Any] {
+    public func command(_ command: [String: Any]) async throws -> [String: Any] {
         var data = try JSONSerialization.data(withJSONObject: command)
         data.append(0x0A)
         try input.fileHandleForWriting.write(contentsOf: data)
@@ -97,19 +97,33 @@ final class StandIn: @unchecked Sendable {
     }
 
     /// Arms a fault for the next `count` requests whose path starts with `match`.
-    func fault(_ fault: [String: Any], match: String = "/", environment: String = "*", count: Int = 1) async throws {
+    public func fault(_ fault: [String: Any], match: String = "/", environment: String = "*", count: Int = 1) async throws {
         try await command(["op": "fault", "env": environment, "match": match, "count": count, "fault": fault])
     }
 
+    /// Adds data to `environment` ("Production" or "Sandbox") while the
+    /// stand-in runs: transactions (replacing any with the same
+    /// transactionId), notifications (sent now unless `_firstSendAttempt`
+    /// says when; `_transactionId` links the transaction their payload
+    /// carries, as it is at this moment), orders (order id → transaction ids).
+    /// Returns the notifications' UUIDs.
+    @discardableResult
+    public func add(environment: String, transactions: [[String: Any]] = [], notifications: [[String: Any]] = [],
+                    orders: [String: [String]] = [:]) async throws -> [String] {
+        let answer = try await command(["op": "add", "env": environment, "transactions": transactions, "notifications": notifications,
+                                        "orders": orders])
+        return answer["notificationUUIDs"] as? [String] ?? []
+    }
+
     /// Every request the stand-in received so far.
-    func requests() async throws -> [[String: Any]] {
+    public func requests() async throws -> [[String: Any]] {
         (try await command(["op": "requests"]))["requests"] as? [[String: Any]] ?? []
     }
 
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     /// SIGTERM by PID, then SIGKILL if it has not exited within 5 s.
-    func stop() {
+    public func stop() {
         let pid = process.processIdentifier
         guard process.isRunning else { return }
         kill(pid, SIGTERM)

@@ -1,0 +1,115 @@
+import AppStoreServerAPI
+import Foundation
+
+/// The two reconciliation jobs: rows stuck owing a step or `received`
+/// (Get Transaction Info each), and a daily sweep of revocations (Get
+/// Transaction History with `revoked=true`, per user with credited
+/// purchases), each recording Apple's view through the same model.
+extension Reconciler {
+    /// Rows no older than this are swept (Apple's history keeps 180 days
+    /// of notifications; a purchase older than that is settled by now).
+    static let stuckRowAgeDaysMax = 180
+
+    /// One run of the stuck-row sweep: at most
+    /// `AppleSyncLimits.stuckRowsPerRunMax` rows that owed a step or stayed
+    /// `received` for longer than `stuckAfter`, each asked about at most once
+    /// per `stuckAfter`. A rate limit stops the run (the rest waits for the
+    /// next one); another failure is logged and the sweep moves on.
+    func sweepStuck(lease: SyncJobLease, stuckAfter: Duration) async -> SyncJobOutcome {
+        let rows: [PaymentRecord]
+        do {
+            rows = try await processor.store.claimStuckRows(stuckAfter: stuckAfter, maximumAgeDays: Self.stuckRowAgeDaysMax,
+                                                            limit: AppleSyncLimits.stuckRowsPerRunMax)
+        } catch {
+            return .failed(reason: error.reason.rawValue)
+        }
+        var failures = 0
+        for row in rows {
+            do {
+                guard try await lease.renew() else { return .lostLease }
+            } catch {
+                return .failed(reason: error.reason.rawValue)
+            }
+            do {
+                _ = try await reconcile(transactionId: row.transactionId, requestId: "reconcile-stuck")
+            } catch where error.isRateLimited {
+                return .rateLimited(retryAfter: error.retryAfter)
+            } catch {
+                failures += 1
+                logger.warning("stuck row not reconciled", ["transaction_id": row.transactionId, "error": "\(error)"])
+            }
+        }
+        if !rows.isEmpty {
+            logger.notice("stuck rows reconciled with Apple's view", ["rows": "\(rows.count)", "failures": "\(failures)"])
+        }
+        return rows.count == AppleSyncLimits.stuckRowsPerRunMax ? .moreToDo : .completed
+    }
+
+    /// One run of the revoked sweep: for the next
+    /// `AppleSyncLimits.sweepUsersPerRunMax` users (by id, after the stored
+    /// cursor) with purchases credited within `lookbackDays`, read the
+    /// customer's revoked consumables (Get Transaction History,
+    /// `revoked=true`, `startDate` at the lookback) in each environment and
+    /// record each as Apple's word: a refund whose notification never
+    /// arrived is clawed back. The cursor moves after each user; when no
+    /// user is left the sweep is complete (cursor cleared) and starts over
+    /// after the interval.
+    func sweepRevoked(lease: SyncJobLease, state: SyncJobState, lookbackDays: Int) async -> SyncJobOutcome {
+        let cursor = state.cursor.flatMap(UUID.init(uuidString:))
+        let anchors: [PaymentsStore.SweepAnchor]
+        do {
+            anchors = try await processor.store.sweepAnchors(after: cursor, lookbackDays: lookbackDays, limit: AppleSyncLimits.sweepUsersPerRunMax)
+        } catch {
+            return .failed(reason: error.reason.rawValue)
+        }
+        let users = Dictionary(grouping: anchors, by: \.userId).sorted { $0.key.uuidString.lowercased() < $1.key.uuidString.lowercased() }
+        var recorded = 0
+        for (user, anchors) in users {
+            for anchor in anchors {
+                do {
+                    recorded += try await sweepRevoked(anchor, lookbackDays: lookbackDays)
+                } catch where error.isRateLimited {
+                    return .rateLimited(retryAfter: error.retryAfter)
+                } catch {
+                    logger.warning("revoked sweep could not read a user's history", [
+                        "user_id": user.uuidString.lowercased(), "environment": anchor.environment, "error": "\(error)"])
+                    return .failed(reason: "history of one user")
+                }
+            }
+            do {
+                guard try await lease.saveCursor(user.uuidString.lowercased()) else { return .lostLease }
+            } catch {
+                return .failed(reason: error.reason.rawValue)
+            }
+        }
+        logger.notice("revoked sweep", ["users": "\(users.count)", "revoked_transactions_recorded": "\(recorded)",
+                                        "after_user": state.cursor ?? ""])
+        guard users.count < AppleSyncLimits.sweepUsersPerRunMax else { return .moreToDo }
+        do {
+            return try await lease.saveCursor(nil) ? .completed : .lostLease
+        } catch {
+            return .failed(reason: error.reason.rawValue)
+        }
+    }
+
+    /// The customer's revoked consumables since the lookback, in the
+    /// anchor's environment, each recorded; how many.
+    private func sweepRevoked(_ anchor: PaymentsStore.SweepAnchor, lookbackDays: Int) async throws(Failure) -> Int {
+        guard let environment = AppStoreServerEnvironment(rawValue: anchor.environment) else { return 0 }
+        let startDate = Int64(Date().timeIntervalSince1970 * 1000) - Int64(lookbackDays) * NotificationRecoveryWindow.dayMilliseconds
+        let history: PagedResult<String>
+        do {
+            history = try await client.allTransactionHistory(
+                transactionId: anchor.transactionId, query: TransactionHistoryQuery(startDate: startDate, productTypes: [.consumable], revoked: true),
+                environment: environment, pagesMax: AppleSyncLimits.historyPagesMax)
+        } catch where error.isNotFound {
+            return 0
+        } catch {
+            throw .apple(error)
+        }
+        for signed in history.items {
+            _ = try await record(signed: signed, from: environment, requestId: "revoked-sweep")
+        }
+        return history.items.count
+    }
+}

@@ -1,0 +1,105 @@
+import Contracts
+import Foundation
+import PostgresClient
+import TestSupport
+import XCTest
+
+/// The reconciliation jobs against the App Store stand-in through the real
+/// services: a row stuck `received` is settled once Apple's view names its
+/// owner, and a refund whose notification never came is found by the
+/// revoked sweep and clawed back once.
+final class PaymentsReconcileJobsTests: XCTestCase {
+    nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
+
+    override class func tearDown() {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await fixture?.shutdown()
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 60)
+        fixture = nil
+        super.tearDown()
+    }
+
+    private func fixture() async throws -> AppStoreSyncFixture {
+        if let fixture = Self.fixture { return fixture }
+        let started = try await AppStoreSyncFixture.start(jobs: [
+            "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_STUCK_AFTER_SECONDS": "1", "REVOKED_SWEEP_INTERVAL_SECONDS": "1",
+        ])
+        Self.fixture = started
+        return started
+    }
+
+    func testARowStuckReceivedIsCreditedOnceApplesViewNamesItsOwner() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let transactionId = PaymentsCluster.randomTransactionId()
+        // Bought outside the app (an offer code): no appAccountToken, so received.
+        let notified = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "popular_pack", appAccountToken: nil,
+                                                                                environment: "Production"))
+        XCTAssertEqual(notified.outcome, "received_no_account_token")
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
+        ])
+        // Asked about once stuck, but Apple's view names nobody yet.
+        let asked = try await cluster.eventually { try await !fixture.requests("/inApps/v1/transactions/\(transactionId)").isEmpty }
+        XCTAssertTrue(asked)
+        let still = try await cluster.status(transactionId)
+        XCTAssertEqual(still, "received")
+        // Support sets the user's token on it (Set App Account Token): the next look credits it.
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)"),
+        ])
+        let credited = try await cluster.waitSettled(transactionId, status: "granted", timeout: .seconds(30))
+        XCTAssertTrue(credited)
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+        // Not stuck any more: no more questions about it, nothing else moves.
+        let calls = try await fixture.requests("/inApps/v1/transactions/\(transactionId)").count
+        try await Task.sleep(for: .seconds(2))
+        let callsLater = try await fixture.requests("/inApps/v1/transactions/\(transactionId)").count
+        XCTAssertEqual(callsLater, calls)
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+        try await cluster.assertPointsInvariants(users: [user])
+    }
+
+    func testTheRevokedSweepClawsBackARefundWhoseNotificationNeverCame() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let kept = PaymentsCluster.randomTransactionId(), refunded = PaymentsCluster.randomTransactionId()
+        for (transactionId, product) in [(kept, "starter_pack"), (refunded, "premium_pack")] {
+            let signed = try cluster.signedTransaction(transactionId, productCode: product, appAccountToken: token, environment: "Production")
+            let verify = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: product, transactionId: transactionId,
+                                                                             signed: signed, appAccountToken: token))
+            XCTAssertEqual(verify.outcome, .granted)
+        }
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(kept, productCode: "starter_pack", token: token, customer: "c-\(user)", purchasedAgoMilliseconds: 120_000),
+            AppStoreSyncFixture.transaction(refunded, productCode: "premium_pack", token: token, customer: "c-\(user)", revoked: true),
+        ])
+        let clawedBack = try await cluster.waitSettled(refunded, status: "refunded", timeout: .seconds(30))
+        XCTAssertTrue(clawedBack)
+        // More sweeps: still once.
+        let sweeps = try await fixture.requests("/inApps/v2/history/").count
+        let more = try await cluster.eventually { try await fixture.requests("/inApps/v2/history/").count >= sweeps + 2 }
+        XCTAssertTrue(more)
+        let purchases = try await cluster.purchaseRows(refunded)
+        let refunds = try await cluster.refundRows(refunded)
+        XCTAssertEqual(purchases, 1)
+        XCTAssertEqual(refunds, 1)
+        try await cluster.assertGrantedOnce(kept, user: user, productCode: "starter_pack")
+        let balance = try await cluster.balance(user)
+        XCTAssertEqual(balance.balance, 100)
+        // The sweep asked for revoked consumables only, from its lookback.
+        let query = try await fixture.requests("/inApps/v2/history/").last?["query"] as? String ?? ""
+        XCTAssertTrue(query.contains("revoked=true"), query)
+        XCTAssertTrue(query.contains("productType=CONSUMABLE"), query)
+        XCTAssertTrue(query.contains("startDate="), query)
+        try await cluster.assertPointsInvariants(users: [user])
+        fixture.assertNoSecrets(in: cluster.paymentsLogs)
+    }
+}
