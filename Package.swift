@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "StrictJSON"),
         // The field rules all three services share (ids, codes, the email identity).
         .target(name: "FieldRules"),
+        // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
+        .target(name: "Metrics"),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
         .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "AppStoreVerification", "StrictJSON"]),
@@ -78,6 +80,7 @@ let package = Package(
         // MARK: Tests.
         .target(name: "TestSupport", dependencies: ["PostgresClient"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "TestSupport"]),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a Debian 12 machine that already
-# has the Swift toolchain: Debian's C libraries and tools, PostgreSQL, and a
-# Python venv (.venv) with the stock gRPC packages used by the interop tests.
+# has the Swift toolchain: Debian's C libraries and tools, PostgreSQL,
+# promtool (from Debian's prometheus package), and a Python venv (.venv) with
+# the stock gRPC packages used by the interop tests.
 # Idempotent and quick when nothing is missing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,6 +14,7 @@ apt_packages=(
   libssl-dev openssl                    # TLS, JWS/JWT crypto, test PKI
   libpq-dev postgresql postgresql-contrib # libpq and a server for the private cluster
   python3 python3-venv
+  prometheus                            # promtool: checks metrics and alert rules (Tests/interop)
   procps psmisc curl
 )
 
@@ -27,6 +29,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts a system cluster on install; the project runs its own.
   $sudo_cmd systemctl disable --now postgresql >/dev/null 2>&1 || true
+  # Only promtool is used; Debian's package also starts a Prometheus server.
+  $sudo_cmd systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
 
 command -v swift >/dev/null || { echo "the Swift 6 toolchain must be on PATH (see README)" >&2; exit 2; }

@@ -1,0 +1,31 @@
+/// Everything the gateway exports: its HTTP answers, its calls to the
+/// services, what /readyz's probe sees, and the process.
+public struct GatewayMetrics: Sendable {
+    public let httpRequests: Counter
+    public let httpRequestDuration: Histogram
+    public let httpProblems: Counter
+    public let rpcClient: RPCClientMetrics
+    public let dependencies: DependencyMetrics
+
+    /// Registers the gateway's families (and the process metrics, read by
+    /// `processSampler`) in `registry`.
+    public init(registry: MetricsRegistry,
+                processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
+        httpRequests = try registry.makeCounter(IAPMetricNames.httpRequests)
+        httpRequestDuration = try registry.makeHistogram(IAPMetricNames.httpRequestDuration)
+        httpProblems = try registry.makeCounter(IAPMetricNames.httpProblems)
+        rpcClient = try RPCClientMetrics(registry: registry)
+        dependencies = try DependencyMetrics(registry: registry, dependencies: [.payments, .points])
+        try ProcessMetrics.register(in: registry, sampler: processSampler)
+    }
+
+    /// One answered request. `route` is the matched route's pattern (or
+    /// `IAPMetricLabels.unmatchedRoute`), `problemCode` the `ProblemCode`
+    /// raw value when the answer was a problem.
+    public func recordRequest(route: String, method: String, status: Int, duration: Duration, problemCode: String? = nil) {
+        let methodLabel = IAPMetricLabels.method(method)
+        httpRequests.labels(route, methodLabel, String(status)).increment()
+        httpRequestDuration.labels(route, methodLabel).observe(duration)
+        if let problemCode { httpProblems.labels(route, problemCode).increment() }
+    }
+}
