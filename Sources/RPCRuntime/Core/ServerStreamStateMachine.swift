@@ -56,9 +56,22 @@ public struct ServerStreamStateMachine: Sendable {
 
     private(set) var state: State = .clientIdleServerIdle
     public let limits: RPCLimits
+    /// An event that cannot happen in the current state (nghttp2 delivers
+    /// HEADERS before DATA and nothing after END_STREAM; a handler starts
+    /// only after the request is complete) is a bug: it stops a debug build
+    /// at once (`assertionFailure`), and in release ends the stream with
+    /// INTERNAL. Tests of the release behaviour turn the assertion off.
+    public let assertsOnInvariantViolation: Bool
 
-    public init(limits: RPCLimits = .default) {
+    public init(limits: RPCLimits = .default, assertsOnInvariantViolation: Bool = true) {
         self.limits = limits
+        self.assertsOnInvariantViolation = assertsOnInvariantViolation
+    }
+
+    /// The typed error for an impossible event (see `assertsOnInvariantViolation`).
+    private func invariantViolated(_ event: String) -> RPCError {
+        if assertsOnInvariantViolation { assertionFailure("ServerStreamStateMachine: \(event) in \(state)") }
+        return RPCError(code: .internal, message: "internal error: \(event)")
     }
 
     public mutating func receiveHeaders(
@@ -108,8 +121,19 @@ public struct ServerStreamStateMachine: Sendable {
     }
 
     public mutating func receiveData(_ bytes: [UInt8], endStream: Bool) -> OnReceiveData {
-        guard case .clientOpenServerIdle(let head, var deframer, var message) = state else {
+        let head: RequestHead
+        var deframer: MessageDeframer
+        var message: [UInt8]?
+        switch state {
+        case .clientOpenServerIdle(let openHead, let openDeframer, let openMessage):
+            (head, deframer, message) = (openHead, openDeframer, openMessage)
+        case .clientClosedServerClosed:
+            // The peer may still be sending after an early answer: ignore it.
             return .none
+        case .clientIdleServerIdle:
+            return respond(invariantViolated("request data before headers"))
+        case .clientClosedServerIdle:
+            return respond(invariantViolated("request data after END_STREAM"))
         }
         state = .clientClosedServerClosed  // Avoid a copy of the deframer while mutating.
         deframer.append(bytes)
@@ -134,7 +158,17 @@ public struct ServerStreamStateMachine: Sendable {
     }
 
     public mutating func handlerFinished(_ result: Result<ServerResponse<[UInt8]>, RPCError>) -> OnHandlerFinished {
-        guard case .clientClosedServerIdle = state else { return .none }
+        switch state {
+        case .clientClosedServerIdle:
+            break
+        case .clientClosedServerClosed:
+            // The deadline or the peer's reset came first: drop the result.
+            return .none
+        case .clientIdleServerIdle, .clientOpenServerIdle:
+            let error = invariantViolated("a handler finished before its request was complete")
+            state = .clientClosedServerClosed
+            return .respond(Self.trailersOnly(error))
+        }
         state = .clientClosedServerClosed
         switch result {
         case .failure(let error):
@@ -157,8 +191,13 @@ public struct ServerStreamStateMachine: Sendable {
         case .clientOpenServerIdle, .clientClosedServerIdle:
             state = .clientClosedServerClosed
             return .cancelAndRespond(Self.trailersOnly(RPCError(code: .deadlineExceeded, message: "Deadline exceeded")))
-        case .clientIdleServerIdle, .clientClosedServerClosed:
+        case .clientClosedServerClosed:
+            // The timer fired after the stream ended: nothing to do.
             return .none
+        case .clientIdleServerIdle:
+            let error = invariantViolated("a deadline before the request headers armed one")
+            state = .clientClosedServerClosed
+            return .cancelAndRespond(Self.trailersOnly(error))
         }
     }
 

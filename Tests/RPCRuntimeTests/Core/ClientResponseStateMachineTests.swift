@@ -96,4 +96,11 @@ final class ClientResponseStateMachineTests: XCTestCase {
         machine.streamClosed(errorCode: 0)
         XCTAssertEqual(try machine.result?.get().message, [1])
     }
+
+    func testReceiveDataWhenAwaitingHeadersIsAnInvariantViolation() {
+        var machine = ClientResponseStateMachine(messageSizeBytesMax: 1024, assertsOnInvariantViolation: false)
+        machine.receiveData(MessageFramer.frame([1]), endStream: false)
+        guard case .failure(let error)? = machine.result else { return XCTFail("the call must fail") }
+        XCTAssertEqual(error.code, .internal)
+    }
 }

@@ -120,9 +120,27 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(status(fields), "13")
     }
 
-    func testDeadlineExpiredWhenClientIdleServerIdleDoesNothing() {
-        var machine = ServerStreamStateMachine()
-        XCTAssertEqual(machine.deadlineExpired(), .none)
+    // MARK: Events that cannot happen (release behaviour: a typed INTERNAL answer)
+
+    private func releaseMachine() -> ServerStreamStateMachine { ServerStreamStateMachine(assertsOnInvariantViolation: false) }
+
+    func testDeadlineExpiredWhenClientIdleServerIdleIsAnInvariantViolation() {
+        var machine = releaseMachine()
+        guard case .cancelAndRespond(let fields) = machine.deadlineExpired() else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+        XCTAssertEqual(machine.deadlineExpired(), .none, "the stream is closed afterwards")
+    }
+
+    func testReceiveDataWhenClientIdleServerIdleIsAnInvariantViolation() {
+        var machine = releaseMachine()
+        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 0], endStream: true) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+    }
+
+    func testHandlerFinishedWhenClientIdleServerIdleIsAnInvariantViolation() {
+        var machine = releaseMachine()
+        guard case .respond(let fields) = machine.handlerFinished(.success(ServerResponse(message: []))) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
     }
 
     // MARK: clientOpenServerIdle
@@ -193,6 +211,15 @@ final class ServerStreamStateMachineTests: XCTestCase {
         var machine = openMachine()
         _ = machine.receiveData(MessageFramer.frame([5]), endStream: true)
         return machine
+    }
+
+    func testReceiveDataWhenClientClosedServerIdleIsAnInvariantViolation() {
+        var machine = ServerStreamStateMachine(assertsOnInvariantViolation: false)
+        _ = machine.receiveHeaders(requestHeaders(), endStream: false, now: now, isKnownPath: known)
+        _ = machine.receiveData(MessageFramer.frame([5]), endStream: true)
+        guard case .respond(let fields) = machine.receiveData([1], endStream: true) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+        XCTAssertEqual(machine.handlerFinished(.success(ServerResponse(message: []))), .none, "the late result is dropped")
     }
 
     func testHandlerSucceededWhenClientClosedServerIdleSendsHeadersDataTrailers() {
