@@ -9,8 +9,8 @@ import StrictJSON
 /// failed purchase once its cause is fixed (a catalog entry restored, a
 /// claim corrected, PointsService back). A refused grant is owed again, the
 /// owed step is due now, and this command runs it at once through the same
-/// runner as the service (or leaves it to the instance whose worker holds
-/// its lease). Idempotent: a settled transaction is left as it is. Prints
+/// runner as the service (or waits, bounded, for the running instance
+/// whose worker took it first). Idempotent: a settled transaction is left as it is. Prints
 /// one JSON line with the row before and after; exit 0 when nothing is left
 /// owed, 1 when a step is still owed or the transaction is unknown, 2 on
 /// usage errors.
@@ -83,8 +83,11 @@ enum RedriveCommand {
                 after = run.record
                 note = run.failure.map { "still owed: \($0.detail)" } ?? "ran the owed steps"
             } else {
-                note = "another instance holds the lease; its worker runs the owed step"
-                after = try await store.find(transactionId: transactionId) ?? redriven
+                // A running instance's worker took it first (the step was due at
+                // once): wait, bounded, for its result so the report shows it.
+                after = try await settled(transactionId, store: store) ?? redriven
+                note = after.pendingStep == nil ? "a running instance's worker ran the owed step"
+                    : "another instance holds the lease; its worker runs the owed step"
             }
         }
         var object = JSONObject()
@@ -93,6 +96,20 @@ enum RedriveCommand {
         object.insert("after", summary(after))
         object.insert("note", .string(note))
         return Result(report: .object(object), settled: after.pendingStep == nil)
+    }
+
+    /// How long `redrive` waits for another instance's worker to finish the step.
+    static let otherRunnerWaitMax: Duration = .seconds(15)
+
+    /// The row once nothing is owed, or as it stands after `otherRunnerWaitMax`.
+    private static func settled(_ transactionId: String, store: PaymentsStore) async throws(PaymentsError) -> PaymentRecord? {
+        let deadline = ContinuousClock.now + otherRunnerWaitMax
+        var current = try await store.find(transactionId: transactionId)
+        while current?.pendingStep != nil && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(100))
+            current = try await store.find(transactionId: transactionId)
+        }
+        return current
     }
 
     static func summary(_ record: PaymentRecord) -> JSONValue {
