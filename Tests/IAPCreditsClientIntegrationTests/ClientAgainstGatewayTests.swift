@@ -65,6 +65,17 @@ final class ClientAgainstGatewayTests: XCTestCase {
         XCTAssertEqual(status.status, .granted)
         XCTAssertEqual(status.productCode, "new_user_pack")
 
+        // The history routes show the purchase.
+        let gateway = system.gatewayClient(for: user)
+        let history = try await gateway.purchaseHistory()
+        XCTAssertEqual(history.transactions.map(\.transactionId), [grant.transactionId])
+        XCTAssertEqual(history.transactions.first?.status, .granted)
+        XCTAssertNil(history.nextPageToken)
+        let entries = try await gateway.ledger(pageSize: 1)
+        XCTAssertEqual(entries.entries.map(\.signedAmount), [60])
+        XCTAssertEqual(entries.entries.first?.changeType, "purchase")
+        XCTAssertEqual(entries.entries.first?.transactionId, grant.transactionId)
+
         // Refreshed after the credit: the new user pack is gone.
         let after = try await client.packageOffers()
         XCTAssertFalse(after.isStarterPackEligible)

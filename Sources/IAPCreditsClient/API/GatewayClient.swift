@@ -49,6 +49,22 @@ public struct GatewayClient: CreditsAPI {
         return try await send(route)
     }
 
+    /// One page of the user's points ledger, newest first.
+    public func ledger(pageSize: Int? = nil, pageToken: String? = nil) async throws(CreditsError) -> LedgerPage {
+        guard let route = GatewayRoutes.ledger(pageSize: pageSize, pageToken: pageToken) else {
+            throw CreditsError(.invalidRequest("a page size of 1...200 and a page token the gateway issued"))
+        }
+        return try await send(route)
+    }
+
+    /// One page of the user's purchases with their status, newest first.
+    public func purchaseHistory(pageSize: Int? = nil, pageToken: String? = nil) async throws(CreditsError) -> TransactionPage {
+        guard let route = GatewayRoutes.transactions(pageSize: pageSize, pageToken: pageToken) else {
+            throw CreditsError(.invalidRequest("a page size of 1...100 and a page token the gateway issued"))
+        }
+        return try await send(route)
+    }
+
     /// Sends any route (also one this library does not list yet).
     public func send<Response: Sendable>(_ route: GatewayRoute<Response>) async throws(CreditsError) -> Response {
         let first = try await attempt(route, forceRefresh: false)

@@ -21,15 +21,16 @@ public struct GatewayRoute<Response: Sendable>: Sendable {
     }
 }
 
-/// The routes of docs/openapi.yaml the app uses. Only routes the gateway
-/// serves are here: purchase history and the ledger are added once the
-/// gateway has them (see docs/CLIENT.md, "Adding a route").
+/// The routes of docs/openapi.yaml the app uses (see docs/CLIENT.md,
+/// "Adding a route", for one the gateway adds later).
 public enum GatewayRoutes {
     public static let accountTokenPath = "/api/v1/payments/apple/account-token"
     public static let packagesPath = "/api/v1/points/packages"
     public static let balancePath = "/api/v1/points/balance"
     public static let verifyPath = "/api/v1/payments/apple/transactions/verify"
     public static let transactionPathPrefix = "/api/v1/payments/apple/transactions/"
+    public static let ledgerPath = "/api/v1/points/ledger"
+    public static let transactionsPath = "/api/v1/payments/apple/transactions"
 
     /// GET account-token: the user's stable appAccountToken.
     public static let accountToken = GatewayRoute<UUID>(method: "GET", path: accountTokenPath) { data in
@@ -60,6 +61,44 @@ public enum GatewayRoutes {
             }
             return grant
         }
+    }
+
+    /// GET one page of the user's ledger; `pageToken` is the previous page's
+    /// `nextPageToken` (nil for the first page). Nil when the token is not
+    /// one the gateway issued (base64url) or the size is out of 1...200.
+    public static func ledger(pageSize: Int? = nil, pageToken: String? = nil) -> GatewayRoute<LedgerPage>? {
+        guard let query = pageQuery(pageSize: pageSize, sizeMax: 200, pageToken: pageToken) else { return nil }
+        return GatewayRoute(method: "GET", path: ledgerPath + query) { data in
+            let page = try JSONDecoder().decode(LedgerPage.self, from: data)
+            guard page.entries.count <= 200 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large")) }
+            return page
+        }
+    }
+
+    /// GET one page of the user's purchases (sizes 1...100), as `ledger`.
+    public static func transactions(pageSize: Int? = nil, pageToken: String? = nil) -> GatewayRoute<TransactionPage>? {
+        guard let query = pageQuery(pageSize: pageSize, sizeMax: 100, pageToken: pageToken) else { return nil }
+        return GatewayRoute(method: "GET", path: transactionsPath + query) { data in
+            let page = try JSONDecoder().decode(TransactionPage.self, from: data)
+            guard page.transactions.count <= 100 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large")) }
+            return page
+        }
+    }
+
+    /// "?pageSize=..&pageToken=.." (or "" with neither); nil for values the gateway refuses.
+    static func pageQuery(pageSize: Int?, sizeMax: Int, pageToken: String?) -> String? {
+        var parts: [String] = []
+        if let pageSize {
+            guard (1...sizeMax).contains(pageSize) else { return nil }
+            parts.append("pageSize=\(pageSize)")
+        }
+        if let pageToken, !pageToken.isEmpty {
+            guard pageToken.utf8.count <= 128, pageToken.utf8.allSatisfy({ byte in
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
+            }) else { return nil }
+            parts.append("pageToken=\(pageToken)")
+        }
+        return parts.isEmpty ? "" : "?" + parts.joined(separator: "&")
     }
 
     /// GET one of the user's transactions (nil when the id is not decimal digits).
