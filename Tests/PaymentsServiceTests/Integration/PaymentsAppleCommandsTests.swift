@@ -7,25 +7,14 @@ import XCTest
 /// `recover-notifications` (pages, duplicates, reach), `request-test-notification`
 /// and `lookup-order`.
 final class PaymentsAppleCommandsTests: XCTestCase {
-    nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
+    static let shared = SharedFixture<AppStoreSyncFixture>(start: { try await AppStoreSyncFixture.start() }, shutdown: { await $0.shutdown() })
 
     override class func tearDown() {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await fixture?.shutdown()
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 60)
-        fixture = nil
+        shared.shutdownBlocking()
         super.tearDown()
     }
 
-    private func fixture() async throws -> AppStoreSyncFixture {
-        if let fixture = Self.fixture { return fixture }
-        let started = try await AppStoreSyncFixture.start()
-        Self.fixture = started
-        return started
-    }
+    private func fixture() async throws -> AppStoreSyncFixture { try await Self.shared.value() }
 
     private func command(_ fixture: AppStoreSyncFixture, _ arguments: [String], file: StaticString = #filePath,
                          line: UInt = #line) async throws -> (status: Int32, report: JSONValue?, errors: String) {

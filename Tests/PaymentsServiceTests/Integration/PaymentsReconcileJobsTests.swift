@@ -9,27 +9,18 @@ import XCTest
 /// owner, and a refund whose notification never came is found by the
 /// revoked sweep and clawed back once.
 final class PaymentsReconcileJobsTests: XCTestCase {
-    nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
+    static let shared = SharedFixture<AppStoreSyncFixture>(start: {
+        try await AppStoreSyncFixture.start(jobs: [
+            "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_STUCK_AFTER_SECONDS": "1", "REVOKED_SWEEP_INTERVAL_SECONDS": "1",
+        ])
+    }, shutdown: { await $0.shutdown() })
 
     override class func tearDown() {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await fixture?.shutdown()
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 60)
-        fixture = nil
+        shared.shutdownBlocking()
         super.tearDown()
     }
 
-    private func fixture() async throws -> AppStoreSyncFixture {
-        if let fixture = Self.fixture { return fixture }
-        let started = try await AppStoreSyncFixture.start(jobs: [
-            "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_STUCK_AFTER_SECONDS": "1", "REVOKED_SWEEP_INTERVAL_SECONDS": "1",
-        ])
-        Self.fixture = started
-        return started
-    }
+    private func fixture() async throws -> AppStoreSyncFixture { try await Self.shared.value() }
 
     func testARowStuckReceivedIsCreditedOnceApplesViewNamesItsOwner() async throws {
         let fixture = try await fixture()

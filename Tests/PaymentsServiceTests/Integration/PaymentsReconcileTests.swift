@@ -8,25 +8,14 @@ import XCTest
 /// history) recorded through the same model, once, whatever other path
 /// (ONE_TIME_CHARGE, the app's verify) reaches the same transaction.
 final class PaymentsReconcileTests: XCTestCase {
-    nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
+    static let shared = SharedFixture<AppStoreSyncFixture>(start: { try await AppStoreSyncFixture.start() }, shutdown: { await $0.shutdown() })
 
     override class func tearDown() {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await fixture?.shutdown()
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 60)
-        fixture = nil
+        shared.shutdownBlocking()
         super.tearDown()
     }
 
-    private func fixture() async throws -> AppStoreSyncFixture {
-        if let fixture = Self.fixture { return fixture }
-        let started = try await AppStoreSyncFixture.start()
-        Self.fixture = started
-        return started
-    }
+    private func fixture() async throws -> AppStoreSyncFixture { try await Self.shared.value() }
 
     private func reconcile(_ fixture: AppStoreSyncFixture, _ arguments: [String], logLevel: String = "debug",
                            file: StaticString = #filePath, line: UInt = #line) async throws -> (status: Int32, report: JSONValue) {

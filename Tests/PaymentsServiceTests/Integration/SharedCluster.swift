@@ -1,18 +1,20 @@
 import Foundation
 import Synchronization
 
-/// One `PaymentsCluster` shared by the tests of a class (started on first
-/// use, shut down from the class's `tearDown`), so a class pays for the
-/// process start-ups once.
-final class SharedCluster: Sendable {
-    private let starting = Mutex<Task<PaymentsCluster, any Error>?>(nil)
-    private let start: @Sendable () async throws -> PaymentsCluster
+/// One fixture (a `PaymentsCluster`, an `AppStoreSyncFixture`) shared by the
+/// tests of a class: started on first use, shut down from the class's
+/// `tearDown`, so a class pays for the process start-ups once.
+final class SharedFixture<Value: Sendable>: Sendable {
+    private let starting = Mutex<Task<Value, any Error>?>(nil)
+    private let start: @Sendable () async throws -> Value
+    private let shutdown: @Sendable (Value) async -> Void
 
-    init(start: @escaping @Sendable () async throws -> PaymentsCluster = { try await PaymentsCluster.start() }) {
+    init(start: @escaping @Sendable () async throws -> Value, shutdown: @escaping @Sendable (Value) async -> Void) {
         self.start = start
+        self.shutdown = shutdown
     }
 
-    func cluster() async throws -> PaymentsCluster {
+    func value() async throws -> Value {
         let start = self.start
         let task = starting.withLock { current in
             if let current { return current }
@@ -24,14 +26,27 @@ final class SharedCluster: Sendable {
     }
 
     /// From a synchronous class `tearDown` (the main thread, not the pool):
-    /// waits, bounded, for the services to stop and the database to go.
+    /// waits, bounded, for the fixture to stop.
     func shutdownBlocking() {
         guard let task = starting.withLock({ current in defer { current = nil }; return current }) else { return }
+        let shutdown = self.shutdown
         let done = DispatchSemaphore(value: 0)
         Task {
-            if let cluster = try? await task.value { await cluster.shutdown() }
+            if let value = try? await task.value { await shutdown(value) }
             done.signal()
         }
         _ = done.wait(timeout: .now() + 60)
     }
+}
+
+/// The common case: one `PaymentsCluster` for a class.
+final class SharedCluster: Sendable {
+    private let fixture: SharedFixture<PaymentsCluster>
+
+    init(start: @escaping @Sendable () async throws -> PaymentsCluster = { try await PaymentsCluster.start() }) {
+        fixture = SharedFixture(start: start, shutdown: { await $0.shutdown() })
+    }
+
+    func cluster() async throws -> PaymentsCluster { try await fixture.value() }
+    func shutdownBlocking() { fixture.shutdownBlocking() }
 }
