@@ -21,6 +21,8 @@ static const ProtobufCMessageDescriptor *const ccontracts_messages[] = {
   &points__v1__get_balance_response__descriptor,
   &points__v1__get_catalog_request__descriptor,
   &points__v1__get_catalog_response__descriptor,
+  &points__v1__get_purchase_consumption_request__descriptor,
+  &points__v1__get_purchase_consumption_response__descriptor,
   &points__v1__grant_request__descriptor,
   &points__v1__grant_response__descriptor,
   &points__v1__ledger_entry__descriptor,

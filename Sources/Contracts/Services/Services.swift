@@ -20,9 +20,12 @@ public enum PointsMethods {
     public static let listLedger = UnaryMethod<ListLedgerRequest, ListLedgerResponse>(service: service, method: "ListLedger")
     public static let spend = UnaryMethod<SpendRequest, SpendResponse>(service: service, method: "Spend")
     public static let reverseSpend = UnaryMethod<ReverseSpendRequest, ReverseSpendResponse>(service: service, method: "ReverseSpend")
+    public static let getPurchaseConsumption = UnaryMethod<GetPurchaseConsumptionRequest, GetPurchaseConsumptionResponse>(
+        service: service, method: "GetPurchaseConsumption")
     public static let all: [MethodSignature] = [
         getBalance.signature, listPackages.signature, getCatalog.signature, grant.signature,
         clawback.signature, reverseClawback.signature, listLedger.signature, spend.signature, reverseSpend.signature,
+        getPurchaseConsumption.signature,
     ]
 }
 
