@@ -16,5 +16,6 @@ public enum AllMessages {
         HandleNotificationRequest.self, HandleNotificationResponse.self,
         GetAccountTokenRequest.self, GetAccountTokenResponse.self,
         ListTransactionsRequest.self, ListTransactionsResponse.self,
+        SetConsumptionConsentRequest.self, GetConsumptionConsentRequest.self, ConsumptionConsentResponse.self,
     ]
 }

@@ -37,9 +37,13 @@ public enum PaymentsMethods {
     public static let handleNotification = UnaryMethod<HandleNotificationRequest, HandleNotificationResponse>(service: service, method: "HandleNotification")
     public static let getAccountToken = UnaryMethod<GetAccountTokenRequest, GetAccountTokenResponse>(service: service, method: "GetAccountToken")
     public static let listTransactions = UnaryMethod<ListTransactionsRequest, ListTransactionsResponse>(service: service, method: "ListTransactions")
+    public static let setConsumptionConsent = UnaryMethod<SetConsumptionConsentRequest, ConsumptionConsentResponse>(
+        service: service, method: "SetConsumptionConsent")
+    public static let getConsumptionConsent = UnaryMethod<GetConsumptionConsentRequest, ConsumptionConsentResponse>(
+        service: service, method: "GetConsumptionConsent")
     public static let all: [MethodSignature] = [
         verifyTransaction.signature, getTransaction.signature, handleNotification.signature, getAccountToken.signature,
-        listTransactions.signature,
+        listTransactions.signature, setConsumptionConsent.signature, getConsumptionConsent.signature,
     ]
 }
 
