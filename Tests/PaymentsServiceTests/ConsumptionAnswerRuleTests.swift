@@ -55,11 +55,6 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertNil(unknown.refundPreference)
     }
 
-    func testTheWindowIsTwelveHours() {
-        XCTAssertTrue(ConsumptionAnswerRule.withinWindow(requestedAtMilliseconds: 0, nowMilliseconds: 12 * 3_600_000 - 1))
-        XCTAssertFalse(ConsumptionAnswerRule.withinWindow(requestedAtMilliseconds: 0, nowMilliseconds: 12 * 3_600_000))
-    }
-
     func testTheBodyIsRecordedAsSent() {
         let request = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
                                          consumptionPercentage: 30_000, refundPreference: .decline)

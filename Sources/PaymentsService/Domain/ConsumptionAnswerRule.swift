@@ -49,10 +49,4 @@ enum ConsumptionAnswerRule {
         guard !overflow else { return Int(Double(clamped) / Double(credited) * Double(ConsumptionRequest.consumptionPercentageMax)) }
         return Int(product / credited)
     }
-
-    /// Whether Apple still takes an answer at `nowMilliseconds` for a request
-    /// signed at `requestedAtMilliseconds`.
-    static func withinWindow(requestedAtMilliseconds: Int64, nowMilliseconds: Int64) -> Bool {
-        nowMilliseconds < requestedAtMilliseconds + answerWindowMilliseconds
-    }
 }
