@@ -88,9 +88,11 @@ extension PaymentProcessor {
         response.notificationType = type.rawValue
         response.subtype = notification.subtype?.rawValue ?? ""
         if owesAnswer, let consumption {
-            // Answered at once when possible; a redelivery finds nothing
-            // pending once it was sent, and the answerer's loop retries.
-            await consumption.runDue(only: uuid)
+            // Answered at once when possible, but never holding up the 200
+            // Apple waits for (the client's retries may take seconds); the
+            // answerer's loop picks up whatever this attempt leaves, and a
+            // redelivery finds nothing pending once it was sent.
+            Task { await consumption.runDue(only: uuid) }
         }
         guard let recorded else {
             response.duplicate = true
