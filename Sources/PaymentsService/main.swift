@@ -48,7 +48,7 @@ let options = ServiceRunner.options(
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
-        + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs,
+        + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs + ConsumptionSettings.optionSpecs,
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
@@ -77,15 +77,21 @@ do {
     let pointsClient = try PointsConnection.client(options)
     let points = PointsLedger(client: pointsClient)
     let creditPolicy = try AppleVerificationSettings.creditPolicy(options, verifier: verifier)
-    let processor = PaymentProcessor(
-        store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
     let syncSettings = try AppleSyncSettings(options)
+    let consumptionSettings = try ConsumptionSettings(options)
     // Optional: without the key settings the service runs as before, and
     // the jobs that need Apple's view are off (said once, here).
     let apiConfiguration = try AppStoreAPISettings.configuration(options, logger: logger)
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
+    if consumptionSettings.enabled && appStoreAPI == nil {
+        throw CommandLineError("CONSUMPTION_ANSWERS=on needs the App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID)")
+    }
+    let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
+    let processor = PaymentProcessor(
+        store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
+        consumption: consumption)
     if let configuration = apiConfiguration {
         logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
                       syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
@@ -97,6 +103,7 @@ do {
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    let consumptionWorker = Task { await consumption.run() }
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
@@ -109,8 +116,10 @@ do {
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()
+        consumptionWorker.cancel()
         for job in syncJobs { job.cancel() }
         await worker.value
+        await consumptionWorker.value
         for job in syncJobs { await job.value }
         probes.cancel()
         await appStoreAPI?.close()

@@ -27,6 +27,7 @@ final class PointsCallerPolicyTests: XCTestCase {
         "Spend": ["chat", "ads"], "ReverseSpend": ["chat", "ads"],
         "GetBalance": ["gateway", "payments"], "GetCatalog": ["gateway", "payments"],
         "ListPackages": ["gateway"], "ListLedger": ["gateway"],
+        "GetPurchaseConsumption": ["payments"],
     ]
 
     func testEveryMethodAgainstEveryCaller() {

@@ -257,6 +257,27 @@ final class SpendTests: XCTestCase {
         await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 1) }
     }
 
+    func testAPurchasesConsumptionSaysWhatWasSpentAndWhatWasTakenBack() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")  // 100
+        let none = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
+        XCTAssertEqual(none, PurchaseConsumption(credited: 100, spent: 0, remaining: 100))
+        _ = try await spend(user, 30)
+        let spent = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
+        XCTAssertEqual(spent, PurchaseConsumption(credited: 100, spent: 30, remaining: 70))
+        _ = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                                                     bizId: UUID().uuidString, reason: "OTHER"))
+        let refunded = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
+        XCTAssertEqual(refunded?.spent, 30)
+        XCTAssertEqual(refunded?.clawedBack, 70)
+        let unknown = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: "payment.apple_iap:1")
+        XCTAssertNil(unknown, "a purchase without a lot is unknown, not zero")
+        let stranger = try await store.purchaseConsumption(userId: UUID().uuidString, purchaseEventId: purchase)
+        XCTAssertNil(stranger, "another user's purchase is not this user's")
+        await expectRefusal(.validationFailed) { _ = try await self.store.purchaseConsumption(userId: user.uuidString, purchaseEventId: "") }
+        await expectRefusal(.validationFailed) { _ = try await self.store.purchaseConsumption(userId: "nope", purchaseEventId: purchase) }
+    }
+
     func testCreditsWrittenOutsideTheStoreAreAbsorbedByTheOpeningLot() async throws {
         let user = newUser()
         let purchase = try await buy(user, "starter_pack")
@@ -358,6 +379,15 @@ final class SpendTests: XCTestCase {
         let restored = try await client.call(PointsMethods.reverseSpend, reverse, timeout: .seconds(10))
         XCTAssertEqual(restored.creditsRestored, 25)
         XCTAssertEqual(restored.balance, 100)
+        var consumption = Contracts.GetPurchaseConsumptionRequest()
+        consumption.userId = user.uuidString
+        consumption.purchaseEventId = purchase
+        _ = try await spend(user, 40)
+        let lot = try await client.call(PointsMethods.getPurchaseConsumption, consumption, timeout: .seconds(10))
+        XCTAssertEqual([lot.found ? 1 : 0, lot.credited, lot.spent, lot.remaining, lot.clawedBack], [1, 100, 40, 60, 0])
+        consumption.purchaseEventId = "payment.apple_iap:1"
+        let unknown = try await client.call(PointsMethods.getPurchaseConsumption, consumption, timeout: .seconds(10))
+        XCTAssertFalse(unknown.found)
         await client.close()
         _ = try await offPool { service.stop() }
     }

@@ -232,6 +232,19 @@ def exercise(system, environment="Sandbox"):
     assert status == 200, body
     account_token = json.loads(body)["appAccountToken"]
     call("GET", "/api/v1/payments/apple/account-token")
+    consent = "/api/v1/payments/apple/consumption-consent"
+    status, _, body = call("GET", consent, token=token)
+    assert status == 200 and json.loads(body) == {"consented": False, "recorded": False}, body
+    status, _, body = call("PUT", consent, token=token, body={"consented": True})
+    assert status == 200 and json.loads(body) == {"consented": True, "recorded": True}, body
+    call("PUT", consent, token=token, body={"consented": True})  # idempotent
+    status, _, body = call("GET", consent, token=token)
+    assert status == 200 and json.loads(body)["consented"] is True, body
+    call("PUT", consent, token=token, body={"consented": "yes"})  # 422
+    call("PUT", consent, token=token, raw=b'{"consented":', content_type="application/json")  # 400
+    call("PUT", consent, token=token, raw=b'{"consented":true}', content_type="text/plain")  # 415
+    call("PUT", consent, body={"consented": True})  # 401
+    call("GET", consent)  # 401
 
     verify = "/api/v1/payments/apple/transactions/verify"
     product = "com.meeyao.qianwen.starter_pack"

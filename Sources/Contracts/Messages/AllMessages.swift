@@ -10,10 +10,12 @@ public enum AllMessages {
         ReverseClawbackRequest.self, ReverseClawbackResponse.self,
         ListLedgerRequest.self, LedgerEntry.self, ListLedgerResponse.self,
         SpendRequest.self, SpendAttribution.self, SpendResponse.self, ReverseSpendRequest.self, ReverseSpendResponse.self,
+        GetPurchaseConsumptionRequest.self, GetPurchaseConsumptionResponse.self,
         VerifyTransactionRequest.self, VerifyTransactionResponse.self, Transaction.self,
         GetTransactionRequest.self, GetTransactionResponse.self,
         HandleNotificationRequest.self, HandleNotificationResponse.self,
         GetAccountTokenRequest.self, GetAccountTokenResponse.self,
         ListTransactionsRequest.self, ListTransactionsResponse.self,
+        SetConsumptionConsentRequest.self, GetConsumptionConsentRequest.self, ConsumptionConsentResponse.self,
     ]
 }

@@ -139,3 +139,26 @@ public struct ListTransactionsResponse: ProtobufMessage, Equatable {
     public var nextPageToken = ""
     public init() {}
 }
+
+/// `payments.v1.SetConsumptionConsentRequest`.
+public struct SetConsumptionConsentRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.SetConsumptionConsentRequest"
+    public var userId = ""
+    public var consented = false
+    public init() {}
+}
+
+/// `payments.v1.GetConsumptionConsentRequest`.
+public struct GetConsumptionConsentRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.GetConsumptionConsentRequest"
+    public var userId = ""
+    public init() {}
+}
+
+/// `payments.v1.ConsumptionConsentResponse`: the stored consent.
+public struct ConsumptionConsentResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.ConsumptionConsentResponse"
+    public var consented = false
+    public var recorded = false
+    public init() {}
+}

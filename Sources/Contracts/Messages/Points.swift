@@ -237,3 +237,22 @@ public struct ReverseSpendResponse: ProtobufMessage, Equatable {
     public var balance: Int64 = 0
     public init() {}
 }
+
+/// `points.v1.GetPurchaseConsumptionRequest`.
+public struct GetPurchaseConsumptionRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.GetPurchaseConsumptionRequest"
+    public var userId = ""
+    public var purchaseEventId = ""
+    public init() {}
+}
+
+/// `points.v1.GetPurchaseConsumptionResponse`: one purchase's credit lot.
+public struct GetPurchaseConsumptionResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.GetPurchaseConsumptionResponse"
+    public var found = false
+    public var credited: Int64 = 0
+    public var spent: Int64 = 0
+    public var remaining: Int64 = 0
+    public var clawedBack: Int64 = 0
+    public init() {}
+}

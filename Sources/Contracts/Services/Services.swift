@@ -20,9 +20,12 @@ public enum PointsMethods {
     public static let listLedger = UnaryMethod<ListLedgerRequest, ListLedgerResponse>(service: service, method: "ListLedger")
     public static let spend = UnaryMethod<SpendRequest, SpendResponse>(service: service, method: "Spend")
     public static let reverseSpend = UnaryMethod<ReverseSpendRequest, ReverseSpendResponse>(service: service, method: "ReverseSpend")
+    public static let getPurchaseConsumption = UnaryMethod<GetPurchaseConsumptionRequest, GetPurchaseConsumptionResponse>(
+        service: service, method: "GetPurchaseConsumption")
     public static let all: [MethodSignature] = [
         getBalance.signature, listPackages.signature, getCatalog.signature, grant.signature,
         clawback.signature, reverseClawback.signature, listLedger.signature, spend.signature, reverseSpend.signature,
+        getPurchaseConsumption.signature,
     ]
 }
 
@@ -34,9 +37,13 @@ public enum PaymentsMethods {
     public static let handleNotification = UnaryMethod<HandleNotificationRequest, HandleNotificationResponse>(service: service, method: "HandleNotification")
     public static let getAccountToken = UnaryMethod<GetAccountTokenRequest, GetAccountTokenResponse>(service: service, method: "GetAccountToken")
     public static let listTransactions = UnaryMethod<ListTransactionsRequest, ListTransactionsResponse>(service: service, method: "ListTransactions")
+    public static let setConsumptionConsent = UnaryMethod<SetConsumptionConsentRequest, ConsumptionConsentResponse>(
+        service: service, method: "SetConsumptionConsent")
+    public static let getConsumptionConsent = UnaryMethod<GetConsumptionConsentRequest, ConsumptionConsentResponse>(
+        service: service, method: "GetConsumptionConsent")
     public static let all: [MethodSignature] = [
         verifyTransaction.signature, getTransaction.signature, handleNotification.signature, getAccountToken.signature,
-        listTransactions.signature,
+        listTransactions.signature, setConsumptionConsent.signature, getConsumptionConsent.signature,
     ]
 }
 

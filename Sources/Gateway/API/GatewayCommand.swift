@@ -9,6 +9,8 @@ public enum GatewayCommand: Sendable, Equatable {
     case verifyTransaction(AuthenticatedUser, VerifyTransactionRequestBody)
     case getTransaction(AuthenticatedUser, transactionId: String)
     case getAccountToken(AuthenticatedUser)
+    case getConsumptionConsent(AuthenticatedUser)
+    case setConsumptionConsent(AuthenticatedUser, ConsumptionConsentRequestBody)
     case handleNotification(NotificationRequestBody)
     case health
     case readiness

@@ -61,6 +61,10 @@ public struct RequestPreparer: Sendable {
         case .transactions:
             return .listTransactions(authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.transactionPageSizeMax))
         case .accountToken: return .getAccountToken(authenticated())
+        case .consumptionConsent: return .getConsumptionConsent(authenticated())
+        case .setConsumptionConsent:
+            try requireJSON(request)
+            return .setConsumptionConsent(authenticated(), try ConsumptionConsentRequestBody(jsonBody: request.body))
         case .health: return .health
         case .readiness: return .readiness
         case .transactionStatus(let transactionId):

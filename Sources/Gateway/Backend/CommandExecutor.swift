@@ -79,6 +79,19 @@ public struct CommandExecutor: Sendable {
             let response = try await backends.payments.call(
                 PaymentsMethods.getAccountToken, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.accountToken(response).response()
+        case .getConsumptionConsent(let user):
+            var request = GetConsumptionConsentRequest()
+            request.userId = user.userId
+            let response = try await backends.payments.call(
+                PaymentsMethods.getConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
+            return ConsumptionConsentResponseBody(response).response()
+        case .setConsumptionConsent(let user, let body):
+            var request = SetConsumptionConsentRequest()
+            request.userId = user.userId
+            request.consented = body.consented
+            let response = try await backends.payments.call(
+                PaymentsMethods.setConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
+            return ConsumptionConsentResponseBody(response).response()
         case .handleNotification(let body):
             var request = HandleNotificationRequest()
             request.signedPayload = body.signedPayload

@@ -10,6 +10,9 @@ public enum Route: Sendable, Equatable {
     /// The raw path segment; validate it with the transactionId rule.
     case transactionStatus(transactionId: String)
     case accountToken
+    /// The user's consent to share consumption data with Apple (GET / PUT).
+    case consumptionConsent
+    case setConsumptionConsent
     case appleNotifications
     case health
     case readiness

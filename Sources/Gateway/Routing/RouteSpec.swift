@@ -28,6 +28,12 @@ public struct RouteSpec: Sendable {
         RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/account-token", requiresAuthentication: true) { _ in
             .accountToken
         },
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) { _ in
+            .consumptionConsent
+        },
+        RouteSpec(method: "PUT", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) { _ in
+            .setConsumptionConsent
+        },
         // Apple authenticates by signing the payload, not with a bearer token.
         RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/notifications", requiresAuthentication: false) { _ in
             .appleNotifications

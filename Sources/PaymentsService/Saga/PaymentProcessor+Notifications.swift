@@ -71,14 +71,29 @@ extension PaymentProcessor {
         } else {
             .notInCatalog
         }
+        let owesAnswer = type == .consumptionRequest && transaction?.transactionId != nil && record.environment != nil
+        let requestedAt = notification.signedDate?.millisecondsSince1970 ?? Int64(Date().timeIntervalSince1970 * 1000)
         let recorded = try await store.recordNotification(record) { connection in
-            try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, product: product, in: connection)
+            // Apple's CONSUMPTION_REQUEST owes one answer, whatever it will
+            // say (the answerer decides, and records why it sent nothing).
+            if owesAnswer, let transactionId = transaction?.transactionId, let environment = record.environment {
+                try await self.store.oweConsumptionAnswer(notificationUUID: uuid, transactionId: transactionId, environment: environment,
+                                                          requestedAtUnixMilliseconds: requestedAt, in: connection)
+            }
+            return try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, product: product, in: connection)
         }
 
         var response = HandleNotificationResponse()
         response.notificationUuid = uuid.uuidString.lowercased()
         response.notificationType = type.rawValue
         response.subtype = notification.subtype?.rawValue ?? ""
+        if owesAnswer, let consumption {
+            // Answered at once when possible, but never holding up the 200
+            // Apple waits for (the client's retries may take seconds); the
+            // answerer's loop picks up whatever this attempt leaves, and a
+            // redelivery finds nothing pending once it was sent.
+            Task { await consumption.runDue(only: uuid) }
+        }
         guard let recorded else {
             response.duplicate = true
             response.outcome = try await store.notificationOutcome(uuid: uuid) ?? "recorded"

@@ -17,9 +17,13 @@ final class PaymentProcessor: Sendable {
     let logger: Logger
     let runner: LedgerStepRunner
     let creditPolicy: SandboxCreditPolicy
+    /// Answers Apple's CONSUMPTION_REQUEST (nil: requests are only recorded).
+    let consumption: ConsumptionAnswerer?
 
-    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger, creditPolicy: SandboxCreditPolicy) {
+    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger,
+         creditPolicy: SandboxCreditPolicy, consumption: ConsumptionAnswerer? = nil) {
         self.creditPolicy = creditPolicy
+        self.consumption = consumption
         self.store = store
         self.verifier = verifier
         self.points = points
@@ -310,5 +314,28 @@ final class PaymentProcessor: Sendable {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
         return try await store.accountToken(userId: user).uuidString.lowercased()
+    }
+
+    // MARK: Consumption consent
+
+    func setConsumptionConsent(userId: String, consented: Bool) async throws(PaymentsError) -> ConsumptionConsentResponse {
+        let user: UUID
+        do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
+        try await store.setConsumptionConsent(userId: user, consented: consented)
+        logger.info("consumption consent stored", ["user_id": user.uuidString.lowercased(), "consented": "\(consented)"])
+        var response = ConsumptionConsentResponse()
+        response.consented = consented
+        response.recorded = true
+        return response
+    }
+
+    func consumptionConsent(userId: String) async throws(PaymentsError) -> ConsumptionConsentResponse {
+        let user: UUID
+        do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
+        let stored = try await store.consumptionConsent(userId: user)
+        var response = ConsumptionConsentResponse()
+        response.consented = stored ?? false
+        response.recorded = stored != nil
+        return response
     }
 }

@@ -78,6 +78,14 @@ struct PointsLedger: Sendable {
         }
     }
 
+    /// One purchase's credit lot at PointsService (what was credited and spent).
+    func purchaseConsumption(userId: UUID, transactionId: String, requestId: String?) async -> Result<GetPurchaseConsumptionResponse> {
+        var request = GetPurchaseConsumptionRequest()
+        request.userId = userId.uuidString.lowercased()
+        request.purchaseEventId = LedgerEventId.purchase(transactionId: transactionId)
+        return await call(PointsMethods.getPurchaseConsumption, request, requestId: requestId, refusals: [])
+    }
+
     func catalog(requestId: String?) async -> Result<[Contracts.Package]> {
         switch await call(PointsMethods.getCatalog, GetCatalogRequest(), requestId: requestId, refusals: []) {
         case .success(let response): return .success(response.packages)

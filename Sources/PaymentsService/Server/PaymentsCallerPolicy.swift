@@ -15,6 +15,7 @@ enum PaymentsCallerPolicy {
             PaymentsMethods.verifyTransaction.descriptor, PaymentsMethods.getTransaction.descriptor,
             PaymentsMethods.handleNotification.descriptor, PaymentsMethods.getAccountToken.descriptor,
             PaymentsMethods.listTransactions.descriptor,
+            PaymentsMethods.setConsumptionConsent.descriptor, PaymentsMethods.getConsumptionConsent.descriptor,
         ] {
             rules[method] = .only([gateway])
         }

@@ -18,6 +18,12 @@ struct PaymentsRPCService: Sendable {
         router.register(PaymentsMethods.handleNotification) { request, call in
             try await processor.handleNotification(request.signedPayload, requestId: Self.requestId(call))
         }
+        router.register(PaymentsMethods.setConsumptionConsent) { request, _ in
+            try await processor.setConsumptionConsent(userId: request.userId, consented: request.consented)
+        }
+        router.register(PaymentsMethods.getConsumptionConsent) { request, _ in
+            try await processor.consumptionConsent(userId: request.userId)
+        }
         router.register(PaymentsMethods.listTransactions) { request, _ in
             try await processor.listTransactions(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
         }

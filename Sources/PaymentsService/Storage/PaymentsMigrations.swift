@@ -169,5 +169,35 @@ enum PaymentsMigrations {
         CREATE INDEX apple_iap_transactions_credited ON apple_iap_transactions (user_id, environment, purchase_date DESC)
             WHERE grant_state = 'applied';
         """),
+        // Apple's CONSUMPTION_REQUEST: each user's consent to share
+        // consumption data, and one answer per request (by notification
+        // uuid, so a redelivery sends nothing twice), with what was sent,
+        // Apple's answer and when; pending ones are retried within Apple's
+        // 12 hours (deadline).
+        (6, "consumption_answers", """
+        CREATE TABLE consumption_consents (
+            user_id    uuid PRIMARY KEY,
+            consented  boolean NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE consumption_answers (
+            notification_uuid uuid PRIMARY KEY,
+            transaction_id    varchar(64) NOT NULL,
+            environment       varchar(16) NOT NULL,
+            status            varchar(16) NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'sent', 'skipped', 'failed', 'expired')),
+            deadline          timestamptz NOT NULL,
+            next_attempt_at   timestamptz NOT NULL DEFAULT now(),
+            lease_until       timestamptz,
+            attempts          integer NOT NULL DEFAULT 0,
+            body              jsonb,
+            apple_status      integer,
+            detail            text,
+            created_at        timestamptz NOT NULL DEFAULT now(),
+            sent_at           timestamptz,
+            CHECK ((status = 'sent') = (sent_at IS NOT NULL))
+        );
+        CREATE INDEX consumption_answers_due ON consumption_answers (next_attempt_at) WHERE status = 'pending';
+        """),
     ]
 }

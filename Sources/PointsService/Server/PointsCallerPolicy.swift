@@ -5,7 +5,8 @@ import ServiceKit
 /// Who may call each `points.v1.Points` method (docs/ARCHITECTURE.md,
 /// "Internal authentication"): money moves in only from PaymentsService,
 /// out only for the configured spend callers; the public reads are the
-/// gateway's, plus the two PaymentsService needs; health checks are open.
+/// gateway's, plus the two PaymentsService needs, and a purchase's
+/// consumption is PaymentsService's alone (Apple's CONSUMPTION_REQUEST); health checks are open.
 enum PointsCallerPolicy {
     static let spendCallers = OptionSpec(
         flag: nil, env: "POINTS_SPEND_CALLERS",
@@ -24,6 +25,7 @@ enum PointsCallerPolicy {
             PointsMethods.grant.descriptor: .only([payments]),
             PointsMethods.clawback.descriptor: .only([payments]),
             PointsMethods.reverseClawback.descriptor: .only([payments]),
+            PointsMethods.getPurchaseConsumption.descriptor: .only([payments]),
             PointsMethods.spend.descriptor: .only(spendCallers),
             PointsMethods.reverseSpend.descriptor: .only(spendCallers),
             PointsMethods.getBalance.descriptor: .only([gateway, payments]),

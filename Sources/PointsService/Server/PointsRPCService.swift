@@ -105,6 +105,18 @@ struct PointsRPCService: Sendable {
             response.balance = result.balance
             return response
         }
+        router.register(PointsMethods.getPurchaseConsumption) { request, _ in
+            var response = GetPurchaseConsumptionResponse()
+            guard let lot = try await store.purchaseConsumption(userId: request.userId, purchaseEventId: request.purchaseEventId) else {
+                return response
+            }
+            response.found = true
+            response.credited = lot.credited
+            response.spent = lot.spent
+            response.remaining = lot.remaining
+            response.clawedBack = lot.clawedBack
+            return response
+        }
         router.register(PointsMethods.listLedger) { request, _ in
             let page = try await store.listLedger(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
             var response = ListLedgerResponse()

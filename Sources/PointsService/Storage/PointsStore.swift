@@ -35,6 +35,22 @@ final class PointsStore: Sendable {
         }
     }
 
+    /// One purchase's credit lot, or nil when it has none (see `PurchaseConsumption`).
+    func purchaseConsumption(userId: String, purchaseEventId: String) async throws(PointsError) -> PurchaseConsumption? {
+        let id = try PointsValidation.userId(userId)
+        let eventId = try PointsValidation.eventId(purchaseEventId, field: "purchase_event_id")
+        return try await reading {
+            try await self.pool.withConnection { connection in
+                let row = try await connection.query(
+                    "select credited, spent, remaining from credit_lots where user_id = $1::uuid and source_event_id = $2",
+                    [.uuid(id), .text(eventId)]).first
+                guard let row else { return nil }
+                return PurchaseConsumption(credited: try row.int64("credited"), spent: try row.int64("spent"),
+                                           remaining: try row.int64("remaining"))
+            }
+        }
+    }
+
     func listPackages(userId: String, emailHash: String) async throws(PointsError) -> PackageListing {
         _ = try PointsValidation.userId(userId)
         let hash = try PointsValidation.emailHash(emailHash)

@@ -53,6 +53,8 @@ final class OpenAPIDocumentTests: XCTestCase {
         let schemas = try XCTUnwrap(yaml["components"]?["schemas"])
         XCTAssertEqual(Set(schemas["VerifyTransactionRequest"]?["properties"]?.keys ?? []), VerifyTransactionRequestBody.fieldNames)
         XCTAssertEqual(Set(schemas["NotificationRequest"]?["properties"]?.keys ?? []), NotificationRequestBody.fieldNames)
+        XCTAssertEqual(Set(schemas["ConsumptionConsentRequest"]?["properties"]?.keys ?? []), ConsumptionConsentRequestBody.fieldNames)
+        XCTAssertEqual(Set(schemas["ConsumptionConsent"]?["properties"]?.keys ?? []), ["consented", "recorded"])
         XCTAssertEqual(
             Set(schemas["VerifyTransactionResponse"]?["properties"]?.keys ?? []),
             Set(["status", "productCode", "transactionId", "creditsAdded", "newBalance", "ledgerEventId"]))

@@ -11,6 +11,8 @@ final class RouteTableTests: XCTestCase {
             ("POST", "/api/v1/payments/apple/transactions/verify", .verifyTransaction, true),
             ("GET", "/api/v1/payments/apple/transactions/2000000847061981", .transactionStatus(transactionId: "2000000847061981"), true),
             ("GET", "/api/v1/payments/apple/account-token", .accountToken, true),
+            ("GET", "/api/v1/payments/apple/consumption-consent", .consumptionConsent, true),
+            ("PUT", "/api/v1/payments/apple/consumption-consent", .setConsumptionConsent, true),
             ("POST", "/api/v1/payments/apple/notifications", .appleNotifications, false),
             ("GET", "/healthz", .health, false),
             ("GET", "/readyz", .readiness, false),

@@ -108,6 +108,31 @@ final class GatewayRoutesTests: XCTestCase {
         XCTAssertEqual(harness.doubles.last(GetAccountTokenRequest.self)?.userId, BackendDoubles.ownerUserId)
     }
 
+    func testConsumptionConsentIsStoredForTheTokensUserOnly() async throws {
+        let json = [GatewayHarness.bearer, ("Content-Type", "application/json")]
+        let never = try await harness.request("GET", "/api/v1/payments/apple/consumption-consent", headers: [GatewayHarness.bearer])
+        XCTAssertEqual(never.status, 200)
+        XCTAssertEqual(never.bodyText, #"{"consented":false,"recorded":false}"#)
+        XCTAssertEqual(harness.doubles.last(GetConsumptionConsentRequest.self)?.userId, BackendDoubles.ownerUserId)
+        let stored = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: #"{"consented":true}"#)
+        XCTAssertEqual(stored.status, 200)
+        XCTAssertEqual(stored.bodyText, #"{"consented":true,"recorded":true}"#)
+        let sent = harness.doubles.last(SetConsumptionConsentRequest.self)
+        XCTAssertEqual(sent?.userId, BackendDoubles.ownerUserId)
+        XCTAssertEqual(sent?.consented, true)
+        // Strict JSON: the one boolean member, nothing else.
+        for body in [#"{"consented":"true"}"#, #"{"consented":1}"#, #"{}"#, #"{"consented":true,"userId":"x"}"#, #"{"consented":true"#] {
+            let refused = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: body)
+            XCTAssertTrue([400, 422].contains(refused.status), "\(body): \(refused.status)")
+        }
+        let noToken = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent",
+                                                headers: [("Content-Type", "application/json")], body: #"{"consented":true}"#)
+        XCTAssertEqual(noToken.status, 401)
+        let notJSON = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent",
+                                                headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: #"{"consented":true}"#)
+        XCTAssertEqual(notJSON.status, 415)
+    }
+
     func testNotificationsAre200OnlyWhenRecorded() async throws {
         let body = #"{"signedPayload":"\#(GatewayHarness.signedTransactionInfo)"}"#
         let ok = try await harness.request(

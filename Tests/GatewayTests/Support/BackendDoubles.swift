@@ -166,6 +166,17 @@ final class BackendDoubles: Sendable {
             response.appAccountToken = "7C4C7A82-2F6F-4E70-B57A-8B0A7F2E9B72"
             return response
         }
+        router.register(PaymentsMethods.setConsumptionConsent) { message, request in
+            try await holder.value.record("SetConsumptionConsent", request)
+            var response = ConsumptionConsentResponse()
+            response.consented = message.consented
+            response.recorded = true
+            return response
+        }
+        router.register(PaymentsMethods.getConsumptionConsent) { _, request in
+            try await holder.value.record("GetConsumptionConsent", request)
+            return ConsumptionConsentResponse()
+        }
         router.register(PaymentsMethods.handleNotification) { _, request in
             try await holder.value.record("HandleNotification", request)
             var response = HandleNotificationResponse()

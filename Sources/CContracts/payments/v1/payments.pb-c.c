@@ -502,6 +502,141 @@ void   payments__v1__list_transactions_response__free_unpacked
   assert(message->base.descriptor == &payments__v1__list_transactions_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   payments__v1__set_consumption_consent_request__init
+                     (Payments__V1__SetConsumptionConsentRequest         *message)
+{
+  static const Payments__V1__SetConsumptionConsentRequest init_value = PAYMENTS__V1__SET_CONSUMPTION_CONSENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t payments__v1__set_consumption_consent_request__get_packed_size
+                     (const Payments__V1__SetConsumptionConsentRequest *message)
+{
+  assert(message->base.descriptor == &payments__v1__set_consumption_consent_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__set_consumption_consent_request__pack
+                     (const Payments__V1__SetConsumptionConsentRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__set_consumption_consent_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__set_consumption_consent_request__pack_to_buffer
+                     (const Payments__V1__SetConsumptionConsentRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__set_consumption_consent_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__SetConsumptionConsentRequest *
+       payments__v1__set_consumption_consent_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__SetConsumptionConsentRequest *)
+     protobuf_c_message_unpack (&payments__v1__set_consumption_consent_request__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__set_consumption_consent_request__free_unpacked
+                     (Payments__V1__SetConsumptionConsentRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__set_consumption_consent_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   payments__v1__get_consumption_consent_request__init
+                     (Payments__V1__GetConsumptionConsentRequest         *message)
+{
+  static const Payments__V1__GetConsumptionConsentRequest init_value = PAYMENTS__V1__GET_CONSUMPTION_CONSENT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t payments__v1__get_consumption_consent_request__get_packed_size
+                     (const Payments__V1__GetConsumptionConsentRequest *message)
+{
+  assert(message->base.descriptor == &payments__v1__get_consumption_consent_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__get_consumption_consent_request__pack
+                     (const Payments__V1__GetConsumptionConsentRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__get_consumption_consent_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__get_consumption_consent_request__pack_to_buffer
+                     (const Payments__V1__GetConsumptionConsentRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__get_consumption_consent_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__GetConsumptionConsentRequest *
+       payments__v1__get_consumption_consent_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__GetConsumptionConsentRequest *)
+     protobuf_c_message_unpack (&payments__v1__get_consumption_consent_request__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__get_consumption_consent_request__free_unpacked
+                     (Payments__V1__GetConsumptionConsentRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__get_consumption_consent_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   payments__v1__consumption_consent_response__init
+                     (Payments__V1__ConsumptionConsentResponse         *message)
+{
+  static const Payments__V1__ConsumptionConsentResponse init_value = PAYMENTS__V1__CONSUMPTION_CONSENT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t payments__v1__consumption_consent_response__get_packed_size
+                     (const Payments__V1__ConsumptionConsentResponse *message)
+{
+  assert(message->base.descriptor == &payments__v1__consumption_consent_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__consumption_consent_response__pack
+                     (const Payments__V1__ConsumptionConsentResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__consumption_consent_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__consumption_consent_response__pack_to_buffer
+                     (const Payments__V1__ConsumptionConsentResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__consumption_consent_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__ConsumptionConsentResponse *
+       payments__v1__consumption_consent_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__ConsumptionConsentResponse *)
+     protobuf_c_message_unpack (&payments__v1__consumption_consent_response__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__consumption_consent_response__free_unpacked
+                     (Payments__V1__ConsumptionConsentResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__consumption_consent_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor payments__v1__verify_transaction_request__field_descriptors[8] =
 {
   {
@@ -1427,6 +1562,146 @@ const ProtobufCMessageDescriptor payments__v1__list_transactions_response__descr
   (ProtobufCMessageInit) payments__v1__list_transactions_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor payments__v1__set_consumption_consent_request__field_descriptors[2] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__SetConsumptionConsentRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "consented",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__SetConsumptionConsentRequest, consented),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__set_consumption_consent_request__field_indices_by_name[] = {
+  1,   /* field[1] = consented */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange payments__v1__set_consumption_consent_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor payments__v1__set_consumption_consent_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.SetConsumptionConsentRequest",
+  "SetConsumptionConsentRequest",
+  "Payments__V1__SetConsumptionConsentRequest",
+  "payments.v1",
+  sizeof(Payments__V1__SetConsumptionConsentRequest),
+  2,
+  payments__v1__set_consumption_consent_request__field_descriptors,
+  payments__v1__set_consumption_consent_request__field_indices_by_name,
+  1,  payments__v1__set_consumption_consent_request__number_ranges,
+  (ProtobufCMessageInit) payments__v1__set_consumption_consent_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor payments__v1__get_consumption_consent_request__field_descriptors[1] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__GetConsumptionConsentRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__get_consumption_consent_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange payments__v1__get_consumption_consent_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor payments__v1__get_consumption_consent_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.GetConsumptionConsentRequest",
+  "GetConsumptionConsentRequest",
+  "Payments__V1__GetConsumptionConsentRequest",
+  "payments.v1",
+  sizeof(Payments__V1__GetConsumptionConsentRequest),
+  1,
+  payments__v1__get_consumption_consent_request__field_descriptors,
+  payments__v1__get_consumption_consent_request__field_indices_by_name,
+  1,  payments__v1__get_consumption_consent_request__number_ranges,
+  (ProtobufCMessageInit) payments__v1__get_consumption_consent_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor payments__v1__consumption_consent_response__field_descriptors[2] =
+{
+  {
+    "consented",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ConsumptionConsentResponse, consented),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "recorded",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ConsumptionConsentResponse, recorded),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__consumption_consent_response__field_indices_by_name[] = {
+  0,   /* field[0] = consented */
+  1,   /* field[1] = recorded */
+};
+static const ProtobufCIntRange payments__v1__consumption_consent_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor payments__v1__consumption_consent_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.ConsumptionConsentResponse",
+  "ConsumptionConsentResponse",
+  "Payments__V1__ConsumptionConsentResponse",
+  "payments.v1",
+  sizeof(Payments__V1__ConsumptionConsentResponse),
+  2,
+  payments__v1__consumption_consent_response__field_descriptors,
+  payments__v1__consumption_consent_response__field_indices_by_name,
+  1,  payments__v1__consumption_consent_response__number_ranges,
+  (ProtobufCMessageInit) payments__v1__consumption_consent_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue payments__v1__grant_outcome__enum_values_by_number[3] =
 {
   { "GRANT_OUTCOME_UNSPECIFIED", "PAYMENTS__V1__GRANT_OUTCOME__GRANT_OUTCOME_UNSPECIFIED", 0 },
@@ -1497,19 +1772,23 @@ const ProtobufCEnumDescriptor payments__v1__transaction_status__descriptor =
   payments__v1__transaction_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[5] =
+static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[7] =
 {
   { "VerifyTransaction", &payments__v1__verify_transaction_request__descriptor, &payments__v1__verify_transaction_response__descriptor },
   { "GetTransaction", &payments__v1__get_transaction_request__descriptor, &payments__v1__get_transaction_response__descriptor },
   { "HandleNotification", &payments__v1__handle_notification_request__descriptor, &payments__v1__handle_notification_response__descriptor },
   { "GetAccountToken", &payments__v1__get_account_token_request__descriptor, &payments__v1__get_account_token_response__descriptor },
   { "ListTransactions", &payments__v1__list_transactions_request__descriptor, &payments__v1__list_transactions_response__descriptor },
+  { "SetConsumptionConsent", &payments__v1__set_consumption_consent_request__descriptor, &payments__v1__consumption_consent_response__descriptor },
+  { "GetConsumptionConsent", &payments__v1__get_consumption_consent_request__descriptor, &payments__v1__consumption_consent_response__descriptor },
 };
 const unsigned payments__v1__payments__method_indices_by_name[] = {
   3,        /* GetAccountToken */
+  6,        /* GetConsumptionConsent */
   1,        /* GetTransaction */
   2,        /* HandleNotification */
   4,        /* ListTransactions */
+  5,        /* SetConsumptionConsent */
   0         /* VerifyTransaction */
 };
 const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
@@ -1519,7 +1798,7 @@ const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
   "Payments",
   "Payments__V1__Payments",
   "payments.v1",
-  5,
+  7,
   payments__v1__payments__method_descriptors,
   payments__v1__payments__method_indices_by_name
 };
@@ -1562,6 +1841,22 @@ void payments__v1__payments__list_transactions(ProtobufCService *service,
 {
   assert(service->descriptor == &payments__v1__payments__descriptor);
   service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void payments__v1__payments__set_consumption_consent(ProtobufCService *service,
+                                                     const Payments__V1__SetConsumptionConsentRequest *input,
+                                                     Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &payments__v1__payments__descriptor);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void payments__v1__payments__get_consumption_consent(ProtobufCService *service,
+                                                     const Payments__V1__GetConsumptionConsentRequest *input,
+                                                     Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                                     void *closure_data)
+{
+  assert(service->descriptor == &payments__v1__payments__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
                                    Payments__V1__Payments_ServiceDestroy destroy)

@@ -997,6 +997,96 @@ void   points__v1__reverse_spend_response__free_unpacked
   assert(message->base.descriptor == &points__v1__reverse_spend_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   points__v1__get_purchase_consumption_request__init
+                     (Points__V1__GetPurchaseConsumptionRequest         *message)
+{
+  static const Points__V1__GetPurchaseConsumptionRequest init_value = POINTS__V1__GET_PURCHASE_CONSUMPTION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t points__v1__get_purchase_consumption_request__get_packed_size
+                     (const Points__V1__GetPurchaseConsumptionRequest *message)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__get_purchase_consumption_request__pack
+                     (const Points__V1__GetPurchaseConsumptionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__get_purchase_consumption_request__pack_to_buffer
+                     (const Points__V1__GetPurchaseConsumptionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__GetPurchaseConsumptionRequest *
+       points__v1__get_purchase_consumption_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__GetPurchaseConsumptionRequest *)
+     protobuf_c_message_unpack (&points__v1__get_purchase_consumption_request__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__get_purchase_consumption_request__free_unpacked
+                     (Points__V1__GetPurchaseConsumptionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__get_purchase_consumption_response__init
+                     (Points__V1__GetPurchaseConsumptionResponse         *message)
+{
+  static const Points__V1__GetPurchaseConsumptionResponse init_value = POINTS__V1__GET_PURCHASE_CONSUMPTION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t points__v1__get_purchase_consumption_response__get_packed_size
+                     (const Points__V1__GetPurchaseConsumptionResponse *message)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__get_purchase_consumption_response__pack
+                     (const Points__V1__GetPurchaseConsumptionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__get_purchase_consumption_response__pack_to_buffer
+                     (const Points__V1__GetPurchaseConsumptionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__GetPurchaseConsumptionResponse *
+       points__v1__get_purchase_consumption_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__GetPurchaseConsumptionResponse *)
+     protobuf_c_message_unpack (&points__v1__get_purchase_consumption_response__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__get_purchase_consumption_response__free_unpacked
+                     (Points__V1__GetPurchaseConsumptionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__get_purchase_consumption_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor points__v1__package__field_descriptors[8] =
 {
   {
@@ -2788,6 +2878,147 @@ const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor 
   (ProtobufCMessageInit) points__v1__reverse_spend_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor points__v1__get_purchase_consumption_request__field_descriptors[2] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_event_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionRequest, purchase_event_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__get_purchase_consumption_request__field_indices_by_name[] = {
+  1,   /* field[1] = purchase_event_id */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange points__v1__get_purchase_consumption_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor points__v1__get_purchase_consumption_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.GetPurchaseConsumptionRequest",
+  "GetPurchaseConsumptionRequest",
+  "Points__V1__GetPurchaseConsumptionRequest",
+  "points.v1",
+  sizeof(Points__V1__GetPurchaseConsumptionRequest),
+  2,
+  points__v1__get_purchase_consumption_request__field_descriptors,
+  points__v1__get_purchase_consumption_request__field_indices_by_name,
+  1,  points__v1__get_purchase_consumption_request__number_ranges,
+  (ProtobufCMessageInit) points__v1__get_purchase_consumption_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__get_purchase_consumption_response__field_descriptors[5] =
+{
+  {
+    "found",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionResponse, found),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "credited",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionResponse, credited),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "spent",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionResponse, spent),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remaining",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionResponse, remaining),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "clawed_back",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__GetPurchaseConsumptionResponse, clawed_back),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__get_purchase_consumption_response__field_indices_by_name[] = {
+  4,   /* field[4] = clawed_back */
+  1,   /* field[1] = credited */
+  0,   /* field[0] = found */
+  3,   /* field[3] = remaining */
+  2,   /* field[2] = spent */
+};
+static const ProtobufCIntRange points__v1__get_purchase_consumption_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor points__v1__get_purchase_consumption_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.GetPurchaseConsumptionResponse",
+  "GetPurchaseConsumptionResponse",
+  "Points__V1__GetPurchaseConsumptionResponse",
+  "points.v1",
+  sizeof(Points__V1__GetPurchaseConsumptionResponse),
+  5,
+  points__v1__get_purchase_consumption_response__field_descriptors,
+  points__v1__get_purchase_consumption_response__field_indices_by_name,
+  1,  points__v1__get_purchase_consumption_response__number_ranges,
+  (ProtobufCMessageInit) points__v1__get_purchase_consumption_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue points__v1__package_kind__enum_values_by_number[3] =
 {
   { "PACKAGE_KIND_UNSPECIFIED", "POINTS__V1__PACKAGE_KIND__PACKAGE_KIND_UNSPECIFIED", 0 },
@@ -2818,7 +3049,7 @@ const ProtobufCEnumDescriptor points__v1__package_kind__descriptor =
   points__v1__package_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[9] =
+static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[10] =
 {
   { "GetBalance", &points__v1__get_balance_request__descriptor, &points__v1__get_balance_response__descriptor },
   { "ListPackages", &points__v1__list_packages_request__descriptor, &points__v1__list_packages_response__descriptor },
@@ -2829,11 +3060,13 @@ static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[9]
   { "ListLedger", &points__v1__list_ledger_request__descriptor, &points__v1__list_ledger_response__descriptor },
   { "Spend", &points__v1__spend_request__descriptor, &points__v1__spend_response__descriptor },
   { "ReverseSpend", &points__v1__reverse_spend_request__descriptor, &points__v1__reverse_spend_response__descriptor },
+  { "GetPurchaseConsumption", &points__v1__get_purchase_consumption_request__descriptor, &points__v1__get_purchase_consumption_response__descriptor },
 };
 const unsigned points__v1__points__method_indices_by_name[] = {
   4,        /* Clawback */
   0,        /* GetBalance */
   2,        /* GetCatalog */
+  9,        /* GetPurchaseConsumption */
   3,        /* Grant */
   6,        /* ListLedger */
   1,        /* ListPackages */
@@ -2848,7 +3081,7 @@ const ProtobufCServiceDescriptor points__v1__points__descriptor =
   "Points",
   "Points__V1__Points",
   "points.v1",
-  9,
+  10,
   points__v1__points__method_descriptors,
   points__v1__points__method_indices_by_name
 };
@@ -2923,6 +3156,14 @@ void points__v1__points__reverse_spend(ProtobufCService *service,
 {
   assert(service->descriptor == &points__v1__points__descriptor);
   service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void points__v1__points__get_purchase_consumption(ProtobufCService *service,
+                                                  const Points__V1__GetPurchaseConsumptionRequest *input,
+                                                  Points__V1__GetPurchaseConsumptionResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &points__v1__points__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__init (Points__V1__Points_Service *service,
                                Points__V1__Points_ServiceDestroy destroy)

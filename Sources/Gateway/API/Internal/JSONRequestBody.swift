@@ -35,6 +35,13 @@ struct JSONRequestBody {
         return text
     }
 
+    /// A required boolean member.
+    func requiredBool(_ name: String) throws(ValidationError) -> Bool {
+        guard let value = object[name] else { throw ValidationError(field: name, reason: .missingField) }
+        guard case .bool(let flag) = value else { throw ValidationError(field: name, reason: .wrongType(expected: "boolean")) }
+        return flag
+    }
+
     /// An optional string member; absent and null both mean nil.
     func optionalString(_ name: String) throws(ValidationError) -> String? {
         guard let value = object[name] else { return nil }

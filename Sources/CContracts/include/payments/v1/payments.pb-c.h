@@ -26,6 +26,9 @@ typedef struct Payments__V1__GetAccountTokenRequest Payments__V1__GetAccountToke
 typedef struct Payments__V1__GetAccountTokenResponse Payments__V1__GetAccountTokenResponse;
 typedef struct Payments__V1__ListTransactionsRequest Payments__V1__ListTransactionsRequest;
 typedef struct Payments__V1__ListTransactionsResponse Payments__V1__ListTransactionsResponse;
+typedef struct Payments__V1__SetConsumptionConsentRequest Payments__V1__SetConsumptionConsentRequest;
+typedef struct Payments__V1__GetConsumptionConsentRequest Payments__V1__GetConsumptionConsentRequest;
+typedef struct Payments__V1__ConsumptionConsentResponse Payments__V1__ConsumptionConsentResponse;
 
 
 /* --- enums --- */
@@ -276,6 +279,41 @@ struct  Payments__V1__ListTransactionsResponse
     , 0,NULL, (char *)protobuf_c_empty_string }
 
 
+struct  Payments__V1__SetConsumptionConsentRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+  protobuf_c_boolean consented;
+};
+#define PAYMENTS__V1__SET_CONSUMPTION_CONSENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__set_consumption_consent_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Payments__V1__GetConsumptionConsentRequest
+{
+  ProtobufCMessage base;
+  char *user_id;
+};
+#define PAYMENTS__V1__GET_CONSUMPTION_CONSENT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__get_consumption_consent_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+struct  Payments__V1__ConsumptionConsentResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean consented;
+  /*
+   * False when the user never said (consented is then false).
+   */
+  protobuf_c_boolean recorded;
+};
+#define PAYMENTS__V1__CONSUMPTION_CONSENT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__consumption_consent_response__descriptor) \
+    , 0, 0 }
+
+
 /* Payments__V1__VerifyTransactionRequest methods */
 void   payments__v1__verify_transaction_request__init
                      (Payments__V1__VerifyTransactionRequest         *message);
@@ -485,6 +523,63 @@ Payments__V1__ListTransactionsResponse *
 void   payments__v1__list_transactions_response__free_unpacked
                      (Payments__V1__ListTransactionsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Payments__V1__SetConsumptionConsentRequest methods */
+void   payments__v1__set_consumption_consent_request__init
+                     (Payments__V1__SetConsumptionConsentRequest         *message);
+size_t payments__v1__set_consumption_consent_request__get_packed_size
+                     (const Payments__V1__SetConsumptionConsentRequest   *message);
+size_t payments__v1__set_consumption_consent_request__pack
+                     (const Payments__V1__SetConsumptionConsentRequest   *message,
+                      uint8_t             *out);
+size_t payments__v1__set_consumption_consent_request__pack_to_buffer
+                     (const Payments__V1__SetConsumptionConsentRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__SetConsumptionConsentRequest *
+       payments__v1__set_consumption_consent_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__set_consumption_consent_request__free_unpacked
+                     (Payments__V1__SetConsumptionConsentRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Payments__V1__GetConsumptionConsentRequest methods */
+void   payments__v1__get_consumption_consent_request__init
+                     (Payments__V1__GetConsumptionConsentRequest         *message);
+size_t payments__v1__get_consumption_consent_request__get_packed_size
+                     (const Payments__V1__GetConsumptionConsentRequest   *message);
+size_t payments__v1__get_consumption_consent_request__pack
+                     (const Payments__V1__GetConsumptionConsentRequest   *message,
+                      uint8_t             *out);
+size_t payments__v1__get_consumption_consent_request__pack_to_buffer
+                     (const Payments__V1__GetConsumptionConsentRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__GetConsumptionConsentRequest *
+       payments__v1__get_consumption_consent_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__get_consumption_consent_request__free_unpacked
+                     (Payments__V1__GetConsumptionConsentRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Payments__V1__ConsumptionConsentResponse methods */
+void   payments__v1__consumption_consent_response__init
+                     (Payments__V1__ConsumptionConsentResponse         *message);
+size_t payments__v1__consumption_consent_response__get_packed_size
+                     (const Payments__V1__ConsumptionConsentResponse   *message);
+size_t payments__v1__consumption_consent_response__pack
+                     (const Payments__V1__ConsumptionConsentResponse   *message,
+                      uint8_t             *out);
+size_t payments__v1__consumption_consent_response__pack_to_buffer
+                     (const Payments__V1__ConsumptionConsentResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__ConsumptionConsentResponse *
+       payments__v1__consumption_consent_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__consumption_consent_response__free_unpacked
+                     (Payments__V1__ConsumptionConsentResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Payments__V1__VerifyTransactionRequest_Closure)
@@ -520,6 +615,15 @@ typedef void (*Payments__V1__ListTransactionsRequest_Closure)
 typedef void (*Payments__V1__ListTransactionsResponse_Closure)
                  (const Payments__V1__ListTransactionsResponse *message,
                   void *closure_data);
+typedef void (*Payments__V1__SetConsumptionConsentRequest_Closure)
+                 (const Payments__V1__SetConsumptionConsentRequest *message,
+                  void *closure_data);
+typedef void (*Payments__V1__GetConsumptionConsentRequest_Closure)
+                 (const Payments__V1__GetConsumptionConsentRequest *message,
+                  void *closure_data);
+typedef void (*Payments__V1__ConsumptionConsentResponse_Closure)
+                 (const Payments__V1__ConsumptionConsentResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -547,6 +651,14 @@ struct Payments__V1__Payments_Service
                             const Payments__V1__ListTransactionsRequest *input,
                             Payments__V1__ListTransactionsResponse_Closure closure,
                             void *closure_data);
+  void (*set_consumption_consent)(Payments__V1__Payments_Service *service,
+                                  const Payments__V1__SetConsumptionConsentRequest *input,
+                                  Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                  void *closure_data);
+  void (*get_consumption_consent)(Payments__V1__Payments_Service *service,
+                                  const Payments__V1__GetConsumptionConsentRequest *input,
+                                  Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                  void *closure_data);
 };
 typedef void (*Payments__V1__Payments_ServiceDestroy)(Payments__V1__Payments_Service *);
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
@@ -559,7 +671,9 @@ void payments__v1__payments__init (Payments__V1__Payments_Service *service,
       function_prefix__ ## get_transaction,\
       function_prefix__ ## handle_notification,\
       function_prefix__ ## get_account_token,\
-      function_prefix__ ## list_transactions  }
+      function_prefix__ ## list_transactions,\
+      function_prefix__ ## set_consumption_consent,\
+      function_prefix__ ## get_consumption_consent  }
 void payments__v1__payments__verify_transaction(ProtobufCService *service,
                                                 const Payments__V1__VerifyTransactionRequest *input,
                                                 Payments__V1__VerifyTransactionResponse_Closure closure,
@@ -580,6 +694,14 @@ void payments__v1__payments__list_transactions(ProtobufCService *service,
                                                const Payments__V1__ListTransactionsRequest *input,
                                                Payments__V1__ListTransactionsResponse_Closure closure,
                                                void *closure_data);
+void payments__v1__payments__set_consumption_consent(ProtobufCService *service,
+                                                     const Payments__V1__SetConsumptionConsentRequest *input,
+                                                     Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                                     void *closure_data);
+void payments__v1__payments__get_consumption_consent(ProtobufCService *service,
+                                                     const Payments__V1__GetConsumptionConsentRequest *input,
+                                                     Payments__V1__ConsumptionConsentResponse_Closure closure,
+                                                     void *closure_data);
 
 /* --- descriptors --- */
 
@@ -596,6 +718,9 @@ extern const ProtobufCMessageDescriptor payments__v1__get_account_token_request_
 extern const ProtobufCMessageDescriptor payments__v1__get_account_token_response__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__list_transactions_request__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__list_transactions_response__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__set_consumption_consent_request__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__get_consumption_consent_request__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__consumption_consent_response__descriptor;
 extern const ProtobufCServiceDescriptor payments__v1__payments__descriptor;
 
 PROTOBUF_C__END_DECLS

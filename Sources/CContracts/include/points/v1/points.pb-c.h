@@ -37,6 +37,8 @@ typedef struct Points__V1__SpendAttribution Points__V1__SpendAttribution;
 typedef struct Points__V1__SpendResponse Points__V1__SpendResponse;
 typedef struct Points__V1__ReverseSpendRequest Points__V1__ReverseSpendRequest;
 typedef struct Points__V1__ReverseSpendResponse Points__V1__ReverseSpendResponse;
+typedef struct Points__V1__GetPurchaseConsumptionRequest Points__V1__GetPurchaseConsumptionRequest;
+typedef struct Points__V1__GetPurchaseConsumptionResponse Points__V1__GetPurchaseConsumptionResponse;
 
 
 /* --- enums --- */
@@ -511,6 +513,54 @@ struct  Points__V1__ReverseSpendResponse
     , (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
+struct  Points__V1__GetPurchaseConsumptionRequest
+{
+  ProtobufCMessage base;
+  /*
+   * UUID text
+   */
+  char *user_id;
+  /*
+   * the grant's event id, e.g. "payment.apple_iap:2000000847061981"
+   */
+  char *purchase_event_id;
+};
+#define POINTS__V1__GET_PURCHASE_CONSUMPTION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__get_purchase_consumption_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The purchase's credit lot. found is false when there is none: the
+ * purchase was never credited, or was credited before attribution began
+ * (its credits are then part of the account's opening lot).
+ */
+struct  Points__V1__GetPurchaseConsumptionResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean found;
+  /*
+   * what the purchase credited
+   */
+  int64_t credited;
+  /*
+   * taken by spends (net of reversed spends)
+   */
+  int64_t spent;
+  /*
+   * still in the balance
+   */
+  int64_t remaining;
+  /*
+   * taken back otherwise: refunds, negative adjustments
+   */
+  int64_t clawed_back;
+};
+#define POINTS__V1__GET_PURCHASE_CONSUMPTION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__get_purchase_consumption_response__descriptor) \
+    , 0, 0, 0, 0, 0 }
+
+
 /* Points__V1__Package methods */
 void   points__v1__package__init
                      (Points__V1__Package         *message);
@@ -929,6 +979,44 @@ Points__V1__ReverseSpendResponse *
 void   points__v1__reverse_spend_response__free_unpacked
                      (Points__V1__ReverseSpendResponse *message,
                       ProtobufCAllocator *allocator);
+/* Points__V1__GetPurchaseConsumptionRequest methods */
+void   points__v1__get_purchase_consumption_request__init
+                     (Points__V1__GetPurchaseConsumptionRequest         *message);
+size_t points__v1__get_purchase_consumption_request__get_packed_size
+                     (const Points__V1__GetPurchaseConsumptionRequest   *message);
+size_t points__v1__get_purchase_consumption_request__pack
+                     (const Points__V1__GetPurchaseConsumptionRequest   *message,
+                      uint8_t             *out);
+size_t points__v1__get_purchase_consumption_request__pack_to_buffer
+                     (const Points__V1__GetPurchaseConsumptionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__GetPurchaseConsumptionRequest *
+       points__v1__get_purchase_consumption_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__get_purchase_consumption_request__free_unpacked
+                     (Points__V1__GetPurchaseConsumptionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__GetPurchaseConsumptionResponse methods */
+void   points__v1__get_purchase_consumption_response__init
+                     (Points__V1__GetPurchaseConsumptionResponse         *message);
+size_t points__v1__get_purchase_consumption_response__get_packed_size
+                     (const Points__V1__GetPurchaseConsumptionResponse   *message);
+size_t points__v1__get_purchase_consumption_response__pack
+                     (const Points__V1__GetPurchaseConsumptionResponse   *message,
+                      uint8_t             *out);
+size_t points__v1__get_purchase_consumption_response__pack_to_buffer
+                     (const Points__V1__GetPurchaseConsumptionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__GetPurchaseConsumptionResponse *
+       points__v1__get_purchase_consumption_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__get_purchase_consumption_response__free_unpacked
+                     (Points__V1__GetPurchaseConsumptionResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Points__V1__Package_Closure)
@@ -997,6 +1085,12 @@ typedef void (*Points__V1__ReverseSpendRequest_Closure)
 typedef void (*Points__V1__ReverseSpendResponse_Closure)
                  (const Points__V1__ReverseSpendResponse *message,
                   void *closure_data);
+typedef void (*Points__V1__GetPurchaseConsumptionRequest_Closure)
+                 (const Points__V1__GetPurchaseConsumptionRequest *message,
+                  void *closure_data);
+typedef void (*Points__V1__GetPurchaseConsumptionResponse_Closure)
+                 (const Points__V1__GetPurchaseConsumptionResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1040,6 +1134,10 @@ struct Points__V1__Points_Service
                         const Points__V1__ReverseSpendRequest *input,
                         Points__V1__ReverseSpendResponse_Closure closure,
                         void *closure_data);
+  void (*get_purchase_consumption)(Points__V1__Points_Service *service,
+                                   const Points__V1__GetPurchaseConsumptionRequest *input,
+                                   Points__V1__GetPurchaseConsumptionResponse_Closure closure,
+                                   void *closure_data);
 };
 typedef void (*Points__V1__Points_ServiceDestroy)(Points__V1__Points_Service *);
 void points__v1__points__init (Points__V1__Points_Service *service,
@@ -1056,7 +1154,8 @@ void points__v1__points__init (Points__V1__Points_Service *service,
       function_prefix__ ## reverse_clawback,\
       function_prefix__ ## list_ledger,\
       function_prefix__ ## spend,\
-      function_prefix__ ## reverse_spend  }
+      function_prefix__ ## reverse_spend,\
+      function_prefix__ ## get_purchase_consumption  }
 void points__v1__points__get_balance(ProtobufCService *service,
                                      const Points__V1__GetBalanceRequest *input,
                                      Points__V1__GetBalanceResponse_Closure closure,
@@ -1093,6 +1192,10 @@ void points__v1__points__reverse_spend(ProtobufCService *service,
                                        const Points__V1__ReverseSpendRequest *input,
                                        Points__V1__ReverseSpendResponse_Closure closure,
                                        void *closure_data);
+void points__v1__points__get_purchase_consumption(ProtobufCService *service,
+                                                  const Points__V1__GetPurchaseConsumptionRequest *input,
+                                                  Points__V1__GetPurchaseConsumptionResponse_Closure closure,
+                                                  void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1119,6 +1222,8 @@ extern const ProtobufCMessageDescriptor points__v1__spend_attribution__descripto
 extern const ProtobufCMessageDescriptor points__v1__spend_response__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__reverse_spend_request__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__get_purchase_consumption_request__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__get_purchase_consumption_response__descriptor;
 extern const ProtobufCServiceDescriptor points__v1__points__descriptor;
 
 PROTOBUF_C__END_DECLS

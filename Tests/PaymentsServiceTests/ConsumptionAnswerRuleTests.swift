@@ -1,0 +1,80 @@
+import AppStoreServerAPI
+@testable import PaymentsService
+import ServiceKit
+import XCTest
+
+/// What PaymentsService answers Apple's CONSUMPTION_REQUEST, decided
+/// without I/O, and its settings.
+final class ConsumptionAnswerRuleTests: XCTestCase {
+    private func facts(enabled: Bool = true, consented: Bool? = true, delivered: Bool = true, credited: Int64? = 100, spent: Int64? = 30,
+                       preference: ConsumptionRequest.RefundPreference? = nil) -> ConsumptionAnswerRule.Facts {
+        ConsumptionAnswerRule.Facts(enabled: enabled, consented: consented, delivered: delivered, credited: credited, spent: spent,
+                                    refundPreference: preference)
+    }
+
+    func testThePercentageIsTheSpentShareInMilliunitsRoundedDown() {
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 30, credited: 100), 30_000)
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 1, credited: 3), 33_333)
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 2, credited: 3), 66_666)
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 100, credited: 100), 100_000)
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 0, credited: 100), 0)
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 0, credited: 0), 0, "nothing known")
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 5, credited: 0), 0, "nothing known")
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 150, credited: 100), 100_000, "never above 100 %")
+        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 999_999_999, credited: 1_000_000_000), 99_999)
+        for credited in Int64(1)...200 {
+            for spent in Int64(0)...credited {
+                let value = ConsumptionAnswerRule.percentageMilliunits(spent: spent, credited: credited)
+                XCTAssertTrue((0...100_000).contains(value))
+                XCTAssertLessThanOrEqual(Int64(value) * credited, spent * 100_000, "rounded down")
+                XCTAssertGreaterThan(Int64(value + 1) * credited, spent * 100_000, "by less than one milliunit")
+            }
+        }
+    }
+
+    func testConsentedAndEnabledSendsDeliveredWithTheShareSpent() {
+        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(preference: .grantProrated)), .send(ConsumptionRequest(
+            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumptionPercentage: 30_000,
+            refundPreference: .grantProrated)))
+    }
+
+    func testNothingIsSentWithoutConsentOrWhenDisabled() {
+        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: false)), .skip(reason: "no_consent"))
+        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: nil)), .skip(reason: "no_consent"), "never said is not consent")
+        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(enabled: false)), .skip(reason: "disabled"))
+        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(enabled: false, consented: false)), .skip(reason: "disabled"))
+    }
+
+    func testAPurchaseNotCreditedIsUndeliveredAndAnUnknownLotIsZero() {
+        guard case .send(let undelivered) = ConsumptionAnswerRule.decide(facts(delivered: false)) else { return XCTFail("expected send") }
+        XCTAssertEqual(undelivered.deliveryStatus, .undeliveredOther)
+        XCTAssertEqual(undelivered.consumptionPercentage, 0)
+        guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil)) else { return XCTFail("expected send") }
+        XCTAssertEqual(unknown.deliveryStatus, .delivered)
+        XCTAssertEqual(unknown.consumptionPercentage, 0)
+        XCTAssertNil(unknown.refundPreference)
+    }
+
+    func testTheBodyIsRecordedAsSent() {
+        let request = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                                         consumptionPercentage: 30_000, refundPreference: .decline)
+        XCTAssertEqual(ConsumptionAnswerer.bodyJSON(request),
+                       #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false,"consumptionPercentage":30000,"refundPreference":"DECLINE"}"#)
+    }
+
+    private func settings(_ environment: [String: String]) throws -> ConsumptionSettings {
+        try ConsumptionSettings(CommandLineOptions(specs: ConsumptionSettings.optionSpecs, arguments: [], environment: environment))
+    }
+
+    func testSettingsAreOffByDefaultAndRefuseUnknownValues() throws {
+        XCTAssertEqual(try settings([:]), ConsumptionSettings())
+        let on = try settings(["CONSUMPTION_ANSWERS": "on", "CONSUMPTION_REFUND_PREFERENCE": "GRANT_PRORATED", "CONSUMPTION_RETRY_SECONDS": "5"])
+        XCTAssertTrue(on.enabled)
+        XCTAssertEqual(on.refundPreference, .grantProrated)
+        XCTAssertEqual(on.retry, .seconds(5))
+        for bad in [["CONSUMPTION_ANSWERS": "yes"], ["CONSUMPTION_REFUND_PREFERENCE": "grant_full"], ["CONSUMPTION_RETRY_SECONDS": "0"],
+                    ["CONSUMPTION_RETRY_SECONDS": "3601"]] {
+            XCTAssertThrowsError(try settings(bad), "\(bad)")
+        }
+    }
+}
