@@ -15,5 +15,6 @@ public enum AllMessages {
         HandleNotificationRequest.self, HandleNotificationResponse.self,
         GetAccountTokenRequest.self, GetAccountTokenResponse.self,
         ListTransactionsRequest.self, ListTransactionsResponse.self,
+        VerifyReceiptRequest.self, ReceiptItemResult.self, VerifyReceiptResponse.self,
     ]
 }

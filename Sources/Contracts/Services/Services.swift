@@ -34,9 +34,10 @@ public enum PaymentsMethods {
     public static let handleNotification = UnaryMethod<HandleNotificationRequest, HandleNotificationResponse>(service: service, method: "HandleNotification")
     public static let getAccountToken = UnaryMethod<GetAccountTokenRequest, GetAccountTokenResponse>(service: service, method: "GetAccountToken")
     public static let listTransactions = UnaryMethod<ListTransactionsRequest, ListTransactionsResponse>(service: service, method: "ListTransactions")
+    public static let verifyReceipt = UnaryMethod<VerifyReceiptRequest, VerifyReceiptResponse>(service: service, method: "VerifyReceipt")
     public static let all: [MethodSignature] = [
         verifyTransaction.signature, getTransaction.signature, handleNotification.signature, getAccountToken.signature,
-        listTransactions.signature,
+        listTransactions.signature, verifyReceipt.signature,
     ]
 }
 
