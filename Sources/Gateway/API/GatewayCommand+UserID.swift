@@ -3,7 +3,7 @@ extension GatewayCommand {
     var userId: String? {
         switch self {
         case .getBalance(let user), .listPackages(let user), .getAccountToken(let user): return user.userId
-        case .verifyTransaction(let user, _), .getTransaction(let user, _): return user.userId
+        case .verifyTransaction(let user, _), .getTransaction(let user, _), .verifyReceipt(let user, _): return user.userId
         case .listLedger(let user, _), .listTransactions(let user, _): return user.userId
         case .handleNotification, .health, .readiness: return nil
         }
