@@ -44,6 +44,14 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let grantFailed = ErrorReason(rawValue: "GRANT_FAILED")
     /// A Sandbox purchase this deployment does not credit (APPLE_SANDBOX_USER_IDS).
     public static let environmentNotAllowed = ErrorReason(rawValue: "ENVIRONMENT_NOT_ALLOWED")
+    /// VerifyReceipt: the app receipt does not read (not base64, truncated,
+    /// not PKCS #7, past a bound); the trailer `receipt-failure` names
+    /// `AppReceiptError`'s code. The same receipt will never read.
+    public static let receiptInvalid = ErrorReason(rawValue: "RECEIPT_INVALID")
+    /// VerifyReceipt on a deployment without the App Store Server API key:
+    /// a receipt's ids can only be looked up there. Permanent: it changes
+    /// with a deployment, not with time, so the app must not loop on it.
+    public static let appleAPINotConfigured = ErrorReason(rawValue: "APPLE_API_NOT_CONFIGURED")
     /// A bug or an unexpected failure on the answering side.
     public static let internalFailure = ErrorReason(rawValue: "INTERNAL")
 
@@ -53,6 +61,7 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
         .insufficientCredits,
         .productMismatch, .transactionInvalid, .transactionRevoked, .transactionConflict, .transactionNotFound,
         .appleUnavailable, .pointsUnavailable, .grantFailed, .environmentNotAllowed, .internalFailure,
+        .receiptInvalid, .appleAPINotConfigured,
     ]
 
     /// True when the same request, sent again unchanged, can never succeed.
@@ -61,7 +70,8 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public var isPermanent: Bool {
         switch self {
         case .validationFailed, .starterPackIneligible, .eventNotFound, .eventConflict, .productMismatch, .transactionInvalid,
-             .transactionRevoked, .transactionConflict, .transactionNotFound, .environmentNotAllowed:
+             .transactionRevoked, .transactionConflict, .transactionNotFound, .environmentNotAllowed, .receiptInvalid,
+             .appleAPINotConfigured:
             return true
         default:
             return false

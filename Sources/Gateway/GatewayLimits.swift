@@ -11,6 +11,21 @@ public enum GatewayLimits {
     public static let headerFieldCountMax = 100
     /// A request body after de-chunking; larger answers 413.
     public static let requestBodyBytesMax = 64 * 1024
+    /// The body of POST /api/v1/payments/apple/receipts, the one route with
+    /// a larger limit: a StoreKit 1 app receipt grows with the app's
+    /// purchase history and is sent whole, base64 in JSON (up to
+    /// `receiptDataBytesMax`, plus JSON's `\/` escapes, which Apple's
+    /// JSONSerialization writes by default). Every other route keeps 64 KiB.
+    public static let receiptRequestBodyBytesMax = 768 * 1024
+    /// The path whose body may reach `receiptRequestBodyBytesMax`.
+    static let receiptPath = "/api/v1/payments/apple/receipts"
+
+    /// The body limit of a request for `target` (origin-form, query
+    /// ignored), decided from the request line before any body byte is read.
+    public static func requestBodyBytesMax(target: String) -> Int {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return path == receiptPath ? receiptRequestBodyBytesMax : requestBodyBytesMax
+    }
     /// One chunk-size line including extensions (they are ignored, not unbounded).
     public static let chunkSizeLineBytesMax = 1024
     /// Empty lines tolerated before a request line (RFC 9112 §2.2 robustness).
@@ -76,6 +91,9 @@ public enum GatewayLimits {
 
     /// Deadline of VerifyTransaction (Apple verification and the grant).
     public static let verifyTransactionTimeoutMilliseconds: Int64 = 10_000
+    /// Deadline of VerifyReceipt: up to PaymentsService's 10 lookups at
+    /// Apple, each verified and granted in turn.
+    public static let verifyReceiptTimeoutMilliseconds: Int64 = 30_000
     /// Deadline of HandleNotification.
     public static let notificationTimeoutMilliseconds: Int64 = 10_000
     /// Deadline of read-only calls (balance, packages, status, token).
@@ -91,6 +109,9 @@ public enum GatewayLimits {
     public static let jsonDepthMax = 32
     /// The verify body's `signedTransactionInfo` JWS.
     public static let signedTransactionInfoBytesMax = 64 * 1024
+    /// The receipt body's `receiptData`: the base64 of PaymentsService's
+    /// largest receipt, 512 KiB decoded (AppReceiptLimits' default).
+    public static let receiptDataBytesMax = (512 * 1024 + 2) / 3 * 4
     // `productCode`, `transactionId`, `appStoreProductId` and the UUIDs are
     // the shared rules of `FieldRules`; their sizes are in `FieldLimits`.
 

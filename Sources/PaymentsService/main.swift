@@ -107,7 +107,7 @@ do {
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
-    PaymentsRPCService(processor: processor).register(on: &router)
+    PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
     let listen = try HostAndPort(parsing: options.required("--listen"))
     let tls = try InternalAuth.serverTLS(options, listen: listen)
     InternalAuth.authorize(&router, policy: try PaymentsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)

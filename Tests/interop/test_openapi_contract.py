@@ -272,6 +272,23 @@ def exercise(system, environment="Sandbox"):
     call("POST", verify, token=token, body=dict(purchase, transactionId=revoked_id, appAccountToken=None,
          signedTransactionInfo=transaction(ca, revoked_id, product, environment, revoked=True)))  # 409 revoked
 
+    # StoreKit 1 receipts: run.sh sets no App Store Server API key, so a
+    # well-formed receipt is 503 PAYMENT_RECEIPTS_UNAVAILABLE (not retryable);
+    # the 200 and the receipt problems are PaymentsReceiptTests' (stand-in).
+    receipts = "/api/v1/payments/apple/receipts"
+    status, _, body = call("POST", receipts, token=token, body={"receiptData": base64.b64encode(b"receipt").decode()})
+    assert status == 503 and json.loads(body)["code"] == "PAYMENT_RECEIPTS_UNAVAILABLE", body
+    assert json.loads(body)["retryable"] is False, body
+    call("POST", receipts, token=token, body={"receiptData": ""})  # 422 validation
+    call("POST", receipts, token=token, body={"receiptData": "AAAA", "transactionId": tid})  # 400 unknown member
+    call("POST", receipts, token=token, raw=b'{"receiptData":"AAAA"}', content_type="text/plain")  # 415
+    status, _, _ = call("POST", receipts, token=token, raw=b'{"receiptData":"' + b"A" * 100000 + b'"}',
+                        content_type="application/json")  # past 64 KiB, within the route's own limit
+    assert status == 503
+    call("POST", receipts, token=token, raw=b'{"receiptData":"' + b"A" * 800000 + b'"}',
+         content_type="application/json")  # 413
+    call("POST", receipts, body={"receiptData": "AAAA"})  # 401
+
     call("GET", f"/api/v1/payments/apple/transactions/{tid}", token=token)
     call("GET", f"/api/v1/payments/apple/transactions/{tid}", token=other)  # 404
     call("GET", "/api/v1/payments/apple/transactions/12ab", token=token)  # 422

@@ -17,5 +17,6 @@ public enum AllMessages {
         GetAccountTokenRequest.self, GetAccountTokenResponse.self,
         ListTransactionsRequest.self, ListTransactionsResponse.self,
         SetConsumptionConsentRequest.self, GetConsumptionConsentRequest.self, ConsumptionConsentResponse.self,
+        VerifyReceiptRequest.self, ReceiptItemResult.self, VerifyReceiptResponse.self,
     ]
 }

@@ -162,3 +162,44 @@ public struct ConsumptionConsentResponse: ProtobufMessage, Equatable {
     public var recorded = false
     public init() {}
 }
+
+/// `payments.v1.VerifyReceiptRequest`: a StoreKit 1 app receipt to credit.
+public struct VerifyReceiptRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.VerifyReceiptRequest"
+    public var userId = ""
+    public var emailHash = ""
+    public var emailMasked = ""
+    /// The base64 app receipt; never log it.
+    public var receiptData = ""
+    public init() {}
+}
+
+/// `payments.v1.ReceiptItemStatus`.
+public struct ReceiptItemStatus: ProtobufEnum {
+    public var rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public static let unspecified = Self(rawValue: 0)
+    public static let success = Self(rawValue: 1)
+    public static let duplicate = Self(rawValue: 2)
+    public static let failed = Self(rawValue: 3)
+}
+
+/// `payments.v1.ReceiptItemResult`: one transaction of a receipt.
+public struct ReceiptItemResult: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.ReceiptItemResult"
+    public var status = ReceiptItemStatus.unspecified
+    public var transactionId = ""
+    public var productCode = ""
+    public var creditsAdded: Int64 = 0
+    public var errorGrpcCode: Int32 = 0
+    public var errorReason = ""
+    public var errorDetail = ""
+    public init() {}
+}
+
+/// `payments.v1.VerifyReceiptResponse`.
+public struct VerifyReceiptResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "payments.v1.VerifyReceiptResponse"
+    public var results: [ReceiptItemResult] = []
+    public init() {}
+}

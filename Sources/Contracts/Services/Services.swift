@@ -41,9 +41,10 @@ public enum PaymentsMethods {
         service: service, method: "SetConsumptionConsent")
     public static let getConsumptionConsent = UnaryMethod<GetConsumptionConsentRequest, ConsumptionConsentResponse>(
         service: service, method: "GetConsumptionConsent")
+    public static let verifyReceipt = UnaryMethod<VerifyReceiptRequest, VerifyReceiptResponse>(service: service, method: "VerifyReceipt")
     public static let all: [MethodSignature] = [
         verifyTransaction.signature, getTransaction.signature, handleNotification.signature, getAccountToken.signature,
-        listTransactions.signature, setConsumptionConsent.signature, getConsumptionConsent.signature,
+        listTransactions.signature, setConsumptionConsent.signature, getConsumptionConsent.signature, verifyReceipt.signature,
     ]
 }
 

@@ -4,7 +4,8 @@ extension GatewayCommand {
         switch self {
         case .getBalance(let user), .listPackages(let user), .getAccountToken(let user), .getConsumptionConsent(let user):
             return user.userId
-        case .verifyTransaction(let user, _), .getTransaction(let user, _), .setConsumptionConsent(let user, _): return user.userId
+        case .verifyTransaction(let user, _), .getTransaction(let user, _), .setConsumptionConsent(let user, _), .verifyReceipt(let user, _):
+            return user.userId
         case .listLedger(let user, _), .listTransactions(let user, _): return user.userId
         case .handleNotification, .health, .readiness: return nil
         }

@@ -7,6 +7,7 @@ public enum GatewayCommand: Sendable, Equatable {
     case listLedger(AuthenticatedUser, PageQuery)
     case listTransactions(AuthenticatedUser, PageQuery)
     case verifyTransaction(AuthenticatedUser, VerifyTransactionRequestBody)
+    case verifyReceipt(AuthenticatedUser, VerifyReceiptRequestBody)
     case getTransaction(AuthenticatedUser, transactionId: String)
     case getAccountToken(AuthenticatedUser)
     case getConsumptionConsent(AuthenticatedUser)

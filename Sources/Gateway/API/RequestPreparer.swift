@@ -72,6 +72,9 @@ public struct RequestPreparer: Sendable {
         case .verifyTransaction:
             try requireJSON(request)
             return .verifyTransaction(authenticated(), try VerifyTransactionRequestBody(jsonBody: request.body))
+        case .verifyReceipt:
+            try requireJSON(request)
+            return .verifyReceipt(authenticated(), try VerifyReceiptRequestBody(jsonBody: request.body))
         case .appleNotifications:
             try requireJSON(request)
             return .handleNotification(try NotificationRequestBody(jsonBody: request.body))

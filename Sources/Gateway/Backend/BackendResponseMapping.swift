@@ -58,6 +58,29 @@ public enum BackendResponseMapping {
             creditsAdded: response.creditsAdded, newBalance: response.newBalance, ledgerEventId: response.ledgerEventId)
     }
 
+    /// The receipt body (apple-iap-protocol.md, 3.7): each failed item's
+    /// (code, reason) becomes the problem code a verify would have answered,
+    /// through the one table (`RPCFailureMapping`).
+    public static func receipt(_ response: VerifyReceiptResponse) throws(ResponseInvariantViolation) -> VerifyReceiptResponseBody {
+        var items: [VerifyReceiptResponseBody.Item] = []
+        for result in response.results {
+            let status: VerifyReceiptResponseBody.Item.Status
+            switch result.status {
+            case .success: status = .success
+            case .duplicate: status = .duplicate
+            case .failed: status = .failed
+            default: throw ResponseInvariantViolation("receipt item without a status")
+            }
+            let code = status == .failed
+                ? RPCFailureMapping.problemCode(grpcCode: Int(result.errorGrpcCode), reason: result.errorReason) : nil
+            items.append(try VerifyReceiptResponseBody.Item(
+                status: status, transactionId: result.transactionId, productCode: result.productCode.isEmpty ? nil : result.productCode,
+                creditsAdded: result.creditsAdded, errorCode: code,
+                errorDetail: RPCFailureMapping.isStableCode(result.errorDetail) ? result.errorDetail : nil))
+        }
+        return VerifyReceiptResponseBody(results: items)
+    }
+
     /// One of `user`'s transactions; anyone else's (or none) is NOT_FOUND,
     /// indistinguishable from a transaction that does not exist.
     public static func transaction(_ response: GetTransactionResponse, user: AuthenticatedUser, instance: String) throws -> TransactionStatusResponseBody {

@@ -19,6 +19,7 @@ public struct CommandExecutor: Sendable {
 
     private static let readTimeout = Duration.milliseconds(GatewayLimits.readTimeoutMilliseconds)
     private static let verifyTimeout = Duration.milliseconds(GatewayLimits.verifyTransactionTimeoutMilliseconds)
+    private static let receiptTimeout = Duration.milliseconds(GatewayLimits.verifyReceiptTimeoutMilliseconds)
     private static let notificationTimeout = Duration.milliseconds(GatewayLimits.notificationTimeoutMilliseconds)
 
     public func execute(_ command: GatewayCommand, requestId: String, instance: String) async throws -> HTTPResponse {
@@ -66,6 +67,15 @@ public struct CommandExecutor: Sendable {
                 PaymentsMethods.verifyTransaction, verifyRequest(user: user, body: body), metadata: metadata,
                 timeout: Self.verifyTimeout)
             return try BackendResponseMapping.verification(response, submitted: body).response()
+        case .verifyReceipt(let user, let body):
+            var request = VerifyReceiptRequest()
+            request.userId = user.userId
+            request.emailHash = emailIdentity.hash(user.email)
+            request.emailMasked = EmailIdentity.masked(user.email)
+            request.receiptData = body.receiptData
+            let response = try await backends.payments.call(
+                PaymentsMethods.verifyReceipt, request, metadata: metadata, timeout: Self.receiptTimeout)
+            return try BackendResponseMapping.receipt(response).response()
         case .getTransaction(let user, let transactionId):
             var request = GetTransactionRequest()
             request.userId = user.userId

@@ -24,6 +24,9 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private var phase: Phase = .head
+    /// The body limit of the request being read (its route's, see
+    /// `GatewayLimits.requestBodyBytesMax(target:)`).
+    private var bodyBytesMax = GatewayLimits.requestBodyBytesMax
     private var buffer: [UInt8] = []
     /// Start of the unconsumed bytes in `buffer`.
     private var position = 0
@@ -191,7 +194,8 @@ public struct HTTPRequestParser: Sendable {
         headScanOffset = 0
         leadingEmptyLineCount = 0
 
-        let framing = try HTTPMessageFraming(version: requestLine.version, headers: headers)
+        bodyBytesMax = GatewayLimits.requestBodyBytesMax(target: requestLine.target)
+        let framing = try HTTPMessageFraming(version: requestLine.version, headers: headers, bodyBytesMax: bodyBytesMax)
         guard HTTPRequestLine.implementedMethods.contains(requestLine.method) else {
             throw HTTPRequestError(.methodNotImplemented)
         }
@@ -252,7 +256,7 @@ public struct HTTPRequestParser: Sendable {
         if size == 0 {
             phase = .trailers
         } else {
-            if size > GatewayLimits.requestBodyBytesMax - body.count { throw HTTPRequestError(.bodyTooLarge) }
+            if size > bodyBytesMax - body.count { throw HTTPRequestError(.bodyTooLarge) }
             phase = .chunkData(remainingBytes: size)
         }
         return true

@@ -15,6 +15,13 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     case paymentEnvironmentNotAllowed = "PAYMENT_ENVIRONMENT_NOT_ALLOWED"
     case paymentAppleUnavailable = "PAYMENT_APPLE_UNAVAILABLE"
     case paymentGrantFailed = "PAYMENT_GRANT_FAILED"
+    /// A StoreKit 1 app receipt that does not read (not base64, truncated,
+    /// not PKCS #7, past a bound); nothing was written.
+    case paymentReceiptInvalid = "PAYMENT_RECEIPT_INVALID"
+    /// The receipt route needs the App Store Server API, which this
+    /// deployment has no key for. Not retryable: it changes with a
+    /// deployment, not with time (the app keeps the receipt and stops).
+    case paymentReceiptsUnavailable = "PAYMENT_RECEIPTS_UNAVAILABLE"
     case unauthenticated = "UNAUTHENTICATED"
     /// A body that is not well-formed for the route (400).
     case validationFailedMalformed = "VALIDATION_FAILED"
@@ -45,10 +52,10 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     public var httpStatus: Int {
         switch self {
         case .paymentProductNotFound, .notFound: return 404
-        case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable: return 422
+        case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable, .paymentReceiptInvalid: return 422
         case .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible: return 409
         case .paymentEnvironmentNotAllowed: return 403
-        case .paymentAppleUnavailable, .serviceUnavailable: return 503
+        case .paymentAppleUnavailable, .serviceUnavailable, .paymentReceiptsUnavailable: return 503
         case .paymentGrantFailed, .internalError: return 500
         case .unauthenticated: return 401
         case .validationFailedMalformed: return 400
@@ -79,7 +86,7 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             return true
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
             .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
-            .paymentEnvironmentNotAllowed, .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
+            .paymentEnvironmentNotAllowed, .paymentReceiptInvalid, .paymentReceiptsUnavailable, .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
             .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
             .featureUnsupported, .httpVersionNotSupported:
             return false
@@ -98,6 +105,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         case .paymentEnvironmentNotAllowed: return "Sandbox/TestFlight purchases are not credited by this deployment"
         case .paymentAppleUnavailable: return "Apple is unavailable"
         case .paymentGrantFailed: return "Credits could not be granted yet"
+        case .paymentReceiptInvalid: return "App receipt is invalid"
+        case .paymentReceiptsUnavailable: return "App receipts are not accepted by this deployment"
         case .unauthenticated: return "Authentication required"
         case .validationFailedMalformed: return "Request is malformed"
         case .validationFailedUnprocessable: return "Request failed validation"

@@ -55,6 +55,8 @@ public enum RPCFailureMapping {
         Key(code: GRPCCode.unavailable, reason: .pointsUnavailable): .serviceUnavailable,
         Key(code: GRPCCode.unavailable, reason: .databaseUnavailable): .serviceUnavailable,
         Key(code: GRPCCode.internalError, reason: .grantFailed): .paymentGrantFailed,
+        Key(code: GRPCCode.invalidArgument, reason: .receiptInvalid): .paymentReceiptInvalid,
+        Key(code: GRPCCode.failedPrecondition, reason: .appleAPINotConfigured): .paymentReceiptsUnavailable,
     ]
 
     /// The problem for a failed call. `reason` is the `error-reason`

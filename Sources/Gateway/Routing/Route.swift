@@ -7,6 +7,8 @@ public enum Route: Sendable, Equatable {
     /// The user's own purchases, newest first.
     case transactions
     case verifyTransaction
+    /// A StoreKit 1 app receipt (the only route with a larger body limit).
+    case verifyReceipt
     /// The raw path segment; validate it with the transactionId rule.
     case transactionStatus(transactionId: String)
     case accountToken

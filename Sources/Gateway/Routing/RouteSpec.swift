@@ -22,6 +22,7 @@ public struct RouteSpec: Sendable {
         RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/transactions/verify", requiresAuthentication: true) { _ in
             .verifyTransaction
         },
+        RouteSpec(method: "POST", pattern: GatewayLimits.receiptPath, requiresAuthentication: true) { _ in .verifyReceipt },
         RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions/{transactionId}", requiresAuthentication: true) {
             .transactionStatus(transactionId: $0[0])
         },

@@ -30,8 +30,9 @@ public enum HTTP2Messages {
         guard let method, !method.isEmpty, let path, path.hasPrefix("/") else {
             return .failure(Problem(.validationFailedMalformed, detail: "Missing :method or origin-form :path."))
         }
-        guard body.count <= GatewayLimits.requestBodyBytesMax else {
-            return .failure(Problem(.payloadTooLarge, detail: "The request body exceeds \(GatewayLimits.requestBodyBytesMax) bytes."))
+        let bodyBytesMax = GatewayLimits.requestBodyBytesMax(target: path)
+        guard body.count <= bodyBytesMax else {
+            return .failure(Problem(.payloadTooLarge, detail: "The request body exceeds \(bodyBytesMax) bytes."))
         }
         return .success(HTTPRequest(method: method, target: path, version: .http1_1, headers: headers, body: body, keepAlive: true))
     }

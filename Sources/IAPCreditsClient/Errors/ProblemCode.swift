@@ -16,6 +16,11 @@ public enum ProblemCode: Sendable, Hashable, CustomStringConvertible {
     case paymentEnvironmentNotAllowed
     case paymentAppleUnavailable
     case paymentGrantFailed
+    /// The StoreKit 1 receipt route's: the receipt does not read (this
+    /// library submits StoreKit 2 transactions; known so it never retries).
+    case paymentReceiptInvalid
+    /// The StoreKit 1 receipt route is off in this deployment (not retryable).
+    case paymentReceiptsUnavailable
     case unauthenticated
     case validationFailed
     case notFound
@@ -38,7 +43,7 @@ public enum ProblemCode: Sendable, Hashable, CustomStringConvertible {
     public static let allKnown: [ProblemCode] = [
         .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid, .paymentTransactionRevoked,
         .paymentTransactionConflict, .paymentStarterPackIneligible, .paymentEnvironmentNotAllowed,
-        .paymentAppleUnavailable, .paymentGrantFailed, .unauthenticated, .validationFailed, .notFound,
+        .paymentAppleUnavailable, .paymentGrantFailed, .paymentReceiptInvalid, .paymentReceiptsUnavailable, .unauthenticated, .validationFailed, .notFound,
         .methodNotAllowed, .unsupportedMediaType, .payloadTooLarge, .rateLimited, .serviceUnavailable,
         .internalError, .requestTimeout, .uriTooLong, .headerFieldsTooLarge, .expectationFailed, .notImplemented,
         .httpVersionNotSupported,
@@ -64,6 +69,8 @@ public enum ProblemCode: Sendable, Hashable, CustomStringConvertible {
         case .paymentEnvironmentNotAllowed: "PAYMENT_ENVIRONMENT_NOT_ALLOWED"
         case .paymentAppleUnavailable: "PAYMENT_APPLE_UNAVAILABLE"
         case .paymentGrantFailed: "PAYMENT_GRANT_FAILED"
+        case .paymentReceiptInvalid: "PAYMENT_RECEIPT_INVALID"
+        case .paymentReceiptsUnavailable: "PAYMENT_RECEIPTS_UNAVAILABLE"
         case .unauthenticated: "UNAUTHENTICATED"
         case .validationFailed: "VALIDATION_FAILED"
         case .notFound: "NOT_FOUND"

@@ -7,6 +7,7 @@
 /// | PAYMENT_TRANSACTION_REVOKED | 409 | finish (Apple refunded or revoked it; nothing will ever be credited) | nothing to do |
 /// | PAYMENT_APPLE_UNAVAILABLE, PAYMENT_GRANT_FAILED, SERVICE_UNAVAILABLE, INTERNAL, RATE_LIMITED, REQUEST_TIMEOUT, UNAUTHENTICATED | 503, 500, 503, 500, 429, 408, 401 | keep, retry with backoff | retry later |
 /// | PAYMENT_PRODUCT_NOT_FOUND, PAYMENT_PRODUCT_MISMATCH, PAYMENT_TRANSACTION_INVALID, PAYMENT_TRANSACTION_CONFLICT, PAYMENT_STARTER_PACK_INELIGIBLE | 404, 422, 422, 409, 409 | keep, report | contact support |
+/// | PAYMENT_RECEIPT_INVALID, PAYMENT_RECEIPTS_UNAVAILABLE | 422, 503 | keep, report (the StoreKit 1 receipt route's; never answered to this library's StoreKit 2 submissions) | contact support |
 /// | PAYMENT_ENVIRONMENT_NOT_ALLOWED | 403 | keep, report | nothing to do (a test purchase; no money was taken) |
 /// | VALIDATION_FAILED, NOT_FOUND, METHOD_NOT_ALLOWED, UNSUPPORTED_MEDIA_TYPE, PAYLOAD_TOO_LARGE, URI_TOO_LONG, HEADER_FIELDS_TOO_LARGE, EXPECTATION_FAILED, NOT_IMPLEMENTED, HTTP_VERSION_NOT_SUPPORTED | 400/422, 404, 405, 415, 413, 414, 431, 417, 501, 505 | keep, report (the app and the gateway disagree: a bug or a misconfigured deployment, not a judgement of the purchase) | contact support |
 /// | any code this library does not know | — | keep, retry with backoff | retry later |
@@ -36,7 +37,7 @@ extension ProblemCode {
             return .retry
         // Judged and refused: paid but not credited, so never finished silently.
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
-            .paymentTransactionConflict, .paymentStarterPackIneligible:
+            .paymentTransactionConflict, .paymentStarterPackIneligible, .paymentReceiptInvalid, .paymentReceiptsUnavailable:
             return .support
         case .paymentEnvironmentNotAllowed:
             return ProblemPolicy(disposition: .keepAndReport, advice: .nothingToDo)

@@ -80,6 +80,12 @@ public enum LocalizedMessages {
         case .paymentGrantFailed:
             return ("Your purchase is verified, but the credits could not be added yet. They will be added automatically.",
                     "购买已验证，但积分暂未到账，稍后将自动补发。")
+        case .paymentReceiptInvalid:
+            return ("Your App Store receipt could not be read. Your purchases are kept; please contact support.",
+                    "无法读取您的 App Store 收据。购买记录已保留，请联系客服。")
+        case .paymentReceiptsUnavailable:
+            return ("Purchases from this app version cannot be checked right now. They are kept; please update the app or contact support.",
+                    "暂时无法核对此版本应用的购买。购买记录已保留，请更新应用或联系客服。")
         case .unauthenticated:
             return ("Your session has expired. Please sign in again; any purchase you made is kept.",
                     "登录已过期，请重新登录。已完成的购买会被保留。")

@@ -29,6 +29,11 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// (alerted); resubmitting succeeds once it is fixed.
     case grantFailed(detail: String)
     case internalFailure(detail: String)
+    /// A StoreKit 1 app receipt that does not read (`code` is
+    /// `AppReceiptError`'s, or `tooManyTransactions`); nothing is written.
+    case receiptInvalid(code: String)
+    /// The receipt route needs the App Store Server API key, not set here.
+    case appleAPINotConfigured
 
     var reason: ErrorReason {
         switch self {
@@ -46,17 +51,19 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .databaseUnavailable: .databaseUnavailable
         case .grantFailed: .grantFailed
         case .internalFailure: .internalFailure
+        case .receiptInvalid: .receiptInvalid
+        case .appleAPINotConfigured: .appleAPINotConfigured
         }
     }
 
     /// The numeric gRPC status code (see payments.proto's header).
     var grpcStatusCode: Int {
         switch self {
-        case .validationFailed, .productMismatch, .transactionInvalid: 3       // INVALID_ARGUMENT
+        case .validationFailed, .productMismatch, .transactionInvalid, .receiptInvalid: 3  // INVALID_ARGUMENT
         case .productNotFound, .transactionNotFound: 5                          // NOT_FOUND
         case .transactionConflict: 6                                            // ALREADY_EXISTS
         case .transactionRevoked, .starterPackIneligible: 9                     // FAILED_PRECONDITION
-        case .environmentNotAllowed: 9                                          // FAILED_PRECONDITION
+        case .environmentNotAllowed, .appleAPINotConfigured: 9                  // FAILED_PRECONDITION
         case .grantFailed, .internalFailure: 13                                 // INTERNAL
         case .appleUnavailable, .pointsUnavailable, .databaseUnavailable: 14    // UNAVAILABLE
         }
@@ -82,6 +89,8 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .databaseUnavailable: "database unavailable, retry later"
         case .grantFailed: "the purchase was verified but could not be credited"
         case .internalFailure: "internal error"
+        case .receiptInvalid(let code): "app receipt invalid: \(code)"
+        case .appleAPINotConfigured: "app receipts need the App Store Server API, which this deployment is not configured for"
         }
     }
 

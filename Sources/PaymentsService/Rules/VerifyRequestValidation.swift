@@ -1,3 +1,4 @@
+import AppReceipt
 import FieldRules
 import Foundation
 
@@ -32,6 +33,17 @@ enum PaymentsLimits {
     /// ListTransactions pages.
     static let transactionPageSizeDefault = 20
     static let transactionPageSizeMax = 100
+    /// Transactions one app receipt may make us look up at Apple (one Get
+    /// Transaction Info each, in sequence): StoreKit 1 keeps a consumable in
+    /// the receipt only until the app finishes it, so a real receipt lists a
+    /// few; 10 lookups of about a second fit the gateway's 30 s deadline.
+    /// A receipt listing more is refused whole (RECEIPT_INVALID,
+    /// `tooManyTransactions`), before any lookup.
+    static let receiptTransactionsMax = 10
+    /// The decoded receipt (AppReceiptReader's bound; its default, 512 KiB).
+    static let receiptBytesMax = AppReceiptLimits.receiptBytesMaxDefault
+    /// The base64 text of that many bytes (4 characters per 3 bytes).
+    static let receiptDataBytesMax = (receiptBytesMax + 2) / 3 * 4
 }
 
 /// The request's field rules are FieldRules' (the gateway and PointsService

@@ -44,6 +44,16 @@ final class PaymentProcessor: Sendable {
 
         let known = try await package(for: valid, requestId: requestId)
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
+        return try await credit(transaction, claimedBy: valid, package: known, log: log, requestId: requestId)
+    }
+
+    /// The rest of a verify, once the JWS is verified: the claims, the
+    /// Sandbox policy, the catalog, the account token, then saga step 1 and
+    /// the owed steps. Shared by the app's verify and each transaction of a
+    /// StoreKit 1 receipt (`ReceiptCrediting`). `known` is nil when the
+    /// catalog has no package for the product.
+    func credit(_ transaction: JWSTransaction, claimedBy valid: ValidVerifyRequest, package known: Contracts.Package?,
+                log: Logger, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
         try checkClaims(transaction, against: valid)
         try checkCreditPolicy(transaction, userId: valid.userId, log: log)
         guard let package = known else {
@@ -157,6 +167,16 @@ final class PaymentProcessor: Sendable {
             throw .productMismatch(problem: "app_store_product_id does not belong to product_code")
         }
         return package
+    }
+
+    /// The catalog's package sold as `appStoreProductId` (looked up again in
+    /// a fresh copy when the cached one lacks it), nil when there is none.
+    func catalogPackage(appStoreProductId: String, requestId: String?) async throws(PaymentsError) -> Contracts.Package? {
+        var packages = try await catalog.packages(requestId: requestId)
+        if !packages.contains(where: { $0.appStoreProductId == appStoreProductId }) {
+            packages = try await catalog.packages(fresh: true, requestId: requestId)
+        }
+        return packages.first(where: { $0.appStoreProductId == appStoreProductId })
     }
 
     /// Verifies the JWS; Apple-side unavailability is retryable, anything

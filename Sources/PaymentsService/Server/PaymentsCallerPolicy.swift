@@ -14,7 +14,7 @@ enum PaymentsCallerPolicy {
         for method in [
             PaymentsMethods.verifyTransaction.descriptor, PaymentsMethods.getTransaction.descriptor,
             PaymentsMethods.handleNotification.descriptor, PaymentsMethods.getAccountToken.descriptor,
-            PaymentsMethods.listTransactions.descriptor,
+            PaymentsMethods.listTransactions.descriptor, PaymentsMethods.verifyReceipt.descriptor,
             PaymentsMethods.setConsumptionConsent.descriptor, PaymentsMethods.getConsumptionConsent.descriptor,
         ] {
             rules[method] = .only([gateway])

@@ -8,6 +8,7 @@ extension PaymentsError: RPCErrorConvertible {
     var rpcError: RPCError {
         var extra: [(String, String)] = []
         if case .transactionInvalid(let failure, _) = self { extra.append(("jws-failure", failure)) }
+        if case .receiptInvalid(let code) = self { extra.append(("receipt-failure", code)) }
         return ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message, extra: extra)
     }
 }

@@ -5,6 +5,8 @@ import RPCRuntime
 /// `PaymentProcessor`, carrying the caller's request id into the logs.
 struct PaymentsRPCService: Sendable {
     let processor: PaymentProcessor
+    /// StoreKit 1 receipts (off without the App Store Server API key).
+    let receipts: ReceiptCrediting
 
     func register(on router: inout Router) {
         router.register(PaymentsMethods.verifyTransaction) { request, call in
@@ -26,6 +28,9 @@ struct PaymentsRPCService: Sendable {
         }
         router.register(PaymentsMethods.listTransactions) { request, _ in
             try await processor.listTransactions(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
+        }
+        router.register(PaymentsMethods.verifyReceipt) { request, call in
+            try await receipts.verify(request, requestId: Self.requestId(call))
         }
         router.register(PaymentsMethods.getAccountToken) { request, _ in
             var response = GetAccountTokenResponse()

@@ -20,6 +20,8 @@ final class RPCFailureMappingTests: XCTestCase {
             (Code.unavailable, "POINTS_UNAVAILABLE", .serviceUnavailable),
             (Code.unavailable, "DATABASE_UNAVAILABLE", .serviceUnavailable),
             (Code.internalError, "GRANT_FAILED", .paymentGrantFailed),
+            (Code.invalidArgument, "RECEIPT_INVALID", .paymentReceiptInvalid),
+            (Code.failedPrecondition, "APPLE_API_NOT_CONFIGURED", .paymentReceiptsUnavailable),
         ]
         for (code, reason, problem) in cases {
             XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: code, reason: reason), problem, reason)
@@ -67,6 +69,7 @@ final class RPCFailureMappingTests: XCTestCase {
         let reasons = documented.subtracting(grpcNames)
         XCTAssertGreaterThanOrEqual(reasons.count, 13)
         XCTAssertTrue(reasons.contains("ENVIRONMENT_NOT_ALLOWED"))
+        XCTAssertTrue(reasons.isSuperset(of: ["RECEIPT_INVALID", "APPLE_API_NOT_CONFIGURED"]))
         let mapped = Set(RPCFailureMapping.documentedPairs.map(\.reason))
         XCTAssertEqual(reasons.subtracting(mapped), [], "every documented reason has a row")
     }

@@ -177,6 +177,31 @@ final class BackendDoubles: Sendable {
             try await holder.value.record("GetConsumptionConsent", request)
             return ConsumptionConsentResponse()
         }
+        // Four items, one of each kind the gateway renders: credited now,
+        // credited before, another user's (permanent), Apple down (retryable).
+        router.register(PaymentsMethods.verifyReceipt) { _, request in
+            try await holder.value.record("VerifyReceipt", request)
+            var response = VerifyReceiptResponse()
+            func item(_ status: ReceiptItemStatus, _ id: String, _ code: String, _ credits: Int64, _ grpc: Int32 = 0, _ reason: String = "",
+                      _ detail: String = "") -> ReceiptItemResult {
+                var result = ReceiptItemResult()
+                result.status = status
+                result.transactionId = id
+                result.productCode = code
+                result.creditsAdded = credits
+                result.errorGrpcCode = grpc
+                result.errorReason = reason
+                result.errorDetail = detail
+                return result
+            }
+            response.results = [
+                item(.success, "2000000000000011", "popular_pack", 210),
+                item(.duplicate, "2000000000000012", "premium_pack", 0),
+                item(.failed, "2000000000000013", "popular_pack", 0, 6, "TRANSACTION_CONFLICT"),
+                item(.failed, "2000000000000014", "", 0, 14, "APPLE_UNAVAILABLE", "not a code: free text"),
+            ]
+            return response
+        }
         router.register(PaymentsMethods.handleNotification) { _, request in
             try await holder.value.record("HandleNotification", request)
             var response = HandleNotificationResponse()

@@ -28,6 +28,8 @@ final class ProblemPolicyTests: XCTestCase {
             .paymentEnvironmentNotAllowed: (.keepAndReport, .nothingToDo),
             .paymentAppleUnavailable: (.keepAndRetry, .retryLater),
             .paymentGrantFailed: (.keepAndRetry, .retryLater),
+            .paymentReceiptInvalid: (.keepAndReport, .contactSupport),
+            .paymentReceiptsUnavailable: (.keepAndReport, .contactSupport),
             .unauthenticated: (.keepAndRetry, .retryLater),
             .validationFailed: (.keepAndReport, .contactSupport),
             .notFound: (.keepAndReport, .contactSupport),

@@ -637,6 +637,141 @@ void   payments__v1__consumption_consent_response__free_unpacked
   assert(message->base.descriptor == &payments__v1__consumption_consent_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   payments__v1__verify_receipt_request__init
+                     (Payments__V1__VerifyReceiptRequest         *message)
+{
+  static const Payments__V1__VerifyReceiptRequest init_value = PAYMENTS__V1__VERIFY_RECEIPT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t payments__v1__verify_receipt_request__get_packed_size
+                     (const Payments__V1__VerifyReceiptRequest *message)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__verify_receipt_request__pack
+                     (const Payments__V1__VerifyReceiptRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__verify_receipt_request__pack_to_buffer
+                     (const Payments__V1__VerifyReceiptRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__VerifyReceiptRequest *
+       payments__v1__verify_receipt_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__VerifyReceiptRequest *)
+     protobuf_c_message_unpack (&payments__v1__verify_receipt_request__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__verify_receipt_request__free_unpacked
+                     (Payments__V1__VerifyReceiptRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__verify_receipt_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   payments__v1__receipt_item_result__init
+                     (Payments__V1__ReceiptItemResult         *message)
+{
+  static const Payments__V1__ReceiptItemResult init_value = PAYMENTS__V1__RECEIPT_ITEM_RESULT__INIT;
+  *message = init_value;
+}
+size_t payments__v1__receipt_item_result__get_packed_size
+                     (const Payments__V1__ReceiptItemResult *message)
+{
+  assert(message->base.descriptor == &payments__v1__receipt_item_result__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__receipt_item_result__pack
+                     (const Payments__V1__ReceiptItemResult *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__receipt_item_result__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__receipt_item_result__pack_to_buffer
+                     (const Payments__V1__ReceiptItemResult *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__receipt_item_result__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__ReceiptItemResult *
+       payments__v1__receipt_item_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__ReceiptItemResult *)
+     protobuf_c_message_unpack (&payments__v1__receipt_item_result__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__receipt_item_result__free_unpacked
+                     (Payments__V1__ReceiptItemResult *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__receipt_item_result__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   payments__v1__verify_receipt_response__init
+                     (Payments__V1__VerifyReceiptResponse         *message)
+{
+  static const Payments__V1__VerifyReceiptResponse init_value = PAYMENTS__V1__VERIFY_RECEIPT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t payments__v1__verify_receipt_response__get_packed_size
+                     (const Payments__V1__VerifyReceiptResponse *message)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t payments__v1__verify_receipt_response__pack
+                     (const Payments__V1__VerifyReceiptResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t payments__v1__verify_receipt_response__pack_to_buffer
+                     (const Payments__V1__VerifyReceiptResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &payments__v1__verify_receipt_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Payments__V1__VerifyReceiptResponse *
+       payments__v1__verify_receipt_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Payments__V1__VerifyReceiptResponse *)
+     protobuf_c_message_unpack (&payments__v1__verify_receipt_response__descriptor,
+                                allocator, len, data);
+}
+void   payments__v1__verify_receipt_response__free_unpacked
+                     (Payments__V1__VerifyReceiptResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &payments__v1__verify_receipt_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor payments__v1__verify_transaction_request__field_descriptors[8] =
 {
   {
@@ -1702,6 +1837,237 @@ const ProtobufCMessageDescriptor payments__v1__consumption_consent_response__des
   (ProtobufCMessageInit) payments__v1__consumption_consent_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor payments__v1__verify_receipt_request__field_descriptors[4] =
+{
+  {
+    "user_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__VerifyReceiptRequest, user_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "email_hash",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__VerifyReceiptRequest, email_hash),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "email_masked",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__VerifyReceiptRequest, email_masked),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "receipt_data",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__VerifyReceiptRequest, receipt_data),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__verify_receipt_request__field_indices_by_name[] = {
+  1,   /* field[1] = email_hash */
+  2,   /* field[2] = email_masked */
+  3,   /* field[3] = receipt_data */
+  0,   /* field[0] = user_id */
+};
+static const ProtobufCIntRange payments__v1__verify_receipt_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor payments__v1__verify_receipt_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.VerifyReceiptRequest",
+  "VerifyReceiptRequest",
+  "Payments__V1__VerifyReceiptRequest",
+  "payments.v1",
+  sizeof(Payments__V1__VerifyReceiptRequest),
+  4,
+  payments__v1__verify_receipt_request__field_descriptors,
+  payments__v1__verify_receipt_request__field_indices_by_name,
+  1,  payments__v1__verify_receipt_request__number_ranges,
+  (ProtobufCMessageInit) payments__v1__verify_receipt_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor payments__v1__receipt_item_result__field_descriptors[7] =
+{
+  {
+    "status",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, status),
+    &payments__v1__receipt_item_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "transaction_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, transaction_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "product_code",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, product_code),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "credits_added",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, credits_added),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "error_grpc_code",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, error_grpc_code),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "error_reason",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, error_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "error_detail",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__ReceiptItemResult, error_detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__receipt_item_result__field_indices_by_name[] = {
+  3,   /* field[3] = credits_added */
+  6,   /* field[6] = error_detail */
+  4,   /* field[4] = error_grpc_code */
+  5,   /* field[5] = error_reason */
+  2,   /* field[2] = product_code */
+  0,   /* field[0] = status */
+  1,   /* field[1] = transaction_id */
+};
+static const ProtobufCIntRange payments__v1__receipt_item_result__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor payments__v1__receipt_item_result__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.ReceiptItemResult",
+  "ReceiptItemResult",
+  "Payments__V1__ReceiptItemResult",
+  "payments.v1",
+  sizeof(Payments__V1__ReceiptItemResult),
+  7,
+  payments__v1__receipt_item_result__field_descriptors,
+  payments__v1__receipt_item_result__field_indices_by_name,
+  1,  payments__v1__receipt_item_result__number_ranges,
+  (ProtobufCMessageInit) payments__v1__receipt_item_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor payments__v1__verify_receipt_response__field_descriptors[1] =
+{
+  {
+    "results",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Payments__V1__VerifyReceiptResponse, n_results),
+    offsetof(Payments__V1__VerifyReceiptResponse, results),
+    &payments__v1__receipt_item_result__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned payments__v1__verify_receipt_response__field_indices_by_name[] = {
+  0,   /* field[0] = results */
+};
+static const ProtobufCIntRange payments__v1__verify_receipt_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor payments__v1__verify_receipt_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "payments.v1.VerifyReceiptResponse",
+  "VerifyReceiptResponse",
+  "Payments__V1__VerifyReceiptResponse",
+  "payments.v1",
+  sizeof(Payments__V1__VerifyReceiptResponse),
+  1,
+  payments__v1__verify_receipt_response__field_descriptors,
+  payments__v1__verify_receipt_response__field_indices_by_name,
+  1,  payments__v1__verify_receipt_response__number_ranges,
+  (ProtobufCMessageInit) payments__v1__verify_receipt_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue payments__v1__grant_outcome__enum_values_by_number[3] =
 {
   { "GRANT_OUTCOME_UNSPECIFIED", "PAYMENTS__V1__GRANT_OUTCOME__GRANT_OUTCOME_UNSPECIFIED", 0 },
@@ -1772,7 +2138,39 @@ const ProtobufCEnumDescriptor payments__v1__transaction_status__descriptor =
   payments__v1__transaction_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[7] =
+static const ProtobufCEnumValue payments__v1__receipt_item_status__enum_values_by_number[4] =
+{
+  { "RECEIPT_ITEM_STATUS_UNSPECIFIED", "PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_UNSPECIFIED", 0 },
+  { "RECEIPT_ITEM_STATUS_SUCCESS", "PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_SUCCESS", 1 },
+  { "RECEIPT_ITEM_STATUS_DUPLICATE", "PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_DUPLICATE", 2 },
+  { "RECEIPT_ITEM_STATUS_FAILED", "PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_FAILED", 3 },
+};
+static const ProtobufCIntRange payments__v1__receipt_item_status__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex payments__v1__receipt_item_status__enum_values_by_name[4] =
+{
+  { "RECEIPT_ITEM_STATUS_DUPLICATE", 2 },
+  { "RECEIPT_ITEM_STATUS_FAILED", 3 },
+  { "RECEIPT_ITEM_STATUS_SUCCESS", 1 },
+  { "RECEIPT_ITEM_STATUS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor payments__v1__receipt_item_status__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "payments.v1.ReceiptItemStatus",
+  "ReceiptItemStatus",
+  "Payments__V1__ReceiptItemStatus",
+  "payments.v1",
+  4,
+  payments__v1__receipt_item_status__enum_values_by_number,
+  4,
+  payments__v1__receipt_item_status__enum_values_by_name,
+  1,
+  payments__v1__receipt_item_status__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptors[8] =
 {
   { "VerifyTransaction", &payments__v1__verify_transaction_request__descriptor, &payments__v1__verify_transaction_response__descriptor },
   { "GetTransaction", &payments__v1__get_transaction_request__descriptor, &payments__v1__get_transaction_response__descriptor },
@@ -1781,6 +2179,7 @@ static const ProtobufCMethodDescriptor payments__v1__payments__method_descriptor
   { "ListTransactions", &payments__v1__list_transactions_request__descriptor, &payments__v1__list_transactions_response__descriptor },
   { "SetConsumptionConsent", &payments__v1__set_consumption_consent_request__descriptor, &payments__v1__consumption_consent_response__descriptor },
   { "GetConsumptionConsent", &payments__v1__get_consumption_consent_request__descriptor, &payments__v1__consumption_consent_response__descriptor },
+  { "VerifyReceipt", &payments__v1__verify_receipt_request__descriptor, &payments__v1__verify_receipt_response__descriptor },
 };
 const unsigned payments__v1__payments__method_indices_by_name[] = {
   3,        /* GetAccountToken */
@@ -1789,6 +2188,7 @@ const unsigned payments__v1__payments__method_indices_by_name[] = {
   2,        /* HandleNotification */
   4,        /* ListTransactions */
   5,        /* SetConsumptionConsent */
+  7,        /* VerifyReceipt */
   0         /* VerifyTransaction */
 };
 const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
@@ -1798,7 +2198,7 @@ const ProtobufCServiceDescriptor payments__v1__payments__descriptor =
   "Payments",
   "Payments__V1__Payments",
   "payments.v1",
-  7,
+  8,
   payments__v1__payments__method_descriptors,
   payments__v1__payments__method_indices_by_name
 };
@@ -1857,6 +2257,14 @@ void payments__v1__payments__get_consumption_consent(ProtobufCService *service,
 {
   assert(service->descriptor == &payments__v1__payments__descriptor);
   service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void payments__v1__payments__verify_receipt(ProtobufCService *service,
+                                            const Payments__V1__VerifyReceiptRequest *input,
+                                            Payments__V1__VerifyReceiptResponse_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &payments__v1__payments__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
                                    Payments__V1__Payments_ServiceDestroy destroy)

@@ -6,13 +6,13 @@ struct JSONRequestBody {
     private let object: JSONObject
     private var readKeys: Set<String> = []
 
-    /// Parses `body` (at most the body limit) as one JSON object.
-    init(_ body: [UInt8]) throws(ValidationError) {
-        if body.count > GatewayLimits.requestBodyBytesMax { throw ValidationError(field: nil, reason: .bodyTooLarge) }
+    /// Parses `body` (at most the route's body limit) as one JSON object.
+    init(_ body: [UInt8], bytesMax: Int = GatewayLimits.requestBodyBytesMax) throws(ValidationError) {
+        if body.count > bytesMax { throw ValidationError(field: nil, reason: .bodyTooLarge) }
         let value: JSONValue
         do {
             value = try StrictJSONParser(
-                documentBytesMax: GatewayLimits.requestBodyBytesMax, depthMax: GatewayLimits.jsonDepthMax
+                documentBytesMax: bytesMax, depthMax: GatewayLimits.jsonDepthMax
             ).parse(body)
         } catch {
             throw ValidationError(field: nil, reason: .malformedJSON(error.kind))

@@ -21,6 +21,18 @@ enum RequestFieldRules {
         do { return try TransactionIDRule.validated(text, field: field) } catch { throw ValidationError(error) }
     }
 
+    /// A StoreKit 1 app receipt: present and at most `receiptDataBytesMax`.
+    /// Its base64 and its content are read by PaymentsService, the one
+    /// reader, so every unreadable receipt gets the same problem
+    /// (PAYMENT_RECEIPT_INVALID with a stable reason).
+    static func base64Receipt(_ text: String, field: String) throws(ValidationError) -> String {
+        guard !text.isEmpty else { throw ValidationError(field: field, reason: .invalidFormat(rule: "a base64 app receipt")) }
+        guard text.utf8.count <= GatewayLimits.receiptDataBytesMax else {
+            throw ValidationError(field: field, reason: .tooLong(maximumBytes: GatewayLimits.receiptDataBytesMax))
+        }
+        return text
+    }
+
     /// A compact JWS: three base64url segments joined by dots, at most 64 KiB.
     /// Only the shape is checked here; PaymentsService verifies it.
     static func compactJWS(_ text: String, field: String) throws(ValidationError) -> String {

@@ -12,12 +12,12 @@ struct HTTPMessageFraming: Sendable {
     /// `Expect: 100-continue` on an HTTP/1.1 request with a body.
     let expectsContinue: Bool
 
-    init(version: HTTPVersion, headers: HTTPHeaders) throws(HTTPRequestError) {
+    init(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int = GatewayLimits.requestBodyBytesMax) throws(HTTPRequestError) {
         let hostCount = headers.values("host").count
         if hostCount > 1 { throw HTTPRequestError(.duplicateHost) }
         if hostCount == 0 && version == .http1_1 { throw HTTPRequestError(.missingHost) }
 
-        body = try Self.body(version: version, headers: headers)
+        body = try Self.body(version: version, headers: headers, bodyBytesMax: bodyBytesMax)
 
         let connection = headers.listElements("connection")
         switch version {
@@ -35,7 +35,7 @@ struct HTTPMessageFraming: Sendable {
         }
     }
 
-    private static func body(version: HTTPVersion, headers: HTTPHeaders) throws(HTTPRequestError) -> Body {
+    private static func body(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int) throws(HTTPRequestError) -> Body {
         let transferEncodingLines = headers.values("transfer-encoding")
         let contentLengthLines = headers.values("content-length")
         if !transferEncodingLines.isEmpty {
@@ -59,7 +59,7 @@ struct HTTPMessageFraming: Sendable {
             }
         }
         guard let length else { throw HTTPRequestError(.invalidContentLength) }
-        if length > GatewayLimits.requestBodyBytesMax { throw HTTPRequestError(.bodyTooLarge) }
+        if length > bodyBytesMax { throw HTTPRequestError(.bodyTooLarge) }
         return length == 0 ? .none : .fixed(length)
     }
 

@@ -52,7 +52,8 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
         guard !finished else { return }
-        guard body.count + bytes.count <= GatewayLimits.requestBodyBytesMax else {
+        let path = fields.first(where: { $0.name == ":path" })?.value ?? ""
+        guard body.count + bytes.count <= GatewayLimits.requestBodyBytesMax(target: path) else {
             // Answer now and reset once the answer is out (RFC 9113 §8.1),
             // so the client stops sending; a bare 413, without a problem body.
             finish()

@@ -29,6 +29,9 @@ typedef struct Payments__V1__ListTransactionsResponse Payments__V1__ListTransact
 typedef struct Payments__V1__SetConsumptionConsentRequest Payments__V1__SetConsumptionConsentRequest;
 typedef struct Payments__V1__GetConsumptionConsentRequest Payments__V1__GetConsumptionConsentRequest;
 typedef struct Payments__V1__ConsumptionConsentResponse Payments__V1__ConsumptionConsentResponse;
+typedef struct Payments__V1__VerifyReceiptRequest Payments__V1__VerifyReceiptRequest;
+typedef struct Payments__V1__ReceiptItemResult Payments__V1__ReceiptItemResult;
+typedef struct Payments__V1__VerifyReceiptResponse Payments__V1__VerifyReceiptResponse;
 
 
 /* --- enums --- */
@@ -59,6 +62,19 @@ typedef enum _Payments__V1__TransactionStatus {
   PAYMENTS__V1__TRANSACTION_STATUS__TRANSACTION_STATUS_REVOKED = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(PAYMENTS__V1__TRANSACTION_STATUS)
 } Payments__V1__TransactionStatus;
+typedef enum _Payments__V1__ReceiptItemStatus {
+  PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_UNSPECIFIED = 0,
+  /*
+   * credited by this call
+   */
+  PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_SUCCESS = 1,
+  /*
+   * credited earlier; nothing changed
+   */
+  PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_DUPLICATE = 2,
+  PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_FAILED = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(PAYMENTS__V1__RECEIPT_ITEM_STATUS)
+} Payments__V1__ReceiptItemStatus;
 
 /* --- messages --- */
 
@@ -312,6 +328,79 @@ struct  Payments__V1__ConsumptionConsentResponse
 #define PAYMENTS__V1__CONSUMPTION_CONSENT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&payments__v1__consumption_consent_response__descriptor) \
     , 0, 0 }
+
+
+struct  Payments__V1__VerifyReceiptRequest
+{
+  ProtobufCMessage base;
+  /*
+   * UUID text, from the verified token
+   */
+  char *user_id;
+  /*
+   * HMAC-SHA256 hex of the email
+   */
+  char *email_hash;
+  /*
+   * e.g. "a***@example.com"
+   */
+  char *email_masked;
+  /*
+   * base64 app receipt (never logged)
+   */
+  char *receipt_data;
+};
+#define PAYMENTS__V1__VERIFY_RECEIPT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__verify_receipt_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One transaction id the receipt listed, and what crediting it did.
+ */
+struct  Payments__V1__ReceiptItemResult
+{
+  ProtobufCMessage base;
+  Payments__V1__ReceiptItemStatus status;
+  char *transaction_id;
+  /*
+   * empty when not known
+   */
+  char *product_code;
+  /*
+   * 0 unless success
+   */
+  int64_t credits_added;
+  /*
+   * failed only: VerifyTransaction's code
+   */
+  int32_t error_grpc_code;
+  /*
+   * failed only: its error-reason
+   */
+  char *error_reason;
+  /*
+   * failed only: stable, secret-free
+   */
+  char *error_detail;
+};
+#define PAYMENTS__V1__RECEIPT_ITEM_RESULT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__receipt_item_result__descriptor) \
+    , PAYMENTS__V1__RECEIPT_ITEM_STATUS__RECEIPT_ITEM_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Payments__V1__VerifyReceiptResponse
+{
+  ProtobufCMessage base;
+  /*
+   * in the receipt's order
+   */
+  size_t n_results;
+  Payments__V1__ReceiptItemResult **results;
+};
+#define PAYMENTS__V1__VERIFY_RECEIPT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&payments__v1__verify_receipt_response__descriptor) \
+    , 0,NULL }
 
 
 /* Payments__V1__VerifyTransactionRequest methods */
@@ -580,6 +669,63 @@ Payments__V1__ConsumptionConsentResponse *
 void   payments__v1__consumption_consent_response__free_unpacked
                      (Payments__V1__ConsumptionConsentResponse *message,
                       ProtobufCAllocator *allocator);
+/* Payments__V1__VerifyReceiptRequest methods */
+void   payments__v1__verify_receipt_request__init
+                     (Payments__V1__VerifyReceiptRequest         *message);
+size_t payments__v1__verify_receipt_request__get_packed_size
+                     (const Payments__V1__VerifyReceiptRequest   *message);
+size_t payments__v1__verify_receipt_request__pack
+                     (const Payments__V1__VerifyReceiptRequest   *message,
+                      uint8_t             *out);
+size_t payments__v1__verify_receipt_request__pack_to_buffer
+                     (const Payments__V1__VerifyReceiptRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__VerifyReceiptRequest *
+       payments__v1__verify_receipt_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__verify_receipt_request__free_unpacked
+                     (Payments__V1__VerifyReceiptRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Payments__V1__ReceiptItemResult methods */
+void   payments__v1__receipt_item_result__init
+                     (Payments__V1__ReceiptItemResult         *message);
+size_t payments__v1__receipt_item_result__get_packed_size
+                     (const Payments__V1__ReceiptItemResult   *message);
+size_t payments__v1__receipt_item_result__pack
+                     (const Payments__V1__ReceiptItemResult   *message,
+                      uint8_t             *out);
+size_t payments__v1__receipt_item_result__pack_to_buffer
+                     (const Payments__V1__ReceiptItemResult   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__ReceiptItemResult *
+       payments__v1__receipt_item_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__receipt_item_result__free_unpacked
+                     (Payments__V1__ReceiptItemResult *message,
+                      ProtobufCAllocator *allocator);
+/* Payments__V1__VerifyReceiptResponse methods */
+void   payments__v1__verify_receipt_response__init
+                     (Payments__V1__VerifyReceiptResponse         *message);
+size_t payments__v1__verify_receipt_response__get_packed_size
+                     (const Payments__V1__VerifyReceiptResponse   *message);
+size_t payments__v1__verify_receipt_response__pack
+                     (const Payments__V1__VerifyReceiptResponse   *message,
+                      uint8_t             *out);
+size_t payments__v1__verify_receipt_response__pack_to_buffer
+                     (const Payments__V1__VerifyReceiptResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Payments__V1__VerifyReceiptResponse *
+       payments__v1__verify_receipt_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   payments__v1__verify_receipt_response__free_unpacked
+                     (Payments__V1__VerifyReceiptResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Payments__V1__VerifyTransactionRequest_Closure)
@@ -624,6 +770,15 @@ typedef void (*Payments__V1__GetConsumptionConsentRequest_Closure)
 typedef void (*Payments__V1__ConsumptionConsentResponse_Closure)
                  (const Payments__V1__ConsumptionConsentResponse *message,
                   void *closure_data);
+typedef void (*Payments__V1__VerifyReceiptRequest_Closure)
+                 (const Payments__V1__VerifyReceiptRequest *message,
+                  void *closure_data);
+typedef void (*Payments__V1__ReceiptItemResult_Closure)
+                 (const Payments__V1__ReceiptItemResult *message,
+                  void *closure_data);
+typedef void (*Payments__V1__VerifyReceiptResponse_Closure)
+                 (const Payments__V1__VerifyReceiptResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -659,6 +814,10 @@ struct Payments__V1__Payments_Service
                                   const Payments__V1__GetConsumptionConsentRequest *input,
                                   Payments__V1__ConsumptionConsentResponse_Closure closure,
                                   void *closure_data);
+  void (*verify_receipt)(Payments__V1__Payments_Service *service,
+                         const Payments__V1__VerifyReceiptRequest *input,
+                         Payments__V1__VerifyReceiptResponse_Closure closure,
+                         void *closure_data);
 };
 typedef void (*Payments__V1__Payments_ServiceDestroy)(Payments__V1__Payments_Service *);
 void payments__v1__payments__init (Payments__V1__Payments_Service *service,
@@ -673,7 +832,8 @@ void payments__v1__payments__init (Payments__V1__Payments_Service *service,
       function_prefix__ ## get_account_token,\
       function_prefix__ ## list_transactions,\
       function_prefix__ ## set_consumption_consent,\
-      function_prefix__ ## get_consumption_consent  }
+      function_prefix__ ## get_consumption_consent,\
+      function_prefix__ ## verify_receipt  }
 void payments__v1__payments__verify_transaction(ProtobufCService *service,
                                                 const Payments__V1__VerifyTransactionRequest *input,
                                                 Payments__V1__VerifyTransactionResponse_Closure closure,
@@ -702,11 +862,16 @@ void payments__v1__payments__get_consumption_consent(ProtobufCService *service,
                                                      const Payments__V1__GetConsumptionConsentRequest *input,
                                                      Payments__V1__ConsumptionConsentResponse_Closure closure,
                                                      void *closure_data);
+void payments__v1__payments__verify_receipt(ProtobufCService *service,
+                                            const Payments__V1__VerifyReceiptRequest *input,
+                                            Payments__V1__VerifyReceiptResponse_Closure closure,
+                                            void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    payments__v1__grant_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    payments__v1__transaction_status__descriptor;
+extern const ProtobufCEnumDescriptor    payments__v1__receipt_item_status__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__verify_transaction_request__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__verify_transaction_response__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__transaction__descriptor;
@@ -721,6 +886,9 @@ extern const ProtobufCMessageDescriptor payments__v1__list_transactions_response
 extern const ProtobufCMessageDescriptor payments__v1__set_consumption_consent_request__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__get_consumption_consent_request__descriptor;
 extern const ProtobufCMessageDescriptor payments__v1__consumption_consent_response__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__verify_receipt_request__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__receipt_item_result__descriptor;
+extern const ProtobufCMessageDescriptor payments__v1__verify_receipt_response__descriptor;
 extern const ProtobufCServiceDescriptor payments__v1__payments__descriptor;
 
 PROTOBUF_C__END_DECLS

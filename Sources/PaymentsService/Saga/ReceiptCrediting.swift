@@ -1,0 +1,134 @@
+import AppReceipt
+import AppStoreServerAPI
+import AppStoreVerification
+import Contracts
+import FieldRules
+import Foundation
+import ServiceKit
+
+/// Credits the purchases a StoreKit 1 app receipt lists (`VerifyReceipt`).
+/// The receipt is read locally (`AppReceiptReader`, no signature check), so
+/// its transaction ids only say what to ask Apple: each is looked up with
+/// Get Transaction Info (production, then sandbox after a 404, of the
+/// environments this deployment accepts), verified with the same
+/// `SignedDataVerifier`, and credited through the app's verify path
+/// (`PaymentProcessor.credit`), each on its own: one item's failure is its
+/// result and undoes nothing of another's. Apple's deprecated
+/// `verifyReceipt` is never called.
+struct ReceiptCrediting: Sendable {
+    let processor: PaymentProcessor
+    /// Nil when the App Store Server API key is not configured: the route is off.
+    let client: AppStoreServerAPIClient?
+
+    func verify(_ request: VerifyReceiptRequest, requestId: String?) async throws(PaymentsError) -> VerifyReceiptResponse {
+        let claimant = try Self.validate(request)
+        guard let client else { throw .appleAPINotConfigured }
+        let receipt: AppReceipt
+        do {
+            receipt = try AppReceiptReader(receiptBytesMax: PaymentsLimits.receiptBytesMax).read(base64: request.receiptData)
+        } catch {
+            // Only the stable code: the detail could describe the content.
+            throw .receiptInvalid(code: error.code.name)
+        }
+        let log = processor.logger.with(["request_id": requestId ?? "", "user_id": claimant.userId.uuidString.lowercased()])
+        guard receipt.bundleId == processor.verifier.configuration.bundleId else {
+            log.notice("refused an app receipt for another bundle id")
+            throw .transactionInvalid(jwsFailure: "wrong_bundle", problem: "the receipt is for another app")
+        }
+        guard receipt.transactionIds.count <= PaymentsLimits.receiptTransactionsMax else {
+            log.notice("refused an app receipt listing too many transactions", ["count": "\(receipt.transactionIds.count)"])
+            throw .receiptInvalid(code: "tooManyTransactions")
+        }
+        var response = VerifyReceiptResponse()
+        for transactionId in receipt.transactionIds {
+            response.results.append(await credit(transactionId, claimant: claimant, client: client, log: log, requestId: requestId))
+        }
+        log.info("app receipt processed", [
+            "matched": "\(response.results.count)",
+            "failed": "\(response.results.filter { $0.status == .failed }.count)",
+        ])
+        return response
+    }
+
+    /// One transaction id of the receipt, to its result.
+    private func credit(_ transactionId: String, claimant: ValidVerifyRequest, client: AppStoreServerAPIClient, log: Logger,
+                        requestId: String?) async -> ReceiptItemResult {
+        var result = ReceiptItemResult()
+        result.transactionId = transactionId
+        let itemLog = log.with(["transaction_id": transactionId])
+        do throws(PaymentsError) {
+            do {
+                _ = try TransactionIDRule.validated(transactionId, field: "transaction_id")
+            } catch {
+                throw PaymentsError(error)
+            }
+            let signed = try await signedTransaction(transactionId, client: client, log: itemLog)
+            let transaction = try await processor.verifiedTransaction(signed)
+            guard let productId = transaction.productId else {
+                throw .transactionInvalid(jwsFailure: "claims", problem: "productId is required")
+            }
+            let package = try await processor.catalogPackage(appStoreProductId: productId, requestId: requestId)
+            result.productCode = package?.productCode ?? ""
+            var valid = claimant
+            valid.transactionId = transactionId
+            valid.appStoreProductId = productId
+            valid.productCode = package?.productCode ?? ""
+            valid.signedTransactionInfo = signed
+            let answer = try await processor.credit(transaction, claimedBy: valid, package: package, log: itemLog, requestId: requestId)
+            result.status = answer.outcome == .granted ? .success : .duplicate
+            result.creditsAdded = answer.creditsAdded
+        } catch {
+            itemLog.notice("app receipt item not credited", ["reason": error.reason.rawValue])
+            result.status = .failed
+            result.errorGrpcCode = Int32(error.grpcStatusCode)
+            result.errorReason = error.reason.rawValue
+            if case .transactionInvalid(let failure, _) = error { result.errorDetail = failure }
+        }
+        return result
+    }
+
+    /// Apple's signed transaction for `transactionId`. Unknown to Apple in
+    /// every environment asked: invalid (an id Apple never issued). Any
+    /// other failure of Apple's API: retryable, as verify's OCSP failures.
+    private func signedTransaction(_ transactionId: String, client: AppStoreServerAPIClient, log: Logger) async throws(PaymentsError) -> String {
+        let accepted = processor.verifier.configuration.allowedEnvironments
+        let environments = AppStoreServerEnvironment.allCases.filter { accepted.contains(AppStoreEnvironment(rawValue: $0.rawValue)) }
+        do {
+            if environments == [.production, .sandbox] {
+                return try await client.transactionInfoProductionThenSandbox(transactionId: transactionId).value.signedTransactionInfo
+            }
+            guard let only = environments.first else {
+                throw PaymentsError.transactionInvalid(jwsFailure: "not_on_the_api", problem: "no App Store environment is accepted")
+            }
+            return try await client.transactionInfo(transactionId: transactionId, environment: only).signedTransactionInfo
+        } catch let error as PaymentsError {
+            throw error
+        } catch let error as AppStoreServerAPIError where error.isNotFound {
+            log.notice("Apple does not know a transaction of the receipt")
+            throw .transactionInvalid(jwsFailure: "not_found_at_apple", problem: "Apple does not know the transaction")
+        } catch let error as AppStoreServerAPIError {
+            throw .appleUnavailable(detail: "App Store Server API: \(error.kind.rawValue)")
+        } catch {
+            throw .internalFailure(detail: "unexpected error looking up a transaction")
+        }
+    }
+
+    /// The caller's identity, as verify checks it; the receipt's size.
+    static func validate(_ request: VerifyReceiptRequest) throws(PaymentsError) -> ValidVerifyRequest {
+        let user: UUID
+        do {
+            user = try UUIDRule.uuid(request.userId, field: "user_id")
+            _ = try EmailHashRule.validated(request.emailHash, field: "email_hash")
+            if !request.emailMasked.isEmpty { _ = try EmailMask.validated(request.emailMasked, field: "email_masked") }
+        } catch {
+            throw PaymentsError(error)
+        }
+        guard !request.receiptData.isEmpty else { throw .validationFailed(field: "receipt_data", problem: "is required") }
+        guard request.receiptData.utf8.count <= PaymentsLimits.receiptDataBytesMax else {
+            throw .validationFailed(field: "receipt_data", problem: "longer than \(PaymentsLimits.receiptDataBytesMax) bytes")
+        }
+        return ValidVerifyRequest(
+            userId: user, emailHash: request.emailHash, productCode: "", appStoreProductId: "", transactionId: "",
+            signedTransactionInfo: "", appAccountToken: nil, emailMasked: request.emailMasked)
+    }
+}

@@ -1,0 +1,197 @@
+import Contracts
+import Foundation
+import RPCRuntime
+import TestSupport
+import XCTest
+
+/// `VerifyReceipt` through the real services: StoreKit 1 receipts signed
+/// by OpenSSL, read locally, each transaction id looked up at the App Store
+/// stand-in and credited through the app's verify path on its own.
+final class PaymentsReceiptTests: XCTestCase {
+    nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
+    nonisolated(unsafe) static var signer: SignedTestReceipt?
+    static let withoutKey = SharedCluster()
+
+    override class func tearDown() {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await fixture?.shutdown()
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 60)
+        fixture = nil
+        signer?.removeFiles()
+        signer = nil
+        withoutKey.shutdownBlocking()
+        super.tearDown()
+    }
+
+    private func fixture() async throws -> (AppStoreSyncFixture, SignedTestReceipt) {
+        if Self.signer == nil { Self.signer = try await SignedTestReceipt() }
+        if let fixture = Self.fixture { return (fixture, Self.signer!) }
+        let started = try await AppStoreSyncFixture.start()
+        Self.fixture = started
+        return (started, Self.signer!)
+    }
+
+    private func verifyReceipt(_ cluster: PaymentsCluster, user: UUID, _ receiptData: String) async throws -> VerifyReceiptResponse {
+        var request = VerifyReceiptRequest()
+        request.userId = user.uuidString.lowercased()
+        request.emailHash = PaymentsCluster.randomEmailHash()
+        request.emailMasked = "a***@example.com"
+        request.receiptData = receiptData
+        return try await cluster.rpc().call(PaymentsMethods.verifyReceipt, request, timeout: .seconds(60))
+    }
+
+    private func result(_ response: VerifyReceiptResponse, _ transactionId: String) -> ReceiptItemResult? {
+        response.results.first { $0.transactionId == transactionId }
+    }
+
+    /// Nothing of the receipt, a JWS or the key in any log line.
+    private func assertLogsClean(_ fixture: AppStoreSyncFixture, receipts: [String], file: StaticString = #filePath, line: UInt = #line) {
+        let logs = fixture.cluster.paymentsLogs
+        fixture.assertNoSecrets(in: logs, file: file, line: line)
+        for receipt in receipts where receipt.count > 120 {
+            let middle = receipt.dropFirst(receipt.count / 2).prefix(40)
+            XCTAssertFalse(logs.contains(middle), "a receipt reached the log", file: file, line: line)
+        }
+    }
+
+    func testSeveralTransactionsAreCreditedEachOnItsOwnAndAReplayIsAllDuplicate() async throws {
+        let (fixture, signer) = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID(), other = UUID()
+        let token = try await cluster.accountToken(user)
+        let otherToken = try await cluster.accountToken(other)
+        let mine = PaymentsCluster.randomTransactionId(), noToken = PaymentsCluster.randomTransactionId()
+        let unknown = PaymentsCluster.randomTransactionId(), foreign = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(mine, productCode: "popular_pack", token: token, customer: "c-\(user)"),
+            AppStoreSyncFixture.transaction(noToken, productCode: "premium_pack", token: nil, customer: "c-\(user)"),
+            AppStoreSyncFixture.transaction(foreign, productCode: "popular_pack", token: otherToken, customer: "c-\(other)"),
+        ])
+        let receipt = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [mine, unknown, noToken, foreign])
+
+        let first = try await verifyReceipt(cluster, user: user, receipt)
+        XCTAssertEqual(first.results.map(\.transactionId), [mine, unknown, noToken, foreign], "in the receipt's order")
+        XCTAssertEqual(result(first, mine)?.status, .success)
+        XCTAssertEqual(result(first, mine)?.creditsAdded, 210)
+        XCTAssertEqual(result(first, mine)?.productCode, "popular_pack")
+        XCTAssertEqual(result(first, noToken)?.status, .success)
+        XCTAssertEqual(result(first, noToken)?.creditsAdded, 415)
+        XCTAssertEqual(result(first, unknown)?.status, .failed)
+        XCTAssertEqual(result(first, unknown)?.errorGrpcCode, 3)
+        XCTAssertEqual(result(first, unknown)?.errorReason, "TRANSACTION_INVALID")
+        XCTAssertEqual(result(first, unknown)?.errorDetail, "not_found_at_apple")
+        XCTAssertEqual(result(first, foreign)?.status, .failed)
+        XCTAssertEqual(result(first, foreign)?.errorGrpcCode, 6)
+        XCTAssertEqual(result(first, foreign)?.errorReason, "TRANSACTION_CONFLICT")
+        XCTAssertEqual(result(first, foreign)?.creditsAdded, 0)
+        try await cluster.assertGrantedOnce(mine, user: user, productCode: "popular_pack")
+        try await cluster.assertGrantedOnce(noToken, user: user, productCode: "premium_pack")
+        let unknownRow = try await cluster.row(unknown)
+        XCTAssertNil(unknownRow)
+        let foreignRow = try await cluster.row(foreign)
+        XCTAssertNil(foreignRow, "another user's purchase is not recorded for this one")
+        let otherRows = try await cluster.ledgerRows(user: other)
+        XCTAssertEqual(otherRows, 0)
+        var balance = try await cluster.balance(user)
+        XCTAssertEqual(balance.balance, 625)
+        // The unknown id was asked in production, then in sandbox (Apple's order).
+        let unknownLookups = try await fixture.requests("/inApps/v1/transactions/\(unknown)")
+        XCTAssertEqual(unknownLookups.compactMap { $0["env"] as? String }, ["Production", "Sandbox"])
+
+        // The same receipt again: every credited item is a duplicate; nothing moves.
+        let again = try await verifyReceipt(cluster, user: user, receipt)
+        XCTAssertEqual(again.results.map(\.status), [.duplicate, .failed, .duplicate, .failed])
+        XCTAssertEqual(again.results.map(\.creditsAdded), [0, 0, 0, 0])
+        try await cluster.assertGrantedOnce(mine, user: user, productCode: "popular_pack")
+        try await cluster.assertGrantedOnce(noToken, user: user, productCode: "premium_pack")
+        balance = try await cluster.balance(user)
+        XCTAssertEqual(balance.balance, 625)
+        try await cluster.assertPointsInvariants(users: [user, other])
+        assertLogsClean(fixture, receipts: [receipt])
+    }
+
+    func testAReceiptWithOneTransactionAndAReceiptWithNone() async throws {
+        let (fixture, signer) = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, quantity: 2, customer: "c-\(user)"),
+        ])
+        let one = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        let answer = try await verifyReceipt(cluster, user: user, one)
+        XCTAssertEqual(answer.results.count, 1)
+        XCTAssertEqual(answer.results.first?.status, .success)
+        XCTAssertEqual(answer.results.first?.creditsAdded, 420, "catalog credits × Apple's quantity")
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack", quantity: 2)
+
+        let none = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [])
+        let empty = try await verifyReceipt(cluster, user: user, none)
+        XCTAssertEqual(empty.results, [])
+        assertLogsClean(fixture, receipts: [one, none])
+    }
+
+    func testUnreadableTooLargeAndForeignReceiptsAreRefusedWholeAndWriteNothing() async throws {
+        let (fixture, signer) = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
+        ])
+
+        let garbage = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID") {
+            _ = try await self.verifyReceipt(cluster, user: user, "this is not base64!")
+        }
+        XCTAssertEqual(garbage?.metadata[stringValues: "receipt-failure"].first, "notBase64")
+
+        let whole = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        let bytes = Array(Data(base64Encoded: whole)!)
+        let truncated = Data(bytes.prefix(bytes.count - 40)).base64EncodedString()
+        let cut = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID") {
+            _ = try await self.verifyReceipt(cluster, user: user, truncated)
+        }
+        XCTAssertEqual(cut?.metadata[stringValues: "receipt-failure"].first, "truncated")
+
+        let foreign = try await signer.base64(bundleId: "com.example.another.app", transactionIds: [transactionId])
+        let refused = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
+            _ = try await self.verifyReceipt(cluster, user: user, foreign)
+        }
+        XCTAssertEqual(refused?.metadata[stringValues: "jws-failure"].first, "wrong_bundle")
+
+        let many = (0...10).map { _ in PaymentsCluster.randomTransactionId() }
+        let tooMany = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: many)
+        let bounded = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID") {
+            _ = try await self.verifyReceipt(cluster, user: user, tooMany)
+        }
+        XCTAssertEqual(bounded?.metadata[stringValues: "receipt-failure"].first, "tooManyTransactions")
+
+        // None of them made us ask Apple anything, nor write anything.
+        let lookups = try await fixture.requests("/inApps/v1/transactions/\(transactionId)")
+        XCTAssertEqual(lookups.count, 0)
+        for id in many {
+            let asked = try await fixture.requests("/inApps/v1/transactions/\(id)")
+            XCTAssertEqual(asked.count, 0)
+        }
+        try await cluster.assertNothingWritten(transactionId, user: user)
+        assertLogsClean(fixture, receipts: [whole, truncated, foreign, tooMany])
+    }
+
+    func testWithoutTheAppStoreServerAPIKeyTheReceiptRouteIsOff() async throws {
+        let cluster = try await Self.withoutKey.cluster()
+        let signer = try await SignedTestReceipt()
+        defer { signer.removeFiles() }
+        let user = UUID()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        let receipt = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        let error = await expectRPCError(.failedPrecondition, reason: "APPLE_API_NOT_CONFIGURED") {
+            _ = try await self.verifyReceipt(cluster, user: user, receipt)
+        }
+        XCTAssertTrue(ErrorReason.appleAPINotConfigured.isPermanent)
+        XCTAssertNotNil(error)
+        try await cluster.assertNothingWritten(transactionId, user: user)
+    }
+}
