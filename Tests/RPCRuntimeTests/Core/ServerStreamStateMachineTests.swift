@@ -163,6 +163,15 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(status(fields), "13")
     }
 
+    /// Found by Fuzz/GRPCFuzz: a whole message, then a second one's length
+    /// prefix and END_STREAM, ran the handler with the first message.
+    func testReceiveMessageAndBarePrefixWhenClientOpenServerIdleRespondsInternal() {
+        var machine = openMachine()
+        let data = MessageFramer.frame([1]) + [0, 0, 0, 0, 3]
+        guard case .respond(let fields) = machine.receiveData(data, endStream: true) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+    }
+
     func testReceiveTwoMessagesWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
         guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + MessageFramer.frame([2]), endStream: true) else { return XCTFail() }

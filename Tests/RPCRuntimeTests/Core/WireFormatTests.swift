@@ -36,6 +36,15 @@ final class WireFormatTests: XCTestCase {
         XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 1)) }
     }
 
+    /// Found by Fuzz/GRPCFuzz: a length prefix and none of its body, then the
+    /// end of the stream, passed as a clean end.
+    func testDeframerFinishReportsPrefixWithoutBody() throws {
+        var deframer = MessageDeframer(messageSizeBytesMax: 100)
+        deframer.append([0, 0, 0, 0, 5])
+        XCTAssertNil(try deframer.next())
+        XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 0)) }
+    }
+
     func testTimeoutEncodingPicksFinestUnitThatFits() {
         XCTAssertEqual(GRPCTimeout.encode(.milliseconds(250)).count <= 9, true)
         XCTAssertEqual(GRPCTimeout.encode(.nanoseconds(5)), "5n")
