@@ -262,4 +262,13 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.receiveData([0], endStream: true), .none)
         XCTAssertEqual(machine.handlerFinished(.success(ServerResponse(message: []))), .none)
     }
+
+    /// Found by Fuzz/GRPCFuzz: trailers arriving after the deadline answer
+    /// produced a second answer on a stream already ended.
+    func testReceiveHeadersAfterDeadlineAnswerWhenClientClosedServerClosedDoesNothing() {
+        var machine = openMachine()
+        guard case .cancelAndRespond = machine.deadlineExpired() else { return XCTFail() }
+        XCTAssertEqual(machine.receiveHeaders([HTTPHeaderField(name: "x-trailer", value: "1")], endStream: true, now: now, isKnownPath: known), .none)
+        XCTAssertEqual(machine.receiveHeaders(requestHeaders(), endStream: false, now: now, isKnownPath: known), .none)
+    }
 }
