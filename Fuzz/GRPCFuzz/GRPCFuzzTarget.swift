@@ -168,6 +168,8 @@ struct StreamDriver {
         let wasIdle = !accepted && !closed
         let result = machine.receiveHeaders(fields, endStream: endStream, now: start, isKnownPath: { knownPaths.contains($0) })
         switch result {
+        case .none:
+            require(closed, "headers ignored on a stream not yet answered")
         case .accept(let head):
             require(wasIdle && !endStream, "headers accepted twice, after close, or with END_STREAM")
             require(fields.first(named: ":method") == "POST", "accepted without POST")

@@ -104,6 +104,18 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(decoded[binaryValues: "x-c-bin"], [[1], [2]])
     }
 
+    /// Found by Fuzz/GRPCFuzz: "grpC-x" passed the (case-sensitive)
+    /// reserved check, then was stored lower-cased as metadata "grpc-x".
+    func testMetadataFromWireSkipsReservedNamesInAnyCase() throws {
+        let fields = [
+            HTTPHeaderField(name: "Grpc-Status", value: "0"), HTTPHeaderField(name: "grpC-swift", value: "x"),
+            HTTPHeaderField(name: "Content-Type", value: "text/plain"), HTTPHeaderField(name: "X-Trace-BIN", value: "AQ"),
+        ]
+        let decoded = try Metadata.fromWire(fields)
+        XCTAssertEqual(decoded.map(\.key), ["x-trace-bin"])
+        XCTAssertEqual(decoded[binaryValues: "x-trace-bin"], [[1]])
+    }
+
     func testMethodDescriptorPath() {
         let method = MethodDescriptor(service: "points.v1.Points", method: "Grant")
         XCTAssertEqual(method.path, "/points.v1.Points/Grant")
