@@ -242,7 +242,9 @@ func checkEncodings(_ bytes: ArraySlice<UInt8>) {
     let text = String(decoding: bytes, as: UTF8.self)
     require(GRPCMessageEncoding.decode(GRPCMessageEncoding.encode(text)) == text, "grpc-message round trip")
     require(Base64.decode(Base64.encode(Array(bytes))) == Array(bytes), "base64 round trip")
-    if let duration = GRPCTimeout.parse(text) {
+    // Every prefix that could be a grpc-timeout (2...9 bytes).
+    for length in 2...min(9, max(2, bytes.count)) {
+        guard let duration = GRPCTimeout.parse(String(decoding: bytes.prefix(length), as: UTF8.self)) else { continue }
         require(duration >= .zero, "negative grpc-timeout")
         let reparsed = GRPCTimeout.parse(GRPCTimeout.encode(duration))
         require(reparsed != nil && reparsed! >= duration, "grpc-timeout re-encoding shortened the deadline")

@@ -59,6 +59,18 @@ final class WireFormatTests: XCTestCase {
         }
     }
 
+    /// Found with Fuzz/GRPCFuzz's parse-then-encode check: a grpc-timeout
+    /// of 7 or more digits of hours, encoded again, overflowed Int64
+    /// nanoseconds and trapped.
+    func testTimeoutEncodingOfHugeDurationsSaturatesInHours() {
+        let hours: Int64 = 9_999_999
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600)), "9999999H")
+        XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(.seconds(hours * 3600))), .seconds(hours * 3600))
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600) + .nanoseconds(1)), "10000000H", "rounded up, never shortened")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(Int64.max)), "99999999H")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(8_999_999_999)), "2500000H", "just below the switch to whole hours")
+    }
+
     func testTimeoutParseRejectsMalformed() {
         for text in ["", "m", "10", "10x", "123456789m", "-1m", "1.5S"] {
             XCTAssertNil(GRPCTimeout.parse(text), text)
