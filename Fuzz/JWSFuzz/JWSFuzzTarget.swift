@@ -1,7 +1,8 @@
 // libFuzzer entry point over the JWS parser and verifier. Not a SwiftPM
-// target: scripts/fuzz-jws.sh compiles it together with the sources of
-// AppStoreVerification into one module (so internal types are reachable)
-// with `-sanitize=fuzzer,address`. See docs/PERFORMANCE.md.
+// target: scripts/fuzz.sh compiles it together with the sources of
+// AppStoreVerification into one module (so internal types are reachable),
+// against a StrictJSON module built the same way, with
+// `-sanitize=fuzzer,address`. See docs/PERFORMANCE.md.
 //
 // The first input byte picks what the rest is:
 //   0: a whole compact JWS;
@@ -16,9 +17,10 @@
 //   - the Swift DER signature encoder matches OpenSSL's i2d_ECDSA_SIG.
 import COpenSSL
 import Foundation
+import StrictJSON
 
 /// The fixed inputs of the harness, read once from the environment that
-/// scripts/fuzz-jws.sh sets (JWS_FUZZ_JWS, JWS_FUZZ_ROOT).
+/// scripts/fuzz.sh sets (JWS_FUZZ_JWS, JWS_FUZZ_ROOT).
 final class JWSFuzzContext: Sendable {
     static let shared = JWSFuzzContext()
 
@@ -31,21 +33,21 @@ final class JWSFuzzContext: Sendable {
         guard let jwsPath = environment["JWS_FUZZ_JWS"], let rootPath = environment["JWS_FUZZ_ROOT"],
               let jwsData = FileManager.default.contents(atPath: jwsPath),
               let roots = try? VerifierConfiguration.loadRoots(paths: [rootPath])
-        else { preconditionFailure("set JWS_FUZZ_JWS and JWS_FUZZ_ROOT (scripts/fuzz-jws.sh does)") }
+        else { fatalError("set JWS_FUZZ_JWS and JWS_FUZZ_ROOT (scripts/fuzz.sh does)") }
         realJWS = String(decoding: jwsData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         parts = realJWS.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let configuration = VerifierConfiguration(
             bundleId: "com.goodheartapp", appAppleId: nil, allowedEnvironments: [.sandbox], trustedRoots: roots)
         guard let verifier = try? SignedDataVerifier(configuration: configuration),
               (try? verifier.verifyTransaction(realJWS)) != nil
-        else { preconditionFailure("the real JWS must verify before fuzzing (it warms the chain cache)") }
+        else { fatalError("the real JWS must verify before fuzzing (it warms the chain cache)") }
         self.verifier = verifier
     }
 
     /// Verifies `jws` with the shared (warm-cache) verifier; success must mean the real JWS.
     func checkVerification(_ jws: String) {
         if (try? verifier.verifyTransaction(jws)) != nil {
-            precondition(jws == realJWS, "a JWS other than the real one verified")
+            require(jws == realJWS, "a JWS other than the real one verified")
         }
         _ = try? verifier.verifyAndDecodeJSON(jws, kind: .notification)
     }
@@ -72,15 +74,15 @@ func opensslDERSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
 
 func checkByteOracles(_ bytes: [UInt8]) {
     if let decoded = StrictBase64.decodeURL(bytes) {
-        precondition(Array(StrictBase64.encodeURL(decoded).utf8) == bytes, "base64url decode/encode mismatch")
+        require(Array(StrictBase64.encodeURL(decoded).utf8) == bytes, "base64url decode/encode mismatch")
     }
     if let decoded = StrictBase64.decodeStandard(bytes) {
-        precondition(Array(StrictBase64.encodeStandard(decoded).utf8) == bytes, "base64 decode/encode mismatch")
+        require(Array(StrictBase64.encodeStandard(decoded).utf8) == bytes, "base64 decode/encode mismatch")
     }
-    _ = try? StrictJSON.parse(bytes)
+    _ = try? StrictJSONParser().parse(bytes)
     if bytes.count >= VerificationLimits.signatureLengthBytes {
         let raw = Array(bytes.prefix(VerificationLimits.signatureLengthBytes))
-        precondition(PublicKey.derSignature(fromRaw: raw) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch")
+        require(PublicKey.derSignature(fromRaw: raw) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch")
     }
 }
 

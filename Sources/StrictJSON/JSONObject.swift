@@ -1,5 +1,8 @@
 /// An ordered JSON object with unique keys. Order matters only for output:
-/// responses serialise their members in the order they were built.
+/// responses serialise their members in the order they were built. Keys are
+/// the same only when their UTF-8 bytes are (RFC 8259 §8.3), not when
+/// Swift's String == calls them canonically equivalent ("K" and U+212A
+/// KELVIN SIGN, "é" precomposed and decomposed).
 public struct JSONObject: Sendable, Equatable {
     /// The members in document (or construction) order.
     public private(set) var members: [(key: String, value: JSONValue)]
@@ -7,7 +10,7 @@ public struct JSONObject: Sendable, Equatable {
     /// body can hold thousands of keys; a scan per insert would be
     /// quadratic). Empty while the object is small: scanning a few keys is
     /// cheaper than hashing them, and most objects are small.
-    private var keySet: Set<String>
+    private var keySet: Set<ExactKey>
 
     public init() {
         members = []
@@ -25,7 +28,7 @@ public struct JSONObject: Sendable, Equatable {
 
     /// The member named `key`, if any.
     public subscript(key: String) -> JSONValue? {
-        for member in members where member.key == key { return member.value }
+        for member in members where Self.sameKey(member.key, key) { return member.value }
         return nil
     }
 
@@ -39,10 +42,10 @@ public struct JSONObject: Sendable, Equatable {
     @discardableResult
     public mutating func insert(_ key: String, _ value: JSONValue) -> Bool {
         if members.count < StrictJSONLimits.linearKeyScanMembersMax {
-            for member in members where member.key == key { return false }
+            for member in members where Self.sameKey(member.key, key) { return false }
         } else {
-            if keySet.isEmpty { keySet = Set(members.map(\.key)) }
-            guard keySet.insert(key).inserted else { return false }
+            if keySet.isEmpty { keySet = Set(members.map { ExactKey(text: $0.key) }) }
+            guard keySet.insert(ExactKey(text: key)).inserted else { return false }
         }
         members.append((key, value))
         return true
@@ -55,6 +58,20 @@ public struct JSONObject: Sendable, Equatable {
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
-            && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            && zip(lhs.members, rhs.members).allSatisfy { sameKey($0.key, $1.key) && $0.value == $1.value }
+    }
+
+    private static func sameKey(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
+
+    /// A key hashed and compared by its UTF-8 bytes, for the large-object set.
+    private struct ExactKey: Hashable {
+        let text: String
+
+        static func == (lhs: ExactKey, rhs: ExactKey) -> Bool { sameKey(lhs.text, rhs.text) }
+
+        func hash(into hasher: inout Hasher) {
+            var text = self.text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 }

@@ -90,6 +90,22 @@ final class WireFormatTests: XCTestCase {
         }
     }
 
+    /// Found by Fuzz/ProtobufFuzz (string fidelity): protobuf-c keeps the
+    /// NUL, but its strings are C strings, so "a\0b" decoded as "a".
+    func testEmbeddedNULIsRefusedOnDecode() {
+        // GetBalanceRequest.user_id = "a\0b".
+        XCTAssertThrowsError(try GetBalanceRequest(serializedBytes: [0x0A, 0x03, 0x61, 0x00, 0x62])) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .embeddedNUL)
+        }
+        // In a nested message: GrantRequest.source (6) .platform (2) = "\0".
+        XCTAssertThrowsError(try GrantRequest(serializedBytes: [0x32, 0x03, 0x12, 0x01, 0x00])) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .embeddedNUL)
+        }
+        // Zero bytes elsewhere (an empty string, a zero varint, bytes fields) are fine.
+        XCTAssertEqual(try GetBalanceRequest(serializedBytes: [0x0A, 0x00, 0x0A, 0x01, 0x78]).userId, "x")
+        XCTAssertEqual(try EchoRequest(serializedBytes: [0x12, 0x02, 0x00, 0x00, 0x18, 0x00]).payload, [0, 0])
+    }
+
     func testWrongWireTypeForAFieldIsRejected() {
         // field 2 (balance, int64) sent as a length-delimited string.
         XCTAssertThrowsError(try GetBalanceResponse(serializedBytes: [0x12, 0x01, 0x61]))

@@ -33,6 +33,29 @@ final class JSONObjectTests: XCTestCase {
         }
     }
 
+    /// Found with Fuzz/JSONFuzz's key oracle (a key is refused only when a
+    /// member has the same scalars): keys compared with String ==, so
+    /// canonically equivalent names were duplicates and lookups matched
+    /// a name that was not there.
+    func testKeysAreTheSameOnlyWhenTheirBytesAre() throws {
+        let pairs: [(String, String)] = [("K", "\u{212A}"), ("\u{E9}", "e\u{301}"), ("a\u{301}\u{323}", "a\u{323}\u{301}")]
+        for size in [0, StrictJSONLimits.linearKeyScanMembersMax + 1] {
+            for (first, second) in pairs {
+                var object = JSONObject()
+                for number in 0..<size { object.insert("k\(number)", .null) }
+                XCTAssertTrue(object.insert(first, .integer(1)), "size \(size)")
+                XCTAssertTrue(object.insert(second, .integer(2)), "size \(size): \(first.unicodeScalars.map(\.value)) and \(second.unicodeScalars.map(\.value))")
+                XCTAssertFalse(object.insert(second, .null))
+                XCTAssertEqual(object[first], .integer(1))
+                XCTAssertEqual(object[second], .integer(2))
+            }
+        }
+        guard case .object(let parsed) = try StrictJSONParser().parse(#"{"K":1,"\u212a":2}"#) else { return XCTFail("not an object") }
+        XCTAssertEqual(parsed.count, 2)
+        XCTAssertEqual(parsed["K"], .integer(1))
+        XCTAssertNotEqual(JSONObject(["K": .null]), JSONObject(["\u{212A}": .null]))
+    }
+
     func testEqualityFollowsOrder() {
         let ab = JSONObject(["a": .null, "b": .bool(true)])
         let ba = JSONObject(["b": .bool(true), "a": .null])

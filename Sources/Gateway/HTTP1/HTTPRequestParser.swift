@@ -149,6 +149,13 @@ public struct HTTPRequestParser: Sendable {
             defer { index += 1 }
             guard buffer[index] == HTTPByte.lf else { continue }
             let relative = index - position
+            // The size limits first, as the partial checks below would have
+            // applied them had the LF come in a later read: the answer must
+            // not depend on how the bytes were split.
+            if headLines.isEmpty && relative > GatewayLimits.requestLineBytesMax + 1 {
+                throw HTTPRequestError(.requestLineTooLong)
+            }
+            if relative > GatewayLimits.headerBlockBytesMax { throw HTTPRequestError(.headerBlockTooLarge) }
             guard relative - 1 >= lineStart, buffer[index - 1] == HTTPByte.cr else {
                 throw HTTPRequestError(.invalidLineEnding)
             }
@@ -235,6 +242,8 @@ public struct HTTPRequestParser: Sendable {
         var index = position
         while index < buffer.count {
             if buffer[index] == HTTPByte.lf {
+                // The limit first, as when the LF comes in a later read.
+                if index - position > limit + 1 { throw HTTPRequestError(tooLong) }
                 guard index > position, buffer[index - 1] == HTTPByte.cr else {
                     throw HTTPRequestError(.invalidLineEnding)
                 }

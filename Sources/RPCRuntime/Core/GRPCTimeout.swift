@@ -4,8 +4,14 @@ public enum GRPCTimeout {
     /// Encodes a duration with the finest unit that fits in eight digits.
     public static func encode(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + (seconds >= 0 ? attoseconds / 1_000_000_000 : 0)
         let limit: Int64 = 99_999_999
+        // Past ~285 years the nanoseconds below would overflow Int64: whole
+        // hours (rounded up, capped) say it exactly enough.
+        if seconds >= 9_000_000_000 {
+            let hours = seconds / 3600 + (seconds % 3600 != 0 || attoseconds > 0 ? 1 : 0)
+            return "\(min(hours, limit))H"
+        }
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + (seconds >= 0 ? attoseconds / 1_000_000_000 : 0)
         let units: [(Int64, Character)] = [
             (1, "n"), (1_000, "u"), (1_000_000, "m"), (1_000_000_000, "S"), (60_000_000_000, "M"), (3_600_000_000_000, "H"),
         ]

@@ -60,11 +60,16 @@ public struct MessageDeframer: Sendable {
         }
     }
 
-    /// Called when the peer ended the stream: fails if bytes are left over.
+    /// Called when the peer ended the stream: fails if bytes are left over,
+    /// or if a length prefix was read whose message never came (even when
+    /// none of its bytes did: the prefix alone is an unfinished message).
     public func finish() throws(Failure) {
-        if case .failed(let failure) = state { throw failure }
         let buffered = buffer.count - readIndex
-        if buffered > 0 { throw .truncated(bufferedBytes: buffered) }
+        switch state {
+        case .failed(let failure): throw failure
+        case .awaitingBody: throw .truncated(bufferedBytes: buffered)
+        case .awaitingPrefix: if buffered > 0 { throw .truncated(bufferedBytes: buffered) }
+        }
     }
 
     private mutating func fail(_ failure: Failure) throws(Failure) -> [UInt8]? {

@@ -83,20 +83,24 @@ extension Metadata {
     }
 
     /// Builds metadata from received header fields, skipping reserved ones and
-    /// decoding `-bin` values. Fails on malformed base64.
+    /// decoding `-bin` values. Fails on malformed base64. Names are judged
+    /// lower-cased, as keys are stored: "Grpc-Status" is as reserved as
+    /// "grpc-status" (HTTP/2 peers send lower case, but this does not rely on it).
     static func fromWire(_ fields: [HTTPHeaderField]) throws(RPCError) -> Metadata {
         var metadata = Metadata()
-        for field in fields where !isReserved(field.name) {
-            if field.name.hasSuffix("-bin") {
+        for field in fields {
+            let key = field.name.lowercased()
+            if isReserved(key) { continue }
+            if key.hasSuffix("-bin") {
                 // Several binary values may be joined with commas by intermediaries.
                 for part in field.value.split(separator: ",", omittingEmptySubsequences: true) {
                     guard let bytes = Base64.decode(part.trimmingSpaces()) else {
-                        throw RPCError(code: .internal, message: "Malformed base64 in metadata \(field.name)")
+                        throw RPCError(code: .internal, message: "Malformed base64 in metadata \(key)")
                     }
-                    metadata.addBinary(bytes, forKey: field.name)
+                    metadata.addBinary(bytes, forKey: key)
                 }
             } else {
-                metadata.addString(field.value, forKey: field.name)
+                metadata.addString(field.value, forKey: key)
             }
         }
         return metadata

@@ -21,6 +21,9 @@ public struct ServerStreamStateMachine: Sendable {
     }
 
     public enum OnReceiveHeaders: Sendable, Equatable {
+        /// The stream was already answered (e.g. trailers after a deadline
+        /// answer): nothing more may be sent on it.
+        case none
         /// Wait for the body; arm a deadline timer when `head.deadline` is set.
         case accept(RequestHead)
         /// Answer with these headers, ending the stream (Trailers-Only or a plain HTTP error).
@@ -80,6 +83,7 @@ public struct ServerStreamStateMachine: Sendable {
         now: ContinuousClock.Instant,
         isKnownPath: (String) -> Bool
     ) -> OnReceiveHeaders {
+        if case .clientClosedServerClosed = state { return .none }
         guard case .clientIdleServerIdle = state else {
             return close(with: RPCError(code: .internal, message: "Unexpected headers"))
         }

@@ -242,6 +242,29 @@ final class HTTPRequestParserTests: XCTestCase {
         assertFailure("GET / HTTP/1.1\r\nHost: a\r\n" + tooMany, .headerBlockTooLarge, status: 431)
     }
 
+    /// Found by Fuzz/HTTP1Fuzz (split independence): an over-long line
+    /// ending in a bare LF was 400 (line ending) when it arrived in one read
+    /// and 414/431 (limit) when it trickled in. Now the limit wins either way.
+    func testOverlongLineWithBareLineFeedFailsTheSameWhateverTheSplit() {
+        let longTarget = "/" + String(repeating: "a", count: GatewayLimits.requestLineBytesMax + 2)
+        let bigField = "X-Big: " + String(repeating: "v", count: GatewayLimits.headerBlockBytesMax)
+        let chunkExtension = ";" + String(repeating: "e", count: GatewayLimits.chunkSizeLineBytesMax + 2)
+        let cases: [(String, HTTPRequestError.Reason)] = [
+            ("GET \(longTarget) HTTP/1.1\n", .requestLineTooLong),
+            ("GET / HTTP/1.1\r\nHost: a\r\n\(bigField)\n", .headerBlockTooLarge),
+            ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\(chunkExtension)\n", .chunkSizeLineTooLong),
+        ]
+        for (text, reason) in cases {
+            let bytes = Array(text.utf8)
+            var whole = HTTPRequestParser()
+            XCTAssertEqual(failure(whole.feed(bytes))?.reason, reason)
+            var trickled = HTTPRequestParser()
+            var events: [HTTPParserEvent] = []
+            for byte in bytes { events += trickled.feed([byte]) }
+            XCTAssertEqual(failure(events)?.reason, reason)
+        }
+    }
+
     func testHeaderFieldCountLimit() {
         let hundred = (0..<99).map { "X-\($0): 1\r\n" }.joined()
         XCTAssertEqual(requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\n" + hundred + "\r\n")).count, 1)

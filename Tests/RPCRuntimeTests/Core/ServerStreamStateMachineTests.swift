@@ -181,6 +181,15 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(status(fields), "13")
     }
 
+    /// Found by Fuzz/GRPCFuzz: a whole message, then a second one's length
+    /// prefix and END_STREAM, ran the handler with the first message.
+    func testReceiveMessageAndBarePrefixWhenClientOpenServerIdleRespondsInternal() {
+        var machine = openMachine()
+        let data = MessageFramer.frame([1]) + [0, 0, 0, 0, 3]
+        guard case .respond(let fields) = machine.receiveData(data, endStream: true) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+    }
+
     func testReceiveTwoMessagesWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
         guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + MessageFramer.frame([2]), endStream: true) else { return XCTFail() }
@@ -279,5 +288,14 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.streamClosed(), .none)
         XCTAssertEqual(machine.receiveData([0], endStream: true), .none)
         XCTAssertEqual(machine.handlerFinished(.success(ServerResponse(message: []))), .none)
+    }
+
+    /// Found by Fuzz/GRPCFuzz: trailers arriving after the deadline answer
+    /// produced a second answer on a stream already ended.
+    func testReceiveHeadersAfterDeadlineAnswerWhenClientClosedServerClosedDoesNothing() {
+        var machine = openMachine()
+        guard case .cancelAndRespond = machine.deadlineExpired() else { return XCTFail() }
+        XCTAssertEqual(machine.receiveHeaders([HTTPHeaderField(name: "x-trailer", value: "1")], endStream: true, now: now, isKnownPath: known), .none)
+        XCTAssertEqual(machine.receiveHeaders(requestHeaders(), endStream: false, now: now, isKnownPath: known), .none)
     }
 }

@@ -36,6 +36,15 @@ final class WireFormatTests: XCTestCase {
         XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 1)) }
     }
 
+    /// Found by Fuzz/GRPCFuzz: a length prefix and none of its body, then the
+    /// end of the stream, passed as a clean end.
+    func testDeframerFinishReportsPrefixWithoutBody() throws {
+        var deframer = MessageDeframer(messageSizeBytesMax: 100)
+        deframer.append([0, 0, 0, 0, 5])
+        XCTAssertNil(try deframer.next())
+        XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 0)) }
+    }
+
     func testTimeoutEncodingPicksFinestUnitThatFits() {
         XCTAssertEqual(GRPCTimeout.encode(.milliseconds(250)).count <= 9, true)
         XCTAssertEqual(GRPCTimeout.encode(.nanoseconds(5)), "5n")
@@ -48,6 +57,18 @@ final class WireFormatTests: XCTestCase {
         for duration: Duration in [.milliseconds(1), .milliseconds(250), .seconds(30), .seconds(86_400), .microseconds(7)] {
             XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(duration)), duration)
         }
+    }
+
+    /// Found with Fuzz/GRPCFuzz's parse-then-encode check: a grpc-timeout
+    /// of 7 or more digits of hours, encoded again, overflowed Int64
+    /// nanoseconds and trapped.
+    func testTimeoutEncodingOfHugeDurationsSaturatesInHours() {
+        let hours: Int64 = 9_999_999
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600)), "9999999H")
+        XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(.seconds(hours * 3600))), .seconds(hours * 3600))
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600) + .nanoseconds(1)), "10000000H", "rounded up, never shortened")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(Int64.max)), "99999999H")
+        XCTAssertEqual(GRPCTimeout.encode(.seconds(8_999_999_999)), "2500000H", "just below the switch to whole hours")
     }
 
     func testTimeoutParseRejectsMalformed() {
@@ -93,6 +114,18 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(decoded[stringValues: "x-mixed-case"], ["v"])
         XCTAssertEqual(decoded[binaryValues: "x-b-bin"], [[0, 1]])
         XCTAssertEqual(decoded[binaryValues: "x-c-bin"], [[1], [2]])
+    }
+
+    /// Found by Fuzz/GRPCFuzz: "grpC-x" passed the (case-sensitive)
+    /// reserved check, then was stored lower-cased as metadata "grpc-x".
+    func testMetadataFromWireSkipsReservedNamesInAnyCase() throws {
+        let fields = [
+            HTTPHeaderField(name: "Grpc-Status", value: "0"), HTTPHeaderField(name: "grpC-swift", value: "x"),
+            HTTPHeaderField(name: "Content-Type", value: "text/plain"), HTTPHeaderField(name: "X-Trace-BIN", value: "AQ"),
+        ]
+        let decoded = try Metadata.fromWire(fields)
+        XCTAssertEqual(decoded.map(\.key), ["x-trace-bin"])
+        XCTAssertEqual(decoded[binaryValues: "x-trace-bin"], [[1]])
     }
 
     func testMethodDescriptorPath() {

@@ -176,6 +176,11 @@ enum CMessageCodec {
             throw ProtobufError(.malformedWire, "bytes are not a valid \(descriptor.fullName)")
         }
         defer { protobuf_c_message_free_unpacked(message, nil) }
+        // C strings end at the first NUL: refuse rather than truncate (no
+        // zero byte at all, the common case, needs no scan).
+        if bytes.contains(0), let name = WireStringScan.firstStringWithNUL(bytes[...], descriptor: descriptor.pointer) {
+            throw ProtobufError(.embeddedNUL, "field \(name) contains NUL")
+        }
         return try read(UnsafeRawPointer(message), descriptor: descriptor.pointer, depth: 0)
     }
 

@@ -34,6 +34,8 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             return found != nil
         })
         switch action {
+        case .none:
+            break
         case .accept(let head):
             handler = found
             if let deadline = head.deadline {
