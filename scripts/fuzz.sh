@@ -160,12 +160,11 @@ prepare_protobuf() {
   run_env=(ASAN_OPTIONS=detect_leaks=1)
 }
 
-# StoreKit 1 app receipts (PKCS#7 + ASN.1), module Sources/AppReceipt, being
-# written on another branch. When it lands: put the harness in
-# Fuzz/AppReceiptFuzz/AppReceiptFuzzTarget.swift (LLVMFuzzerTestOneInput over
-# the receipt parser, oracles as in the others), a few real receipts in
-# Fuzz/AppReceiptFuzz/seeds/, and match the lines below to the module's
-# imports (build_library StrictJSON as prepare_jws does if it needs it).
+# StoreKit 1 app receipts (PKCS#7 + ASN.1), module Sources/AppReceipt; the
+# harness is Fuzz/AppReceiptFuzz/AppReceiptFuzzTarget.swift (its first byte
+# picks the mode: 0 a receipt, 1 a bare payload, 2 base64), and the seeds in
+# Fuzz/AppReceiptFuzz/seeds/ are receipts signed by openssl with a throwaway
+# key, as DER and streamed BER (made as scripts/fuzz-receipts.sh makes them).
 prepare_receipt() {
   local work="$out/receipt" sources
   harness="Fuzz/AppReceiptFuzz" binary="$work/receipt-fuzz" max_len=65536
