@@ -78,7 +78,7 @@ let package = Package(
         .target(name: "IAPCreditsClient"),
 
         // MARK: Tests.
-        .target(name: "TestSupport", dependencies: ["PostgresClient"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PostgresClient", "COpenSSL"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
@@ -100,9 +100,9 @@ let package = Package(
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(
             name: "IAPCreditsClientIntegrationTests",
-            dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL"]
+            dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport"]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "COpenSSL", "Demo"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import AppStoreVerification
 import Foundation
+import TestSupport
 import XCTest
 
 /// Bad input through the gateway is refused with the documented status and

@@ -101,7 +101,7 @@ final class LiveGateway: @unchecked Sendable {
         let caDirectory = NSTemporaryDirectory() + "client-lib-ca-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: caDirectory, withIntermediateDirectories: true)
         try Data(authority.rootPEM.utf8).write(to: URL(fileURLWithPath: caDirectory + "/root.pem"))
-        let secret = HS256Token.randomHex(32)
+        let secret = TestText.randomHex(32)
         let (points, payments, gateway, gatewayEnvironment) = try await offPool {
             let points = try ServiceProcess(executable: "PointsService", environment: [
                 "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
@@ -117,7 +117,7 @@ final class LiveGateway: @unchecked Sendable {
             ])
             let gatewayEnvironment = [
                 "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
-                "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": HS256Token.randomHex(32),
+                "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": TestText.randomHex(32),
                 "INTERNAL_AUTH": "off",
             ]
             let gateway = try ServiceProcess(executable: "Gateway", environment: gatewayEnvironment)
@@ -178,7 +178,7 @@ final class LiveGateway: @unchecked Sendable {
     func user() -> LiveUser {
         let id = UUID()
         let email = "client.\(UUID().uuidString.prefix(8).lowercased())@example.com"
-        let token = HS256Token.mint(secret: jwtSecret, claims: [
+        let token = TestTokens(secret: jwtSecret, issuer: Self.issuer, audience: Self.audience).sign(claims: [
             "iss": Self.issuer, "aud": Self.audience, "sub": id.uuidString.lowercased(), "email": email,
             "iat": Int64(Date().timeIntervalSince1970), "exp": Int64(Date().timeIntervalSince1970) + 3_600,
         ])
@@ -216,7 +216,7 @@ final class LiveGateway: @unchecked Sendable {
             payload["revocationDate"] = revoked
             payload["revocationReason"] = 0
         }
-        let jws = try authority.sign(payloadJSON: HS256Token.json(payload))
+        let jws = try authority.sign(payloadJSON: TestText.json(payload))
         neverLog(jws)
         return jws
     }
@@ -232,12 +232,12 @@ final class LiveGateway: @unchecked Sendable {
             "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": Self.environment,
                      "signedTransactionInfo": transaction] as [String: Any],
         ]
-        let signed = try authority.sign(payloadJSON: HS256Token.json(payload))
+        let signed = try authority.sign(payloadJSON: TestText.json(payload))
         neverLog(signed)
         var request = URLRequest(url: baseURL.appendingPathComponent("api/v1/payments/apple/notifications"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(HS256Token.json(["signedPayload": signed]).utf8)
+        request.httpBody = Data(TestText.json(["signedPayload": signed]).utf8)
         return try await http.send(request).0.statusCode
     }
 

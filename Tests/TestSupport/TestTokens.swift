@@ -3,40 +3,46 @@ import Foundation
 
 /// HS256 bearer tokens as the identity provider mints them, plus the bad
 /// ones the gateway must refuse.
-struct TestTokens: Sendable {
-    let secret: String
-    let issuer: String
-    let audience: String
+public struct TestTokens: Sendable {
+    public let secret: String
+    public let issuer: String
+    public let audience: String
 
-    func valid(userId: UUID, email: String) -> String {
+    public init(secret: String, issuer: String, audience: String) {
+        self.secret = secret
+        self.issuer = issuer
+        self.audience = audience
+    }
+
+    public func valid(userId: UUID, email: String) -> String {
         sign(claims: claims(userId: userId, email: email))
     }
 
-    func claims(userId: UUID, email: String, lifetimeSeconds: Int64 = 600, nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)) -> [String: Any] {
+    public func claims(userId: UUID, email: String, lifetimeSeconds: Int64 = 600, nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)) -> [String: Any] {
         ["iss": issuer, "aud": audience, "sub": userId.uuidString.lowercased(), "email": email,
          "iat": nowSeconds, "nbf": nowSeconds, "exp": nowSeconds + lifetimeSeconds]
     }
 
-    func sign(claims: [String: Any], header: [String: Any] = ["alg": "HS256", "typ": "JWT"], key: String? = nil) -> String {
+    public func sign(claims: [String: Any], header: [String: Any] = ["alg": "HS256", "typ": "JWT"], key: String? = nil) -> String {
         let input = Self.base64URL(Self.json(header)) + "." + Self.base64URL(Self.json(claims))
         return input + "." + Self.base64URL(Self.hmacSHA256(key: Array((key ?? secret).utf8), message: Array(input.utf8)))
     }
 
     /// `alg: none` with an empty signature.
-    func unsigned(claims: [String: Any]) -> String {
+    public func unsigned(claims: [String: Any]) -> String {
         Self.base64URL(Self.json(["alg": "none", "typ": "JWT"])) + "." + Self.base64URL(Self.json(claims)) + "."
     }
 
-    static func json(_ object: [String: Any]) -> [UInt8] {
+    public static func json(_ object: [String: Any]) -> [UInt8] {
         Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
     }
 
-    static func base64URL(_ bytes: [UInt8]) -> String {
+    public static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { keyBytes in
