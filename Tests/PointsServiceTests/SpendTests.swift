@@ -321,6 +321,26 @@ final class SpendTests: XCTestCase {
         XCTAssertEqual(balance.lifetimeSpent, Int64(succeeded.count) * 7)
     }
 
+    func testTwentyParallelSubmissionsOfOneSpendApplyItOnceAndReplayTheRest() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")   // 100
+        let store = self.store!
+        let event = "chat.same:\(UUID().uuidString)"
+        let results = try await withThrowingTaskGroup(of: SpendResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await Self.spend(store, user, 30, event: event) } }
+            return try await group.reduce(into: [SpendResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.filter { !$0.replayed }.count, 1, "applied once")
+        XCTAssertEqual(Set(results.map(\.ledgerEntryId)).count, 1, "every answer names the one ledger row")
+        for result in results {
+            XCTAssertEqual(result.balanceAfter, 70)
+            XCTAssertEqual(result.attributions, [LotShare(sourceEventId: purchase, amount: 30)])
+        }
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance.balance, 70)
+        XCTAssertEqual(balance.lifetimeSpent, 30)
+    }
+
     func testSpendsRacingGrantsAndClawbacksKeepEveryInvariant() async throws {
         let user = newUser()
         var purchases: [String] = []

@@ -133,6 +133,78 @@ enum PointsSchema {
             create unique index points_ledger_consume_reversal_unique
                 on points_ledger (related_event_id) where change_type = 'consume_reversal';
             """),
+        // A spend in one round trip (`SpendStatement`): the whole spend runs
+        // in this function, so the account's row lock is held only while the
+        // server works, never across a network round trip, and each statement
+        // after the lock takes a fresh snapshot (READ COMMITTED, a VOLATILE
+        // function), so it sees every committed change of this user's lots
+        // and ledger. It writes only a spend that applies, and decides
+        // nothing a caller must explain: it answers 'stored' (the event id
+        // exists: the caller decides replay or conflict), 'insufficient'
+        // (also for a user without an account), 'drift' (the open lots do not add up to
+        // the balance: nothing written, the caller heals the lots and calls
+        // again in its transaction) or 'applied'.
+        PostgresMigration(version: 5, name: "spend_function", sql: """
+            create function points_spend(p_user uuid, p_event text, p_amount bigint, p_biz_type text, p_biz_id text,
+                                         p_fingerprint text, p_ext jsonb)
+            returns table (o_outcome text, o_balance bigint, o_entry_id uuid, o_attribution text)
+            language plpgsql volatile as $$
+            declare
+                v_balance bigint;
+                v_spent bigint;
+            begin
+                -- No account means nothing to spend (and a refused spend creates none).
+                select account.balance, account.lifetime_spent into v_balance, v_spent
+                from user_points account where account.user_id = p_user for update;
+                v_balance := coalesce(v_balance, 0);
+                if exists (select 1 from points_ledger ledger where ledger.event_id = p_event) then
+                    return query select 'stored'::text, v_balance, null::uuid, null::text;
+                    return;
+                end if;
+                if v_balance < p_amount then
+                    return query select 'insufficient'::text, v_balance, null::uuid, null::text;
+                    return;
+                end if;
+                -- Take the credits from the open lots oldest first (the rule of
+                -- CreditLots.take, as a window), record the shares as the
+                -- spend's movements, write the consume row and the account's
+                -- new figures. Data-modifying CTEs run exactly once; nothing is
+                -- written unless the lots add up to the locked balance.
+                return query
+                with lots as (
+                         select lot.source_event_id, lot.remaining, lot.seq,
+                                sum(lot.remaining) over (order by lot.seq) - lot.remaining as before
+                         from credit_lots lot where lot.user_id = p_user and lot.remaining > 0),
+                     held as (select coalesce(sum(lots.remaining), 0)::bigint as total from lots),
+                     shares as (
+                         select lots.source_event_id, least(lots.remaining, p_amount - lots.before) as amount, lots.seq
+                         from lots, held where lots.before < p_amount and held.total = v_balance),
+                     moved as (
+                         update credit_lots lot set remaining = lot.remaining - s.amount, spent = lot.spent + s.amount
+                         from shares s where lot.user_id = p_user and lot.source_event_id = s.source_event_id),
+                     recorded as (
+                         insert into lot_movements (event_id, source_event_id, user_id, amount)
+                         select p_event, s.source_event_id, p_user, s.amount from shares s),
+                     attribution as (
+                         select coalesce(jsonb_agg(jsonb_build_object('source_event_id', s.source_event_id, 'amount', s.amount)
+                                                   order by s.seq), '[]'::jsonb) as list
+                         from shares s),
+                     entry as (
+                         insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type,
+                                                    biz_id, request_fingerprint, metadata)
+                         select p_user, p_event, 'consume', -1, p_amount, v_balance - p_amount, p_biz_type, nullif(p_biz_id, ''),
+                                p_fingerprint, jsonb_build_object('ext', p_ext, 'attribution', attribution.list)
+                         from held, attribution where held.total = v_balance
+                         returning id),
+                     account as (
+                         update user_points set balance = v_balance - p_amount, lifetime_spent = v_spent + p_amount,
+                                                updated_at = now()
+                         where user_id = p_user and exists (select 1 from entry))
+                select case when (select id from entry) is null then 'drift' else 'applied' end,
+                       v_balance, (select id from entry), (select list from attribution)::text;
+            end
+            $$;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

@@ -157,11 +157,27 @@ final class PointsStore: Sendable {
         }
     }
 
-    /// Spends credits once per event id, never below zero (see `applySpend`).
+    /// Spends credits once per event id, never below zero: one autocommitted
+    /// call of `SpendStatement` (a round trip, the account locked only inside
+    /// the database). Lots that disagree with the balance (rows written
+    /// outside this store) make it write nothing; the spend then runs in a
+    /// transaction that heals them first (`applySpend`).
     func spend(_ command: SpendCommand) async throws(PointsError) -> SpendResult {
         let spend = try command.validated()
         return try await retryingUniqueRaces {
-            try await self.pool.withTransaction { transaction in try await self.applySpend(spend, in: transaction) }
+            let answer: SpendResult?
+            do {
+                answer = try await self.pool.withConnection { connection in
+                    let (outcome, balance) = try SpendStatement.outcome(
+                        of: try await connection.query(SpendStatement.sql, SpendStatement.parameters(spend)).first!)
+                    return try await self.spendResult(spend, outcome: outcome, balance: balance, in: connection)
+                }
+            } catch let error as PostgresError where error.isConnectionLoss {
+                // Safe to run again on a fresh connection: the event id makes it apply at most once.
+                throw RetryAttempt.connectionLost
+            }
+            if let answer { return answer }
+            return try await self.pool.withTransaction { transaction in try await self.applySpend(spend, in: transaction) }
         }
     }
 
@@ -384,31 +400,46 @@ final class PointsStore: Sendable {
     /// to overdraw, take the credits from the lots oldest first, then the
     /// consume row and the account's figures in one statement.
     private func applySpend(_ spend: ValidatedSpend, in transaction: PostgresConnection) async throws -> SpendResult {
-        let (account, stored) = try await lockAccount(spend.userId, findingEvent: spend.eventId, in: transaction)
-        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
-                                     expectedChangeType: "consume", fingerprint: spend.fingerprint) {
-        case .replay:
-            let first = stored!
-            return SpendResult(eventId: spend.eventId, replayed: true, amount: first.amount, balanceAfter: first.balanceAfter,
-                               balance: account.balance, ledgerEntryId: first.id,
-                               attributions: try await movements(of: spend.eventId, in: transaction))
-        case .conflict(let problem):
-            throw PointsError.eventConflict(eventId: spend.eventId, problem: problem)
-        case .apply:
-            break
+        // The function locks the account again (a no-op: this transaction holds it after the first call).
+        let account = try await lockAccount(spend.userId, in: transaction)
+        _ = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction)
+        let (outcome, balance) = try SpendStatement.outcome(
+            of: try await transaction.query(SpendStatement.sql, SpendStatement.parameters(spend)).first!)
+        guard let result = try await spendResult(spend, outcome: outcome, balance: balance, in: transaction) else {
+            throw PointsError.internalFailure(detail: "credit lots do not add up to the balance")
         }
-        guard account.balance >= spend.amount else { throw PointsError.insufficientCredits(balance: account.balance) }
-        let parameters = SpendStatement.parameters(spend, balance: account.balance, lifetimeSpentAfter: account.lifetimeSpent + spend.amount)
-        var row = try await transaction.query(SpendStatement.sql, parameters).first!
-        if try row.isNull("id") {
-            // The lots disagree with the balance (rows written outside this store): heal, then spend.
-            _ = try await CreditLotLedger.openLots(spend.userId, balance: account.balance, in: transaction)
-            row = try await transaction.query(SpendStatement.sql, parameters).first!
-            guard !(try row.isNull("id")) else { throw PointsError.internalFailure(detail: "credit lots do not add up to the balance") }
+        return result
+    }
+
+    /// The answer to a spend from `SpendStatement`'s outcome; nil for
+    /// `.drift` (nothing was written: heal the lots and run it again).
+    private func spendResult(_ spend: ValidatedSpend, outcome: SpendStatement.Outcome, balance: Int64,
+                             in connection: PostgresConnection) async throws -> SpendResult? {
+        switch outcome {
+        case .applied(let entryId, let attribution):
+            let balanceAfter = balance - spend.amount
+            return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
+                               balance: balanceAfter, ledgerEntryId: entryId, attributions: try Self.shares(attribution))
+        case .insufficient:
+            throw PointsError.insufficientCredits(balance: balance)
+        case .drift:
+            return nil
+        case .stored:
+            // A committed row never changes: read it (and its movements) without a lock.
+            let stored = try await findEvent(spend.eventId, in: connection)
+            switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                         expectedChangeType: "consume", fingerprint: spend.fingerprint) {
+            case .replay:
+                let first = stored!
+                return SpendResult(eventId: spend.eventId, replayed: true, amount: first.amount, balanceAfter: first.balanceAfter,
+                                   balance: balance, ledgerEntryId: first.id,
+                                   attributions: try await movements(of: spend.eventId, in: connection))
+            case .conflict(let problem):
+                throw PointsError.eventConflict(eventId: spend.eventId, problem: problem)
+            case .apply:
+                throw PointsError.internalFailure(detail: "points_spend found event \(spend.eventId) that is not there")
+            }
         }
-        let balanceAfter = account.balance - spend.amount
-        return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
-                           balance: balanceAfter, ledgerEntryId: try row.uuid("id"), attributions: try Self.shares(row.string("attribution")))
     }
 
     /// The attribution list a spend statement returns.
@@ -509,27 +540,6 @@ final class PointsStore: Sendable {
 
     private func currentBalance(_ userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
         try await transaction.query("select balance from user_points where user_id = $1::uuid", [.uuid(userId)]).first?.int64("balance") ?? 0
-    }
-
-    /// `lockAccount` and the stored row of `eventId` in one round trip. The
-    /// row is read from the statement's snapshot, taken before the lock was
-    /// granted: a concurrent first application of the same event committed
-    /// while this one waited is then missed here, and the insert that
-    /// follows fails on the unique event id; `retryingUniqueRaces` runs
-    /// the transaction again and it answers as a replay.
-    private func lockAccount(_ userId: UUID, findingEvent eventId: String, in transaction: PostgresConnection) async throws
-        -> (LockedAccount, StoredLedgerEvent?) {
-        let row = try await transaction.query("""
-            with account as (
-                insert into user_points (user_id) values ($1::uuid)
-                on conflict (user_id) do update set user_id = excluded.user_id
-                returning balance, lifetime_earned, lifetime_spent)
-            select account.balance as account_balance, account.lifetime_earned, account.lifetime_spent, event.*
-            from account left join (\(StoredLedgerEvent.selectSQL.replacingOccurrences(of: "$1", with: "$2"))) event on true
-            """, [.uuid(userId), .text(eventId)]).first!
-        let account = LockedAccount(balance: try row.int64("account_balance"), lifetimeEarned: try row.int64("lifetime_earned"),
-                                    lifetimeSpent: try row.int64("lifetime_spent"))
-        return (account, try row.isNull("id") ? nil : try StoredLedgerEvent(row: row))
     }
 
     /// Creates the account row if needed and locks it for the rest of the
