@@ -1,6 +1,7 @@
 import AppStoreVerification
 import Foundation
 import ServiceKit
+import StrictJSON
 
 /// `PaymentsService verify-jws`: reads one JWS on standard input, verifies it
 /// offline exactly as the service would, and prints the decoded payload as
@@ -76,15 +77,14 @@ enum VerifyJWSCommand {
     }
 
     private static func printFailure(_ failure: VerificationFailure) {
-        let object: [String: Any] = [
-            "valid": false,
-            "failure": failure.code,
-            "retryable": failure.isRetryable,
-            "detail": "\(failure)",
-        ]
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-            print(String(decoding: data, as: UTF8.self))
-        }
+        // Keys in sorted order, as the tool has always printed them.
+        let object = JSONObject([
+            "detail": .string("\(failure)"),
+            "failure": .string(failure.code),
+            "retryable": .bool(failure.isRetryable),
+            "valid": .bool(false),
+        ])
+        print(JSONWriter.string(of: .object(object)))
     }
 
     private static func printError(_ message: String) {

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresClient
 import ServiceKit
+import StrictJSON
 
 /// `PointsService adjust --user-id UUID --amount N --reason TEXT --operator NAME [--event-id ID]`:
 /// an operator's audited correction of one balance, written straight to the
@@ -118,17 +119,15 @@ enum AdjustCommandLine {
 
     /// The one JSON line printed on success.
     static func resultLine(_ result: AdjustResult) -> String {
-        let object: [String: Any] = [
-            "event_id": result.eventId,
-            "user_id": result.userId.uuidString.lowercased(),
-            "amount": result.amount,
-            "balance_before": result.balanceBefore,
-            "balance_after": result.balanceAfter,
-            "replayed": result.replayed,
-            "ledger_entry_id": result.ledgerEntryId.uuidString.lowercased(),
-        ]
-        // Strings, integers and a Bool only, which JSONSerialization always accepts.
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        // Keys in sorted order, as the tool has always printed them.
+        JSONWriter.string(of: .object(JSONObject([
+            "amount": .integer(result.amount),
+            "balance_after": .integer(result.balanceAfter),
+            "balance_before": .integer(result.balanceBefore),
+            "event_id": .string(result.eventId),
+            "ledger_entry_id": .string(result.ledgerEntryId.uuidString.lowercased()),
+            "replayed": .bool(result.replayed),
+            "user_id": .string(result.userId.uuidString.lowercased()),
+        ])))
     }
 }
