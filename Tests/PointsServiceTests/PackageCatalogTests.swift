@@ -1,16 +1,11 @@
 import Foundation
 @testable import PointsService
+import TestSupport
 import XCTest
 
 final class PackageCatalogTests: XCTestCase {
-    /// config/packages.json of this checkout.
-    static func shippedCatalogPath() -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("config/packages.json").path
-    }
-
     static func shippedCatalog() throws -> PackageCatalog {
-        try PackageCatalog.load(path: shippedCatalogPath())
+        try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
     }
 
     func testShippedCatalogHoldsThePRDPackages() throws {

@@ -1,5 +1,6 @@
 import Contracts
 @testable import PointsService
+import TestSupport
 import XCTest
 
 /// The pure rules: no database.
@@ -264,7 +265,7 @@ final class PointsRulesTests: XCTestCase {
     }
 
     func testGrantQuantityDefaultsBoundsAndMultipliesTheCredits() throws {
-        let catalog = try PackageCatalogTests.shippedCatalog()
+        let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
         let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: "",
                                 productCode: "popular_pack", bizId: UUID().uuidString)
         for (quantity, expected): (Int32, Int32) in [(0, 1), (1, 1), (2, 2), (10, 10)] {
@@ -290,7 +291,7 @@ final class PointsRulesTests: XCTestCase {
     }
 
     func testGrantFingerprintCoversQuantityButMatchesGrantsStoredBeforeIt() throws {
-        let catalog = try PackageCatalogTests.shippedCatalog()
+        let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
         let user = UUID()
         let source = PurchaseSource(source: "apple_iap", platform: "ios", transactionId: "2000000847061981",
                                     originalTransactionId: "2000000847061981", environment: "Sandbox",
@@ -311,7 +312,7 @@ final class PointsRulesTests: XCTestCase {
     }
 
     func testGrantCommandValidation() throws {
-        let catalog = try PackageCatalogTests.shippedCatalog()
+        let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
         let hash = String(repeating: "a", count: 64)
         let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: hash,
                                 productCode: "new_user_pack", bizId: UUID().uuidString,

@@ -9,7 +9,7 @@ import XCTest
 final class PointsOutageTests: XCTestCase {
     func testUnreachableDatabaseIsDatabaseUnavailable() async throws {
         let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", maxConnections: 1))
-        let store = PointsStore(pool: pool, catalog: try PackageCatalogTests.shippedCatalog())
+        let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         let user = UUID().uuidString
         let calls: [() async throws -> Void] = [
             { _ = try await store.getBalance(userId: user) },
@@ -56,7 +56,7 @@ final class PointsOutageTests: XCTestCase {
         }
         let applicationName = "points-outage-\(UInt32.random(in: 0...UInt32.max))"
         let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 3, applicationName: applicationName))
-        let store = PointsStore(pool: pool, catalog: try PackageCatalogTests.shippedCatalog())
+        let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         try await store.migrate()
         let user = UUID()
         let first = try await store.grant(GrantCommand(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
@@ -96,13 +96,13 @@ final class PointsStartupTests: XCTestCase {
 
     func testMigrateAppliesTheSchemaAndExits() throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
-        let result = try run(["migrate"], environment: ["DATABASE_URL": url, "PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath()])
+        let result = try run(["migrate"], environment: ["DATABASE_URL": url, "PACKAGES_FILE": ShippedConfiguration.packagesFile])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("migrations applied"), result.output)
     }
 
     func testMissingDatabaseURLOrCatalogIsAClearStartupError() throws {
-        let missing = try run(["migrate"], environment: ["PACKAGES_FILE": PackageCatalogTests.shippedCatalogPath()])
+        let missing = try run(["migrate"], environment: ["PACKAGES_FILE": ShippedConfiguration.packagesFile])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.output.contains("DATABASE_URL"), missing.output)
         let badCatalog = try run(["migrate"], environment: ["DATABASE_URL": "postgresql://iap@127.0.0.1:1/points", "PACKAGES_FILE": "/nonexistent.json"])

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PointsService
 import PostgresClient
+import TestSupport
 import XCTest
 
 /// The shared store of the integration tests: POINTS_DATABASE_URL, migrated
@@ -12,7 +13,7 @@ enum PointsTestDatabase {
         func store(url: String) async throws -> PointsStore {
             if let store { return store }
             let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000))
-            let created = PointsStore(pool: pool, catalog: try PackageCatalogTests.shippedCatalog())
+            let created = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
             try await created.migrate()
             store = created
             return created
