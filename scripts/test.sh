@@ -16,6 +16,16 @@ if ! swift build --build-tests > .data/swift-build.log 2>&1; then
   exit 1
 fi
 
+# The pure targets beside the …IntegrationTests ones must need no database:
+# run them once without the cluster's settings (a few seconds).
+if ! env -u PG_PORT -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_URL \
+    timeout 300 swift test --skip-build --filter '^(PostgresClientTests|PointsServiceTests|PaymentsServiceTests)\.' \
+    > .data/swift-pure-test.log 2>&1; then
+  grep -E "error:" .data/swift-pure-test.log | head -20 >&2
+  echo "a pure test target needs PostgreSQL (see .data/swift-pure-test.log): move the test to its …IntegrationTests target" >&2
+  exit 1
+fi
+
 # The whole suite must finish well inside CI's time; a hung test fails it.
 swift_status=0
 timeout --signal=KILL "${SWIFT_TEST_TIMEOUT_SECONDS:-1200}" \
