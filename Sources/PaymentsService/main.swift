@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
 import PostgresClient
+import RPCCore
 import RPCRuntime
 import ServiceKit
 

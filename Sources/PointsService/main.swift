@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import RPCCore
 import RPCRuntime
 import ServiceKit
 

@@ -4,6 +4,7 @@ import CNGHTTP2
 #if canImport(Glibc)
 import Glibc
 #endif
+import RPCCore
 
 /// Outcome of a non-blocking read.
 enum TransportRead {
