@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Linux's epoll, eventfd and socket headers for RPCRuntime's I/O (libc, nothing to link).
+        .systemLibrary(name: "CEventIO"),
 
         // MARK: Contracts: protobuf-c code generated from Protos/ and its Swift face.
         .target(
@@ -37,7 +39,7 @@ let package = Package(
         // gRPC's protocol without I/O: status, metadata, errors, framing, routing.
         .target(name: "RPCCore"),
         // The transport: event loop, sockets, HTTP/2 on nghttp2, TLS, client, server.
-        .target(name: "RPCRuntime", dependencies: ["RPCCore", "CNGHTTP2", "COpenSSL"]),
+        .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "StrictJSON"),
         // The field rules all three services share (ids, codes, the email identity).
@@ -69,7 +71,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "Contracts", "COpenSSL", "StrictJSON", "FieldRules"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "COpenSSL"]),
@@ -88,18 +90,18 @@ let package = Package(
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),
-        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "ServiceKit", "TestSupport"]),
+        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "TestSupport", "CNGHTTP2"]),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore", "Contracts", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
-        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules"]),
+        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "StrictJSON"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
@@ -107,7 +109,7 @@ let package = Package(
             name: "IAPCreditsClientIntegrationTests",
             dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport"]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

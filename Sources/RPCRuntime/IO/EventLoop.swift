@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Synchronization
-import CNGHTTP2
+import CEventIO
 
 /// A single-threaded epoll event loop on its own dedicated thread. Sockets,
 /// timers and nghttp2 sessions registered with a loop are touched only on its
@@ -62,7 +62,7 @@ public final class EventLoop: @unchecked Sendable {
             close(epollFD)
             throw error
         }
-        var event = CRPC_epoll_event_make(EPOLLIN.rawValue, wakeFD)
+        var event = CEventIO_epoll_event_make(EPOLLIN.rawValue, wakeFD)
         _ = try? Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) }
         try startThread()
     }
@@ -121,7 +121,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Watches `fd`; `handler` runs on the loop for each readiness event.
     public func register(fd: Int32, events: IOEvents, handler: @escaping (IOEvents) -> Void) throws {
         assertInEventLoop()
-        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        var event = CEventIO_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
         try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
         handlers[fd] = handler
     }
@@ -129,7 +129,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Changes the events watched for `fd`.
     public func modify(fd: Int32, events: IOEvents) throws {
         assertInEventLoop()
-        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        var event = CEventIO_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
         try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) }
     }
 
@@ -212,14 +212,14 @@ public final class EventLoop: @unchecked Sendable {
                 fatalError("epoll_wait failed: errno \(errno)")
             }
             for index in 0..<Int(count) {
-                let fd = CRPC_epoll_event_fd(&events[index])
+                let fd = CEventIO_epoll_event_fd(&events[index])
                 if fd == wakeFD {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                     continue
                 }
                 // The handler may have been removed by an earlier event in this batch.
-                handlers[fd]?(IOEvents(rawValue: CRPC_epoll_event_events(&events[index])))
+                handlers[fd]?(IOEvents(rawValue: CEventIO_epoll_event_events(&events[index])))
             }
             runSubmitted()
             runDueTimers()
