@@ -58,16 +58,20 @@ let package = Package(
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CSignalPipe"]),
+        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe"]),
+        // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
+        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient"]),
+        // grpc.health.v1 answered from ServiceKit's HealthMonitor.
+        .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
 
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
         ),
         .executableTarget(
             name: "Gateway",
@@ -97,7 +101,8 @@ let package = Package(
             dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore", "Contracts", "RPCRuntime"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore", "RPCRuntime"]),
+        .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
@@ -109,6 +114,8 @@ let package = Package(
             name: "IAPCreditsClientIntegrationTests",
             dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport"]
         ),
+        // The module graph against docs/ARCHITECTURE.md, and what the executables link.
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
