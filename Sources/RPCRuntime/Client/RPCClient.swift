@@ -60,7 +60,9 @@ public final class RPCClient: UnaryCaller {
     /// Calls `method` once with serialized messages (`unary`, from
     /// `UnaryCaller`, converts them). Throws `RPCError`: UNAVAILABLE when no
     /// connection could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED
-    /// when the task is cancelled, or the server's status.
+    /// when the task is cancelled, RESOURCE_EXHAUSTED when the request is too
+    /// large or the client's loop already has `EventLoop.submissionsQueuedMax`
+    /// calls waiting, or the server's status.
     public func unaryRaw(
         _ method: MethodDescriptor, request: [UInt8], metadata: Metadata = [:], timeout: Duration? = nil
     ) async throws -> ClientResponse<[UInt8]> {
@@ -75,17 +77,23 @@ public final class RPCClient: UnaryCaller {
         let callBox = Mutex<LoopBound<ClientCall>?>(nil)
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
-                let accepted = loop.execute {
-                    let existing = callBox.withLock { $0 }
-                    let call = existing?.value ?? ClientCall(
-                        path: method.path, metadata: metadata, body: MessageFramer.frame(request),
-                        timeout: timeout, limits: limits, loop: loop)
-                    if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
-                    call.begin(continuation)
-                    guard !call.isFinished else { return }
-                    Self.pickTarget(state.value).submit(call)
+                do throws(EventLoopSubmissionError) {
+                    try loop.submit {
+                        let existing = callBox.withLock { $0 }
+                        let call = existing?.value ?? ClientCall(
+                            path: method.path, metadata: metadata, body: MessageFramer.frame(request),
+                            timeout: timeout, limits: limits, loop: loop)
+                        if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
+                        call.begin(continuation)
+                        guard !call.isFinished else { return }
+                        Self.pickTarget(state.value).submit(call)
+                    }
+                } catch .loopStopped {
+                    continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed"))
+                } catch {
+                    // Nothing was sent: shed here, transient for the caller.
+                    continuation.resume(throwing: RPCError(code: .resourceExhausted, message: "Call not started: \(error)"))
                 }
-                if !accepted { continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed")) }
             }
         } onCancel: {
             loop.execute {
