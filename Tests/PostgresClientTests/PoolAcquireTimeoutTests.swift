@@ -5,9 +5,20 @@ import XCTest
 /// clock passes `acquireTimeoutMilliseconds`, not a millisecond earlier, and
 /// a waiter served in time leaves no timeout behind. No real time passes.
 final class PoolAcquireTimeoutTests: XCTestCase {
-    func testAWaiterTimesOutWhenTheClockPassesTheTimeoutAndNotBefore() async throws {
+    /// A one-connection pool on a manual clock, its connection held until
+    /// `release` opens, and a second caller waiting with its timeout armed.
+    private struct Scene {
+        let clock: ManualClock
+        let pool: PostgresPool
+        let release: Gate
+        let holder: Task<Void, any Error>
+        let waiter: Task<Int, any Error>
+    }
+
+    /// Nil (after failing the test) when the timeout does not sleep on the clock.
+    private func makeScene(acquireTimeoutMilliseconds: Int) async throws -> Scene? {
         let clock = ManualClock()
-        let pool = try await TestDatabase.pool(maxConnections: 1, acquireTimeoutMilliseconds: 60_000, clock: clock)
+        let pool = try await TestDatabase.pool(maxConnections: 1, acquireTimeoutMilliseconds: acquireTimeoutMilliseconds, clock: clock)
         let leased = Gate()
         let release = Gate()
         let holder = Task { try await pool.withConnection { _ in await leased.open(); await release.wait() } }
@@ -17,49 +28,40 @@ final class PoolAcquireTimeoutTests: XCTestCase {
             XCTFail("the waiter's timeout does not run on the injected clock")
             waiter.cancel()
             await release.open()
-            return
+            return nil
         }
+        return Scene(clock: clock, pool: pool, release: release, holder: holder, waiter: waiter)
+    }
 
-        clock.advance(by: .milliseconds(59_999))
-        XCTAssertEqual(clock.sleeperCount, 1, "a millisecond early, the waiter still waits")
-        let waiting = await pool.statistics.waiters
+    func testAWaiterTimesOutWhenTheClockPassesTheTimeoutAndNotBefore() async throws {
+        guard let scene = try await makeScene(acquireTimeoutMilliseconds: 60_000) else { return }
+        scene.clock.advance(by: .milliseconds(59_999))
+        XCTAssertEqual(scene.clock.sleeperCount, 1, "a millisecond early, the waiter still waits")
+        let waiting = await scene.pool.statistics.waiters
         XCTAssertEqual(waiting, 1)
 
-        clock.advance(by: .milliseconds(1))
-        let error = await expectPostgresError { try await waiter.value }
+        scene.clock.advance(by: .milliseconds(1))
+        let error = await expectPostgresError { try await scene.waiter.value }
         XCTAssertEqual(error?.code, .timeout)
-        let afterTimeout = await pool.statistics.waiters
+        let afterTimeout = await scene.pool.statistics.waiters
         XCTAssertEqual(afterTimeout, 0)
 
-        await release.open()
-        try await holder.value
-        await pool.close()
+        await scene.release.open()
+        try await scene.holder.value
+        await scene.pool.close()
     }
 
     func testAWaiterServedInTimeCancelsItsTimeout() async throws {
-        let clock = ManualClock()
-        let pool = try await TestDatabase.pool(maxConnections: 1, acquireTimeoutMilliseconds: 60_000, clock: clock)
-        let leased = Gate()
-        let release = Gate()
-        let holder = Task { try await pool.withConnection { _ in await leased.open(); await release.wait() } }
-        await leased.wait()
-        let waiter = Task { try await pool.withConnection { _ in 1 } }
-        guard await clock.waitForSleepers(count: 1) else {
-            XCTFail("the waiter's timeout does not run on the injected clock")
-            waiter.cancel()
-            await release.open()
-            return
-        }
-
-        await release.open()
-        try await holder.value
-        let value = try await waiter.value
+        guard let scene = try await makeScene(acquireTimeoutMilliseconds: 60_000) else { return }
+        await scene.release.open()
+        try await scene.holder.value
+        let value = try await scene.waiter.value
         XCTAssertEqual(value, 1)
-        XCTAssertEqual(clock.sleeperCount, 0, "the handed-over waiter's timeout was cancelled")
+        XCTAssertEqual(scene.clock.sleeperCount, 0, "the handed-over waiter's timeout was cancelled")
         // Far past the timeout: nothing fires, and the pool still serves.
-        clock.advance(by: .seconds(3_600))
-        let again = try await pool.withConnection { _ in 2 }
+        scene.clock.advance(by: .seconds(3_600))
+        let again = try await scene.pool.withConnection { _ in 2 }
         XCTAssertEqual(again, 2)
-        await pool.close()
+        await scene.pool.close()
     }
 }
