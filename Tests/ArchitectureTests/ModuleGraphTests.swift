@@ -9,13 +9,49 @@ final class ModuleGraphTests: XCTestCase {
     private static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// Package.swift's targets, read once for the tests that need them.
+    private static let packageTargets = Result { try PackageTarget.load(packageRoot: packageRoot) }
+
     func testPackageSwiftKeepsToTheModuleTable() throws {
         let markdown = try String(contentsOf: Self.packageRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         let table = try ModuleTable(markdown: markdown)
-        let targets = try PackageTarget.load(packageRoot: Self.packageRoot)
+        let targets = try Self.packageTargets.get()
         XCTAssertTrue(targets.contains { $0.name == "RPCCore" } && targets.contains(where: \.isTest), "dump-package read wrongly")
         let violations = ModuleGraphCheck.violations(targets: targets, table: table)
         XCTAssertEqual(violations, [], "\n" + violations.joined(separator: "\n"))
+    }
+
+    /// Package.swift's dependency lists say what the code really imports:
+    /// nothing reached only transitively, nothing declared and never used
+    /// (a declared C library is linked whether or not it is used).
+    func testEveryTargetDeclaresExactlyWhatItImports() throws {
+        let targets = try Self.packageTargets.get()
+        let names = Set(targets.map(\.name))
+        var mismatches: [String] = []
+        for target in targets {
+            guard let path = target.path,
+                  let imports = try SwiftImports.imported(under: Self.packageRoot.appendingPathComponent(path), among: names) else { continue }
+            let declared = Set(target.dependencies)
+            for module in imports.subtracting(declared).sorted() { mismatches.append("\(target.name) imports \(module) without declaring it") }
+            for module in declared.subtracting(imports).sorted() { mismatches.append("\(target.name) declares \(module) and never imports it") }
+        }
+        XCTAssertEqual(mismatches, [], "\n" + mismatches.joined(separator: "\n"))
+    }
+
+    func testImportLinesAreRead() {
+        let source = """
+            import Foundation
+            @testable import Alpha
+            @preconcurrency import Beta
+            import struct Gamma.Thing
+            // import Delta
+            let text = "import Epsilon"
+            #if canImport(Zeta)
+            import Zeta
+            #endif
+            """
+        XCTAssertEqual(SwiftImports.imported(in: source, among: ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"]),
+                       ["Alpha", "Beta", "Gamma", "Zeta"])
     }
 
     /// The boundaries this table exists for, stated once more in code.
@@ -69,12 +105,14 @@ final class ModuleGraphTests: XCTestCase {
         let json = #"""
         {"targets": [
           {"name": "A", "type": "regular", "dependencies": [{"byName": ["B", null]}, {"target": ["C", null]}, {"product": ["D", "pkg", null, null]}]},
-          {"name": "ATests", "type": "test", "dependencies": []}
+          {"name": "ATests", "type": "test", "dependencies": []},
+          {"name": "CLib", "type": "system", "dependencies": []}
         ]}
         """#
         XCTAssertEqual(try PackageTarget.parse(dumpPackageJSON: Data(json.utf8)), [
-            PackageTarget(name: "A", isTest: false, dependencies: ["B", "C", "D"]),
-            PackageTarget(name: "ATests", isTest: true, dependencies: []),
+            PackageTarget(name: "A", isTest: false, dependencies: ["B", "C", "D"], path: "Sources/A"),
+            PackageTarget(name: "ATests", isTest: true, dependencies: [], path: "Tests/ATests"),
+            PackageTarget(name: "CLib", isTest: false, dependencies: [], path: nil),
         ])
     }
 }

@@ -6,6 +6,9 @@ struct PackageTarget: Equatable {
     var name: String
     var isTest: Bool
     var dependencies: [String]
+    /// The target's folder relative to the package root (SwiftPM's default
+    /// when Package.swift gives no `path`); nil for system libraries.
+    var path: String?
 
     /// Why the manifest could not be read.
     struct ReadError: Error, CustomStringConvertible {
@@ -55,7 +58,9 @@ struct PackageTarget: Equatable {
                 }
                 return name
             }
-            return PackageTarget(name: name, isTest: type == "test", dependencies: names)
+            let path = target["path"] as? String
+                ?? (type == "system" ? nil : (type == "test" ? "Tests/" : "Sources/") + name)
+            return PackageTarget(name: name, isTest: type == "test", dependencies: names, path: path)
         }
     }
 }
