@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "PaymentsService", targets: ["PaymentsService"]),
         .executable(name: "PointsService", targets: ["PointsService"]),
         .executable(name: "Demo", targets: ["Demo"]),
+        .library(name: "RPCCore", targets: ["RPCCore"]),
         .library(name: "RPCRuntime", targets: ["RPCRuntime"]),
         .library(name: "IAPCreditsClient", targets: ["IAPCreditsClient"]),
     ],
@@ -22,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Linux's epoll, eventfd and socket headers for RPCRuntime's I/O (libc, nothing to link).
+        .systemLibrary(name: "CEventIO"),
 
         // MARK: Contracts: protobuf-c code generated from Protos/ and its Swift face.
         .target(
@@ -30,10 +33,13 @@ let package = Package(
             cSettings: [.headerSearchPath("include")],
             linkerSettings: [.linkedLibrary("protobuf-c")]
         ),
-        .target(name: "Contracts", dependencies: ["CContracts", "CProtobufC", "RPCRuntime"]),
+        .target(name: "Contracts", dependencies: ["CContracts", "CProtobufC", "RPCCore"]),
 
         // MARK: Infrastructure.
-        .target(name: "RPCRuntime", dependencies: ["CNGHTTP2", "COpenSSL"]),
+        // gRPC's protocol without I/O: status, metadata, errors, framing, routing.
+        .target(name: "RPCCore"),
+        // The transport: event loop, sockets, HTTP/2 on nghttp2, TLS, client, server.
+        .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         .target(name: "StrictJSON"),
         // The field rules all three services share (ids, codes, the email identity).
@@ -42,7 +48,7 @@ let package = Package(
         .target(name: "Metrics"),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
-        .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "AppStoreVerification", "StrictJSON"]),
+        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "AppStoreVerification", "StrictJSON"]),
         // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER); pure Swift, no C.
         .target(name: "AppReceipt"),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
@@ -52,27 +58,31 @@ let package = Package(
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient", "CSignalPipe"]),
+        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe"]),
+        // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
+        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient"]),
+        // grpc.health.v1 answered from ServiceKit's HealthMonitor.
+        .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
 
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "Contracts", "COpenSSL", "StrictJSON", "FieldRules"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "COpenSSL"]),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
-        .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
+        .executableTarget(name: "EchoServer", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
-        .executableTarget(name: "RPCBenchServer", dependencies: ["RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
+        .executableTarget(name: "RPCBenchServer", dependencies: ["RPCCore", "RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
 
         // The app's side (docs/CLIENT.md): Foundation only, so it builds for iOS too.
         .target(name: "IAPCreditsClient"),
@@ -83,7 +93,8 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
-        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "TestSupport"]),
+        .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),
+        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "TestSupport", "CNGHTTP2"]),
         // Pure tests (no PostgreSQL) and, beside them, the database-backed
         // …IntegrationTests: `swift test --filter` of a pure target needs no cluster.
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
@@ -93,21 +104,24 @@ let package = Package(
             dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore", "RPCRuntime"]),
+        .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
-        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
-        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
+        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
+        .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit"]),
+        .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(
             name: "IAPCreditsClientIntegrationTests",
             dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport"]
         ),
-        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "ServiceKit", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
+        // The module graph against docs/ARCHITECTURE.md, and what the executables link.
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -125,9 +125,9 @@ prepare_http1() {
 prepare_grpc() {
   local work="$out/grpc" sources
   harness="Fuzz/GRPCFuzz" binary="$work/grpc-fuzz" max_len=8192
-  # RPCRuntime/Core imports no C module: status, metadata, framing, state machines.
-  mapfile -t sources < <(swift_sources Sources/RPCRuntime/Core Fuzz/Support "$harness")
-  build_fuzzer "$binary" RPCRuntime "${sources[@]}"
+  # RPCCore imports no C module: status, metadata, framing, state machines.
+  mapfile -t sources < <(swift_sources Sources/RPCCore Fuzz/Support "$harness")
+  build_fuzzer "$binary" RPCCore "${sources[@]}"
   run_env=(ASAN_OPTIONS=detect_leaks=1)
 }
 
@@ -142,7 +142,8 @@ prepare_json() {
 prepare_protobuf() {
   local work="$out/protobuf" sources objects=() c object
   harness="Fuzz/ProtobufFuzz" binary="$work/protobuf-fuzz" max_len=4096
-  build_library RPCRuntime "$work" -I Sources/CNGHTTP2 -I Sources/COpenSSL $(swift_sources Sources/RPCRuntime)
+  # Contracts needs only RPCCore (no transport, no C besides protobuf-c).
+  build_library RPCCore "$work" $(swift_sources Sources/RPCCore)
   # protoc-c's generated descriptors, instrumented too; libprotobuf-c itself
   # is Debian's shared library (not instrumented: ASan still sees its
   # malloc/free, so leaks, double frees and use-after-free are caught, but
@@ -155,8 +156,8 @@ prepare_protobuf() {
     objects+=("$object")
   done < <(find Sources/CContracts -name '*.c' | sort)
   mapfile -t sources < <(swift_sources Sources/Contracts Fuzz/Support "$harness")
-  build_fuzzer "$binary" Contracts -I Sources/CContracts/include -I Sources/CProtobufC -I Sources/CNGHTTP2 \
-    -I Sources/COpenSSL -I "$work/modules" "${sources[@]}" "${objects[@]}" "$work/libRPCRuntime.a" -lprotobuf-c
+  build_fuzzer "$binary" Contracts -I Sources/CContracts/include -I Sources/CProtobufC \
+    -I "$work/modules" "${sources[@]}" "${objects[@]}" "$work/libRPCCore.a" -lprotobuf-c
   run_env=(ASAN_OPTIONS=detect_leaks=1)
 }
 

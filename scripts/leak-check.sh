@@ -5,8 +5,8 @@
 #
 # asan    Builds everything with AddressSanitizer + LeakSanitizer into
 #         .build-asan (separate scratch path; the normal .build is untouched)
-#         and runs RPCRuntimeTests, ContractsTests and PostgresClientTests
-#         under it (PostgresClientTests on the private cluster, scripts/pg.sh).
+#         and runs RPCCoreTests, RPCRuntimeTests, ContractsTests, PostgresClientTests and PostgresClientIntegrationTests
+#         under it (PostgresClientIntegrationTests on the private cluster, scripts/pg.sh).
 #         Then runs the ASan EchoServer through one round of the bad-input
 #         hammer below plus h2load, stops it with SIGTERM and reads its
 #         exit-time leak report. Fails on any AddressSanitizer error and on
@@ -282,7 +282,7 @@ run_asan() {
   # points to any more: a C allocation without an owner, a lost buffer);
   # indirect leaks are listed for reading. Retain cycles in the runtime are
   # the job of the EchoServer checks below (idle vs hammered) and of "growth".
-  for target in RPCRuntimeTests ContractsTests PostgresClientTests; do
+  for target in RPCCoreTests RPCRuntimeTests ContractsTests PostgresClientTests PostgresClientIntegrationTests; do
     echo "asan: swift test --filter $target" >&2
     local log="$work/asan-$target.log" rc=0
     (cd "$root" && timeout 900 swift test --skip-build --sanitize=address --scratch-path "$scratch" \

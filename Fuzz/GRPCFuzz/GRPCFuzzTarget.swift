@@ -1,7 +1,7 @@
 // libFuzzer entry point over the gRPC message deframer and the server's
 // per-call stream state machine. Not a SwiftPM target: scripts/fuzz.sh
-// compiles it with Sources/RPCRuntime/Core (which imports no C module) and
-// Fuzz/Support into one module named RPCRuntime, with
+// compiles it with Sources/RPCCore (which imports no C module) and
+// Fuzz/Support into one module named RPCCore, with
 // `-sanitize=fuzzer,address`.
 //
 // Byte 0 picks the mode (bit 0) and seeds the schedule (the rest).

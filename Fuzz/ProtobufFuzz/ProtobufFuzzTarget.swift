@@ -1,9 +1,8 @@
 // libFuzzer entry point over Contracts' protobuf decoding: wire bytes through
 // protobuf-c's unpacker and the bridge (CMessageCodec, ProtoValueDecoder)
 // into each Swift message type. Not a SwiftPM target: scripts/fuzz.sh
-// compiles it with Sources/Contracts (without Services/, whose client
-// helpers need the whole runtime) and Fuzz/Support into one module named
-// Contracts, against RPCRuntime/Core built as a library, the generated
+// compiles it with Sources/Contracts and Fuzz/Support into one module named
+// Contracts, against RPCCore built as a library, the generated
 // protoc-c sources (instrumented) and Debian's libprotobuf-c (not
 // instrumented), with `-sanitize=fuzzer,address`.
 //

@@ -1,5 +1,5 @@
 import Foundation
-import RPCRuntime
+import RPCCore
 import StrictJSON
 
 /// A client of Apple's App Store Server API: HTTPS over HTTP/2 (nghttp2 and

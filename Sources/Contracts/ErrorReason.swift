@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// The one vocabulary of machine-readable failure reasons shared by the
 /// three processes. A failed call carries its reason in the trailer

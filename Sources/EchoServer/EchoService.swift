@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 /// testing.v1.Echo: answers with what it was sent, fails or waits on request.
 /// Used by the interop tests and the benchmark.

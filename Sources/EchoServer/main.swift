@@ -2,6 +2,7 @@
 // and benchmarks. Usage: EchoServer --listen HOST:PORT (port 0 = any).
 // Prints "listening on HOST:PORT" on stdout once ready; stops on SIGTERM/SIGINT.
 import Foundation
+import RPCCore
 import RPCRuntime
 import ServiceKit
 

@@ -2,8 +2,11 @@ import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
 import PostgresClient
+import RPCCore
+import RPCHealthService
 import RPCRuntime
 import ServiceKit
+import ServiceKitDatabase
 
 // PaymentsService: Apple JWS verification, the transaction record, App Store
 // notifications and the verify→grant saga with its worker.

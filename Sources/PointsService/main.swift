@@ -1,7 +1,10 @@
 import Foundation
 import PostgresClient
+import RPCCore
+import RPCHealthService
 import RPCRuntime
 import ServiceKit
+import ServiceKitDatabase
 
 // PointsService: balances, the ledger, starter-pack claims and the catalog.
 // `PointsService [serve]` runs the gRPC server (migrating first);

@@ -17,8 +17,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     deinit {
         let connection = self.connection
-        worker.submit { connection.close() }
-        worker.stop()
+        worker.stop(after: { connection.close() })
     }
 
     static func connect(configuration: PostgresPool.Configuration) async throws(PostgresError) -> PostgresConnection {

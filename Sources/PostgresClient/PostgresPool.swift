@@ -17,9 +17,14 @@ public final class PostgresPool: Sendable {
         public let peakOpenConnections: Int
     }
 
-    public init(configuration: Configuration) {
+    public convenience init(configuration: Configuration) {
+        self.init(configuration: configuration, clock: ContinuousClock())
+    }
+
+    /// A pool whose acquire timeout runs on `clock` (tests pass a manual one).
+    init(configuration: Configuration, clock: any Clock<Duration>) {
         self.configuration = configuration
-        self.core = PoolCore(configuration: configuration)
+        self.core = PoolCore(configuration: configuration, clock: clock)
     }
 
     /// The outcome of the last connection attempt or lease: false after a

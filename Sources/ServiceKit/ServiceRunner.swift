@@ -1,4 +1,5 @@
 import Foundation
+import RPCCore
 import RPCRuntime
 
 /// Runs one gRPC service process the same way for every service: start the

@@ -1,5 +1,5 @@
 @testable import AppStoreServerAPI
-import RPCRuntime
+import RPCCore
 import StrictJSON
 import XCTest
 

@@ -1,6 +1,6 @@
 import Contracts
 @testable import PaymentsService
-import RPCRuntime
+import RPCCore
 import ServiceKit
 import XCTest
 

@@ -2,6 +2,7 @@ import Contracts
 import FieldRules
 import Foundation
 import PostgresClient
+import RPCCore
 import RPCRuntime
 import TestSupport
 import XCTest

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
+import RPCCore
 import RPCRuntime
 import TestSupport
 import XCTest

@@ -1,6 +1,6 @@
 import Contracts
 @testable import PointsService
-import RPCRuntime
+import RPCCore
 import ServiceKit
 import XCTest
 

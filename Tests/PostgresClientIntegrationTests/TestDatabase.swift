@@ -1,5 +1,5 @@
 import Foundation
-import PostgresClient
+@testable import PostgresClient
 import XCTest
 
 /// The integration database: POINTS_DATABASE_URL (scripts/test.sh sets it).
@@ -26,7 +26,7 @@ enum TestDatabase {
 
     /// A pool whose sessions live in a freshly created schema (or `schema`).
     static func pool(maxConnections: Int = 4, maxWaiters: Int = 1_000, acquireTimeoutMilliseconds: Int = 10_000,
-                     schema: String? = nil) async throws -> PostgresPool {
+                     schema: String? = nil, clock: any Clock<Duration> = ContinuousClock()) async throws -> PostgresPool {
         let url = try url()
         let schema = schema ?? freshSchemaName()
         let setup = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
@@ -36,7 +36,7 @@ enum TestDatabase {
         await setup.close()
         return PostgresPool(configuration: .init(
             connectionString: url, maxConnections: maxConnections, maxWaiters: maxWaiters,
-            acquireTimeoutMilliseconds: acquireTimeoutMilliseconds, searchPath: schema))
+            acquireTimeoutMilliseconds: acquireTimeoutMilliseconds, searchPath: schema), clock: clock)
     }
 }
 

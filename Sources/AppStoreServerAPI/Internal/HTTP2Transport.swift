@@ -54,15 +54,20 @@ final class HTTP2Transport: Sendable {
         let makeCall: @Sendable () -> HTTPCall = { HTTPCall(request: request, bodyBytesMax: limits.responseBodyBytesMax, timeout: limits.requestTimeout, loop: loop) }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: HTTPCall.Completion) in
-                let accepted = loop.execute {
-                    let existing = callBox.withLock { $0 }
-                    let call = existing?.value ?? makeCall()
-                    if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
-                    call.begin(continuation)
-                    guard !call.isFinished, let host = hosts.value[environment] else { return }
-                    host.submit(call)
+                do throws(EventLoopSubmissionError) {
+                    try loop.submit {
+                        let existing = callBox.withLock { $0 }
+                        let call = existing?.value ?? makeCall()
+                        if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
+                        call.begin(continuation)
+                        guard !call.isFinished, let host = hosts.value[environment] else { return }
+                        host.submit(call)
+                    }
+                } catch .loopStopped {
+                    continuation.resume(returning: .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")))
+                } catch {
+                    continuation.resume(returning: .failure(AppStoreServerAPIError(kind: .overloaded, detail: "\(error)")))
                 }
-                if !accepted { continuation.resume(returning: .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed"))) }
             }
         } onCancel: {
             loop.execute {

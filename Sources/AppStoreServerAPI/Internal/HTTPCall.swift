@@ -1,3 +1,4 @@
+import RPCCore
 import RPCRuntime
 
 /// One request/answer exchange on an HTTP/2 stream. Loop-confined. Ends

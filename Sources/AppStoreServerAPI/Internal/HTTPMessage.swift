@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// One request as it goes on the wire (path already percent-encoded, query included).
 struct HTTPRequest: Sendable {

@@ -1,3 +1,4 @@
+import RPCCore
 import RPCRuntime
 
 /// One App Store host (production or sandbox): one multiplexed HTTP/2

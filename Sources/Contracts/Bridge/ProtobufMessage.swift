@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// A protobuf message whose Swift shape is a plain `Codable` struct.
 ///

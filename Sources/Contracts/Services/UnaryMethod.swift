@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// One unary RPC with its request and response types, so calls and
 /// registrations are type-checked against the contract.
@@ -24,7 +24,7 @@ extension UnaryMethod {
     }
 }
 
-extension RPCClient {
+extension UnaryCaller {
     /// Calls `method`, returning the response message (metadata dropped).
     public func call<Request, Response>(
         _ method: UnaryMethod<Request, Response>,

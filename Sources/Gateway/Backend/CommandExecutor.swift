@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 /// Runs a prepared `GatewayCommand` against the services and renders the
 /// answer. The user id, email hash and masked email always come from the

@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 extension RPCFailureMapping {
     /// The trailer PaymentsService adds to TRANSACTION_INVALID: the JWS

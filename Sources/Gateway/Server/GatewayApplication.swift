@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 import ServiceKit
 
 /// The gateway's request pipeline: request id, `RequestPreparer` (route,

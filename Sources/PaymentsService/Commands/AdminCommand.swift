@@ -4,6 +4,7 @@ import Foundation
 import PostgresClient
 import RPCRuntime
 import ServiceKit
+import ServiceKitDatabase
 import StrictJSON
 
 /// What the admin commands that talk to Apple share (`reconcile`,

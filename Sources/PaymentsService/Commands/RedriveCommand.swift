@@ -3,6 +3,7 @@ import Foundation
 import PostgresClient
 import RPCRuntime
 import ServiceKit
+import ServiceKitDatabase
 import StrictJSON
 
 /// `PaymentsService redrive --transaction-id ID`: the way out of a stuck or

@@ -1,6 +1,7 @@
 import Contracts
 import FieldRules
 import Foundation
+import RPCCore
 import RPCRuntime
 
 /// PaymentsService's calls into PointsService, each classified into what the

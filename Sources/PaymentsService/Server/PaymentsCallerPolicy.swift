@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 import ServiceKit
 
 /// Who may call each `payments.v1.Payments` method (docs/ARCHITECTURE.md,

@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 /// PaymentsService failures travel as gRPC statuses with the stable reason in
 /// the `error-reason` trailer and, for invalid JWS, the verifier's failure

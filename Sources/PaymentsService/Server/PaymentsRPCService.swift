@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 /// `payments.v1.Payments` on the RPC runtime: a thin adapter over
 /// `PaymentProcessor`, carrying the caller's request id into the logs.

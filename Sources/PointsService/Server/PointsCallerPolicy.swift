@@ -1,5 +1,4 @@
 import Contracts
-import RPCRuntime
 import ServiceKit
 
 /// Who may call each `points.v1.Points` method (docs/ARCHITECTURE.md,

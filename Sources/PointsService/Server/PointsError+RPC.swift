@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 
 /// PointsService failures travel as gRPC statuses with the stable reason in
 /// the `error-reason` trailer (points.proto's header lists them).

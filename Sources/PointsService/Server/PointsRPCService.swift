@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 import ServiceKit
 
 /// `points.v1.Points` on the RPC runtime: converts between Contracts messages

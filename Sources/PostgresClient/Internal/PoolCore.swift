@@ -13,9 +13,13 @@ actor PoolCore {
 
     private var state: PoolStateMachine<PostgresConnection>
     private var waiters: [UInt64: Waiter] = [:]
+    /// Times the acquire timeout: the continuous clock in production, a
+    /// manual one in tests (so the timeout logic is tested without sleeping).
+    private let clock: any Clock<Duration>
 
-    init(configuration: PostgresPool.Configuration) {
+    init(configuration: PostgresPool.Configuration, clock: any Clock<Duration>) {
         self.configuration = configuration
+        self.clock = clock
         self.state = PoolStateMachine(maxConnections: configuration.maxConnections, maxWaiters: configuration.maxWaiters)
     }
 
@@ -91,6 +95,7 @@ actor PoolCore {
 
     private func wait(_ id: UInt64) async throws(PostgresError) -> PostgresConnection {
         let timeoutMilliseconds = configuration.acquireTimeoutMilliseconds
+        let clock = self.clock
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
                 // Runs on the actor: a cancellation before this point is seen here,
@@ -101,7 +106,7 @@ actor PoolCore {
                     return
                 }
                 let timeoutTask = Task { [weak self] in
-                    try? await Task.sleep(for: .milliseconds(timeoutMilliseconds))
+                    try? await clock.sleep(for: .milliseconds(timeoutMilliseconds))
                     guard !Task.isCancelled else { return }
                     await self?.waiterLeft(id, failingWith: PostgresError(
                         code: .timeout, message: "no connection within \(timeoutMilliseconds) ms"))

@@ -1,10 +1,11 @@
+import RPCCore
 import Synchronization
 
 /// A gRPC client for unary calls. Keeps one multiplexed HTTP/2 connection per
 /// target, spreads calls round-robin over targets (skipping ones in
 /// backoff), and reconnects with bounded exponential backoff. All I/O runs on
 /// the client's own event loop thread.
-public final class RPCClient: Sendable {
+public final class RPCClient: UnaryCaller {
     /// Client settings.
     public struct Configuration: Sendable {
         public var limits: RPCLimits
@@ -56,32 +57,12 @@ public final class RPCClient: Sendable {
         loop.stopSoon()
     }
 
-    /// Calls `method` once. Throws `RPCError` (UNAVAILABLE when no connection
-    /// could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED when the
-    /// task is cancelled, or the server's status).
-    public func unary<Request: RPCMessage, Response: RPCMessage>(
-        _ method: MethodDescriptor,
-        request: Request,
-        responseType: Response.Type = Response.self,
-        metadata: Metadata = [:],
-        timeout: Duration? = nil
-    ) async throws -> ClientResponse<Response> {
-        let requestBytes: [UInt8]
-        do {
-            requestBytes = try request.serializedBytes()
-        } catch {
-            throw RPCError(code: .internal, message: "Could not serialize the request", cause: error)
-        }
-        let raw = try await unaryRaw(method, request: requestBytes, metadata: metadata, timeout: timeout)
-        do {
-            return ClientResponse(message: try Response(serializedBytes: raw.message), metadata: raw.metadata,
-                                  trailingMetadata: raw.trailingMetadata)
-        } catch {
-            throw RPCError(code: .internal, message: "Could not parse the response", cause: error)
-        }
-    }
-
-    /// Like `unary` but with serialized messages.
+    /// Calls `method` once with serialized messages (`unary`, from
+    /// `UnaryCaller`, converts them). Throws `RPCError`: UNAVAILABLE when no
+    /// connection could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED
+    /// when the task is cancelled, RESOURCE_EXHAUSTED when the request is too
+    /// large or the client's loop already has `EventLoop.submissionsQueuedMax`
+    /// calls waiting, or the server's status.
     public func unaryRaw(
         _ method: MethodDescriptor, request: [UInt8], metadata: Metadata = [:], timeout: Duration? = nil
     ) async throws -> ClientResponse<[UInt8]> {
@@ -96,17 +77,23 @@ public final class RPCClient: Sendable {
         let callBox = Mutex<LoopBound<ClientCall>?>(nil)
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
-                let accepted = loop.execute {
-                    let existing = callBox.withLock { $0 }
-                    let call = existing?.value ?? ClientCall(
-                        path: method.path, metadata: metadata, body: MessageFramer.frame(request),
-                        timeout: timeout, limits: limits, loop: loop)
-                    if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
-                    call.begin(continuation)
-                    guard !call.isFinished else { return }
-                    Self.pickTarget(state.value).submit(call)
+                do throws(EventLoopSubmissionError) {
+                    try loop.submit {
+                        let existing = callBox.withLock { $0 }
+                        let call = existing?.value ?? ClientCall(
+                            path: method.path, metadata: metadata, body: MessageFramer.frame(request),
+                            timeout: timeout, limits: limits, loop: loop)
+                        if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
+                        call.begin(continuation)
+                        guard !call.isFinished else { return }
+                        Self.pickTarget(state.value).submit(call)
+                    }
+                } catch .loopStopped {
+                    continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed"))
+                } catch {
+                    // Nothing was sent: shed here, transient for the caller.
+                    continuation.resume(throwing: RPCError(code: .resourceExhausted, message: "Call not started: \(error)"))
                 }
-                if !accepted { continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed")) }
             }
         } onCancel: {
             loop.execute {

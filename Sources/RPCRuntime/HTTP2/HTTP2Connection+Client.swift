@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import RPCCore
 
 extension HTTP2Connection {
     /// The client side of HTTP/2 on a socket connected elsewhere, its TLS

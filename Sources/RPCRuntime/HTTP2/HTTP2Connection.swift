@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CNGHTTP2
+import RPCCore
 
 /// One HTTP/2 connection (server or client side) driven by nghttp2 through
 /// `mem_recv`/`mem_send` on its event loop's thread. The only type that

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import RPCCore
 import Synchronization
 
 /// An h2c (prior knowledge) or TLS+ALPN "h2" HTTP/2 server on one event loop.

@@ -1,3 +1,5 @@
+import RPCCore
+
 /// Receives one HTTP/2 stream's events, on the connection's event loop.
 public protocol HTTP2StreamDelegate: AnyObject {
     /// A HEADERS block: request or response headers, or trailers.

@@ -1,4 +1,4 @@
-import CNGHTTP2
+import CEventIO
 import Glibc
 
 /// A connected non-blocking TCP socket with the read/write outcomes an

@@ -2,12 +2,14 @@
 import Glibc
 #endif
 import Synchronization
-import CNGHTTP2
+import CEventIO
 
 /// A single-threaded epoll event loop on its own dedicated thread. Sockets,
 /// timers and nghttp2 sessions registered with a loop are touched only on its
-/// thread; async code hands work over with `execute`, which wakes the loop
-/// through an eventfd. Blocking here never blocks Swift's cooperative pool.
+/// thread; async code hands work over with `submit` (new work, bounded by
+/// `submissionsQueuedMax`) or `execute` (work that completes something already
+/// admitted), which wake the loop through an eventfd. Blocking here never
+/// blocks Swift's cooperative pool.
 public final class EventLoop: @unchecked Sendable {
     /// Identifies a scheduled timer so it can be cancelled.
     public struct TimerID: Hashable, Sendable {
@@ -34,6 +36,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Work handed over from other threads; closed for good when the loop exits.
     private struct Submissions {
         var work: [@Sendable () -> Void] = []
+        /// How many of `work` came through `submit` (bounded by `submissionsQueuedMax`).
+        var boundedCount = 0
         var isAccepting = true
     }
 
@@ -53,8 +57,18 @@ public final class EventLoop: @unchecked Sendable {
     /// Maximum readiness events taken from the kernel per wait.
     private static let eventsPerWaitMax = 256
 
-    public init(name: String) throws {
+    /// The default for `submissionsQueuedMax`: far above what a healthy loop
+    /// ever has waiting (it drains the queue every iteration), so reaching
+    /// it means the loop is stalled and new work is better refused.
+    public static let submissionsQueuedMaxDefault = 16_384
+
+    /// Most new work (`submit`) waiting for the loop at once.
+    public let submissionsQueuedMax: Int
+
+    public init(name: String, submissionsQueuedMax: Int = EventLoop.submissionsQueuedMaxDefault) throws {
+        precondition(submissionsQueuedMax > 0, "submissionsQueuedMax must be positive")
         self.name = name
+        self.submissionsQueuedMax = submissionsQueuedMax
         epollFD = try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         do {
             wakeFD = try Syscall.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
@@ -62,7 +76,7 @@ public final class EventLoop: @unchecked Sendable {
             close(epollFD)
             throw error
         }
-        var event = CRPC_epoll_event_make(EPOLLIN.rawValue, wakeFD)
+        var event = CEventIO_epoll_event_make(EPOLLIN.rawValue, wakeFD)
         _ = try? Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) }
         try startThread()
     }
@@ -99,21 +113,43 @@ public final class EventLoop: @unchecked Sendable {
         assert(inEventLoop, "not on event loop \(name)", file: file, line: line)
     }
 
-    /// Runs `work` on the loop thread soon. Safe from any thread. Returns
-    /// false, dropping `work`, once the loop has exited; callers waiting on a
+    /// Runs new work (a call, a request) on the loop thread soon. Safe from
+    /// any thread. Throws, dropping `work`, once the loop has exited or when
+    /// `submissionsQueuedMax` submissions already wait; callers waiting on a
     /// continuation must then resume it themselves.
+    public func submit(_ work: @escaping @Sendable () -> Void) throws(EventLoopSubmissionError) {
+        if let refusal = enqueue(work, bounded: true) { throw refusal }
+    }
+
+    /// Runs `work` on the loop thread soon. Safe from any thread. For work
+    /// that completes or cancels something already admitted (a handler's
+    /// result, a cancellation, a shutdown), which must not be shed: it is
+    /// not counted against `submissionsQueuedMax`, and its number is bounded
+    /// by the work admitted. Returns false, dropping `work`, once the loop
+    /// has exited; callers waiting on a continuation must then resume it
+    /// themselves.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let accepted = submitted.withLock { queue in
-            guard queue.isAccepting else { return false }
+        enqueue(work, bounded: false) == nil
+    }
+
+    /// Queues `work` and wakes the loop; the refusal when it is not queued.
+    private func enqueue(_ work: @escaping @Sendable () -> Void, bounded: Bool) -> EventLoopSubmissionError? {
+        let max = submissionsQueuedMax
+        let refusal: EventLoopSubmissionError? = submitted.withLock { queue in
+            guard queue.isAccepting else { return .loopStopped }
+            if bounded {
+                guard queue.boundedCount < max else { return .queueFull(submissionsQueuedMax: max) }
+                queue.boundedCount += 1
+            }
             queue.work.append(work)
-            return true
+            return nil
         }
-        if accepted {
+        if refusal == nil {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
-        return accepted
+        return refusal
     }
 
     // MARK: Descriptors (loop thread only)
@@ -121,7 +157,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Watches `fd`; `handler` runs on the loop for each readiness event.
     public func register(fd: Int32, events: IOEvents, handler: @escaping (IOEvents) -> Void) throws {
         assertInEventLoop()
-        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        var event = CEventIO_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
         try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) }
         handlers[fd] = handler
     }
@@ -129,7 +165,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Changes the events watched for `fd`.
     public func modify(fd: Int32, events: IOEvents) throws {
         assertInEventLoop()
-        var event = CRPC_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
+        var event = CEventIO_epoll_event_make(events.rawValue | EPOLLRDHUP.rawValue, fd)
         try Syscall.call("epoll_ctl") { epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event) }
     }
 
@@ -212,14 +248,14 @@ public final class EventLoop: @unchecked Sendable {
                 fatalError("epoll_wait failed: errno \(errno)")
             }
             for index in 0..<Int(count) {
-                let fd = CRPC_epoll_event_fd(&events[index])
+                let fd = CEventIO_epoll_event_fd(&events[index])
                 if fd == wakeFD {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                     continue
                 }
                 // The handler may have been removed by an earlier event in this batch.
-                handlers[fd]?(IOEvents(rawValue: CRPC_epoll_event_events(&events[index])))
+                handlers[fd]?(IOEvents(rawValue: CEventIO_epoll_event_events(&events[index])))
             }
             runSubmitted()
             runDueTimers()
@@ -228,7 +264,7 @@ public final class EventLoop: @unchecked Sendable {
         // refuse more; bounded because work submitted from here on is refused.
         while true {
             let batch = submitted.withLock { queue in
-                defer { queue.work.removeAll() }
+                defer { queue.work.removeAll(); queue.boundedCount = 0 }
                 if queue.work.isEmpty { queue.isAccepting = false }
                 return queue.work
             }
@@ -246,7 +282,7 @@ public final class EventLoop: @unchecked Sendable {
     private func runSubmitted() {
         // Bounded: work submitted while running waits for the next iteration.
         let batch = submitted.withLock { queue in
-            defer { queue.work.removeAll(keepingCapacity: true) }
+            defer { queue.work.removeAll(keepingCapacity: true); queue.boundedCount = 0 }
             return queue.work
         }
         for work in batch { work() }

@@ -1,3 +1,4 @@
+import RPCCore
 import Synchronization
 
 /// A gRPC server for unary calls: an `HTTP2Server` whose streams are handled

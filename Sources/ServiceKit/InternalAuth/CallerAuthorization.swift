@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// The one place a service checks its caller: a `Router` interceptor that
 /// asks the `CallerPolicy` before the request is decoded or any handler

@@ -1,5 +1,5 @@
 import Foundation
-import RPCRuntime
+import RPCCore
 
 /// Which callers may call which method: a pure table from method to the
 /// caller identities allowed (the subjectAltName names of a verified client

@@ -1,3 +1,4 @@
+import RPCCore
 import RPCRuntime
 
 /// Reads the internal-authentication settings (`INTERNAL_AUTH`, `TLS_CERT`,

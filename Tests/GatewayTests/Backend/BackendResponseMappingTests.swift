@@ -1,5 +1,5 @@
 import Contracts
-import RPCRuntime
+import RPCCore
 import XCTest
 import StrictJSON
 @testable import Gateway

@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import RPCRuntime
+import RPCCore
 import XCTest
 @testable import Gateway
 

@@ -1,5 +1,4 @@
 import Foundation
-import RPCRuntime
 import ServiceKit
 import TestSupport
 import XCTest

@@ -1,4 +1,5 @@
 import Contracts
+import RPCCore
 import RPCRuntime
 import Synchronization
 

@@ -1,7 +1,6 @@
 import AppStoreVerification
 import Contracts
 import Foundation
-import RPCRuntime
 import XCTest
 
 /// Bad input through the real service: every verifier failure mode, size

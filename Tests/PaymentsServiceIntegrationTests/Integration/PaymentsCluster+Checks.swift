@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import PostgresClient
+import RPCCore
 import RPCRuntime
 import TestSupport
 import XCTest

@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
 import PostgresClient
-import RPCRuntime
+import RPCCore
 import TestSupport
 import XCTest
 

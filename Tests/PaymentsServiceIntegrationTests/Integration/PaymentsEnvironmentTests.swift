@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import PostgresClient
-import RPCRuntime
 import TestSupport
 import XCTest
 

@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import PostgresClient
-import RPCRuntime
 import XCTest
 
 /// PRD 12.1 and 12.2 end to end: a real PaymentsService and a real

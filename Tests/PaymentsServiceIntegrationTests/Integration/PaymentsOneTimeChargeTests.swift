@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import PostgresClient
-import RPCRuntime
 import XCTest
 
 /// ONE_TIME_CHARGE through the real services: a consumable the app never

@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import RPCRuntime
 import XCTest
 
 /// A PaymentsService configured for Production only (with the app's

@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import RPCRuntime
+import RPCCore
 import XCTest
 
 /// Races over gRPC: one transaction submitted many times at once, by one

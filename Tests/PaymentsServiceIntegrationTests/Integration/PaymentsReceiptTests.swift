@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import RPCRuntime
 import TestSupport
 import XCTest
 

@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import PostgresClient
-import RPCRuntime
 import XCTest
 
 /// `PaymentsService redrive`, run as a process the way an operator would:

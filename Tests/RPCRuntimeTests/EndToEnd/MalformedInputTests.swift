@@ -1,3 +1,4 @@
+import RPCCore
 import RPCRuntime
 import Synchronization
 import XCTest

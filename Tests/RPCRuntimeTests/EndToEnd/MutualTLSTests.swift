@@ -1,4 +1,5 @@
 import Foundation
+import RPCCore
 import RPCRuntime
 import TestSupport
 import XCTest

@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 
 /// A test-only message that is its own bytes.
 struct RawMessage: RPCMessage, Equatable {

@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 import ServiceKit
 import Synchronization
 import XCTest

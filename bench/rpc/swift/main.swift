@@ -9,6 +9,7 @@
 // "listening on HOST:PORT"; runs until terminated.
 import CContracts
 import Foundation
+import RPCCore
 import RPCRuntime
 
 /// One unpacked EchoRequest; the only owner of protobuf-c's allocation.

@@ -1,3 +1,4 @@
+import RPCCore
 import RPCRuntime
 
 /// One HTTP/2 request stream of the gateway: collects headers and a body
@@ -41,7 +42,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         requestTimer = nil
     }
 
-    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [RPCRuntime.HTTPHeaderField], endStream: Bool) {
+    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [RPCCore.HTTPHeaderField], endStream: Bool) {
         guard !finished else { return }
         if !hasHeaders {
             hasHeaders = true
@@ -106,7 +107,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         }
     }
 
-    private static func runtimeFields(_ fields: [(name: String, value: String)]) -> [RPCRuntime.HTTPHeaderField] {
-        fields.map { RPCRuntime.HTTPHeaderField(name: $0.name, value: $0.value) }
+    private static func runtimeFields(_ fields: [(name: String, value: String)]) -> [RPCCore.HTTPHeaderField] {
+        fields.map { RPCCore.HTTPHeaderField(name: $0.name, value: $0.value) }
     }
 }

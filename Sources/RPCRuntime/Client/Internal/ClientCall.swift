@@ -1,3 +1,5 @@
+import RPCCore
+
 /// One unary call in flight on the client. Loop-confined. Resumes its
 /// continuation exactly once, whatever comes first: the response, a
 /// connection failure, the deadline or cancellation.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import RPCCore
 
 /// One server address and its multiplexed HTTP/2 connection, reconnecting
 /// with exponential backoff. Loop-confined.

@@ -1,9 +1,10 @@
-// CNGHTTP2 pulls in <sys/socket.h> as part of its Clang module; in whole-module (release)
+// CEventIO pulls in <sys/socket.h> as part of its Clang module; in whole-module (release)
 // builds MSG_NOSIGNAL is only visible through it, so Glibc alone does not suffice here.
-import CNGHTTP2
+import CEventIO
 #if canImport(Glibc)
 import Glibc
 #endif
+import RPCCore
 
 /// Outcome of a non-blocking read.
 enum TransportRead {

@@ -1,3 +1,5 @@
+import RPCCore
+
 /// A transport that first yields bytes already read from the socket by a
 /// previous owner (an adopted connection's sniffed preface), then reads the
 /// socket through `base`.

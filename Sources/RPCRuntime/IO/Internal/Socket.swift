@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CNGHTTP2
+import CEventIO
 
 /// Non-blocking TCP socket calls, each wrapped once (Linux only).
 enum Socket {

@@ -3,6 +3,8 @@
 /// user's handler runs as a Task on the cooperative pool (created there,
 /// together with the other calls of the same read) and posts its result back
 /// to the loop through the connection's mailbox.
+import RPCCore
+
 final class ServerCallHandler: HTTP2StreamDelegate {
     private var machine: ServerStreamStateMachine
     private let router: Router

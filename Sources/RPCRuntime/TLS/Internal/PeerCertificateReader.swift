@@ -1,4 +1,5 @@
 import COpenSSL
+import RPCCore
 
 /// Reads the verified peer certificate of a finished handshake into a
 /// `PeerIdentity`. The only code that looks inside certificates here; every

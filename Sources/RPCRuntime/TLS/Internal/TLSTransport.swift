@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import COpenSSL
+import RPCCore
 
 /// TLS over a non-blocking socket: OpenSSL drives the handshake inside the
 /// first reads and writes. Owns its `SSL` (freed in deinit), not the socket.

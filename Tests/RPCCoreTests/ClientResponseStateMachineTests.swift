@@ -1,4 +1,4 @@
-@testable import RPCRuntime
+@testable import RPCCore
 import XCTest
 
 final class ClientResponseStateMachineTests: XCTestCase {

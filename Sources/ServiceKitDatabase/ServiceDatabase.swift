@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import ServiceKit
 
 /// The database side of the operator contract, the same for both services
 /// that own a database: `DATABASE_URL`, `DATABASE_MAX_CONNECTIONS`, and a

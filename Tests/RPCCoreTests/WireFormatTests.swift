@@ -1,4 +1,4 @@
-@testable import RPCRuntime
+@testable import RPCCore
 import XCTest
 
 /// Framing, timeouts, grpc-message encoding, base64 and metadata on the wire.
@@ -148,14 +148,5 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(RPCError.from(Opaque()).code, .unknown)
         XCTAssertEqual(RPCError.from(CancellationError()).code, .cancelled)
         XCTAssertEqual(RPCError.from(RPCError(code: .aborted, message: "x")).code, .aborted)
-    }
-
-    func testBackoffGrowsAndCaps() {
-        let backoff = ConnectionBackoff(initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .milliseconds(500))
-        XCTAssertEqual(backoff.delay(afterFailures: 1), .milliseconds(100))
-        XCTAssertEqual(backoff.delay(afterFailures: 2), .milliseconds(200))
-        XCTAssertEqual(backoff.delay(afterFailures: 3), .milliseconds(400))
-        XCTAssertEqual(backoff.delay(afterFailures: 4), .milliseconds(500))
-        XCTAssertEqual(backoff.delay(afterFailures: 1000), .milliseconds(500))
     }
 }

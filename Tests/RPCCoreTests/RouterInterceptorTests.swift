@@ -1,4 +1,4 @@
-import RPCRuntime
+import RPCCore
 import Synchronization
 import XCTest
 

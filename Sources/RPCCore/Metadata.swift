@@ -107,8 +107,9 @@ extension Metadata {
     }
 
     /// Header fields for the wire; binary values are base64 encoded (padded).
-    /// Entries whose key or value cannot be sent legally are dropped.
-    func wireFields() -> [HTTPHeaderField] {
+    /// Entries whose key or value cannot be sent legally are dropped. Public
+    /// for transports, which put them after their own pseudo-headers.
+    public func wireFields() -> [HTTPHeaderField] {
         var fields: [HTTPHeaderField] = []
         fields.reserveCapacity(entries.count)
         for entry in entries where !Metadata.isReserved(entry.key) && Metadata.isValidKey(entry.key) {

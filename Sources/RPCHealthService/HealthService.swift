@@ -1,5 +1,6 @@
 import Contracts
-import RPCRuntime
+import RPCCore
+import ServiceKit
 
 /// `grpc.health.v1.Health/Check`, answered from the `HealthMonitor`'s cached
 /// state (no database round trip per check). `service` may be empty (the

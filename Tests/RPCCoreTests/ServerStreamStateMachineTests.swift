@@ -1,4 +1,4 @@
-@testable import RPCRuntime
+@testable import RPCCore
 import XCTest
 
 /// The per-stream server state machine, without I/O. Names: state, then event.

@@ -1,4 +1,6 @@
 import Contracts
+import RPCCore
+import RPCHealthService
 import RPCRuntime
 import ServiceKit
 import XCTest

@@ -1,0 +1,36 @@
+// Thin C shim for RPCRuntime's I/O layer: Linux's epoll and eventfd and the
+// BSD socket headers, plus prefixed inline helpers for what Swift cannot
+// reach directly. epoll_event is a packed struct on x86-64 whose `data` is a
+// union, so it is built and read here. MSG_NOSIGNAL and TCP_NODELAY are
+// visible through this module even in whole-module builds without Foundation.
+// No library to link: all of it is libc.
+#ifndef CEVENTIO_SHIM_H
+#define CEVENTIO_SHIM_H
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <errno.h>
+#include <stdint.h>
+
+/// Builds an epoll_event for one descriptor (data.fd; the rest zeroed).
+static inline struct epoll_event CEventIO_epoll_event_make(uint32_t events, int fd) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    return event;
+}
+
+/// The descriptor an event returned by epoll_wait belongs to.
+static inline int CEventIO_epoll_event_fd(const struct epoll_event *event) { return event->data.fd; }
+
+/// The readiness bits of an event returned by epoll_wait.
+static inline uint32_t CEventIO_epoll_event_events(const struct epoll_event *event) { return event->events; }
+
+_Static_assert(sizeof(struct epoll_event) == 12 || sizeof(struct epoll_event) == 16, "unexpected epoll_event layout");
+
+#endif
