@@ -49,7 +49,9 @@ let options = ServiceRunner.options(
         ("lookup-order", "Print Apple's verified transactions of an order id; see `lookup-order --help`."),
     ])
 // Every setting is checked before anything connects; all problems at once, exit 2.
-let settings = ServiceRunner.settings(program: "PaymentsService", options: options) { PaymentsSettings.read(&$0) }
+// `migrate` neither listens nor calls anyone: it needs only the database.
+let serving = options.positional.first != "migrate"
+let settings = ServiceRunner.settings(program: "PaymentsService", options: options) { PaymentsSettings.read(&$0, serving: serving) }
 
 do {
     let logger = Logger(service: "payments", minimumLevel: settings.logLevel)
@@ -60,17 +62,18 @@ do {
     let store = PaymentsStore(pool: pool, backoff: settings.backoff)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
+    guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
-    let verifier = settings.verifier
-    let pointsClient = try PointsConnection.client(settings.points)
+    let verifier = server.verifier
+    let pointsClient = try PointsConnection.client(server.points)
     let points = PointsLedger(client: pointsClient)
-    let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: settings.sandboxUserIds)
-    let pollMilliseconds = settings.sagaPollMilliseconds
-    let syncSettings = settings.sync
-    let consumptionSettings = settings.consumption
+    let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: server.sandboxUserIds)
+    let pollMilliseconds = server.sagaPollMilliseconds
+    let syncSettings = server.sync
+    let consumptionSettings = server.consumption
     // Optional: without the key settings the service runs as before, and
     // the jobs that need Apple's view are off (said once, here).
-    var apiConfiguration = settings.appStoreAPI
+    var apiConfiguration = server.appStoreAPI
     apiConfiguration?.eventSink = { event in AppStoreAPISettings.log(event, logger) }
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
     let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
@@ -93,9 +96,9 @@ do {
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
-    InternalAuth.authorize(&router, policy: settings.callerPolicy, mode: settings.internalAuth, logger: logger)
+    InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     try await ServiceRunner.serve(
-        name: "PaymentsService", listen: settings.listen, tls: settings.tls,
+        name: "PaymentsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()

@@ -22,7 +22,9 @@ let options = ServiceRunner.options(
     subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
                   ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help).")])
 // Every setting is checked before anything connects; all problems at once, exit 2.
-let settings = ServiceRunner.settings(program: "PointsService", options: options) { PointsSettings.read(&$0) }
+// `migrate` neither listens nor authenticates callers: it needs only the database.
+let serving = options.positional.first != "migrate"
+let settings = ServiceRunner.settings(program: "PointsService", options: options) { PointsSettings.read(&$0, serving: serving) }
 
 do {
     let logger = Logger(service: "points", minimumLevel: settings.logLevel)
@@ -33,15 +35,16 @@ do {
     let store = PointsStore(pool: pool, catalog: settings.catalog)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
+    guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
-    InternalAuth.authorize(&router, policy: settings.callerPolicy, mode: settings.internalAuth, logger: logger)
+    InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     try await ServiceRunner.serve(
-        name: "PointsService", listen: settings.listen, tls: settings.tls,
+        name: "PointsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         probes.cancel()

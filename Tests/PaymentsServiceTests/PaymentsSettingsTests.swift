@@ -33,6 +33,14 @@ final class PaymentsSettingsTests: XCTestCase {
         }
     }
 
+    func testMigrateNeedsOnlyTheDatabaseAndTheSagaTiming() throws {
+        var settings = SettingsCollector(try CommandLineOptions(specs: PaymentsSettings.specs, arguments: [], environment: [
+            "DATABASE_URL": "postgresql:///payments", "SAGA_RETRY_MAX_MS": "0",
+        ]))
+        XCTAssertNil(PaymentsSettings.read(&settings, serving: false))
+        XCTAssertEqual(settings.ordered.map(\.setting), ["SAGA_RETRY_MAX_MS"], "no certificate or Apple setting is needed to migrate")
+    }
+
     func testConsumptionAnswersNeedTheAppStoreServerAPI() throws {
         let (_, problems) = try read([
             "DATABASE_URL": "postgresql:///payments", "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app",
@@ -50,12 +58,13 @@ final class PaymentsSettingsTests: XCTestCase {
             "APPLE_APP_APPLE_ID": "1", "APPLE_ROOT_CERTS": root, "APPLE_SANDBOX_USER_IDS": "0f8fad5b-d9cb-469f-a165-70867728950e",
         ])
         XCTAssertEqual(problems, [])
-        XCTAssertEqual(settings?.listen.description, "127.0.0.1:50051")
-        XCTAssertEqual(settings?.points.targets.map(\.description), ["127.0.0.1:50052"])
-        XCTAssertEqual(settings?.sagaPollMilliseconds, 1000)
+        XCTAssertEqual(settings?.serving?.listen.description, "127.0.0.1:50051")
+        XCTAssertEqual(settings?.serving?.points.targets.map(\.description), ["127.0.0.1:50052"])
+        XCTAssertEqual(settings?.serving?.sagaPollMilliseconds, 1000)
         XCTAssertEqual(settings?.backoff.leaseMilliseconds, 30_000)
-        XCTAssertEqual(settings?.sandboxUserIds.count, 1)
-        XCTAssertNil(settings?.appStoreAPI ?? nil)
-        XCTAssertEqual(settings?.sync, AppleSyncSettings())
+        XCTAssertEqual(settings?.serving?.sandboxUserIds.count, 1)
+        XCTAssertNotNil(settings?.serving)
+        XCTAssertNil(settings?.serving?.appStoreAPI ?? nil)
+        XCTAssertEqual(settings?.serving?.sync, AppleSyncSettings())
     }
 }

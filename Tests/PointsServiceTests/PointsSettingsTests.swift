@@ -29,12 +29,23 @@ final class PointsSettingsTests: XCTestCase {
             "must be mtls to listen on 0.0.0.0:50052: INTERNAL_AUTH=off serves without caller authentication and is allowed on a loopback address (127.0.0.1, ::1) only"))
     }
 
+    func testMigrateNeedsOnlyTheDatabaseAndTheCatalog() throws {
+        var settings = SettingsCollector(try CommandLineOptions(specs: PointsSettings.specs, arguments: [], environment: [
+            "DATABASE_URL": "postgresql:///points", "PACKAGES_FILE": catalog, "LISTEN_ADDR": "nowhere",
+        ]))
+        let read = PointsSettings.read(&settings, serving: false)
+        XCTAssertEqual(settings.problems, [], "no certificate or address is needed to migrate")
+        XCTAssertNotNil(read)
+        XCTAssertNil(read?.serving)
+    }
+
     func testGoodSettingsAreRead() throws {
         let (settings, problems) = try read(["DATABASE_URL": "postgresql:///points", "PACKAGES_FILE": catalog, "INTERNAL_AUTH": "off"])
         XCTAssertEqual(problems, [])
-        XCTAssertEqual(settings?.listen.description, "127.0.0.1:50052")
+        XCTAssertEqual(settings?.serving?.listen.description, "127.0.0.1:50052")
         XCTAssertEqual(settings?.database.maxConnections, 16)
-        XCTAssertNil(settings?.tls)
+        XCTAssertNotNil(settings?.serving)
+        XCTAssertNil(settings?.serving?.tls)
         XCTAssertFalse(settings?.catalog.packages.isEmpty ?? true)
     }
 }

@@ -55,6 +55,7 @@ enum AppleVerificationSettings {
     /// The verifier's configuration; every rule of `VerifierConfiguration`
     /// is checked here too, so that all problems are reported together.
     static func configuration(_ settings: inout SettingsCollector) -> VerifierConfiguration? {
+        let problemsBefore = settings.problems.count
         let bundleId = settings.required("APPLE_BUNDLE_ID", because: bundleIdReason)
         var appId: Int64??
         if let text = settings.value("APPLE_APP_APPLE_ID") {
@@ -77,7 +78,8 @@ enum AppleVerificationSettings {
             settings.report(SettingProblem("APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
                                            because: "those purchases are signed by a local CA, which a production deployment never trusts"))
         }
-        guard let bundleId, let appId, let environments, let roots, let online, let local, settings.problems.isEmpty else { return nil }
+        guard let bundleId, let appId, let environments, let roots, let online, let local,
+              settings.problems.count == problemsBefore else { return nil }
         return VerifierConfiguration(bundleId: bundleId, appAppleId: appId, allowedEnvironments: environments, localTestingMode: local,
                                      onlineChecks: online, trustedRoots: roots)
     }

@@ -8,21 +8,27 @@ import ServiceKit
 /// read in one place before anything connects: every missing or wrong value
 /// is reported (`ServiceRunner.settings` prints them and exits 2).
 struct PaymentsSettings: Sendable {
-    var listen: HostAndPort
     var logLevel: LogLevel
     var database: ServiceDatabase.Settings
     var backoff: RetryBackoff
-    var sagaPollMilliseconds: Int
-    var points: PointsConnection.Settings
-    var verifier: SignedDataVerifier
-    var sandboxUserIds: Set<UUID>
-    var sync: AppleSyncSettings
-    var consumption: ConsumptionSettings
-    /// nil: the App Store Server API settings are not set (the jobs that need it are off).
-    var appStoreAPI: AppStoreServerAPIConfiguration?
-    var internalAuth: InternalAuthMode
-    var tls: TLSConfiguration?
-    var callerPolicy: CallerPolicy
+    /// What only `serve` needs (nil for `migrate`, which needs the database only).
+    var serving: Serving?
+
+    /// The server, the saga worker, Apple's settings and internal authentication.
+    struct Serving: Sendable {
+        var listen: HostAndPort
+        var sagaPollMilliseconds: Int
+        var points: PointsConnection.Settings
+        var verifier: SignedDataVerifier
+        var sandboxUserIds: Set<UUID>
+        var sync: AppleSyncSettings
+        var consumption: ConsumptionSettings
+        /// nil: the App Store Server API settings are not set (the jobs that need it are off).
+        var appStoreAPI: AppStoreServerAPIConfiguration?
+        var internalAuth: InternalAuthMode
+        var tls: TLSConfiguration?
+        var callerPolicy: CallerPolicy
+    }
 
     static let sagaSpecs: [OptionSpec] = [
         OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
@@ -40,13 +46,22 @@ struct PaymentsSettings: Sendable {
         + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
         + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs + ConsumptionSettings.optionSpecs
 
-    /// Reads every setting, reporting each problem to `settings`; nil when there was one.
-    static func read(_ settings: inout SettingsCollector) -> PaymentsSettings? {
-        let listen = settings.address("--listen", because: "it is the address PaymentsService accepts gRPC calls on")
+    /// Reads every setting `serving` needs (the server's too unless it is
+    /// false), reporting each problem to `settings`; nil when there was one.
+    static func read(_ settings: inout SettingsCollector, serving: Bool = true) -> PaymentsSettings? {
         let logLevel = settings.logLevel()
         let database = ServiceDatabase.Settings.read(&settings)
+        let backoff = readBackoff(&settings)
+        let server = serving ? readServing(&settings) : nil
+        guard let logLevel, let database, let backoff, !serving || server != nil, settings.problems.isEmpty else { return nil }
+        return PaymentsSettings(logLevel: logLevel, database: database, backoff: backoff, serving: server)
+    }
+
+    private static func readServing(_ settings: inout SettingsCollector) -> Serving? {
+        let listen = settings.address("--listen", because: "it is the address PaymentsService accepts gRPC calls on")
         let points = PointsConnection.read(&settings)
-        let (backoff, poll) = readSaga(&settings)
+        let poll = settings.integer("SAGA_POLL_INTERVAL_MS", in: 10...60_000, unit: "of milliseconds",
+                                    because: "it is how often the saga worker looks for due steps")
         let verifier = AppleVerificationSettings.verifier(&settings)
         let sandboxText = settings.value("APPLE_SANDBOX_USER_IDS") ?? ""
         let sandboxUserIds = settings.read { () throws(SettingProblem) in try AppleVerificationSettings.sandboxUserIds(sandboxText) }
@@ -60,16 +75,15 @@ struct PaymentsSettings: Sendable {
         let mode = InternalAuth.mode(&settings)
         let tls = InternalAuth.serverTLS(&settings, listen: listen)
         let policy = PaymentsCallerPolicy.read(&settings)
-        guard let listen, let logLevel, let database, let points, let backoff, let poll, let verifier, let sandboxUserIds, let sync,
-              let consumption, let appStoreAPI, let mode, let policy, settings.problems.isEmpty else { return nil }
-        return PaymentsSettings(
-            listen: listen, logLevel: logLevel, database: database, backoff: backoff, sagaPollMilliseconds: poll, points: points,
-            verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync, consumption: consumption, appStoreAPI: appStoreAPI,
-            internalAuth: mode, tls: tls, callerPolicy: policy)
+        guard let listen, let points, let poll, let verifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
+              let policy else { return nil }
+        return Serving(
+            listen: listen, sagaPollMilliseconds: Int(poll), points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
+            consumption: consumption, appStoreAPI: appStoreAPI, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 
-    /// The saga worker's timing (`SAGA_*`).
-    private static func readSaga(_ settings: inout SettingsCollector) -> (RetryBackoff?, Int?) {
+    /// The saga steps' retry timing (`SAGA_RETRY_*`, `SAGA_LEASE_MS`): the store needs it, `migrate` too.
+    private static func readBackoff(_ settings: inout SettingsCollector) -> RetryBackoff? {
         let day: Int64 = 86_400_000
         let initial = settings.integer("SAGA_RETRY_INITIAL_MS", in: 1...day, unit: "of milliseconds",
                                        because: "it is the first wait before a failed saga step is tried again")
@@ -77,9 +91,7 @@ struct PaymentsSettings: Sendable {
                                        because: "it caps the doubling wait between retries of a failed saga step")
         let lease = settings.integer("SAGA_LEASE_MS", in: 1...day, unit: "of milliseconds",
                                      because: "a step claimed by a worker that stopped is retried by another after it")
-        let poll = settings.integer("SAGA_POLL_INTERVAL_MS", in: 10...60_000, unit: "of milliseconds",
-                                    because: "it is how often the saga worker looks for due steps")
-        guard let initial, let maximum, let lease else { return (nil, poll.map(Int.init)) }
-        return (RetryBackoff(initialDelayMilliseconds: initial, maximumDelayMilliseconds: maximum, leaseMilliseconds: lease), poll.map(Int.init))
+        guard let initial, let maximum, let lease else { return nil }
+        return RetryBackoff(initialDelayMilliseconds: initial, maximumDelayMilliseconds: maximum, leaseMilliseconds: lease)
     }
 }
