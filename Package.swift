@@ -104,7 +104,7 @@ let package = Package(
             dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "RPCCore", "RPCRuntime"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),

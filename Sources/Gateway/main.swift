@@ -49,14 +49,14 @@ case let other?:
     fail("unknown subcommand \(other) (see --help)", code: 2)
 }
 
-let settings: GatewaySettings
-let authentication: (verifier: JWTVerifier, emailIdentity: EmailIdentity)
-do {
-    settings = try GatewaySettings(options: options)
-    authentication = try GatewaySettings.authentication(environment: environment, readFile: readFile)
-} catch {
-    fail("\(error)", code: 2)
+// Every setting is checked before anything starts; all problems at once, exit 2.
+func readSettings(_ collector: inout SettingsCollector) -> (GatewaySettings, (verifier: JWTVerifier, emailIdentity: EmailIdentity))? {
+    let settings = GatewaySettings.read(&collector)
+    let authentication = GatewaySettings.authentication(&collector, readFile: readFile)
+    guard let settings, let authentication else { return nil }
+    return (settings, authentication)
 }
+let (settings, authentication) = ServiceRunner.settings(program: "Gateway", options: options, readSettings)
 GatewayCommandLine.raiseOpenFileLimit()
 
 let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)

@@ -41,17 +41,7 @@ if arguments.first == "lookup-order" {
 let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PaymentsService", summary: "Apple purchases to credits, exactly once (payments.v1.Payments)",
-    specs: [
-        StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
-        StandardOptions.pointsAddresses, StandardOptions.pointsTLSCA, StandardOptions.pointsTLSServerName,
-        OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
-        OptionSpec(flag: nil, env: "SAGA_LEASE_MS", default: "30000",
-                   help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
-        OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
-        OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
-        StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
-        + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs + ConsumptionSettings.optionSpecs,
+    specs: PaymentsSettings.specs,
     subcommands: [
         ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
@@ -61,36 +51,34 @@ let options = ServiceRunner.options(
         ("request-test-notification", "Ask Apple for a TEST notification and report its delivery."),
         ("lookup-order", "Print Apple's verified transactions of an order id; see `lookup-order --help`."),
     ])
+// Every setting is checked before anything connects; all problems at once, exit 2.
+// `migrate` neither listens nor calls anyone: it needs only the database.
+let serving = options.positional.first != "migrate"
+let settings = ServiceRunner.settings(program: "PaymentsService", options: options) { PaymentsSettings.read(&$0, serving: serving) }
 
 do {
-    let logger = Logger(service: "payments", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    let logger = Logger(service: "payments", minimumLevel: settings.logLevel)
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
-    let pool = try ServiceDatabase.pool(options, applicationName: "payments-service")
-    let backoff = RetryBackoff(
-        initialDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_INITIAL_MS"),
-        maximumDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_MAX_MS"),
-        leaseMilliseconds: try positiveSetting(options, "SAGA_LEASE_MS"))
-    let store = PaymentsStore(pool: pool, backoff: backoff)
+    let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service")
+    let store = PaymentsStore(pool: pool, backoff: settings.backoff)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
+    guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
-    let verifier = try AppleVerificationSettings.verifier(options)
-    let pointsClient = try PointsConnection.client(options)
+    let verifier = server.verifier
+    let pointsClient = try PointsConnection.client(server.points)
     let points = PointsLedger(client: pointsClient)
-    let creditPolicy = try AppleVerificationSettings.creditPolicy(options, verifier: verifier)
-    let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
-    guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }
-    let syncSettings = try AppleSyncSettings(options)
-    let consumptionSettings = try ConsumptionSettings(options)
+    let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: server.sandboxUserIds)
+    let pollMilliseconds = server.sagaPollMilliseconds
+    let syncSettings = server.sync
+    let consumptionSettings = server.consumption
     // Optional: without the key settings the service runs as before, and
     // the jobs that need Apple's view are off (said once, here).
-    let apiConfiguration = try AppStoreAPISettings.configuration(options, logger: logger)
+    var apiConfiguration = server.appStoreAPI
+    apiConfiguration?.eventSink = { event in AppStoreAPISettings.log(event, logger) }
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
-    if consumptionSettings.enabled && appStoreAPI == nil {
-        throw CommandLineError("CONSUMPTION_ANSWERS=on needs the App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID)")
-    }
     let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
@@ -111,11 +99,9 @@ do {
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
-    let listen = try HostAndPort(parsing: options.required("--listen"))
-    let tls = try InternalAuth.serverTLS(options, listen: listen)
-    InternalAuth.authorize(&router, policy: try PaymentsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
+    InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     try await ServiceRunner.serve(
-        name: "PaymentsService", listen: listen, tls: tls,
+        name: "PaymentsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         worker.cancel()
@@ -132,11 +118,4 @@ do {
 } catch {
     FileHandle.standardError.write(Data("PaymentsService: \(error)\n".utf8))
     exit(1)
-}
-
-func positiveSetting(_ options: CommandLineOptions, _ name: String) throws -> Int64 {
-    guard let value = Int64(try options.required(name)), value > 0, value <= 86_400_000 else {
-        throw CommandLineError("\(name) must be a positive number of milliseconds")
-    }
-    return value
 }

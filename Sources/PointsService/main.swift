@@ -21,35 +21,33 @@ if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "adjust" {
 let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PointsService", summary: "balances, ledger, starter-pack claims and package catalog (points.v1.Points)",
-    specs: [
-        StandardOptions.listen(default: "127.0.0.1:50052"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
-        OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON)."),
-        StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PointsCallerPolicy.optionSpecs,
+    specs: PointsSettings.specs,
     subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
                   ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help).")])
+// Every setting is checked before anything connects; all problems at once, exit 2.
+// `migrate` neither listens nor authenticates callers: it needs only the database.
+let serving = options.positional.first != "migrate"
+let settings = ServiceRunner.settings(program: "PointsService", options: options) { PointsSettings.read(&$0, serving: serving) }
 
 do {
-    let logger = Logger(service: "points", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
+    let logger = Logger(service: "points", minimumLevel: settings.logLevel)
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
-    let catalog = try PackageCatalog.load(path: try options.required("PACKAGES_FILE"))
-    let pool = try ServiceDatabase.pool(options, applicationName: "points-service")
-    let store = PointsStore(pool: pool, catalog: catalog)
+    let pool = ServiceDatabase.pool(settings.database, applicationName: "points-service")
+    let store = PointsStore(pool: pool, catalog: settings.catalog)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
+    guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
-    let listen = try HostAndPort(parsing: options.required("--listen"))
-    let tls = try InternalAuth.serverTLS(options, listen: listen)
-    InternalAuth.authorize(&router, policy: try PointsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
+    InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     try await ServiceRunner.serve(
-        name: "PointsService", listen: listen, tls: tls,
+        name: "PointsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         probes.cancel()

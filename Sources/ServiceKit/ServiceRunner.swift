@@ -25,6 +25,27 @@ public enum ServiceRunner {
         }
     }
 
+    /// Reads a process's settings with `read`, which reports every missing
+    /// or wrong value to the collector; if there is any, prints each as one
+    /// sentence on stderr (`Program: sentence`) and exits with status 2.
+    public static func settings<T>(program: String, options: CommandLineOptions, _ read: (inout SettingsCollector) -> T?) -> T {
+        var collector = SettingsCollector(options)
+        let value = read(&collector)
+        do {
+            try collector.finish()
+        } catch {
+            refuse(program: program, error)
+        }
+        guard let value else { preconditionFailure("\(program): a reading returned nothing without reporting a problem") }
+        return value
+    }
+
+    /// Prints every problem of `error` and exits with status 2.
+    public static func refuse(program: String, _ error: SettingsError) -> Never {
+        FileHandle.standardError.write(Data(error.report(program: program).utf8))
+        exit(2)
+    }
+
     public static func serve(
         name: String,
         listen: HostAndPort,

@@ -6,13 +6,35 @@ import ServiceKit
 /// that own a database: `DATABASE_URL`, `DATABASE_MAX_CONNECTIONS`, and a
 /// health dependency refreshed by a background probe.
 public enum ServiceDatabase {
-    /// A pool from `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS` (1...200).
-    public static func pool(_ options: CommandLineOptions, applicationName: String) throws -> PostgresPool {
-        guard let maxConnections = Int(try options.required("DATABASE_MAX_CONNECTIONS")), (1...200).contains(maxConnections) else {
-            throw CommandLineError("DATABASE_MAX_CONNECTIONS must be 1...200")
+    /// `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS`, read before anything connects.
+    public struct Settings: Sendable {
+        /// The libpq connection string (a secret: never logged).
+        public var connectionString: String
+        public var maxConnections: Int
+
+        /// Reads both settings, reporting every problem to `settings`.
+        public static func read(_ settings: inout SettingsCollector) -> Settings? {
+            let url = settings.required("DATABASE_URL", because: "it is the libpq connection string of this service's own database")
+            let maxConnections = settings.integer(
+                "DATABASE_MAX_CONNECTIONS", in: 1...200, because: "it bounds this process's connections, which PostgreSQL's max_connections caps for all instances")
+            guard let url, let maxConnections else { return nil }
+            return Settings(connectionString: url, maxConnections: Int(maxConnections))
         }
-        return PostgresPool(configuration: .init(
-            connectionString: try options.required("DATABASE_URL"), maxConnections: maxConnections, applicationName: applicationName))
+    }
+
+    /// A pool from `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS` (1...200).
+    public static func pool(_ options: CommandLineOptions, applicationName: String) throws(SettingsError) -> PostgresPool {
+        var settings = SettingsCollector(options)
+        let database = Settings.read(&settings)
+        try settings.finish()
+        guard let database else { preconditionFailure("an unread setting is a reported problem") }
+        return pool(database, applicationName: applicationName)
+    }
+
+    /// A pool with `settings` (connects lazily).
+    public static func pool(_ settings: Settings, applicationName: String) -> PostgresPool {
+        PostgresPool(configuration: .init(
+            connectionString: settings.connectionString, maxConnections: settings.maxConnections, applicationName: applicationName))
     }
 
     /// After the start-up migrations: `migrate` exits here (they were all it

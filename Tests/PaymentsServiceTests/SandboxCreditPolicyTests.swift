@@ -141,8 +141,7 @@ final class SandboxCreditPolicyTests: XCTestCase {
         let bad = "0f8fad5b-d9cb-469f-a165-70867728950e, 7c9e6679-7425-40de-944b-e07fc1f90ae7x ,16fd2706-8baf-433b-82eb-8c7fada847da"
         XCTAssertEqual(
             parseError(bad),
-            "APPLE_SANDBOX_USER_IDS entry \"7c9e6679-7425-40de-944b-e07fc1f90ae7x\" is not a user id; "
-                + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+            "APPLE_SANDBOX_USER_IDS must be comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000 (entry \"7c9e6679-7425-40de-944b-e07fc1f90ae7x\" is not one)" + reason)
     }
 
     func testEveryKindOfMalformedEntryIsRefused() {
@@ -153,7 +152,7 @@ final class SandboxCreditPolicyTests: XCTestCase {
         ]
         for entry in entries {
             let message = parseError("0f8fad5b-d9cb-469f-a165-70867728950e," + entry)
-            XCTAssertTrue(message?.hasPrefix("APPLE_SANDBOX_USER_IDS entry \"") == true, "\(entry): \(message ?? "accepted")")
+            XCTAssertTrue(message?.hasPrefix("APPLE_SANDBOX_USER_IDS must be comma-separated UUIDs") == true, "\(entry): \(message ?? "accepted")")
             XCTAssertFalse(message?.contains("\u{1b}") ?? true, "control characters are escaped")
         }
     }
@@ -162,16 +161,14 @@ final class SandboxCreditPolicyTests: XCTestCase {
         let message = parseError(String(repeating: "z", count: 5_000))
         XCTAssertEqual(
             message,
-            "APPLE_SANDBOX_USER_IDS entry \"\(String(repeating: "z", count: 64))...\" is not a user id; "
-                + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+            "APPLE_SANDBOX_USER_IDS must be comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000 (entry \"\(String(repeating: "z", count: 64))...\" is not one)" + reason)
     }
 
     func testAnEmailListedByMistakeIsMaskedInTheError() {
         let message = parseError("0f8fad5b-d9cb-469f-a165-70867728950e, reviewer@example.com")
         XCTAssertEqual(
             message,
-            "APPLE_SANDBOX_USER_IDS entry \"r***@example.com\" is not a user id; "
-                + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+            "APPLE_SANDBOX_USER_IDS must be comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000 (entry \"r***@example.com\" is not one)" + reason)
     }
 
     func testTheListIsBounded() throws {
@@ -179,8 +176,10 @@ final class SandboxCreditPolicyTests: XCTestCase {
         XCTAssertEqual(try AppleVerificationSettings.sandboxUserIds(ids.joined(separator: ",")).count, AppleVerificationSettings.sandboxUserIdsMax)
         XCTAssertEqual(
             parseError((ids + [UUID().uuidString]).joined(separator: ",")),
-            "APPLE_SANDBOX_USER_IDS lists 1001 user ids; at most 1000 are allowed")
+            "APPLE_SANDBOX_USER_IDS must list at most 1000 user ids (it lists 1001)" + reason)
     }
+
+    private let reason = ": exactly these users' Sandbox purchases are credited next to Production, so a typo would refuse a reviewer's purchase"
 
     private func parseError(_ text: String) -> String? {
         do {

@@ -175,11 +175,14 @@ final class PointsInternalAuthStartupTests: XCTestCase {
 
     func testWithoutCertificatesItRefusesToStart() async throws {
         let message = try await startFailure([:])
-        XCTAssertTrue(message.contains("INTERNAL_AUTH=mtls (the default) needs --tls-cert / TLS_CERT"), message)
+        for setting in ["TLS_CERT (--tls-cert) must be set", "TLS_KEY (--tls-key) must be set", "TLS_CLIENT_CA (--tls-client-ca) must be set"] {
+            XCTAssertTrue(message.contains("PointsService: \(setting): under INTERNAL_AUTH=mtls (the default)"), message)
+        }
     }
 
     func testCleartextIsRefusedOffLoopback() async throws {
         let message = try await startFailure(["INTERNAL_AUTH": "off"], arguments: ["--listen", "0.0.0.0:0"])
-        XCTAssertTrue(message.contains("INTERNAL_AUTH=off serves without caller authentication and is refused on 0.0.0.0:0"), message)
+        XCTAssertTrue(message.contains("INTERNAL_AUTH (--internal-auth) must be mtls to listen on 0.0.0.0:0: "
+            + "INTERNAL_AUTH=off serves without caller authentication"), message)
     }
 }

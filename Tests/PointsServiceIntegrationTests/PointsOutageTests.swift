@@ -103,10 +103,10 @@ final class PointsStartupTests: XCTestCase {
 
     func testMissingDatabaseURLOrCatalogIsAClearStartupError() throws {
         let missing = try run(["migrate"], environment: ["PACKAGES_FILE": ShippedConfiguration.packagesFile])
-        XCTAssertEqual(missing.status, 1)
-        XCTAssertTrue(missing.output.contains("DATABASE_URL"), missing.output)
+        XCTAssertEqual(missing.status, 2, "a setting problem")
+        XCTAssertTrue(missing.output.contains("DATABASE_URL must be set"), missing.output)
         let badCatalog = try run(["migrate"], environment: ["DATABASE_URL": "postgresql://iap@127.0.0.1:1/points", "PACKAGES_FILE": "/nonexistent.json"])
-        XCTAssertEqual(badCatalog.status, 1)
-        XCTAssertTrue(badCatalog.output.contains("catalog"), badCatalog.output)
+        XCTAssertEqual(badCatalog.status, 2, "a setting problem")
+        XCTAssertTrue(badCatalog.output.contains("PACKAGES_FILE must name a readable, valid package catalog"), badCatalog.output)
     }
 }

@@ -59,85 +59,175 @@ public struct GatewaySettings: Sendable {
         OptionSpec(flag: "--ttl", env: nil, default: "3600", help: "mint-token: lifetime in seconds"),
     ]
 
+    private init(
+        listen: HostAndPort, pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], logLevel: LogLevel, connectionsMax: Int,
+        shutdownGraceMilliseconds: Int64, internalAuth: InternalAuthMode, pointsBackendTLS: TLSConfiguration?,
+        paymentsBackendTLS: TLSConfiguration?, tls: TLSConfiguration?
+    ) {
+        self.listen = listen
+        self.pointsTargets = pointsTargets
+        self.paymentsTargets = paymentsTargets
+        self.logLevel = logLevel
+        self.connectionsMax = connectionsMax
+        self.shutdownGraceMilliseconds = shutdownGraceMilliseconds
+        self.internalAuth = internalAuth
+        self.pointsBackendTLS = pointsBackendTLS
+        self.paymentsBackendTLS = paymentsBackendTLS
+        self.tls = tls
+    }
+
     /// Parses the server settings (the JWT and email-hash settings are read
     /// by `authentication(environment:readFile:)`).
-    public init(options: CommandLineOptions) throws {
-        listen = try HostAndPort(parsing: options.required("--listen"))
-        pointsTargets = try HostAndPort.parseList(options.required("--points-addr"))
-        paymentsTargets = try HostAndPort.parseList(options.required("--payments-addr"))
-        logLevel = try Self.parseLogLevel(options.required("--log-level"))
-        guard let connections = Int(try options.required("--max-connections")), connections > 0 else {
-            throw CommandLineError("--max-connections / MAX_CONNECTIONS must be a positive integer")
+    public init(options: CommandLineOptions) throws(SettingsError) {
+        var settings = SettingsCollector(options)
+        let read = Self.read(&settings)
+        try settings.finish()
+        guard let read else { preconditionFailure("an unread setting is a reported problem") }
+        self = read
+    }
+
+    /// Reads every server setting, reporting each problem to `settings`.
+    public static func read(_ settings: inout SettingsCollector) -> GatewaySettings? {
+        let listen = settings.address("--listen", because: "it is the address the public API is served on")
+        let points = settings.addresses("--points-addr", because: "the gateway balances reads and spends over these PointsService instances")
+        let payments = settings.addresses("--payments-addr", because: "the gateway balances purchases over these PaymentsService instances")
+        let logLevel = settings.logLevel(allowingCritical: true)
+        let connections = settings.integer("--max-connections", in: 1...1_000_000,
+                                           because: "each open client connection holds a descriptor and buffers, so they are capped")
+        let grace = settings.integer("--shutdown-grace-ms", in: 0...3_600_000, unit: "of milliseconds",
+                                     because: "it is how long in-flight requests may finish after SIGTERM")
+        let tls = publicTLS(&settings)
+        let mode = InternalAuth.mode(&settings)
+        var backend: (points: TLSConfiguration?, payments: TLSConfiguration?)?
+        if let mode {
+            backend = backendTLS(&settings, mode: mode, targets: (points ?? []) + (payments ?? []))
         }
-        connectionsMax = connections
-        guard let grace = Int64(try options.required("--shutdown-grace-ms")), grace >= 0 else {
-            throw CommandLineError("--shutdown-grace-ms / SHUTDOWN_GRACE_MS must be a non-negative integer")
+        guard let listen, let points, let payments, let logLevel, let connections, let grace, let tls, let mode, let backend,
+              settings.problems.isEmpty else { return nil }
+        return GatewaySettings(
+            listen: listen, pointsTargets: points, paymentsTargets: payments, logLevel: logLevel, connectionsMax: Int(connections),
+            shutdownGraceMilliseconds: grace, internalAuth: mode, pointsBackendTLS: backend.points, paymentsBackendTLS: backend.payments,
+            tls: tls)
+    }
+
+    /// TLS on the public port: certificate and key together, or neither
+    /// (`.some(nil)`); nil when a problem was reported.
+    private static func publicTLS(_ settings: inout SettingsCollector) -> TLSConfiguration?? {
+        switch (settings.value("--tls-cert"), settings.value("--tls-key")) {
+        case (let certificate?, let key?): return .some(.server(certificateChainPath: certificate, privateKeyPath: key))
+        case (nil, nil): return .some(nil)
+        case (_?, nil):
+            settings.report(SettingProblem("TLS_KEY", "must be set when TLS_CERT is", because: "the public port serves its certificate with its private key"))
+        case (nil, _?):
+            settings.report(SettingProblem("TLS_CERT", "must be set when TLS_KEY is", because: "a private key is of no use without its certificate"))
         }
-        shutdownGraceMilliseconds = grace
-        let certificate = options.value("--tls-cert").flatMap { $0.isEmpty ? nil : $0 }
-        let key = options.value("--tls-key").flatMap { $0.isEmpty ? nil : $0 }
-        switch (certificate, key) {
-        case (let certificate?, let key?):
-            tls = .server(certificateChainPath: certificate, privateKeyPath: key)
-        case (nil, nil):
-            tls = nil
-        default:
-            throw CommandLineError("--tls-cert / TLS_CERT and --tls-key / TLS_KEY go together")
-        }
-        internalAuth = try InternalAuth.mode(options)
-        (pointsBackendTLS, paymentsBackendTLS) = try Self.backendTLS(
-            options, mode: internalAuth, targets: pointsTargets + paymentsTargets)
+        return nil
     }
 
     /// TLS towards each service. Mutual TLS needs the internal CA and the
     /// gateway's certificate and key; off is cleartext to loopback only
     /// (with a CA given, TLS that checks the services' names but presents
-    /// a certificate only when one is given).
+    /// a certificate only when one is given). Nil when a problem was reported.
     static func backendTLS(
-        _ options: CommandLineOptions, mode: InternalAuthMode, targets: [HostAndPort]
-    ) throws -> (points: TLSConfiguration?, payments: TLSConfiguration?) {
-        let ca = options.value("--backend-tls-ca").flatMap { $0.isEmpty ? nil : $0 }
-        let certificate = options.value("--backend-tls-cert").flatMap { $0.isEmpty ? nil : $0 }
-        let key = options.value("--backend-tls-key").flatMap { $0.isEmpty ? nil : $0 }
-        guard (certificate == nil) == (key == nil) else {
-            throw CommandLineError("--backend-tls-cert / BACKEND_TLS_CERT and --backend-tls-key / BACKEND_TLS_KEY go together")
-        }
+        _ settings: inout SettingsCollector, mode: InternalAuthMode, targets: [HostAndPort]
+    ) -> (points: TLSConfiguration?, payments: TLSConfiguration?)? {
+        let ca = settings.value("--backend-tls-ca")
+        let certificate = settings.value("--backend-tls-cert")
+        let key = settings.value("--backend-tls-key")
+        let identityReason = "under INTERNAL_AUTH=mtls (the default) it is the gateway's identity towards the services "
+            + "(GATEWAY_IDENTITY there); INTERNAL_AUTH=off is for a loopback-only run"
         switch mode {
         case .mutualTLS:
-            guard ca != nil, certificate != nil else {
-                throw CommandLineError("INTERNAL_AUTH=mtls (the default) needs --backend-tls-ca / BACKEND_TLS_CA_FILE (the internal CA) "
-                    + "and --backend-tls-cert / BACKEND_TLS_CERT, --backend-tls-key / BACKEND_TLS_KEY (the gateway's certificate); "
-                    + "INTERNAL_AUTH=off is for a loopback-only run")
+            if ca == nil {
+                settings.report(.missing("BACKEND_TLS_CA_FILE", because: "under INTERNAL_AUTH=mtls (the default) the services' certificates "
+                    + "must chain to the internal CA it names"))
             }
+            if certificate == nil { settings.report(.missing("BACKEND_TLS_CERT", because: identityReason)) }
+            if key == nil {
+                settings.report(.missing("BACKEND_TLS_KEY", because: "under INTERNAL_AUTH=mtls (the default) it is the private key "
+                    + "of the gateway's certificate, which proves its identity to the services"))
+            }
+            guard ca != nil, certificate != nil, key != nil else { return nil }
         case .off:
-            try InternalAuth.requireLoopback(targets)
+            InternalAuth.requireLoopback(&settings, targets)
+            if (certificate == nil) != (key == nil) {
+                settings.report(SettingProblem(certificate == nil ? "BACKEND_TLS_CERT" : "BACKEND_TLS_KEY",
+                                               "must be set when \(certificate == nil ? "BACKEND_TLS_KEY" : "BACKEND_TLS_CERT") is",
+                                               because: "the gateway's client certificate goes with its private key"))
+                return nil
+            }
             guard ca != nil else { return (nil, nil) }
         }
-        func upstream(_ serverNameSetting: String) throws -> TLSConfiguration {
-            try InternalAuth.upstream(options, caSetting: "--backend-tls-ca", serverNameSetting: serverNameSetting,
-                                      certificateChainPath: certificate, privateKeyPath: key)
-        }
-        return (try upstream("POINTS_TLS_SERVER_NAME"), try upstream("PAYMENTS_TLS_SERVER_NAME"))
-    }
-
-    static func parseLogLevel(_ text: String) throws -> LogLevel {
-        let levels: [String: LogLevel] = [
-            "debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error, "critical": .critical,
-        ]
-        guard let level = levels[text.lowercased()] else {
-            throw CommandLineError("--log-level / LOG_LEVEL must be one of debug, info, notice, warning, error, critical")
-        }
-        return level
+        let points = InternalAuth.upstream(&settings, caSetting: "--backend-tls-ca", serverNameSetting: "POINTS_TLS_SERVER_NAME",
+                                           certificateChainPath: certificate, privateKeyPath: key)
+        let payments = InternalAuth.upstream(&settings, caSetting: "--backend-tls-ca", serverNameSetting: "PAYMENTS_TLS_SERVER_NAME",
+                                             certificateChainPath: certificate, privateKeyPath: key)
+        guard let points, let payments else { return nil }
+        return (points, payments)
     }
 
     /// The token verifier and the email identity (JWT_*, EMAIL_HASH_SECRET).
     public static func authentication(
         environment: [String: String], readFile: (String) throws -> [UInt8]
-    ) throws -> (verifier: JWTVerifier, emailIdentity: EmailIdentity) {
-        let configuration = try JWTVerifierConfiguration.fromEnvironment(environment, readFile: readFile)
-        guard let secret = environment["EMAIL_HASH_SECRET"], !secret.isEmpty else {
-            throw JWTConfigurationError.missingVariable("EMAIL_HASH_SECRET")
+    ) throws(SettingsError) -> (verifier: JWTVerifier, emailIdentity: EmailIdentity) {
+        let options: CommandLineOptions
+        do {
+            options = try CommandLineOptions(specs: specs, arguments: [], environment: environment)
+        } catch {
+            preconditionFailure("no arguments cannot be misunderstood")
         }
-        return (JWTVerifier(configuration: configuration), try EmailIdentity(hashKey: Array(secret.utf8)))
+        var settings = SettingsCollector(options)
+        let read = authentication(&settings, readFile: readFile)
+        try settings.finish()
+        guard let read else { preconditionFailure("an unread setting is a reported problem") }
+        return read
+    }
+
+    /// The same, reporting every problem to `settings`. Never shows a secret's value.
+    public static func authentication(
+        _ settings: inout SettingsCollector, readFile: (String) throws -> [UInt8]
+    ) -> (verifier: JWTVerifier, emailIdentity: EmailIdentity)? {
+        let bytesMin = HMACSHA256Key.secretBytesMin
+        let problemsBefore = settings.problems.count
+        let issuer = settings.required("JWT_ISSUER", because: "bearer tokens are accepted only from this issuer (iss)")
+        let audience = settings.required("JWT_AUDIENCE", because: "bearer tokens are accepted only for this audience (aud)")
+        let secret = settings.value("JWT_HS256_SECRET").map { Array($0.utf8) }
+        if let secret, secret.count < bytesMin {
+            settings.report(SettingProblem("JWT_HS256_SECRET", "must be at least \(bytesMin) bytes",
+                                           because: "RFC 7518 section 3.2 requires an HS256 key at least as long as its hash"))
+        }
+        var publicKey: [UInt8]?
+        if let path = settings.value("JWT_ES256_PUBLIC_KEY") {
+            do {
+                publicKey = try readFile(path)
+                if let pem = publicKey, (try? JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: pem)) == nil {
+                    settings.report(SettingProblem("JWT_ES256_PUBLIC_KEY", "must name a PEM EC P-256 public key (\(path) is not one)",
+                                                   because: "ES256 bearer tokens are verified with the public key in it"))
+                }
+            } catch {
+                settings.report(SettingProblem("JWT_ES256_PUBLIC_KEY", "must name a readable PEM file (\(path) is not)",
+                                               because: "ES256 bearer tokens are verified with the public key in it"))
+            }
+        } else if secret == nil {
+            settings.report(SettingProblem("JWT_HS256_SECRET", "must be set, or JWT_ES256_PUBLIC_KEY", because: "the gateway cannot verify bearer tokens without a key"))
+        }
+        let emailSecret = settings.required("EMAIL_HASH_SECRET", because: "it keys the email hash that links starter-pack claims")
+        var emailIdentity: EmailIdentity?
+        if let emailSecret {
+            emailIdentity = try? EmailIdentity(hashKey: Array(emailSecret.utf8))
+            if emailIdentity == nil {
+                settings.report(SettingProblem("EMAIL_HASH_SECRET", "must be at least \(bytesMin) bytes",
+                                               because: "it keys the email hash that links starter-pack claims"))
+            }
+        }
+        guard let issuer, let audience, let emailIdentity, settings.problems.count == problemsBefore else { return nil }
+        do {
+            let keys = try JWTKeySet(hs256Secret: secret, es256PublicKeyPEM: publicKey)
+            return (JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: issuer, audience: audience)), emailIdentity)
+        } catch {
+            settings.report(SettingProblem(publicKey != nil ? "JWT_ES256_PUBLIC_KEY" : "JWT_HS256_SECRET", "must be a usable key (\(error))",
+                                           because: "bearer tokens are verified with it"))
+            return nil
+        }
     }
 }

@@ -32,26 +32,41 @@ enum AppStoreAPISettings {
     /// set. Reads the key file (start-up only). The client's events go to
     /// `logger`: retries and failures as warnings, the rest at debug; they
     /// carry method, path, status and Apple's error code, never a JWT.
-    static func configuration(_ options: CommandLineOptions, logger: Logger) throws -> AppStoreServerAPIConfiguration? {
-        let present = keySettings.filter { !(options.value($0) ?? "").isEmpty }
-        guard !present.isEmpty else { return nil }
-        guard present.count == keySettings.count else {
-            let missing = keySettings.filter { !present.contains($0) }
-            throw CommandLineError("\(missing.joined(separator: ", ")) not set while \(present.joined(separator: ", ")) "
-                + "\(present.count == 1 ? "is" : "are"): set all of \(keySettings.joined(separator: ", ")) to use the App Store Server API, or none")
-        }
-        var environment: [String: String] = [:]
-        for name in keySettings + [Variable.bundleID, Variable.productionURL, Variable.sandboxURL, Variable.caPath] {
-            if let value = options.value(name), !value.isEmpty { environment[name] = value }
-        }
-        var configuration: AppStoreServerAPIConfiguration
-        do {
-            configuration = try AppStoreServerAPIConfiguration.fromEnvironment(environment)
-        } catch {
-            throw CommandLineError("\(error)")
-        }
+    static func configuration(_ options: CommandLineOptions, logger: Logger) throws(SettingsError) -> AppStoreServerAPIConfiguration? {
+        var settings = SettingsCollector(options)
+        let read = read(&settings)
+        try settings.finish()
+        guard var configuration = read ?? nil else { return nil }
         configuration.eventSink = { event in log(event, logger) }
         return configuration
+    }
+
+    /// The client configuration without its event sink: `.some(nil)` when
+    /// none of the key settings is set, nil when a problem was reported.
+    static func read(_ settings: inout SettingsCollector) -> AppStoreServerAPIConfiguration?? {
+        let reason = "the App Store Server API key is used only with its key id and issuer id; set all three or none"
+        let present = keySettings.filter { settings.value($0) != nil }
+        guard !present.isEmpty else { return .some(nil) }
+        guard present.count == keySettings.count else {
+            for missing in keySettings where !present.contains(missing) {
+                settings.report(SettingProblem(missing, "must be set when \(present.joined(separator: " and ")) \(present.count == 1 ? "is" : "are")",
+                                               because: reason))
+            }
+            return nil
+        }
+        // The same sentence as the verifier's, so it is reported once.
+        guard settings.required(Variable.bundleID, because: AppleVerificationSettings.bundleIdReason) != nil else { return nil }
+        var environment: [String: String] = [:]
+        for name in keySettings + [Variable.bundleID, Variable.productionURL, Variable.sandboxURL, Variable.caPath] {
+            if let value = settings.value(name) { environment[name] = value }
+        }
+        do {
+            return .some(try AppStoreServerAPIConfiguration.fromEnvironment(environment))
+        } catch {
+            settings.report(SettingProblem(error.setting, "must be usable (\(error.reason))", because:
+                "PaymentsService calls the App Store Server API with it to recover notifications and reconcile purchases"))
+            return nil
+        }
     }
 
     /// One client event as a log line.

@@ -40,25 +40,41 @@ struct AppleSyncSettings: Sendable, Equatable {
 
     init() {}
 
-    init(_ options: CommandLineOptions) throws {
-        func seconds(_ name: String, allowZero: Bool) throws -> Duration {
-            let text = try options.required(name)
-            guard let value = Int(text), value >= (allowZero ? 0 : 1), value <= Self.secondsMax else {
-                throw CommandLineError("\(name) must be a whole number of seconds, \(allowZero ? 0 : 1)...\(Self.secondsMax)")
-            }
-            return .seconds(value)
+    init(_ options: CommandLineOptions) throws(SettingsError) {
+        var settings = SettingsCollector(options)
+        let read = Self.read(&settings)
+        try settings.finish()
+        guard let read else { preconditionFailure("an unread setting is a reported problem") }
+        self = read
+    }
+
+    /// Reads every job setting, reporting each problem to `settings`.
+    static func read(_ settings: inout SettingsCollector) -> AppleSyncSettings? {
+        func seconds(_ name: String, allowZero: Bool, _ reason: String) -> Duration? {
+            settings.integer(name, in: (allowZero ? 0 : 1)...Int64(secondsMax), unit: "of seconds", because: reason).map { .seconds($0) }
         }
-        notificationRecoveryInterval = try seconds("NOTIFICATION_RECOVERY_INTERVAL_SECONDS", allowZero: true)
-        notificationRecoveryOverlap = try seconds("NOTIFICATION_RECOVERY_OVERLAP_SECONDS", allowZero: true)
-        reconcileInterval = try seconds("RECONCILE_INTERVAL_SECONDS", allowZero: true)
-        stuckAfter = try seconds("RECONCILE_STUCK_AFTER_SECONDS", allowZero: false)
-        revokedSweepInterval = try seconds("REVOKED_SWEEP_INTERVAL_SECONDS", allowZero: true)
-        lease = try seconds("APPLE_SYNC_LEASE_SECONDS", allowZero: false)
-        let lookback = try options.required("REVOKED_SWEEP_LOOKBACK_DAYS")
-        guard let days = Int(lookback), (1...366).contains(days) else {
-            throw CommandLineError("REVOKED_SWEEP_LOOKBACK_DAYS must be 1...366")
-        }
-        revokedSweepLookbackDays = days
+        let recovery = seconds("NOTIFICATION_RECOVERY_INTERVAL_SECONDS", allowZero: true,
+                               "it is how often notifications Apple could not deliver are fetched again (0 turns the job off)")
+        let overlap = seconds("NOTIFICATION_RECOVERY_OVERLAP_SECONDS", allowZero: true,
+                              "each recovery window reaches back this far so a notification on the edge is not missed")
+        let reconcile = seconds("RECONCILE_INTERVAL_SECONDS", allowZero: true,
+                                "it is how often stuck purchases are compared with Apple's view (0 turns the job off)")
+        let stuck = seconds("RECONCILE_STUCK_AFTER_SECONDS", allowZero: false, "a purchase older than this that still owes a step counts as stuck")
+        let revoked = seconds("REVOKED_SWEEP_INTERVAL_SECONDS", allowZero: true,
+                              "it is how often refunds Apple never notified are looked for (0 turns the job off)")
+        let lease = seconds("APPLE_SYNC_LEASE_SECONDS", allowZero: false, "another instance takes over a job whose holder stopped renewing its lease for this long")
+        let days = settings.integer("REVOKED_SWEEP_LOOKBACK_DAYS", in: 1...366, unit: "of days",
+                                    because: "purchases older than this are not swept for refunds")
+        guard let recovery, let overlap, let reconcile, let stuck, let revoked, let lease, let days else { return nil }
+        var result = AppleSyncSettings()
+        result.notificationRecoveryInterval = recovery
+        result.notificationRecoveryOverlap = overlap
+        result.reconcileInterval = reconcile
+        result.stuckAfter = stuck
+        result.revokedSweepInterval = revoked
+        result.lease = lease
+        result.revokedSweepLookbackDays = Int(days)
+        return result
     }
 
     /// For the start-up log line.

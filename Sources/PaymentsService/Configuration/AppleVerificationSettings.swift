@@ -30,16 +30,123 @@ enum AppleVerificationSettings {
         help: "Comma-separated user ids (UUIDs: App Review, testers) whose Sandbox/TestFlight purchases are credited "
             + "when APPLE_ENVIRONMENTS also has Production; a deployment without Production credits every user.")
 
+    static let bundleIdReason = "signed purchases of any other app are refused"
+
     /// The verifier the settings describe (reads the root certificates).
-    static func verifier(_ options: CommandLineOptions) throws -> SignedDataVerifier {
-        try SignedDataVerifier(configuration: verifierConfiguration(
-            bundleId: try options.required("APPLE_BUNDLE_ID"), appAppleId: options.value("APPLE_APP_APPLE_ID"),
-            environments: try options.required("APPLE_ENVIRONMENTS"), rootPaths: try options.required("APPLE_ROOT_CERTS"),
-            onlineChecks: options.value("APPLE_ONLINE_CHECKS") ?? "0", localTesting: options.value("APPLE_LOCAL_TESTING") ?? "0"))
+    static func verifier(_ options: CommandLineOptions) throws(SettingsError) -> SignedDataVerifier {
+        var settings = SettingsCollector(options)
+        let verifier = verifier(&settings)
+        try settings.finish()
+        guard let verifier else { preconditionFailure("an unread setting is a reported problem") }
+        return verifier
+    }
+
+    /// The verifier, reporting every problem of the `APPLE_*` settings to `settings`.
+    static func verifier(_ settings: inout SettingsCollector) -> SignedDataVerifier? {
+        guard let configuration = configuration(&settings) else { return nil }
+        do {
+            return try SignedDataVerifier(configuration: configuration)
+        } catch {
+            settings.report(problem(error))
+            return nil
+        }
+    }
+
+    /// The verifier's configuration; every rule of `VerifierConfiguration`
+    /// is checked here too, so that all problems are reported together.
+    static func configuration(_ settings: inout SettingsCollector) -> VerifierConfiguration? {
+        let problemsBefore = settings.problems.count
+        let bundleId = settings.required("APPLE_BUNDLE_ID", because: bundleIdReason)
+        var appId: Int64??
+        if let text = settings.value("APPLE_APP_APPLE_ID") {
+            if let parsed = Int64(text), parsed > 0 { appId = .some(parsed) } else {
+                settings.report(SettingProblem("APPLE_APP_APPLE_ID", "must be a positive whole number (the app's App Store id)",
+                                               because: "Apple signs the app's numeric id into production data"))
+            }
+        } else {
+            appId = .some(nil)
+        }
+        let environments = self.environments(&settings)
+        let roots = self.roots(&settings)
+        let online = flag(&settings, "APPLE_ONLINE_CHECKS", because: "1 checks Apple's certificates with OCSP at verification time")
+        let local = flag(&settings, "APPLE_LOCAL_TESTING", because: "only a local test deployment accepts purchases signed by a local CA")
+        if let environments, environments.contains(.production), case .some(nil) = appId {
+            settings.report(SettingProblem("APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
+                                           because: "Apple signs the app's numeric id into production data"))
+        }
+        if let environments, environments.contains(where: \.isLocal), local == false {
+            settings.report(SettingProblem("APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
+                                           because: "those purchases are signed by a local CA, which a production deployment never trusts"))
+        }
+        guard let bundleId, let appId, let environments, let roots, let online, let local,
+              settings.problems.count == problemsBefore else { return nil }
+        return VerifierConfiguration(bundleId: bundleId, appAppleId: appId, allowedEnvironments: environments, localTestingMode: local,
+                                     onlineChecks: online, trustedRoots: roots)
+    }
+
+    /// `APPLE_ENVIRONMENTS`: known names, at least one.
+    private static func environments(_ settings: inout SettingsCollector) -> Set<AppStoreEnvironment>? {
+        let reason = "purchases from any other App Store environment are refused"
+        guard let text = settings.required("APPLE_ENVIRONMENTS", because: reason) else { return nil }
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let known: Set<AppStoreEnvironment> = [.production, .sandbox, .xcode, .localTesting]
+        let parsed = Set(names.map(AppStoreEnvironment.init(rawValue:)))
+        guard !parsed.isEmpty, parsed.isSubset(of: known) else {
+            settings.report(SettingProblem("APPLE_ENVIRONMENTS", "must be a comma-separated list of Production, Sandbox, Xcode, LocalTesting",
+                                           because: reason))
+            return nil
+        }
+        return parsed
+    }
+
+    /// `APPLE_ROOT_CERTS`: every file readable and a certificate.
+    private static func roots(_ settings: inout SettingsCollector) -> [Data]? {
+        let reason = "Apple's signed data must chain to one of these roots"
+        guard let text = settings.required("APPLE_ROOT_CERTS", because: reason) else { return nil }
+        let paths = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        do throws(ConfigurationError) {
+            let roots = try VerifierConfiguration.loadRoots(paths: paths)
+            guard !roots.isEmpty else { throw ConfigurationError.noTrustedRoots }
+            return roots
+        } catch {
+            settings.report(problem(error))
+            return nil
+        }
+    }
+
+    /// `0` or `1` (also true/false, yes/no, on/off).
+    private static func flag(_ settings: inout SettingsCollector, _ name: String, because reason: String) -> Bool? {
+        let text = settings.value(name) ?? "0"
+        guard let value = try? flag(text, name: name) else {
+            settings.report(SettingProblem(name, "must be 0 or 1", because: reason))
+            return nil
+        }
+        return value
+    }
+
+    /// The verifier's own refusal as a sentence naming the setting.
+    static func problem(_ error: ConfigurationError) -> SettingProblem {
+        let roots = "Apple's signed data must chain to one of these roots"
+        switch error {
+        case .unreadableRootFile(let path): return SettingProblem("APPLE_ROOT_CERTS", "must name readable files (\(path) is not)", because: roots)
+        case .invalidRootCertificate(let path):
+            return SettingProblem("APPLE_ROOT_CERTS", "must name DER or PEM certificates (\(path) is not one)", because: roots)
+        case .noTrustedRoots: return SettingProblem("APPLE_ROOT_CERTS", "must name at least one certificate", because: roots)
+        case .invalidTrustedRoot(let index):
+            return SettingProblem("APPLE_ROOT_CERTS", "must name certificates usable as trust anchors (#\(index + 1) is not)", because: roots)
+        case .noAllowedEnvironments:
+            return SettingProblem("APPLE_ENVIRONMENTS", "must name at least one environment", because: "purchases from any other App Store environment are refused")
+        case .missingAppAppleId:
+            return SettingProblem("APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
+                                  because: "Apple signs the app's numeric id into production data")
+        case .localEnvironmentWithoutLocalTestingMode:
+            return SettingProblem("APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
+                                  because: "those purchases are signed by a local CA, which a production deployment never trusts")
+        }
     }
 
     /// The Sandbox credit policy of a deployment verifying with `verifier`.
-    static func creditPolicy(_ options: CommandLineOptions, verifier: SignedDataVerifier) throws -> SandboxCreditPolicy {
+    static func creditPolicy(_ options: CommandLineOptions, verifier: SignedDataVerifier) throws(SettingProblem) -> SandboxCreditPolicy {
         SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: try sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
     }
 
@@ -50,17 +157,19 @@ enum AppleVerificationSettings {
     /// `APPLE_SANDBOX_USER_IDS`: comma-separated user UUIDs (spaces and empty
     /// entries ignored). A malformed entry is named in the error, so a typo
     /// stops start-up instead of silently refusing a reviewer's purchase.
-    static func sandboxUserIds(_ text: String) throws(CommandLineError) -> Set<UUID> {
+    static func sandboxUserIds(_ text: String) throws(SettingProblem) -> Set<UUID> {
+        let reason = "exactly these users' Sandbox purchases are credited next to Production, so a typo would refuse a reviewer's purchase"
         let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard entries.count <= sandboxUserIdsMax else {
-            throw CommandLineError("APPLE_SANDBOX_USER_IDS lists \(entries.count) user ids; at most \(sandboxUserIdsMax) are allowed")
+            throw SettingProblem("APPLE_SANDBOX_USER_IDS", "must list at most \(sandboxUserIdsMax) user ids (it lists \(entries.count))", because: reason)
         }
         var ids: Set<UUID> = []
         for entry in entries {
             guard let id = UUID(uuidString: entry) else {
-                throw CommandLineError(
-                    "APPLE_SANDBOX_USER_IDS entry \(String(reflecting: shown(entry))) is not a user id; "
-                        + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000")
+                throw SettingProblem(
+                    "APPLE_SANDBOX_USER_IDS",
+                    "must be comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000 (entry \(String(reflecting: shown(entry))) is not one)",
+                    because: reason)
             }
             ids.insert(id)
         }

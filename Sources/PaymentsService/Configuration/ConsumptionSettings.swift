@@ -24,22 +24,35 @@ struct ConsumptionSettings: Sendable, Equatable {
 
     init() {}
 
-    init(_ options: CommandLineOptions) throws {
-        switch try options.required("CONSUMPTION_ANSWERS") {
-        case "on": enabled = true
-        case "off": enabled = false
-        default: throw CommandLineError("CONSUMPTION_ANSWERS must be on or off")
+    init(_ options: CommandLineOptions) throws(SettingsError) {
+        var settings = SettingsCollector(options)
+        let read = Self.read(&settings)
+        try settings.finish()
+        guard let read else { preconditionFailure("an unread setting is a reported problem") }
+        self = read
+    }
+
+    /// Reads the three settings, reporting each problem to `settings`.
+    static func read(_ settings: inout SettingsCollector) -> ConsumptionSettings? {
+        let enabled = settings.choice("CONSUMPTION_ANSWERS", ["on": true, "off": false],
+                                      because: "answering Apple's refund questions with a user's consumption is the operator's decision")
+        var preference: ConsumptionRequest.RefundPreference??
+        let preferenceText = settings.value("CONSUMPTION_REFUND_PREFERENCE") ?? ""
+        if preferenceText.isEmpty {
+            preference = .some(nil)
+        } else if let known = refundPreferences.first(where: { $0.rawValue == preferenceText }) {
+            preference = .some(known)
+        } else {
+            settings.report(SettingProblem("CONSUMPTION_REFUND_PREFERENCE", "must be DECLINE, GRANT_FULL, GRANT_PRORATED or empty",
+                                           because: "it is the refund preference Apple receives with each consumption answer"))
         }
-        let preference = options.value("CONSUMPTION_REFUND_PREFERENCE") ?? ""
-        if !preference.isEmpty {
-            guard let known = Self.refundPreferences.first(where: { $0.rawValue == preference }) else {
-                throw CommandLineError("CONSUMPTION_REFUND_PREFERENCE must be DECLINE, GRANT_FULL, GRANT_PRORATED or empty")
-            }
-            refundPreference = known
-        }
-        guard let seconds = Int(try options.required("CONSUMPTION_RETRY_SECONDS")), (1...3600).contains(seconds) else {
-            throw CommandLineError("CONSUMPTION_RETRY_SECONDS must be 1...3600")
-        }
-        retry = .seconds(seconds)
+        let retry = settings.integer("CONSUMPTION_RETRY_SECONDS", in: 1...3600, unit: "of seconds",
+                                     because: "a failed answer is sent again after it, well within Apple's 12 hours")
+        guard let enabled, let preference, let retry else { return nil }
+        var result = ConsumptionSettings()
+        result.enabled = enabled
+        result.refundPreference = preference
+        result.retry = .seconds(retry)
+        return result
     }
 }

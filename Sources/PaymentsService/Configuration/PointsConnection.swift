@@ -8,9 +8,29 @@ enum PointsConnection {
     /// Besides `POINTS_ADDR`, `INTERNAL_AUTH`, `--tls-cert` and `--tls-key`.
     static let optionSpecs = [StandardOptions.pointsTLSCA, StandardOptions.pointsTLSServerName]
 
+    /// Where PointsService is and how to reach it.
+    struct Settings: Sendable {
+        var targets: [HostAndPort]
+        var tls: TLSConfiguration?
+    }
+
     static func client(_ options: CommandLineOptions) throws -> RPCClient {
-        let targets = try HostAndPort.parseList(options.required("POINTS_ADDR"))
-        let tls = try InternalAuth.upstreamTLS(options, targets: targets, caSetting: "POINTS_TLS_CA", serverNameSetting: "POINTS_TLS_SERVER_NAME")
-        return try RPCClient(targets: targets, configuration: .init(tls: tls))
+        var settings = SettingsCollector(options)
+        let read = Self.read(&settings)
+        try settings.finish()
+        guard let read else { preconditionFailure("an unread setting is a reported problem") }
+        return try client(read)
+    }
+
+    static func client(_ settings: Settings) throws -> RPCClient {
+        try RPCClient(targets: settings.targets, configuration: .init(tls: settings.tls))
+    }
+
+    /// Reads `POINTS_ADDR` and the TLS towards it, reporting each problem to `settings`.
+    static func read(_ settings: inout SettingsCollector) -> Settings? {
+        let targets = settings.addresses("POINTS_ADDR", because: "PaymentsService credits purchases through the PointsService instances listed")
+        let tls = InternalAuth.upstreamTLS(&settings, targets: targets, caSetting: "POINTS_TLS_CA", serverNameSetting: "POINTS_TLS_SERVER_NAME")
+        guard let targets else { return nil }
+        return Settings(targets: targets, tls: tls)
     }
 }

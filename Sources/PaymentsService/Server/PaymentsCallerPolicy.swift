@@ -22,7 +22,17 @@ enum PaymentsCallerPolicy {
         return CallerPolicy(rules)
     }
 
-    static func make(_ options: CommandLineOptions) throws -> CallerPolicy {
-        make(gateway: try CallerPolicy.identity(options.required("GATEWAY_IDENTITY"), setting: "GATEWAY_IDENTITY"))
+    static func make(_ options: CommandLineOptions) throws(SettingsError) -> CallerPolicy {
+        var settings = SettingsCollector(options)
+        let policy = read(&settings)
+        try settings.finish()
+        guard let policy else { preconditionFailure("an unread setting is a reported problem") }
+        return policy
+    }
+
+    /// The policy from `GATEWAY_IDENTITY`, reporting a problem to `settings`.
+    static func read(_ settings: inout SettingsCollector) -> CallerPolicy? {
+        guard let text = settings.required("GATEWAY_IDENTITY", because: "the gateway is the only caller of PaymentsService") else { return nil }
+        return settings.read { () throws(SettingProblem) in try CallerPolicy.identity(text, setting: "GATEWAY_IDENTITY") }.map { make(gateway: $0) }
     }
 }

@@ -34,9 +34,26 @@ enum PointsCallerPolicy {
         ])
     }
 
-    static func make(_ options: CommandLineOptions) throws -> CallerPolicy {
-        make(payments: try CallerPolicy.identity(options.required("PAYMENTS_IDENTITY"), setting: "PAYMENTS_IDENTITY"),
-             gateway: try CallerPolicy.identity(options.required("GATEWAY_IDENTITY"), setting: "GATEWAY_IDENTITY"),
-             spendCallers: try CallerPolicy.identities(options.value("POINTS_SPEND_CALLERS") ?? "", setting: "POINTS_SPEND_CALLERS"))
+    static func make(_ options: CommandLineOptions) throws(SettingsError) -> CallerPolicy {
+        var settings = SettingsCollector(options)
+        let policy = read(&settings)
+        try settings.finish()
+        guard let policy else { preconditionFailure("an unread setting is a reported problem") }
+        return policy
+    }
+
+    /// The policy from `PAYMENTS_IDENTITY`, `GATEWAY_IDENTITY` and
+    /// `POINTS_SPEND_CALLERS`, reporting every problem to `settings`.
+    static func read(_ settings: inout SettingsCollector) -> CallerPolicy? {
+        func identity(_ name: String, _ reason: String) -> String? {
+            guard let text = settings.required(name, because: reason) else { return nil }
+            return settings.read { () throws(SettingProblem) in try CallerPolicy.identity(text, setting: name) }
+        }
+        let payments = identity("PAYMENTS_IDENTITY", "it is the only caller allowed to grant and claw back credits")
+        let gateway = identity("GATEWAY_IDENTITY", "it is the caller allowed to read balances, packages and ledgers")
+        let spendText = settings.value("POINTS_SPEND_CALLERS") ?? ""
+        let spend = settings.read { () throws(SettingProblem) in try CallerPolicy.identities(spendText, setting: "POINTS_SPEND_CALLERS") }
+        guard let payments, let gateway, let spend else { return nil }
+        return make(payments: payments, gateway: gateway, spendCallers: spend)
     }
 }

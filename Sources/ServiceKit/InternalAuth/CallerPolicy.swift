@@ -53,18 +53,23 @@ extension CallerPolicy {
     /// certificates' DNS names are read) or a URI such as a SPIFFE id
     /// (matched exactly). Refuses empty entries and whitespace or control
     /// characters, naming `setting`.
-    public static func identity(_ text: String, setting: String) throws -> String {
+    public static func identity(_ text: String, setting: String) throws(SettingProblem) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= 2048, trimmed.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
-            throw CommandLineError("\(setting): \"\(trimmed)\" is not a certificate identity (a DNS name such as payments, or a URI)")
+            throw SettingProblem(setting, "must be a certificate identity: a DNS name such as payments, or a URI, in printable ASCII", because:
+                "services are told apart by the subjectAltName names of their certificates")
         }
         return trimmed.contains(":") ? trimmed : trimmed.lowercased()
     }
 
     /// A comma-separated list of identities (empty text: none; an empty
     /// entry between commas is a mistake, not nothing).
-    public static func identities(_ text: String, setting: String) throws -> Set<String> {
+    public static func identities(_ text: String, setting: String) throws(SettingProblem) -> Set<String> {
         guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return [] }
-        return Set(try text.split(separator: ",", omittingEmptySubsequences: false).map { try identity(String($0), setting: setting) })
+        var identities: Set<String> = []
+        for entry in text.split(separator: ",", omittingEmptySubsequences: false) {
+            identities.insert(try identity(String(entry), setting: setting))
+        }
+        return identities
     }
 }

@@ -6,39 +6,68 @@ import RPCRuntime
 /// `*_TLS_SERVER_NAME`) into TLS configurations, refusing combinations
 /// that would leave money-moving calls open. One service certificate
 /// serves both directions: it is what the service presents to its callers
-/// and, as its client identity, to the services it calls.
+/// and, as its client identity, to the services it calls. Each reading
+/// reports every problem it finds to a `SettingsCollector`; the throwing
+/// forms throw them all as one `SettingsError`.
 public enum InternalAuth {
+    /// Why a service needs the key of its certificate.
+    static let keyReason = "under INTERNAL_AUTH=mtls (the default) it is the private key of this service's certificate, "
+        + "which proves its identity to callers and to the services it calls"
+
+    /// Why a service needs its own certificate (one sentence for both
+    /// directions, so a service that serves and calls reports it once).
+    static let identityReason = "under INTERNAL_AUTH=mtls (the default) it is this service's certificate, served to its callers "
+        + "and presented to the services it calls; INTERNAL_AUTH=off is for a loopback-only run"
+
     /// `INTERNAL_AUTH` from `options`.
-    public static func mode(_ options: CommandLineOptions) throws -> InternalAuthMode {
-        try InternalAuthMode(parsing: options.required("--internal-auth"))
+    public static func mode(_ options: CommandLineOptions) throws(SettingsError) -> InternalAuthMode {
+        var settings = SettingsCollector(options)
+        let mode = mode(&settings)
+        try settings.finish()
+        return mode ?? .mutualTLS
+    }
+
+    public static func mode(_ settings: inout SettingsCollector) -> InternalAuthMode? {
+        let text = settings.value("--internal-auth") ?? InternalAuthMode.mutualTLS.rawValue
+        return settings.read { () throws(SettingProblem) in try InternalAuthMode(parsing: text) }
     }
 
     /// The server side: mutual TLS with this service's certificate and the
     /// client CA (all three settings required), or, with `INTERNAL_AUTH=off`,
     /// the existing optional TLS without client certificates and only on a
     /// loopback `listen` address.
-    public static func serverTLS(_ options: CommandLineOptions, listen: HostAndPort) throws -> TLSConfiguration? {
-        let clientCA = nonEmpty(options.value("--tls-client-ca"))
-        switch try mode(options) {
+    public static func serverTLS(_ options: CommandLineOptions, listen: HostAndPort) throws(SettingsError) -> TLSConfiguration? {
+        var settings = SettingsCollector(options)
+        let tls = serverTLS(&settings, listen: listen)
+        try settings.finish()
+        return tls
+    }
+
+    /// The same, reporting to `settings`; `listen` is nil when the address
+    /// itself was wrong (its loopback rule is then not checked).
+    public static func serverTLS(_ settings: inout SettingsCollector, listen: HostAndPort?) -> TLSConfiguration? {
+        let clientCA = settings.value("--tls-client-ca")
+        guard let mode = mode(&settings) else { return nil }
+        switch mode {
         case .mutualTLS:
-            guard let identity = try identity(options) else {
-                throw CommandLineError("INTERNAL_AUTH=mtls (the default) needs --tls-cert / TLS_CERT and --tls-key / TLS_KEY "
-                    + "(this service's certificate) and --tls-client-ca / TLS_CLIENT_CA (the internal CA); "
-                    + "INTERNAL_AUTH=off is for a loopback-only run")
+            let identity = requiredIdentity(&settings)
+            if clientCA == nil {
+                settings.report(.missing("TLS_CLIENT_CA", because: "under INTERNAL_AUTH=mtls (the default) callers' certificates "
+                    + "must chain to the internal CA it names"))
             }
-            guard let clientCA else {
-                throw CommandLineError("INTERNAL_AUTH=mtls (the default) needs --tls-client-ca / TLS_CLIENT_CA: the CA callers' certificates must chain to")
-            }
+            guard let identity, let clientCA else { return nil }
             return .server(certificateChainPath: identity.chain, privateKeyPath: identity.key, clientCertificateTrustRootsPath: clientCA)
         case .off:
-            guard listen.isLoopback else {
-                throw CommandLineError("INTERNAL_AUTH=off serves without caller authentication and is refused on \(listen): "
-                    + "listen on a loopback address (127.0.0.1, ::1) or use INTERNAL_AUTH=mtls")
+            if let listen, !listen.isLoopback {
+                settings.report(SettingProblem("INTERNAL_AUTH", "must be mtls to listen on \(listen)", because:
+                    "INTERNAL_AUTH=off serves without caller authentication and is allowed on a loopback address (127.0.0.1, ::1) only"))
             }
-            guard clientCA == nil else {
-                throw CommandLineError("--tls-client-ca / TLS_CLIENT_CA is set but INTERNAL_AUTH=off authenticates nobody: unset one of them")
+            if clientCA != nil {
+                settings.report(SettingProblem("TLS_CLIENT_CA", "must be unset when INTERNAL_AUTH=off", because:
+                    "off authenticates nobody, so a client CA would promise a check that never happens"))
             }
-            return try identity(options).map { .server(certificateChainPath: $0.chain, privateKeyPath: $0.key) }
+            guard let identity = optionalIdentity(&settings) else { return nil }
+            return identity.map { .server(certificateChainPath: $0.chain, privateKeyPath: $0.key) }
         }
     }
 
@@ -50,38 +79,55 @@ public enum InternalAuth {
     /// if one is configured).
     public static func upstreamTLS(
         _ options: CommandLineOptions, targets: [HostAndPort], caSetting: String, serverNameSetting: String
-    ) throws -> TLSConfiguration? {
-        switch try mode(options) {
+    ) throws(SettingsError) -> TLSConfiguration? {
+        var settings = SettingsCollector(options)
+        let tls = upstreamTLS(&settings, targets: targets, caSetting: caSetting, serverNameSetting: serverNameSetting)
+        try settings.finish()
+        return tls
+    }
+
+    /// The same, reporting to `settings`; `targets` is nil when the address
+    /// list itself was wrong.
+    public static func upstreamTLS(
+        _ settings: inout SettingsCollector, targets: [HostAndPort]?, caSetting: String, serverNameSetting: String
+    ) -> TLSConfiguration? {
+        guard let mode = mode(&settings) else { return nil }
+        switch mode {
         case .mutualTLS:
-            guard let identity = try identity(options) else {
-                throw CommandLineError("INTERNAL_AUTH=mtls (the default) needs --tls-cert / TLS_CERT and --tls-key / TLS_KEY: "
-                    + "the certificate this service presents to the services it calls")
-            }
-            return try upstream(options, caSetting: caSetting, serverNameSetting: serverNameSetting,
-                                certificateChainPath: identity.chain, privateKeyPath: identity.key)
+            let identity = requiredIdentity(&settings)
+            let upstream = upstream(&settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
+                                    certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
+            return identity == nil ? nil : upstream
         case .off:
-            try requireLoopback(targets)
-            guard nonEmpty(options.value(caSetting)) != nil else { return nil }
-            let identity = try identity(options)
-            return try upstream(options, caSetting: caSetting, serverNameSetting: serverNameSetting,
-                                certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
+            if let targets { requireLoopback(&settings, targets) }
+            guard settings.value(caSetting) != nil, let identity = optionalIdentity(&settings) else { return nil }
+            return upstream(&settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
+                            certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
         }
     }
 
     /// TLS towards one upstream: its CA and name from the given settings
     /// (both required), presenting the given certificate if any.
     public static func upstream(
-        _ options: CommandLineOptions, caSetting: String, serverNameSetting: String, certificateChainPath: String?, privateKeyPath: String?
-    ) throws -> TLSConfiguration {
-        .client(trustRootsPath: try options.required(caSetting), serverName: try CallerPolicy.identity(options.required(serverNameSetting), setting: serverNameSetting),
-                certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
+        _ settings: inout SettingsCollector, caSetting: String, serverNameSetting: String,
+        certificateChainPath: String?, privateKeyPath: String?
+    ) -> TLSConfiguration? {
+        let ca = settings.required(caSetting, because: "the certificate of the service called must chain to the internal CA it names")
+        let nameText = settings.required(serverNameSetting, because: "the service called must present a certificate carrying this name")
+        let nameSetting = settings.name(serverNameSetting)
+        var serverName: String?
+        if let nameText {
+            serverName = settings.read { () throws(SettingProblem) in try CallerPolicy.identity(nameText, setting: nameSetting) }
+        }
+        guard let ca, let serverName else { return nil }
+        return .client(trustRootsPath: ca, serverName: serverName, certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
     }
 
     /// Refuses cleartext calls to anything but loopback addresses.
-    public static func requireLoopback(_ targets: [HostAndPort]) throws {
-        if let remote = targets.first(where: { !$0.isLoopback }) {
-            throw CommandLineError("INTERNAL_AUTH=off calls without authentication and is refused towards \(remote): "
-                + "use loopback addresses or INTERNAL_AUTH=mtls")
+    public static func requireLoopback(_ settings: inout SettingsCollector, _ targets: [HostAndPort]) {
+        for remote in targets where !remote.isLoopback {
+            settings.report(SettingProblem("INTERNAL_AUTH", "must be mtls to call \(remote)", because:
+                "INTERNAL_AUTH=off calls without authentication and is allowed towards loopback addresses only"))
         }
     }
 
@@ -97,17 +143,26 @@ public enum InternalAuth {
         }
     }
 
-    /// This service's certificate and key (`--tls-cert`, `--tls-key`); both or neither.
-    static func identity(_ options: CommandLineOptions) throws -> (chain: String, key: String)? {
-        switch (nonEmpty(options.value("--tls-cert")), nonEmpty(options.value("--tls-key"))) {
-        case (let chain?, let key?): return (chain, key)
-        case (nil, nil): return nil
-        default: throw CommandLineError("--tls-cert / TLS_CERT and --tls-key / TLS_KEY go together")
-        }
+    /// This service's certificate and key, both required (mutual TLS).
+    static func requiredIdentity(_ settings: inout SettingsCollector) -> (chain: String, key: String)? {
+        let chain = settings.required("--tls-cert", because: identityReason)
+        let key = settings.required("--tls-key", because: keyReason)
+        guard let chain, let key else { return nil }
+        return (chain, key)
     }
 
-    private static func nonEmpty(_ value: String?) -> String? {
-        guard let value, !value.isEmpty else { return nil }
-        return value
+    /// This service's certificate and key when given: both or neither. The
+    /// outer nil is a problem reported; the inner nil means none given.
+    static func optionalIdentity(_ settings: inout SettingsCollector) -> (chain: String, key: String)?? {
+        switch (settings.value("--tls-cert"), settings.value("--tls-key")) {
+        case (let chain?, let key?): return .some((chain, key))
+        case (nil, nil): return .some(nil)
+        case (_?, nil):
+            settings.report(SettingProblem("TLS_KEY", "must be set when TLS_CERT is", because: "a certificate is served with its private key"))
+            return nil
+        case (nil, _?):
+            settings.report(SettingProblem("TLS_CERT", "must be set when TLS_KEY is", because: "a private key is of no use without its certificate"))
+            return nil
+        }
     }
 }

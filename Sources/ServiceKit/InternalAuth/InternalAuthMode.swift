@@ -9,9 +9,10 @@ public enum InternalAuthMode: String, Sendable, CaseIterable {
     /// one machine, tests of service logic).
     case off
 
-    public init(parsing text: String) throws {
+    public init(parsing text: String) throws(SettingProblem) {
         guard let mode = InternalAuthMode(rawValue: text.lowercased()) else {
-            throw CommandLineError("INTERNAL_AUTH must be mtls (the default) or off (loopback only)")
+            throw SettingProblem("INTERNAL_AUTH", "must be mtls (the default) or off", because:
+                "mtls authenticates every internal caller by its certificate; off is cleartext for a loopback-only run")
         }
         self = mode
     }

@@ -30,13 +30,13 @@ final class PaymentsAppStoreAPISettingsTests: XCTestCase {
         try "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5IGF0IGFsbCwganVzdCB0ZXh0\n-----END PRIVATE KEY-----\n".write(toFile: garbage, atomically: true, encoding: .utf8)
         let cases: [(settings: [String: String], expected: String, secret: [String])] = [
             (["APPLE_API_KEY_PATH": wrongCurve.path, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
-             "APPLE_API_KEY_PATH: \(wrongCurve.path) is not an EC key on P-256", AppStoreAPIKeys.bodyLines(wrongCurve.pem)),
+             "APPLE_API_KEY_PATH must be usable (\(wrongCurve.path) is not an EC key on P-256", AppStoreAPIKeys.bodyLines(wrongCurve.pem)),
             (["APPLE_API_KEY_PATH": garbage, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
-             "APPLE_API_KEY_PATH: \(garbage) is the PRIVATE KEY block does not decode to a private key", ["bm90IGEga2V5IGF0IGFsbCwganVzdCB0ZXh0"]),
+             "APPLE_API_KEY_PATH must be usable (\(garbage) is the PRIVATE KEY block does not decode to a private key", ["bm90IGEga2V5IGF0IGFsbCwganVzdCB0ZXh0"]),
             (["APPLE_API_KEY_PATH": "/nonexistent/AuthKey.p8", "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
-             "APPLE_API_KEY_PATH: cannot read the key file /nonexistent/AuthKey.p8", []),
+             "APPLE_API_KEY_PATH must be usable (cannot read the key file /nonexistent/AuthKey.p8)", []),
             (["APPLE_API_KEY_PATH": wrongCurve.path],
-             "APPLE_API_KEY_ID, APPLE_API_ISSUER_ID not set while APPLE_API_KEY_PATH is", AppStoreAPIKeys.bodyLines(wrongCurve.pem)),
+             "APPLE_API_KEY_ID must be set when APPLE_API_KEY_PATH is", AppStoreAPIKeys.bodyLines(wrongCurve.pem)),
         ]
         let original = cluster.paymentsEnvironment
         await cluster.payments.stop()

@@ -102,8 +102,8 @@ final class PaymentsEnvironmentTests: XCTestCase {
         }
         let message = try XCTUnwrap(failure, "PaymentsService started with a malformed APPLE_SANDBOX_USER_IDS")
         XCTAssertTrue(message.contains(
-            "PaymentsService: APPLE_SANDBOX_USER_IDS entry \"r***@example.com\" is not a user id; "
-                + "expected comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000"), message)
+            "PaymentsService: APPLE_SANDBOX_USER_IDS must be comma-separated UUIDs such as 123e4567-e89b-12d3-a456-426614174000 "
+                + "(entry \"r***@example.com\" is not one)"), message)
         XCTAssertFalse(message.contains("reviewer@"), "the email is masked")
     }
 }

@@ -1,0 +1,70 @@
+@testable import PaymentsService
+import ServiceKit
+import TestSupport
+import XCTest
+
+/// PaymentsService reads every setting (the saga's, Apple's, the jobs', the
+/// App Store Server API's, internal authentication) before it connects to
+/// anything, and reports all problems at once, in `--help` order.
+final class PaymentsSettingsTests: XCTestCase {
+    private let root = ServiceProcess.repositoryRoot.appendingPathComponent("config/AppleRootCA-G3.cer").path
+
+    private func read(_ environment: [String: String]) throws -> (PaymentsSettings?, [SettingProblem]) {
+        var settings = SettingsCollector(try CommandLineOptions(specs: PaymentsSettings.specs, arguments: [], environment: environment))
+        let read = PaymentsSettings.read(&settings)
+        return (read, settings.ordered)
+    }
+
+    func testEveryProblemIsReportedInHelpOrder() throws {
+        let (settings, problems) = try read([
+            "DATABASE_URL": "postgresql:///payments", "POINTS_ADDR": "points", "SAGA_LEASE_MS": "0", "SAGA_POLL_INTERVAL_MS": "5",
+            "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app", "APPLE_ENVIRONMENTS": "Production,Xcode", "APPLE_ROOT_CERTS": root,
+            "APPLE_SANDBOX_USER_IDS": "not-a-uuid", "RECONCILE_STUCK_AFTER_SECONDS": "0", "CONSUMPTION_ANSWERS": "on",
+            "CONSUMPTION_RETRY_SECONDS": "9999",
+        ])
+        XCTAssertNil(settings)
+        XCTAssertEqual(problems.map(\.setting), [
+            "POINTS_ADDR", "SAGA_POLL_INTERVAL_MS", "SAGA_LEASE_MS", "APPLE_APP_APPLE_ID", "APPLE_LOCAL_TESTING", "APPLE_SANDBOX_USER_IDS",
+            "RECONCILE_STUCK_AFTER_SECONDS", "CONSUMPTION_RETRY_SECONDS",
+        ])
+        for problem in problems {
+            XCTAssertTrue(problem.requirement.hasPrefix("must "), problem.description)
+            XCTAssertFalse(problem.reason.isEmpty)
+        }
+    }
+
+    func testMigrateNeedsOnlyTheDatabaseAndTheSagaTiming() throws {
+        var settings = SettingsCollector(try CommandLineOptions(specs: PaymentsSettings.specs, arguments: [], environment: [
+            "DATABASE_URL": "postgresql:///payments", "SAGA_RETRY_MAX_MS": "0",
+        ]))
+        XCTAssertNil(PaymentsSettings.read(&settings, serving: false))
+        XCTAssertEqual(settings.ordered.map(\.setting), ["SAGA_RETRY_MAX_MS"], "no certificate or Apple setting is needed to migrate")
+    }
+
+    func testConsumptionAnswersNeedTheAppStoreServerAPI() throws {
+        let (_, problems) = try read([
+            "DATABASE_URL": "postgresql:///payments", "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app",
+            "APPLE_APP_APPLE_ID": "1", "APPLE_ROOT_CERTS": root, "CONSUMPTION_ANSWERS": "on",
+        ])
+        XCTAssertEqual(problems.map(\.description), [
+            "CONSUMPTION_ANSWERS must be off unless APPLE_API_KEY_PATH, APPLE_API_KEY_ID and APPLE_API_ISSUER_ID are set: "
+                + "consumption answers are sent through the App Store Server API",
+        ])
+    }
+
+    func testGoodSettingsAreRead() throws {
+        let (settings, problems) = try read([
+            "DATABASE_URL": "postgresql:///payments", "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app",
+            "APPLE_APP_APPLE_ID": "1", "APPLE_ROOT_CERTS": root, "APPLE_SANDBOX_USER_IDS": "0f8fad5b-d9cb-469f-a165-70867728950e",
+        ])
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(settings?.serving?.listen.description, "127.0.0.1:50051")
+        XCTAssertEqual(settings?.serving?.points.targets.map(\.description), ["127.0.0.1:50052"])
+        XCTAssertEqual(settings?.serving?.sagaPollMilliseconds, 1000)
+        XCTAssertEqual(settings?.backoff.leaseMilliseconds, 30_000)
+        XCTAssertEqual(settings?.serving?.sandboxUserIds.count, 1)
+        XCTAssertNotNil(settings?.serving)
+        XCTAssertNil(settings?.serving?.appStoreAPI ?? nil)
+        XCTAssertEqual(settings?.serving?.sync, AppleSyncSettings())
+    }
+}
