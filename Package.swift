@@ -40,11 +40,13 @@ let package = Package(
         .target(name: "FieldRules"),
         // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
         .target(name: "Metrics"),
-        .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "StrictJSON"]),
+        // The one home of SHA-256, HMAC, ES256, strict base64 and PEM (docs/ARCHITECTURE.md).
+        .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
+        .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "CryptoPrimitives", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
-        .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "AppStoreVerification", "StrictJSON"]),
-        // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER); pure Swift, no C.
-        .target(name: "AppReceipt"),
+        .target(name: "AppStoreServerAPI", dependencies: ["RPCRuntime", "CryptoPrimitives", "StrictJSON"]),
+        // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER) in Swift; base64 from CryptoPrimitives.
+        .target(name: "AppReceipt", dependencies: ["CryptoPrimitives"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "BenchSupport", path: "bench/support"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
@@ -57,18 +59,18 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "COpenSSL", "CNGHTTP2", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "CryptoPrimitives", "CNGHTTP2", "StrictJSON", "FieldRules"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
-        .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "COpenSSL"]),
+        .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives"]),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
@@ -78,8 +80,9 @@ let package = Package(
         .target(name: "IAPCreditsClient"),
 
         // MARK: Tests.
-        .target(name: "TestSupport", dependencies: ["PostgresClient", "COpenSSL"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PostgresClient", "CryptoPrimitives"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "CryptoPrimitivesTests", dependencies: ["CryptoPrimitives"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
@@ -87,15 +90,15 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
         .testTarget(
             name: "AppStoreVerificationTests",
-            dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
+            dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
-        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "CryptoPrimitives", "StrictJSON", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Contracts", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(
