@@ -89,7 +89,9 @@ public struct PEMBlock: Sendable, Equatable, CustomStringConvertible, CustomDebu
         return bytes[first...last]
     }
 
-    /// The label of a `-----BEGIN label-----` (or END) line, nil for other lines.
+    /// The label of a `-----BEGIN label-----` (or END) line, nil for other
+    /// lines. Labels are printable ASCII with single inner dashes or spaces
+    /// (RFC 7468 section 3).
     private static func boundaryLabel(_ line: ArraySlice<UInt8>, kind: String) -> String? {
         let prefix = Array("-----\(kind) ".utf8), suffix = Array("-----".utf8)
         guard line.count > prefix.count + suffix.count, line.starts(with: prefix), line.reversed().starts(with: suffix) else {
@@ -97,7 +99,9 @@ public struct PEMBlock: Sendable, Equatable, CustomStringConvertible, CustomDebu
         }
         let label = line.dropFirst(prefix.count).dropLast(suffix.count)
         let dash = UInt8(ascii: "-")
-        guard label.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), label.first != dash, label.last != dash else { return nil }
+        guard label.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), label.first != dash, label.last != dash,
+              !zip(label, label.dropFirst()).contains(where: { $0 == dash && $1 == dash })
+        else { return nil }
         return String(decoding: label, as: UTF8.self)
     }
 

@@ -39,6 +39,11 @@ final class PEMBlockTests: XCTestCase {
             ("-----BEGIN CERTIFICATE-----\nAQ\n-----END CERTIFICATE-----\n", .invalidBody(label: "CERTIFICATE", .invalidLength(2))),
             ("-----BEGIN CERTIFICATE-----\nAQ ID\n-----END CERTIFICATE-----\n",
              .invalidBody(label: "CERTIFICATE", .invalidCharacter(offset: 2))),
+            // Not boundary lines: a label with five dashes inside, or a leading dash.
+            ("-----BEGIN A-----B-----\nAQID\n-----END A-----B-----\n", .noBlock),
+            ("-----BEGIN -A-----\nAQID\n-----END -A-----\n", .noBlock),
+            ("-----BEGIN A-----\nAQID\n-----END A-----B-----\n-----END A-----\n",
+             .invalidBody(label: "A", .invalidCharacter(offset: 4))),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try PEMBlock.blocks(in: text), text) { XCTAssertEqual($0 as? PEMError, expected, text) }
