@@ -30,7 +30,7 @@ public enum CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notPEM: "not a PEM private key (expected -----BEGIN PRIVATE KEY-----)"
         case .notPKCS8: "not a PKCS#8 private key (expected -----BEGIN PRIVATE KEY-----, as App Store Connect's .p8)"
         case .encrypted: "an encrypted private key (App Store Connect keys are unencrypted PKCS#8)"
-        case .malformedKey: "the key does not decode"
+        case .malformedKey: "a key block that does not decode to a key"
         case .notEC: "not an elliptic-curve key"
         case .unsupportedCurve: "an EC key on a curve other than P-256 and P-384"
         case .notP256: "not an EC key on P-256 (ES256 needs P-256)"
