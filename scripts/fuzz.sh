@@ -43,7 +43,8 @@ seconds="${FUZZ_SECONDS:-60}"
 out=".build-fuzz"
 swiftc="${SWIFTC:-/opt/swift/usr/bin/swiftc}"
 clang="${CLANG:-/opt/swift/usr/bin/clang}"
-swift_flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g)
+# One package name, as SwiftPM passes it, for the `package` declarations between modules.
+swift_flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -package-name IAPCredits)
 
 targets=()
 libfuzzer_args=()
@@ -104,8 +105,10 @@ prepare_jws() {
   local work="$out/jws" sources
   harness="Fuzz/JWSFuzz" binary="$work/jws-fuzz" max_len=16384
   build_library StrictJSON "$work" $(swift_sources Sources/StrictJSON)
+  build_library CryptoPrimitives "$work" -I Sources/COpenSSL $(swift_sources Sources/CryptoPrimitives)
   mapfile -t sources < <(swift_sources Sources/AppStoreVerification Fuzz/Support "$harness")
-  build_fuzzer "$binary" AppStoreVerification -I Sources/COpenSSL -I "$work/modules" "${sources[@]}" "$work/libStrictJSON.a"
+  build_fuzzer "$binary" AppStoreVerification -I Sources/COpenSSL -I "$work/modules" "${sources[@]}" \
+    "$work/libStrictJSON.a" "$work/libCryptoPrimitives.a"
   # The suppression is one false positive at exit, explained in the file.
   run_env=(JWS_FUZZ_JWS=Tests/AppStoreVerificationTests/Fixtures/tx_sandbox_consumable.jws
     JWS_FUZZ_ROOT=config/AppleRootCA-G3.cer ASAN_OPTIONS=detect_leaks=1
@@ -173,8 +176,9 @@ prepare_receipt() {
     echo "   skipped: Sources/AppReceipt and $harness do not both exist yet"
     return 3
   fi
+  build_library CryptoPrimitives "$work" -I Sources/COpenSSL $(swift_sources Sources/CryptoPrimitives)
   mapfile -t sources < <(swift_sources Sources/AppReceipt Fuzz/Support "$harness")
-  build_fuzzer "$binary" AppReceipt -I Sources/COpenSSL "${sources[@]}"
+  build_fuzzer "$binary" AppReceipt -I Sources/COpenSSL -I "$work/modules" "${sources[@]}" "$work/libCryptoPrimitives.a"
   run_env=(ASAN_OPTIONS=detect_leaks=1)
 }
 

@@ -16,6 +16,7 @@
 //     limit, transaction ids without repeats and exactly the purchases' ids;
 //   - strict base64: a text that decodes re-encodes to the same text;
 //   - reading is deterministic.
+import CryptoPrimitives
 import Foundation
 
 let fuzzReader = AppReceiptReader()
@@ -74,7 +75,7 @@ public func appReceiptFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int
     case 1:
         read(wrapped(body))
     default:
-        if let decoded = StrictBase64Decoder.decode(body) {
+        if let decoded = try? StrictBase64.decodeStandard(body) {
             precondition(Array(Data(decoded).base64EncodedString().utf8) == body, "base64 decode/encode mismatch")
         }
         _ = try? fuzzReader.read(base64: String(decoding: body, as: UTF8.self))

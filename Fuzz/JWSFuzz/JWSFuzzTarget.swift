@@ -1,7 +1,7 @@
 // libFuzzer entry point over the JWS parser and verifier. Not a SwiftPM
 // target: scripts/fuzz.sh compiles it together with the sources of
 // AppStoreVerification into one module (so internal types are reachable),
-// against a StrictJSON module built the same way, with
+// against StrictJSON and CryptoPrimitives modules built the same way, with
 // `-sanitize=fuzzer,address`. See docs/PERFORMANCE.md.
 //
 // The first input byte picks what the rest is:
@@ -16,6 +16,7 @@
 //   - strict base64: a value that decodes re-encodes to the same text;
 //   - the Swift DER signature encoder matches OpenSSL's i2d_ECDSA_SIG.
 import COpenSSL
+import CryptoPrimitives
 import Foundation
 import StrictJSON
 
@@ -73,16 +74,16 @@ func opensslDERSignature(fromRaw raw: [UInt8]) -> [UInt8]? {
 }
 
 func checkByteOracles(_ bytes: [UInt8]) {
-    if let decoded = StrictBase64.decodeURL(bytes) {
+    if let decoded = try? StrictBase64.decodeURL(bytes) {
         require(Array(StrictBase64.encodeURL(decoded).utf8) == bytes, "base64url decode/encode mismatch")
     }
-    if let decoded = StrictBase64.decodeStandard(bytes) {
+    if let decoded = try? StrictBase64.decodeStandard(bytes) {
         require(Array(StrictBase64.encodeStandard(decoded).utf8) == bytes, "base64 decode/encode mismatch")
     }
     _ = try? StrictJSONParser().parse(bytes)
     if bytes.count >= VerificationLimits.signatureLengthBytes {
         let raw = Array(bytes.prefix(VerificationLimits.signatureLengthBytes))
-        require(PublicKey.derSignature(fromRaw: raw) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch")
+        require((try? ECDSASignatureEncoding.der(fromRaw: raw)) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch")
     }
 }
 

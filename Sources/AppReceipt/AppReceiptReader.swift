@@ -1,3 +1,5 @@
+import CryptoPrimitives
+
 /// Reads a StoreKit 1 app receipt locally, without calling Apple's
 /// deprecated `verifyReceipt`: strict base64, then the PKCS #7 / CMS
 /// SignedData container (DER or BER), then the receipt payload inside it.
@@ -22,7 +24,7 @@ public struct AppReceiptReader: Sendable {
         guard text.utf8.count <= AppReceiptLimits.base64BytesMax(receiptBytes: receiptBytesMax) else {
             throw AppReceiptError(code: .tooLarge, detail: "receipt text longer than \(receiptBytesMax) bytes decoded", byteOffset: 0)
         }
-        guard let bytes = StrictBase64Decoder.decode(Array(text.utf8)) else {
+        guard let bytes = try? StrictBase64.decodeStandard(text.utf8) else {
             throw AppReceiptError(code: .notBase64, detail: "receipt is not strict padded base64", byteOffset: 0)
         }
         return try read(bytes: bytes)

@@ -1,4 +1,4 @@
-import AppStoreVerification
+import CryptoPrimitives
 import Foundation
 
 /// Who signs the JWTs: the In-App Purchase key from App Store Connect (its
@@ -30,7 +30,7 @@ public struct AppStoreAPICredentials: Sendable, CustomStringConvertible {
         guard let size = (attributes?[.size] as? NSNumber)?.intValue, let data = FileManager.default.contents(atPath: keyPath) else {
             throw .init(setting: keyPathSetting, reason: "cannot read the key file \(keyPath)")
         }
-        guard size <= ES256KeyLimits.fileBytesMax else {
+        guard size <= CryptoLimits.privateKeyPEMBytesMax else {
             throw .init(setting: keyPathSetting, reason: "\(keyPath) is \(size) bytes, too large for a .p8 key")
         }
         let key: ES256SigningKey
@@ -57,7 +57,3 @@ public struct AppStoreAPICredentials: Sendable, CustomStringConvertible {
     public var description: String { "AppStoreAPICredentials(keyID: \(keyID), issuerID: \(issuerID), bundleID: \(bundleID), key: redacted)" }
 }
 
-/// Size bound of a key file.
-enum ES256KeyLimits {
-    static let fileBytesMax = 16 * 1024
-}

@@ -1,4 +1,4 @@
-import AppStoreVerification
+import CryptoPrimitives
 import StrictJSON
 
 /// Makes the JWT that authorizes each request ("Generating JSON Web Tokens

@@ -1,4 +1,4 @@
-import COpenSSL
+import CryptoPrimitives
 import Foundation
 
 /// FOR LOCAL TESTING ONLY. A throw-away PKI shaped like Apple's (root ->
@@ -57,10 +57,10 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     }
 
     public let options: Options
-    private let rootKey: SigningKey
-    private let intermediateKey: SigningKey
-    private let leafKey: SigningKey
-    private let strangerKey: SigningKey
+    private let rootKey: ECPrivateKey
+    private let intermediateKey: ECPrivateKey
+    private let leafKey: ECPrivateKey
+    private let strangerKey: ECPrivateKey
     private let root: X509Certificate
     private let intermediate: X509Certificate
     private let leaf: X509Certificate
@@ -68,10 +68,10 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
 
     public init(options: Options = Options()) throws(LocalTestingCertificateAuthorityError) {
         self.options = options
-        guard let rootKey = SigningKey(curveName: options.rootCurve),
-              let intermediateKey = SigningKey(curveName: "P-256"),
-              let leafKey = SigningKey(curveName: options.leafCurve),
-              let strangerKey = SigningKey(curveName: "P-256")
+        guard let rootKey = Self.generateKey(curveName: options.rootCurve),
+              let intermediateKey = Self.generateKey(curveName: "P-256"),
+              let leafKey = Self.generateKey(curveName: options.leafCurve),
+              let strangerKey = Self.generateKey(curveName: "P-256")
         else { throw .keyGenerationFailed }
         self.rootKey = rootKey
         self.intermediateKey = intermediateKey
@@ -106,15 +106,16 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     public var leafDER: Data { Data(leaf.derBytes) }
 
     /// The root certificate as PEM.
-    public var rootPEM: String { Self.pemBlock(label: "CERTIFICATE", der: root.derBytes) }
+    public var rootPEM: String { PEMBlock(label: "CERTIFICATE", der: root.derBytes).text }
 
     /// Restores a CA saved by `exportPEM()` (its four certificates and keys),
     /// so a local demo can keep one trusted root across runs. `options`
     /// only matters for signing and OCSP behaviour (validity comes from the
     /// saved certificates).
     public init(importingPEM text: String, options: Options = Options()) throws(LocalTestingCertificateAuthorityError) {
-        let certificates = Self.pemBlocks(label: "CERTIFICATE", in: text).compactMap { X509Certificate(der: $0) }
-        let keys = Self.pemBlocks(label: "EC PRIVATE KEY", in: text).compactMap(Self.parsePrivateKey)
+        guard let blocks = try? PEMBlock.blocks(in: text) else { throw .importFailed }
+        let certificates = blocks.filter { $0.label == "CERTIFICATE" }.compactMap { X509Certificate(der: $0.der) }
+        let keys = blocks.filter { $0.label == "EC PRIVATE KEY" }.compactMap { try? ECPrivateKey(sec1DER: $0.der) }
         guard certificates.count == 4, keys.count == 4 else { throw .importFailed }
         self.options = options
         root = certificates[0]
@@ -133,59 +134,19 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     public func exportPEM() throws(LocalTestingCertificateAuthorityError) -> String {
         var text = ""
         for certificate in [root, intermediate, leaf, stranger] {
-            text += Self.pemBlock(label: "CERTIFICATE", der: certificate.derBytes)
+            text += PEMBlock(label: "CERTIFICATE", der: certificate.derBytes).text
         }
         for key in [rootKey, intermediateKey, leafKey, strangerKey] {
-            var output: UnsafeMutablePointer<UInt8>? = nil
-            let length = i2d_PrivateKey(key.pointer, &output)
-            guard length > 0, let output else { throw .exportFailed }
-            let der = Array(UnsafeBufferPointer(start: output, count: Int(length)))
-            CIAP_OPENSSL_free(output)
-            text += Self.pemBlock(label: "EC PRIVATE KEY", der: der)
+            guard let der = try? key.sec1DER() else { throw .exportFailed }
+            text += PEMBlock(label: "EC PRIVATE KEY", der: der).text
         }
         return text
     }
 
-    private static func pemBlock(label: String, der: [UInt8]) -> String {
-        let base64 = StrictBase64.encodeStandard(der)
-        var lines: [String] = ["-----BEGIN \(label)-----"]
-        var index = base64.startIndex
-        while index < base64.endIndex {
-            let end = base64.index(index, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex
-            lines.append(String(base64[index..<end]))
-            index = end
-        }
-        lines.append("-----END \(label)-----")
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// The DER contents of every `label` block, in order.
-    private static func pemBlocks(label: String, in text: String) -> [[UInt8]] {
-        var blocks: [[UInt8]] = []
-        var body: String?
-        for line in text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if line == "-----BEGIN \(label)-----" {
-                body = ""
-            } else if line == "-----END \(label)-----", let collected = body {
-                if let der = StrictBase64.decodeStandard(Array(collected.utf8)) { blocks.append(der) }
-                body = nil
-            } else if body != nil {
-                body! += line
-            }
-        }
-        return blocks
-    }
-
-    private static func parsePrivateKey(_ der: [UInt8]) -> SigningKey? {
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
-        }
-        guard let parsed else {
-            ERR_clear_error()
-            return nil
-        }
-        return SigningKey(owning: parsed)
+    /// A key on "P-256" or "P-384"; nil for any other name or when OpenSSL fails.
+    private static func generateKey(curveName: String) -> ECPrivateKey? {
+        guard let curve = ECCurve(rawValue: curveName) else { return nil }
+        return try? ECPrivateKey(generating: curve)
     }
 
     /// The standard JWS header: ES256 with `x5c` [leaf, intermediate, root].
@@ -213,7 +174,7 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     public func sign(headerBytes: [UInt8], payloadBytes: [UInt8]) throws(LocalTestingCertificateAuthorityError) -> String {
         let signingInput = StrictBase64.encodeURL(headerBytes) + "." + StrictBase64.encodeURL(payloadBytes)
         let key = options.signWithWrongKey ? strangerKey : leafKey
-        guard let signature = key.signES256(Array(signingInput.utf8)) else { throw .signingFailed }
+        guard let signature = try? ES256SigningKey(privateKey: key).sign(Array(signingInput.utf8)) else { throw .signingFailed }
         return signingInput + "." + StrictBase64.encodeURL(signature)
     }
 

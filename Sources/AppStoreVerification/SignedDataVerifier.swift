@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import Foundation
 
 /// Verifies and decodes App Store signed data (transactions, renewal info,
@@ -184,8 +185,8 @@ public final class SignedDataVerifier: Sendable {
         return nowSeconds()
     }
 
-    private func checkSignature(_ token: CompactJWS, key: PublicKey) throws(VerificationFailure) {
-        guard key.verifyES256(message: token.signingInput, rawSignature: token.signature) else { throw .badSignature }
+    private func checkSignature(_ token: CompactJWS, key: ES256PublicKey) throws(VerificationFailure) {
+        guard key.isValidSignature(token.signature, for: token.signingInput) else { throw .badSignature }
     }
 
     /// The verified chain for the token's `x5c`, from the cache or freshly
@@ -199,12 +200,12 @@ public final class SignedDataVerifier: Sendable {
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
             return (cached, key)
         }
-        guard let leafDER = StrictBase64.decodeStandard(chain[0].utf8),
-              let intermediateDER = StrictBase64.decodeStandard(chain[1].utf8)
+        guard let leafDER = try? StrictBase64.decodeStandard(chain[0].utf8),
+              let intermediateDER = try? StrictBase64.decodeStandard(chain[1].utf8)
         else { throw .badCertificate(reason: "x5c entry is not standard base64") }
         let key = CertificateChainCache.Key(
-            leafFingerprint: SHA256Digest.hash(leafDER),
-            intermediateFingerprint: SHA256Digest.hash(intermediateDER),
+            leafFingerprint: SHA256.hash(leafDER),
+            intermediateFingerprint: SHA256.hash(intermediateDER),
             rootSetFingerprint: trustStore.rootSetFingerprint)
         if let cached = cache.lookup(key) {
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }

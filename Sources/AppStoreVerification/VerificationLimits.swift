@@ -6,9 +6,6 @@ public enum VerificationLimits {
     public static let jsonDepthMax = 32
     /// Verified intermediate+leaf pairs kept in the chain cache.
     public static let chainCacheEntriesMax = 64
-    /// Idle OpenSSL verify contexts kept per cached leaf key (one per
-    /// concurrent verification; more are created and freed when needed).
-    public static let verifyContextsPerKeyMax = 8
     /// An ES256 signature is r||s, 32 bytes each.
     public static let signatureLengthBytes = 64
     /// Certificates in `x5c`: leaf, intermediate, root.

@@ -119,6 +119,9 @@ public enum GatewayLimits {
 
     /// A bearer token (the compact JWT); longer is rejected before decoding.
     public static let bearerTokenBytesMax = 8 * 1024
+    /// HMAC keys (JWT_HS256_SECRET, EMAIL_HASH_SECRET): at least the hash
+    /// size, as RFC 7518 section 3.2 asks of HS256 keys.
+    public static let hmacSecretBytesMin = 32
     /// Clock skew tolerated on `exp`, `nbf` and `iat`.
     public static let tokenClockLeewaySeconds: Int64 = 30
     /// RFC 5321 caps a forward path at 256 octets; an address is at most 254.

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import AppStoreVerification
+import CryptoPrimitives
 import Foundation
 import XCTest
 

@@ -1,6 +1,5 @@
 import AppStoreServerAPI
-import AppStoreVerification
-import COpenSSL
+import CryptoPrimitives
 import Foundation
 import XCTest
 
@@ -8,14 +7,8 @@ import XCTest
 enum TestKeys {
     /// A fresh P-256 key as PKCS#8 PEM (what a .p8 holds), or another curve.
     static func pkcs8PEM(curve: String = "P-256") -> [UInt8] {
-        let key = CIAP_EC_generate(curve)!
-        defer { EVP_PKEY_free(key) }
-        let bio = BIO_new(BIO_s_mem())!
-        defer { BIO_free(bio) }
-        precondition(PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) == 1)
-        var pointer: UnsafeMutablePointer<CChar>? = nil
-        let length = BIO_ctrl(bio, BIO_CTRL_INFO, 0, &pointer)
-        return Array(UnsafeRawBufferPointer(start: pointer, count: length))
+        let curve = ECCurve(rawValue: curve)!
+        return Array(try! ECPrivateKey(generating: curve).pkcs8PEM().utf8)
     }
 
     /// A temporary folder for one test's files.

@@ -1,5 +1,6 @@
 @testable import AppStoreServerAPI
 import AppStoreVerification
+import CryptoPrimitives
 import StrictJSON
 import XCTest
 
@@ -9,9 +10,9 @@ final class TokenSignerTests: XCTestCase {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
         let parser = StrictJSONParser(documentBytesMax: 4096, depthMax: 4)
-        let header = try parser.parse(XCTUnwrap(StrictBase64.decodeURL(Array(parts[0].utf8))))
-        let claims = try parser.parse(XCTUnwrap(StrictBase64.decodeURL(Array(parts[1].utf8))))
-        let signature = try XCTUnwrap(StrictBase64.decodeURL(Array(parts[2].utf8)))
+        let header = try parser.parse(StrictBase64.decodeURL(Array(parts[0].utf8)))
+        let claims = try parser.parse(StrictBase64.decodeURL(Array(parts[1].utf8)))
+        let signature = try StrictBase64.decodeURL(Array(parts[2].utf8))
         return (header, claims, Array("\(parts[0]).\(parts[1])".utf8), signature)
     }
 

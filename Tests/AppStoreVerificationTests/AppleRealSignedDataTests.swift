@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import Foundation
 import XCTest
 @testable import AppStoreVerification
@@ -56,7 +57,7 @@ final class AppleRealSignedDataTests: XCTestCase {
             let verifier = try verifier(bundleId: bundleId)
             XCTAssertNoThrow(try verifier.verifyAndDecodeJSON(jws, kind: kind))
             let parts = jws.split(separator: ".").map(String.init)
-            let signature = try XCTUnwrap(StrictBase64.decodeURL(parts[2].utf8))
+            let signature = try StrictBase64.decodeURL(parts[2].utf8)
             for bit in stride(from: 0, to: signature.count * 8, by: 1) {
                 var flipped = signature
                 flipped[bit / 8] ^= UInt8(1 << (bit % 8))
@@ -74,7 +75,7 @@ final class AppleRealSignedDataTests: XCTestCase {
         let jws = try FixtureSupport.fixtureText("tx_sandbox_consumable.jws")
         XCTAssertNoThrow(try verifier(bundleId: "com.goodheartapp").verifyTransaction(jws))
         let parts = jws.split(separator: ".").map(String.init)
-        let payload = String(decoding: try XCTUnwrap(StrictBase64.decodeURL(parts[1].utf8)), as: UTF8.self)
+        let payload = String(decoding: try StrictBase64.decodeURL(parts[1].utf8), as: UTF8.self)
         XCTAssertTrue(payload.contains("\"signedDate\":1739161772561"))
         // Same chain, judged at 2026-01-01 by the offline path's fallback: a
         // payload without signedDate uses "now".
@@ -87,7 +88,7 @@ final class AppleRealSignedDataTests: XCTestCase {
     }
 
     func testProductionRootFingerprint() throws {
-        let digest = SHA256Digest.hash(Array(try FixtureSupport.appleRootDER()))
+        let digest = SHA256.hash(try FixtureSupport.appleRootDER())
         let hex = digest.map { String(format: "%02X", $0) }.joined()
         XCTAssertEqual(hex, "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
     }

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import Foundation
 import XCTest
 @testable import AppStoreVerification
@@ -305,7 +306,7 @@ final class GeneratedPKITests: XCTestCase {
         XCTAssertNoThrow(try verifier.verifyTransaction(jws))
         XCTAssertEqual(verifier.cachedChainCount, 1)
 
-        var signature = try XCTUnwrap(StrictBase64.decodeURL(jws.split(separator: ".")[2].utf8))
+        var signature = try StrictBase64.decodeURL(jws.split(separator: ".")[2].utf8)
         signature[10] ^= 0x01
         let tampered = TestPKI.replacingPart(jws, index: 2, with: StrictBase64.encodeURL(signature))
         assertFailure(.badSignature) { () throws(VerificationFailure) in try verifier.verifyTransaction(tampered) }

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import XCTest
 @testable import AppStoreVerification
 
@@ -15,19 +16,19 @@ final class PayloadDecodingTests: XCTestCase {
     }
 
     func testStrictBase64() {
-        XCTAssertEqual(StrictBase64.decodeURL(Array("-_8".utf8)), [0xFB, 0xFF])
-        XCTAssertNil(StrictBase64.decodeURL(Array("-_9".utf8)))       // non-zero trailing bits
-        XCTAssertNil(StrictBase64.decodeURL(Array("+/8".utf8)))       // standard alphabet
-        XCTAssertNil(StrictBase64.decodeURL(Array("AA==".utf8)))      // padding
-        XCTAssertNil(StrictBase64.decodeURL(Array("A".utf8)))
-        XCTAssertEqual(StrictBase64.decodeStandard(Array("+/8=".utf8)), [0xFB, 0xFF])
-        XCTAssertNil(StrictBase64.decodeStandard(Array("+/8".utf8)))  // missing padding
-        XCTAssertNil(StrictBase64.decodeStandard(Array("+/8=\n".utf8)))
-        XCTAssertNil(StrictBase64.decodeStandard(Array("A===".utf8)))
+        XCTAssertEqual(try? StrictBase64.decodeURL(Array("-_8".utf8)), [0xFB, 0xFF])
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("-_9".utf8)))       // non-zero trailing bits
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("+/8".utf8)))       // standard alphabet
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("AA==".utf8)))      // padding
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("A".utf8)))
+        XCTAssertEqual(try? StrictBase64.decodeStandard(Array("+/8=".utf8)), [0xFB, 0xFF])
+        XCTAssertNil(try? StrictBase64.decodeStandard(Array("+/8".utf8)))  // missing padding
+        XCTAssertNil(try? StrictBase64.decodeStandard(Array("+/8=\n".utf8)))
+        XCTAssertNil(try? StrictBase64.decodeStandard(Array("A===".utf8)))
         for length in 0..<20 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
-            XCTAssertEqual(StrictBase64.decodeURL(Array(StrictBase64.encodeURL(bytes).utf8)), bytes)
-            XCTAssertEqual(StrictBase64.decodeStandard(Array(StrictBase64.encodeStandard(bytes).utf8)), bytes)
+            XCTAssertEqual(try? StrictBase64.decodeURL(Array(StrictBase64.encodeURL(bytes).utf8)), bytes)
+            XCTAssertEqual(try? StrictBase64.decodeStandard(Array(StrictBase64.encodeStandard(bytes).utf8)), bytes)
         }
     }
 }

@@ -1,4 +1,4 @@
-import COpenSSL
+import CryptoPrimitives
 import Foundation
 
 /// HS256 bearer tokens as the identity provider mints them, plus the bad
@@ -25,7 +25,8 @@ public struct TestTokens: Sendable {
 
     public func sign(claims: [String: Any], header: [String: Any] = ["alg": "HS256", "typ": "JWT"], key: String? = nil) -> String {
         let input = Self.base64URL(Self.json(header)) + "." + Self.base64URL(Self.json(claims))
-        return input + "." + Self.base64URL(Self.hmacSHA256(key: Array((key ?? secret).utf8), message: Array(input.utf8)))
+        let code = HMACSHA256Key(secret: Array((key ?? secret).utf8)).authenticationCode(for: Array(input.utf8))
+        return input + "." + Self.base64URL(code)
     }
 
     /// `alg: none` with an empty signature.
@@ -38,21 +39,6 @@ public struct TestTokens: Sendable {
     }
 
     public static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBufferPointer { data in
-                output.withUnsafeMutableBufferPointer { out in
-                    HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), data.baseAddress, data.count, out.baseAddress, &length)
-                }
-            }
-        }
-        precondition(result != nil && length == 32, "HMAC-SHA256 failed")
-        return Array(output.prefix(Int(length)))
+        StrictBase64.encodeURL(bytes)
     }
 }

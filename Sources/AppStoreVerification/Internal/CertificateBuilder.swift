@@ -1,4 +1,5 @@
 import COpenSSL
+import CryptoPrimitives
 
 /// Builds the local testing CA's certificates with OpenSSL's X509 API.
 struct CertificateBuilder {
@@ -7,14 +8,14 @@ struct CertificateBuilder {
     let options: LocalTestingCertificateAuthority.Options
 
     func make(
-        commonName: String, serial: Int, key: SigningKey, issuer: X509Certificate?, issuerKey: SigningKey, role: Role
+        commonName: String, serial: Int, key: ECPrivateKey, issuer: X509Certificate?, issuerKey: ECPrivateKey, role: Role
     ) -> X509Certificate? {
         guard let certificate = X509_new() else { return nil }
         let owned = X509Certificate(owning: certificate)
         guard X509_set_version(certificate, 2) == 1,
               ASN1_INTEGER_set(X509_get_serialNumber(certificate), serial) == 1,
               setValidity(certificate, role: role),
-              X509_set_pubkey(certificate, key.pointer) == 1,
+              key.withUnsafeEVPPKEY({ X509_set_pubkey(certificate, $0) }) == 1,
               let name = X509_get_subject_name(certificate),
               X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1,
               X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, "IAP Local Testing", -1, -1, 0) == 1
@@ -22,7 +23,7 @@ struct CertificateBuilder {
         let issuerPointer: OpaquePointer = issuer?.withPointer { $0 } ?? certificate
         guard X509_set_issuer_name(certificate, X509_get_subject_name(issuerPointer)) == 1 else { return nil }
         guard addExtensions(certificate, issuer: issuerPointer, role: role) else { return nil }
-        guard X509_sign(certificate, issuerKey.pointer, EVP_sha256()) > 0 else {
+        guard issuerKey.withUnsafeEVPPKEY({ X509_sign(certificate, $0, EVP_sha256()) }) > 0 else {
             ERR_clear_error()
             return nil
         }

@@ -1,13 +1,14 @@
 import COpenSSL
+import CryptoPrimitives
 
 /// The local testing CA's OCSP answers, built with OpenSSL's OCSP API.
 struct OCSPResponder {
     let leaf: X509Certificate
     let intermediate: X509Certificate
     let root: X509Certificate
-    let intermediateKey: SigningKey
-    let rootKey: SigningKey
-    let strangerKey: SigningKey
+    let intermediateKey: ECPrivateKey
+    let rootKey: ECPrivateKey
+    let strangerKey: ECPrivateKey
     /// Self-signed, outside the chain: signs `.signedByStranger` answers.
     let strangerCertificate: X509Certificate
 
@@ -29,7 +30,7 @@ struct OCSPResponder {
               let one = OCSP_request_onereq_get0(request, 0),
               let requestedId = OCSP_onereq_get0_id(one)
         else { return nil }
-        let candidates: [(X509Certificate, X509Certificate, SigningKey)] = [
+        let candidates: [(X509Certificate, X509Certificate, ECPrivateKey)] = [
             (leaf, intermediate, intermediateKey), (intermediate, root, rootKey),
         ]
         for (subject, issuer, issuerKey) in candidates where matches(requestedId, subject: subject, issuer: issuer) {
@@ -48,7 +49,7 @@ struct OCSPResponder {
     }
 
     private func basicResponse(
-        for certificateId: OpaquePointer, issuer: X509Certificate, issuerKey: SigningKey,
+        for certificateId: OpaquePointer, issuer: X509Certificate, issuerKey: ECPrivateKey,
         answer: LocalTestingCertificateAuthority.OCSPAnswer, nowSeconds: Int64
     ) -> [UInt8]? {
         guard let basic = OCSP_BASICRESP_new() else { return nil }
@@ -75,7 +76,9 @@ struct OCSPResponder {
         // The issuer signs directly (the verifier already has it); a stranger
         // ships its certificate, which does not chain to the trusted root.
         let flags = stranger ? 0 : UInt(OCSP_NOCERTS)
-        let signed = signer.withPointer { OCSP_basic_sign(basic, $0, key.pointer, EVP_sha256(), nil, flags) }
+        let signed = signer.withPointer { signerPointer in
+            key.withUnsafeEVPPKEY { OCSP_basic_sign(basic, signerPointer, $0, EVP_sha256(), nil, flags) }
+        }
         guard signed == 1 else {
             ERR_clear_error()
             return nil

@@ -1,4 +1,5 @@
 import COpenSSL
+import CryptoPrimitives
 import Foundation
 
 /// The configured trust anchors as an owned `X509_STORE`. Chains are built
@@ -20,9 +21,9 @@ final class TrustStore: @unchecked Sendable {
             let added = root.withPointer { X509_STORE_add_cert(store, $0) }
             // add_cert takes its own reference; a duplicate root is harmless.
             if added != 1 { ERR_clear_error() }
-            fingerprints.append(SHA256Digest.hash(Array(der)))
+            fingerprints.append(SHA256.hash(der))
         }
-        rootSetFingerprint = SHA256Digest.hash(fingerprints.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 })
+        rootSetFingerprint = SHA256.hash(fingerprints.sorted { $0.lexicographicallyPrecedes($1) }.flatMap { $0 })
     }
 
     deinit { X509_STORE_free(store) }
@@ -77,7 +78,7 @@ struct VerifiedChain: Sendable {
     let leaf: X509Certificate
     let intermediate: X509Certificate
     let root: X509Certificate
-    let leafKey: PublicKey
+    let leafKey: ES256PublicKey
     let validFromSeconds: Int64
     let validUntilSeconds: Int64
 
@@ -89,7 +90,7 @@ struct VerifiedChain: Sendable {
         guard intermediate.hasExtension(oid: AppleCertificateOID.wwdrIntermediate) else {
             return .failure(.wrongOID(.intermediate))
         }
-        guard let key = leaf.publicKey, key.isP256 else {
+        guard let key = leaf.es256PublicKey else {
             return .failure(.badCertificate(reason: "leaf key is not P-256"))
         }
         let certificates = [leaf, intermediate, root]

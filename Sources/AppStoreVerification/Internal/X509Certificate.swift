@@ -1,4 +1,5 @@
 import COpenSSL
+import CryptoPrimitives
 import Foundation
 
 /// An owned OpenSSL certificate (`X509*`), freed in deinit. OpenSSL allows
@@ -77,10 +78,18 @@ final class X509Certificate: @unchecked Sendable {
         return Int64(timegm(&components))
     }
 
-    /// The subject public key, owned by the returned object.
-    var publicKey: PublicKey? {
-        guard let key = X509_get_pubkey(pointer) else { return nil }
-        return PublicKey(owning: key)
+    /// The subject public key when it is an ES256 (P-256) key, else nil.
+    /// Read once per verified chain, so the DER round trip costs nothing.
+    var es256PublicKey: ES256PublicKey? {
+        guard let subjectKey = X509_get_X509_PUBKEY(pointer) else { return nil }
+        var output: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509_PUBKEY(subjectKey, &output)
+        guard length > 0, let output else {
+            ERR_clear_error()
+            return nil
+        }
+        defer { CIAP_OPENSSL_free(output) }
+        return try? ES256PublicKey(spkiDER: Array(UnsafeBufferPointer(start: output, count: Int(length))))
     }
 
     /// OCSP responder URLs from the Authority Information Access extension.

@@ -1,3 +1,5 @@
+import CryptoPrimitives
+
 /// Extracts the token from `Authorization: Bearer <token>` (RFC 6750 §2.1):
 /// exactly one header, scheme case-insensitive, token68 characters only.
 public enum BearerCredentials {
@@ -18,7 +20,7 @@ public enum BearerCredentials {
 
     /// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
     private static func isToken68Byte(_ byte: UInt8) -> Bool {
-        Base64URL.isAlphabetByte(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~")
+        StrictBase64.isURLAlphabetByte(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~")
             || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
     }
 }

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import StrictJSON
 
 /// Mints HS256 tokens with the configured secret, for development and tests
@@ -9,7 +10,7 @@ public struct DevTokenMinter: Sendable {
     public let audience: String
 
     public init(secret: [UInt8], issuer: String, audience: String) throws(JWTConfigurationError) {
-        guard secret.count >= HMACSHA256Key.secretBytesMin else { throw JWTConfigurationError.secretTooShort }
+        guard secret.count >= GatewayLimits.hmacSecretBytesMin else { throw JWTConfigurationError.secretTooShort }
         key = HMACSHA256Key(secret: secret)
         self.issuer = issuer
         self.audience = audience
@@ -34,7 +35,7 @@ public struct DevTokenMinter: Sendable {
 
     /// Signs arbitrary header and claims (tests use it to build odd tokens).
     public func sign(header: JSONValue, claims: JSONValue) -> String {
-        let signingInput = Base64URL.encode(JSONWriter.bytes(of: header)) + "." + Base64URL.encode(JSONWriter.bytes(of: claims))
-        return signingInput + "." + Base64URL.encode(key.mac(Array(signingInput.utf8)))
+        let signingInput = StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "." + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
+        return signingInput + "." + StrictBase64.encodeURL(key.authenticationCode(for: Array(signingInput.utf8)))
     }
 }

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import FieldRules
 
 /// The email as an identity for the starter-pack rule
@@ -12,7 +13,7 @@ public struct EmailIdentity: Sendable {
     /// - Parameter hashKey: the HMAC key (at least 32 bytes), shared by no one
     ///   else: without it the hashes cannot be brute-forced from address lists.
     public init(hashKey: [UInt8]) throws(JWTConfigurationError) {
-        guard hashKey.count >= HMACSHA256Key.secretBytesMin else { throw JWTConfigurationError.emailHashSecretTooShort }
+        guard hashKey.count >= GatewayLimits.hmacSecretBytesMin else { throw JWTConfigurationError.emailHashSecretTooShort }
         key = HMACSHA256Key(secret: hashKey)
     }
 
@@ -26,7 +27,7 @@ public struct EmailIdentity: Sendable {
     /// HMAC-SHA256 of the normalised address, lower-case hex (the
     /// `email_hash` of the protos).
     public func hash(_ email: String) -> String {
-        let digest = key.mac(Array(Self.normalized(email).utf8))
+        let digest = key.authenticationCode(for: Array(Self.normalized(email).utf8))
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }

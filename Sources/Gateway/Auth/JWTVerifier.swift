@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import FieldRules
 import StrictJSON
 
@@ -25,7 +26,7 @@ public struct JWTVerifier: Sendable {
         let header = try Self.decodeObject(segments[0])
         let algorithm = try checkHeader(header)
 
-        guard let signature = Base64URL.decode(segments[2]) else { throw AuthFailure.malformedToken }
+        guard let signature = try? StrictBase64.decodeURL(segments[2]) else { throw AuthFailure.malformedToken }
         let signingInput = Array(bytes[0..<(segments[0].count + 1 + segments[1].count)])
         guard configuration.keys.verify(algorithm: algorithm, signingInput: signingInput, signature: signature) else {
             throw AuthFailure.invalidSignature
@@ -36,7 +37,7 @@ public struct JWTVerifier: Sendable {
     }
 
     private static func decodeObject(_ segment: ArraySlice<UInt8>) throws(AuthFailure) -> JSONObject {
-        guard let json = Base64URL.decode(segment),
+        guard let json = try? StrictBase64.decodeURL(segment),
             case .object(let object)? = try? StrictJSONParser(
                 documentBytesMax: GatewayLimits.bearerTokenBytesMax, depthMax: GatewayLimits.jsonDepthMax
             ).parse(json)

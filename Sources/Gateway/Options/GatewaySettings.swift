@@ -187,7 +187,7 @@ public struct GatewaySettings: Sendable {
     public static func authentication(
         _ settings: inout SettingsCollector, readFile: (String) throws -> [UInt8]
     ) -> (verifier: JWTVerifier, emailIdentity: EmailIdentity)? {
-        let bytesMin = HMACSHA256Key.secretBytesMin
+        let bytesMin = GatewayLimits.hmacSecretBytesMin
         let problemsBefore = settings.problems.count
         let issuer = settings.required("JWT_ISSUER", because: "bearer tokens are accepted only from this issuer (iss)")
         let audience = settings.required("JWT_AUDIENCE", because: "bearer tokens are accepted only for this audience (aud)")

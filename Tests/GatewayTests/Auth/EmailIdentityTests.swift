@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import FieldRules
 import XCTest
 @testable import Gateway
@@ -5,7 +6,7 @@ import XCTest
 final class EmailIdentityTests: XCTestCase {
     func testHMACMatchesRFC4231TestCase6() {
         let key = HMACSHA256Key(secret: Array(repeating: 0xAA, count: 131))
-        let mac = key.mac(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
+        let mac = key.authenticationCode(for: Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
         XCTAssertEqual(
             mac.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")

@@ -1,4 +1,4 @@
-import COpenSSL
+import CryptoPrimitives
 import XCTest
 import StrictJSON
 @testable import Gateway
@@ -35,13 +35,13 @@ final class JWTVerifierTests: XCTestCase {
     private let hsHeader = JSONValue.object(JSONObject(["alg": .string("HS256"), "typ": .string("JWT")]))
     private let esHeader = JSONValue.object(JSONObject(["alg": .string("ES256"), "typ": .string("JWT")]))
 
-    private func esToken(_ key: TestES256KeyPair, header: JSONValue? = nil, claims: JSONValue) -> String {
-        let input = Base64URL.encode(JSONWriter.bytes(of: header ?? esHeader)) + "." + Base64URL.encode(JSONWriter.bytes(of: claims))
-        return input + "." + Base64URL.encode(key.sign(Array(input.utf8)))
+    private func esToken(_ key: ES256SigningKey, header: JSONValue? = nil, claims: JSONValue) -> String {
+        let input = StrictBase64.encodeURL(JSONWriter.bytes(of: header ?? esHeader)) + "." + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
+        return input + "." + StrictBase64.encodeURL(try! key.sign(Array(input.utf8)))
     }
 
     private func rawToken(header: String, payload: String, signature: [UInt8]) -> String {
-        Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(payload.utf8)) + "." + Base64URL.encode(signature)
+        StrictBase64.encodeURL(Array(header.utf8)) + "." + StrictBase64.encodeURL(Array(payload.utf8)) + "." + StrictBase64.encodeURL(signature)
     }
 
     private func failure(_ token: String, _ verifier: JWTVerifier, at time: Int64? = nil) -> AuthFailure? {
@@ -62,8 +62,8 @@ final class JWTVerifierTests: XCTestCase {
     }
 
     func testValidES256Token() throws {
-        let key = TestES256KeyPair()
-        let verifier = try verifier(hs256: false, es256PEM: key.publicKeyPEM)
+        let key = try ES256SigningKey()
+        let verifier = try verifier(hs256: false, es256PEM: Array(key.publicKeyPEM.utf8))
         let user = try verifier.verify(token: esToken(key, claims: claims()), nowSeconds: now)
         XCTAssertEqual(user.userId, userId.lowercased())
     }
@@ -132,20 +132,20 @@ final class JWTVerifierTests: XCTestCase {
         XCTAssertEqual(failure(otherMinter.mint(userId: userId, email: email, issuedAtSeconds: now), verifier), .invalidSignature)
         // A payload swapped under a valid signature.
         let tampered = JSONWriter.bytes(of: claims(["sub": .string("00000000-0000-0000-0000-000000000000")]))
-        parts[1] = Base64URL.encode(tampered)
+        parts[1] = StrictBase64.encodeURL(tampered)
         XCTAssertEqual(failure(parts.joined(separator: "."), verifier), .invalidSignature)
         // Truncated signature.
         let original = token.split(separator: ".").map(String.init)
         XCTAssertEqual(failure(original[0] + "." + original[1] + "." + String(original[2].dropLast(3)), verifier), .invalidSignature)
 
-        let key = TestES256KeyPair()
-        let other = TestES256KeyPair()
-        let esVerifier = try self.verifier(hs256: false, es256PEM: key.publicKeyPEM)
+        let key = try ES256SigningKey()
+        let other = try ES256SigningKey()
+        let esVerifier = try self.verifier(hs256: false, es256PEM: Array(key.publicKeyPEM.utf8))
         XCTAssertEqual(failure(esToken(other, claims: claims()), esVerifier), .invalidSignature)
         var esParts = esToken(key, claims: claims()).split(separator: ".").map(String.init)
-        var signature = Base64URL.decode(Array(esParts[2].utf8))!
+        var signature = try StrictBase64.decodeURL(Array(esParts[2].utf8))
         signature[40] ^= 0x01
-        esParts[2] = Base64URL.encode(signature)
+        esParts[2] = StrictBase64.encodeURL(signature)
         XCTAssertEqual(failure(esParts.joined(separator: "."), esVerifier), .invalidSignature)
         XCTAssertEqual(failure(rawToken(header: #"{"alg":"ES256"}"#, payload: "{}", signature: [UInt8](repeating: 0, count: 64)), esVerifier), .invalidSignature)
     }
@@ -160,8 +160,8 @@ final class JWTVerifierTests: XCTestCase {
     }
 
     func testAlgorithmConfusionWithThePublicKeyAsHMACSecretFails() throws {
-        let key = TestES256KeyPair()
-        let pem = key.publicKeyPEM
+        let key = try ES256SigningKey()
+        let pem = Array(key.publicKeyPEM.utf8)
         // Attacker signs HS256 using the (public) PEM bytes as the secret.
         let attacker = try DevTokenMinter(secret: pem, issuer: issuer, audience: audience)
         let forged = attacker.mint(userId: userId, email: email, issuedAtSeconds: now)
@@ -196,10 +196,10 @@ final class JWTVerifierTests: XCTestCase {
         XCTAssertEqual(failure(rawToken(header: #"{"alg":"HS256","alg":"none"}"#, payload: "{}", signature: [1]), verifier), .malformedToken)
         // Duplicate claims under a valid signature.
         let duplicateClaims = #"{"iss":"\#(issuer)","aud":"\#(audience)","sub":"\#(userId)","sub":"00000000-0000-0000-0000-000000000000","email":"a@b","exp":\#(now + 60)}"#
-        let header = Base64URL.encode(JSONWriter.bytes(of: hsHeader))
-        let input = header + "." + Base64URL.encode(Array(duplicateClaims.utf8))
-        let mac = HMACSHA256Key(secret: secret).mac(Array(input.utf8))
-        XCTAssertEqual(failure(input + "." + Base64URL.encode(mac), verifier), .malformedToken)
+        let header = StrictBase64.encodeURL(JSONWriter.bytes(of: hsHeader))
+        let input = header + "." + StrictBase64.encodeURL(Array(duplicateClaims.utf8))
+        let mac = HMACSHA256Key(secret: secret).authenticationCode(for: Array(input.utf8))
+        XCTAssertEqual(failure(input + "." + StrictBase64.encodeURL(mac), verifier), .malformedToken)
     }
 
     func testOversizedToken() throws {
@@ -235,14 +235,14 @@ final class JWTVerifierTests: XCTestCase {
             XCTAssertEqual($0 as? JWTConfigurationError, .secretTooShort)
         }
         XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: Array("not a pem".utf8)))
-        let wrongCurve = TestES256KeyPair(curveNID: NID_secp384r1)
-        XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: wrongCurve.publicKeyPEM)) {
+        let wrongCurve = PEMBlock(label: "PUBLIC KEY", der: try ECPrivateKey(generating: .p384).publicKeySPKIDER())
+        XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: Array(wrongCurve.text.utf8))) {
             XCTAssertEqual($0 as? JWTConfigurationError, .invalidPublicKey("not an EC P-256 key"))
         }
     }
 
     func testConfigurationFromEnvironment() throws {
-        let pem = TestES256KeyPair().publicKeyPEM
+        let pem = Array(try ES256SigningKey().publicKeyPEM.utf8)
         let environment = [
             "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "JWT_ES256_PUBLIC_KEY": "/keys/jwt.pem",
             "JWT_HS256_SECRET": String(decoding: secret, as: UTF8.self),

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import Contracts
 import Foundation
 import XCTest
@@ -139,7 +140,7 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let user = BackendDoubles.ownerUserId
         let valid = minter.mint(userId: user, email: "a@b.c", issuedAtSeconds: now)
         let parts = valid.split(separator: ".")
-        let noneHeader = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
+        let noneHeader = StrictBase64.encodeURL(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
         let cases: [(String, [(String, String)])] = [
             ("missing", []),
             ("expired", [("Authorization", "Bearer " + minter.mint(userId: user, email: "a@b.c", issuedAtSeconds: now - 7200, lifetimeSeconds: 60))]),

@@ -1,4 +1,5 @@
 import AppStoreVerification
+import CryptoPrimitives
 import Foundation
 import TestSupport
 import XCTest

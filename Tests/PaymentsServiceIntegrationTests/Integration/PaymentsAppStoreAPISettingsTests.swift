@@ -32,7 +32,7 @@ final class PaymentsAppStoreAPISettingsTests: XCTestCase {
             (["APPLE_API_KEY_PATH": wrongCurve.path, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
              "APPLE_API_KEY_PATH must be usable (\(wrongCurve.path) is not an EC key on P-256", AppStoreAPIKeys.bodyLines(wrongCurve.pem)),
             (["APPLE_API_KEY_PATH": garbage, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
-             "APPLE_API_KEY_PATH must be usable (\(garbage) is the PRIVATE KEY block does not decode to a private key", ["bm90IGEga2V5IGF0IGFsbCwganVzdCB0ZXh0"]),
+             "APPLE_API_KEY_PATH must be usable (\(garbage) is a key block that does not decode to a key", ["bm90IGEga2V5IGF0IGFsbCwganVzdCB0ZXh0"]),
             (["APPLE_API_KEY_PATH": "/nonexistent/AuthKey.p8", "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID],
              "APPLE_API_KEY_PATH must be usable (cannot read the key file /nonexistent/AuthKey.p8)", []),
             (["APPLE_API_KEY_PATH": wrongCurve.path],

@@ -1,3 +1,4 @@
+import CryptoPrimitives
 import FieldRules
 
 /// The field rules of the public request bodies, each throwing a
@@ -41,7 +42,7 @@ enum RequestFieldRules {
             throw ValidationError(field: field, reason: .tooLong(maximumBytes: GatewayLimits.signedTransactionInfoBytesMax))
         }
         let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Base64URL.isAlphabetByte) }) else {
+        guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.allSatisfy(StrictBase64.isURLAlphabetByte) }) else {
             throw ValidationError(field: field, reason: .invalidFormat(rule: "compact JWS (base64url.base64url.base64url)"))
         }
         return text

@@ -1,30 +1,16 @@
-import AppStoreVerification
-import COpenSSL
+import CryptoPrimitives
 import XCTest
 
 /// The .p8 reader and ES256 signer the App Store Server API client uses.
 final class ES256SigningKeyTests: XCTestCase {
     /// A fresh key on `curve` as PKCS#8 PEM (what App Store Connect hands out).
-    static func pkcs8PEM(curve: String = "P-256") -> [UInt8] {
-        let key = CIAP_EC_generate(curve)!
-        defer { EVP_PKEY_free(key) }
-        let bio = BIO_new(BIO_s_mem())!
-        defer { BIO_free(bio) }
-        XCTAssertEqual(PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil), 1)
-        var pointer: UnsafeMutablePointer<CChar>? = nil
-        let length = BIO_ctrl(bio, BIO_CTRL_INFO, 0, &pointer)
-        return Array(UnsafeRawBufferPointer(start: pointer, count: length))
+    static func pkcs8PEM(curve: ECCurve = .p256) throws -> [UInt8] {
+        Array(try ECPrivateKey(generating: curve).pkcs8PEM().utf8)
     }
 
     /// The same kind of key in SEC1 form (`EC PRIVATE KEY`), which is not a .p8.
-    static func sec1PEM() -> String {
-        let key = CIAP_EC_generate("P-256")!
-        defer { EVP_PKEY_free(key) }
-        var output: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_PrivateKey(key, &output)
-        defer { CIAP_OPENSSL_free(output) }
-        let base64 = StrictBase64.encodeStandard(UnsafeBufferPointer(start: output, count: Int(length)))
-        return "-----BEGIN EC PRIVATE KEY-----\n\(base64)\n-----END EC PRIVATE KEY-----\n"
+    static func sec1PEM() throws -> String {
+        PEMBlock(label: "EC PRIVATE KEY", der: try ECPrivateKey(generating: .p256).sec1DER()).text
     }
 
     func testSignsRawSignaturesItVerifies() throws {
@@ -55,46 +41,60 @@ final class ES256SigningKeyTests: XCTestCase {
         let pem = key.publicKeyPEM
         XCTAssertTrue(pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
         XCTAssertTrue(pem.hasSuffix("-----END PUBLIC KEY-----\n"))
-        let parsed: OpaquePointer? = Array(pem.utf8).withUnsafeBytes { buffer in
-            let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count))
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
-        }
-        XCTAssertNotNil(parsed)
-        EVP_PKEY_free(parsed)
+        // Read back as a verification key, it checks the signing key's signatures.
+        let parsed = try ES256PublicKey(pem: Array(pem.utf8))
+        XCTAssertEqual(parsed.spkiDER, key.publicKey.spkiDER)
+        let message = Array("shared".utf8)
+        XCTAssertTrue(parsed.isValidSignature(try key.sign(message), for: message))
     }
 
-    func testRefusesWhatIsNotAP8() {
-        let cases: [([UInt8], ES256KeyError)] = [
+    func testRefusesWhatIsNotAP8() throws {
+        let cases: [([UInt8], CryptoError)] = [
             (Array("hello".utf8), .notPEM),
             ([0xff, 0xfe, 0x00], .notPEM),
-            (Array(Self.sec1PEM().utf8), .notPKCS8),
+            (Array(try Self.sec1PEM().utf8), .notPKCS8),
             (Array("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8), .notPKCS8),
+            // Judged by the label even when the body does not decode.
+            (Array("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n".utf8), .notPKCS8),
+            (Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\n!!\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8), .encrypted),
             (Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8), .encrypted),
-            (Array("-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----\n".utf8), .malformed),
-            (Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8), .malformed),
+            (Array("-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----\n".utf8), .malformedKey),
+            (Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8), .malformedKey),
             (Array("-----BEGIN PRIVATE KEY-----\nAAAA\n".utf8), .notPEM),
-            (Self.pkcs8PEM(curve: "P-384"), .notP256),
+            (try Self.pkcs8PEM(curve: .p384), .notP256),
             ([UInt8](repeating: 0x41, count: 20_000), .notPEM),
         ]
         for (input, expected) in cases {
             XCTAssertThrowsError(try ES256SigningKey(pkcs8PEM: input)) { error in
-                XCTAssertEqual(error as? ES256KeyError, expected, String(decoding: input.prefix(40), as: UTF8.self))
+                XCTAssertEqual(error as? CryptoError, expected, String(decoding: input.prefix(40), as: UTF8.self))
             }
         }
     }
 
     func testKeyNeverAppearsInDescriptions() throws {
-        let pem = Self.pkcs8PEM()
+        let pem = try Self.pkcs8PEM()
         let key = try ES256SigningKey(pkcs8PEM: pem)
         var dumped = ""
         dump(key, to: &dumped)
-        let texts = [String(describing: key), String(reflecting: key), "\(key)", dumped]
+        dump(key.privateKey, to: &dumped)
+        let texts = [String(describing: key), String(reflecting: key), "\(key)", "\(key.privateKey)", dumped]
         let body = String(decoding: pem, as: UTF8.self).split(separator: "\n").dropFirst().first.map(String.init) ?? ""
         XCTAssertFalse(body.isEmpty)
         for text in texts {
             XCTAssertFalse(text.contains(body), text)
             XCTAssertFalse(text.contains("PRIVATE KEY"), text)
         }
+    }
+
+    func testPrivateKeyExportsReadBack() throws {
+        let key = try ECPrivateKey(generating: .p384)
+        XCTAssertEqual(key.curve, .p384)
+        XCTAssertEqual(try ECPrivateKey(pkcs8DER: key.pkcs8DER()).publicKeySPKIDER(), try key.publicKeySPKIDER())
+        XCTAssertEqual(try ECPrivateKey(sec1DER: key.sec1DER()).publicKeySPKIDER(), try key.publicKeySPKIDER())
+        XCTAssertEqual(try ECPrivateKey(pkcs8PEM: Array(key.pkcs8PEM().utf8)).curve, .p384)
+        // Trailing bytes after the DER are refused, as is a key of the wrong form.
+        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.pkcs8DER() + [0])) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.sec1DER())) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ES256SigningKey(privateKey: key)) { XCTAssertEqual($0 as? CryptoError, .notP256) }
     }
 }
