@@ -5,6 +5,7 @@
 // HS256 development token. Prints "Gateway listening on HOST:PORT" on stdout once
 // ready; SIGTERM/SIGINT stop it gracefully.
 import Foundation
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 
@@ -38,7 +39,7 @@ func readFile(_ path: String) throws -> [UInt8] {
 switch options.positional.first {
 case "mint-token":
     do {
-        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: GatewayClock.unixSeconds()))
+        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
         exit(0)
     } catch {
         fail("\(error)", code: 2)

@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Turns a parsed HTTP request into a `GatewayCommand` or the problem to
 /// answer, in a fixed order: route (404/405), bearer token (401), media
 /// type (415), body (400/413/422), path parameters (422). Pure: the clock

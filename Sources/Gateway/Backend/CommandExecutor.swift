@@ -1,4 +1,5 @@
 import Contracts
+import HTTPServer
 import RPCRuntime
 
 /// Runs a prepared `GatewayCommand` against the services and renders the

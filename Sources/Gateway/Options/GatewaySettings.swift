@@ -1,3 +1,4 @@
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 
@@ -43,7 +44,7 @@ public struct GatewaySettings: Sendable {
                    help: "HMAC key of the email hash (at least 32 bytes); keep it stable, starter-pack eligibility is keyed by it", isSecret: true),
         OptionSpec(flag: "--log-level", env: "LOG_LEVEL", default: "info",
                    help: "debug, info, notice, warning, error or critical"),
-        OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(GatewayLimits.connectionsMax),
+        OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(HTTPServerLimits.connectionsMax),
                    help: "open client connections kept (HTTP/1.1 and HTTP/2)"),
         OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
                    help: "time in-flight requests get to finish on SIGTERM"),

@@ -1,4 +1,5 @@
 import Contracts
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 
@@ -8,7 +9,7 @@ import ServiceKit
 /// line per request. Logs carry no Authorization header, token, email or
 /// JWS: only method, path (no query), status, duration, ids and the
 /// problem code.
-public struct GatewayApplication: GatewayResponder {
+public struct GatewayApplication: HTTPResponder {
     public let preparer: RequestPreparer
     public let executor: CommandExecutor
     public let logger: Logger
@@ -20,12 +21,12 @@ public struct GatewayApplication: GatewayResponder {
     }
 
     public func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
-        let startedAt = GatewayClock.monotonicMilliseconds()
+        let startedAt = HTTPServerClock.monotonicMilliseconds()
         let requestId = RequestID.resolve(request.headers)
         let instance = String(request.path)
         var fields: [String: String] = [:]
         var response: HTTPResponse
-        switch preparer.prepare(request, nowSeconds: GatewayClock.unixSeconds()) {
+        switch preparer.prepare(request, nowSeconds: HTTPServerClock.unixSeconds()) {
         case .failure(let problem):
             response = problem.response
             fields["problem"] = problem.code.wireCode
@@ -44,7 +45,7 @@ public struct GatewayApplication: GatewayResponder {
         fields["path"] = instance
         fields["protocol"] = origin.protocolName
         fields["status"] = String(response.status)
-        fields["duration_ms"] = String(GatewayClock.monotonicMilliseconds() - startedAt)
+        fields["duration_ms"] = String(HTTPServerClock.monotonicMilliseconds() - startedAt)
         fields["request_id"] = requestId
         logger.log(response.status >= 500 ? .warning : .info, "request", fields)
         return response

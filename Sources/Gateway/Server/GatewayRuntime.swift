@@ -1,3 +1,4 @@
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 import Synchronization
@@ -17,7 +18,7 @@ public final class GatewayRuntime: Sendable {
     public let backends: GatewayBackends
     public let readiness: ReadinessProbe
     public let application: GatewayApplication
-    public let server: GatewayServer
+    public let server: HTTPServer
     private let logger: Logger
     private let probeTask = Mutex<Task<Void, Never>?>(nil)
 
@@ -28,7 +29,7 @@ public final class GatewayRuntime: Sendable {
         verifier: JWTVerifier,
         emailIdentity: EmailIdentity,
         logger: Logger,
-        connectionsMax: Int = GatewayLimits.connectionsMax,
+        connectionsMax: Int = HTTPServerLimits.connectionsMax,
         backendConfiguration: RPCClient.Configuration = .init(),
         paymentsBackendConfiguration: RPCClient.Configuration? = nil,
         tls: TLSConfiguration? = nil
@@ -41,8 +42,9 @@ public final class GatewayRuntime: Sendable {
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
             logger: logger)
-        server = try GatewayServer(
-            configuration: .init(host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls),
+        server = try HTTPServer(
+            configuration: .init(
+                host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
             responder: application)
         self.logger = logger
     }

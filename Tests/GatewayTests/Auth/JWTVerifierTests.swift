@@ -1,3 +1,4 @@
+import HTTPServer
 import COpenSSL
 import XCTest
 import StrictJSON

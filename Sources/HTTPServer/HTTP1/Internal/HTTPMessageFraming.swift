@@ -12,7 +12,7 @@ struct HTTPMessageFraming: Sendable {
     /// `Expect: 100-continue` on an HTTP/1.1 request with a body.
     let expectsContinue: Bool
 
-    init(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int = GatewayLimits.requestBodyBytesMax) throws(HTTPRequestError) {
+    init(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int = HTTPServerLimits.requestBodyBytesMax) throws(HTTPRequestError) {
         let hostCount = headers.values("host").count
         if hostCount > 1 { throw HTTPRequestError(.duplicateHost) }
         if hostCount == 0 && version == .http1_1 { throw HTTPRequestError(.missingHost) }

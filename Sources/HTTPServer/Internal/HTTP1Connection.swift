@@ -1,6 +1,6 @@
 import RPCRuntime
 
-/// One accepted connection on the shared port: sniffs the HTTP/2 preface
+/// One accepted HTTP/1.1 connection on the shared port: sniffs the HTTP/2 preface
 /// (handing h2c connections over), otherwise drives the pure
 /// `HTTPConnectionStateMachine` over a non-blocking socket. The only place
 /// with side effects for HTTP/1.1: it performs the machine's actions,
@@ -38,7 +38,7 @@ final class HTTP1Connection {
 
     let socket: ConnectedSocket
     private let loop: EventLoop
-    private let responder: any GatewayResponder
+    private let responder: any HTTPResponder
     private let readBuffer: SharedReadBuffer
     private var machine: HTTPConnectionStateMachine
     private var phase = Phase.sniffing
@@ -64,13 +64,14 @@ final class HTTP1Connection {
     /// bytes read so far. The connection is finished afterwards.
     var onHandOver: ((ConnectedSocket, [UInt8]) -> Void)?
 
-    init(socket: ConnectedSocket, loop: EventLoop, responder: any GatewayResponder, readBuffer: SharedReadBuffer) {
+    init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
+         bodyLimits: HTTPBodyLimits) {
         loop.assertInEventLoop()
         self.socket = socket
         self.loop = loop
         self.responder = responder
         self.readBuffer = readBuffer
-        machine = HTTPConnectionStateMachine(nowMilliseconds: GatewayClock.monotonicMilliseconds())
+        machine = HTTPConnectionStateMachine(nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits)
     }
 
     func start() { settle() }
@@ -106,8 +107,8 @@ final class HTTP1Connection {
     private func timerFired() {
         timer = nil
         guard phase != .finished else { return }
-        let now = GatewayClock.monotonicMilliseconds()
-        if let stalled = outputStalledSinceMilliseconds, now - stalled >= GatewayLimits.responseWriteTimeoutMilliseconds {
+        let now = HTTPServerClock.monotonicMilliseconds()
+        if let stalled = outputStalledSinceMilliseconds, now - stalled >= HTTPServerLimits.responseWriteTimeoutMilliseconds {
             return closeNow()
         }
         switch phase {
@@ -128,7 +129,7 @@ final class HTTP1Connection {
         guard phase == .http1, let current = inFlight else { return }
         inFlight = nil
         let keepAlive = current.keepAlive && !draining
-        let date = UTCDateTime(unixMilliseconds: GatewayClock.unixMilliseconds()).imfFixdate
+        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
         enqueue(
             HTTPResponseSerializer.serialize(
                 response, requestVersion: current.version, keepAlive: keepAlive, omitBody: current.isHead, date: date),
@@ -151,7 +152,7 @@ final class HTTP1Connection {
     @discardableResult
     private func readAvailable() -> Bool {
         var progressed = false
-        for _ in 0..<GatewayLimits.readsPerEventMax {
+        for _ in 0..<HTTPServerLimits.readsPerEventMax {
             guard wantsRead, !endOfStreamRead else { return progressed }
             let outcome = readBuffer.read(from: socket) { bytes in received(bytes) }
             switch outcome {
@@ -173,7 +174,7 @@ final class HTTP1Connection {
     }
 
     private func received(_ bytes: ArraySlice<UInt8>) {
-        let now = GatewayClock.monotonicMilliseconds()
+        let now = HTTPServerClock.monotonicMilliseconds()
         switch phase {
         case .sniffing:
             if firstByteAtMilliseconds == nil { firstByteAtMilliseconds = now }
@@ -191,7 +192,7 @@ final class HTTP1Connection {
             run(machine.bytesReceived(bytes, nowMilliseconds: now))
         case .lingering:
             lingerDiscardedBytes += bytes.count
-            if lingerDiscardedBytes > GatewayLimits.closeLingerDiscardBytesMax { closeNow() }
+            if lingerDiscardedBytes > HTTPServerLimits.closeLingerDiscardBytesMax { closeNow() }
         case .finished:
             return
         }
@@ -200,7 +201,7 @@ final class HTTP1Connection {
     private func peerClosed() {
         switch phase {
         case .sniffing, .lingering: closeNow()
-        case .http1: run(machine.peerClosed(nowMilliseconds: GatewayClock.monotonicMilliseconds()))
+        case .http1: run(machine.peerClosed(nowMilliseconds: HTTPServerClock.monotonicMilliseconds()))
         case .finished: return
         }
     }
@@ -218,7 +219,7 @@ final class HTTP1Connection {
             case .writeErrorAndClose(let error):
                 let origin = RequestOrigin(protocolName: "HTTP/1.1", remotePeer: socket.remotePeer)
                 let response = responder.framingFailure(error, origin: origin)
-                let date = UTCDateTime(unixMilliseconds: GatewayClock.unixMilliseconds()).imfFixdate
+                let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
                 enqueue(
                     HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
                     then: .closeGracefully)
@@ -265,7 +266,7 @@ final class HTTP1Connection {
                     outputStalledSinceMilliseconds = nil
                 case .wouldBlock:
                     if outputStalledSinceMilliseconds == nil {
-                        outputStalledSinceMilliseconds = GatewayClock.monotonicMilliseconds()
+                        outputStalledSinceMilliseconds = HTTPServerClock.monotonicMilliseconds()
                     }
                     return
                 case .failed:
@@ -280,7 +281,7 @@ final class HTTP1Connection {
             case .nothing:
                 return
             case .responseWritten:
-                run(machine.responseWritten(nowMilliseconds: GatewayClock.monotonicMilliseconds()))
+                run(machine.responseWritten(nowMilliseconds: HTTPServerClock.monotonicMilliseconds()))
             case .closeGracefully:
                 return beginLinger()
             }
@@ -297,7 +298,7 @@ final class HTTP1Connection {
         phase = .lingering
         socket.shutdownWrite()
         if endOfStreamRead { return closeNow() }
-        lingerDeadlineMilliseconds = GatewayClock.monotonicMilliseconds() + GatewayLimits.closeLingerMilliseconds
+        lingerDeadlineMilliseconds = HTTPServerClock.monotonicMilliseconds() + HTTPServerLimits.closeLingerMilliseconds
     }
 
     private func closeNow() {
@@ -379,7 +380,7 @@ final class HTTP1Connection {
     }
 
     private func sniffingDeadline() -> Int64? {
-        if let firstByteAtMilliseconds { return firstByteAtMilliseconds + GatewayLimits.requestHeadTimeoutMilliseconds }
+        if let firstByteAtMilliseconds { return firstByteAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds }
         return machine.deadlineMilliseconds
     }
 
@@ -393,14 +394,14 @@ final class HTTP1Connection {
         }
         if hasPendingOutput {
             let stalled = outputStalledSinceMilliseconds ?? now
-            candidates.append(stalled + GatewayLimits.responseWriteTimeoutMilliseconds)
+            candidates.append(stalled + HTTPServerLimits.responseWriteTimeoutMilliseconds)
             if peerFinished { candidates.append(now + Self.writeRetryMilliseconds) }
         }
         return candidates.min()
     }
 
     private func armTimer() {
-        let now = GatewayClock.monotonicMilliseconds()
+        let now = HTTPServerClock.monotonicMilliseconds()
         let deadline = currentDeadline(now: now)
         if timer?.deadline == deadline { return }
         if let timer { loop.cancel(timer.id) }

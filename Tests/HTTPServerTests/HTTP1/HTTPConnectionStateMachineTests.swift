@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-@testable import Gateway
+@testable import HTTPServer
 
 /// The connection life cycle, driven by a fake clock: tests are named by
 /// state and event, and assert on the returned actions only.
@@ -14,9 +14,9 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
 
     func testIdleConnectionClosesAfterIdleTimeout() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 1_000)
-        XCTAssertEqual(machine.deadlineMilliseconds, 1_000 + GatewayLimits.keepAliveIdleTimeoutMilliseconds)
+        XCTAssertEqual(machine.deadlineMilliseconds, 1_000 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds)
         XCTAssertEqual(machine.timerFired(nowMilliseconds: 2_000), [], "early timer does nothing")
-        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1_000 + GatewayLimits.keepAliveIdleTimeoutMilliseconds), [.close])
+        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1_000 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
         XCTAssertTrue(machine.isClosed)
         XCTAssertFalse(machine.wantsRead)
     }
@@ -28,7 +28,7 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(dispatched(actions).first?.1, true)
         XCTAssertNil(machine.deadlineMilliseconds, "no read timeout while the handler runs")
         XCTAssertEqual(machine.responseWritten(nowMilliseconds: 50), [])
-        XCTAssertEqual(machine.deadlineMilliseconds, 50 + GatewayLimits.keepAliveIdleTimeoutMilliseconds)
+        XCTAssertEqual(machine.deadlineMilliseconds, 50 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds)
     }
 
     func testSlowLorisHeadTimesOutRegardlessOfTrickle() {
@@ -37,11 +37,11 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         let partialHead = Array("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Slow: ".utf8)
         for byte in partialHead {
             XCTAssertEqual(machine.bytesReceived([byte], nowMilliseconds: now), [])
-            XCTAssertEqual(machine.deadlineMilliseconds, 100 + GatewayLimits.requestHeadTimeoutMilliseconds)
+            XCTAssertEqual(machine.deadlineMilliseconds, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
             now += 300
         }
-        XCTAssertGreaterThan(now, 100 + GatewayLimits.requestHeadTimeoutMilliseconds, "the trickle outlasts the deadline")
-        XCTAssertEqual(machine.deadlineMilliseconds, 100 + GatewayLimits.requestHeadTimeoutMilliseconds)
+        XCTAssertGreaterThan(now, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds, "the trickle outlasts the deadline")
+        XCTAssertEqual(machine.deadlineMilliseconds, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
         XCTAssertEqual(machine.timerFired(nowMilliseconds: now), [.writeErrorAndClose(HTTPRequestError(.requestTimeout))])
         XCTAssertEqual(HTTPRequestError(.requestTimeout).status, 408)
         XCTAssertTrue(machine.isClosed)
@@ -52,11 +52,11 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
         let head = Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nab".utf8)
         XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 5), [])
-        XCTAssertEqual(machine.deadlineMilliseconds, 5 + GatewayLimits.requestBodyTimeoutMilliseconds)
+        XCTAssertEqual(machine.deadlineMilliseconds, 5 + HTTPServerLimits.requestBodyTimeoutMilliseconds)
         XCTAssertEqual(machine.bytesReceived(Array("cd".utf8), nowMilliseconds: 1_000), [])
-        XCTAssertEqual(machine.deadlineMilliseconds, 5 + GatewayLimits.requestBodyTimeoutMilliseconds)
+        XCTAssertEqual(machine.deadlineMilliseconds, 5 + HTTPServerLimits.requestBodyTimeoutMilliseconds)
         XCTAssertEqual(
-            machine.timerFired(nowMilliseconds: 5 + GatewayLimits.requestBodyTimeoutMilliseconds),
+            machine.timerFired(nowMilliseconds: 5 + HTTPServerLimits.requestBodyTimeoutMilliseconds),
             [.writeErrorAndClose(HTTPRequestError(.requestTimeout))])
     }
 
@@ -130,11 +130,11 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
 
     func testTooManyPipelinedRequestsStopsReadingAndEndsWithAnError() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
-        let burst = Array(repeating: get, count: GatewayLimits.pipelinedRequestCountMax + 3).flatMap { $0 }
+        let burst = Array(repeating: get, count: HTTPServerLimits.pipelinedRequestCountMax + 3).flatMap { $0 }
         XCTAssertEqual(dispatched(machine.bytesReceived(burst, nowMilliseconds: 0)).count, 1)
         XCTAssertFalse(machine.wantsRead)
         var last: [HTTPConnectionAction] = []
-        for step in 0..<(GatewayLimits.pipelinedRequestCountMax + 3) {
+        for step in 0..<(HTTPServerLimits.pipelinedRequestCountMax + 3) {
             last = machine.responseWritten(nowMilliseconds: Int64(step))
             if machine.isClosed { break }
         }
@@ -146,7 +146,7 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         _ = machine.bytesReceived(get, nowMilliseconds: 0)
         _ = machine.responseWritten(nowMilliseconds: 100)
         _ = machine.bytesReceived(Array("GET".utf8), nowMilliseconds: 20_000)
-        XCTAssertEqual(machine.deadlineMilliseconds, 20_000 + GatewayLimits.requestHeadTimeoutMilliseconds)
+        XCTAssertEqual(machine.deadlineMilliseconds, 20_000 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
     }
 
     /// Seeded random event sequences: never two requests in flight, nothing

@@ -1,5 +1,5 @@
 import XCTest
-@testable import Gateway
+@testable import HTTPServer
 
 final class UTCDateTimeTests: XCTestCase {
     func testKnownInstants() {

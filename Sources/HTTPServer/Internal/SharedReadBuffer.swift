@@ -4,7 +4,7 @@ import RPCRuntime
 /// are served one at a time on the loop thread and copy what they keep, so
 /// 10,000 idle connections hold no read buffers. Loop-confined.
 final class SharedReadBuffer {
-    private var storage = [UInt8](repeating: 0, count: GatewayLimits.readChunkBytes)
+    private var storage = [UInt8](repeating: 0, count: HTTPServerLimits.readChunkBytes)
 
     /// Reads once from `socket`; `body` sees the bytes read (valid only
     /// inside `body`) when there were any.

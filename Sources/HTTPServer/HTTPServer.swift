@@ -1,20 +1,21 @@
 import RPCRuntime
 import Synchronization
 
-/// The gateway's public listener: one TCP port serving HTTP/1.1
+/// One TCP port serving HTTP/1.1
 /// (keep-alive, pipelining, chunked bodies, slow-loris and idle timeouts)
 /// and HTTP/2 with prior knowledge (h2c, detected by its preface and handed
 /// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
-/// of both protocols go to the same `GatewayResponder` on Tasks; responses
+/// of both protocols go to the same `HTTPResponder` on Tasks; responses
 /// are written back on the loop. With `Configuration.tls` set, every
 /// connection does a TLS handshake first (bounded by
 /// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
 /// no ALPN to HTTP/1.1; plaintext clients are refused.
 ///
-/// In-process use (e2e tests): `let server = try GatewayServer(configuration:
-/// .init(port: 0), responder: app)`, `let port = try await server.start()`, and
+/// The gateway's public listener and every process's admin listener are one
+/// of these. Use: `let server = try HTTPServer(configuration: .init(port: 0),
+/// responder: app)`, `let port = try await server.start()`, and
 /// `await server.shutdown(gracePeriod:)` at the end.
-public final class GatewayServer: @unchecked Sendable {
+public final class HTTPServer: @unchecked Sendable {
     /// Where to listen and how many connections to keep.
     public struct Configuration: Sendable {
         public var host: String
@@ -31,13 +32,16 @@ public final class GatewayServer: @unchecked Sendable {
         public var tls: TLSConfiguration?
         /// A TLS handshake must be complete this long after the accept.
         public var tlsHandshakeTimeoutMilliseconds: Int64
+        /// The largest request body, by path.
+        public var bodyLimits: HTTPBodyLimits
 
         public init(
-            host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = GatewayLimits.connectionsMax,
-            http2IdleTimeoutMilliseconds: Int64 = GatewayLimits.http2IdleTimeoutMilliseconds,
-            http2RequestTimeoutMilliseconds: Int64 = GatewayLimits.http2RequestTimeoutMilliseconds,
+            host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = HTTPServerLimits.connectionsMax,
+            http2IdleTimeoutMilliseconds: Int64 = HTTPServerLimits.http2IdleTimeoutMilliseconds,
+            http2RequestTimeoutMilliseconds: Int64 = HTTPServerLimits.http2RequestTimeoutMilliseconds,
             tls: TLSConfiguration? = nil,
-            tlsHandshakeTimeoutMilliseconds: Int64 = GatewayLimits.requestHeadTimeoutMilliseconds
+            tlsHandshakeTimeoutMilliseconds: Int64 = HTTPServerLimits.requestHeadTimeoutMilliseconds,
+            bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
             precondition(tlsHandshakeTimeoutMilliseconds > 0)
@@ -48,11 +52,12 @@ public final class GatewayServer: @unchecked Sendable {
             self.http2RequestTimeoutMilliseconds = http2RequestTimeoutMilliseconds
             self.tls = tls
             self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
+            self.bodyLimits = bodyLimits
         }
     }
 
     public let configuration: Configuration
-    private let responder: any GatewayResponder
+    private let responder: any HTTPResponder
     private let http2: HTTP2Server
     private let tlsContext: TLSServerContext?
     private let boundPort = Mutex<Int?>(nil)
@@ -69,23 +74,24 @@ public final class GatewayServer: @unchecked Sendable {
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var readBuffer: SharedReadBuffer?
 
-    public init(configuration: Configuration, responder: any GatewayResponder) throws {
+    public init(configuration: Configuration, responder: any HTTPResponder) throws {
         self.configuration = configuration
         self.responder = responder
         tlsContext = try configuration.tls.map { try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"]) }
         var limits = RPCLimits()
         limits.connectionsMax = configuration.connectionsMax
-        limits.concurrentStreamsMax = GatewayLimits.http2ConcurrentStreamsMax
-        limits.streamWindowBytes = GatewayLimits.http2StreamWindowBytes
-        limits.connectionWindowBytes = GatewayLimits.http2ConnectionWindowBytes
-        limits.headerListBytesMax = GatewayLimits.headerBlockBytesMax
-        limits.readChunkBytes = GatewayLimits.readChunkBytes
+        limits.concurrentStreamsMax = HTTPServerLimits.http2ConcurrentStreamsMax
+        limits.streamWindowBytes = HTTPServerLimits.http2StreamWindowBytes
+        limits.connectionWindowBytes = HTTPServerLimits.http2ConnectionWindowBytes
+        limits.headerListBytesMax = HTTPServerLimits.headerBlockBytesMax
+        limits.readChunkBytes = HTTPServerLimits.readChunkBytes
         // The HTTP/2 server never listens itself: it serves the connections
         // this listener hands over, on its loop, which is ours too.
         let requestTimeout = configuration.http2RequestTimeoutMilliseconds
+        let bodyLimits = configuration.bodyLimits
         http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits)) { stream in
             HTTP2RequestStream(
-                stream: stream, loop: stream.connection!.loop, responder: responder,
+                stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
                 requestTimeoutMilliseconds: requestTimeout)
         }
     }
@@ -100,7 +106,7 @@ public final class GatewayServer: @unchecked Sendable {
     @discardableResult
     public func start() async throws -> Int {
         let listener = try TCPListener(
-            host: configuration.host, port: configuration.port, backlog: GatewayLimits.listenBacklog)
+            host: configuration.host, port: configuration.port, backlog: HTTPServerLimits.listenBacklog)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let accepted = loop.execute { [self] in
                 do {
@@ -115,7 +121,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             if !accepted {
                 listener.close()
-                continuation.resume(throwing: SystemError(call: "GatewayServer.start after shutdown", errorNumber: 22))
+                continuation.resume(throwing: SystemError(call: "HTTPServer.start after shutdown", errorNumber: 22))
             }
         }
         boundPort.withLock { $0 = listener.port }
@@ -174,7 +180,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func acceptAll() {
-        for _ in 0..<GatewayLimits.acceptsPerWakeMax {
+        for _ in 0..<HTTPServerLimits.acceptsPerWakeMax {
             guard let listener, !draining, readBuffer != nil else { return }
             let socket: ConnectedSocket
             do {
@@ -224,7 +230,8 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func startHTTP1(_ socket: ConnectedSocket) {
         guard let readBuffer else { return socket.close() }
-        let connection = HTTP1Connection(socket: socket, loop: loop, responder: responder, readBuffer: readBuffer)
+        let connection = HTTP1Connection(
+            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits)
         let key = ObjectIdentifier(connection)
         connection.onClose = { [unowned self] in
             connections[key] = nil
@@ -261,7 +268,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func scheduleHTTP2Sweep() {
         guard !http2SweepScheduled, !http2Connections.isEmpty else { return }
         http2SweepScheduled = true
-        let period = min(GatewayLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
+        let period = min(HTTPServerLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
         loop.schedule(after: .milliseconds(period)) { [weak self] in
             guard let self else { return }
             http2SweepScheduled = false
@@ -271,7 +278,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func sweepHTTP2Connections() {
-        let now = GatewayClock.monotonicMilliseconds()
+        let now = HTTPServerClock.monotonicMilliseconds()
         for (key, entry) in http2Connections {
             if entry.connection.activeStreamCount > 0 {
                 http2Connections[key]?.idleSince = nil

@@ -1,11 +1,12 @@
 import RPCRuntime
 
-/// One HTTP/2 request stream of the gateway: collects headers and a body
-/// (at most the body limit), hands the request to the responder on a Task,
+/// One HTTP/2 request stream: collects headers and a body (at most the
+/// body limit of its path), hands the request to the responder on a Task,
 /// and writes the response back on the loop. Loop-confined.
 final class HTTP2RequestStream: HTTP2StreamDelegate {
     private let loop: EventLoop
-    private let responder: any GatewayResponder
+    private let responder: any HTTPResponder
+    private let bodyLimits: HTTPBodyLimits
     private weak var stream: HTTP2Stream?
     private var fields: [(name: String, value: String)] = []
     private var body: [UInt8] = []
@@ -17,10 +18,12 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
-    init(stream: HTTP2Stream, loop: EventLoop, responder: any GatewayResponder, requestTimeoutMilliseconds: Int64) {
+    init(stream: HTTP2Stream, loop: EventLoop, responder: any HTTPResponder, bodyLimits: HTTPBodyLimits,
+         requestTimeoutMilliseconds: Int64) {
         self.stream = stream
         self.loop = loop
         self.responder = responder
+        self.bodyLimits = bodyLimits
         requestTimer = loop.schedule(after: .milliseconds(requestTimeoutMilliseconds)) { [weak self] in
             self?.requestTimedOut()
         }
@@ -30,9 +33,18 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         requestTimer = nil
         guard !finished, let stream else { return }
         finished = true
-        var response = HTTPResponse(status: ProblemCode.requestTimeout.httpStatus)
-        response.headers.add(name: RequestID.headerName, value: RequestID.generate())
-        stream.respondEarly(Self.runtimeFields(HTTP2Messages.responseFields(response, date: nil)))
+        respondEarly(stream, HTTPRequestError(.requestTimeout))
+    }
+
+    /// Answers before the request is complete (status and headers only);
+    /// the stream is reset once the answer is out, so the client stops.
+    private func respondEarly(_ stream: HTTP2Stream, _ error: HTTPRequestError) {
+        let response = responder.framingFailure(error, origin: origin(stream))
+        stream.respondEarly(Self.runtimeFields(HTTP2Messages.earlyResponseFields(response)))
+    }
+
+    private func origin(_ stream: HTTP2Stream?) -> RequestOrigin {
+        RequestOrigin(protocolName: "HTTP/2", remotePeer: stream?.remotePeer ?? "")
     }
 
     private func finish() {
@@ -53,14 +65,11 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
         guard !finished else { return }
         let path = fields.first(where: { $0.name == ":path" })?.value ?? ""
-        guard body.count + bytes.count <= GatewayLimits.requestBodyBytesMax(target: path) else {
+        guard body.count + bytes.count <= bodyLimits.bytesMax(target: path) else {
             // Answer now and reset once the answer is out (RFC 9113 §8.1),
             // so the client stops sending; a bare 413, without a problem body.
             finish()
-            var response = HTTPResponse(status: ProblemCode.payloadTooLarge.httpStatus)
-            response.headers.add(name: RequestID.headerName, value: RequestID.generate())
-            stream.respondEarly(Self.runtimeFields(HTTP2Messages.responseFields(response, date: nil)))
-            return
+            return respondEarly(stream, HTTPRequestError(.bodyTooLarge))
         }
         body.append(contentsOf: bytes)
         if endStream { dispatch() }
@@ -73,22 +82,20 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     private func dispatch() {
         finish()
         let request: HTTPRequest
-        switch HTTP2Messages.request(fields: fields, body: body) {
+        switch HTTP2Messages.request(fields: fields, body: body, bodyLimits: bodyLimits) {
         case .success(let built): request = built
-        case .failure(let problem):
-            var response = problem.response
-            response.headers.add(name: RequestID.headerName, value: RequestID.generate())
-            return send(response, isHead: false)
+        case .failure(let error):
+            return send(responder.framingFailure(error, origin: origin(stream)), isHead: false)
         }
         fields = []
         body = []
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
         let responder = self.responder
-        let origin = RequestOrigin(protocolName: "HTTP/2", remotePeer: stream?.remotePeer ?? "")
+        let requestOrigin = origin(stream)
         let isHead = request.method == "HEAD"
         Task {
-            let response = await responder.respond(to: request, origin: origin)
+            let response = await responder.respond(to: request, origin: requestOrigin)
             // Dropped when the loop already stopped (shutdown).
             loop.execute { bound.value.send(response, isHead: isHead) }
         }
@@ -96,7 +103,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     private func send(_ response: HTTPResponse, isHead: Bool) {
         guard let stream, !stream.isClosed else { return }
-        let date = UTCDateTime(unixMilliseconds: GatewayClock.unixMilliseconds()).imfFixdate
+        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: date))
         if isHead || response.body.isEmpty {
             stream.sendHeaders(headers, endStream: true)

@@ -5,7 +5,7 @@ import Glibc
 /// The two clocks the I/O edge hands to the pure layers: a monotonic one
 /// for timeouts and durations, and wall-clock Unix time for token expiry
 /// and the `Date` header.
-public enum GatewayClock {
+public enum HTTPServerClock {
     private static let origin = ContinuousClock.now
 
     /// Milliseconds on a monotonic clock (only differences mean anything).

@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-@testable import Gateway
+@testable import HTTPServer
 
 /// Parser tests: every split of a byte stream, pipelining, chunked edge
 /// cases, smuggling attempts and limits.
@@ -225,11 +225,11 @@ final class HTTPRequestParserTests: XCTestCase {
     // MARK: Limits.
 
     func testRequestLineLimit() {
-        let longTarget = "/" + String(repeating: "a", count: GatewayLimits.requestLineBytesMax)
+        let longTarget = "/" + String(repeating: "a", count: HTTPServerLimits.requestLineBytesMax)
         assertFailure("GET \(longTarget) HTTP/1.1\r\nHost: a\r\n\r\n", .requestLineTooLong, status: 414)
         // Detected before the line ends, so a never-ending line cannot grow.
         assertFailure("GET \(longTarget)", .requestLineTooLong, status: 414)
-        let fitting = "/" + String(repeating: "a", count: GatewayLimits.requestLineBytesMax - 14)
+        let fitting = "/" + String(repeating: "a", count: HTTPServerLimits.requestLineBytesMax - 14)
         XCTAssertEqual(requests(feedAll("GET \(fitting) HTTP/1.1\r\nHost: a\r\n\r\n")).count, 1)
     }
 
@@ -246,9 +246,9 @@ final class HTTPRequestParserTests: XCTestCase {
     /// ending in a bare LF was 400 (line ending) when it arrived in one read
     /// and 414/431 (limit) when it trickled in. Now the limit wins either way.
     func testOverlongLineWithBareLineFeedFailsTheSameWhateverTheSplit() {
-        let longTarget = "/" + String(repeating: "a", count: GatewayLimits.requestLineBytesMax + 2)
-        let bigField = "X-Big: " + String(repeating: "v", count: GatewayLimits.headerBlockBytesMax)
-        let chunkExtension = ";" + String(repeating: "e", count: GatewayLimits.chunkSizeLineBytesMax + 2)
+        let longTarget = "/" + String(repeating: "a", count: HTTPServerLimits.requestLineBytesMax + 2)
+        let bigField = "X-Big: " + String(repeating: "v", count: HTTPServerLimits.headerBlockBytesMax)
+        let chunkExtension = ";" + String(repeating: "e", count: HTTPServerLimits.chunkSizeLineBytesMax + 2)
         let cases: [(String, HTTPRequestError.Reason)] = [
             ("GET \(longTarget) HTTP/1.1\n", .requestLineTooLong),
             ("GET / HTTP/1.1\r\nHost: a\r\n\(bigField)\n", .headerBlockTooLarge),
@@ -272,9 +272,9 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testBodyLimitAcceptsExactlyTheMaximum() {
-        let body = String(repeating: "b", count: GatewayLimits.requestBodyBytesMax)
+        let body = String(repeating: "b", count: HTTPServerLimits.requestBodyBytesMax)
         let request = requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)).first
-        XCTAssertEqual(request?.body.count, GatewayLimits.requestBodyBytesMax)
+        XCTAssertEqual(request?.body.count, HTTPServerLimits.requestBodyBytesMax)
     }
 
     // MARK: Keep-alive and Expect.

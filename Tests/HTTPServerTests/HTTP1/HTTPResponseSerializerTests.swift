@@ -1,5 +1,5 @@
 import XCTest
-@testable import Gateway
+@testable import HTTPServer
 
 final class HTTPResponseSerializerTests: XCTestCase {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

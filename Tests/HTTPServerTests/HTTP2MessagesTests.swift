@@ -1,5 +1,5 @@
 import XCTest
-@testable import Gateway
+@testable import HTTPServer
 
 final class HTTP2MessagesTests: XCTestCase {
     func testRequestFromPseudoHeaders() throws {
@@ -18,9 +18,28 @@ final class HTTP2MessagesTests: XCTestCase {
             [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "*")],
             [(":method", "GET"), (":path", "/"), (":protocol", "x")],
         ] {
-            guard case .failure(let problem) = HTTP2Messages.request(fields: fields, body: []) else { return XCTFail("\(fields)") }
-            XCTAssertEqual(problem.status, 400)
+            guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: []) else { return XCTFail("\(fields)") }
+            XCTAssertEqual(error.status, 400)
         }
+    }
+
+    func testBodyOverThePathLimitIs413() {
+        let fields: [(name: String, value: String)] = [(":method", "POST"), (":path", "/big?x=1")]
+        let limits = HTTPBodyLimits(defaultBytesMax: 4, bytesMaxByPath: ["/big": 8])
+        XCTAssertNoThrow(try HTTP2Messages.request(fields: fields, body: Array(repeating: 0, count: 8), bodyLimits: limits).get())
+        guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: Array(repeating: 0, count: 9), bodyLimits: limits)
+        else { return XCTFail("a 9-byte body passed an 8-byte limit") }
+        XCTAssertEqual(error, HTTPRequestError(.bodyTooLarge))
+        XCTAssertEqual(error.status, 413)
+    }
+
+    func testEarlyResponseFieldsCarryStatusAndHeadersOnly() {
+        var response = HTTPResponse(status: 408, body: Array("{}".utf8))
+        response.headers.add(name: "Content-Type", value: "application/problem+json")
+        response.headers.add(name: "X-Request-Id", value: "abc")
+        let fields = HTTP2Messages.earlyResponseFields(response)
+        XCTAssertEqual(fields.map(\.name), [":status", "x-request-id", "content-length"])
+        XCTAssertEqual(fields.map(\.value), ["408", "abc", "0"])
     }
 
     func testResponseFieldsDropConnectionSpecificHeaders() {

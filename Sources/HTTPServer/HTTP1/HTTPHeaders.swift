@@ -40,7 +40,8 @@ public struct HTTPHeaders: Sendable, Equatable {
     }
 }
 
-/// One header field line.
+/// One header field line, its name as received (HTTP/1.1 names keep their
+/// case; RPCRuntime's HTTP/2 type of the same name is lower-case only).
 public struct HTTPHeaderField: Sendable, Equatable {
     public let name: String
     public let value: String
@@ -54,12 +55,12 @@ public struct HTTPHeaderField: Sendable, Equatable {
 extension StringProtocol {
     /// ASCII-only lower-casing: header names and tokens are ASCII, and
     /// locale-aware case mapping has no place in protocol comparisons.
-    var lowercasedASCII: String {
+    public var lowercasedASCII: String {
         String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
     /// Without leading and trailing spaces and tabs (HTTP's OWS).
-    var trimmingOWS: Substring {
+    public var trimmingOWS: Substring {
         let text = Substring(self)
         let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let start = text.firstIndex(where: { !isOWS($0) }) else { return "" }

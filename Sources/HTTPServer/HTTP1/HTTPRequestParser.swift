@@ -24,9 +24,10 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private var phase: Phase = .head
-    /// The body limit of the request being read (its route's, see
-    /// `GatewayLimits.requestBodyBytesMax(target:)`).
-    private var bodyBytesMax = GatewayLimits.requestBodyBytesMax
+    /// The body limit of each request, by path.
+    public let bodyLimits: HTTPBodyLimits
+    /// The body limit of the request being read (its path's).
+    private var bodyBytesMax: Int
     private var buffer: [UInt8] = []
     /// Start of the unconsumed bytes in `buffer`.
     private var position = 0
@@ -43,7 +44,10 @@ public struct HTTPRequestParser: Sendable {
     /// Requests yielded so far.
     public private(set) var completedRequestCount = 0
 
-    public init() {}
+    public init(bodyLimits: HTTPBodyLimits = HTTPBodyLimits()) {
+        self.bodyLimits = bodyLimits
+        bodyBytesMax = bodyLimits.defaultBytesMax
+    }
 
     /// True when no byte of a next request has been buffered.
     public var isIdle: Bool { phase == .head && position == buffer.count }
@@ -139,7 +143,7 @@ public struct HTTPRequestParser: Sendable {
             guard buffer[position + 1] == HTTPByte.lf else { throw HTTPRequestError(.invalidLineEnding) }
             position += 2
             leadingEmptyLineCount += 1
-            if leadingEmptyLineCount > GatewayLimits.leadingEmptyLineCountMax {
+            if leadingEmptyLineCount > HTTPServerLimits.leadingEmptyLineCountMax {
                 throw HTTPRequestError(.tooManyEmptyLines)
             }
         }
@@ -152,18 +156,18 @@ public struct HTTPRequestParser: Sendable {
             // The size limits first, as the partial checks below would have
             // applied them had the LF come in a later read: the answer must
             // not depend on how the bytes were split.
-            if headLines.isEmpty && relative > GatewayLimits.requestLineBytesMax + 1 {
+            if headLines.isEmpty && relative > HTTPServerLimits.requestLineBytesMax + 1 {
                 throw HTTPRequestError(.requestLineTooLong)
             }
-            if relative > GatewayLimits.headerBlockBytesMax { throw HTTPRequestError(.headerBlockTooLarge) }
+            if relative > HTTPServerLimits.headerBlockBytesMax { throw HTTPRequestError(.headerBlockTooLarge) }
             guard relative - 1 >= lineStart, buffer[index - 1] == HTTPByte.cr else {
                 throw HTTPRequestError(.invalidLineEnding)
             }
             let line = lineStart..<(relative - 1)
-            if headLines.isEmpty && line.count > GatewayLimits.requestLineBytesMax {
+            if headLines.isEmpty && line.count > HTTPServerLimits.requestLineBytesMax {
                 throw HTTPRequestError(.requestLineTooLong)
             }
-            if relative + 1 > GatewayLimits.headerBlockBytesMax {
+            if relative + 1 > HTTPServerLimits.headerBlockBytesMax {
                 throw HTTPRequestError(.headerBlockTooLarge)
             }
             if line.isEmpty {
@@ -171,17 +175,17 @@ public struct HTTPRequestParser: Sendable {
                 return relative + 1
             }
             headLines.append(line)
-            if headLines.count > GatewayLimits.headerFieldCountMax + 1 {
+            if headLines.count > HTTPServerLimits.headerFieldCountMax + 1 {
                 throw HTTPRequestError(.tooManyHeaderFields)
             }
             lineStart = relative + 1
         }
         headScanOffset = index - position
         // A partial request line may still end with the CR of its CRLF.
-        if headLines.isEmpty && availableBytes - lineStart > GatewayLimits.requestLineBytesMax + 1 {
+        if headLines.isEmpty && availableBytes - lineStart > HTTPServerLimits.requestLineBytesMax + 1 {
             throw HTTPRequestError(.requestLineTooLong)
         }
-        if availableBytes > GatewayLimits.headerBlockBytesMax {
+        if availableBytes > HTTPServerLimits.headerBlockBytesMax {
             throw HTTPRequestError(.headerBlockTooLarge)
         }
         return nil
@@ -201,7 +205,7 @@ public struct HTTPRequestParser: Sendable {
         headScanOffset = 0
         leadingEmptyLineCount = 0
 
-        bodyBytesMax = GatewayLimits.requestBodyBytesMax(target: requestLine.target)
+        bodyBytesMax = bodyLimits.bytesMax(target: requestLine.target)
         let framing = try HTTPMessageFraming(version: requestLine.version, headers: headers, bodyBytesMax: bodyBytesMax)
         guard HTTPRequestLine.implementedMethods.contains(requestLine.method) else {
             throw HTTPRequestError(.methodNotImplemented)
@@ -257,7 +261,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func readChunkSizeLine() throws(HTTPRequestError) -> Bool {
-        guard let end = try lineEnd(limit: GatewayLimits.chunkSizeLineBytesMax, tooLong: .chunkSizeLineTooLong) else {
+        guard let end = try lineEnd(limit: HTTPServerLimits.chunkSizeLineBytesMax, tooLong: .chunkSizeLineTooLong) else {
             return false
         }
         let size = try HTTPChunkSizeLine.parse(buffer[position..<(end - 1)])
@@ -272,7 +276,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func readTrailerLine(_ events: inout [HTTPParserEvent]) throws(HTTPRequestError) -> Bool {
-        let remainingBytes = GatewayLimits.headerBlockBytesMax - trailerBytes
+        let remainingBytes = HTTPServerLimits.headerBlockBytesMax - trailerBytes
         guard let end = try lineEnd(limit: remainingBytes, tooLong: .headerBlockTooLarge) else { return false }
         let line = buffer[position..<(end - 1)]
         trailerBytes += line.count + 2
@@ -285,7 +289,7 @@ public struct HTTPRequestParser: Sendable {
         // needs them, and merging them into headers invites smuggling.
         _ = try HTTPFieldLine.parse(line)
         trailerFieldCount += 1
-        if trailerFieldCount > GatewayLimits.headerFieldCountMax { throw HTTPRequestError(.tooManyHeaderFields) }
+        if trailerFieldCount > HTTPServerLimits.headerFieldCountMax { throw HTTPRequestError(.tooManyHeaderFields) }
         return true
     }
 }

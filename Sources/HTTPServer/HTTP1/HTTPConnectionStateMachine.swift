@@ -11,7 +11,7 @@ public struct HTTPConnectionStateMachine: Sendable {
         case failure(HTTPRequestError)
     }
 
-    private var parser = HTTPRequestParser()
+    private var parser: HTTPRequestParser
     private var queue: [Queued] = []
     private var inFlight = false
     /// The connection will close once the in-flight response is written.
@@ -30,8 +30,10 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// True once the connection is closed (or told to close): ignore it.
     public private(set) var isClosed = false
 
-    public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = GatewayLimits.requestsPerConnectionMax) {
+    public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
+                bodyLimits: HTTPBodyLimits = HTTPBodyLimits()) {
         precondition(requestsPerConnectionMax > 0)
+        parser = HTTPRequestParser(bodyLimits: bodyLimits)
         idleSinceMilliseconds = nowMilliseconds
         self.requestsPerConnectionMax = requestsPerConnectionMax
     }
@@ -39,7 +41,7 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// Whether the I/O layer should read more bytes now.
     public var wantsRead: Bool {
         !isClosed && !closeAfterInFlight && !peerHasClosed && !parser.hasFailed
-            && queue.count < GatewayLimits.pipelinedRequestCountMax
+            && queue.count < HTTPServerLimits.pipelinedRequestCountMax
     }
 
     /// When `timerFired` must be called next; nil while a request is being
@@ -47,12 +49,12 @@ public struct HTTPConnectionStateMachine: Sendable {
     public var deadlineMilliseconds: Int64? {
         if isClosed || inFlight || !queue.isEmpty { return nil }
         if let bodyStartedAtMilliseconds {
-            return bodyStartedAtMilliseconds + GatewayLimits.requestBodyTimeoutMilliseconds
+            return bodyStartedAtMilliseconds + HTTPServerLimits.requestBodyTimeoutMilliseconds
         }
         if let headStartedAtMilliseconds {
-            return headStartedAtMilliseconds + GatewayLimits.requestHeadTimeoutMilliseconds
+            return headStartedAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds
         }
-        return idleSinceMilliseconds + GatewayLimits.keepAliveIdleTimeoutMilliseconds
+        return idleSinceMilliseconds + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds
     }
 
     /// Bytes arrived from the peer.
@@ -78,8 +80,8 @@ public struct HTTPConnectionStateMachine: Sendable {
                 queue.append(.failure(error))
             }
         }
-        if queue.count > GatewayLimits.pipelinedRequestCountMax {
-            queue.removeLast(queue.count - GatewayLimits.pipelinedRequestCountMax)
+        if queue.count > HTTPServerLimits.pipelinedRequestCountMax {
+            queue.removeLast(queue.count - HTTPServerLimits.pipelinedRequestCountMax)
             queue.append(.failure(HTTPRequestError(.tooManyPipelinedRequests)))
         }
         actions += dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)

@@ -22,6 +22,10 @@ public struct HTTPRequestError: Error, Sendable, Equatable {
         case invalidChunkFraming
         case chunkSizeLineTooLong
         case tooManyEmptyLines
+        /// HTTP/2: a pseudo-header RFC 9113 §8.3.1 does not define for requests.
+        case unknownPseudoHeader
+        /// HTTP/2: no `:method`, or no origin-form `:path`.
+        case missingPseudoHeader
         // 408
         case requestTimeout
         // 413
