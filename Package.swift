@@ -52,23 +52,25 @@ let package = Package(
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient", "CSignalPipe"]),
+        .target(name: "ServiceKit", dependencies: ["RPCRuntime", "Contracts", "PostgresClient", "CSignalPipe", "AdminServer", "Metrics"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
         // the gateway's public listener and every process's admin listener.
         .target(name: "HTTPServer", dependencies: ["RPCRuntime"]),
+        // GET /metrics, /livez and /readyz of every process, on HTTPServer.
+        .target(name: "AdminServer", dependencies: ["HTTPServer", "Metrics", "RPCRuntime"]),
 
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "COpenSSL", "FieldRules", "StrictJSON", "AdminServer", "Metrics"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt"]
+            dependencies: ["ServiceKit", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCRuntime", "HTTPServer", "Contracts", "COpenSSL", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "COpenSSL", "StrictJSON", "FieldRules"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "COpenSSL"]),
@@ -98,6 +100,7 @@ let package = Package(
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
+        .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),

@@ -1,6 +1,8 @@
 import AppStoreServerAPI
 import AppStoreVerification
+import AdminServer
 import Foundation
+import Metrics
 import PostgresClient
 import RPCRuntime
 import ServiceKit
@@ -39,7 +41,7 @@ let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PaymentsService", summary: "Apple purchases to credits, exactly once (payments.v1.Payments)",
     specs: [
-        StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        StandardOptions.listen(default: "127.0.0.1:50051"), AdminListener.option(default: "127.0.0.1:9181"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         StandardOptions.pointsAddresses, StandardOptions.pointsTLSCA, StandardOptions.pointsTLSServerName,
         OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
         OptionSpec(flag: nil, env: "SAGA_LEASE_MS", default: "30000",
@@ -64,6 +66,8 @@ do {
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
+    let registry = MetricsRegistry()
+    let metrics = try PaymentsMetrics(registry: registry)
     let pool = try ServiceDatabase.pool(options, applicationName: "payments-service")
     let backoff = RetryBackoff(
         initialDelayMilliseconds: try positiveSetting(options, "SAGA_RETRY_INITIAL_MS"),
@@ -102,6 +106,9 @@ do {
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
+    let pointsProbe = PointsReadiness(client: pointsClient, dependencies: metrics.dependencies)
+    let pointsProbeTask = Task { await pointsProbe.run() }
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
     let consumptionWorker = Task { await consumption.run() }
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
@@ -111,6 +118,9 @@ do {
     let listen = try HostAndPort(parsing: options.required("--listen"))
     let tls = try InternalAuth.serverTLS(options, listen: listen)
     InternalAuth.authorize(&router, policy: try PaymentsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
+    let admin = try await AdminListener.start(
+        name: "PaymentsService", listen: try AdminListener.address(options), registry: registry, logger: logger
+    ) { pointsProbe.readiness(combinedWith: AdminListener.readiness(of: monitor)) }
     try await ServiceRunner.serve(
         name: "PaymentsService", listen: listen, tls: tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
@@ -122,6 +132,9 @@ do {
         await consumptionWorker.value
         for job in syncJobs { await job.value }
         probes.cancel()
+        poolSampler.cancel()
+        pointsProbeTask.cancel()
+        await admin?.shutdown()
         await appStoreAPI?.close()
         await pointsClient.close()
         await pool.close()

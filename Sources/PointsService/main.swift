@@ -1,4 +1,6 @@
+import AdminServer
 import Foundation
+import Metrics
 import PostgresClient
 import RPCRuntime
 import ServiceKit
@@ -19,7 +21,7 @@ let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PointsService", summary: "balances, ledger, starter-pack claims and package catalog (points.v1.Points)",
     specs: [
-        StandardOptions.listen(default: "127.0.0.1:50052"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        StandardOptions.listen(default: "127.0.0.1:50052"), AdminListener.option(default: "127.0.0.1:9182"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON)."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ] + PointsCallerPolicy.optionSpecs,
@@ -37,19 +39,27 @@ do {
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
 
+    let registry = MetricsRegistry()
+    let metrics = try PointsMetrics(registry: registry)
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     var router = Router()
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
     let listen = try HostAndPort(parsing: options.required("--listen"))
     let tls = try InternalAuth.serverTLS(options, listen: listen)
     InternalAuth.authorize(&router, policy: try PointsCallerPolicy.make(options), mode: try InternalAuth.mode(options), logger: logger)
+    let admin = try await AdminListener.start(
+        name: "PointsService", listen: try AdminListener.address(options), registry: registry, logger: logger
+    ) { AdminListener.readiness(of: monitor) }
     try await ServiceRunner.serve(
         name: "PointsService", listen: listen, tls: tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         probes.cancel()
+        poolSampler.cancel()
+        await admin?.shutdown()
         await pool.close()
     }
 } catch {

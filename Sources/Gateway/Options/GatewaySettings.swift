@@ -7,6 +7,8 @@ import ServiceKit
 /// lists all of them).
 public struct GatewaySettings: Sendable {
     public var listen: HostAndPort
+    /// `ADMIN_LISTEN_ADDR`: GET /metrics, /livez, /readyz; nil when `off`.
+    public var adminListen: HostAndPort?
     public var pointsTargets: [HostAndPort]
     public var paymentsTargets: [HostAndPort]
     public var logLevel: LogLevel
@@ -28,6 +30,7 @@ public struct GatewaySettings: Sendable {
     public static let specs: [OptionSpec] = [
         OptionSpec(flag: "--listen", env: "LISTEN_ADDR", default: "127.0.0.1:8080",
                    help: "host:port serving HTTP/1.1 and h2c (prior knowledge), or with --tls-cert HTTPS (ALPN h2, http/1.1); port 0 picks one"),
+        AdminListener.option(default: "127.0.0.1:9180"),
         OptionSpec(flag: StandardOptions.tlsCertificate.flag, env: StandardOptions.tlsCertificate.environmentVariable,
                    help: "PEM certificate chain: serve TLS only on --listen (ALPN h2 or http/1.1; plaintext clients are refused)"),
         OptionSpec(flag: StandardOptions.tlsKey.flag, env: StandardOptions.tlsKey.environmentVariable,
@@ -64,6 +67,7 @@ public struct GatewaySettings: Sendable {
     /// by `authentication(environment:readFile:)`).
     public init(options: CommandLineOptions) throws {
         listen = try HostAndPort(parsing: options.required("--listen"))
+        adminListen = try AdminListener.address(options)
         pointsTargets = try HostAndPort.parseList(options.required("--points-addr"))
         paymentsTargets = try HostAndPort.parseList(options.required("--payments-addr"))
         logLevel = try Self.parseLogLevel(options.required("--log-level"))

@@ -1,4 +1,5 @@
 import HTTPServer
+import Metrics
 import RPCRuntime
 import ServiceKit
 import Synchronization
@@ -32,16 +33,17 @@ public final class GatewayRuntime: Sendable {
         connectionsMax: Int = HTTPServerLimits.connectionsMax,
         backendConfiguration: RPCClient.Configuration = .init(),
         paymentsBackendConfiguration: RPCClient.Configuration? = nil,
-        tls: TLSConfiguration? = nil
+        tls: TLSConfiguration? = nil,
+        metrics: GatewayMetrics? = nil
     ) throws {
         backends = try GatewayBackends(
             pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration,
             paymentsConfiguration: paymentsBackendConfiguration)
-        readiness = ReadinessProbe(backends: backends)
+        readiness = ReadinessProbe(backends: backends, dependencies: metrics?.dependencies)
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
-            logger: logger)
+            logger: logger, metrics: metrics)
         server = try HTTPServer(
             configuration: .init(
                 host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
