@@ -95,14 +95,14 @@ let package = Package(
             dependencies: ["AppStoreVerification", "COpenSSL", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "Metrics", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "AppStoreVerification", "StrictJSON", "COpenSSL", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules"]),
+        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "PostgresClient", "Contracts", "RPCRuntime", "TestSupport", "FieldRules", "Metrics", "AppStoreServerAPI"]),
         .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCRuntime", "ServiceKit", "COpenSSL", "TestSupport", "StrictJSON", "FieldRules"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(

@@ -48,6 +48,8 @@ let options = ServiceRunner.options(
                    help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
+        OptionSpec(flag: nil, env: "SAGA_STUCK_AFTER_SECONDS", default: "900",
+                   help: "A purchase owing a ledger step longer than this counts in iap_saga_stuck_rows (the alert's threshold)."),
         StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ] + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
         + AppStoreAPISettings.optionSpecs + AppleSyncSettings.optionSpecs + ConsumptionSettings.optionSpecs,
@@ -87,7 +89,8 @@ do {
     let consumptionSettings = try ConsumptionSettings(options)
     // Optional: without the key settings the service runs as before, and
     // the jobs that need Apple's view are off (said once, here).
-    let apiConfiguration = try AppStoreAPISettings.configuration(options, logger: logger)
+    let apiConfiguration = try AppStoreAPISettings.configuration(
+        options, logger: logger, attempts: AppStoreAPIAttemptRecorder(metrics: metrics))
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
     if consumptionSettings.enabled && appStoreAPI == nil {
         throw CommandLineError("CONSUMPTION_ANSWERS=on needs the App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID)")
@@ -95,7 +98,11 @@ do {
     let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
-        consumption: consumption)
+        consumption: consumption, metrics: metrics)
+    try ChainCacheCollector.register(verifier: verifier, metrics: metrics, in: registry)
+    guard let stuckAfterSeconds = Int64(try options.required("SAGA_STUCK_AFTER_SECONDS")), (1...86_400 * 30).contains(stuckAfterSeconds) else {
+        throw CommandLineError("SAGA_STUCK_AFTER_SECONDS must be 1...2592000")
+    }
     if let configuration = apiConfiguration {
         logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
                       syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
@@ -109,10 +116,12 @@ do {
     let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     let pointsProbe = PointsReadiness(client: pointsClient, dependencies: metrics.dependencies)
     let pointsProbeTask = Task { await pointsProbe.run() }
+    let backlogSampler = SagaBacklogSampler.start(store: store, metrics: metrics, stuckAfter: .seconds(stuckAfterSeconds), logger: logger)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
     let consumptionWorker = Task { await consumption.run() }
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
+    router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
     let listen = try HostAndPort(parsing: options.required("--listen"))
@@ -133,6 +142,7 @@ do {
         for job in syncJobs { await job.value }
         probes.cancel()
         poolSampler.cancel()
+        backlogSampler.cancel()
         pointsProbeTask.cancel()
         await admin?.shutdown()
         await appStoreAPI?.close()

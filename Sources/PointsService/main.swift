@@ -45,6 +45,7 @@ do {
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     var router = Router()
+    router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
     let listen = try HostAndPort(parsing: options.required("--listen"))

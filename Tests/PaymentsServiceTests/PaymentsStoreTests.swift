@@ -284,3 +284,18 @@ final class PaymentsStoreTests: XCTestCase {
         }
     }
 }
+
+/// The saga backlog query behind `iap_saga_stuck_rows` and the oldest owed step's age.
+final class PaymentsStoreOwedStepsTests: XCTestCase {
+    func testARecordedPurchaseOwesItsGrantAndCountsAsStuckOnlyPastTheThreshold() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let before = try await store.owedSteps(stuckAfter: .seconds(3600))
+        _ = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment())
+        try await Task.sleep(for: .milliseconds(20))
+        let longThreshold = try await store.owedSteps(stuckAfter: .seconds(3600))
+        XCTAssertEqual(longThreshold.stuckRows[.grant] ?? 0, before.stuckRows[.grant] ?? 0, "owed for 20 ms: not stuck at 1 h")
+        let shortThreshold = try await store.owedSteps(stuckAfter: .milliseconds(1))
+        XCTAssertGreaterThanOrEqual(shortThreshold.stuckRows[.grant] ?? 0, 1)
+        XCTAssertGreaterThan(shortThreshold.oldestOwedSeconds, 0)
+    }
+}

@@ -32,7 +32,10 @@ enum AppStoreAPISettings {
     /// set. Reads the key file (start-up only). The client's events go to
     /// `logger`: retries and failures as warnings, the rest at debug; they
     /// carry method, path, status and Apple's error code, never a JWT.
-    static func configuration(_ options: CommandLineOptions, logger: Logger) throws -> AppStoreServerAPIConfiguration? {
+    /// Each attempt is counted by `attempts` when given.
+    static func configuration(
+        _ options: CommandLineOptions, logger: Logger, attempts: AppStoreAPIAttemptRecorder? = nil
+    ) throws -> AppStoreServerAPIConfiguration? {
         let present = keySettings.filter { !(options.value($0) ?? "").isEmpty }
         guard !present.isEmpty else { return nil }
         guard present.count == keySettings.count else {
@@ -50,7 +53,10 @@ enum AppStoreAPISettings {
         } catch {
             throw CommandLineError("\(error)")
         }
-        configuration.eventSink = { event in log(event, logger) }
+        configuration.eventSink = { event in
+            log(event, logger)
+            attempts?.record(event)
+        }
         return configuration
     }
 

@@ -1,6 +1,7 @@
-import HTTPServer
 import Foundation
 @testable import Gateway
+import HTTPServer
+import Metrics
 import RPCRuntime
 import ServiceKit
 
@@ -17,6 +18,8 @@ final class GatewayHarness: Sendable {
     let backends: GatewayBackends
     let readiness: ReadinessProbe
     let server: HTTPServer
+    /// What the application counted (a registry of its own per harness).
+    let metrics: GatewayMetrics
     let logs = MemorySink()
     let port: Int
 
@@ -31,14 +34,15 @@ final class GatewayHarness: Sendable {
         backends = try GatewayBackends(
             pointsTargets: [HostAndPort(host: "127.0.0.1", port: ports.points)],
             paymentsTargets: [HostAndPort(host: "127.0.0.1", port: ports.payments)])
-        readiness = ReadinessProbe(backends: backends)
+        metrics = try GatewayMetrics(registry: MetricsRegistry())
+        readiness = ReadinessProbe(backends: backends, dependencies: metrics.dependencies)
         let keys = try JWTKeySet(hs256Secret: Self.secret, es256PublicKeyPEM: nil)
         let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: Self.issuer, audience: Self.audience))
         let application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness),
-            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs))
+            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics)
         // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
         var gatewayConfiguration = configuration
         gatewayConfiguration.bodyLimits = GatewayLimits.bodyLimits
