@@ -81,7 +81,7 @@ do {
 
     let verifier = try AppleVerificationSettings.verifier(options)
     let pointsClient = try PointsConnection.client(options)
-    let points = PointsLedger(client: pointsClient)
+    let points = PointsLedger(client: pointsClient, metrics: metrics.rpcClient)
     let creditPolicy = try AppleVerificationSettings.creditPolicy(options, verifier: verifier)
     let pollMilliseconds = Int(try options.required("SAGA_POLL_INTERVAL_MS")) ?? 0
     guard (10...60_000).contains(pollMilliseconds) else { throw CommandLineError("SAGA_POLL_INTERVAL_MS must be 10...60000") }

@@ -32,7 +32,7 @@ public struct RPCMetricsInterceptor: ServerInterceptor {
     }
 
     /// The gRPC status name of `code` ("OK", "UNAVAILABLE"); `CODE_n` beyond the seventeen.
-    static func name(of code: RPCError.Code) -> String {
+    public static func name(of code: RPCError.Code) -> String {
         codeNames.indices.contains(code.rawValue) ? codeNames[code.rawValue] : code.description
     }
 }

@@ -1,6 +1,8 @@
 import Contracts
 import HTTPServer
+import Metrics
 import RPCRuntime
+import ServiceKit
 
 /// Runs a prepared `GatewayCommand` against the services and renders the
 /// answer. The user id, email hash and masked email always come from the
@@ -11,11 +13,14 @@ public struct CommandExecutor: Sendable {
     public let backends: GatewayBackends
     public let emailIdentity: EmailIdentity
     public let readiness: ReadinessProbe
+    /// Each backend call counted by method and status (nil: not counted).
+    public let rpcMetrics: RPCClientMetrics?
 
-    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe) {
+    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
+        self.rpcMetrics = rpcMetrics
     }
 
     private static let readTimeout = Duration.milliseconds(GatewayLimits.readTimeoutMilliseconds)
@@ -38,14 +43,14 @@ public struct CommandExecutor: Sendable {
             var request = GetBalanceRequest()
             request.userId = user.userId
             let response = try await backends.points.call(
-                PointsMethods.getBalance, request, metadata: metadata, timeout: Self.readTimeout)
+                PointsMethods.getBalance, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.balance(response).response()
         case .listPackages(let user):
             var request = ListPackagesRequest()
             request.userId = user.userId
             request.emailHash = emailIdentity.hash(user.email)
             let response = try await backends.points.call(
-                PointsMethods.listPackages, request, metadata: metadata, timeout: Self.readTimeout)
+                PointsMethods.listPackages, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.packages(response).response()
         case .listLedger(let user, let page):
             var request = ListLedgerRequest()
@@ -53,7 +58,7 @@ public struct CommandExecutor: Sendable {
             request.pageSize = page.pageSize
             request.pageToken = page.pageToken
             let response = try await backends.points.call(
-                PointsMethods.listLedger, request, metadata: metadata, timeout: Self.readTimeout)
+                PointsMethods.listLedger, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.ledger(response).response()
         case .listTransactions(let user, let page):
             var request = ListTransactionsRequest()
@@ -61,12 +66,12 @@ public struct CommandExecutor: Sendable {
             request.pageSize = page.pageSize
             request.pageToken = page.pageToken
             let response = try await backends.payments.call(
-                PaymentsMethods.listTransactions, request, metadata: metadata, timeout: Self.readTimeout)
+                PaymentsMethods.listTransactions, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.transactions(response, user: user).response()
         case .verifyTransaction(let user, let body):
             let response = try await backends.payments.call(
                 PaymentsMethods.verifyTransaction, verifyRequest(user: user, body: body), metadata: metadata,
-                timeout: Self.verifyTimeout)
+                timeout: Self.verifyTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.verification(response, submitted: body).response()
         case .verifyReceipt(let user, let body):
             var request = VerifyReceiptRequest()
@@ -75,39 +80,39 @@ public struct CommandExecutor: Sendable {
             request.emailMasked = EmailIdentity.masked(user.email)
             request.receiptData = body.receiptData
             let response = try await backends.payments.call(
-                PaymentsMethods.verifyReceipt, request, metadata: metadata, timeout: Self.receiptTimeout)
+                PaymentsMethods.verifyReceipt, request, metadata: metadata, timeout: Self.receiptTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.receipt(response).response()
         case .getTransaction(let user, let transactionId):
             var request = GetTransactionRequest()
             request.userId = user.userId
             request.transactionId = transactionId
             let response = try await backends.payments.call(
-                PaymentsMethods.getTransaction, request, metadata: metadata, timeout: Self.readTimeout)
+                PaymentsMethods.getTransaction, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.transaction(response, user: user, instance: instance).response()
         case .getAccountToken(let user):
             var request = GetAccountTokenRequest()
             request.userId = user.userId
             let response = try await backends.payments.call(
-                PaymentsMethods.getAccountToken, request, metadata: metadata, timeout: Self.readTimeout)
+                PaymentsMethods.getAccountToken, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return try BackendResponseMapping.accountToken(response).response()
         case .getConsumptionConsent(let user):
             var request = GetConsumptionConsentRequest()
             request.userId = user.userId
             let response = try await backends.payments.call(
-                PaymentsMethods.getConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
+                PaymentsMethods.getConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return ConsumptionConsentResponseBody(response).response()
         case .setConsumptionConsent(let user, let body):
             var request = SetConsumptionConsentRequest()
             request.userId = user.userId
             request.consented = body.consented
             let response = try await backends.payments.call(
-                PaymentsMethods.setConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
+                PaymentsMethods.setConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout, countedIn: rpcMetrics)
             return ConsumptionConsentResponseBody(response).response()
         case .handleNotification(let body):
             var request = HandleNotificationRequest()
             request.signedPayload = body.signedPayload
             _ = try await backends.payments.call(
-                PaymentsMethods.handleNotification, request, metadata: metadata, timeout: Self.notificationTimeout)
+                PaymentsMethods.handleNotification, request, metadata: metadata, timeout: Self.notificationTimeout, countedIn: rpcMetrics)
             // 200 only once PaymentsService recorded it; any failure above
             // answers a problem so Apple retries.
             var headers = HTTPHeaders()

@@ -42,7 +42,8 @@ public final class GatewayRuntime: Sendable {
         readiness = ReadinessProbe(backends: backends, dependencies: metrics?.dependencies)
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
-            executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
+            executor: CommandExecutor(
+                backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient),
             logger: logger, metrics: metrics)
         server = try HTTPServer(
             configuration: .init(
