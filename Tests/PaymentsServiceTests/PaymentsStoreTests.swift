@@ -285,10 +285,25 @@ final class PaymentsStoreTests: XCTestCase {
     }
 }
 
-/// The saga backlog query behind `iap_saga_stuck_rows` and the oldest owed step's age.
+/// The saga backlog query behind `iap_saga_stuck_rows` and the oldest owed
+/// step's age, on a pool of its own (the shared one may hold connections a
+/// PostgreSQL restart of an earlier test left dead).
 final class PaymentsStoreOwedStepsTests: XCTestCase {
     func testARecordedPurchaseOwesItsGrantAndCountsAsStuckOnlyPastTheThreshold() async throws {
-        let store = try await PaymentsTestDatabase.store()
+        let shared = try await PaymentsTestDatabase.store()
+        let pool = PostgresPool(configuration: .init(
+            connectionString: try PaymentsTestDatabase.url, maxConnections: 2, searchPath: PaymentsTestDatabase.schema))
+        let store = PaymentsStore(pool: pool, backoff: shared.backoff)
+        do {
+            try await checkOwedSteps(store)
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+
+    private func checkOwedSteps(_ store: PaymentsStore) async throws {
         let before = try await store.owedSteps(stuckAfter: .seconds(3600))
         _ = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment())
         try await Task.sleep(for: .milliseconds(20))
