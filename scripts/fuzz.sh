@@ -119,9 +119,9 @@ prepare_http1() {
   local work="$out/http1" sources
   harness="Fuzz/HTTP1Fuzz" binary="$work/http1-fuzz" max_len=24576
   # The parser, the connection state machine and the limits: no I/O, no main.swift.
-  mapfile -t sources < <(swift_sources Sources/Gateway/HTTP1 Sources/Gateway/GatewayLimits.swift \
-    Sources/Gateway/Support/HexDigit.swift Fuzz/Support "$harness")
-  build_fuzzer "$binary" Gateway "${sources[@]}"
+  mapfile -t sources < <(swift_sources Sources/HTTPServer/HTTP1 Sources/HTTPServer/HTTPServerLimits.swift \
+    Sources/HTTPServer/HTTPBodyLimits.swift Fuzz/Support "$harness")
+  build_fuzzer "$binary" HTTPServer "${sources[@]}"
   run_env=(ASAN_OPTIONS=detect_leaks=1)
 }
 

@@ -166,7 +166,7 @@ start_service() {
   echo $! > "$pids/$name.pid"
   local waited=0 address=""
   while ((waited < ready_timeout_seconds * 10)); do
-    address="$(sed -n 's/.*listening on \([^ ]*\)$/\1/p' "$logs/$name.out" | head -1)"
+    address="$(sed -n '/ admin listening on /!s/.*listening on \([^ ]*\)$/\1/p' "$logs/$name.out" | head -1)"
     [[ -n "$address" ]] && break
     if ! kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null; then
       echo "$binary exited during start-up; last log lines:" >&2

@@ -1,7 +1,7 @@
-// libFuzzer entry point over the gateway's HTTP/1.1 request parser and the
+// libFuzzer entry point over HTTPServer's HTTP/1.1 request parser and the
 // connection state machine. Not a SwiftPM target: scripts/fuzz.sh compiles
-// it with Sources/Gateway/HTTP1, GatewayLimits, HexDigit and Fuzz/Support
-// into one module named Gateway (internal types reachable), with `-sanitize=fuzzer,address`.
+// it with Sources/HTTPServer/HTTP1, HTTPServerLimits, HTTPBodyLimits and Fuzz/Support
+// into one module named HTTPServer (internal types reachable), with `-sanitize=fuzzer,address`.
 //
 // Input: byte 0 seeds the schedule (where the stream is split, how the fake
 // clock moves, the per-connection request cap); the rest is what one
@@ -11,7 +11,7 @@
 //     exactly the events of feeding it whole (requests, 100-continue and
 //     the failure with its reason);
 //   - bounded output: what the parser yields never holds more bytes than
-//     it was fed, and every request is within GatewayLimits (request line,
+//     it was fed, and every request is within HTTPServerLimits (request line,
 //     header block and count, body) and well-formed (implemented method,
 //     origin-form target, token names, values without CR/LF/NUL, one Host
 //     on HTTP/1.1, body length equal to Content-Length);
@@ -32,10 +32,10 @@ struct FuzzPlan {
     let requestsPerConnectionMax: Int
 
     init(_ seed: UInt8) {
-        let chunkSizes = [1, 2, 7, 64, 1024, GatewayLimits.readChunkBytes]
+        let chunkSizes = [1, 2, 7, 64, 1024, HTTPServerLimits.readChunkBytes]
         chunkSizeMax = chunkSizes[Int(seed & 0x07) % chunkSizes.count]
         advancesClock = seed & 0x08 != 0
-        requestsPerConnectionMax = seed & 0x30 == 0x30 ? 2 : GatewayLimits.requestsPerConnectionMax
+        requestsPerConnectionMax = seed & 0x30 == 0x30 ? 2 : HTTPServerLimits.requestsPerConnectionMax
     }
 }
 
@@ -48,13 +48,13 @@ func heldBytes(_ request: HTTPRequest) -> Int {
 func checkRequest(_ request: HTTPRequest) {
     require(HTTPRequestLine.implementedMethods.contains(request.method), "unimplemented method yielded")
     require(request.target.utf8.first == UInt8(ascii: "/"), "target is not origin-form")
-    require(request.method.utf8.count + request.target.utf8.count + 10 <= GatewayLimits.requestLineBytesMax,
+    require(request.method.utf8.count + request.target.utf8.count + 10 <= HTTPServerLimits.requestLineBytesMax,
                  "request line over the limit")
-    require(request.headers.fields.count <= GatewayLimits.headerFieldCountMax, "too many header fields")
+    require(request.headers.fields.count <= HTTPServerLimits.headerFieldCountMax, "too many header fields")
     let headBytes = request.method.utf8.count + request.target.utf8.count + 12
         + request.headers.fields.reduce(0) { $0 + $1.name.utf8.count + 1 + $1.value.unicodeScalars.count + 2 } + 2
-    require(headBytes <= GatewayLimits.headerBlockBytesMax, "header block over the limit")
-    require(request.body.count <= GatewayLimits.requestBodyBytesMax, "body over the limit")
+    require(headBytes <= HTTPServerLimits.headerBlockBytesMax, "header block over the limit")
+    require(request.body.count <= HTTPServerLimits.requestBodyBytesMax, "body over the limit")
     for field in request.headers.fields {
         require(!field.name.isEmpty && field.name.utf8.allSatisfy(HTTPByte.isTokenCharacter), "field name not a token")
         require(field.value.unicodeScalars.allSatisfy { $0.value <= 0xFF && $0 != "\r" && $0 != "\n" && $0 != "\0" },
@@ -193,7 +193,7 @@ struct ConnectionDriver {
         while inFlight && !closed {
             answer()
             answers += 1
-            require(answers <= GatewayLimits.pipelinedRequestCountMax + 1, "answers never end")
+            require(answers <= HTTPServerLimits.pipelinedRequestCountMax + 1, "answers never end")
         }
         require(closed && machine.isClosed, "still open after the peer closed and every answer was written")
     }

@@ -1,5 +1,6 @@
 import CryptoPrimitives
 import Foundation
+import Synchronization
 
 /// Verifies and decodes App Store signed data (transactions, renewal info,
 /// Server Notifications V2, app transactions), deciding as Apple's
@@ -27,6 +28,9 @@ public final class SignedDataVerifier: Sendable {
     private let cache: CertificateChainCache
     private let ocspFetcher: (any OCSPFetcher)?
     private let nowSeconds: @Sendable () -> Int64
+    /// Chain-cache lookups that found the chain / had to build it.
+    private let chainCacheHits = Atomic<UInt64>(0)
+    private let chainCacheMisses = Atomic<UInt64>(0)
 
     /// Creates a verifier; with `onlineChecks` it uses `HTTPOCSPFetcher`.
     public convenience init(configuration: VerifierConfiguration) throws(ConfigurationError) {
@@ -53,6 +57,12 @@ public final class SignedDataVerifier: Sendable {
 
     /// Number of verified chains currently cached.
     public var cachedChainCount: Int { cache.count }
+
+    /// Chain-cache lookups since start: `hits` skipped chain building,
+    /// `misses` built and checked the chain (metrics read the totals).
+    public var chainCacheLookups: (hits: UInt64, misses: UInt64) {
+        (chainCacheHits.load(ordering: .relaxed), chainCacheMisses.load(ordering: .relaxed))
+    }
 
     // MARK: Synchronous (offline) entry points.
 
@@ -197,6 +207,7 @@ public final class SignedDataVerifier: Sendable {
         let chain = token.certificateChainBase64
         let text = CertificateChainCache.TextKey(leafBase64: chain[0], intermediateBase64: chain[1])
         if let (cached, key) = cache.lookup(text: text) {
+            chainCacheHits.add(1, ordering: .relaxed)
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
             return (cached, key)
         }
@@ -208,10 +219,12 @@ public final class SignedDataVerifier: Sendable {
             intermediateFingerprint: SHA256.hash(intermediateDER),
             rootSetFingerprint: trustStore.rootSetFingerprint)
         if let cached = cache.lookup(key) {
+            chainCacheHits.add(1, ordering: .relaxed)
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
             cache.store(cached, for: key, text: text)
             return (cached, key)
         }
+        chainCacheMisses.add(1, ordering: .relaxed)
         guard let leaf = X509Certificate(der: leafDER) else { throw .badCertificate(reason: "leaf is not DER") }
         guard let intermediate = X509Certificate(der: intermediateDER) else {
             throw .badCertificate(reason: "intermediate is not DER")

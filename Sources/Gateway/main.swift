@@ -4,7 +4,10 @@
 // `Gateway mint-token --sub UUID --email EMAIL [--ttl SECONDS]` prints an
 // HS256 development token. Prints "Gateway listening on HOST:PORT" on stdout once
 // ready; SIGTERM/SIGINT stop it gracefully.
+import AdminServer
 import Foundation
+import Metrics
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 
@@ -38,7 +41,7 @@ func readFile(_ path: String) throws -> [UInt8] {
 switch options.positional.first {
 case "mint-token":
     do {
-        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: GatewayClock.unixSeconds()))
+        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
         exit(0)
     } catch {
         fail("\(error)", code: 2)
@@ -61,11 +64,18 @@ GatewayCommandLine.raiseOpenFileLimit()
 
 let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)
 do {
+    let registry = MetricsRegistry()
+    let metrics = try GatewayMetrics(registry: registry)
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
         connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
-        paymentsBackendConfiguration: RPCClient.Configuration(tls: settings.paymentsBackendTLS), tls: settings.tls)
+        paymentsBackendConfiguration: RPCClient.Configuration(tls: settings.paymentsBackendTLS), tls: settings.tls,
+        metrics: metrics)
+    let readiness = gateway.readiness
+    let admin = try await AdminListener.start(name: "Gateway", listen: settings.adminListen, registry: registry, logger: logger) {
+        AdminReadiness(isReady: readiness.isReady, detail: readiness.detail)
+    }
     let port = try await gateway.start()
     logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on",
                                 "internal_auth": settings.internalAuth.rawValue])
@@ -78,6 +88,7 @@ do {
     let signal = await termination.wait()
     logger.notice("shutting down", ["signal": signal])
     await gateway.shutdown(gracePeriod: .milliseconds(settings.shutdownGraceMilliseconds))
+    await admin?.shutdown()
     logger.notice("stopped")
 } catch {
     logger.critical("start-up failed", ["error": "\(error)"])

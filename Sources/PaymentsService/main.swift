@@ -1,6 +1,8 @@
 import AppStoreServerAPI
 import AppStoreVerification
+import AdminServer
 import Foundation
+import Metrics
 import PostgresClient
 import RPCCore
 import RPCHealthService
@@ -61,6 +63,8 @@ do {
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
+    let registry = MetricsRegistry()
+    let metrics = try PaymentsMetrics(registry: registry)
     let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service")
     let store = PaymentsStore(pool: pool, backoff: settings.backoff)
     try await store.migrate()
@@ -69,7 +73,7 @@ do {
 
     let verifier = server.verifier
     let pointsClient = try PointsConnection.client(server.points)
-    let points = PointsLedger(client: pointsClient)
+    let points = PointsLedger(client: pointsClient, metrics: metrics.rpcClient)
     let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: server.sandboxUserIds)
     let pollMilliseconds = server.sagaPollMilliseconds
     let syncSettings = server.sync
@@ -77,12 +81,18 @@ do {
     // Optional: without the key settings the service runs as before, and
     // the jobs that need Apple's view are off (said once, here).
     var apiConfiguration = server.appStoreAPI
-    apiConfiguration?.eventSink = { event in AppStoreAPISettings.log(event, logger) }
+    let attempts = AppStoreAPIAttemptRecorder(metrics: metrics)
+    apiConfiguration?.eventSink = { event in
+        AppStoreAPISettings.log(event, logger)
+        attempts.record(event)
+    }
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
     let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
-        consumption: consumption)
+        consumption: consumption, metrics: metrics)
+    try ChainCacheCollector.register(verifier: verifier, metrics: metrics, in: registry)
+    let stuckAfterSeconds = server.sagaStuckAfterSeconds
     if let configuration = apiConfiguration {
         logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
                       syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
@@ -93,13 +103,21 @@ do {
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
+    let pointsProbe = PointsReadiness(client: pointsClient, dependencies: metrics.dependencies)
+    let pointsProbeTask = Task { await pointsProbe.run() }
+    let backlogSampler = SagaBacklogSampler.start(store: store, metrics: metrics, stuckAfter: .seconds(stuckAfterSeconds), logger: logger)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
     let consumptionWorker = Task { await consumption.run() }
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()
+    router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
     PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
     InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
+    let admin = try await AdminListener.start(
+        name: "PaymentsService", listen: server.adminListen, registry: registry, logger: logger
+    ) { pointsProbe.readiness(combinedWith: AdminListener.readiness(of: monitor)) }
     try await ServiceRunner.serve(
         name: "PaymentsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
@@ -111,6 +129,10 @@ do {
         await consumptionWorker.value
         for job in syncJobs { await job.value }
         probes.cancel()
+        poolSampler.cancel()
+        backlogSampler.cancel()
+        pointsProbeTask.cancel()
+        await admin?.shutdown()
         await appStoreAPI?.close()
         await pointsClient.close()
         await pool.close()

@@ -1,4 +1,6 @@
+import AdminServer
 import Foundation
+import Metrics
 import PostgresClient
 import RPCCore
 import RPCHealthService
@@ -40,17 +42,26 @@ do {
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
+    let registry = MetricsRegistry()
+    let metrics = try PointsMetrics(registry: registry)
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     var router = Router()
+    router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])
     PointsRPCService(store: store, logger: logger).register(on: &router)
     InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
+    let admin = try await AdminListener.start(
+        name: "PointsService", listen: server.adminListen, registry: registry, logger: logger
+    ) { AdminListener.readiness(of: monitor) }
     try await ServiceRunner.serve(
         name: "PointsService", listen: server.listen, tls: server.tls,
         router: router, monitor: monitor, logger: logger, shutdown: shutdown
     ) {
         probes.cancel()
+        poolSampler.cancel()
+        await admin?.shutdown()
         await pool.close()
     }
 } catch {

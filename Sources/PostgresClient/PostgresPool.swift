@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A bounded pool of PostgreSQL connections: at most `maxConnections` open,
 /// at most `maxWaiters` callers queued (FIFO), each waiting at most
@@ -7,6 +8,8 @@ import Foundation
 public final class PostgresPool: Sendable {
     public let configuration: Configuration
     private let core: PoolCore
+    /// Told about every acquisition (see `observeAcquisitions`).
+    let acquisitionObserver = Mutex<(@Sendable (Acquisition) -> Void)?>(nil)
     private var health: HealthFlag { core.health }
 
     /// Counters for tests, health pages and benchmarks.
@@ -55,7 +58,7 @@ public final class PostgresPool: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        let connection = try await core.acquire()
+        let connection = try await acquireObserved()
         let outcome: Result<Value, any Error>
         do {
             outcome = .success(try await body(connection))
@@ -77,7 +80,7 @@ public final class PostgresPool: Sendable {
     ) async throws -> Value {
         var beginAttempts = 0
         while true {
-            let connection = try await core.acquire()
+            let connection = try await acquireObserved()
             do {
                 try await connection.execute("BEGIN ISOLATION LEVEL \(level.rawValue)")
             } catch {
@@ -101,6 +104,22 @@ public final class PostgresPool: Sendable {
             }
             await core.release(connection)
             return try outcome.get()
+        }
+    }
+
+    /// `core.acquire()`, timed for the observer.
+    private func acquireObserved() async throws(PostgresError) -> PostgresConnection {
+        let observer = acquisitionObserver.withLock { $0 }
+        guard let observer else { return try await core.acquire() }
+        let startedAt = ContinuousClock.now
+        do {
+            let connection = try await core.acquire()
+            observer(Acquisition(waited: ContinuousClock.now - startedAt, gaveUp: false))
+            return connection
+        } catch {
+            let gaveUp = error.code == .timeout || error.code == .poolExhausted
+            observer(Acquisition(waited: ContinuousClock.now - startedAt, gaveUp: gaveUp))
+            throw error
         }
     }
 

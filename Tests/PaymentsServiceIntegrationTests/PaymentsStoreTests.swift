@@ -284,3 +284,33 @@ final class PaymentsStoreTests: XCTestCase {
         }
     }
 }
+
+/// The saga backlog query behind `iap_saga_stuck_rows` and the oldest owed
+/// step's age, on a pool of its own (the shared one may hold connections a
+/// PostgreSQL restart of an earlier test left dead).
+final class PaymentsStoreOwedStepsTests: XCTestCase {
+    func testARecordedPurchaseOwesItsGrantAndCountsAsStuckOnlyPastTheThreshold() async throws {
+        let shared = try await PaymentsTestDatabase.store()
+        let pool = PostgresPool(configuration: .init(
+            connectionString: try PaymentsTestDatabase.url, maxConnections: 2, searchPath: PaymentsTestDatabase.schema))
+        let store = PaymentsStore(pool: pool, backoff: shared.backoff)
+        do {
+            try await checkOwedSteps(store)
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+
+    private func checkOwedSteps(_ store: PaymentsStore) async throws {
+        let before = try await store.owedSteps(stuckAfter: .seconds(3600))
+        _ = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment())
+        try await Task.sleep(for: .milliseconds(20))
+        let longThreshold = try await store.owedSteps(stuckAfter: .seconds(3600))
+        XCTAssertEqual(longThreshold.stuckRows[.grant] ?? 0, before.stuckRows[.grant] ?? 0, "owed for 20 ms: not stuck at 1 h")
+        let shortThreshold = try await store.owedSteps(stuckAfter: .milliseconds(1))
+        XCTAssertGreaterThanOrEqual(shortThreshold.stuckRows[.grant] ?? 0, 1)
+        XCTAssertGreaterThan(shortThreshold.oldestOwedSeconds, 0)
+    }
+}

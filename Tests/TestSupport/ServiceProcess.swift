@@ -3,11 +3,15 @@ import Glibc
 
 /// A service executable of this package started as a child process for
 /// integration tests: it listens on 127.0.0.1 port 0 and announces
-/// "<Name> listening on HOST:PORT" on stdout, which gives its port.
+/// "<Name> listening on HOST:PORT" on stdout, which gives its port. Its
+/// admin listener is on port 0 too (unless the environment sets
+/// ADMIN_LISTEN_ADDR), announced first as "<Name> admin listening on ...".
 public final class ServiceProcess: @unchecked Sendable {
     public let name: String
     public let process: Process
     public private(set) var port: Int = 0
+    /// The admin listener's port (/metrics, /livez, /readyz); nil when off.
+    public private(set) var adminPort: Int?
     private let output = Pipe()
     private let errors: FileHandle?
     /// Lines the process wrote to stderr (its JSON logs), when captured.
@@ -34,6 +38,8 @@ public final class ServiceProcess: @unchecked Sendable {
         process.arguments = ["--listen", "127.0.0.1:0"] + arguments
         process.currentDirectoryURL = Self.repositoryRoot
         var env = ProcessInfo.processInfo.environment
+        // Never the fixed default ports: tests run side by side.
+        env["ADMIN_LISTEN_ADDR"] = "127.0.0.1:0"
         env.merge(environment) { _, new in new }
         process.environment = env
         process.standardOutput = output
@@ -60,9 +66,15 @@ public final class ServiceProcess: @unchecked Sendable {
             if chunk.isEmpty { break }
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
-            if let range = text.range(of: " listening on "), let lineEnd = text[range.upperBound...].firstIndex(of: "\n") {
-                let address = text[range.upperBound..<lineEnd]
-                if let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]) {
+            // Complete lines only: a port may still be arriving.
+            let complete = text[..<(text.lastIndex(of: "\n") ?? text.startIndex)]
+            for line in complete.split(separator: "\n") {
+                guard let range = line.range(of: "listening on "),
+                      let colon = line.lastIndex(of: ":"), colon > range.upperBound,
+                      let port = Int(line[line.index(after: colon)...]) else { continue }
+                if line.contains(" admin listening on ") {
+                    adminPort = port
+                } else {
                     return port
                 }
             }

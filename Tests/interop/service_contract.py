@@ -12,19 +12,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The binaries by the short name deployments give them.
 BINARIES = {"points": "PointsService", "payments": "PaymentsService", "gateway": "Gateway"}
 
-# Settings that land from another branch (the admin HTTP listener: GET
-# /metrics, /livez, /readyz). Deployments may use them before the binaries
-# document them. THE INTEGRATOR REMOVES THIS SET (and PENDING_ADMIN) AT MERGE,
-# once `--help` documents ADMIN_LISTEN_ADDR: the tests then read it from there.
-PENDING_SETTINGS = {"ADMIN_LISTEN_ADDR"}
-# The admin listener's default address per binary and its paths, as that
-# branch specifies them; used only while --help does not document it.
-PENDING_ADMIN = {
-    "defaults": {"Gateway": "127.0.0.1:9180", "PaymentsService": "127.0.0.1:9181", "PointsService": "127.0.0.1:9182"},
-    "paths": {"/metrics", "/livez", "/readyz"},
-}
-
-
 @functools.lru_cache(maxsize=None)
 def help_text(binary: str) -> str:
     path = ROOT / ".build" / "debug" / binary
@@ -54,7 +41,7 @@ def documented(binary: str) -> set:
 
 def allowed(binary: str) -> set:
     """The variables a deployment may set for `binary`."""
-    return documented(binary) | PENDING_SETTINGS
+    return documented(binary)
 
 
 def secret_settings(binary: str) -> set:
@@ -63,8 +50,6 @@ def secret_settings(binary: str) -> set:
 
 def default_port(binary: str, variable: str) -> int:
     spec = settings(binary).get(variable)
-    if spec is None and variable == "ADMIN_LISTEN_ADDR":
-        return int(PENDING_ADMIN["defaults"][binary].rsplit(":", 1)[1])
     assert spec and spec["default"], f"{binary} documents no default for {variable}"
     return int(spec["default"].rsplit(":", 1)[1])
 
@@ -81,7 +66,8 @@ def gateway_public_paths() -> set:
 
 
 def admin_paths() -> set:
-    """The admin listener's paths: from the code once it is there."""
-    sources = "\n".join(p.read_text() for p in (ROOT / "Sources").rglob("*.swift"))
-    found = {path for path in PENDING_ADMIN["paths"] if f'"{path}"' in sources}
-    return found if "ADMIN_LISTEN_ADDR" in sources else PENDING_ADMIN["paths"]
+    """The paths the admin listener (Sources/AdminServer, with /metrics from Metrics' endpoint) answers."""
+    sources = "\n".join(p.read_text() for folder in ("AdminServer", "Metrics") for p in (ROOT / "Sources" / folder).rglob("*.swift"))
+    paths = {path for path in ("/metrics", "/livez", "/readyz") if f'"{path}"' in sources}
+    assert paths, "Sources/AdminServer names none of /metrics, /livez, /readyz"
+    return paths

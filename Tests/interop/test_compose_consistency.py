@@ -1,7 +1,7 @@
 """compose/ must stay consistent with the code: every service is the
 database or an instance of one of the three binaries (two or more of each),
 runs a command that exists, sets only variables that binary documents in
---help (PENDING_SETTINGS aside, see service_contract.py), listens on the
+--help (see service_contract.py), listens on the
 ports its defaults use, lists every instance of its peers, has a health check
 that hits a path and port the process serves, and gets its secrets from
 files only."""

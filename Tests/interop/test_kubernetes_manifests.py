@@ -2,8 +2,7 @@
 consistent with the code, checked offline: every manifest validates with
 kubernetes-validate (its bundled schemas; the CloudNativePG Cluster against
 schemas/cnpg-cluster-v1.schema.json), every variable a container sets is one
-its binary documents in --help (PENDING_SETTINGS aside, see
-service_contract.py), container ports are the ports the settings use,
+its binary documents in --help (service_contract.py), container ports are the ports the settings use,
 commands exist, probes hit paths and ports the process serves, Services and
 NetworkPolicies select what exists, and the network rules are the caller
 policy of docs/ARCHITECTURE.md."""

@@ -36,7 +36,7 @@ def points(tmp_path_factory):
         pytest.fail(f"{binary} is missing: run swift build first")
     env = dict(os.environ, DATABASE_URL=database, PACKAGES_FILE=os.path.join(ROOT, "config", "packages.json"), LOG_LEVEL="warning",
                TLS_CERT=f"{pki}/points.pem", TLS_KEY=f"{pki}/points.key", TLS_CLIENT_CA=f"{pki}/ca.pem",
-               POINTS_SPEND_CALLERS="spend-caller")
+               POINTS_SPEND_CALLERS="spend-caller", ADMIN_LISTEN_ADDR="off")
     env.pop("INTERNAL_AUTH", None)  # the default: mutual TLS
     log_path = os.path.join(str(tmp_path_factory.mktemp("log")), "points.log")
     log = open(log_path, "w")

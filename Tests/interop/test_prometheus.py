@@ -173,9 +173,12 @@ def test_prometheus_config_is_valid_and_scrapes_the_local_run():
     config = yaml.safe_load((PROMETHEUS / "prometheus.yml").read_text())
     assert config["rule_files"] == ["alerts.yml"]
     targets = {job["job_name"]: [t for c in job["static_configs"] for t in c["targets"]] for job in config["scrape_configs"]}
-    run_sh = (ROOT / "scripts" / "run.sh").read_text()
-    gateway_default = re.search(r'gateway_listen="\$\{GATEWAY_LISTEN:-([^}]+)\}"', run_sh).group(1)
-    assert targets == {"iap-gateway": [gateway_default], "iap-payments": ["127.0.0.1:9091"], "iap-points": ["127.0.0.1:9092"]}
+    # The admin listeners' defaults, read from the code (ADMIN_LISTEN_ADDR).
+    def admin_default(path):
+        return re.search(r'AdminListener\.option\(default: "([^"]+)"\)', (ROOT / path).read_text()).group(1)
+    assert targets == {"iap-gateway": [admin_default("Sources/Gateway/Options/GatewaySettings.swift")],
+                       "iap-payments": [admin_default("Sources/PaymentsService/Configuration/PaymentsSettings.swift")],
+                       "iap-points": [admin_default("Sources/PointsService/Configuration/PointsSettings.swift")]}
     for rule in alerts():  # the jobs the alerts select are the ones scraped
         for job in re.findall(r'job=~?"([^"]+)"', rule["expr"]):
             assert any(re.fullmatch(job, name) for name in targets), f"{rule['alert']}: job {job} is not scraped"

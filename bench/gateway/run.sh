@@ -80,7 +80,7 @@ start() {
   pids+=($!)
   address=""
   for _ in $(seq 1 300); do
-    address="$(sed -n 's/^.*listening on //p' "$work/$name.out" 2>/dev/null | head -1)"
+    address="$(sed -n '/ admin listening on /!s/^.*listening on //p' "$work/$name.out" 2>/dev/null | head -1)"
     [[ -n "$address" ]] && return 0
     kill -0 "${pids[-1]}" 2>/dev/null || break
     sleep 0.05

@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Bodies must be declared as JSON: `application/json`, optionally with
 /// `charset=utf-8` (any other charset is refused; JSON is UTF-8 only).
 public enum ContentTypeRule {

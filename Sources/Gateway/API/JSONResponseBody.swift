@@ -1,3 +1,4 @@
+import HTTPServer
 import StrictJSON
 
 /// A response body the gateway renders as `application/json`.

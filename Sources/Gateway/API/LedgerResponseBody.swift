@@ -1,3 +1,4 @@
+import HTTPServer
 import StrictJSON
 
 /// GET /api/v1/points/ledger: one page of the signed-in user's own points

@@ -1,3 +1,4 @@
+import HTTPServer
 import StrictJSON
 
 /// GET /api/v1/payments/apple/transactions/{transactionId}: where one of the

@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Why a request is not authenticated. Every case answers 401
 /// UNAUTHENTICATED; `code` is stable for logs and the problem's detail, and
 /// deliberately coarse enough not to help a forger.

@@ -1,4 +1,5 @@
 import CryptoPrimitives
+import HTTPServer
 
 /// Extracts the token from `Authorization: Bearer <token>` (RFC 6750 §2.1):
 /// exactly one header, scheme case-insensitive, token68 characters only.

@@ -1,5 +1,6 @@
 import CryptoPrimitives
 import FieldRules
+import HTTPServer
 import StrictJSON
 
 /// Verifies compact JWS bearer tokens (RFC 7515/7519) and yields the user.

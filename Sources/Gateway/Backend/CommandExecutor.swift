@@ -1,5 +1,9 @@
 import Contracts
+import HTTPServer
+import Metrics
 import RPCCore
+import RPCRuntime
+import ServiceKit
 
 /// Runs a prepared `GatewayCommand` against the services and renders the
 /// answer. The user id, email hash and masked email always come from the
@@ -10,11 +14,14 @@ public struct CommandExecutor: Sendable {
     public let backends: GatewayBackends
     public let emailIdentity: EmailIdentity
     public let readiness: ReadinessProbe
+    /// Each backend call counted by method and status (nil: not counted).
+    public let rpcMetrics: RPCClientMetrics?
 
-    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe) {
+    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
+        self.rpcMetrics = rpcMetrics
     }
 
     private static let readTimeout = Duration.milliseconds(GatewayLimits.readTimeoutMilliseconds)
@@ -36,14 +43,14 @@ public struct CommandExecutor: Sendable {
         case .getBalance(let user):
             var request = GetBalanceRequest()
             request.userId = user.userId
-            let response = try await backends.points.call(
+            let response = try await CountedCaller(backends.points, metrics: rpcMetrics).call(
                 PointsMethods.getBalance, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.balance(response).response()
         case .listPackages(let user):
             var request = ListPackagesRequest()
             request.userId = user.userId
             request.emailHash = emailIdentity.hash(user.email)
-            let response = try await backends.points.call(
+            let response = try await CountedCaller(backends.points, metrics: rpcMetrics).call(
                 PointsMethods.listPackages, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.packages(response).response()
         case .listLedger(let user, let page):
@@ -51,7 +58,7 @@ public struct CommandExecutor: Sendable {
             request.userId = user.userId
             request.pageSize = page.pageSize
             request.pageToken = page.pageToken
-            let response = try await backends.points.call(
+            let response = try await CountedCaller(backends.points, metrics: rpcMetrics).call(
                 PointsMethods.listLedger, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.ledger(response).response()
         case .listTransactions(let user, let page):
@@ -59,11 +66,11 @@ public struct CommandExecutor: Sendable {
             request.userId = user.userId
             request.pageSize = page.pageSize
             request.pageToken = page.pageToken
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.listTransactions, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.transactions(response, user: user).response()
         case .verifyTransaction(let user, let body):
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.verifyTransaction, verifyRequest(user: user, body: body), metadata: metadata,
                 timeout: Self.verifyTimeout)
             return try BackendResponseMapping.verification(response, submitted: body).response()
@@ -73,39 +80,39 @@ public struct CommandExecutor: Sendable {
             request.emailHash = emailIdentity.hash(user.email)
             request.emailMasked = EmailIdentity.masked(user.email)
             request.receiptData = body.receiptData
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.verifyReceipt, request, metadata: metadata, timeout: Self.receiptTimeout)
             return try BackendResponseMapping.receipt(response).response()
         case .getTransaction(let user, let transactionId):
             var request = GetTransactionRequest()
             request.userId = user.userId
             request.transactionId = transactionId
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.getTransaction, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.transaction(response, user: user, instance: instance).response()
         case .getAccountToken(let user):
             var request = GetAccountTokenRequest()
             request.userId = user.userId
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.getAccountToken, request, metadata: metadata, timeout: Self.readTimeout)
             return try BackendResponseMapping.accountToken(response).response()
         case .getConsumptionConsent(let user):
             var request = GetConsumptionConsentRequest()
             request.userId = user.userId
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.getConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
             return ConsumptionConsentResponseBody(response).response()
         case .setConsumptionConsent(let user, let body):
             var request = SetConsumptionConsentRequest()
             request.userId = user.userId
             request.consented = body.consented
-            let response = try await backends.payments.call(
+            let response = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.setConsumptionConsent, request, metadata: metadata, timeout: Self.readTimeout)
             return ConsumptionConsentResponseBody(response).response()
         case .handleNotification(let body):
             var request = HandleNotificationRequest()
             request.signedPayload = body.signedPayload
-            _ = try await backends.payments.call(
+            _ = try await CountedCaller(backends.payments, metrics: rpcMetrics).call(
                 PaymentsMethods.handleNotification, request, metadata: metadata, timeout: Self.notificationTimeout)
             // 200 only once PaymentsService recorded it; any failure above
             // answers a problem so Apple retries.

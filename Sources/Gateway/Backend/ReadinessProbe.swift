@@ -1,4 +1,5 @@
 import Contracts
+import Metrics
 import RPCRuntime
 import Synchronization
 
@@ -7,9 +8,14 @@ import Synchronization
 /// round trip. Not ready until the first probe succeeds.
 public final class ReadinessProbe: Sendable {
     private let backends: GatewayBackends
+    /// `iap_dependency_up` for both services, when the gateway counts.
+    private let dependencies: DependencyMetrics?
     private let state = Mutex<(points: Bool, payments: Bool)>((false, false))
 
-    public init(backends: GatewayBackends) { self.backends = backends }
+    public init(backends: GatewayBackends, dependencies: DependencyMetrics? = nil) {
+        self.backends = backends
+        self.dependencies = dependencies
+    }
 
     /// True when both services were SERVING at the last probe.
     public var isReady: Bool { state.withLock { $0.points && $0.payments } }
@@ -27,6 +33,8 @@ public final class ReadinessProbe: Sendable {
         async let payments = Self.isServing(backends.payments)
         let result = await (points, payments)
         state.withLock { $0 = (result.0, result.1) }
+        dependencies?.report(.points, isUp: result.0)
+        dependencies?.report(.payments, isUp: result.1)
         return result.0 && result.1
     }
 

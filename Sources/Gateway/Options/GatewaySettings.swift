@@ -1,3 +1,4 @@
+import HTTPServer
 import RPCRuntime
 import ServiceKit
 
@@ -6,6 +7,8 @@ import ServiceKit
 /// lists all of them).
 public struct GatewaySettings: Sendable {
     public var listen: HostAndPort
+    /// `ADMIN_LISTEN_ADDR`: GET /metrics, /livez, /readyz; nil when `off`.
+    public var adminListen: HostAndPort?
     public var pointsTargets: [HostAndPort]
     public var paymentsTargets: [HostAndPort]
     public var logLevel: LogLevel
@@ -27,6 +30,7 @@ public struct GatewaySettings: Sendable {
     public static let specs: [OptionSpec] = [
         OptionSpec(flag: "--listen", env: "LISTEN_ADDR", default: "127.0.0.1:8080",
                    help: "host:port serving HTTP/1.1 and h2c (prior knowledge), or with --tls-cert HTTPS (ALPN h2, http/1.1); port 0 picks one"),
+        AdminListener.option(default: "127.0.0.1:9180"),
         OptionSpec(flag: StandardOptions.tlsCertificate.flag, env: StandardOptions.tlsCertificate.environmentVariable,
                    help: "PEM certificate chain: serve TLS only on --listen (ALPN h2 or http/1.1; plaintext clients are refused)"),
         OptionSpec(flag: StandardOptions.tlsKey.flag, env: StandardOptions.tlsKey.environmentVariable,
@@ -43,7 +47,7 @@ public struct GatewaySettings: Sendable {
                    help: "HMAC key of the email hash (at least 32 bytes); keep it stable, starter-pack eligibility is keyed by it", isSecret: true),
         OptionSpec(flag: "--log-level", env: "LOG_LEVEL", default: "info",
                    help: "debug, info, notice, warning, error or critical"),
-        OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(GatewayLimits.connectionsMax),
+        OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(HTTPServerLimits.connectionsMax),
                    help: "open client connections kept (HTTP/1.1 and HTTP/2)"),
         OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
                    help: "time in-flight requests get to finish on SIGTERM"),
@@ -60,11 +64,13 @@ public struct GatewaySettings: Sendable {
     ]
 
     private init(
-        listen: HostAndPort, pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], logLevel: LogLevel, connectionsMax: Int,
+        listen: HostAndPort, adminListen: HostAndPort?, pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], logLevel: LogLevel,
+        connectionsMax: Int,
         shutdownGraceMilliseconds: Int64, internalAuth: InternalAuthMode, pointsBackendTLS: TLSConfiguration?,
         paymentsBackendTLS: TLSConfiguration?, tls: TLSConfiguration?
     ) {
         self.listen = listen
+        self.adminListen = adminListen
         self.pointsTargets = pointsTargets
         self.paymentsTargets = paymentsTargets
         self.logLevel = logLevel
@@ -89,6 +95,7 @@ public struct GatewaySettings: Sendable {
     /// Reads every server setting, reporting each problem to `settings`.
     public static func read(_ settings: inout SettingsCollector) -> GatewaySettings? {
         let listen = settings.address("--listen", because: "it is the address the public API is served on")
+        let adminListen = AdminListener.address(&settings)
         let points = settings.addresses("--points-addr", because: "the gateway balances reads and spends over these PointsService instances")
         let payments = settings.addresses("--payments-addr", because: "the gateway balances purchases over these PaymentsService instances")
         let logLevel = settings.logLevel(allowingCritical: true)
@@ -102,10 +109,10 @@ public struct GatewaySettings: Sendable {
         if let mode {
             backend = backendTLS(&settings, mode: mode, targets: (points ?? []) + (payments ?? []))
         }
-        guard let listen, let points, let payments, let logLevel, let connections, let grace, let tls, let mode, let backend,
-              settings.problems.isEmpty else { return nil }
+        guard let listen, let adminListen, let points, let payments, let logLevel, let connections, let grace, let tls, let mode,
+              let backend, settings.problems.isEmpty else { return nil }
         return GatewaySettings(
-            listen: listen, pointsTargets: points, paymentsTargets: payments, logLevel: logLevel, connectionsMax: Int(connections),
+            listen: listen, adminListen: adminListen, pointsTargets: points, paymentsTargets: payments, logLevel: logLevel, connectionsMax: Int(connections),
             shutdownGraceMilliseconds: grace, internalAuth: mode, pointsBackendTLS: backend.points, paymentsBackendTLS: backend.payments,
             tls: tls)
     }

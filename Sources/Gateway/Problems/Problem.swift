@@ -1,3 +1,4 @@
+import HTTPServer
 import StrictJSON
 
 /// An RFC 9457 problem detail, rendered as `application/problem+json` with

@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// The stable machine-readable codes of the public API (the payment codes
 /// plus the gateway's own), each with its HTTP status, title and whether the
 /// app may resubmit the same transaction later (`retryable`: never a reason

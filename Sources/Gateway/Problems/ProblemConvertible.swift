@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// An error that knows its public problem. The gateway's single catch site
 /// renders any error through `Problem.init(rendering:)`; everything that
 /// does not conform becomes INTERNAL, with no detail leaked.

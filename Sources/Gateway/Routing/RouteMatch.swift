@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// The router's verdict for one request.
 public enum RouteMatch: Sendable, Equatable {
     case matched(Route, requiresAuthentication: Bool)

@@ -9,8 +9,15 @@ public struct RouteTable: Sendable {
     public init(specs: [RouteSpec] = RouteSpec.all) { self.specs = specs }
 
     public func match(method: String, target: some StringProtocol) -> RouteMatch {
+        resolve(method: method, target: target).match
+    }
+
+    /// The verdict and the pattern of the route it concerns (the matched
+    /// one, or for 405 the path's): the `route` label of the gateway's
+    /// metrics, never the concrete path. nil when no pattern fits.
+    public func resolve(method: String, target: some StringProtocol) -> (match: RouteMatch, pattern: String?) {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        guard path.hasPrefix("/") else { return .notFound }
+        guard path.hasPrefix("/") else { return (.notFound, nil) }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0) }
 
         var candidates: [(spec: RouteSpec, parameters: [String])] = []
@@ -19,12 +26,12 @@ public struct RouteTable: Sendable {
                 candidates.append((spec, parameters))
             }
         }
-        guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return .notFound }
+        guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return (.notFound, nil) }
         let mostSpecific = candidates.filter { $0.spec.literalSegmentCount == best }
         if let hit = mostSpecific.first(where: { $0.spec.method == method }) {
-            return .matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication)
+            return (.matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication), hit.spec.pattern)
         }
-        return .methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted())
+        return (.methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted()), mostSpecific.first?.spec.pattern)
     }
 
     /// The captured parameters when `segments` fit `pattern`, else nil.

@@ -1,3 +1,5 @@
+import HTTPServer
+import Metrics
 import RPCRuntime
 import ServiceKit
 import Synchronization
@@ -17,7 +19,7 @@ public final class GatewayRuntime: Sendable {
     public let backends: GatewayBackends
     public let readiness: ReadinessProbe
     public let application: GatewayApplication
-    public let server: GatewayServer
+    public let server: HTTPServer
     private let logger: Logger
     private let probeTask = Mutex<Task<Void, Never>?>(nil)
 
@@ -28,21 +30,24 @@ public final class GatewayRuntime: Sendable {
         verifier: JWTVerifier,
         emailIdentity: EmailIdentity,
         logger: Logger,
-        connectionsMax: Int = GatewayLimits.connectionsMax,
+        connectionsMax: Int = HTTPServerLimits.connectionsMax,
         backendConfiguration: RPCClient.Configuration = .init(),
         paymentsBackendConfiguration: RPCClient.Configuration? = nil,
-        tls: TLSConfiguration? = nil
+        tls: TLSConfiguration? = nil,
+        metrics: GatewayMetrics? = nil
     ) throws {
         backends = try GatewayBackends(
             pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration,
             paymentsConfiguration: paymentsBackendConfiguration)
-        readiness = ReadinessProbe(backends: backends)
+        readiness = ReadinessProbe(backends: backends, dependencies: metrics?.dependencies)
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
-            executor: CommandExecutor(backends: backends, emailIdentity: emailIdentity, readiness: readiness),
-            logger: logger)
-        server = try GatewayServer(
-            configuration: .init(host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls),
+            executor: CommandExecutor(
+                backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient),
+            logger: logger, metrics: metrics)
+        server = try HTTPServer(
+            configuration: .init(
+                host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
             responder: application)
         self.logger = logger
     }

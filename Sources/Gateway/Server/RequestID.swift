@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// The id that ties one request's log lines, backend calls (gRPC metadata
 /// `x-request-id`) and response (`X-Request-Id`) together. A client's id is
 /// kept when it is sane; otherwise the gateway makes one.

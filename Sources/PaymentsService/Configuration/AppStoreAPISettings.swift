@@ -32,12 +32,18 @@ enum AppStoreAPISettings {
     /// set. Reads the key file (start-up only). The client's events go to
     /// `logger`: retries and failures as warnings, the rest at debug; they
     /// carry method, path, status and Apple's error code, never a JWT.
-    static func configuration(_ options: CommandLineOptions, logger: Logger) throws(SettingsError) -> AppStoreServerAPIConfiguration? {
+    /// Each attempt is counted by `attempts` when given.
+    static func configuration(
+        _ options: CommandLineOptions, logger: Logger, attempts: AppStoreAPIAttemptRecorder? = nil
+    ) throws(SettingsError) -> AppStoreServerAPIConfiguration? {
         var settings = SettingsCollector(options)
         let read = read(&settings)
         try settings.finish()
         guard var configuration = read ?? nil else { return nil }
-        configuration.eventSink = { event in log(event, logger) }
+        configuration.eventSink = { event in
+            log(event, logger)
+            attempts?.record(event)
+        }
         return configuration
     }
 

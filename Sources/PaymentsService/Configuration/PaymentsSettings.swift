@@ -18,7 +18,11 @@ struct PaymentsSettings: Sendable {
     /// The server, the saga worker, Apple's settings and internal authentication.
     struct Serving: Sendable {
         var listen: HostAndPort
+        /// The admin listener (/metrics, /livez, /readyz); nil when off.
+        var adminListen: HostAndPort?
         var sagaPollMilliseconds: Int
+        /// A purchase owing a ledger step longer than this counts as stuck (iap_saga_stuck_rows).
+        var sagaStuckAfterSeconds: Int64
         var points: PointsConnection.Settings
         var verifier: SignedDataVerifier
         var sandboxUserIds: Set<UUID>
@@ -37,11 +41,13 @@ struct PaymentsSettings: Sendable {
                    help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
+        OptionSpec(flag: nil, env: "SAGA_STUCK_AFTER_SECONDS", default: "900",
+                   help: "A purchase owing a ledger step longer than this counts in iap_saga_stuck_rows (the alert's threshold)."),
     ]
 
     /// Every option, in the order `--help` lists them (and problems are reported).
     static let specs: [OptionSpec] = [
-        StandardOptions.listen(default: "127.0.0.1:50051"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        StandardOptions.listen(default: "127.0.0.1:50051"), AdminListener.option(default: "127.0.0.1:9181"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         StandardOptions.pointsAddresses, StandardOptions.pointsTLSCA, StandardOptions.pointsTLSServerName,
     ] + sagaSpecs + [StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey]
         + PaymentsCallerPolicy.optionSpecs + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
@@ -60,9 +66,12 @@ struct PaymentsSettings: Sendable {
 
     private static func readServing(_ settings: inout SettingsCollector) -> Serving? {
         let listen = settings.address("--listen", because: "it is the address PaymentsService accepts gRPC calls on")
+        let adminListen = AdminListener.address(&settings)
         let points = PointsConnection.read(&settings)
         let poll = settings.integer("SAGA_POLL_INTERVAL_MS", in: 10...60_000, unit: "of milliseconds",
                                     because: "it is how often the saga worker looks for due steps")
+        let stuckAfter = settings.integer("SAGA_STUCK_AFTER_SECONDS", in: 1...(86_400 * 30), unit: "of seconds",
+                                          because: "a purchase owing a ledger step longer than this counts as stuck, which an alert watches")
         let verifier = AppleVerificationSettings.verifier(&settings)
         let sandboxText = settings.value("APPLE_SANDBOX_USER_IDS") ?? ""
         let sandboxUserIds = settings.read { () throws(SettingProblem) in try AppleVerificationSettings.sandboxUserIds(sandboxText) }
@@ -76,10 +85,10 @@ struct PaymentsSettings: Sendable {
         let mode = InternalAuth.mode(&settings)
         let tls = InternalAuth.serverTLS(&settings, listen: listen)
         let policy = PaymentsCallerPolicy.read(&settings)
-        guard let listen, let points, let poll, let verifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
+        guard let listen, let adminListen, let points, let poll, let stuckAfter, let verifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
               let policy else { return nil }
         return Serving(
-            listen: listen, sagaPollMilliseconds: Int(poll), points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
+            listen: listen, adminListen: adminListen, sagaPollMilliseconds: Int(poll), sagaStuckAfterSeconds: stuckAfter, points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
             consumption: consumption, appStoreAPI: appStoreAPI, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 

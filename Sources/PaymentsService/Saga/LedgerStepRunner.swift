@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Metrics
 import ServiceKit
 
 /// Runs the ledger steps a transaction owes (grant, clawback, reversal) and
@@ -12,6 +13,8 @@ struct LedgerStepRunner: Sendable {
     let store: PaymentsStore
     let points: PointsLedger
     let logger: Logger
+    /// Step outcomes, retries and clawback results (nil: not counted, e.g. `redrive`).
+    var metrics: PaymentsMetrics? = nil
 
     /// What running a transaction's owed steps came to.
     struct Run: Sendable {
@@ -82,8 +85,11 @@ struct LedgerStepRunner: Sendable {
         case .applied(let updated):
             if step == .grant { FaultInjection.hit("payments.after_step3") }
             run.record = updated
+            count(step, Self.outcomeLabel(outcome), record)
+            if case .clawedBack(_, let overdue) = outcome { metrics?.recordClawback(overdueCredits: Int(overdue)) }
             report(step, outcome, before: record, after: updated, requestId: requestId)
         case .stale(let current):
+            count(step, .stale, record)
             // Another runner recorded this step first (or an operator moved
             // the row): its answer stands, ours is the same replay.
             logger.info("saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
@@ -97,6 +103,7 @@ struct LedgerStepRunner: Sendable {
         run.failure = failure
         let fields = ["transaction_id": record.transactionId, "step": "\(step)", "error": failure.detail, "request_id": requestId ?? "",
                       "attempt": "\(record.attemptCount)"]
+        count(step, Self.outcomeLabel(failure), record)
         switch failure {
         case .needsOperator(let reason, _):
             // PRD 6.3/7.3: verified, kept, retried; someone must fix the cause.
@@ -105,6 +112,38 @@ struct LedgerStepRunner: Sendable {
             logger.warning("saga step deferred to the worker", fields)
         }
         if let updated = try await store.postpone(step, transactionId: record.transactionId, error: failure.detail) { run.record = updated }
+    }
+
+    // MARK: Metrics
+
+    /// Counts a finished step. A claim raises `attemptCount` (the first
+    /// attempt runs at 1; recording a step resets it), so above 1 is a retry.
+    private func count(_ step: LedgerStep, _ outcome: SagaStepOutcomeLabel, _ record: PaymentRecord) {
+        metrics?.recordSagaStep(Self.stepLabel(step), outcome, isRetry: record.attemptCount > 1)
+    }
+
+    static func stepLabel(_ step: LedgerStep) -> SagaStepLabel {
+        switch step {
+        case .grant: .grant
+        case .clawback: .clawback
+        case .reverse: .reversal
+        }
+    }
+
+    /// A step PointsService answered: applied, or refused for good (a grant's business refusal).
+    static func outcomeLabel(_ outcome: StepOutcome) -> SagaStepOutcomeLabel {
+        switch outcome {
+        case .granted, .clawedBack, .reversed: .applied
+        case .grantRefused: .refused
+        }
+    }
+
+    /// A step that stays owed: an operator's fix, or a retry after a backoff.
+    static func outcomeLabel(_ failure: StepFailure) -> SagaStepOutcomeLabel {
+        switch failure {
+        case .needsOperator: .needsOperator
+        case .transient, .refused: .deferred
+        }
     }
 
     private func report(_ step: LedgerStep, _ outcome: StepOutcome, before: PaymentRecord, after: PaymentRecord, requestId: String?) {

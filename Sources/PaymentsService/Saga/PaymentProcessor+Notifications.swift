@@ -1,6 +1,7 @@
 import AppStoreVerification
 import Contracts
 import Foundation
+import Metrics
 import PostgresClient
 
 /// App Store Server Notifications V2: verify, record once by
@@ -34,7 +35,32 @@ extension PaymentProcessor {
         }
     }
 
+    /// Handles one delivery and counts it (`iap_notifications_total`): by
+    /// Apple's type once the payload verified (`unknown` before), as
+    /// recorded, duplicate, invalid (refused: Apple's retries will not
+    /// help) or failed (ours or a dependency's: Apple retries).
     func handleNotification(_ signedPayload: String, requestId: String?) async throws(PaymentsError) -> HandleNotificationResponse {
+        var type = IAPMetricLabels.unknownNotificationType
+        do {
+            let response = try await handleNotification(signedPayload, requestId: requestId, type: &type)
+            metrics?.recordNotification(type: type, response.duplicate ? .duplicate : .recorded)
+            return response
+        } catch {
+            metrics?.recordNotification(type: type, Self.notificationOutcome(of: error))
+            throw error
+        }
+    }
+
+    static func notificationOutcome(of error: PaymentsError) -> NotificationOutcomeLabel {
+        switch error {
+        case .validationFailed, .transactionInvalid: .invalid
+        default: .failed
+        }
+    }
+
+    private func handleNotification(
+        _ signedPayload: String, requestId: String?, type typeLabel: inout String
+    ) async throws(PaymentsError) -> HandleNotificationResponse {
         guard !signedPayload.isEmpty else { throw .validationFailed(field: "signed_payload", problem: "is required") }
         guard signedPayload.utf8.count <= PaymentsLimits.signedPayloadBytesMax else {
             throw .validationFailed(field: "signed_payload", problem: "is larger than 64 KiB")
@@ -42,7 +68,9 @@ extension PaymentProcessor {
         let notification: NotificationPayload
         do {
             notification = try await verifier.verifyNotification(signedPayload)
+            metrics?.recordJWSVerification(.notification, failureCode: nil)
         } catch {
+            metrics?.recordJWSVerification(.notification, failureCode: error.code)
             if error.isRetryable { throw .appleUnavailable(detail: error.code) }
             throw .transactionInvalid(jwsFailure: error.code, problem: "notification: \(error.code)")
         }
@@ -50,6 +78,7 @@ extension PaymentProcessor {
               let type = notification.notificationType else {
             throw .transactionInvalid(jwsFailure: "claims", problem: "notificationUUID and notificationType are required")
         }
+        typeLabel = type.rawValue
         let signedTransaction = notification.data?.signedTransactionInfo
         let transaction: JWSTransaction? = if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
         let effect = NotificationEffect(type)

@@ -2,6 +2,7 @@ import AppStoreVerification
 import Contracts
 import FieldRules
 import Foundation
+import Metrics
 import ServiceKit
 
 /// Drives a purchase from a signed transaction to the credits Apple's latest
@@ -19,9 +20,12 @@ final class PaymentProcessor: Sendable {
     let creditPolicy: SandboxCreditPolicy
     /// Answers Apple's CONSUMPTION_REQUEST (nil: requests are only recorded).
     let consumption: ConsumptionAnswerer?
+    /// Saga, notification, JWS and catalog counts (nil: not counted).
+    let metrics: PaymentsMetrics?
 
     init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger,
-         creditPolicy: SandboxCreditPolicy, consumption: ConsumptionAnswerer? = nil) {
+         creditPolicy: SandboxCreditPolicy, consumption: ConsumptionAnswerer? = nil, metrics: PaymentsMetrics? = nil) {
+        self.metrics = metrics
         self.creditPolicy = creditPolicy
         self.consumption = consumption
         self.store = store
@@ -29,7 +33,7 @@ final class PaymentProcessor: Sendable {
         self.points = points
         self.catalog = catalog
         self.logger = logger
-        self.runner = LedgerStepRunner(store: store, points: points, logger: logger)
+        self.runner = LedgerStepRunner(store: store, points: points, logger: logger, metrics: metrics)
     }
 
     // MARK: VerifyTransaction
@@ -61,6 +65,7 @@ final class PaymentProcessor: Sendable {
             // (e.g. an app release ahead of the catalog during a rollout):
             // paid, so never refused for good. Nothing is written; the app
             // keeps the transaction and resubmits once the catalog has it.
+            metrics?.catalogMissingProducts.labels().increment()
             log.critical("ALERT verified purchase of a product missing from the catalog", [
                 "alert": "catalog_missing_product", "app_store_product_id": valid.appStoreProductId, "product_code": valid.productCode])
             throw .grantFailed(detail: "the catalog has no product \(valid.appStoreProductId)")
@@ -183,8 +188,11 @@ final class PaymentProcessor: Sendable {
     /// else is an invalid transaction naming the verifier's failure.
     func verifiedTransaction(_ jws: String) async throws(PaymentsError) -> JWSTransaction {
         do {
-            return try await verifier.verifyTransaction(jws)
+            let transaction = try await verifier.verifyTransaction(jws)
+            metrics?.recordJWSVerification(.transaction, failureCode: nil)
+            return transaction
         } catch {
+            metrics?.recordJWSVerification(.transaction, failureCode: error.code)
             if error.isRetryable { throw .appleUnavailable(detail: error.code) }
             throw .transactionInvalid(jwsFailure: error.code, problem: error.code)
         }

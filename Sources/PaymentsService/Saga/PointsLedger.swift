@@ -1,8 +1,10 @@
 import Contracts
 import FieldRules
 import Foundation
+import Metrics
 import RPCCore
 import RPCRuntime
+import ServiceKit
 
 /// PaymentsService's calls into PointsService, each classified into what the
 /// saga does next (`StepFailure`). When in doubt a failure is transient:
@@ -10,6 +12,8 @@ import RPCRuntime
 struct PointsLedger: Sendable {
     let client: RPCClient
     var timeout: Duration = .seconds(5)
+    /// Each call counted by method and status (nil: not counted).
+    var metrics: RPCClientMetrics? = nil
 
     enum Result<Success: Sendable>: Sendable {
         case success(Success)
@@ -103,7 +107,7 @@ struct PointsLedger: Sendable {
         var metadata = Metadata()
         if let requestId { metadata.addString(requestId, forKey: "x-request-id") }
         do {
-            return .success(try await client.call(method, request, metadata: metadata, timeout: timeout))
+            return .success(try await CountedCaller(client, metrics: metrics).call(method, request, metadata: metadata, timeout: timeout))
         } catch let error as RPCError {
             let detail = "\(method.descriptor.method): \(error.code): \(error.message)"
             guard let reason = ErrorReason.reason(of: error).map(ErrorReason.init(rawValue:)) else { return .failed(.transient(detail: detail)) }

@@ -15,6 +15,8 @@ struct PointsSettings: Sendable {
     /// The server's address, internal authentication and caller policy.
     struct Serving: Sendable {
         var listen: HostAndPort
+        /// The admin listener (/metrics, /livez, /readyz); nil when off.
+        var adminListen: HostAndPort?
         var internalAuth: InternalAuthMode
         /// Mutual TLS with the caller CA, or (off, loopback) optional TLS.
         var tls: TLSConfiguration?
@@ -25,7 +27,7 @@ struct PointsSettings: Sendable {
 
     /// Every option, in the order `--help` lists them (and problems are reported).
     static let specs: [OptionSpec] = [
-        StandardOptions.listen(default: "127.0.0.1:50052"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+        StandardOptions.listen(default: "127.0.0.1:50052"), AdminListener.option(default: "127.0.0.1:9182"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
         packagesFile, StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
     ] + PointsCallerPolicy.optionSpecs
 
@@ -42,11 +44,12 @@ struct PointsSettings: Sendable {
 
     private static func readServing(_ settings: inout SettingsCollector) -> Serving? {
         let listen = settings.address("--listen", because: "it is the address PointsService accepts gRPC calls on")
+        let adminListen = AdminListener.address(&settings)
         let mode = InternalAuth.mode(&settings)
         let tls = InternalAuth.serverTLS(&settings, listen: listen)
         let policy = PointsCallerPolicy.read(&settings)
-        guard let listen, let mode, let policy else { return nil }
-        return Serving(listen: listen, internalAuth: mode, tls: tls, callerPolicy: policy)
+        guard let listen, let adminListen, let mode, let policy else { return nil }
+        return Serving(listen: listen, adminListen: adminListen, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 
     /// `PACKAGES_FILE`, read and checked now: a catalog that cannot be used stops start-up.

@@ -158,6 +158,12 @@ final class EndToEndSystem: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: caDirectory)
     }
 
+    /// The three admin listeners (/metrics, /livez, /readyz); nil if one is off.
+    var adminPorts: (gateway: Int, payments: Int, points: Int)? {
+        guard let gateway = gateway.adminPort, let payments = payments.adminPort, let points = points.adminPort else { return nil }
+        return (gateway, payments, points)
+    }
+
     static func randomHex(_ bytes: Int) -> String {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }

@@ -1,3 +1,4 @@
+import HTTPServer
 import XCTest
 import StrictJSON
 @testable import Gateway

@@ -1,4 +1,5 @@
 import CryptoPrimitives
+import HTTPServer
 import XCTest
 import StrictJSON
 @testable import Gateway

@@ -1,4 +1,5 @@
 import CryptoPrimitives
+import HTTPServer
 import Contracts
 import Foundation
 import XCTest
@@ -33,7 +34,7 @@ final class GatewayServerHTTP1Tests: XCTestCase {
     func testPipelinedRequestsFollowedByAHalfCloseAreAllAnsweredUpToTheQueueBound() async throws {
         let harness = try await GatewayHarness.start()
         let port = harness.port
-        let queueMax = GatewayLimits.pipelinedRequestCountMax
+        let queueMax = HTTPServerLimits.pipelinedRequestCountMax
         let (within, beyond) = try await onDedicatedThread { () -> ([Int], [Int]) in
             func burst(_ count: Int, expecting answers: Int) throws -> [Int] {
                 let client = try RawHTTPClient(port: port)
@@ -136,7 +137,7 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let minter = try DevTokenMinter(secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
         let forger = try DevTokenMinter(secret: Array(repeating: 7, count: 32), issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
         let wrongAudience = try DevTokenMinter(secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: "someone-else")
-        let now = GatewayClock.unixSeconds()
+        let now = HTTPServerClock.unixSeconds()
         let user = BackendDoubles.ownerUserId
         let valid = minter.mint(userId: user, email: "a@b.c", issuedAtSeconds: now)
         let parts = valid.split(separator: ".")
@@ -170,7 +171,7 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         async let trickler = onDedicatedThread { () -> (status: Int?, closed: Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 1)
             let head = Array("GET /healthz HTTP/1.1\r\nHost: gw\r\nX-Padding: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 64)
-            let boundSeconds = Int(GatewayLimits.requestHeadTimeoutMilliseconds / 1000) + 10
+            let boundSeconds = Int(HTTPServerLimits.requestHeadTimeoutMilliseconds / 1000) + 10
             for index in 0..<boundSeconds {
                 do {
                     try client.send([head[index % head.count]])

@@ -1,3 +1,4 @@
+import HTTPServer
 import Foundation
 import ServiceKit
 import TestSupport
@@ -169,7 +170,7 @@ final class GatewayServerTLSTests: XCTestCase {
     func testAMissingKeyFileFailsAtConstruction() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }
-        XCTAssertThrowsError(try GatewayServer(
+        XCTAssertThrowsError(try HTTPServer(
             configuration: .init(host: "127.0.0.1", port: 0, tls: .server(
                 certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath + ".missing")),
             responder: RefusingResponder()))
@@ -177,7 +178,7 @@ final class GatewayServerTLSTests: XCTestCase {
 }
 
 /// A responder the failing-construction test never reaches.
-private struct RefusingResponder: GatewayResponder {
+private struct RefusingResponder: HTTPResponder {
     func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
         HTTPResponse(status: 500)
     }

@@ -1,3 +1,4 @@
+import HTTPServer
 import XCTest
 @testable import Gateway
 

@@ -1,9 +1,11 @@
 import Foundation
 @testable import Gateway
+import HTTPServer
+import Metrics
 import RPCRuntime
 import ServiceKit
 
-/// A real GatewayServer on 127.0.0.1:0 in front of in-process backend
+/// A real HTTPServer on 127.0.0.1:0 in front of in-process backend
 /// doubles, with its log lines captured in memory.
 final class GatewayHarness: Sendable {
     static let secret = Array("0123456789abcdef0123456789abcdef".utf8)
@@ -15,30 +17,36 @@ final class GatewayHarness: Sendable {
     let doubles: BackendDoubles
     let backends: GatewayBackends
     let readiness: ReadinessProbe
-    let server: GatewayServer
+    let server: HTTPServer
+    /// What the application counted (a registry of its own per harness).
+    let metrics: GatewayMetrics
     let logs = MemorySink()
     let port: Int
 
-    static func start(configuration: GatewayServer.Configuration = .init(host: "127.0.0.1", port: 0)) async throws -> GatewayHarness {
+    static func start(configuration: HTTPServer.Configuration = .init(host: "127.0.0.1", port: 0)) async throws -> GatewayHarness {
         let doubles = BackendDoubles.make()
         let ports = try doubles.start()
         return try await GatewayHarness(doubles: doubles, ports: ports, configuration: configuration)
     }
 
-    private init(doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: GatewayServer.Configuration) async throws {
+    private init(doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration) async throws {
         self.doubles = doubles
         backends = try GatewayBackends(
             pointsTargets: [HostAndPort(host: "127.0.0.1", port: ports.points)],
             paymentsTargets: [HostAndPort(host: "127.0.0.1", port: ports.payments)])
-        readiness = ReadinessProbe(backends: backends)
+        metrics = try GatewayMetrics(registry: MetricsRegistry())
+        readiness = ReadinessProbe(backends: backends, dependencies: metrics.dependencies)
         let keys = try JWTKeySet(hs256Secret: Self.secret, es256PublicKeyPEM: nil)
         let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: Self.issuer, audience: Self.audience))
         let application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness),
-            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs))
-        server = try GatewayServer(configuration: configuration, responder: application)
+            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics)
+        // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
+        var gatewayConfiguration = configuration
+        gatewayConfiguration.bodyLimits = GatewayLimits.bodyLimits
+        server = try HTTPServer(configuration: gatewayConfiguration, responder: application)
         port = try await server.start()
     }
 
@@ -50,7 +58,7 @@ final class GatewayHarness: Sendable {
 
     static func token(userId: String = BackendDoubles.ownerUserId, email: String = GatewayHarness.email, lifetimeSeconds: Int64 = 3600) -> String {
         let minter = try! DevTokenMinter(secret: secret, issuer: issuer, audience: audience)
-        return minter.mint(userId: userId, email: email, issuedAtSeconds: GatewayClock.unixSeconds(), lifetimeSeconds: lifetimeSeconds)
+        return minter.mint(userId: userId, email: email, issuedAtSeconds: HTTPServerClock.unixSeconds(), lifetimeSeconds: lifetimeSeconds)
     }
 
     /// One request on a fresh connection.

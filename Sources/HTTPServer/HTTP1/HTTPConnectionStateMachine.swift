@@ -1,0 +1,160 @@
+/// The pure life cycle of one HTTP/1.1 connection: it owns the parser,
+/// queues pipelined requests behind the one in flight, and decides timeouts
+/// (slow-loris head deadline, body deadline, keep-alive idle), the request
+/// cap per connection and closing after errors. The I/O layer supplies a
+/// monotonic clock in milliseconds, arms one timer at `deadlineMilliseconds`
+/// after every call, and pauses reading while `wantsRead` is false.
+public struct HTTPConnectionStateMachine: Sendable {
+    /// Items parsed but not yet handed to the I/O layer.
+    private enum Queued: Sendable {
+        case request(HTTPRequest)
+        case failure(HTTPRequestError)
+    }
+
+    private var parser: HTTPRequestParser
+    private var queue: [Queued] = []
+    private var inFlight = false
+    /// The connection will close once the in-flight response is written.
+    private var closeAfterInFlight = false
+    private var peerHasClosed = false
+    private var dispatchedCount = 0
+    /// When the current partial head's first byte arrived.
+    private var headStartedAtMilliseconds: Int64?
+    /// When the current request's head completed (its body is pending).
+    private var bodyStartedAtMilliseconds: Int64?
+    /// When the connection last became idle (opened or answered).
+    private var idleSinceMilliseconds: Int64
+
+    public let requestsPerConnectionMax: Int
+
+    /// True once the connection is closed (or told to close): ignore it.
+    public private(set) var isClosed = false
+
+    public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
+                bodyLimits: HTTPBodyLimits = HTTPBodyLimits()) {
+        precondition(requestsPerConnectionMax > 0)
+        parser = HTTPRequestParser(bodyLimits: bodyLimits)
+        idleSinceMilliseconds = nowMilliseconds
+        self.requestsPerConnectionMax = requestsPerConnectionMax
+    }
+
+    /// Whether the I/O layer should read more bytes now.
+    public var wantsRead: Bool {
+        !isClosed && !closeAfterInFlight && !peerHasClosed && !parser.hasFailed
+            && queue.count < HTTPServerLimits.pipelinedRequestCountMax
+    }
+
+    /// When `timerFired` must be called next; nil while a request is being
+    /// handled (the handler has its own deadline) or after closing.
+    public var deadlineMilliseconds: Int64? {
+        if isClosed || inFlight || !queue.isEmpty { return nil }
+        if let bodyStartedAtMilliseconds {
+            return bodyStartedAtMilliseconds + HTTPServerLimits.requestBodyTimeoutMilliseconds
+        }
+        if let headStartedAtMilliseconds {
+            return headStartedAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds
+        }
+        return idleSinceMilliseconds + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds
+    }
+
+    /// Bytes arrived from the peer.
+    public mutating func bytesReceived(_ bytes: some Collection<UInt8>, nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        guard !isClosed && !closeAfterInFlight && !parser.hasFailed else { return [] }
+        let completedBefore = parser.completedRequestCount
+        let events = parser.feed(bytes)
+        if parser.completedRequestCount != completedBefore {
+            headStartedAtMilliseconds = nil
+            bodyStartedAtMilliseconds = nil
+        }
+        updateTimers(nowMilliseconds: nowMilliseconds)
+        var actions: [HTTPConnectionAction] = []
+        for event in events {
+            switch event {
+            case .continueRequired:
+                // Only when nothing is ahead of it: an interim response may
+                // not overtake the answers to earlier pipelined requests.
+                if !inFlight && queue.isEmpty { actions.append(.writeContinue) }
+            case .request(let request):
+                queue.append(.request(request))
+            case .failure(let error):
+                queue.append(.failure(error))
+            }
+        }
+        if queue.count > HTTPServerLimits.pipelinedRequestCountMax {
+            queue.removeLast(queue.count - HTTPServerLimits.pipelinedRequestCountMax)
+            queue.append(.failure(HTTPRequestError(.tooManyPipelinedRequests)))
+        }
+        actions += dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+        return actions
+    }
+
+    /// The response to the dispatched request has been written completely.
+    public mutating func responseWritten(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        precondition(inFlight, "responseWritten without a request in flight")
+        inFlight = false
+        if closeAfterInFlight {
+            isClosed = true
+            return [.close]
+        }
+        idleSinceMilliseconds = nowMilliseconds
+        return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+    }
+
+    /// The peer closed its side (read returned 0). Requests already parsed
+    /// are still answered; a partial one is dropped.
+    public mutating func peerClosed(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        if isClosed { return [] }
+        peerHasClosed = true
+        return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+    }
+
+    /// The timer armed at `deadlineMilliseconds` fired (possibly late or early).
+    public mutating func timerFired(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        guard let deadline = deadlineMilliseconds, nowMilliseconds >= deadline else { return [] }
+        isClosed = true
+        if headStartedAtMilliseconds != nil || bodyStartedAtMilliseconds != nil {
+            return [.writeErrorAndClose(HTTPRequestError(.requestTimeout))]
+        }
+        return [.close]
+    }
+
+    private mutating func updateTimers(nowMilliseconds: Int64) {
+        if parser.isReadingHead {
+            bodyStartedAtMilliseconds = nil
+            if parser.isIdle {
+                headStartedAtMilliseconds = nil
+            } else if headStartedAtMilliseconds == nil {
+                headStartedAtMilliseconds = nowMilliseconds
+            }
+        } else if !parser.hasFailed && bodyStartedAtMilliseconds == nil {
+            headStartedAtMilliseconds = nil
+            bodyStartedAtMilliseconds = nowMilliseconds
+        }
+    }
+
+    private mutating func dispatchNextIfIdle(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        if isClosed || inFlight { return [] }
+        guard !queue.isEmpty else {
+            if peerHasClosed {
+                isClosed = true
+                return [.close]
+            }
+            return []
+        }
+        switch queue.removeFirst() {
+        case .failure(let error):
+            isClosed = true
+            queue = []
+            return [.writeErrorAndClose(error)]
+        case .request(let request):
+            dispatchedCount += 1
+            let keepAlive = request.keepAlive && dispatchedCount < requestsPerConnectionMax
+            if !keepAlive {
+                closeAfterInFlight = true
+                queue = []
+            }
+            inFlight = true
+            return [.dispatch(request, keepAlive: keepAlive)]
+        }
+    }
+}

@@ -1,0 +1,70 @@
+/// Header fields in arrival order. Names compare case-insensitively; values
+/// are kept as received, bytes mapped one-to-one to Latin-1 scalars so that
+/// obs-text survives without guessing an encoding.
+public struct HTTPHeaders: Sendable, Equatable {
+    /// The field lines in order.
+    public private(set) var fields: [HTTPHeaderField]
+
+    public init(_ fields: [HTTPHeaderField] = []) { self.fields = fields }
+
+    /// Builds headers from name-value pairs.
+    public init(_ pairs: KeyValuePairs<String, String>) {
+        fields = pairs.map { HTTPHeaderField(name: $0.key, value: $0.value) }
+    }
+
+    /// Appends one field line.
+    public mutating func add(name: String, value: String) {
+        fields.append(HTTPHeaderField(name: name, value: value))
+    }
+
+    /// Removes every line named `name`.
+    public mutating func remove(name: String) {
+        fields.removeAll { $0.name.lowercasedASCII == name.lowercasedASCII }
+    }
+
+    /// All values of lines named `name`, in order.
+    public func values(_ name: String) -> [String] {
+        let wanted = name.lowercasedASCII
+        return fields.filter { $0.name.lowercasedASCII == wanted }.map(\.value)
+    }
+
+    /// The first value of `name`, if any.
+    public func first(_ name: String) -> String? { values(name).first }
+
+    /// Comma-separated list elements across all lines named `name`, trimmed
+    /// and lower-cased, empty elements dropped (RFC 9110 §5.6.1).
+    public func listElements(_ name: String) -> [String] {
+        values(name).flatMap { value in
+            value.split(separator: ",").map { $0.trimmingOWS.lowercasedASCII }.filter { !$0.isEmpty }
+        }
+    }
+}
+
+/// One header field line, its name as received (HTTP/1.1 names keep their
+/// case; RPCRuntime's HTTP/2 type of the same name is lower-case only).
+public struct HTTPHeaderField: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+extension StringProtocol {
+    /// ASCII-only lower-casing: header names and tokens are ASCII, and
+    /// locale-aware case mapping has no place in protocol comparisons.
+    public var lowercasedASCII: String {
+        String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Without leading and trailing spaces and tabs (HTTP's OWS).
+    public var trimmingOWS: Substring {
+        let text = Substring(self)
+        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let start = text.firstIndex(where: { !isOWS($0) }) else { return "" }
+        let end = text.lastIndex(where: { !isOWS($0) })!
+        return text[start...end]
+    }
+}

@@ -1,0 +1,11 @@
+/// What the server asks of the application: one response per request
+/// (called on a Task, never on the event loop), and the answer to requests
+/// the connection itself refused before they were complete.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse
+    /// A framing failure (400, 408, 413, 431, ...) the connection answers
+    /// before closing (HTTP/1.1) or resetting the stream (HTTP/2); returns
+    /// the response to send. An HTTP/2 answer sent before the request was
+    /// complete carries the status and headers only.
+    func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse
+}

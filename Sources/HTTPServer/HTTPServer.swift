@@ -1,0 +1,295 @@
+import RPCCore
+import RPCRuntime
+import Synchronization
+
+/// One TCP port serving HTTP/1.1
+/// (keep-alive, pipelining, chunked bodies, slow-loris and idle timeouts)
+/// and HTTP/2 with prior knowledge (h2c, detected by its preface and handed
+/// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
+/// of both protocols go to the same `HTTPResponder` on Tasks; responses
+/// are written back on the loop. With `Configuration.tls` set, every
+/// connection does a TLS handshake first (bounded by
+/// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
+/// no ALPN to HTTP/1.1; plaintext clients are refused.
+///
+/// The gateway's public listener and every process's admin listener are one
+/// of these. Use: `let server = try HTTPServer(configuration: .init(port: 0),
+/// responder: app)`, `let port = try await server.start()`, and
+/// `await server.shutdown(gracePeriod:)` at the end.
+public final class HTTPServer: @unchecked Sendable {
+    /// Where to listen and how many connections to keep.
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 lets the OS choose (tests).
+        public var port: Int
+        /// HTTP/1.1 and HTTP/2 connections together.
+        public var connectionsMax: Int
+        /// An HTTP/2 connection without streams this long gets GOAWAY.
+        public var http2IdleTimeoutMilliseconds: Int64
+        /// An HTTP/2 request must be complete this long after it started.
+        public var http2RequestTimeoutMilliseconds: Int64
+        /// Certificate chain and key: serve TLS only (ALPN "h2", "http/1.1").
+        /// nil serves plaintext HTTP/1.1 and h2c.
+        public var tls: TLSConfiguration?
+        /// A TLS handshake must be complete this long after the accept.
+        public var tlsHandshakeTimeoutMilliseconds: Int64
+        /// The largest request body, by path.
+        public var bodyLimits: HTTPBodyLimits
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = HTTPServerLimits.connectionsMax,
+            http2IdleTimeoutMilliseconds: Int64 = HTTPServerLimits.http2IdleTimeoutMilliseconds,
+            http2RequestTimeoutMilliseconds: Int64 = HTTPServerLimits.http2RequestTimeoutMilliseconds,
+            tls: TLSConfiguration? = nil,
+            tlsHandshakeTimeoutMilliseconds: Int64 = HTTPServerLimits.requestHeadTimeoutMilliseconds,
+            bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
+        ) {
+            precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0)
+            self.host = host
+            self.port = port
+            self.connectionsMax = connectionsMax
+            self.http2IdleTimeoutMilliseconds = http2IdleTimeoutMilliseconds
+            self.http2RequestTimeoutMilliseconds = http2RequestTimeoutMilliseconds
+            self.tls = tls
+            self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
+            self.bodyLimits = bodyLimits
+        }
+    }
+
+    public let configuration: Configuration
+    private let responder: any HTTPResponder
+    private let http2: HTTP2Server
+    private let tlsContext: TLSServerContext?
+    private let boundPort = Mutex<Int?>(nil)
+
+    // Loop-confined state.
+    private var listener: TCPListener?
+    private var connections: [ObjectIdentifier: HTTP1Connection] = [:]
+    /// TLS connections still negotiating.
+    private var handshakes: [ObjectIdentifier: TLSHandshake] = [:]
+    /// Adopted HTTP/2 connections and since when each has had no stream.
+    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
+    private var http2SweepScheduled = false
+    private var draining = false
+    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    private var readBuffer: SharedReadBuffer?
+
+    public init(configuration: Configuration, responder: any HTTPResponder) throws {
+        self.configuration = configuration
+        self.responder = responder
+        tlsContext = try configuration.tls.map { try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"]) }
+        var limits = RPCLimits()
+        limits.connectionsMax = configuration.connectionsMax
+        limits.concurrentStreamsMax = HTTPServerLimits.http2ConcurrentStreamsMax
+        limits.streamWindowBytes = HTTPServerLimits.http2StreamWindowBytes
+        limits.connectionWindowBytes = HTTPServerLimits.http2ConnectionWindowBytes
+        limits.headerListBytesMax = HTTPServerLimits.headerBlockBytesMax
+        limits.readChunkBytes = HTTPServerLimits.readChunkBytes
+        // The HTTP/2 server never listens itself: it serves the connections
+        // this listener hands over, on its loop, which is ours too.
+        let requestTimeout = configuration.http2RequestTimeoutMilliseconds
+        let bodyLimits = configuration.bodyLimits
+        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits)) { stream in
+            HTTP2RequestStream(
+                stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
+                requestTimeoutMilliseconds: requestTimeout)
+        }
+    }
+
+    /// The loop every connection runs on.
+    public var loop: EventLoop { http2.loop }
+
+    /// The bound port once started.
+    public var port: Int? { boundPort.withLock { $0 } }
+
+    /// Binds and starts accepting; returns the bound port. Call once.
+    @discardableResult
+    public func start() async throws -> Int {
+        let listener = try TCPListener(
+            host: configuration.host, port: configuration.port, backlog: HTTPServerLimits.listenBacklog)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let accepted = loop.execute { [self] in
+                do {
+                    try loop.register(fd: listener.descriptor, events: .readable) { [weak self] _ in self?.acceptAll() }
+                    readBuffer = SharedReadBuffer()
+                    self.listener = listener
+                    continuation.resume()
+                } catch {
+                    listener.close()
+                    continuation.resume(throwing: error)
+                }
+            }
+            if !accepted {
+                listener.close()
+                continuation.resume(throwing: SystemError(call: "HTTPServer.start after shutdown", errorNumber: 22))
+            }
+        }
+        boundPort.withLock { $0 = listener.port }
+        return listener.port
+    }
+
+    /// Open connections (HTTP/1.1 and HTTP/2) right now.
+    public func connectionCount() async -> Int {
+        await withCheckedContinuation { continuation in
+            let accepted = loop.execute { [self] in
+                continuation.resume(returning: connections.count + http2Connections.count + handshakes.count)
+            }
+            if !accepted { continuation.resume(returning: 0) }
+        }
+    }
+
+    /// Graceful stop: no new connections; idle HTTP/1.1 connections close
+    /// now, busy ones after their response (Connection: close); HTTP/2
+    /// connections get GOAWAY and finish their streams. Whatever is still
+    /// open after `gracePeriod` is closed. Stops the event loop.
+    public func shutdown(gracePeriod: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let accepted = loop.execute { [self] in
+                drainWaiters.append(continuation)
+                if !draining {
+                    draining = true
+                    closeListener()
+                    for handshake in Array(handshakes.values) { handshake.cancel() }
+                    handshakes = [:]
+                    for connection in Array(connections.values) { connection.drain() }
+                    loop.schedule(after: gracePeriod) { [self] in
+                        for connection in Array(connections.values) { connection.forceClose() }
+                    }
+                }
+                resumeDrainWaitersIfDone()
+            }
+            if !accepted { continuation.resume() }
+        }
+        await http2.shutdown(gracePeriod: gracePeriod)
+    }
+
+    // MARK: Loop-confined
+
+    private func resumeDrainWaitersIfDone() {
+        guard draining, connections.isEmpty, handshakes.isEmpty else { return }
+        let waiters = drainWaiters
+        drainWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func closeListener() {
+        guard let listener else { return }
+        loop.unregister(fd: listener.descriptor)
+        listener.close()
+        self.listener = nil
+    }
+
+    private func acceptAll() {
+        for _ in 0..<HTTPServerLimits.acceptsPerWakeMax {
+            guard let listener, !draining, readBuffer != nil else { return }
+            let socket: ConnectedSocket
+            do {
+                guard let accepted = try listener.accept() else { return }
+                socket = accepted
+            } catch {
+                // EMFILE and the like: stop for this wake-up; the listener
+                // stays readable and is retried on the next one.
+                return
+            }
+            guard connections.count + http2Connections.count + handshakes.count < configuration.connectionsMax else {
+                socket.close()
+                continue
+            }
+            if let tlsContext {
+                startHandshake(socket, context: tlsContext)
+            } else {
+                startHTTP1(socket)
+            }
+        }
+    }
+
+    private func startHandshake(_ socket: ConnectedSocket, context: TLSServerContext) {
+        do {
+            try socket.startServerTLS(context)
+        } catch {
+            return socket.close()
+        }
+        let handshake = TLSHandshake(socket: socket, loop: loop)
+        let key = ObjectIdentifier(handshake)
+        handshake.onFinish = { [unowned self] success in
+            handshakes[key] = nil
+            if success && !draining {
+                if socket.negotiatedProtocol == "h2" {
+                    adoptHTTP2(socket, initialBytes: [])
+                } else {
+                    startHTTP1(socket)
+                }
+            } else {
+                socket.close()
+            }
+            resumeDrainWaitersIfDone()
+        }
+        handshakes[key] = handshake
+        handshake.start(timeoutMilliseconds: configuration.tlsHandshakeTimeoutMilliseconds)
+    }
+
+    private func startHTTP1(_ socket: ConnectedSocket) {
+        guard let readBuffer else { return socket.close() }
+        let connection = HTTP1Connection(
+            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits)
+        let key = ObjectIdentifier(connection)
+        connection.onClose = { [unowned self] in
+            connections[key] = nil
+            resumeDrainWaitersIfDone()
+        }
+        connection.onHandOver = { [unowned self] socket, bytes in
+            connections[key] = nil
+            adoptHTTP2(socket, initialBytes: bytes)
+            resumeDrainWaitersIfDone()
+        }
+        connections[key] = connection
+        connection.start()
+    }
+
+    private func adoptHTTP2(_ socket: ConnectedSocket, initialBytes: [UInt8]) {
+        guard !draining else { return socket.close() }
+        var key: ObjectIdentifier?
+        do {
+            let connection = try http2.adopt(socket: socket, initialBytes: initialBytes) { [unowned self] in
+                if let key { http2Connections[key] = nil }
+            }
+            if !connection.isClosed {
+                key = ObjectIdentifier(connection)
+                http2Connections[ObjectIdentifier(connection)] = (connection, nil)
+                scheduleHTTP2Sweep()
+            }
+        } catch {
+            // The HTTP/2 server closed the descriptor and counted nothing.
+        }
+    }
+
+    /// Looks for HTTP/2 connections without streams; one that stayed idle
+    /// for the idle timeout gets GOAWAY (it closes once its streams end).
+    private func scheduleHTTP2Sweep() {
+        guard !http2SweepScheduled, !http2Connections.isEmpty else { return }
+        http2SweepScheduled = true
+        let period = min(HTTPServerLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
+        loop.schedule(after: .milliseconds(period)) { [weak self] in
+            guard let self else { return }
+            http2SweepScheduled = false
+            sweepHTTP2Connections()
+            scheduleHTTP2Sweep()
+        }
+    }
+
+    private func sweepHTTP2Connections() {
+        let now = HTTPServerClock.monotonicMilliseconds()
+        for (key, entry) in http2Connections {
+            if entry.connection.activeStreamCount > 0 {
+                http2Connections[key]?.idleSince = nil
+            } else if let idleSince = entry.idleSince {
+                if now - idleSince >= configuration.http2IdleTimeoutMilliseconds {
+                    entry.connection.beginGracefulShutdown()
+                }
+            } else {
+                http2Connections[key]?.idleSince = now
+            }
+        }
+    }
+}

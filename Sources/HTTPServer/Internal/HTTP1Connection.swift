@@ -1,0 +1,413 @@
+import RPCRuntime
+
+/// One accepted HTTP/1.1 connection on the shared port: sniffs the HTTP/2 preface
+/// (handing h2c connections over), otherwise drives the pure
+/// `HTTPConnectionStateMachine` over a non-blocking socket. The only place
+/// with side effects for HTTP/1.1: it performs the machine's actions,
+/// arms its one timer, and keeps epoll interest to what it can use (no
+/// reading while the machine wants none, so pipelining is bounded).
+/// Loop-confined.
+final class HTTP1Connection {
+    private enum Phase {
+        /// Reading the first bytes to tell HTTP/1.1 from h2c.
+        case sniffing
+        case http1
+        /// Our side is shut down; discarding input until the peer closes.
+        case lingering
+        case finished
+    }
+
+    /// What to do once all queued output is written.
+    private enum AfterOutput {
+        case nothing
+        case responseWritten
+        case closeGracefully
+    }
+
+    /// The request being answered.
+    private struct InFlight {
+        let version: HTTPVersion
+        let isHead: Bool
+        let keepAlive: Bool
+    }
+
+    /// While the peer has hung up, the socket cannot be watched (epoll
+    /// would report the hang-up for ever), so pending output is retried
+    /// on this period instead; bounded by the write timeout.
+    private static let writeRetryMilliseconds: Int64 = 20
+
+    let socket: ConnectedSocket
+    private let loop: EventLoop
+    private let responder: any HTTPResponder
+    private let readBuffer: SharedReadBuffer
+    private var machine: HTTPConnectionStateMachine
+    private var phase = Phase.sniffing
+    private var sniffed: [UInt8] = []
+    private var firstByteAtMilliseconds: Int64?
+    private var output: [UInt8] = []
+    private var outputIndex = 0
+    private var outputStalledSinceMilliseconds: Int64?
+    private var afterOutput = AfterOutput.nothing
+    private var inFlight: InFlight?
+    private var interest: EventLoop.IOEvents?
+    private var timer: (id: EventLoop.TimerID, deadline: Int64)?
+    /// The peer hung up (or shut down its side): no more readiness events.
+    private var peerFinished = false
+    private var endOfStreamRead = false
+    private var draining = false
+    private var lingerDeadlineMilliseconds: Int64 = 0
+    private var lingerDiscardedBytes = 0
+
+    /// Called once when the connection closed (not after a hand-over).
+    var onClose: (() -> Void)?
+    /// Called when the connection turned out to be h2c: the socket and the
+    /// bytes read so far. The connection is finished afterwards.
+    var onHandOver: ((ConnectedSocket, [UInt8]) -> Void)?
+
+    init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
+         bodyLimits: HTTPBodyLimits) {
+        loop.assertInEventLoop()
+        self.socket = socket
+        self.loop = loop
+        self.responder = responder
+        self.readBuffer = readBuffer
+        machine = HTTPConnectionStateMachine(nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits)
+    }
+
+    func start() { settle() }
+
+    /// The server is shutting down: finish the request in flight (its
+    /// response says Connection: close), then close; close idle ones now.
+    func drain() {
+        draining = true
+        switch phase {
+        case .sniffing: closeNow()
+        case .http1:
+            if inFlight == nil && afterOutput == .nothing && outputIndex == output.count { beginLinger() }
+            settle()
+        case .lingering, .finished: break
+        }
+    }
+
+    /// Closes at once (the shutdown grace period is over).
+    func forceClose() { closeNow() }
+
+    // MARK: Events
+
+    private func handle(_ events: EventLoop.IOEvents) {
+        guard phase != .finished else { return }
+        if !events.isDisjoint(with: .hangup) { peerFinished = true }
+        // TLS may stall a read until the socket is writable (see updateInterest).
+        let readRetry = events.contains(.writable) && socket.tlsNeedsWritable
+        if events.contains(.writable) { flush() }
+        if events.contains(.readable) || peerFinished || readRetry { readAvailable() }
+        settle()
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard phase != .finished else { return }
+        let now = HTTPServerClock.monotonicMilliseconds()
+        if let stalled = outputStalledSinceMilliseconds, now - stalled >= HTTPServerLimits.responseWriteTimeoutMilliseconds {
+            return closeNow()
+        }
+        switch phase {
+        case .lingering:
+            if now >= lingerDeadlineMilliseconds { return closeNow() }
+        case .sniffing:
+            if let deadline = sniffingDeadline(), now >= deadline { return closeNow() }
+        case .http1:
+            run(machine.timerFired(nowMilliseconds: now))
+        case .finished:
+            return
+        }
+        settle()
+    }
+
+    /// A response from the responder's Task, delivered on the loop.
+    func responseReady(_ response: HTTPResponse) {
+        guard phase == .http1, let current = inFlight else { return }
+        inFlight = nil
+        let keepAlive = current.keepAlive && !draining
+        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+        enqueue(
+            HTTPResponseSerializer.serialize(
+                response, requestVersion: current.version, keepAlive: keepAlive, omitBody: current.isHead, date: date),
+            then: keepAlive ? .responseWritten : .closeGracefully)
+        settle()
+    }
+
+    // MARK: Reading
+
+    private var wantsRead: Bool {
+        switch phase {
+        case .sniffing, .lingering: return true
+        case .http1: return machine.wantsRead
+        case .finished: return false
+        }
+    }
+
+    /// Reads while the state wants input; returns whether anything
+    /// (bytes, end of stream or an error) was read.
+    @discardableResult
+    private func readAvailable() -> Bool {
+        var progressed = false
+        for _ in 0..<HTTPServerLimits.readsPerEventMax {
+            guard wantsRead, !endOfStreamRead else { return progressed }
+            let outcome = readBuffer.read(from: socket) { bytes in received(bytes) }
+            switch outcome {
+            case .bytes:
+                progressed = true
+            case .wouldBlock:
+                return progressed
+            case .endOfStream:
+                endOfStreamRead = true
+                peerFinished = true
+                peerClosed()
+                return true
+            case .failed:
+                closeNow()
+                return true
+            }
+        }
+        return progressed
+    }
+
+    private func received(_ bytes: ArraySlice<UInt8>) {
+        let now = HTTPServerClock.monotonicMilliseconds()
+        switch phase {
+        case .sniffing:
+            if firstByteAtMilliseconds == nil { firstByteAtMilliseconds = now }
+            sniffed.append(contentsOf: bytes)
+            switch ConnectionPreface.classify(sniffed) {
+            case .undecided: return
+            case .http2: return handOver()
+            case .http1:
+                phase = .http1
+                let first = sniffed
+                sniffed = []
+                run(machine.bytesReceived(first, nowMilliseconds: now))
+            }
+        case .http1:
+            run(machine.bytesReceived(bytes, nowMilliseconds: now))
+        case .lingering:
+            lingerDiscardedBytes += bytes.count
+            if lingerDiscardedBytes > HTTPServerLimits.closeLingerDiscardBytesMax { closeNow() }
+        case .finished:
+            return
+        }
+    }
+
+    private func peerClosed() {
+        switch phase {
+        case .sniffing, .lingering: closeNow()
+        case .http1: run(machine.peerClosed(nowMilliseconds: HTTPServerClock.monotonicMilliseconds()))
+        case .finished: return
+        }
+    }
+
+    // MARK: The machine's actions (the only side effects of HTTP/1.1)
+
+    private func run(_ actions: [HTTPConnectionAction]) {
+        for action in actions {
+            guard phase == .http1 else { return }
+            switch action {
+            case .writeContinue:
+                enqueue(HTTPResponseSerializer.continueResponseBytes, then: .nothing)
+            case .dispatch(let request, let keepAlive):
+                dispatch(request, keepAlive: keepAlive)
+            case .writeErrorAndClose(let error):
+                let origin = RequestOrigin(protocolName: "HTTP/1.1", remotePeer: socket.remotePeer)
+                let response = responder.framingFailure(error, origin: origin)
+                let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+                enqueue(
+                    HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
+                    then: .closeGracefully)
+            case .close:
+                if outputIndex == output.count { beginLinger() } else { afterOutput = .closeGracefully }
+            }
+        }
+    }
+
+    private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
+        inFlight = InFlight(version: request.version, isHead: request.method == "HEAD", keepAlive: keepAlive)
+        let bound = LoopBound(self, loop: loop)
+        let loop = self.loop
+        let responder = self.responder
+        let origin = RequestOrigin(protocolName: request.version.text, remotePeer: socket.remotePeer)
+        Task {
+            let response = await responder.respond(to: request, origin: origin)
+            // Dropped when the loop already stopped (shutdown).
+            loop.execute { bound.value.responseReady(response) }
+        }
+    }
+
+    // MARK: Writing
+
+    private func enqueue(_ bytes: [UInt8], then after: AfterOutput) {
+        if outputIndex == output.count {
+            output = bytes
+            outputIndex = 0
+        } else {
+            output.append(contentsOf: bytes)
+        }
+        if after != .nothing { afterOutput = after }
+    }
+
+    /// Writes queued output; when it is all out, performs what was to
+    /// follow (which may queue more).
+    private func flush() {
+        while phase == .http1 || phase == .sniffing {
+            while outputIndex < output.count {
+                let outcome = output.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[outputIndex...])) }
+                switch outcome {
+                case .wrote(let count):
+                    outputIndex += count
+                    outputStalledSinceMilliseconds = nil
+                case .wouldBlock:
+                    if outputStalledSinceMilliseconds == nil {
+                        outputStalledSinceMilliseconds = HTTPServerClock.monotonicMilliseconds()
+                    }
+                    return
+                case .failed:
+                    return closeNow()
+                }
+            }
+            output = []
+            outputIndex = 0
+            let after = afterOutput
+            afterOutput = .nothing
+            switch after {
+            case .nothing:
+                return
+            case .responseWritten:
+                run(machine.responseWritten(nowMilliseconds: HTTPServerClock.monotonicMilliseconds()))
+            case .closeGracefully:
+                return beginLinger()
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Shuts down our side and drains the peer's input for a short while,
+    /// so unread input cannot turn our close into a reset that destroys
+    /// the last response.
+    private func beginLinger() {
+        guard phase == .http1 || phase == .sniffing else { return }
+        phase = .lingering
+        socket.shutdownWrite()
+        if endOfStreamRead { return closeNow() }
+        lingerDeadlineMilliseconds = HTTPServerClock.monotonicMilliseconds() + HTTPServerLimits.closeLingerMilliseconds
+    }
+
+    private func closeNow() {
+        guard phase != .finished else { return }
+        phase = .finished
+        releaseLoopResources()
+        socket.close()
+        let onClose = self.onClose
+        self.onClose = nil
+        onHandOver = nil
+        onClose?()
+    }
+
+    private func handOver() {
+        phase = .finished
+        releaseLoopResources()
+        let bytes = sniffed
+        sniffed = []
+        let onHandOver = self.onHandOver
+        self.onHandOver = nil
+        onClose = nil
+        onHandOver?(socket, bytes)
+    }
+
+    private func releaseLoopResources() {
+        if interest != nil {
+            loop.unregister(fd: socket.descriptor)
+            interest = nil
+        }
+        if let timer { loop.cancel(timer.id) }
+        timer = nil
+    }
+
+    // MARK: Interest and timer
+
+    /// After every event: writes what it can, reads what a finished peer
+    /// left in the kernel, then fits epoll interest and the timer to the
+    /// new state.
+    private func settle() {
+        guard phase != .finished else { return }
+        flush()
+        // A finished peer's input is all in the kernel already, and input
+        // TLS decrypted ahead is in OpenSSL: no readiness event announces
+        // either, so read it directly whenever the machine wants more
+        // (bounded by that input).
+        while phase != .finished && (peerFinished || socket.hasBufferedInput) && !endOfStreamRead && wantsRead {
+            let progressed = readAvailable()
+            flush()
+            if !progressed { break }
+        }
+        guard phase != .finished else { return }
+        updateInterest()
+        armTimer()
+    }
+
+    private var hasPendingOutput: Bool { outputIndex < output.count }
+
+    private func updateInterest() {
+        var desired: EventLoop.IOEvents = []
+        if !peerFinished {
+            if wantsRead { desired.insert(.readable) }
+            if hasPendingOutput || (wantsRead && socket.tlsNeedsWritable) { desired.insert(.writable) }
+        }
+        if desired == interest { return }
+        do {
+            if desired.isEmpty {
+                if interest != nil { loop.unregister(fd: socket.descriptor) }
+                interest = nil
+            } else if interest == nil {
+                try loop.register(fd: socket.descriptor, events: desired) { [weak self] events in self?.handle(events) }
+                interest = desired
+            } else {
+                try loop.modify(fd: socket.descriptor, events: desired)
+                interest = desired
+            }
+        } catch {
+            closeNow()
+        }
+    }
+
+    private func sniffingDeadline() -> Int64? {
+        if let firstByteAtMilliseconds { return firstByteAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds }
+        return machine.deadlineMilliseconds
+    }
+
+    private func currentDeadline(now: Int64) -> Int64? {
+        var candidates: [Int64] = []
+        switch phase {
+        case .sniffing: if let deadline = sniffingDeadline() { candidates.append(deadline) }
+        case .http1: if let deadline = machine.deadlineMilliseconds { candidates.append(deadline) }
+        case .lingering: candidates.append(lingerDeadlineMilliseconds)
+        case .finished: return nil
+        }
+        if hasPendingOutput {
+            let stalled = outputStalledSinceMilliseconds ?? now
+            candidates.append(stalled + HTTPServerLimits.responseWriteTimeoutMilliseconds)
+            if peerFinished { candidates.append(now + Self.writeRetryMilliseconds) }
+        }
+        return candidates.min()
+    }
+
+    private func armTimer() {
+        let now = HTTPServerClock.monotonicMilliseconds()
+        let deadline = currentDeadline(now: now)
+        if timer?.deadline == deadline { return }
+        if let timer { loop.cancel(timer.id) }
+        timer = nil
+        guard let deadline else { return }
+        let id = loop.schedule(after: .milliseconds(max(0, deadline - now))) { [weak self] in self?.timerFired() }
+        timer = (id, deadline)
+    }
+}

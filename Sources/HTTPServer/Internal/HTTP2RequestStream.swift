@@ -1,0 +1,120 @@
+import RPCCore
+import RPCRuntime
+
+/// One HTTP/2 request stream: collects headers and a body (at most the
+/// body limit of its path), hands the request to the responder on a Task,
+/// and writes the response back on the loop. Loop-confined.
+final class HTTP2RequestStream: HTTP2StreamDelegate {
+    private let loop: EventLoop
+    private let responder: any HTTPResponder
+    private let bodyLimits: HTTPBodyLimits
+    private weak var stream: HTTP2Stream?
+    private var fields: [(name: String, value: String)] = []
+    private var body: [UInt8] = []
+    /// Headers arrived; a later HEADERS block is trailers (ignored).
+    private var hasHeaders = false
+    /// The request was handed on or refused: ignore further input.
+    private var finished = false
+    private var requestTimer: EventLoop.TimerID?
+
+    /// Starts the request deadline: headers and body must be complete
+    /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
+    init(stream: HTTP2Stream, loop: EventLoop, responder: any HTTPResponder, bodyLimits: HTTPBodyLimits,
+         requestTimeoutMilliseconds: Int64) {
+        self.stream = stream
+        self.loop = loop
+        self.responder = responder
+        self.bodyLimits = bodyLimits
+        requestTimer = loop.schedule(after: .milliseconds(requestTimeoutMilliseconds)) { [weak self] in
+            self?.requestTimedOut()
+        }
+    }
+
+    private func requestTimedOut() {
+        requestTimer = nil
+        guard !finished, let stream else { return }
+        finished = true
+        respondEarly(stream, HTTPRequestError(.requestTimeout))
+    }
+
+    /// Answers before the request is complete (status and headers only);
+    /// the stream is reset once the answer is out, so the client stops.
+    private func respondEarly(_ stream: HTTP2Stream, _ error: HTTPRequestError) {
+        let response = responder.framingFailure(error, origin: origin(stream))
+        stream.respondEarly(Self.runtimeFields(HTTP2Messages.earlyResponseFields(response)))
+    }
+
+    private func origin(_ stream: HTTP2Stream?) -> RequestOrigin {
+        RequestOrigin(protocolName: "HTTP/2", remotePeer: stream?.remotePeer ?? "")
+    }
+
+    private func finish() {
+        finished = true
+        if let requestTimer { loop.cancel(requestTimer) }
+        requestTimer = nil
+    }
+
+    func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [RPCCore.HTTPHeaderField], endStream: Bool) {
+        guard !finished else { return }
+        if !hasHeaders {
+            hasHeaders = true
+            fields = headers.map { (name: $0.name, value: $0.value) }
+        }
+        if endStream { dispatch() }
+    }
+
+    func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
+        guard !finished else { return }
+        let path = fields.first(where: { $0.name == ":path" })?.value ?? ""
+        guard body.count + bytes.count <= bodyLimits.bytesMax(target: path) else {
+            // Answer now and reset once the answer is out (RFC 9113 §8.1),
+            // so the client stops sending; a bare 413, without a problem body.
+            finish()
+            return respondEarly(stream, HTTPRequestError(.bodyTooLarge))
+        }
+        body.append(contentsOf: bytes)
+        if endStream { dispatch() }
+    }
+
+    func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
+        finish()
+    }
+
+    private func dispatch() {
+        finish()
+        let request: HTTPRequest
+        switch HTTP2Messages.request(fields: fields, body: body, bodyLimits: bodyLimits) {
+        case .success(let built): request = built
+        case .failure(let error):
+            return send(responder.framingFailure(error, origin: origin(stream)), isHead: false)
+        }
+        fields = []
+        body = []
+        let bound = LoopBound(self, loop: loop)
+        let loop = self.loop
+        let responder = self.responder
+        let requestOrigin = origin(stream)
+        let isHead = request.method == "HEAD"
+        Task {
+            let response = await responder.respond(to: request, origin: requestOrigin)
+            // Dropped when the loop already stopped (shutdown).
+            loop.execute { bound.value.send(response, isHead: isHead) }
+        }
+    }
+
+    private func send(_ response: HTTPResponse, isHead: Bool) {
+        guard let stream, !stream.isClosed else { return }
+        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+        let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: date))
+        if isHead || response.body.isEmpty {
+            stream.sendHeaders(headers, endStream: true)
+        } else {
+            stream.sendHeaders(headers, endStream: false)
+            stream.sendData(response.body, endStream: true)
+        }
+    }
+
+    private static func runtimeFields(_ fields: [(name: String, value: String)]) -> [RPCCore.HTTPHeaderField] {
+        fields.map { RPCCore.HTTPHeaderField(name: $0.name, value: $0.value) }
+    }
+}
