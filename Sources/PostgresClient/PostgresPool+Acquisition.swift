@@ -18,6 +18,11 @@ extension PostgresPool {
     /// earlier one), so a service can count waits without this module
     /// knowing about metrics. It runs on the acquiring task: keep it quick.
     public func observeAcquisitions(_ observer: @escaping @Sendable (Acquisition) -> Void) {
-        acquisitionObserver.withLock { $0 = observer }
+        acquisitionObserver.withLock { $0 = AcquisitionObserver(observe: observer) }
+    }
+
+    /// The observer as the pool keeps it (see `acquisitionObserver`).
+    struct AcquisitionObserver: Sendable {
+        let observe: @Sendable (Acquisition) -> Void
     }
 }
