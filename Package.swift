@@ -85,7 +85,7 @@ let package = Package(
             dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
-        .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives"]),
+        .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives", "StrictJSON"]),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +16,11 @@ struct DemoHTTPResponse: Sendable {
 
     var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-    /// The body as a JSON object, or nil.
-    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
+    /// The body as a JSON object (StrictJSON's parser), or nil.
+    var json: JSONObject? {
+        guard case .object(let object)? = try? StrictJSONParser().parse(body) else { return nil }
+        return object
+    }
 }
 
 /// Why an exchange failed (connection, timeout, malformed answer).

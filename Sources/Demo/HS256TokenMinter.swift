@@ -1,5 +1,5 @@
 import CryptoPrimitives
-import Foundation
+import StrictJSON
 
 /// Mints HS256 bearer tokens the way an identity provider would for the
 /// gateway (`iss`, `aud`, `sub`, `email`, `iat`, `nbf`, `exp`).
@@ -9,12 +9,12 @@ struct HS256TokenMinter: Sendable {
     let audience: String
 
     func mint(userId: String, email: String, nowSeconds: Int64, lifetimeSeconds: Int64) -> String {
-        let claims: [String: Any] = [
-            "iss": issuer, "aud": audience, "sub": userId, "email": email,
-            "iat": nowSeconds, "nbf": nowSeconds, "exp": nowSeconds + lifetimeSeconds,
-        ]
+        let claims = JSONObject([
+            "iss": .string(issuer), "aud": .string(audience), "sub": .string(userId), "email": .string(email),
+            "iat": .integer(nowSeconds), "nbf": .integer(nowSeconds), "exp": .integer(nowSeconds + lifetimeSeconds),
+        ])
         let header = StrictBase64.encodeURL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = StrictBase64.encodeURL(Array((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data()))
+        let payload = StrictBase64.encodeURL(JSONWriter.bytes(of: .object(claims)))
         let signingInput = header + "." + payload
         let code = HMACSHA256Key(secret: secret).authenticationCode(for: Array(signingInput.utf8))
         return signingInput + "." + StrictBase64.encodeURL(code)

@@ -1,5 +1,6 @@
 import AppStoreVerification
 import Foundation
+import StrictJSON
 
 /// Why the walkthrough stopped: a step answered something other than what
 /// the API promises.
@@ -42,15 +43,16 @@ struct PurchaseWalkthrough {
 
         print("\n== 2. the app asks for its appAccountToken")
         let tokenAnswer = try exchange("GET", "/api/v1/payments/apple/account-token", headers: auth, expectStatus: 200)
-        guard let accountToken = tokenAnswer["appAccountToken"] as? String, UUID(uuidString: accountToken) != nil else {
+        guard case .string(let accountToken)? = tokenAnswer["appAccountToken"], UUID(uuidString: accountToken) != nil else {
             throw WalkthroughFailure(description: "appAccountToken is not a UUID")
         }
 
         print("\n== 3. the app lists the packages")
         let packagesAnswer = try exchange("GET", "/api/v1/points/packages", headers: auth, expectStatus: 200)
-        let packages = packagesAnswer["packages"] as? [[String: Any]] ?? []
-        guard let package = packages.first(where: { $0["productCode"] as? String == settings.productCode }),
-              let appStoreProductId = package["appStoreProductId"] as? String, let credits = package["credits"] as? Int
+        guard case .array(let packages)? = packagesAnswer["packages"],
+              let package = packages.first(where: { $0["productCode"] == .string(settings.productCode) }),
+              case .string(let appStoreProductId)? = package["appStoreProductId"],
+              case .number(let creditsNumber)? = package["credits"], let credits = creditsNumber.int64Value
         else { throw WalkthroughFailure(description: "package \(settings.productCode) is not offered") }
 
         let transactionId = String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
@@ -59,14 +61,15 @@ struct PurchaseWalkthrough {
             transactionId: transactionId, productId: appStoreProductId, bundleId: settings.bundleId, environment: settings.environment,
             appAccountToken: accountToken, purchaseDateMilliseconds: purchaseMilliseconds - 2_000, signedDateMilliseconds: purchaseMilliseconds))
         print("\n== 4. StoreKit 2 returns a signed transaction (\(settings.environment), \(appStoreProductId), Consumable, id \(transactionId)); the app submits it")
-        let verifyBody: [String: Any] = [
-            "productCode": settings.productCode, "appStoreProductId": appStoreProductId, "transactionId": transactionId,
-            "signedTransactionInfo": signedTransaction, "appAccountToken": accountToken,
-        ]
+        let verifyBody = JSONObject([
+            "productCode": .string(settings.productCode), "appStoreProductId": .string(appStoreProductId),
+            "transactionId": .string(transactionId), "signedTransactionInfo": .string(signedTransaction),
+            "appAccountToken": .string(accountToken),
+        ])
         let granted = try exchange("POST", "/api/v1/payments/apple/transactions/verify", headers: auth, json: verifyBody, expectStatus: 200)
         try expect(granted, "status", "granted")
         try expect(granted, "creditsAdded", credits)
-        let balanceAfterGrant = granted["newBalance"] as? Int ?? -1
+        let balanceAfterGrant = Self.integer(granted["newBalance"]) ?? -1
 
         print("\n== 5. the balance shows the credits")
         let balance = try exchange("GET", "/api/v1/points/balance", headers: auth, expectStatus: 200)
@@ -92,14 +95,14 @@ struct PurchaseWalkthrough {
             type: "REFUND", notificationUUID: notificationUUID, bundleId: settings.bundleId, appAppleId: settings.appAppleId,
             environment: settings.environment, signedTransactionInfo: refundedTransaction, signedDateMilliseconds: refundMilliseconds))
         print("\n== 8. Apple refunds the purchase and posts a signed REFUND notification (\(notificationUUID))")
-        _ = try exchange("POST", "/api/v1/payments/apple/notifications", json: ["signedPayload": signedPayload], expectStatus: 200)
+        _ = try exchange("POST", "/api/v1/payments/apple/notifications", json: JSONObject(["signedPayload": .string(signedPayload)]), expectStatus: 200)
 
         print("\n== 9. the credits are taken back")
         let expectedBalance = max(0, balanceAfterGrant - credits)
-        var afterRefund: [String: Any] = [:]
+        var afterRefund = JSONObject()
         for attempt in 1...DemoLimits.settleAttemptsMax {
             afterRefund = try exchange("GET", "/api/v1/points/balance", headers: auth, expectStatus: 200, quiet: attempt > 1)
-            if afterRefund["balance"] as? Int == expectedBalance { break }
+            if Self.integer(afterRefund["balance"]) == expectedBalance { break }
             usleep(DemoLimits.settlePauseMilliseconds * 1000)
         }
         try expect(afterRefund, "balance", expectedBalance)
@@ -112,13 +115,13 @@ struct PurchaseWalkthrough {
 
     /// One exchange, printed as method, path, status and JSON body.
     private func exchange(
-        _ method: String, _ path: String, headers: [(String, String)] = [], json: [String: Any]? = nil,
+        _ method: String, _ path: String, headers: [(String, String)] = [], json: JSONObject? = nil,
         expectStatus: Int, quiet: Bool = false
-    ) throws -> [String: Any] {
+    ) throws -> JSONObject {
         var requestHeaders = headers
         var body: [UInt8]?
         if let json {
-            body = Array(try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]))
+            body = JSONWriter.bytes(of: .object(json))
             requestHeaders.append(("Content-Type", "application/json"))
         }
         if !quiet {
@@ -126,7 +129,7 @@ struct PurchaseWalkthrough {
             if let json { print("    \(Self.printable(json))") }
         }
         let response = try client.send(method: method, path: path, headers: requestHeaders, body: body)
-        let object = response.json ?? [:]
+        let object = response.json ?? JSONObject()
         if !quiet {
             print("<-- \(response.status) \(response.header("Content-Type") ?? "")  X-Request-Id: \(response.header("X-Request-Id") ?? "-")")
             if !response.body.isEmpty { print("    \(response.json.map(Self.printable) ?? response.bodyText)") }
@@ -137,22 +140,38 @@ struct PurchaseWalkthrough {
         return object
     }
 
-    private func expect(_ object: [String: Any], _ key: String, _ expected: some Equatable) throws {
-        guard let actual = object[key], String(describing: actual) == String(describing: expected) else {
-            throw WalkthroughFailure(description: "\(key): expected \(expected), got \(object[key].map { String(describing: $0) } ?? "nothing")")
-        }
-        print("    ok: \(key) = \(expected)")
+    private func expect(_ object: JSONObject, _ key: String, _ expected: String) throws {
+        try expect(object, key, .string(expected), shown: expected)
     }
 
-    /// Pretty JSON with signed blobs shortened (never print a whole JWS).
-    static func printable(_ object: [String: Any]) -> String {
-        var shown = object
-        for key in ["signedTransactionInfo", "signedPayload"] {
-            if let jws = shown[key] as? String { shown[key] = "\(jws.prefix(16))… (\(jws.utf8.count) bytes, shortened)" }
+    private func expect(_ object: JSONObject, _ key: String, _ expected: Int64) throws {
+        try expect(object, key, .integer(expected), shown: "\(expected)")
+    }
+
+    private func expect(_ object: JSONObject, _ key: String, _ expected: JSONValue, shown: String) throws {
+        guard let actual = object[key], actual == expected else {
+            throw WalkthroughFailure(description: "\(key): expected \(shown), got \(object[key].map { JSONWriter.string(of: $0) } ?? "nothing")")
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: shown, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return "\(shown)"
+        print("    ok: \(key) = \(shown)")
+    }
+
+    /// A JSON integer as Int64, or nil.
+    private static func integer(_ value: JSONValue?) -> Int64? {
+        guard case .number(let number)? = value else { return nil }
+        return number.int64Value
+    }
+
+    /// The JSON with signed blobs shortened (never print a whole JWS).
+    static func printable(_ object: JSONObject) -> String {
+        var shown = JSONObject()
+        for key in object.keys {
+            guard let value = object[key] else { continue }
+            if ["signedTransactionInfo", "signedPayload"].contains(key), case .string(let jws) = value {
+                _ = shown.insert(key, .string("\(jws.prefix(16))… (\(jws.utf8.count) bytes, shortened)"))
+            } else {
+                _ = shown.insert(key, value)
+            }
         }
-        return String(decoding: data, as: UTF8.self)
+        return JSONWriter.string(of: .object(shown))
     }
 }

@@ -1,8 +1,9 @@
-import Foundation
+import StrictJSON
 
 /// The JSON payloads a StoreKit 2 purchase and an App Store Server
 /// Notification V2 carry, built as Apple shapes them (field names and
 /// millisecond timestamps as documented), for the local testing CA to sign.
+/// Written by StrictJSON's writer, the one JSON writer of the project.
 enum SignedPayloads {
     /// A consumable purchase (or, with `revocationDateMilliseconds`, its refund).
     static func transaction(
@@ -10,17 +11,18 @@ enum SignedPayloads {
         appAccountToken: String?, purchaseDateMilliseconds: Int64, signedDateMilliseconds: Int64,
         revocationDateMilliseconds: Int64? = nil, revocationReason: Int? = nil
     ) -> String {
-        var object: [String: Any] = [
-            "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
-            "productId": productId, "purchaseDate": purchaseDateMilliseconds, "originalPurchaseDate": purchaseDateMilliseconds,
-            "quantity": 1, "type": "Consumable", "inAppOwnershipType": "PURCHASED", "signedDate": signedDateMilliseconds,
-            "environment": environment, "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441",
-            "price": 1990, "currency": "USD",
-        ]
-        if let appAccountToken { object["appAccountToken"] = appAccountToken }
-        if let revocationDateMilliseconds { object["revocationDate"] = revocationDateMilliseconds }
-        if let revocationReason { object["revocationReason"] = revocationReason }
-        return json(object)
+        var object = JSONObject([
+            "transactionId": .string(transactionId), "originalTransactionId": .string(transactionId), "bundleId": .string(bundleId),
+            "productId": .string(productId), "purchaseDate": .integer(purchaseDateMilliseconds),
+            "originalPurchaseDate": .integer(purchaseDateMilliseconds), "quantity": .integer(1), "type": .string("Consumable"),
+            "inAppOwnershipType": .string("PURCHASED"), "signedDate": .integer(signedDateMilliseconds), "environment": .string(environment),
+            "transactionReason": .string("PURCHASE"), "storefront": .string("USA"), "storefrontId": .string("143441"),
+            "price": .integer(1990), "currency": .string("USD"),
+        ])
+        object.insertIfPresent("appAccountToken", appAccountToken.map(JSONValue.string))
+        object.insertIfPresent("revocationDate", revocationDateMilliseconds.map(JSONValue.integer))
+        object.insertIfPresent("revocationReason", revocationReason.map { .integer(Int64($0)) })
+        return JSONWriter.string(of: .object(object))
     }
 
     /// A V2 notification with a `data` member wrapping a signed transaction.
@@ -28,18 +30,14 @@ enum SignedPayloads {
         type: String, notificationUUID: String, bundleId: String, appAppleId: Int64?, environment: String,
         signedTransactionInfo: String, signedDateMilliseconds: Int64
     ) -> String {
-        var data: [String: Any] = [
-            "bundleId": bundleId, "bundleVersion": "1", "environment": environment, "signedTransactionInfo": signedTransactionInfo,
-        ]
-        if let appAppleId { data["appAppleId"] = appAppleId }
-        return json([
-            "notificationType": type, "notificationUUID": notificationUUID, "version": "2.0",
-            "signedDate": signedDateMilliseconds, "data": data,
+        var data = JSONObject([
+            "bundleId": .string(bundleId), "bundleVersion": .string("1"), "environment": .string(environment),
+            "signedTransactionInfo": .string(signedTransactionInfo),
         ])
-    }
-
-    private static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        data.insertIfPresent("appAppleId", appAppleId.map(JSONValue.integer))
+        return JSONWriter.string(of: .object(JSONObject([
+            "notificationType": .string(type), "notificationUUID": .string(notificationUUID), "version": .string("2.0"),
+            "signedDate": .integer(signedDateMilliseconds), "data": .object(data),
+        ])))
     }
 }

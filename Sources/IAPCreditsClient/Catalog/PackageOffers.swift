@@ -1,5 +1,5 @@
-/// The packages the user may buy matched to StoreKit's products (PRD 8.3
-/// steps 1 to 4): the gateway's order is kept, each package gets the
+/// The packages the user may buy matched to StoreKit's products (docs/CLIENT.md,
+/// "Wiring it into an iOS app"): the gateway's order is kept, each package gets the
 /// product whose id is its `appStoreProductId`, and products StoreKit
 /// returns that no package names are ignored. Pure.
 public struct PackageOffers: Sendable, Hashable {

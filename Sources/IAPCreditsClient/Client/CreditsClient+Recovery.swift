@@ -2,7 +2,7 @@ import Foundation
 
 extension CreditsClient {
     /// Resubmits every paid purchase not yet credited: StoreKit's unfinished
-    /// transactions and the library's records (PRD 7.3, 8.3 step 11). Runs
+    /// transactions and the library's records (docs/protocols/payments/apple-iap-protocol.md 4.4). Runs
     /// at `start()`; call it again when the app comes to the foreground or
     /// after the user signs in again. Resets this launch's retry budget.
     @discardableResult

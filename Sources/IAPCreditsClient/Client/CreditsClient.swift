@@ -1,14 +1,14 @@
 import Foundation
 
 /// The app's one entry point for credits: packages with StoreKit prices,
-/// the purchase flow (PRD 8.3), resubmission of paid purchases not yet
+/// the purchase flow (docs/CLIENT.md), resubmission of paid purchases not yet
 /// credited (on every launch, with backoff), and the balance.
 ///
 /// One client per signed-in user: build it after sign-in, call `start()`,
 /// and `stop()` it on sign-out (a stopped client does nothing more, and a
 /// purchase it held stays unfinished for the next client).
 ///
-/// Rules it keeps (seed 003, PRD 8.3, 8.4, 12.3):
+/// Rules it keeps (docs/CLIENT.md, "The rules it keeps"; docs/protocols/payments/apple-iap-protocol.md section 4):
 /// - pending, cancelled and failed purchases never reach the gateway;
 /// - a paid purchase is recorded durably before it is submitted;
 /// - the StoreKit transaction is finished only after `granted`,
@@ -100,7 +100,7 @@ public actor CreditsClient {
     }
 
     /// The packages this user may buy with StoreKit's products and prices
-    /// (PRD 8.3 steps 1 to 4). When StoreKit cannot answer, every offer
+    /// (docs/protocols/payments/apple-iap-protocol.md 3.1 and user-points-chat-data-protocol.md section 2). When StoreKit cannot answer, every offer
     /// comes back unavailable rather than failing the screen.
     public func packageOffers() async throws(CreditsError) -> PackageOffers {
         let packages = try await api.packages()
@@ -135,7 +135,7 @@ public actor CreditsClient {
 
     // MARK: Purchase
 
-    /// Buys `offer` (PRD 8.3 steps 5 to 13): StoreKit's sheet with the
+    /// Buys `offer` (docs/protocols/payments/apple-iap-protocol.md 3.2 and 4.1): StoreKit's sheet with the
     /// user's appAccountToken; a verified payment is recorded, submitted,
     /// finished only once credited, then balance and packages are refreshed.
     public func purchase(_ offer: PackageOffer) async -> PurchaseOutcome {

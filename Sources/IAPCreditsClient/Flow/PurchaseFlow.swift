@@ -1,6 +1,6 @@
 import Foundation
 
-/// One purchase, PRD 8.3, as a pure state machine: each event returns the
+/// One purchase (docs/CLIENT.md, "The rules it keeps") as a pure state machine: each event returns the
 /// one action to run next; `CreditsClient` runs the actions and feeds back
 /// their results. No I/O here, so every path is tested alone.
 ///

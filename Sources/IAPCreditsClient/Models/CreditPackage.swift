@@ -3,7 +3,7 @@
 /// non-store display only: StoreKit's localized price is what the user pays
 /// and what the app shows (`PackageOffer.displayPrice`).
 public struct CreditPackage: Sendable, Hashable, Codable {
-    /// PRD 4.1 kinds; a kind added later decodes as `unrecognized`.
+    /// The package kinds of docs/protocols/common/user-points-chat-data-protocol.md section 2; a kind added later decodes as `unrecognized`.
     public enum Kind: Sendable, Hashable, Codable {
         /// The new user pack: listed only while this email identity may buy it.
         case starter

@@ -3,7 +3,7 @@ import Foundation
 /// Where one of the user's purchases stands on the backend
 /// (GET /api/v1/payments/apple/transactions/{transactionId}).
 public struct TransactionStatus: Sendable, Hashable, Codable {
-    /// apple_iap_transactions.status (PRD 5.3); a value added later decodes as `unrecognized`.
+    /// apple_iap_transactions.status (docs/protocols/payments/apple-iap-protocol.md 3.3); a value added later decodes as `unrecognized`.
     public enum Status: Sendable, Hashable, Codable {
         case received, verified, granted, failed, refunded, refundedInsufficient, revoked
         case unrecognized(String)

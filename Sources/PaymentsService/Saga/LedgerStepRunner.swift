@@ -106,7 +106,7 @@ struct LedgerStepRunner: Sendable {
         count(step, Self.outcomeLabel(failure), record)
         switch failure {
         case .needsOperator(let reason, _):
-            // PRD 6.3/7.3: verified, kept, retried; someone must fix the cause.
+            // docs/protocols/payments/apple-iap-protocol.md 3.2 (PAYMENT_GRANT_FAILED): verified, kept, retried; someone must fix the cause.
             logger.critical("ALERT saga step needs an operator", fields.merging(["alert": "saga_step_needs_operator", "reason": reason.rawValue]) { $1 })
         case .transient, .refused:
             logger.warning("saga step deferred to the worker", fields)
@@ -156,7 +156,7 @@ struct LedgerStepRunner: Sendable {
             fields["credits_deducted"] = "\(deducted)"
             fields["overdue_amount"] = "\(overdue)"
             if overdue > 0 {
-                // PRD 7.4: the balance could not cover the refund; operators decide what to do.
+                // docs/protocols/payments/apple-iap-protocol.md 5.3: the balance could not cover the refund; operators decide what to do.
                 logger.critical("ALERT refund exceeded the balance", fields.merging(["alert": "refunded_insufficient"]) { $1 })
                 return
             }
