@@ -122,6 +122,9 @@ bench_cpu_ticks() {
 # bench_rss_kib PID: resident set size in KiB (0 when gone).
 bench_rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
+# bench_rss_anon_kib PID: private resident memory (RssAnon) in KiB (0 when gone).
+bench_rss_anon_kib() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
 # bench_fd_count PID: open file descriptors (0 when gone).
 bench_fd_count() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 

@@ -20,11 +20,12 @@
 #     A steady rate well below saturation for MINUTES: verify at <= 40/s
 #     (4 connections, 100 ms pause each) and balance at <= 200/s (4
 #     connections, 20 ms pause), sampling every 10 s the RSS and open file
-#     descriptors of the Gateway, PaymentsService, PointsService (and, for
-#     information, PostgreSQL's total). After a 60 s warm-up, the highest
-#     of the last three samples may exceed the highest of the first three
-#     by at most 16 MiB + 10% RSS and 8 file descriptors per service;
-#     more fails the run (exit 1), as does any failed request.
+#     descriptors of the Gateway, PaymentsService and PointsService (and, for
+#     information, PostgreSQL's private memory and process count). After a
+#     60 s warm-up, the highest of the last three samples may exceed the
+#     highest of the first three by at most 16 MiB + 10% RSS and 8 file
+#     descriptors per service; more fails the run (exit 1), as does any
+#     failed request.
 #     SOAK_MUTATE=leak adds a sampled process that grows by 2 MiB and one
 #     descriptor a second for 5 minutes (it must fail).
 #     LOAD_MUTATE=replay (load mode) sends the first verify step's bodies
@@ -196,11 +197,11 @@ import time
 hold, files = [], []
 for _ in range(300):
     hold.append(b"\x01" * (2 * 1024 * 1024)); files.append(open("/dev/null")); time.sleep(1)
-time.sleep(3600)' &
+time.sleep(3600)' > /dev/null 2>&1 &
     leaker_pid=$!
     names+=(leaker); pids+=("$leaker_pid")
   fi
-  printf '%6s' "t s"; for n in "${names[@]}"; do printf ' %12s %6s' "$n MiB" "fds"; done; printf ' %12s %6s\n' "postgres MiB" "fds"
+  printf '%6s' "t s"; for n in "${names[@]}"; do printf ' %12s %6s' "$n MiB" "fds"; done; printf ' %13s %6s\n' "pg anon MiB" "procs"
   : > "$work/series"
   local start=$SECONDS t i
   while ((SECONDS - start <= duration + 5)); do
@@ -212,13 +213,18 @@ time.sleep(3600)' &
       printf ' %12.1f %6d' "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" "$fds"
       line+=" $rss $fds"
     done
-    local pg_rss=0 pg_fds=0 p
-    for p in $(bench_postgres_pids); do pg_rss=$((pg_rss + $(bench_rss_kib "$p"))); pg_fds=$((pg_fds + $(bench_fd_count "$p"))); done
-    printf ' %12.1f %6d\n' "$(awk -v k="$pg_rss" 'BEGIN { print k / 1024 }')" "$pg_fds"
+    # PostgreSQL for information only: private memory (RssAnon; RSS would count
+    # shared buffers again in every backend that touched them) and processes
+    # (pool connections, autovacuum workers come and go).
+    local pg_anon=0 pg_procs=0 p
+    for p in $(bench_postgres_pids); do pg_anon=$((pg_anon + $(bench_rss_anon_kib "$p"))); pg_procs=$((pg_procs + 1)); done
+    printf ' %13.1f %6d\n' "$(awk -v k="$pg_anon" 'BEGIN { print k / 1024 }')" "$pg_procs"
     echo "$line" >> "$work/series"
     kill -0 "$verify_wrk" 2>/dev/null || kill -0 "$balance_wrk" 2>/dev/null || break
     sleep "$interval"
   done
+  # This runs in the report pipeline's subshell: end the leaker here, the EXIT trap cannot see its pid.
+  if [[ -n "$leaker_pid" ]]; then kill "$leaker_pid" 2>/dev/null || true; wait "$leaker_pid" 2>/dev/null || true; fi
   wait "$verify_wrk" || failures=$((failures + 1))
   wait "$balance_wrk" || failures=$((failures + 1))
   local rps p50 p99 p999 non2xx errors route
@@ -253,7 +259,9 @@ time.sleep(3600)' &
     echo "${seconds}s per step; CPU in % of one CPU over the step (postgres: all its processes)"
     run_load
     ledger="$(bench_sql load_points "select count(*) from points_ledger where change_type = 'purchase'")"
-    echo "purchase ledger rows in PointsService: $ledger"
+    granted="$(cat "$work"/verify-*.wrk | sed -n 's/^verify_outcomes granted=\([0-9]*\).*/\1/p' | awk '{ total += $1 } END { print total + 0 }')"
+    echo "verify answers granted: $granted (+1 check call); purchase ledger rows in PointsService: $ledger" \
+         "(the difference: requests in flight when a wrk step stopped, which wrk does not count)"
   else
     echo "soak ${minutes} min: verify 4 connections x 100 ms pause, balance 4 connections x 20 ms pause; samples every 10 s"
     run_soak
