@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
         .executableTarget(name: "SagaBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport", "StrictJSON"], path: "bench/saga/swift"),
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
-        .executableTarget(name: "FaultBench", dependencies: ["AppStoreVerification", "RPCRuntime", "Contracts", "IAPCreditsClient"], path: "bench/fault/swift"),
+        .executableTarget(name: "FaultBench", dependencies: ["AppStoreVerification", "RPCCore", "RPCRuntime", "Contracts", "IAPCreditsClient"], path: "bench/fault/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
         .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics"]),

@@ -76,7 +76,7 @@ timeout 300 "$bin/GatewayBench" --out "$work/saga" --count "$transactions" --bun
 # start NAME ENV... -- : runs $bin/NAME with --listen 127.0.0.1:0 (Gateway: LISTEN_ADDR), sets $address.
 start() {
   local name="$1"; shift
-  env "$@" "$bin/$name" > "$work/$name.out" 2> "$work/$name.err" &
+  env ADMIN_LISTEN_ADDR=127.0.0.1:0 "$@" "$bin/$name" > "$work/$name.out" 2> "$work/$name.err" &
   pids+=($!)
   address=""
   for _ in $(seq 1 300); do

@@ -61,17 +61,19 @@ PY
 
 # bench_start LOG EXECUTABLE [ENV...]: starts $bin/EXECUTABLE with ENV, stdout and
 # stderr appended to $work/LOG.{out,err}; waits (<= 30 s) for its "listening on"
-# line after the previous ones; sets `started_pid` and `started_address`.
+# line after the previous ones; sets `started_pid` and `started_address`. The
+# admin listener gets a free port (ADMIN_LISTEN_ADDR=127.0.0.1:0 unless ENV sets
+# it): several instances, and other checkouts' runs, never fight over 918x.
 bench_start() {
   local log="$1" name="$2"; shift 2
   touch "$work/$log.out" "$work/$log.err"
-  local seen; seen="$(grep -c 'listening on' "$work/$log.out" || true)"
-  env "$@" "$bin/$name" >> "$work/$log.out" 2>> "$work/$log.err" &
+  local seen; seen="$(grep -v ' admin listening on ' "$work/$log.out" | grep -c 'listening on' || true)"
+  env ADMIN_LISTEN_ADDR=127.0.0.1:0 "$@" "$bin/$name" >> "$work/$log.out" 2>> "$work/$log.err" &
   started_pid=$!
   bench_pids+=("$started_pid")
   started_address=""
   for _ in $(seq 1 600); do
-    started_address="$(sed -n 's/^.*listening on //p' "$work/$log.out" | sed -n "$((${seen:-0} + 1))p" || true)"
+    started_address="$(sed -n '/ admin listening on /!s/^.*listening on //p' "$work/$log.out" | sed -n "$((${seen:-0} + 1))p" || true)"
     [[ -n "$started_address" ]] && return 0
     kill -0 "$started_pid" 2>/dev/null || break
     sleep 0.05

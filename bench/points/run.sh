@@ -73,7 +73,7 @@ trap 'status=$?; stop_service; rm -rf "$work"; ((status == 0)) || echo "bench/po
 
 # --- PointsService ---------------------------------------------------------------
 # INTERNAL_AUTH=off: PointsBench calls over cleartext loopback, without a certificate.
-DATABASE_URL="$database_url" DATABASE_MAX_CONNECTIONS="$concurrency" LOG_LEVEL=warning \
+DATABASE_URL="$database_url" DATABASE_MAX_CONNECTIONS="$concurrency" LOG_LEVEL=warning ADMIN_LISTEN_ADDR=127.0.0.1:0 \
   PACKAGES_FILE="$root/config/packages.json" INTERNAL_AUTH=off \
   "$service_binary" --listen 127.0.0.1:0 > "$work/service.out" 2> "$work/service.err" &
 service_pid=$!

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import RPCCore
 import RPCRuntime
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import RPCCore
 import RPCRuntime
 
 /// The driver's command line, every count and time bounded (`FaultLimits`).

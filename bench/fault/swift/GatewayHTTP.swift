@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import IAPCreditsClient
+import RPCCore
 import RPCRuntime
 
 /// The gateways, called round-robin by the caller's counter, over

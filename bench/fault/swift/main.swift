@@ -11,6 +11,7 @@
 //                  [--seconds 60] [--settle-seconds 90] [--workers 8] [--spend-caller spend-caller] [--mutate forget-purchase]
 import AppStoreVerification
 import Foundation
+import RPCCore
 import RPCRuntime
 
 func initCA(_ arguments: [String]) throws {
