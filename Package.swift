@@ -46,6 +46,8 @@ let package = Package(
         .target(name: "FieldRules"),
         // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
         .target(name: "Metrics"),
+        // JSON-line logging every library can use (lines written by StrictJSON's writer).
+        .target(name: "Logging", dependencies: ["StrictJSON"]),
         // The one home of SHA-256, HMAC, ES256, strict base64 and PEM (docs/ARCHITECTURE.md).
         .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "CryptoPrimitives", "StrictJSON"]),
@@ -60,9 +62,9 @@ let package = Package(
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics"]),
+        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging"]),
         // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
-        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "Metrics"]),
+        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "Metrics", "Logging"]),
         // grpc.health.v1 answered from ServiceKit's HealthMonitor.
         .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
@@ -74,15 +76,15 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics", "Logging"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules"]
+            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives"]),
@@ -99,6 +101,7 @@ let package = Package(
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "CryptoPrimitivesTests", dependencies: ["CryptoPrimitives"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging", "StrictJSON"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),
@@ -112,7 +115,7 @@ let package = Package(
             dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging"]),
         .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport"]),
@@ -120,7 +123,7 @@ let package = Package(
         .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "Metrics"]),
         .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging"]),
         .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),

@@ -1,4 +1,5 @@
 import Contracts
+import Logging
 import RPCCore
 import ServiceKit
 
