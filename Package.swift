@@ -47,14 +47,16 @@ let package = Package(
         // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
         .target(name: "Metrics"),
         // JSON-line logging every library can use (lines written by StrictJSON's writer).
-        .target(name: "Logging", dependencies: ["StrictJSON"]),
+        .target(name: "Logging", dependencies: ["StrictJSON", "UTCTime"]),
+        // RFC 3339 and HTTP-date timestamps, written and read (no C, no Foundation formatter).
+        .target(name: "UTCTime"),
         // The one home of SHA-256, HMAC, ES256, strict base64 and PEM (docs/ARCHITECTURE.md).
         .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "CryptoPrimitives", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
-        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON"]),
+        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON", "UTCTime"]),
         // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER) in Swift; base64 from CryptoPrimitives.
-        .target(name: "AppReceipt", dependencies: ["CryptoPrimitives"]),
+        .target(name: "AppReceipt", dependencies: ["CryptoPrimitives", "UTCTime"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "BenchSupport", path: "bench/support"),
         .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
@@ -69,7 +71,7 @@ let package = Package(
         .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
         // the gateway's public listener and every process's admin listener.
-        .target(name: "HTTPServer", dependencies: ["RPCCore", "RPCRuntime"]),
+        .target(name: "HTTPServer", dependencies: ["RPCCore", "RPCRuntime", "UTCTime"]),
         // GET /metrics, /livez and /readyz of every process, on HTTPServer.
         .target(name: "AdminServer", dependencies: ["HTTPServer", "Metrics", "RPCRuntime"]),
 
@@ -80,11 +82,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging"]
+            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging", "UTCTime"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives"]),
@@ -102,6 +104,7 @@ let package = Package(
         .testTarget(name: "CryptoPrimitivesTests", dependencies: ["CryptoPrimitives"]),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "StrictJSON"]),
+        .testTarget(name: "UTCTimeTests", dependencies: ["UTCTime"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),

@@ -1,5 +1,5 @@
-import Glibc
 import StrictJSON
+import UTCTime
 
 /// Structured logging: one JSON object per line with `ts`, `level`,
 /// `service`, `msg` and fields such as `request_id`, written by StrictJSON's
@@ -54,28 +54,5 @@ public struct Logger: Sendable {
         return JSONWriter.string(of: .object(object))
     }
 
-    static func timestamp() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = time_t(spec.tv_sec)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        // Hand-formatted: this runs for every log line, and String(format:)
-        // costs more than the rest of the line.
-        var text = ""
-        text.reserveCapacity(24)
-        func append(_ value: Int, width: Int) {
-            let digits = String(value)
-            if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-            text += digits
-        }
-        append(Int(parts.tm_year) + 1900, width: 4); text += "-"
-        append(Int(parts.tm_mon) + 1, width: 2); text += "-"
-        append(Int(parts.tm_mday), width: 2); text += "T"
-        append(Int(parts.tm_hour), width: 2); text += ":"
-        append(Int(parts.tm_min), width: 2); text += ":"
-        append(Int(parts.tm_sec), width: 2); text += "."
-        append(Int(spec.tv_nsec / 1_000_000), width: 3); text += "Z"
-        return text
-    }
+    static func timestamp() -> String { UTCDateTime.now().rfc3339 }
 }
