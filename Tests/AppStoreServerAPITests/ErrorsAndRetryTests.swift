@@ -7,8 +7,8 @@ import XCTest
 final class ErrorsAndRetryTests: XCTestCase {
     private let parser = StrictJSONParser(documentBytesMax: 4096, depthMax: 8)
 
-    private func response(_ status: Int, _ body: String, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
+    private func response(_ status: Int, _ body: String, headers: [(String, String)] = []) -> AppStoreHTTPResponse {
+        AppStoreHTTPResponse(status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
     }
 
     func testAppleErrorBodyIsTyped() {
