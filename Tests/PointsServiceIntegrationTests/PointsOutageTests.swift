@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
@@ -13,7 +14,7 @@ final class PointsOutageTests: XCTestCase {
         let user = UUID().uuidString
         let calls: [() async throws -> Void] = [
             { _ = try await store.getBalance(userId: user) },
-            { _ = try await store.grant(GrantCommand(eventId: "payment.x:1", userId: user, emailHash: "", productCode: "starter_pack", bizId: "b")) },
+            { _ = try await store.grant(GrantRequest(eventId: "payment.x:1", userId: user, emailHash: "", productCode: "starter_pack", bizId: "b")) },
             { _ = try await store.clawback(ClawbackCommand(eventId: "refund.x:1", userId: user, originalEventId: "payment.x:1", bizId: "b")) },
         ]
         for call in calls {
@@ -59,7 +60,7 @@ final class PointsOutageTests: XCTestCase {
         let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         try await store.migrate()
         let user = UUID()
-        let first = try await store.grant(GrantCommand(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
+        let first = try await store.grant(GrantRequest(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
                                                        emailHash: "", productCode: "starter_pack", bizId: "b"))
         XCTAssertEqual(first.balance, 100)
 
@@ -73,7 +74,7 @@ final class PointsOutageTests: XCTestCase {
         }
         XCTAssertGreaterThan(killed, 0)
 
-        let second = try await store.grant(GrantCommand(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
+        let second = try await store.grant(GrantRequest(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
                                                         emailHash: "", productCode: "starter_pack", bizId: "b"))
         XCTAssertEqual(second.balance, 200)
         let balance = try await store.getBalance(userId: user.uuidString).balance
