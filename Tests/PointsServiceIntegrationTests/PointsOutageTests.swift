@@ -9,7 +9,7 @@ import XCTest
 /// (transient), and lost connections heal without restarting the service.
 final class PointsOutageTests: XCTestCase {
     func testUnreachableDatabaseIsDatabaseUnavailable() async throws {
-        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", maxConnections: 1))
+        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 1))
         let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         let user = UUID().uuidString
         let calls: [() async throws -> Void] = [
@@ -56,7 +56,7 @@ final class PointsOutageTests: XCTestCase {
             return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
         }
         let applicationName = "points-outage-\(UInt32.random(in: 0...UInt32.max))"
-        let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 3, applicationName: applicationName))
+        let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 3, applicationName: applicationName))
         let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         try await store.migrate()
         let user = UUID()
@@ -65,7 +65,7 @@ final class PointsOutageTests: XCTestCase {
         XCTAssertEqual(first.balance, 100)
 
         // Kill every backend of this pool, as a server restart would.
-        let admin = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
+        let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
         let killed = try await admin.withConnection { connection in
             try await connection.query("""
                 select count(*) filter (where pg_terminate_backend(pid, 5000)) as killed

@@ -311,7 +311,7 @@ final class PointsRulesTests: XCTestCase {
         }
     }
 
-    func testGrantCommandValidation() throws {
+    func testGrantRequestValidation() throws {
         let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
         let hash = String(repeating: "a", count: 64)
         let good = GrantRequest(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: hash,
