@@ -133,7 +133,7 @@ struct StreamDriver {
     var machine = ServerStreamStateMachine(limits: {
         var limits = RPCLimits()
         limits.messageSizeBytesMax = 256
-        limits.deadlineMillisecondsMax = 60_000
+        limits.deadlineMax = .seconds(60)
         return limits
     }())
     let start = ContinuousClock.Instant.now
@@ -176,7 +176,7 @@ struct StreamDriver {
             let path = fields.first(named: ":path")
             require(path == head.method.path && knownPaths.contains(head.method.path), "the method is not the :path")
             if let deadline = head.deadline {
-                require(deadline <= start.advanced(by: .milliseconds(machine.limits.deadlineMillisecondsMax)), "deadline past the cap")
+                require(deadline <= start.advanced(by: machine.limits.deadlineMax), "deadline past the cap")
             }
             for entry in head.metadata { require(!Metadata.isReserved(entry.key), "reserved header kept as metadata") }
             accepted = true

@@ -1,3 +1,5 @@
+import UTCTime
+
 /// A date as a receipt writes it (IA5STRING, "interpreted as an RFC 3339
 /// date", e.g. `2023-10-19T01:18:54Z`), with its instant when it follows
 /// RFC 3339. Dates are informational (Apple's signed transaction has the
@@ -12,7 +14,8 @@ public struct AppReceiptDate: Sendable, Equatable, CustomStringConvertible {
 
     public init(text: String) {
         self.text = text
-        self.millisecondsSince1970 = RFC3339.millisecondsSince1970(Array(text.utf8))
+        // Xcode's older receipts wrote the offset without its colon (`+0800`).
+        self.millisecondsSince1970 = UTCDateTime.unixMilliseconds(rfc3339: text, leniency: .init(offsetWithoutColon: true))
     }
 
     public var description: String { text }

@@ -36,6 +36,6 @@ public struct AppReceiptReader: Sendable {
             throw AppReceiptError(code: .tooLarge, detail: "receipt longer than \(receiptBytesMax) bytes", byteOffset: 0)
         }
         let payload = try SignedDataReader.payload(in: BERReader(bytes: bytes, lengthMax: receiptBytesMax))
-        return try PayloadReader.receipt(in: payload)
+        return try ReceiptPayloadReader.receipt(in: payload)
     }
 }

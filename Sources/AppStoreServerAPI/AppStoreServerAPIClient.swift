@@ -182,7 +182,7 @@ public final class AppStoreServerAPIClient: Sendable {
     /// Sends one request, retrying what may succeed later, and returns the
     /// 2xx answer or the final error.
     func call(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
-              environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> HTTPResponse {
+              environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> AppStoreHTTPResponse {
         let fullPath = PercentEncoding.pathWithQuery(path, query)
         let bodyBytes = body.map(JSONWriter.bytes(of:))
         var waited = Duration.zero
@@ -190,9 +190,9 @@ public final class AppStoreServerAPIClient: Sendable {
         while true {
             attempt += 1
             if Task.isCancelled { throw AppStoreServerAPIError(kind: .cancelled, detail: "the task was cancelled") }
-            let request = HTTPRequest(method: method, path: fullPath, headers: try headers(bodyLength: bodyBytes?.count), body: bodyBytes)
+            let request = AppStoreHTTPRequest(method: method, path: fullPath, headers: try headers(bodyLength: bodyBytes?.count), body: bodyBytes)
             emit(.attempt, environment, method, path, attempt)
-            let outcome: Result<HTTPResponse, AppStoreServerAPIError>
+            let outcome: Result<AppStoreHTTPResponse, AppStoreServerAPIError>
             switch await transport.send(request, to: environment) {
             case .success(let response) where (200...299).contains(response.status): outcome = .success(response)
             case .success(let response): outcome = .failure(Self.error(from: response, parser: parser))
@@ -239,7 +239,7 @@ public final class AppStoreServerAPIClient: Sendable {
     /// The typed error for a non-2xx answer: Apple's `{"errorCode",
     /// "errorMessage"}` when the body is that JSON (a 401 usually is plain
     /// text), and `Retry-After`.
-    static func error(from response: HTTPResponse, parser: StrictJSONParser) -> AppStoreServerAPIError {
+    static func error(from response: AppStoreHTTPResponse, parser: StrictJSONParser) -> AppStoreServerAPIError {
         var code: APIErrorCode?
         var message: String?
         if let value = try? parser.parse(response.body), let reader = try? ResponseReader(value, what: "error") {

@@ -6,6 +6,7 @@
 // ready; SIGTERM/SIGINT stop it gracefully.
 import AdminServer
 import Foundation
+import Logging
 import Metrics
 import HTTPServer
 import RPCRuntime

@@ -63,13 +63,12 @@ public final class HTTPServer: @unchecked Sendable {
     private let tlsContext: TLSServerContext?
     private let boundPort = Mutex<Int?>(nil)
 
-    // Loop-confined state.
+    // Loop-confined state. The connection tables are reached only through
+    // the accessors below, which assert the loop on every touch.
     private var listener: TCPListener?
-    private var connections: [ObjectIdentifier: HTTP1Connection] = [:]
-    /// TLS connections still negotiating.
-    private var handshakes: [ObjectIdentifier: TLSHandshake] = [:]
-    /// Adopted HTTP/2 connections and since when each has had no stream.
-    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
+    private var connectionsOnLoop: [ObjectIdentifier: HTTP1Connection] = [:]
+    private var handshakesOnLoop: [ObjectIdentifier: TLSHandshake] = [:]
+    private var http2ConnectionsOnLoop: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
     private var http2SweepScheduled = false
     private var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -99,6 +98,24 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The loop every connection runs on.
     public var loop: EventLoop { http2.loop }
+
+    /// HTTP/1.1 connections (and those still sniffing for the h2c preface).
+    private var connections: [ObjectIdentifier: HTTP1Connection] {
+        _read { loop.assertInEventLoop(); yield connectionsOnLoop }
+        _modify { loop.assertInEventLoop(); yield &connectionsOnLoop }
+    }
+
+    /// TLS connections still negotiating.
+    private var handshakes: [ObjectIdentifier: TLSHandshake] {
+        _read { loop.assertInEventLoop(); yield handshakesOnLoop }
+        _modify { loop.assertInEventLoop(); yield &handshakesOnLoop }
+    }
+
+    /// Adopted HTTP/2 connections and since when each has had no stream.
+    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] {
+        _read { loop.assertInEventLoop(); yield http2ConnectionsOnLoop }
+        _modify { loop.assertInEventLoop(); yield &http2ConnectionsOnLoop }
+    }
 
     /// The bound port once started.
     public var port: Int? { boundPort.withLock { $0 } }

@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import AppStoreVerification
 import AdminServer
 import Foundation
+import Logging
 import Metrics
 import PostgresClient
 import RPCCore

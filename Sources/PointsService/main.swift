@@ -1,5 +1,6 @@
 import AdminServer
 import Foundation
+import Logging
 import Metrics
 import PostgresClient
 import RPCCore

@@ -23,7 +23,7 @@ public final class PostgresConnection: @unchecked Sendable {
     static func connect(configuration: PostgresPool.Configuration) async throws(PostgresError) -> PostgresConnection {
         let worker = BlockingWorker(name: "postgres-connection")
         let parameters = configuration.libpqParameters
-        let limit = configuration.maxPreparedStatementsPerConnection
+        let limit = configuration.preparedStatementsPerConnectionMax
         do {
             let connection = try await worker.run { LibPQConnection.connect(parameters: parameters, maxPreparedStatements: limit) }
             return PostgresConnection(worker: worker, connection: connection)

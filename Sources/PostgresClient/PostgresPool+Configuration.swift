@@ -4,17 +4,18 @@ extension PostgresPool {
         /// A libpq connection string or URL, e.g. "postgresql://iap@127.0.0.1:5432/points".
         public var connectionString: String
         /// Connections open at once, idle or leased.
-        public var maxConnections: Int
+        public var connectionsMax: Int
         /// Callers waiting for a connection; one more fails with `poolExhausted`.
-        public var maxWaiters: Int
+        public var waitersMax: Int
         /// How long a caller waits for a connection before `timeout`.
-        public var acquireTimeoutMilliseconds: Int
+        public var acquireTimeout: Duration
         /// libpq's connect_timeout (whole seconds, at least 2 per libpq).
         public var connectTimeoutSeconds: Int
-        /// Server-side statement_timeout for every statement of the session.
-        public var statementTimeoutMilliseconds: Int
+        /// Server-side statement_timeout for every statement of the session
+        /// (sent in whole milliseconds, at least one).
+        public var statementTimeout: Duration
         /// Distinct statements prepared per connection; more run unprepared.
-        public var maxPreparedStatementsPerConnection: Int
+        public var preparedStatementsPerConnectionMax: Int
         /// Shown in pg_stat_activity.
         public var applicationName: String
         /// The session's search_path (schema list), nil for the server default.
@@ -23,23 +24,23 @@ extension PostgresPool {
 
         public init(
             connectionString: String,
-            maxConnections: Int = 8,
-            maxWaiters: Int = 1_000,
-            acquireTimeoutMilliseconds: Int = 5_000,
+            connectionsMax: Int = 8,
+            waitersMax: Int = 1_000,
+            acquireTimeout: Duration = .seconds(5),
             connectTimeoutSeconds: Int = 5,
-            statementTimeoutMilliseconds: Int = 30_000,
-            maxPreparedStatementsPerConnection: Int = 256,
+            statementTimeout: Duration = .seconds(30),
+            preparedStatementsPerConnectionMax: Int = 256,
             applicationName: String = "iap-credits",
             searchPath: String? = nil
         ) {
-            precondition(maxConnections > 0 && maxWaiters >= 0 && acquireTimeoutMilliseconds > 0)
+            precondition(connectionsMax > 0 && waitersMax >= 0 && acquireTimeout > .zero && statementTimeout >= .milliseconds(1))
             self.connectionString = connectionString
-            self.maxConnections = maxConnections
-            self.maxWaiters = maxWaiters
-            self.acquireTimeoutMilliseconds = acquireTimeoutMilliseconds
+            self.connectionsMax = connectionsMax
+            self.waitersMax = waitersMax
+            self.acquireTimeout = acquireTimeout
             self.connectTimeoutSeconds = connectTimeoutSeconds
-            self.statementTimeoutMilliseconds = statementTimeoutMilliseconds
-            self.maxPreparedStatementsPerConnection = maxPreparedStatementsPerConnection
+            self.statementTimeout = statementTimeout
+            self.preparedStatementsPerConnectionMax = preparedStatementsPerConnectionMax
             self.applicationName = applicationName
             self.searchPath = searchPath
         }
@@ -49,7 +50,7 @@ extension PostgresPool {
         /// connection string's own `options` come first and are kept.
         var libpqParameters: [(String, String)] {
             var options = ConnectionStringOptions.options(in: connectionString).map { $0 + " " } ?? ""
-            options += "-c statement_timeout=\(statementTimeoutMilliseconds) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
+            options += "-c statement_timeout=\(Self.wholeMilliseconds(statementTimeout)) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
             if let searchPath { options += " -c search_path=\(searchPath)" }
             return [
                 ("dbname", connectionString),
@@ -58,6 +59,12 @@ extension PostgresPool {
                 ("client_encoding", "UTF8"),
                 ("options", options),
             ]
+        }
+
+        /// A duration in whole milliseconds (rounded down), as PostgreSQL's settings take it.
+        static func wholeMilliseconds(_ duration: Duration) -> Int64 {
+            let (seconds, attoseconds) = duration.components
+            return seconds * 1_000 + attoseconds / 1_000_000_000_000_000
         }
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-/// A bounded pool of PostgreSQL connections: at most `maxConnections` open,
-/// at most `maxWaiters` callers queued (FIFO), each waiting at most
-/// `acquireTimeoutMilliseconds`. Lost connections are dropped and replaced on
+/// A bounded pool of PostgreSQL connections: at most `connectionsMax` open,
+/// at most `waitersMax` callers queued (FIFO), each waiting at most
+/// `acquireTimeout`. Lost connections are dropped and replaced on
 /// demand, so the service recovers by itself after a database restart.
 public final class PostgresPool: Sendable {
     public let configuration: Configuration
@@ -90,7 +90,7 @@ public final class PostgresPool: Sendable {
             } catch {
                 await core.release(connection)
                 beginAttempts += 1
-                if error.isConnectionLoss && beginAttempts <= configuration.maxConnections { continue }
+                if error.isConnectionLoss && beginAttempts <= configuration.connectionsMax { continue }
                 throw error
             }
             let outcome: Result<Value, any Error>

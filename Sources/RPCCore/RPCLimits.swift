@@ -18,19 +18,19 @@ public struct RPCLimits: Sendable, Hashable {
     /// Pending outbound bytes per connection before we stop producing more.
     public var writeBufferBytesMax: Int = 4 * 1024 * 1024
     /// Longest deadline we honour; larger grpc-timeout values are clamped.
-    public var deadlineMillisecondsMax: Int64 = 24 * 60 * 60 * 1000
+    public var deadlineMax: Duration = .seconds(24 * 60 * 60)
 
     /// After a finished session is half-closed, how long to wait for the
     /// peer to hang up before closing the socket.
-    public var closeLingerMilliseconds: Int = 500
+    public var closeLinger: Duration = .milliseconds(500)
     /// Delay between a graceful shutdown's GOAWAY notice and the final GOAWAY.
-    public var goAwayNoticeMilliseconds: Int = 50
+    public var goAwayNotice: Duration = .milliseconds(50)
 
     /// Rapid-reset defence (CVE-2023-44487), enforced by nghttp2: a
     /// connection may reset this many streams in a burst, refilled at
-    /// `streamResetsPerSecond`; beyond it the session ends with GOAWAY.
+    /// `streamResetRefillPerSecond`; beyond it the session ends with GOAWAY.
     public var streamResetBurstMax: Int = 1000
-    public var streamResetsPerSecond: Int = 33
+    public var streamResetRefillPerSecond: Int = 33
 
     public init() {}
 

@@ -108,7 +108,7 @@ public struct ServerStreamStateMachine: Sendable {
             guard let duration = GRPCTimeout.parse(timeout) else {
                 return close(with: RPCError(code: .internal, message: "Malformed grpc-timeout"))
             }
-            deadline = now.advanced(by: min(duration, .milliseconds(limits.deadlineMillisecondsMax)))
+            deadline = now.advanced(by: min(duration, limits.deadlineMax))
         }
         let metadata: Metadata
         do {

@@ -1,3 +1,5 @@
+import Logging
+
 /// The operator settings every service shares, so flags, variables and
 /// defaults are spelled once (see docs/OPERATIONS in README and compose/).
 public enum StandardOptions {

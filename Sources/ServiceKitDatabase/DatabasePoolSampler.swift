@@ -23,7 +23,7 @@ public enum DatabasePoolSampler {
                 let statistics = await pool.statistics
                 metrics.update(
                     inUse: statistics.openConnections - statistics.idleConnections,
-                    max: pool.configuration.maxConnections, waiters: statistics.waiters)
+                    max: pool.configuration.connectionsMax, waiters: statistics.waiters)
                 dependencies.report(.database, isUp: monitor.dependencies["database"]?.isHealthy ?? false)
                 try? await Task.sleep(for: interval)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresClient
 import ServiceKit
 
@@ -10,15 +11,15 @@ public enum ServiceDatabase {
     public struct Settings: Sendable {
         /// The libpq connection string (a secret: never logged).
         public var connectionString: String
-        public var maxConnections: Int
+        public var connectionsMax: Int
 
         /// Reads both settings, reporting every problem to `settings`.
         public static func read(_ settings: inout SettingsCollector) -> Settings? {
             let url = settings.required("DATABASE_URL", because: "it is the libpq connection string of this service's own database")
-            let maxConnections = settings.integer(
+            let connectionsMax = settings.integer(
                 "DATABASE_MAX_CONNECTIONS", in: 1...200, because: "it bounds this process's connections, which PostgreSQL's max_connections caps for all instances")
-            guard let url, let maxConnections else { return nil }
-            return Settings(connectionString: url, maxConnections: Int(maxConnections))
+            guard let url, let connectionsMax else { return nil }
+            return Settings(connectionString: url, connectionsMax: Int(connectionsMax))
         }
     }
 
@@ -34,7 +35,7 @@ public enum ServiceDatabase {
     /// A pool with `settings` (connects lazily).
     public static func pool(_ settings: Settings, applicationName: String) -> PostgresPool {
         PostgresPool(configuration: .init(
-            connectionString: settings.connectionString, maxConnections: settings.maxConnections, applicationName: applicationName))
+            connectionString: settings.connectionString, connectionsMax: settings.connectionsMax, applicationName: applicationName))
     }
 
     /// After the start-up migrations: `migrate` exits here (they were all it

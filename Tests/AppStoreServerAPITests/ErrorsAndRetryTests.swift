@@ -7,8 +7,8 @@ import XCTest
 final class ErrorsAndRetryTests: XCTestCase {
     private let parser = StrictJSONParser(documentBytesMax: 4096, depthMax: 8)
 
-    private func response(_ status: Int, _ body: String, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
+    private func response(_ status: Int, _ body: String, headers: [(String, String)] = []) -> AppStoreHTTPResponse {
+        AppStoreHTTPResponse(status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
     }
 
     func testAppleErrorBodyIsTyped() {
@@ -74,9 +74,12 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertEqual(RetryAfter.parse("0"), .zero)
         XCTAssertEqual(RetryAfter.parse(" 120 "), .seconds(120))
         XCTAssertEqual(RetryAfter.parse("99999999999999999999"), .seconds(RetryAfter.secondsMax))
-        let now = Date(timeIntervalSince1970: 1_445_412_480) // Wed, 21 Oct 2015 07:28:00 GMT
-        XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:28:30 GMT", now: now), .seconds(30))
-        XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:27:00 GMT", now: now), .zero)
+        let now: Int64 = 1_445_412_480_000 // Wed, 21 Oct 2015 07:28:00 GMT
+        XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:28:30 GMT", nowUnixMilliseconds: now), .seconds(30))
+        XCTAssertEqual(RetryAfter.parse(" Wed, 21 Oct 2015 07:28:30 GMT ", nowUnixMilliseconds: now), .seconds(30))
+        XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:27:00 GMT", nowUnixMilliseconds: now), .zero)
+        XCTAssertEqual(RetryAfter.parse("Fri, 23 Oct 2015 07:28:00 GMT", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax))
+        XCTAssertNil(RetryAfter.parse("Wednesday, 21-Oct-15 07:28:30 GMT", nowUnixMilliseconds: now))
         XCTAssertNil(RetryAfter.parse("soon"))
         XCTAssertNil(RetryAfter.parse("-5"))
     }

@@ -292,7 +292,7 @@ final class PaymentsStoreOwedStepsTests: XCTestCase {
     func testARecordedPurchaseOwesItsGrantAndCountsAsStuckOnlyPastTheThreshold() async throws {
         let shared = try await PaymentsTestDatabase.store()
         let pool = PostgresPool(configuration: .init(
-            connectionString: try PaymentsTestDatabase.url, maxConnections: 2, searchPath: PaymentsTestDatabase.schema))
+            connectionString: try PaymentsTestDatabase.url, connectionsMax: 2, searchPath: PaymentsTestDatabase.schema))
         let store = PaymentsStore(pool: pool, backoff: shared.backoff)
         do {
             try await checkOwedSteps(store)

@@ -13,14 +13,14 @@ enum PaymentsTestDatabase {
 
         func store(url: String) async throws -> PaymentsStore {
             if let store { return store }
-            let admin = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
+            let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
             try await admin.withConnection { connection in
                 _ = try await connection.query("drop schema if exists \(schema) cascade")
                 _ = try await connection.query("create schema \(schema)")
             }
             await admin.close()
             let pool = PostgresPool(configuration: .init(
-                connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000, searchPath: schema))
+                connectionString: url, connectionsMax: 8, acquireTimeout: .seconds(30), searchPath: schema))
             let created = PaymentsStore(pool: pool, backoff: RetryBackoff(initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000, leaseMilliseconds: 2_000))
             try await created.migrate()
             store = created

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
@@ -117,7 +118,7 @@ final class AdjustCommandLineTests: XCTestCase {
     func testTheBinaryAdjustsOnceReplaysRefusesAndReportsUsage() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
         let store = try await PointsTestDatabase.store()
-        _ = try await store.grant(GrantCommand(eventId: "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))", userId: user.uuidString,
+        _ = try await store.grant(GrantRequest(eventId: "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))", userId: user.uuidString,
                                                emailHash: "", productCode: "starter_pack", bizId: UUID().uuidString))
 
         let first = try await runBinary(baseArguments, databaseURL: url)

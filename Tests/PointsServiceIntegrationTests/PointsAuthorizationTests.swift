@@ -25,7 +25,7 @@ final class PointsAuthorizationTests: XCTestCase {
         environment["POINTS_SPEND_CALLERS"] = "chat"
         let settings = environment
         service = try await offPool { try ServiceProcess(executable: "PointsService", environment: settings) }
-        database = PostgresPool(configuration: .init(connectionString: url, maxConnections: 2))
+        database = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 2))
     }
 
     override func tearDown() async throws {

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
@@ -8,12 +9,12 @@ import XCTest
 /// (transient), and lost connections heal without restarting the service.
 final class PointsOutageTests: XCTestCase {
     func testUnreachableDatabaseIsDatabaseUnavailable() async throws {
-        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", maxConnections: 1))
+        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 1))
         let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         let user = UUID().uuidString
         let calls: [() async throws -> Void] = [
             { _ = try await store.getBalance(userId: user) },
-            { _ = try await store.grant(GrantCommand(eventId: "payment.x:1", userId: user, emailHash: "", productCode: "starter_pack", bizId: "b")) },
+            { _ = try await store.grant(GrantRequest(eventId: "payment.x:1", userId: user, emailHash: "", productCode: "starter_pack", bizId: "b")) },
             { _ = try await store.clawback(ClawbackCommand(eventId: "refund.x:1", userId: user, originalEventId: "payment.x:1", bizId: "b")) },
         ]
         for call in calls {
@@ -55,16 +56,16 @@ final class PointsOutageTests: XCTestCase {
             return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
         }
         let applicationName = "points-outage-\(UInt32.random(in: 0...UInt32.max))"
-        let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 3, applicationName: applicationName))
+        let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 3, applicationName: applicationName))
         let store = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
         try await store.migrate()
         let user = UUID()
-        let first = try await store.grant(GrantCommand(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
+        let first = try await store.grant(GrantRequest(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
                                                        emailHash: "", productCode: "starter_pack", bizId: "b"))
         XCTAssertEqual(first.balance, 100)
 
         // Kill every backend of this pool, as a server restart would.
-        let admin = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
+        let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
         let killed = try await admin.withConnection { connection in
             try await connection.query("""
                 select count(*) filter (where pg_terminate_backend(pid, 5000)) as killed
@@ -73,7 +74,7 @@ final class PointsOutageTests: XCTestCase {
         }
         XCTAssertGreaterThan(killed, 0)
 
-        let second = try await store.grant(GrantCommand(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
+        let second = try await store.grant(GrantRequest(eventId: "payment.outage:\(UUID().uuidString)", userId: user.uuidString,
                                                         emailHash: "", productCode: "starter_pack", bizId: "b"))
         XCTAssertEqual(second.balance, 200)
         let balance = try await store.getBalance(userId: user.uuidString).balance

@@ -21,7 +21,7 @@ final class PointsRPCTests: XCTestCase {
         // The ledger over gRPC; caller authentication has its own tests (PointsAuthorizationTests).
         service = try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"])
         client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
-        database = PostgresPool(configuration: .init(connectionString: url, maxConnections: 2))
+        database = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 2))
     }
 
     override func tearDown() async throws {

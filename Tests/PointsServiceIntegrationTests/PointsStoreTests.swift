@@ -27,10 +27,10 @@ final class PointsStoreTests: XCTestCase {
         return id
     }
 
-    private func grantCommand(user: UUID, product: String = "starter_pack", eventId: String? = nil,
-                              emailHash: String? = nil) -> GrantCommand {
+    private func grantRequest(user: UUID, product: String = "starter_pack", eventId: String? = nil,
+                              emailHash: String? = nil) -> GrantRequest {
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
-        return GrantCommand(
+        return GrantRequest(
             eventId: eventId ?? "payment.apple_iap:\(transactionId)", userId: user.uuidString,
             emailHash: emailHash ?? PointsTestDatabase.randomEmailHash(), productCode: product, bizId: UUID().uuidString,
             source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
@@ -84,7 +84,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testGrantCreditsTheCatalogAmountAndRecordsThePurchase() async throws {
         let user = newUser()
-        let command = grantCommand(user: user, product: "popular_pack")
+        let command = grantRequest(user: user, product: "popular_pack")
         let result = try await store.grant(command)
         XCTAssertFalse(result.replayed)
         XCTAssertEqual(result.creditsAdded, 210)
@@ -107,17 +107,17 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(ext["source"] as? String, "apple_iap")
         XCTAssertEqual(ext["product_code"] as? String, "popular_pack")
         XCTAssertEqual(ext["app_store_product_id"] as? String, "com.meeyao.qianwen.popular_pack")
-        XCTAssertEqual(ext["transaction_id"] as? String, command.source.transactionId)
+        XCTAssertEqual(ext["transaction_id"] as? String, command.source?.transactionId)
         XCTAssertEqual(ext["environment"] as? String, "Sandbox")
-        XCTAssertEqual(ext["apple_iap_transaction_id"] as? String, command.source.paymentRecordId)
+        XCTAssertEqual(ext["apple_iap_transaction_id"] as? String, command.source?.paymentRecordId)
         XCTAssertGreaterThan(entry.createdAtUnixMilliseconds, 1_700_000_000_000)
     }
 
     func testReplayedGrantReturnsTheFirstResultAndChangesNothing() async throws {
         let user = newUser()
-        let command = grantCommand(user: user)
+        let command = grantRequest(user: user)
         let first = try await store.grant(command)
-        let other = try await store.grant(grantCommand(user: user, product: "premium_pack"))
+        let other = try await store.grant(grantRequest(user: user, product: "premium_pack"))
         let replay = try await store.grant(command)
         XCTAssertTrue(replay.replayed)
         XCTAssertEqual(replay.creditsAdded, first.creditsAdded)
@@ -132,12 +132,12 @@ final class PointsStoreTests: XCTestCase {
 
     func testSameEventIdWithDifferentContentIsAConflict() async throws {
         let user = newUser()
-        let command = grantCommand(user: user)
+        let command = grantRequest(user: user)
         _ = try await store.grant(command)
 
         var otherProduct = command
         otherProduct.productCode = "premium_pack"
-        otherProduct.source.appStoreProductId = "com.meeyao.qianwen.premium_pack"
+        otherProduct.source?.appStoreProductId = "com.meeyao.qianwen.premium_pack"
         await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherProduct) }
 
         var otherUser = command
@@ -145,7 +145,7 @@ final class PointsStoreTests: XCTestCase {
         await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherUser) }
 
         var otherTransaction = command
-        otherTransaction.source.transactionId = "1"
+        otherTransaction.source?.transactionId = "1"
         await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(otherTransaction) }
 
         let balance = try await store.getBalance(userId: user.uuidString).balance
@@ -154,7 +154,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testGrantOfSeveralPacksCreditsTheirSumAndRecordsTheQuantity() async throws {
         let user = newUser()
-        var command = grantCommand(user: user, product: "popular_pack")
+        var command = grantRequest(user: user, product: "popular_pack")
         command.quantity = 3
         let first = try await store.grant(command)
         XCTAssertFalse(first.replayed)
@@ -185,7 +185,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testQuantityZeroAndOneAreTheSameGrantAsOneStoredBeforeQuantityExisted() async throws {
         let user = newUser()
-        let unset = grantCommand(user: user, product: "starter_pack")
+        let unset = grantRequest(user: user, product: "starter_pack")
         let first = try await store.grant(unset)
         XCTAssertEqual(first.creditsAdded, 100)
         // The stored fingerprint is the one computed before quantity existed, so old rows and new requests agree.
@@ -194,7 +194,7 @@ final class PointsStoreTests: XCTestCase {
         }
         let oldWay = RequestFingerprint.make(
             kind: "grant.v1",
-            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash] + unset.source.namedFields.map(\.value))
+            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash] + unset.source!.namedFields.map(\.value))
         XCTAssertEqual(stored, oldWay)
         var explicitOne = unset
         explicitOne.quantity = 1
@@ -215,9 +215,9 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertFalse(before.starterPackPurchased)
         XCTAssertEqual(before.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
 
-        let first = try await store.grant(grantCommand(user: user, product: "new_user_pack", emailHash: hash))
+        let first = try await store.grant(grantRequest(user: user, product: "new_user_pack", emailHash: hash))
         XCTAssertEqual(first.creditsAdded, 60)
-        let second = grantCommand(user: user, product: "new_user_pack", emailHash: hash)
+        let second = grantRequest(user: user, product: "new_user_pack", emailHash: hash)
         await expectPointsError("STARTER_PACK_INELIGIBLE") { try await self.store.grant(second) }
         let secondRows = try await ledgerCount(eventId: second.eventId)
         XCTAssertEqual(secondRows, 0)
@@ -242,16 +242,16 @@ final class PointsStoreTests: XCTestCase {
     func testReRegistrationWithTheSameEmailCannotBuyTheStarterPackAgain() async throws {
         let hash = PointsTestDatabase.randomEmailHash()
         let original = newUser()
-        _ = try await store.grant(grantCommand(user: original, product: "new_user_pack", emailHash: hash))
+        _ = try await store.grant(grantRequest(user: original, product: "new_user_pack", emailHash: hash))
         let reRegistered = newUser()
-        let attempt = grantCommand(user: reRegistered, product: "new_user_pack", emailHash: hash)
+        let attempt = grantRequest(user: reRegistered, product: "new_user_pack", emailHash: hash)
         await expectPointsError("STARTER_PACK_INELIGIBLE") { try await self.store.grant(attempt) }
         let listing = try await store.listPackages(userId: reRegistered.uuidString, emailHash: hash)
         XCTAssertTrue(listing.starterPackPurchased)
         let balance = try await store.getBalance(userId: reRegistered.uuidString)
         XCTAssertEqual(balance.balance, 0)
         // Regular packs stay available to the new account.
-        let regular = try await store.grant(grantCommand(user: reRegistered, product: "starter_pack", emailHash: hash))
+        let regular = try await store.grant(grantRequest(user: reRegistered, product: "starter_pack", emailHash: hash))
         XCTAssertEqual(regular.balance, 100)
     }
 
@@ -260,7 +260,7 @@ final class PointsStoreTests: XCTestCase {
         let user = newUser()
         try await PointsTestDatabase.adjust(store, userId: user, amount: PointsLimits.balanceMax - 50)
         do {
-            _ = try await store.grant(grantCommand(user: user))
+            _ = try await store.grant(grantRequest(user: user))
             XCTFail("expected the ceiling to refuse the grant")
         } catch {
             XCTAssertEqual(error.reason, "VALIDATION_FAILED")
@@ -275,9 +275,9 @@ final class PointsStoreTests: XCTestCase {
 
     func testBadInputIsRefusedAndWritesNothing() async throws {
         let user = newUser()
-        let good = grantCommand(user: user)
-        var cases: [(String, GrantCommand)] = []
-        func add(_ reason: String, _ change: (inout GrantCommand) -> Void) {
+        let good = grantRequest(user: user)
+        var cases: [(String, GrantRequest)] = []
+        func add(_ reason: String, _ change: (inout GrantRequest) -> Void) {
             var command = good
             change(&command)
             cases.append((reason, command))
@@ -290,8 +290,8 @@ final class PointsStoreTests: XCTestCase {
         add("VALIDATION_FAILED") { $0.bizId = "" }
         add("VALIDATION_FAILED") { $0.bizId = String(repeating: "b", count: 201) }
         add("VALIDATION_FAILED") { $0.emailHash = "not-a-hash" }
-        add("VALIDATION_FAILED") { $0.source.transactionId = "tx\u{0}" }
-        add("VALIDATION_FAILED") { $0.source.environment = String(repeating: "界", count: 100) }
+        add("VALIDATION_FAILED") { $0.source?.transactionId = "tx\u{0}" }
+        add("VALIDATION_FAILED") { $0.source?.environment = String(repeating: "界", count: 100) }
         add("VALIDATION_FAILED") { $0.emailMasked = "alice@example.com" }
         add("PRODUCT_NOT_FOUND") { $0.productCode = "gold_pack" }
         add("VALIDATION_FAILED") { $0.productCode = "" }
@@ -337,9 +337,9 @@ final class PointsStoreTests: XCTestCase {
 
     func testClawbackWithEnoughBalanceDeductsEverything() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "popular_pack")
+        let purchase = grantRequest(user: user, product: "popular_pack")
         _ = try await store.grant(purchase)
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         let result = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId))
         XCTAssertFalse(result.replayed)
         XCTAssertEqual(result.creditsDeducted, 210)
@@ -360,7 +360,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testClawbackWithTooLittleBalanceStopsAtZeroAndRecordsOverdue() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "starter_pack")
+        let purchase = grantRequest(user: user, product: "starter_pack")
         _ = try await store.grant(purchase)
         try await PointsTestDatabase.spend(store, userId: user, amount: 70)
         let partial = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId))
@@ -372,7 +372,7 @@ final class PointsStoreTests: XCTestCase {
         XCTAssertEqual(balance, PointsBalance(userId: user, balance: 0, lifetimeEarned: 70, lifetimeSpent: 70))
 
         // A second purchase clawed back from a zero balance deducts nothing; all of it is overdue.
-        let second = grantCommand(user: user, product: "premium_pack")
+        let second = grantRequest(user: user, product: "premium_pack")
         _ = try await store.grant(second)
         try await PointsTestDatabase.spend(store, userId: user, amount: 415)
         let empty = try await store.clawback(clawbackCommand(user: user, purchase: second.eventId))
@@ -383,7 +383,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testProratedClawbackTakesBackPartOfThePurchase() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "popular_pack")
+        let purchase = grantRequest(user: user, product: "popular_pack")
         _ = try await store.grant(purchase)
         let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 70)
         let result = try await store.clawback(command)
@@ -416,7 +416,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testAClawbackOfAllIsOneRequestWhetherItSaysZeroOrThePurchasesCredits() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "popular_pack")
+        let purchase = grantRequest(user: user, product: "popular_pack")
         _ = try await store.grant(purchase)
         // Stored as "all" (amount 0, as every clawback before prorated refunds), retried with the explicit total.
         let implicit = clawbackCommand(user: user, purchase: purchase.eventId)
@@ -432,7 +432,7 @@ final class PointsStoreTests: XCTestCase {
         await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(part) }
 
         // And the other way round.
-        let second = grantCommand(user: user, product: "starter_pack")
+        let second = grantRequest(user: user, product: "starter_pack")
         _ = try await store.grant(second)
         let total = clawbackCommand(user: user, purchase: second.eventId, amount: 100)
         _ = try await store.clawback(total)
@@ -446,7 +446,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testProratedClawbackBeyondTheBalanceRecordsTheOverdueRest() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "premium_pack")
+        let purchase = grantRequest(user: user, product: "premium_pack")
         _ = try await store.grant(purchase)
         try await PointsTestDatabase.spend(store, userId: user, amount: 385)
         let result = try await store.clawback(clawbackCommand(user: user, purchase: purchase.eventId, amount: 100))
@@ -462,10 +462,10 @@ final class PointsStoreTests: XCTestCase {
 
     func testClawbackOfMoreThanThePurchaseCreditedIsRefusedAndWritesNothing() async throws {
         let user = newUser()
-        var purchase = grantCommand(user: user, product: "starter_pack")
+        var purchase = grantRequest(user: user, product: "starter_pack")
         purchase.quantity = 2
         _ = try await store.grant(purchase)
-        _ = try await store.grant(grantCommand(user: user, product: "premium_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "premium_pack"))
         for amount: Int64 in [201, 615, -1, Int64.max] {
             let command = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.too_much:\(UUID().uuidString)", amount: amount)
             do {
@@ -485,12 +485,12 @@ final class PointsStoreTests: XCTestCase {
 
     func testReplayedClawbackReturnsTheFirstResult() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "popular_pack")
+        let purchase = grantRequest(user: user, product: "popular_pack")
         _ = try await store.grant(purchase)
         try await PointsTestDatabase.spend(store, userId: user, amount: 200)
         let command = clawbackCommand(user: user, purchase: purchase.eventId)
         let first = try await store.clawback(command)
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         let replay = try await store.clawback(command)
         XCTAssertTrue(replay.replayed)
         XCTAssertEqual(replay.creditsDeducted, first.creditsDeducted)
@@ -513,7 +513,7 @@ final class PointsStoreTests: XCTestCase {
             try await self.store.clawback(self.clawbackCommand(user: user, purchase: "payment.apple_iap:404"))
         }
         let owner = newUser()
-        let purchase = grantCommand(user: owner)
+        let purchase = grantRequest(user: owner)
         _ = try await store.grant(purchase)
         await expectPointsError("EVENT_NOT_FOUND") {
             try await self.store.clawback(self.clawbackCommand(user: user, purchase: purchase.eventId))
@@ -524,7 +524,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testReversalRestoresExactlyTheDeductionOnce() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "starter_pack")
+        let purchase = grantRequest(user: user, product: "starter_pack")
         _ = try await store.grant(purchase)
         try await PointsTestDatabase.spend(store, userId: user, amount: 60)
         let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
@@ -569,9 +569,9 @@ final class PointsStoreTests: XCTestCase {
     func testAPurchaseMayBeClawedBackAgainOnlyAfterItsClawbackWasReversed() async throws {
         let user = newUser()
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
-        let purchase = grantCommand(user: user, product: "popular_pack", eventId: "payment.apple_iap:\(transactionId)")
+        let purchase = grantRequest(user: user, product: "popular_pack", eventId: "payment.apple_iap:\(transactionId)")
         _ = try await store.grant(purchase)
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
 
         let first = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId)")
         let taken = try await store.clawback(first)
@@ -628,7 +628,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testAReversalOfAPartlyOverdueClawbackThenANewCycleStaysConsistent() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "starter_pack")
+        let purchase = grantRequest(user: user, product: "starter_pack")
         _ = try await store.grant(purchase)
         try await PointsTestDatabase.spend(store, userId: user, amount: 80)
         let first = clawbackCommand(user: user, purchase: purchase.eventId)
@@ -646,7 +646,7 @@ final class PointsStoreTests: XCTestCase {
     func testParallelClawbacksOfOnePurchaseLeaveOneUnreversed() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "premium_pack")
+        let purchase = grantRequest(user: user, product: "premium_pack")
         _ = try await store.grant(purchase)
         let commands = (1...20).map { cycle in
             clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.\(purchase.eventId):\(cycle)")
@@ -675,7 +675,7 @@ final class PointsStoreTests: XCTestCase {
     func testParallelSubmissionsOfOneClawbackAllSucceedOnce() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "popular_pack")
+        let purchase = grantRequest(user: user, product: "popular_pack")
         _ = try await store.grant(purchase)
         let command = clawbackCommand(user: user, purchase: purchase.eventId, amount: 110)
         let results = try await withThrowingTaskGroup(of: ClawbackResult.self) { group in
@@ -690,7 +690,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testTheSchemaKeepsOneReversalPerClawback() async throws {
         let user = newUser()
-        let purchase = grantCommand(user: user, product: "starter_pack")
+        let purchase = grantRequest(user: user, product: "starter_pack")
         _ = try await store.grant(purchase)
         let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
         _ = try await store.clawback(clawback)
@@ -725,7 +725,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testAnAdjustmentWritesOneAuditedRowAndMovesBalanceAndEarned() async throws {
         let user = newUser()
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         try await PointsTestDatabase.spend(store, userId: user, amount: 30)
         let command = adjustCommand(user: user, amount: 25, reason: "compensation for outage #12")
         let result = try await store.adjust(command)
@@ -766,7 +766,7 @@ final class PointsStoreTests: XCTestCase {
         let user = newUser()
         let command = adjustCommand(user: user, amount: 40)
         let first = try await store.adjust(command)
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         let replay = try await store.adjust(command)
         XCTAssertTrue(replay.replayed)
         XCTAssertEqual(replay.eventId, first.eventId)
@@ -793,7 +793,7 @@ final class PointsStoreTests: XCTestCase {
         await expectPointsError("EVENT_CONFLICT") {
             try await self.store.adjust(self.adjustCommand(user: user, amount: 10, reason: "first", operatorName: "bob", eventId: eventId))
         }
-        let purchase = grantCommand(user: user)
+        let purchase = grantRequest(user: user)
         _ = try await store.grant(purchase)
         await expectPointsError("EVENT_CONFLICT") {
             try await self.store.adjust(self.adjustCommand(user: user, amount: 10, eventId: purchase.eventId))
@@ -806,7 +806,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testANegativeAdjustmentBeyondTheBalanceIsRefusedAndWritesNothing() async throws {
         let user = newUser()
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         do {
             _ = try await store.adjust(adjustCommand(user: user, amount: -101))
             XCTFail("expected the refusal")
@@ -829,7 +829,7 @@ final class PointsStoreTests: XCTestCase {
 
     func testTheSchemaAllowsSupportOnlyForAdjustments() async throws {
         let user = newUser()
-        _ = try await store.grant(grantCommand(user: user, product: "starter_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         // Bypassing the store: a support row of another change type, and an unknown biz_type, must not fit the schema.
         for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "Good will"),
                                                  ("consume", -1, "payment")] {
@@ -866,7 +866,7 @@ final class PointsStoreTests: XCTestCase {
     func testParallelNegativeAdjustmentsNeverOverdraw() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        _ = try await store.grant(grantCommand(user: user, product: "popular_pack"))
+        _ = try await store.grant(grantRequest(user: user, product: "popular_pack"))
         let commands = (0..<20).map { index in adjustCommand(user: user, amount: -30, reason: "correction \(index)") }
         let applied = await withTaskGroup(of: Bool.self) { group in
             for command in commands { group.addTask { (try? await store.adjust(command)) != nil } }
@@ -883,7 +883,7 @@ final class PointsStoreTests: XCTestCase {
         let user = newUser()
         var eventIds: [String] = []
         for _ in 0..<5 {
-            let command = grantCommand(user: user)
+            let command = grantRequest(user: user)
             _ = try await store.grant(command)
             eventIds.append(command.eventId)
         }
@@ -908,7 +908,7 @@ final class PointsStoreTests: XCTestCase {
     func testTwoHundredParallelGrantsOfOneEventWriteOneRow() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        let command = grantCommand(user: user, product: "premium_pack")
+        let command = grantRequest(user: user, product: "premium_pack")
         let results = try await withThrowingTaskGroup(of: GrantResult.self) { group in
             for _ in 0..<200 { group.addTask { try await store.grant(command) } }
             var results: [GrantResult] = []
@@ -928,7 +928,7 @@ final class PointsStoreTests: XCTestCase {
     func testTwoHundredParallelDistinctGrantsSumExactly() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        let commands = (0..<200).map { index in grantCommand(user: user, product: index.isMultiple(of: 2) ? "starter_pack" : "popular_pack") }
+        let commands = (0..<200).map { index in grantRequest(user: user, product: index.isMultiple(of: 2) ? "starter_pack" : "popular_pack") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for command in commands { group.addTask { _ = try await store.grant(command) } }
             try await group.waitForAll()
@@ -946,7 +946,7 @@ final class PointsStoreTests: XCTestCase {
         let accounts = (0..<20).map { _ in newUser() }
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for account in accounts {
-                let command = grantCommand(user: account, product: "new_user_pack", emailHash: hash)
+                let command = grantRequest(user: account, product: "new_user_pack", emailHash: hash)
                 group.addTask { (try? await store.grant(command)) != nil }
             }
             var outcomes: [Bool] = []
@@ -959,14 +959,14 @@ final class PointsStoreTests: XCTestCase {
     func testParallelGrantsAndClawbacksNeverGoNegative() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        var purchases: [GrantCommand] = []
+        var purchases: [GrantRequest] = []
         for _ in 0..<40 {
-            let command = grantCommand(user: user, product: "popular_pack")
+            let command = grantRequest(user: user, product: "popular_pack")
             _ = try await store.grant(command)
             purchases.append(command)
         }
         try await PointsTestDatabase.spend(store, userId: user, amount: 40 * 210 - 500)
-        let newGrants = (0..<40).map { _ in grantCommand(user: user, product: "starter_pack") }
+        let newGrants = (0..<40).map { _ in grantRequest(user: user, product: "starter_pack") }
         let clawbacks = purchases.map { clawbackCommand(user: user, purchase: $0.eventId) }
         let deducted = try await withThrowingTaskGroup(of: (Int64, Int64).self) { group in
             for command in newGrants { group.addTask { _ = try await store.grant(command); return (0, 0) } }

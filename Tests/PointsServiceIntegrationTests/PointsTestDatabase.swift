@@ -12,7 +12,7 @@ enum PointsTestDatabase {
 
         func store(url: String) async throws -> PointsStore {
             if let store { return store }
-            let pool = PostgresPool(configuration: .init(connectionString: url, maxConnections: 8, acquireTimeoutMilliseconds: 30_000))
+            let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 8, acquireTimeout: .seconds(30)))
             let created = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
             try await created.migrate()
             store = created

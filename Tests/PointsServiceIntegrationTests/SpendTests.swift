@@ -38,7 +38,7 @@ final class SpendTests: XCTestCase {
     private static func buy(_ store: PointsStore, _ user: UUID, _ product: String, quantity: Int32 = 0) async throws -> String {
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
         let eventId = "payment.apple_iap:\(transactionId)"
-        _ = try await store.grant(GrantCommand(
+        _ = try await store.grant(GrantRequest(
             eventId: eventId, userId: user.uuidString, emailHash: PointsTestDatabase.randomEmailHash(), productCode: product,
             bizId: UUID().uuidString,
             source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,

@@ -266,12 +266,12 @@ final class PointsRulesTests: XCTestCase {
 
     func testGrantQuantityDefaultsBoundsAndMultipliesTheCredits() throws {
         let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
-        let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: "",
+        let good = GrantRequest(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: "",
                                 productCode: "popular_pack", bizId: UUID().uuidString)
         for (quantity, expected): (Int32, Int32) in [(0, 1), (1, 1), (2, 2), (10, 10)] {
             var command = good
             command.quantity = quantity
-            let validated = try command.validated(catalog: catalog)
+            let validated = try ValidatedGrant(request: command, catalog: catalog)
             XCTAssertEqual(validated.quantity, expected)
             XCTAssertEqual(validated.credits, 210 * Int64(expected))
             XCTAssertEqual(validated.package.credits, 210)
@@ -279,15 +279,15 @@ final class PointsRulesTests: XCTestCase {
         for bad: Int32 in [-1, 11, 100, Int32.max, Int32.min] {
             var command = good
             command.quantity = bad
-            assertValidationFailure("quantity") { _ = try command.validated(catalog: catalog) }
+            assertValidationFailure("quantity") { _ = try ValidatedGrant(request: command, catalog: catalog) }
         }
         // A package near the per-package ceiling times the largest quantity stays far below balanceMax.
         let big = CreditPackage(productCode: "big", appStoreProductId: "com.x.big", kind: .regular, credits: PointsLimits.packageCreditsMax,
                                 displayName: "Big", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
-        XCTAssertEqual(try GrantCommand.totalCredits(package: big, quantity: PointsLimits.quantityMax), PointsLimits.packageCreditsMax * 10)
+        XCTAssertEqual(try ValidatedGrant.totalCredits(package: big, quantity: PointsLimits.quantityMax), PointsLimits.packageCreditsMax * 10)
         let absurd = CreditPackage(productCode: "absurd", appStoreProductId: "com.x.absurd", kind: .regular, credits: Int64.max / 2,
                                    displayName: "Absurd", referencePrice: "1.00", referenceCurrency: "USD", sortOrder: 1)
-        assertValidationFailure("quantity") { _ = try GrantCommand.totalCredits(package: absurd, quantity: 3) }
+        assertValidationFailure("quantity") { _ = try ValidatedGrant.totalCredits(package: absurd, quantity: 3) }
     }
 
     func testGrantFingerprintCoversQuantityButMatchesGrantsStoredBeforeIt() throws {
@@ -296,50 +296,50 @@ final class PointsRulesTests: XCTestCase {
         let source = PurchaseSource(source: "apple_iap", platform: "ios", transactionId: "2000000847061981",
                                     originalTransactionId: "2000000847061981", environment: "Sandbox",
                                     appStoreProductId: "com.meeyao.qianwen.popular_pack", paymentRecordId: "p")
-        var command = GrantCommand(eventId: "payment.apple_iap:2000000847061981", userId: user.uuidString, emailHash: "",
+        var command = GrantRequest(eventId: "payment.apple_iap:2000000847061981", userId: user.uuidString, emailHash: "",
                                    productCode: "popular_pack", bizId: "b", source: source)
         // The fingerprint a grant was stored with before quantity existed.
         let storedBeforeQuantity = RequestFingerprint.make(
             kind: "grant.v1", fields: [user.uuidString.lowercased(), "popular_pack", "b", ""] + source.namedFields.map(\.value))
-        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 0 (unset)")
+        XCTAssertEqual(try ValidatedGrant(request: command, catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 0 (unset)")
         command.quantity = 1
-        XCTAssertEqual(try command.validated(catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 1")
+        XCTAssertEqual(try ValidatedGrant(request: command, catalog: catalog).fingerprint, storedBeforeQuantity, "quantity 1")
         var fingerprints: Set<String> = [storedBeforeQuantity]
         for quantity: Int32 in 2...PointsLimits.quantityMax {
             command.quantity = quantity
-            XCTAssertTrue(fingerprints.insert(try command.validated(catalog: catalog).fingerprint).inserted, "quantity \(quantity)")
+            XCTAssertTrue(fingerprints.insert(try ValidatedGrant(request: command, catalog: catalog).fingerprint).inserted, "quantity \(quantity)")
         }
     }
 
-    func testGrantCommandValidation() throws {
+    func testGrantRequestValidation() throws {
         let catalog = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
         let hash = String(repeating: "a", count: 64)
-        let good = GrantCommand(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: hash,
+        let good = GrantRequest(eventId: "payment.apple_iap:1", userId: UUID().uuidString, emailHash: hash,
                                 productCode: "new_user_pack", bizId: UUID().uuidString,
                                 source: PurchaseSource(appStoreProductId: "com.meeyao.qianwen.new_user_pack"), emailMasked: "a***@example.com")
-        let validated = try good.validated(catalog: catalog)
+        let validated = try ValidatedGrant(request: good, catalog: catalog)
         XCTAssertEqual(validated.package.credits, 60)
 
         var unknown = good
         unknown.productCode = "free_pack"
-        XCTAssertThrowsError(try unknown.validated(catalog: catalog)) { XCTAssertEqual(($0 as? PointsError)?.reason, "PRODUCT_NOT_FOUND") }
+        XCTAssertThrowsError(try ValidatedGrant(request: unknown, catalog: catalog)) { XCTAssertEqual(($0 as? PointsError)?.reason, "PRODUCT_NOT_FOUND") }
 
         var mismatched = good
-        mismatched.source.appStoreProductId = "com.meeyao.qianwen.premium_pack"
-        assertValidationFailure("source.app_store_product_id") { _ = try mismatched.validated(catalog: catalog) }
+        mismatched.source?.appStoreProductId = "com.meeyao.qianwen.premium_pack"
+        assertValidationFailure("source.app_store_product_id") { _ = try ValidatedGrant(request: mismatched, catalog: catalog) }
 
         var noHash = good
         noHash.emailHash = ""
-        assertValidationFailure("email_hash") { _ = try noHash.validated(catalog: catalog) }
+        assertValidationFailure("email_hash") { _ = try ValidatedGrant(request: noHash, catalog: catalog) }
 
         var unmasked = good
         unmasked.emailMasked = "alice@example.com"
-        assertValidationFailure("email_masked") { _ = try unmasked.validated(catalog: catalog) }
+        assertValidationFailure("email_masked") { _ = try ValidatedGrant(request: unmasked, catalog: catalog) }
 
         var regularWithoutHash = good
         regularWithoutHash.productCode = "starter_pack"
-        regularWithoutHash.source.appStoreProductId = ""
+        regularWithoutHash.source?.appStoreProductId = ""
         regularWithoutHash.emailHash = ""
-        XCTAssertNil(try regularWithoutHash.validated(catalog: catalog).emailHash)
+        XCTAssertNil(try ValidatedGrant(request: regularWithoutHash, catalog: catalog).emailHash)
     }
 }

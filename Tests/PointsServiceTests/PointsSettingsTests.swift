@@ -43,7 +43,7 @@ final class PointsSettingsTests: XCTestCase {
         let (settings, problems) = try read(["DATABASE_URL": "postgresql:///points", "PACKAGES_FILE": catalog, "INTERNAL_AUTH": "off"])
         XCTAssertEqual(problems, [])
         XCTAssertEqual(settings?.serving?.listen.description, "127.0.0.1:50052")
-        XCTAssertEqual(settings?.database.maxConnections, 16)
+        XCTAssertEqual(settings?.database.connectionsMax, 16)
         XCTAssertNotNil(settings?.serving)
         XCTAssertNil(settings?.serving?.tls)
         XCTAssertFalse(settings?.catalog.packages.isEmpty ?? true)

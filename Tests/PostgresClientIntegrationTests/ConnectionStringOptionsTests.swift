@@ -9,9 +9,9 @@ final class ConnectionStringOptionsTests: XCTestCase {
             return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
         }
         let schema = "opts_\(UInt32.random(in: 1...UInt32.max))"
-        let plain = PostgresPool(configuration: .init(connectionString: base, maxConnections: 1))
+        let plain = PostgresPool(configuration: .init(connectionString: base, connectionsMax: 1))
         try await plain.withConnection { _ = try await $0.execute("create schema \(schema)") }
-        let pool = PostgresPool(configuration: .init(connectionString: base + "?options=-csearch_path%3D\(schema)", maxConnections: 1))
+        let pool = PostgresPool(configuration: .init(connectionString: base + "?options=-csearch_path%3D\(schema)", connectionsMax: 1))
         let (searchPath, timeZone) = try await pool.withConnection { connection in
             let row = try await connection.query("select current_setting('search_path') as p, current_setting('TimeZone') as z").first!
             return (try row.string("p"), try row.string("z"))

@@ -2,7 +2,7 @@ import PostgresClient
 import XCTest
 
 /// The acquire timeout on a manual clock: a waiter fails exactly when the
-/// clock passes `acquireTimeoutMilliseconds`, not a millisecond earlier, and
+/// clock passes `acquireTimeout`, not a millisecond earlier, and
 /// a waiter served in time leaves no timeout behind. No real time passes.
 final class PoolAcquireTimeoutTests: XCTestCase {
     /// A one-connection pool on a manual clock, its connection held until
@@ -16,9 +16,9 @@ final class PoolAcquireTimeoutTests: XCTestCase {
     }
 
     /// Nil (after failing the test) when the timeout does not sleep on the clock.
-    private func makeScene(acquireTimeoutMilliseconds: Int) async throws -> Scene? {
+    private func makeScene(acquireTimeout: Duration) async throws -> Scene? {
         let clock = ManualClock()
-        let pool = try await TestDatabase.pool(maxConnections: 1, acquireTimeoutMilliseconds: acquireTimeoutMilliseconds, clock: clock)
+        let pool = try await TestDatabase.pool(connectionsMax: 1, acquireTimeout: acquireTimeout, clock: clock)
         let leased = Gate()
         let release = Gate()
         let holder = Task { try await pool.withConnection { _ in await leased.open(); await release.wait() } }
@@ -34,7 +34,7 @@ final class PoolAcquireTimeoutTests: XCTestCase {
     }
 
     func testAWaiterTimesOutWhenTheClockPassesTheTimeoutAndNotBefore() async throws {
-        guard let scene = try await makeScene(acquireTimeoutMilliseconds: 60_000) else { return }
+        guard let scene = try await makeScene(acquireTimeout: .seconds(60)) else { return }
         scene.clock.advance(by: .milliseconds(59_999))
         XCTAssertEqual(scene.clock.sleeperCount, 1, "a millisecond early, the waiter still waits")
         let waiting = await scene.pool.statistics.waiters
@@ -52,7 +52,7 @@ final class PoolAcquireTimeoutTests: XCTestCase {
     }
 
     func testAWaiterServedInTimeCancelsItsTimeout() async throws {
-        guard let scene = try await makeScene(acquireTimeoutMilliseconds: 60_000) else { return }
+        guard let scene = try await makeScene(acquireTimeout: .seconds(60)) else { return }
         await scene.release.open()
         try await scene.holder.value
         let value = try await scene.waiter.value

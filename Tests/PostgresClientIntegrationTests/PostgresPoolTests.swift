@@ -30,7 +30,7 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testTwoHundredTasksShareEightConnections() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 8)
+        let pool = try await TestDatabase.pool(connectionsMax: 8)
         let pids = try await withThrowingTaskGroup(of: Int64.self) { group in
             for index in 0..<200 {
                 group.addTask {
@@ -55,7 +55,7 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testFullWaitQueueFailsWithPoolExhausted() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1, maxWaiters: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1, waitersMax: 1)
         let gate = Gate()
         let holder = Task { try await pool.withConnection { _ in await gate.wait() } }
         try await waitForHolder(pool)
@@ -72,7 +72,7 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testAcquireTimesOutWhenNoConnectionFreesUp() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1, acquireTimeoutMilliseconds: 100)
+        let pool = try await TestDatabase.pool(connectionsMax: 1, acquireTimeout: .milliseconds(100))
         let gate = Gate()
         let holder = Task { try await pool.withConnection { _ in await gate.wait() } }
         try await waitForHolder(pool)
@@ -85,7 +85,7 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testUnreachableServerFailsWithConnectionFailedAndUnhealthy() async throws {
-        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", maxConnections: 2))
+        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 2))
         let error = await expectPostgresError { try await pool.withConnection { _ in 0 } }
         XCTAssertEqual(error?.code, .connectionFailed)
         XCTAssertEqual(error?.isConnectionLoss, true)
@@ -95,8 +95,8 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testTerminatedBackendIsReplacedOnTheNextCall() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
-        let admin = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
+        let admin = try await TestDatabase.pool(connectionsMax: 1)
         let firstPID = try await pool.withConnection { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
         try await terminate(firstPID, using: admin)
 
@@ -111,8 +111,8 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testTransactionRetriesBeginOnADeadConnection() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
-        let admin = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
+        let admin = try await TestDatabase.pool(connectionsMax: 1)
         let firstPID = try await pool.withConnection { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
         try await terminate(firstPID, using: admin)
         let secondPID = try await pool.withTransaction { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
@@ -140,7 +140,7 @@ final class PostgresPoolTests: XCTestCase {
 
 extension PostgresPoolTests {
     func testCancelledWaiterLeavesTheQueue() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
         let gate = Gate()
         let holder = Task { try await pool.withConnection { _ in await gate.wait() } }
         try await waitForHolder(pool)

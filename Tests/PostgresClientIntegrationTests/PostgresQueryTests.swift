@@ -49,7 +49,7 @@ final class PostgresQueryTests: XCTestCase {
     }
 
     func testPreparedStatementIsPreparedOncePerConnection() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
         let count = try await pool.withConnection { connection in
             for value in 0..<5 {
                 let row = try await connection.query("select $1::bigint + 1 as next", [.int64(Int64(value))]).first!
@@ -116,7 +116,7 @@ final class PostgresQueryTests: XCTestCase {
     }
 
     func testStatementErrorKeepsTheConnection() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
         let error = await expectPostgresError { try await pool.withConnection { try await $0.query("selec 1") } }
         XCTAssertEqual(error?.sqlState, "42601")
         let value = try await pool.withConnection { try await $0.query("select 7 as v").first!.int64("v") }
@@ -126,7 +126,7 @@ final class PostgresQueryTests: XCTestCase {
     }
 
     func testNulBytesAreRefusedRatherThanTruncated() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
         let inParameter = await expectPostgresError { try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) } }
         XCTAssertEqual(inParameter?.code, .invalidParameter)
         let inStatement = await expectPostgresError { try await pool.withConnection { try await $0.execute("select 1\u{0}") } }
@@ -134,7 +134,7 @@ final class PostgresQueryTests: XCTestCase {
     }
 
     func testHealthProbesStopWhenCancelled() async throws {
-        let pool = try await TestDatabase.pool(maxConnections: 1)
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
         let probes = Task { await pool.runHealthProbes(intervalMilliseconds: 10) }
         try await Task.sleep(for: .milliseconds(50))
         probes.cancel()

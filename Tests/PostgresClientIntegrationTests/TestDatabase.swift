@@ -25,18 +25,18 @@ enum TestDatabase {
     }
 
     /// A pool whose sessions live in a freshly created schema (or `schema`).
-    static func pool(maxConnections: Int = 4, maxWaiters: Int = 1_000, acquireTimeoutMilliseconds: Int = 10_000,
+    static func pool(connectionsMax: Int = 4, waitersMax: Int = 1_000, acquireTimeout: Duration = .seconds(10),
                      schema: String? = nil, clock: any Clock<Duration> = ContinuousClock()) async throws -> PostgresPool {
         let url = try url()
         let schema = schema ?? freshSchemaName()
-        let setup = PostgresPool(configuration: .init(connectionString: url, maxConnections: 1))
+        let setup = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
         try await setup.withConnection { connection in
             try await connection.execute("create schema if not exists \(schema)")
         }
         await setup.close()
         return PostgresPool(configuration: .init(
-            connectionString: url, maxConnections: maxConnections, maxWaiters: maxWaiters,
-            acquireTimeoutMilliseconds: acquireTimeoutMilliseconds, searchPath: schema), clock: clock)
+            connectionString: url, connectionsMax: connectionsMax, waitersMax: waitersMax,
+            acquireTimeout: acquireTimeout, searchPath: schema), clock: clock)
     }
 }
 

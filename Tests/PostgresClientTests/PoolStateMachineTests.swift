@@ -10,7 +10,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testAcquireOpensUpToTheLimitThenQueuesThenRefuses() {
-        var machine = Machine(maxConnections: 2, maxWaiters: 1)
+        var machine = Machine(connectionsMax: 2, waitersMax: 1)
         guard case .open = acquire(&machine), case .open = acquire(&machine) else { return XCTFail("expected two opens") }
         guard case .wait(let id) = acquire(&machine) else { return XCTFail("expected to wait") }
         XCTAssertEqual(id, 0)
@@ -21,7 +21,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testReleaseHandsOverInArrivalOrderThenParks() {
-        var machine = Machine(maxConnections: 1, maxWaiters: 10)
+        var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
         guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else { return XCTFail() }
         guard case .handOver(7, let to1) = machine.release(7, broken: false) else { return XCTFail("expected hand-over") }
@@ -33,7 +33,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testWaiterThatLeftIsSkipped() {
-        var machine = Machine(maxConnections: 1, maxWaiters: 10)
+        var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
         guard case .wait(let gone) = acquire(&machine), case .wait(let stays) = acquire(&machine) else { return XCTFail() }
         XCTAssertTrue(machine.waiterLeft(gone))
@@ -45,7 +45,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testBrokenReleaseFreesTheSlotAndOpensForAWaiter() {
-        var machine = Machine(maxConnections: 1, maxWaiters: 10)
+        var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
         guard case .discard(let openForNobody) = machine.release(1, broken: true) else { return XCTFail() }
         XCTAssertFalse(openForNobody)
@@ -61,7 +61,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testDeadIdleConnectionsAreDroppedOnAcquire() {
-        var machine = Machine(maxConnections: 2, maxWaiters: 0)
+        var machine = Machine(connectionsMax: 2, waitersMax: 0)
         _ = acquire(&machine)
         _ = acquire(&machine)
         _ = machine.release(1, broken: false)
@@ -72,7 +72,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testConnectFailureFreesTheSlotAndFailsTheWaiterItServed() {
-        var machine = Machine(maxConnections: 1, maxWaiters: 10)
+        var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
         guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else { return XCTFail() }
         // The direct opener failed: nobody is failed for it, a slot is reserved for the first waiter.
@@ -91,7 +91,7 @@ final class PoolStateMachineTests: XCTestCase {
     }
 
     func testCloseFailsWaitersClosesIdleAndRefusesNewCallers() {
-        var machine = Machine(maxConnections: 2, maxWaiters: 10)
+        var machine = Machine(connectionsMax: 2, waitersMax: 10)
         _ = acquire(&machine)
         _ = acquire(&machine)
         _ = machine.release(1, broken: false)
@@ -111,7 +111,7 @@ final class PoolStateMachineTests: XCTestCase {
 
     func testOpenCountNeverExceedsTheLimitUnderARandomWorkload() {
         var generator = SystemRandomNumberGenerator()
-        var machine = Machine(maxConnections: 4, maxWaiters: 8)
+        var machine = Machine(connectionsMax: 4, waitersMax: 8)
         var leased: [Int] = []
         var waiting: [UInt64] = []
         var nextConnection = 0

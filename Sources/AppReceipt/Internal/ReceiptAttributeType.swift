@@ -44,7 +44,7 @@ enum ReceiptAttributeType {
     /// customer support".
     static let cancellationDate: Int64 = 1712
 
-    /// The in-app purchase fields `PayloadReader` reads; others are ignored.
+    /// The in-app purchase fields `ReceiptPayloadReader` reads; others are ignored.
     static let inAppFields: Set<Int64> = [
         quantity, productId, transactionId, purchaseDate, originalTransactionId, cancellationDate,
     ]

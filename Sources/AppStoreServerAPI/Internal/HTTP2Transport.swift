@@ -44,7 +44,7 @@ final class HTTP2Transport: Sendable {
     }
 
     /// One attempt: the answer, whatever its status, or why there is none.
-    func send(_ request: HTTPRequest, to environment: AppStoreServerEnvironment) async -> Result<HTTPResponse, AppStoreServerAPIError> {
+    func send(_ request: AppStoreHTTPRequest, to environment: AppStoreServerEnvironment) async -> Result<AppStoreHTTPResponse, AppStoreServerAPIError> {
         if closed.withLock({ $0 }) { return .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")) }
         let loop = self.loop
         let hosts = self.hosts

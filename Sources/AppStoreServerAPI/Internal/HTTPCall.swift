@@ -6,14 +6,14 @@ import RPCRuntime
 /// stream or connection, the attempt's deadline, cancellation, or an
 /// answer larger than allowed.
 final class HTTPCall: HTTP2StreamDelegate {
-    typealias Completion = CheckedContinuation<Result<HTTPResponse, AppStoreServerAPIError>, Never>
+    typealias Completion = CheckedContinuation<Result<AppStoreHTTPResponse, AppStoreServerAPIError>, Never>
 
-    let request: HTTPRequest
+    let request: AppStoreHTTPRequest
     private let bodyBytesMax: Int
     private let timeout: Duration
     private let loop: EventLoop
     private var continuation: Completion?
-    private var result: Result<HTTPResponse, AppStoreServerAPIError>?
+    private var result: Result<AppStoreHTTPResponse, AppStoreServerAPIError>?
     private var stream: HTTP2Stream?
     private var timer: EventLoop.TimerID?
     private var status: Int?
@@ -23,7 +23,7 @@ final class HTTPCall: HTTP2StreamDelegate {
     private var onRelease: (() -> Void)?
     private(set) var isFinished = false
 
-    init(request: HTTPRequest, bodyBytesMax: Int, timeout: Duration, loop: EventLoop) {
+    init(request: AppStoreHTTPRequest, bodyBytesMax: Int, timeout: Duration, loop: EventLoop) {
         self.request = request
         self.bodyBytesMax = bodyBytesMax
         self.timeout = timeout
@@ -96,7 +96,7 @@ final class HTTPCall: HTTP2StreamDelegate {
         guard let status else {
             return fail(AppStoreServerAPIError(kind: .invalidResponse, detail: "stream ended without an answer"))
         }
-        result = .success(HTTPResponse(status: status, headers: headers, body: body))
+        result = .success(AppStoreHTTPResponse(status: status, headers: headers, body: body))
         finish()
     }
 

@@ -1,5 +1,6 @@
 import HTTPServer
 import StrictJSON
+import UTCTime
 
 /// GET /api/v1/points/ledger: one page of the signed-in user's own points
 /// ledger, newest first (docs/protocols/common/user-points-chat-data-protocol.md).

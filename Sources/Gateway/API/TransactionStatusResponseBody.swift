@@ -1,5 +1,6 @@
 import HTTPServer
 import StrictJSON
+import UTCTime
 
 /// GET /api/v1/payments/apple/transactions/{transactionId}: where one of the
 /// user's purchases stands (docs/protocols/payments/apple-iap-protocol.md,

@@ -1,4 +1,5 @@
 import HTTPServer
+import Logging
 import RPCRuntime
 import ServiceKit
 

@@ -1,5 +1,6 @@
 import Contracts
 import HTTPServer
+import Logging
 import Metrics
 import RPCCore
 import RPCRuntime

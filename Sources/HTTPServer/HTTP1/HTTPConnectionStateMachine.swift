@@ -27,15 +27,39 @@ public struct HTTPConnectionStateMachine: Sendable {
 
     public let requestsPerConnectionMax: Int
 
+    /// An event that cannot happen in the current state (bytes while the
+    /// machine does not want to read, an end of stream after the end, a
+    /// response written with none in flight) is a bug in the I/O layer: it
+    /// stops a debug build at once (`assertionFailure`), and in release
+    /// closes the connection. Tests of the release behaviour turn the
+    /// assertion off.
+    public let assertsOnInvariantViolation: Bool
+
     /// True once the connection is closed (or told to close): ignore it.
     public private(set) var isClosed = false
 
     public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
-                bodyLimits: HTTPBodyLimits = HTTPBodyLimits()) {
+                bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), assertsOnInvariantViolation: Bool = true) {
         precondition(requestsPerConnectionMax > 0)
         parser = HTTPRequestParser(bodyLimits: bodyLimits)
         idleSinceMilliseconds = nowMilliseconds
         self.requestsPerConnectionMax = requestsPerConnectionMax
+        self.assertsOnInvariantViolation = assertsOnInvariantViolation
+    }
+
+    /// The answer to an impossible event (see `assertsOnInvariantViolation`):
+    /// the connection closes, whatever was queued or in flight is dropped,
+    /// and every later event is answered with nothing.
+    private mutating func invariantViolated(_ event: String) -> [HTTPConnectionAction] {
+        if assertsOnInvariantViolation {
+            assertionFailure("HTTPConnectionStateMachine: \(event) (closed: \(isClosed), in flight: \(inFlight))")
+        }
+        inFlight = false
+        closeAfterInFlight = false
+        queue = []
+        if isClosed { return [] }
+        isClosed = true
+        return [.close]
     }
 
     /// Whether the I/O layer should read more bytes now.
@@ -57,9 +81,13 @@ public struct HTTPConnectionStateMachine: Sendable {
         return idleSinceMilliseconds + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds
     }
 
-    /// Bytes arrived from the peer.
+    /// Bytes arrived from the peer. Only while `wantsRead` or with the
+    /// pipeline full (its overflow is answered): the I/O layer stops
+    /// reading otherwise, so bytes then are a bug.
     public mutating func bytesReceived(_ bytes: some Collection<UInt8>, nowMilliseconds: Int64) -> [HTTPConnectionAction] {
-        guard !isClosed && !closeAfterInFlight && !parser.hasFailed else { return [] }
+        guard !isClosed && !closeAfterInFlight && !peerHasClosed && !parser.hasFailed else {
+            return invariantViolated("bytes received while not reading")
+        }
         let completedBefore = parser.completedRequestCount
         let events = parser.feed(bytes)
         if parser.completedRequestCount != completedBefore {
@@ -90,7 +118,7 @@ public struct HTTPConnectionStateMachine: Sendable {
 
     /// The response to the dispatched request has been written completely.
     public mutating func responseWritten(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
-        precondition(inFlight, "responseWritten without a request in flight")
+        guard inFlight else { return invariantViolated("responseWritten without a request in flight") }
         inFlight = false
         if closeAfterInFlight {
             isClosed = true
@@ -101,14 +129,16 @@ public struct HTTPConnectionStateMachine: Sendable {
     }
 
     /// The peer closed its side (read returned 0). Requests already parsed
-    /// are still answered; a partial one is dropped.
+    /// are still answered; a partial one is dropped. Once only, and never
+    /// after closing (the I/O layer stops reading then).
     public mutating func peerClosed(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
-        if isClosed { return [] }
+        guard !isClosed && !peerHasClosed else { return invariantViolated("peerClosed after the end") }
         peerHasClosed = true
         return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
     }
 
-    /// The timer armed at `deadlineMilliseconds` fired (possibly late or early).
+    /// The timer armed at `deadlineMilliseconds` fired (possibly late or
+    /// early, or for another of the connection's deadlines: never a bug).
     public mutating func timerFired(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
         guard let deadline = deadlineMilliseconds, nowMilliseconds >= deadline else { return [] }
         isClosed = true

@@ -3,18 +3,18 @@
 /// obs-text survives without guessing an encoding.
 public struct HTTPHeaders: Sendable, Equatable {
     /// The field lines in order.
-    public private(set) var fields: [HTTPHeaderField]
+    public private(set) var fields: [Field]
 
-    public init(_ fields: [HTTPHeaderField] = []) { self.fields = fields }
+    public init(_ fields: [Field] = []) { self.fields = fields }
 
     /// Builds headers from name-value pairs.
     public init(_ pairs: KeyValuePairs<String, String>) {
-        fields = pairs.map { HTTPHeaderField(name: $0.key, value: $0.value) }
+        fields = pairs.map { Field(name: $0.key, value: $0.value) }
     }
 
     /// Appends one field line.
     public mutating func add(name: String, value: String) {
-        fields.append(HTTPHeaderField(name: name, value: value))
+        fields.append(Field(name: name, value: value))
     }
 
     /// Removes every line named `name`.
@@ -37,18 +37,6 @@ public struct HTTPHeaders: Sendable, Equatable {
         values(name).flatMap { value in
             value.split(separator: ",").map { $0.trimmingOWS.lowercasedASCII }.filter { !$0.isEmpty }
         }
-    }
-}
-
-/// One header field line, its name as received (HTTP/1.1 names keep their
-/// case; RPCRuntime's HTTP/2 type of the same name is lower-case only).
-public struct HTTPHeaderField: Sendable, Equatable {
-    public let name: String
-    public let value: String
-
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
     }
 }
 

@@ -1,4 +1,5 @@
 import RPCRuntime
+import UTCTime
 
 /// One accepted HTTP/1.1 connection on the shared port: sniffs the HTTP/2 preface
 /// (handing h2c connections over), otherwise drives the pure

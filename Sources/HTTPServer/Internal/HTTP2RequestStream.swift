@@ -1,5 +1,6 @@
 import RPCCore
 import RPCRuntime
+import UTCTime
 
 /// One HTTP/2 request stream: collects headers and a body (at most the
 /// body limit of its path), hands the request to the responder on a Task,

@@ -84,13 +84,13 @@ public enum IAPMetricNames {
         help: "Database connections of the pool lent out now.",
         kind: .gauge)
 
-    /// The pool's bound (`maxConnections`), so saturation is in_use / max.
+    /// The pool's bound (`connectionsMax`), so saturation is in_use / max.
     public static let databasePoolConnectionsMax = MetricDescriptor(
         name: "iap_db_pool_connections_max",
         help: "The most database connections the pool opens.",
         kind: .gauge)
 
-    /// Callers queued for a connection right now (bounded by `maxWaiters`).
+    /// Callers queued for a connection right now (bounded by `waitersMax`).
     public static let databasePoolWaiters = MetricDescriptor(
         name: "iap_db_pool_waiters",
         help: "Callers waiting for a database connection now.",

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import Logging
 import ServiceKit
 
 /// The jobs that ask Apple, started by the service when the App Store

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import Logging
 import ServiceKit
 
 /// Recovers App Store Server Notifications that never reached us (an

@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
+import Logging
 import ServiceKit
 
 /// Brings the ledger to Apple's view of a transaction: fetches it (Get

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ServiceKit
 
 /// Runs one job that asks Apple, on whichever instance wins its lease:

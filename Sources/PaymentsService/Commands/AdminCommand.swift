@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
+import Logging
 import PostgresClient
 import RPCRuntime
 import ServiceKit

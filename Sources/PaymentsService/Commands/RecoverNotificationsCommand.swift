@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import Foundation
 import ServiceKit
 import StrictJSON
+import UTCTime
 
 /// `PaymentsService recover-notifications --since <ISO date or hours>`:
 /// reads Get Notification History for a window (e.g. an outage) in each
@@ -66,14 +67,12 @@ enum RecoverNotificationsCommand {
         return try instant(text, name: "--since")
     }
 
-    /// An ISO 8601 date (UTC midnight) or date and time with a zone; UNIX ms.
+    /// An RFC 3339 date (UTC midnight) or date-time with a zone; UNIX ms.
     static func instant(_ text: String, name: String) throws(CommandLineError) -> Int64 {
-        // A time must say its zone (an operator's local time is not the server's).
-        let zoned = !text.contains("T") || text.hasSuffix("Z") || text.range(of: #"[+-]\d\d:\d\d$"#, options: .regularExpression) != nil
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate]] {
-            formatter.formatOptions = options
-            if zoned, let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+        // A time must say its zone (an operator's local time is not the
+        // server's): the RFC 3339 reader refuses one without.
+        if let instant = UTCDateTime.unixMilliseconds(rfc3339: text) ?? UTCDateTime.unixMilliseconds(fullDate: text) {
+            return instant
         }
         throw CommandLineError("\(name) must be an ISO 8601 date (2026-05-01) or time with a zone (2026-05-01T08:00:00Z)\(name == "--since" ? ", or hours" : "")")
     }

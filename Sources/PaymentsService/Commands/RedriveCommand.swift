@@ -1,5 +1,6 @@
 import FieldRules
 import Foundation
+import Logging
 import PostgresClient
 import RPCRuntime
 import ServiceKit

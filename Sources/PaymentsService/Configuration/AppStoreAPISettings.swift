@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import Logging
 import ServiceKit
 
 /// The App Store Server API settings of PaymentsService and its admin

@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import AppStoreVerification
 import Foundation
+import Logging
 import RPCRuntime
 import ServiceKit
 import ServiceKitDatabase

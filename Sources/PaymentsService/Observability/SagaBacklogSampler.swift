@@ -1,3 +1,4 @@
+import Logging
 import Metrics
 import ServiceKit
 

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import Logging
 import ServiceKit
 
 /// Answers Apple's CONSUMPTION_REQUEST once per notification: gathers the

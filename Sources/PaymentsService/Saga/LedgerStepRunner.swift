@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Logging
 import Metrics
 import ServiceKit
 

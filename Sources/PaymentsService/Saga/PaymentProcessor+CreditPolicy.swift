@@ -1,5 +1,6 @@
 import AppStoreVerification
 import Foundation
+import Logging
 import ServiceKit
 
 /// The environment check of `verify`: asks `SandboxCreditPolicy` and, on a

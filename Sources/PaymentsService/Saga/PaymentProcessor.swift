@@ -2,6 +2,7 @@ import AppStoreVerification
 import Contracts
 import FieldRules
 import Foundation
+import Logging
 import Metrics
 import ServiceKit
 

@@ -4,6 +4,7 @@ import AppStoreVerification
 import Contracts
 import FieldRules
 import Foundation
+import Logging
 import ServiceKit
 
 /// Credits the purchases a StoreKit 1 app receipt lists (`VerifyReceipt`).

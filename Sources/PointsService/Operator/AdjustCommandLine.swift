@@ -104,7 +104,7 @@ enum AdjustCommandLine {
 
     /// Migrates (as the service does at start-up), then writes the adjustment.
     static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String) async -> Outcome {
-        let pool = PostgresPool(configuration: .init(connectionString: databaseURL, maxConnections: 1, applicationName: "points-adjust"))
+        let pool = PostgresPool(configuration: .init(connectionString: databaseURL, connectionsMax: 1, applicationName: "points-adjust"))
         let store = PointsStore(pool: pool, catalog: .none)
         let outcome: Outcome
         do {

@@ -1,4 +1,5 @@
 import Contracts
+import Logging
 import RPCCore
 import ServiceKit
 
@@ -31,10 +32,7 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.grant) { request, call in
-            let result = try await store.grant(GrantCommand(
-                eventId: request.eventId, userId: request.userId, emailHash: request.emailHash,
-                productCode: request.productCode, bizId: request.bizId,
-                source: request.source ?? Contracts.PurchaseSource(), emailMasked: request.emailMasked, quantity: request.quantity))
+            let result = try await store.grant(request)
             log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)",
                                 "quantity": "\(max(request.quantity, 1))"])
             var response = GrantResponse()

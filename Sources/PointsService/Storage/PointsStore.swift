@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import PostgresClient
 import ServiceKit
@@ -104,8 +105,8 @@ final class PointsStore: Sendable {
     /// event id decides a replay, which is then answered from the stored
     /// row. A starter pack also locks its email identity's claim, in one
     /// transaction (`applyStarterGrant`).
-    func grant(_ command: GrantCommand) async throws(PointsError) -> GrantResult {
-        let grant = try command.validated(catalog: catalog)
+    func grant(_ request: GrantRequest) async throws(PointsError) -> GrantResult {
+        let grant = try ValidatedGrant(request: request, catalog: catalog)
         let result: GrantResult
         if grant.package.kind == .starter {
             result = try await retryingUniqueRaces {

@@ -20,7 +20,7 @@ actor PoolCore {
     init(configuration: PostgresPool.Configuration, clock: any Clock<Duration>) {
         self.configuration = configuration
         self.clock = clock
-        self.state = PoolStateMachine(maxConnections: configuration.maxConnections, maxWaiters: configuration.maxWaiters)
+        self.state = PoolStateMachine(connectionsMax: configuration.connectionsMax, waitersMax: configuration.waitersMax)
     }
 
     var statistics: PostgresPool.Statistics {
@@ -94,7 +94,7 @@ actor PoolCore {
     }
 
     private func wait(_ id: UInt64) async throws(PostgresError) -> PostgresConnection {
-        let timeoutMilliseconds = configuration.acquireTimeoutMilliseconds
+        let timeout = configuration.acquireTimeout
         let clock = self.clock
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
@@ -106,10 +106,10 @@ actor PoolCore {
                     return
                 }
                 let timeoutTask = Task { [weak self] in
-                    try? await clock.sleep(for: .milliseconds(timeoutMilliseconds))
+                    try? await clock.sleep(for: timeout)
                     guard !Task.isCancelled else { return }
                     await self?.waiterLeft(id, failingWith: PostgresError(
-                        code: .timeout, message: "no connection within \(timeoutMilliseconds) ms"))
+                        code: .timeout, message: "no connection within \(timeout)"))
                 }
                 waiters[id] = Waiter(continuation: continuation, timeoutTask: timeoutTask)
             }

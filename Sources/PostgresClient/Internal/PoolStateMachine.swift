@@ -32,8 +32,8 @@ struct PoolStateMachine<Connection> {
         let openForWaiter: Bool
     }
 
-    let maxConnections: Int
-    let maxWaiters: Int
+    let connectionsMax: Int
+    let waitersMax: Int
     private(set) var idle: [Connection] = []
     /// Open or opening connections, leased or idle.
     private(set) var openCount = 0
@@ -45,10 +45,10 @@ struct PoolStateMachine<Connection> {
     private var waiterOrderStart = 0
     private var nextWaiterID: WaiterID = 0
 
-    init(maxConnections: Int, maxWaiters: Int) {
-        precondition(maxConnections > 0 && maxWaiters >= 0)
-        self.maxConnections = maxConnections
-        self.maxWaiters = maxWaiters
+    init(connectionsMax: Int, waitersMax: Int) {
+        precondition(connectionsMax > 0 && waitersMax >= 0)
+        self.connectionsMax = connectionsMax
+        self.waitersMax = waitersMax
     }
 
     var waiterCount: Int { waiting.count }
@@ -60,11 +60,11 @@ struct PoolStateMachine<Connection> {
             if isUsable(connection) { return .use(connection) }
             openCount -= 1
         }
-        if openCount < maxConnections {
+        if openCount < connectionsMax {
             reserveSlot()
             return .open
         }
-        guard waiting.count < maxWaiters else { return .failExhausted(waiting: waiting.count) }
+        guard waiting.count < waitersMax else { return .failExhausted(waiting: waiting.count) }
         let id = nextWaiterID
         nextWaiterID += 1
         waiting.insert(id)
@@ -122,11 +122,11 @@ struct PoolStateMachine<Connection> {
     private mutating func reserveSlot() {
         openCount += 1
         peakOpenCount = max(peakOpenCount, openCount)
-        assert(openCount <= maxConnections)
+        assert(openCount <= connectionsMax)
     }
 
     private mutating func reserveSlotForWaiter() -> Bool {
-        guard !isClosed, !waiting.isEmpty, openCount < maxConnections else { return false }
+        guard !isClosed, !waiting.isEmpty, openCount < connectionsMax else { return false }
         reserveSlot()
         return true
     }

@@ -106,7 +106,7 @@ public final class HTTP2Connection {
         }
         defer { nghttp2_option_del(options) }
         nghttp2_option_set_max_send_header_block_length(options, limits.headerListBytesMax * 4)
-        nghttp2_option_set_stream_reset_rate_limit(options, UInt64(limits.streamResetBurstMax), UInt64(limits.streamResetsPerSecond))
+        nghttp2_option_set_stream_reset_rate_limit(options, UInt64(limits.streamResetBurstMax), UInt64(limits.streamResetRefillPerSecond))
 
         // The session never outlives this object (deleted in close/deinit),
         // so an unretained pointer is safe as nghttp2's user data.
@@ -229,7 +229,7 @@ public final class HTTP2Connection {
         if role == .server { nghttp2_submit_shutdown_notice(session) }
         flush()
         // One round trip lets requests already in flight from the peer arrive.
-        shutdownTimer = loop.schedule(after: .milliseconds(limits.goAwayNoticeMilliseconds)) { [weak self] in
+        shutdownTimer = loop.schedule(after: limits.goAwayNotice) { [weak self] in
             guard let self, let session = self.session, !self.isClosed else { return }
             nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
                                   nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
@@ -276,7 +276,7 @@ public final class HTTP2Connection {
     private func lingerThenClose() {
         guard lingerTimer == nil, !isClosed else { return }
         Glibc.shutdown(fd, Int32(SHUT_WR))
-        lingerTimer = loop.schedule(after: .milliseconds(limits.closeLingerMilliseconds)) { [weak self] in
+        lingerTimer = loop.schedule(after: limits.closeLinger) { [weak self] in
             self?.close()
         }
     }

@@ -1,3 +1,4 @@
+import Logging
 import RPCCore
 
 /// The one place a service checks its caller: a `Router` interceptor that

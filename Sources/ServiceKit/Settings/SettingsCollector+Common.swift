@@ -1,3 +1,4 @@
+import Logging
 import RPCRuntime
 
 /// Readers of the settings every process shares: addresses and the log level.

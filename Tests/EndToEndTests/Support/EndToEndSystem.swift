@@ -89,7 +89,7 @@ final class EndToEndSystem: @unchecked Sendable {
         let pointsURL = try TestDatabases.url("POINTS_DATABASE_URL")
         let paymentsBaseURL = try TestDatabases.url("PAYMENTS_DATABASE_URL")
         let schema = "e2e_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, maxConnections: 1))
+        let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, connectionsMax: 1))
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
         let paymentsURL = paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
@@ -97,7 +97,7 @@ final class EndToEndSystem: @unchecked Sendable {
             return try await start(pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema)
         } catch {
             // Processes already started die with their ServiceProcess; the schema goes here.
-            let cleanup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, maxConnections: 1))
+            let cleanup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, connectionsMax: 1))
             _ = try? await cleanup.withConnection { try await $0.execute("drop schema if exists \(schema) cascade") }
             await cleanup.close()
             throw error
@@ -133,8 +133,8 @@ final class EndToEndSystem: @unchecked Sendable {
         ].merging(internalPKI.gatewayEnvironment()) { $1 })
         let system = EndToEndSystem(
             authority: authority, tokens: tokens, points: points, payments: payments, gateway: gateway,
-            pointsDatabase: PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 2)),
-            paymentsDatabase: PostgresPool(configuration: .init(connectionString: paymentsURL, maxConnections: 2)),
+            pointsDatabase: PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 2)),
+            paymentsDatabase: PostgresPool(configuration: .init(connectionString: paymentsURL, connectionsMax: 2)),
             schema: schema, paymentsURL: paymentsURL, caDirectory: caDirectory)
         try await system.waitUntilReady()
         return system

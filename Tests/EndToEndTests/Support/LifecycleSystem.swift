@@ -46,8 +46,8 @@ final class LifecycleSystem: @unchecked Sendable {
         self.paymentsURL = paymentsURL
         self.schema = schema
         self.rootPath = rootPath
-        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 2))
-        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, maxConnections: 2))
+        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 2))
+        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, connectionsMax: 2))
     }
 
     /// Starts everything; `body` runs with the system, which is stopped and
@@ -59,7 +59,7 @@ final class LifecycleSystem: @unchecked Sendable {
         let pointsURL = try TestDatabases.url("POINTS_DATABASE_URL")
         let base = try TestDatabases.url("PAYMENTS_DATABASE_URL")
         let schema = "lifecycle_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        let setup = PostgresPool(configuration: .init(connectionString: base, maxConnections: 1))
+        let setup = PostgresPool(configuration: .init(connectionString: base, connectionsMax: 1))
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
         let paymentsURL = base + (base.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
@@ -129,7 +129,7 @@ final class LifecycleSystem: @unchecked Sendable {
         await points.stop()
         await pointsDatabase.close()
         await paymentsDatabase.close()
-        let cleanup = PostgresPool(configuration: .init(connectionString: base, maxConnections: 1))
+        let cleanup = PostgresPool(configuration: .init(connectionString: base, connectionsMax: 1))
         _ = try? await cleanup.withConnection { try await $0.execute("drop schema if exists \(self.schema) cascade") }
         await cleanup.close()
         try? FileManager.default.removeItem(atPath: rootPath)

@@ -1,3 +1,4 @@
+import Logging
 import RPCRuntime
 import ServiceKit
 import XCTest

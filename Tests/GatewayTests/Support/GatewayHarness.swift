@@ -1,6 +1,7 @@
 import Foundation
 @testable import Gateway
 import HTTPServer
+import Logging
 import Metrics
 import RPCRuntime
 import ServiceKit

@@ -32,7 +32,9 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     }
 
     func testSlowLorisHeadTimesOutRegardlessOfTrickle() {
-        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
+        // The release path: the last bytes arrive after closing, a bug the
+        // I/O layer never commits, answered with nothing.
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
         var now: Int64 = 100
         let partialHead = Array("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Slow: ".utf8)
         for byte in partialHead {
@@ -167,6 +169,9 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                 let actions: [HTTPConnectionAction]
                 switch generator.next() % 4 {
                 case 0, 1:
+                    // As the I/O layer: bytes only while the machine reads
+                    // (anything else is an invariant violation, tested below).
+                    guard machine.wantsRead else { continue }
                     var bytes = pieces[Int(generator.next() % UInt64(pieces.count))]
                     bytes = Array(bytes.prefix(1 + Int(generator.next() % UInt64(bytes.count))))
                     actions = machine.bytesReceived(bytes, nowMilliseconds: now)
@@ -195,5 +200,67 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                 if !closed && !inFlight { XCTAssertNotNil(machine.deadlineMilliseconds) }
             }
         }
+    }
+
+    // MARK: Impossible events (the release path: the assertion turned off)
+
+    func testBytesWhileClosingAfterInFlightCloseTheConnection() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        XCTAssertEqual(dispatched(machine.bytesReceived(getClose, nowMilliseconds: 1)).map(\.1), [false])
+        XCTAssertFalse(machine.wantsRead)
+        XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 2), [.close])
+        XCTAssertTrue(machine.isClosed)
+        XCTAssertFalse(machine.wantsRead)
+        XCTAssertNil(machine.deadlineMilliseconds)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 3), [], "the dropped request's answer changes nothing")
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 4), [])
+    }
+
+    func testBytesAfterCloseChangeNothing() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        XCTAssertEqual(machine.timerFired(nowMilliseconds: HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
+        XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 1), [], "no dispatch after close")
+        XCTAssertTrue(machine.isClosed)
+    }
+
+    func testBytesAfterThePeerClosedCloseTheConnection() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        XCTAssertEqual(dispatched(machine.bytesReceived(get, nowMilliseconds: 1)).count, 1)
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [])
+        XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 3), [.close])
+        XCTAssertTrue(machine.isClosed)
+    }
+
+    func testBytesAfterAParseErrorCloseTheConnection() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        XCTAssertEqual(dispatched(machine.bytesReceived(get + Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), nowMilliseconds: 1)).count, 1)
+        XCTAssertFalse(machine.wantsRead, "the parser failed")
+        XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 2), [.close])
+        XCTAssertTrue(machine.isClosed)
+    }
+
+    func testResponseWrittenWithNothingInFlightClosesTheConnection() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 1), [.close])
+        XCTAssertTrue(machine.isClosed)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [])
+    }
+
+    func testPeerClosedTwiceClosesTheConnection() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
+        _ = machine.bytesReceived(get + get, nowMilliseconds: 0)
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [])
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [.close], "the queued request is dropped")
+        XCTAssertTrue(machine.isClosed)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 3), [])
+    }
+
+    func testTimersAreNeverAViolation() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
+        _ = machine.bytesReceived(get, nowMilliseconds: 0)
+        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1_000_000), [], "no deadline while in flight")
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 1), [])
+        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
+        XCTAssertEqual(machine.timerFired(nowMilliseconds: 2 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [], "late, after closing")
     }
 }

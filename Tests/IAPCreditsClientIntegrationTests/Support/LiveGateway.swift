@@ -81,8 +81,8 @@ final class LiveGateway: @unchecked Sendable {
         self.currentGateway = gateway
         self.gatewayPort = gateway.port
         self.gatewayEnvironment = gatewayEnvironment
-        self.pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 2))
-        self.paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, maxConnections: 2))
+        self.pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 2))
+        self.paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, connectionsMax: 2))
         self.paymentsURL = paymentsURL
         self.schema = schema
         self.caDirectory = caDirectory
@@ -92,7 +92,7 @@ final class LiveGateway: @unchecked Sendable {
         let pointsURL = try TestDatabases.url("POINTS_DATABASE_URL")
         let paymentsBaseURL = try TestDatabases.url("PAYMENTS_DATABASE_URL")
         let schema = "client_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, maxConnections: 1))
+        let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, connectionsMax: 1))
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
         let paymentsURL = paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"

@@ -71,12 +71,12 @@ final class PaymentsCluster: @unchecked Sendable {
         paymentsDatabaseName = "payments_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         guard let slash = adminURL.lastIndex(of: "/") else { throw ServiceProcessError(description: "unexpected PAYMENTS_DATABASE_URL") }
         paymentsURL = String(adminURL[...slash]) + paymentsDatabaseName
-        let admin = PostgresPool(configuration: .init(connectionString: adminURL, maxConnections: 1))
+        let admin = PostgresPool(configuration: .init(connectionString: adminURL, connectionsMax: 1))
         let name = paymentsDatabaseName
         try await admin.withConnection { _ = try await $0.query("create database \(name)") }
         await admin.close()
-        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, maxConnections: 4, acquireTimeoutMilliseconds: 30_000))
-        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, maxConnections: 4, acquireTimeoutMilliseconds: 30_000))
+        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
+        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
     }
 
     // MARK: Processes
@@ -140,7 +140,7 @@ final class PaymentsCluster: @unchecked Sendable {
         await paymentsDatabase.close()
         await pointsDatabase.close()
         if let adminURL = try? TestDatabases.url("PAYMENTS_DATABASE_URL") {
-            let admin = PostgresPool(configuration: .init(connectionString: adminURL, maxConnections: 1))
+            let admin = PostgresPool(configuration: .init(connectionString: adminURL, connectionsMax: 1))
             _ = try? await admin.withConnection { try await $0.query("drop database if exists \(self.paymentsDatabaseName) with (force)") }
             await admin.close()
         }

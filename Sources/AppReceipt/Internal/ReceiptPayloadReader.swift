@@ -3,7 +3,7 @@
 /// one DER-encoded element (see `ReceiptAttributeType`). Every attribute is
 /// checked for that shape, known or not; the fields this reader uses are
 /// checked for their ASN.1 type, their limits and their characters.
-enum PayloadReader {
+enum ReceiptPayloadReader {
     static func receipt(in payload: SignedDataReader.Payload) throws(AppReceiptError) -> AppReceipt {
         let reader = payload.reader
         let set = try reader.single(in: payload.range, depth: payload.depth, what: "the receipt payload")
