@@ -101,6 +101,7 @@ final class MessageFieldsReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
         return try T(from: RepeatedDecoder(field: field, array: count > 0 ? array : nil, count: count, depth: depth))
     }
 
+    @inline(__always)
     private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
         let (field, slot) = try singular(key)
         return try CSlot.integer(T.self, field, slot)
@@ -275,6 +276,7 @@ enum CSlot {
         }
     }
 
+    @inline(__always)  // so each Swift integer type gets its own specialized copy
     static func integer<T: FixedWidthInteger>(_ type: T.Type, _ field: FieldLayout, _ slot: UnsafeRawPointer) throws -> T {
         let result: T?
         switch field.kind {

@@ -132,6 +132,7 @@ struct MessageFieldsContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try withField(key) { try $0.writeValue(value, field: $1, depth: depth) }
     }
 
+    @inline(__always)
     private mutating func integer<T: FixedWidthInteger>(_ value: T, _ key: Key) throws {
         try withField(key) { try $0.writeInteger(value, field: $1, position: .singular) }
     }

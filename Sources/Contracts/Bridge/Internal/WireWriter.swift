@@ -118,6 +118,7 @@ final class WireWriter {
         bytes.append(value ? 1 : 0)
     }
 
+    @inline(__always)  // so each Swift integer type gets its own specialized copy
     func writeInteger<T: FixedWidthInteger>(_ value: T, field: FieldLayout, position: ValuePosition) throws {
         try Self.check(field, field.kind.isInteger, position, T.self)
         if value == 0 && position == .singular && !field.writesDefault { return }
@@ -153,6 +154,7 @@ final class WireWriter {
         }
     }
 
+    @inline(__always)
     private func exactly<T: FixedWidthInteger, R: FixedWidthInteger>(_ value: T, _ type: R.Type, _ field: FieldLayout) throws -> R {
         guard let result = R(exactly: value) else {
             throw ProtobufError(.schemaMismatch, "field \(field.protoName) cannot hold \(value)")
