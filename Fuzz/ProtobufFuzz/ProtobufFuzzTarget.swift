@@ -1,6 +1,7 @@
-// libFuzzer entry point over Contracts' protobuf decoding: wire bytes through
-// protobuf-c's unpacker and the bridge (CMessageCodec, ProtoValueDecoder)
-// into each Swift message type. Not a SwiftPM target: scripts/fuzz.sh
+// libFuzzer entry point over Contracts' protobuf codec: wire bytes through
+// protobuf-c's unpacker and the bridge (CMessageCodec, MessageDecoder) into
+// each Swift message type, and back out through the Swift encoder
+// (WireWriter). Not a SwiftPM target: scripts/fuzz.sh
 // compiles it with Sources/Contracts and Fuzz/Support into one module named
 // Contracts, against RPCCore built as a library, the generated
 // protoc-c sources (instrumented) and Debian's libprotobuf-c (not
@@ -12,6 +13,7 @@
 //     allocations and every free the bridge makes);
 //   - round trip: a decoded value re-encodes to bytes that decode to an
 //     equal value, and re-encoding that gives the same bytes;
+//   - byte-exact: those bytes are what protobuf-c itself packs for them;
 //   - fidelity: every singular top-level string field decodes to exactly
 //     the bytes of its last occurrence on the wire (read by an independent
 //     wire scanner here), so nothing is truncated or altered silently.
@@ -73,11 +75,15 @@ func singularStringFields(_ descriptor: MessageDescriptor) -> [(UInt32, String)]
     return result
 }
 
-func checkFidelity(_ wire: ArraySlice<UInt8>, descriptor: MessageDescriptor) {
-    guard let scanned = scanWire(wire), let tree = try? CMessageCodec.decode(Array(wire), descriptor: descriptor) else { return }
+func checkFidelity<Message: ProtobufMessage>(_ type: Message.Type, _ wire: ArraySlice<UInt8>, descriptor: MessageDescriptor) {
+    guard let scanned = scanWire(wire), let value = try? Message(serializedBytes: Array(wire)) else { return }
+    let properties = Dictionary(Mirror(reflecting: value).children.compactMap { child in child.label.map { ($0, child.value) } },
+                                uniquingKeysWith: { first, _ in first })
     for (number, name) in singularStringFields(descriptor) {
         guard let last = scanned.last(where: { $0.number == UInt64(number) }), last.wireType == 2 else { continue }
-        guard case .string(let decoded)? = tree[name] else { return require(false, "\(name) decoded to something other than a string") }
+        guard let decoded = properties[FieldName.swiftName(forProtoName: name)] as? String else {
+            return require(false, "\(name) decoded to something other than a string")
+        }
         require(decoded.utf8.elementsEqual(last.payload), "\(descriptor.fullName).\(name) is not the bytes on the wire (\(last.payload.count) bytes, decoded \(decoded.utf8.count))")
     }
 }
@@ -99,6 +105,10 @@ func checkRoundTrip<Message: ProtobufMessage>(_ type: Message.Type, _ wire: Arra
         require(equalValues(equatable, again), "\(Message.protobufName) changed in a round trip")
     }
     require((try? again.serializedBytes()) == encoded, "\(Message.protobufName) encoding is not a fixed point")
+    if let descriptor = try? MessageDescriptor.named(Message.protobufName) {
+        require(CMessageCodec.protobufCRepack(encoded, descriptor: descriptor) == encoded,
+                "\(Message.protobufName) encodes differently from protobuf-c's pack")
+    }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -108,6 +118,6 @@ public func protobufFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
     let type = AllMessages.types[Int(input[0]) % AllMessages.types.count]
     let wire = input[1...]
     checkRoundTrip(type, wire)
-    if let descriptor = try? MessageDescriptor.named(type.protobufName) { checkFidelity(wire, descriptor: descriptor) }
+    if let descriptor = try? MessageDescriptor.named(type.protobufName) { checkFidelity(type, wire, descriptor: descriptor) }
     return 0
 }

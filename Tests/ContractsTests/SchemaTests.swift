@@ -22,14 +22,15 @@ final class SchemaTests: XCTestCase {
             let protoNames = properties.map(FieldName.protoName(forSwiftName:))
             XCTAssertEqual(Set(protoNames), Set(fieldsByName.keys), "\(type.protobufName): Swift properties and proto fields differ")
 
-            let encoded = try ProtoValueEncoder.encode(instance)
-            for (name, value) in encoded {
-                let field = try XCTUnwrap(fieldsByName[name], "\(type.protobufName).\(name)")
-                if field.isRepeated {
-                    guard case .list = value else { return XCTFail("\(type.protobufName).\(name) must be an array") }
-                } else {
-                    XCTAssertEqual(value.kindName, field.valueKind, "\(type.protobufName).\(name) has the wrong Swift type")
-                }
+            // The codec checks each property's Swift type against its
+            // field's kind (and repeated against singular) in both
+            // directions; a default value visits every non-optional property.
+            XCTAssertNoThrow(try instance.serializedBytes(), "\(type.protobufName) has a property of the wrong Swift type")
+            XCTAssertNoThrow(try type.init(serializedBytes: []), "\(type.protobufName) has a property of the wrong Swift type")
+            for child in Mirror(reflecting: instance).children {
+                guard let label = child.label, let field = fieldsByName[FieldName.protoName(forSwiftName: label)] else { continue }
+                let isArray = Mirror(reflecting: child.value).displayStyle == .collection
+                XCTAssertEqual(isArray, field.isRepeated || field.valueKind == "bytes", "\(type.protobufName).\(label): arrays are for repeated fields and bytes")
             }
             // Optional message fields encode nothing when nil: check their Swift type names.
             for child in Mirror(reflecting: instance).children {
@@ -46,6 +47,43 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(FieldName.protoName(forSwiftName: "appStoreProductId"), "app_store_product_id")
         XCTAssertEqual(FieldName.protoName(forSwiftName: "service"), "service")
         XCTAssertEqual(FieldName.protoName(forSwiftName: "createdAtUnixMs"), "created_at_unix_ms")
+        XCTAssertEqual(FieldName.swiftName(forProtoName: "app_store_product_id"), "appStoreProductId")
+        XCTAssertEqual(FieldName.swiftName(forProtoName: "service"), "service")
+        for descriptor in MessageDescriptor.all {
+            for field in descriptor.fields {
+                XCTAssertEqual(FieldName.protoName(forSwiftName: FieldName.swiftName(forProtoName: field.name)), field.name,
+                               "\(descriptor.fullName).\(field.name) has no camelCase Swift name that maps back")
+            }
+        }
+    }
+
+    /// A property whose Swift type does not fit its field's kind is a
+    /// schema mismatch in both directions, not silently converted.
+    func testASwiftTypeOfTheWrongKindIsASchemaMismatch() {
+        struct UserIdAsNumber: ProtobufMessage, Equatable {
+            static let protobufName = "points.v1.GetBalanceRequest"
+            var userId: Int64 = 0
+        }
+        struct UserIdAsList: ProtobufMessage, Equatable {
+            static let protobufName = "points.v1.GetBalanceRequest"
+            var userId: [String] = ["a"]
+        }
+        struct KeysAsOneString: ProtobufMessage, Equatable {
+            static let protobufName = "testing.v1.EchoRequest"
+            var echoMetadataKeys = "a"
+        }
+        XCTAssertThrowsError(try UserIdAsNumber(userId: 1).serializedBytes()) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .schemaMismatch)
+        }
+        XCTAssertThrowsError(try UserIdAsNumber(serializedBytes: [0x0A, 0x01, 0x78])) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .schemaMismatch)
+        }
+        XCTAssertThrowsError(try UserIdAsList().serializedBytes()) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .schemaMismatch)
+        }
+        XCTAssertThrowsError(try KeysAsOneString().serializedBytes()) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .schemaMismatch)
+        }
     }
 }
 

@@ -9,7 +9,8 @@ struct MessageDescriptor: @unchecked Sendable {
     /// The fully qualified name, e.g. `points.v1.GrantRequest`.
     var fullName: String { String(cString: pointer.pointee.name) }
 
-    /// Finds a generated descriptor by its fully qualified name.
+    /// Finds a generated descriptor by its fully qualified name (a linear
+    /// search: for tests; the codec uses `MessageLayouts`).
     static func named(_ fullName: String) throws -> MessageDescriptor {
         guard let found = ccontracts_find_message(fullName) else {
             throw ProtobufError(.schemaMismatch, "no generated descriptor for \(fullName)")
@@ -42,7 +43,7 @@ struct MessageDescriptor: @unchecked Sendable {
 }
 
 extension MessageDescriptor {
-    /// The `ProtoValue` case a field's values travel as.
+    /// The family of Swift types a field's values take (for schema tests).
     static func valueKind(_ type: ProtobufCType) -> String {
         switch type {
         case PROTOBUF_C_TYPE_INT32, PROTOBUF_C_TYPE_SINT32, PROTOBUF_C_TYPE_SFIXED32, PROTOBUF_C_TYPE_ENUM,
