@@ -115,12 +115,13 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 1), [])
     }
 
-    func testPeerClosedWhileInFlightClosesAfterTheResponse() {
+    func testPeerClosedWhileInFlightCancelsItDropsTheQueueAndClosesAfterTheResponse() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
         _ = machine.bytesReceived(get + get, nowMilliseconds: 0)
-        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [])
-        XCTAssertEqual(dispatched(machine.responseWritten(nowMilliseconds: 2)).count, 1, "already parsed requests are answered")
-        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 3), [.close])
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [.cancelInFlight], "the client is gone: stop its work")
+        XCTAssertFalse(machine.wantsRead)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.close], "the queued request is dropped, not dispatched")
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 3), [])
     }
 
     func testPeerClosedWhenIdleCloses() {
@@ -188,6 +189,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                         closed = true
                     case .writeContinue:
                         XCTAssertFalse(inFlight)
+                    case .cancelInFlight:
+                        XCTAssertTrue(inFlight, "only a request in flight is cancelled")
                     }
                 }
                 XCTAssertLessThanOrEqual(dispatchedCount, 5)

@@ -173,6 +173,30 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(probe.cancelled.withLock { $0 }, 1)
     }
 
+    /// Cancellation resets the one stream (RST_STREAM), not the connection:
+    /// the handler is cancelled while the multiplexed connection carries on.
+    func testCancellationResetsTheStreamAndKeepsTheConnection() async throws {
+        let client = self.client!
+        _ = try await echo("warm up")
+        let task = Task {
+            try await client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self)
+        }
+        for _ in 0..<200 where probe.started.withLock({ $0 }) == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        task.cancel()
+        let error = await expectRPCError { _ = try await task.value }
+        XCTAssertEqual(error?.code, .cancelled)
+        for _ in 0..<200 where probe.cancelled.withLock({ $0 }) == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(probe.cancelled.withLock { $0 }, 1, "the server's handler saw the reset")
+        let after = try await echo("after")
+        XCTAssertEqual(after.message.text, "after")
+        let connections = await server.connectionCount()
+        XCTAssertEqual(connections, 1, "the same connection served every call")
+    }
+
     func testConnectionFailureIsUnavailable() async throws {
         // Find a free port by binding and shutting down a server.
         let (temporary, freePort) = try startTestServer()
