@@ -102,16 +102,24 @@ enum AdjustCommandLine {
         }
     }
 
-    /// Migrates (as the service does at start-up), then writes the adjustment.
-    static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String) async -> Outcome {
+    /// Migrates (as the service does at start-up), then writes the
+    /// adjustment; its audit line goes to `auditLog` (stderr by default).
+    static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String,
+                      auditLog: AuditLog = AuditLog(Logger(service: "points-adjust"))) async -> Outcome {
         let pool = PostgresPool(configuration: .init(connectionString: databaseURL, maxConnections: 1, applicationName: "points-adjust"))
         let store = PointsStore(pool: pool, catalog: .none)
+        let audit = LedgerAudit(log: auditLog)
         let outcome: Outcome
         do {
             try await store.migrate()
-            outcome = Outcome(status: 0, standardOutput: resultLine(try await store.adjust(adjustment)) + "\n")
+            let result = try await audit.audited(
+                .adjustment, eventId: adjustment.eventId, userId: adjustment.userId.uuidString, requestId: nil
+            ) {
+                try await store.adjust(adjustment)
+            } figures: { LedgerAudit.Figures(credits: $0.amount, balanceAfter: $0.balanceAfter, replayed: $0.replayed) }
+            outcome = Outcome(status: 0, standardOutput: resultLine(result) + "\n")
         } catch {
-            outcome = Outcome(status: refusedStatus, standardError: "\(program): refused, nothing was written: \(error.description)\n")
+            outcome = Outcome(status: refusedStatus, standardError: "\(program): refused, nothing was written: \(error)\n")
         }
         await pool.close()
         return outcome
