@@ -44,7 +44,7 @@ case "mint-token":
         print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
         exit(0)
     } catch {
-        fail("\(error)", code: 2)
+        ServiceRunner.refuse(program: "Gateway mint-token", error)
     }
 case nil:
     break
