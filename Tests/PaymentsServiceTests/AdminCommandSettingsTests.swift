@@ -80,6 +80,16 @@ final class AdminCommandSettingsTests: XCTestCase {
         }
     }
 
+    func testGoodFlagsAloneAreNotRefused() throws {
+        // Only the settings are wrong: no flag (an absent --environment included) is named.
+        for arguments in [["recover-notifications", "--since", "24"], ["request-test-notification"], ["lookup-order", "--order-id", "MQ2B3C4D5E"]] {
+            let run = try run("PaymentsService", arguments)
+            let settings = named(run, prefix: "PaymentsService \(arguments[0])")
+            XCTAssertFalse(settings.contains { $0.hasPrefix("--") }, "\(arguments[0]) refused a good flag:\n\(run.errors)")
+            XCTAssertTrue(settings.contains("APPLE_API_KEY_PATH"), run.errors)
+        }
+    }
+
     func testAnUnknownSubcommandIsRefusedBeforeConnecting() throws {
         // A database that would answer nothing: the refusal must come first.
         let environment = ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none?connect_timeout=30"]

@@ -52,7 +52,7 @@ enum RecoverNotificationsCommand {
         if let start, let end, start >= end {
             settings.report(SettingProblem("--since", "must be before --until", because: windowReason))
         }
-        if (try? environments(settings.value("--environment"))) == nil {
+        do throws(CommandLineError) { _ = try environments(settings.value("--environment")) } catch {
             settings.report(SettingProblem("--environment", "must be Production or Sandbox", because: "Apple keeps one history per environment"))
         }
         if (try? AppleVerificationSettings.flag(settings.value("--only-failures") ?? "0", name: "--only-failures")) == nil {

@@ -23,7 +23,7 @@ enum RequestTestNotificationCommand {
             "request-test-notification", summary: "ask Apple for a TEST notification and report its delivery",
             flags: flags, ledger: false, arguments: arguments,
             validate: { settings in
-                if (try? RecoverNotificationsCommand.environments(settings.value("--environment"))) == nil {
+                do throws(CommandLineError) { _ = try RecoverNotificationsCommand.environments(settings.value("--environment")) } catch {
                     settings.report(SettingProblem("--environment", "must be Production or Sandbox",
                                                    because: "Apple sends the TEST notification to that environment's URL"))
                 }
