@@ -156,26 +156,9 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(connections, 1)
     }
 
-    func testClientTaskCancellationCancelsServerHandler() async throws {
-        let client = self.client!
-        let task = Task {
-            try await client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self)
-        }
-        for _ in 0..<200 where probe.started.withLock({ $0 }) == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        task.cancel()
-        let error = await expectRPCError { _ = try await task.value }
-        XCTAssertEqual(error?.code, .cancelled)
-        for _ in 0..<200 where probe.cancelled.withLock({ $0 }) == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        XCTAssertEqual(probe.cancelled.withLock { $0 }, 1)
-    }
-
     /// Cancellation resets the one stream (RST_STREAM), not the connection:
     /// the handler is cancelled while the multiplexed connection carries on.
-    func testCancellationResetsTheStreamAndKeepsTheConnection() async throws {
+    func testClientTaskCancellationCancelsServerHandlerAndKeepsTheConnection() async throws {
         let client = self.client!
         _ = try await echo("warm up")
         let task = Task {
@@ -190,7 +173,7 @@ final class EndToEndTests: XCTestCase {
         for _ in 0..<200 where probe.cancelled.withLock({ $0 }) == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
-        XCTAssertEqual(probe.cancelled.withLock { $0 }, 1, "the server's handler saw the reset")
+        XCTAssertEqual(probe.cancelled.withLock { $0 }, 1)
         let after = try await echo("after")
         XCTAssertEqual(after.message.text, "after")
         let connections = await server.connectionCount()
