@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
-        .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
+        .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "Logging", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "Metrics"]),
         .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging"]),

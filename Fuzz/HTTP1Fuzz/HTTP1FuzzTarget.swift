@@ -141,6 +141,9 @@ struct ConnectionDriver {
                 require(!inFlight, "an error answer while a request is in flight")
                 errorAnswered = error
                 closed = true
+            case .cancelInFlight:
+                require(inFlight, "cancelInFlight without a request in flight")
+                require(actions.count == 1, "cancelInFlight comes alone")
             case .close:
                 require(position == actions.count - 1, "actions after close")
                 closed = true

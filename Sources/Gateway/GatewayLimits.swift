@@ -33,6 +33,29 @@ public enum GatewayLimits {
     /// An `X-Request-Id` accepted from the client: 1...128 of [A-Za-z0-9._:-].
     public static let requestIdBytesMax = 128
 
+    // MARK: Admission (`RequestAdmission`).
+
+    /// Default of MAX_CONCURRENT_REQUESTS: requests handled at once by one
+    /// gateway process (health probes not counted); beyond it, 503. Each
+    /// holds at most a request body and one backend call, and the backend
+    /// clients multiplex 100 streams per connection, so more would only queue.
+    public static let concurrentRequestsMax = 1024
+    /// Default of NOTIFICATION_RATE_LIMIT_PER_SECOND: notifications per
+    /// second per client address (IPv4, or IPv6 /64) before 429.
+    public static let notificationRatePerSecond: Int64 = 50
+    /// Default of NOTIFICATION_RATE_LIMIT_BURST: notifications one address
+    /// may send at once before the rate applies.
+    public static let notificationRateBurst: Int64 = 100
+    /// Client addresses whose notification buckets are kept at once.
+    public static let rateLimitedClientsMax = 10_000
+    /// `Retry-After` of the 503 answered at the concurrent-request cap.
+    public static let overloadedRetryAfterSeconds: Int64 = 1
+    /// `Retry-After` of other retryable 503s (a backend or Apple unavailable):
+    /// a few readiness probe periods.
+    public static let unavailableRetryAfterSeconds: Int64 = 5
+    /// `Retry-After` of a 429 that has no exact wait of its own.
+    public static let rateLimitedRetryAfterSeconds: Int64 = 1
+
     // MARK: Backend calls.
 
     /// Deadline of VerifyTransaction (Apple verification and the grant).

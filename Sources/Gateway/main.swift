@@ -45,7 +45,7 @@ case "mint-token":
         print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
         exit(0)
     } catch {
-        fail("\(error)", code: 2)
+        ServiceRunner.refuse(program: "Gateway mint-token", error)
     }
 case nil:
     break
@@ -70,7 +70,7 @@ do {
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
-        connectionsMax: settings.connectionsMax, backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
+        connectionsMax: settings.connectionsMax, admission: settings.admission, backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
         paymentsBackendConfiguration: RPCClient.Configuration(tls: settings.paymentsBackendTLS), tls: settings.tls,
         metrics: metrics)
     let readiness = gateway.readiness
@@ -79,7 +79,9 @@ do {
     }
     let port = try await gateway.start()
     logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on",
-                                "internal_auth": settings.internalAuth.rawValue])
+                                "internal_auth": settings.internalAuth.rawValue,
+                                "max_concurrent_requests": String(settings.admission.concurrentRequestsMax),
+                                "notification_rate_limit": "\(settings.admission.notificationRule.ratePerSecond)/s burst \(settings.admission.notificationRule.burst)"])
     if settings.internalAuth == .off {
         logger.warning("INTERNAL_AUTH=off: calling the services without a certificate; loopback only, never in production")
     }

@@ -8,7 +8,10 @@ import RPCRuntime
 /// gracefully (health turns NOT_SERVING, GOAWAY, in-flight calls finish
 /// within the grace period, then `cleanup`).
 public enum ServiceRunner {
-    /// Parses options or prints `--help`/usage errors and exits.
+    /// Parses options or prints `--help`/usage errors and exits. With
+    /// `subcommands`, anything else in the subcommand's place (or a second
+    /// word) is refused here, with exit 2, before the process reads a
+    /// setting or connects to anything.
     public static func options(
         program: String, summary: String, specs: [OptionSpec], subcommands: [(String, String)] = []
     ) -> CommandLineOptions {
@@ -19,11 +22,24 @@ public enum ServiceRunner {
                 print(options.helpText(program: program, summary: summary, subcommands: subcommands))
                 exit(0)
             }
+            if let problem = subcommandProblem(options.positional, known: subcommands.map(\.0)) {
+                FileHandle.standardError.write(Data("\(program): \(problem)\n".utf8))
+                exit(2)
+            }
             return options
         } catch {
             FileHandle.standardError.write(Data("\(program): \(error)\n".utf8))
             exit(2)
         }
+    }
+
+    /// Why the words outside flags are not a known subcommand; nil when
+    /// they are (or there are none, or no subcommands are declared).
+    public static func subcommandProblem(_ positional: [String], known: [String]) -> String? {
+        guard !known.isEmpty, let first = positional.first else { return nil }
+        guard known.contains(first) else { return "unknown subcommand \"\(first)\" (one of \(known.joined(separator: ", ")); see --help)" }
+        guard positional.count == 1 else { return "unexpected argument \"\(positional[1])\" after \(first) (see --help)" }
+        return nil
     }
 
     /// Reads a process's settings with `read`, which reports every missing

@@ -23,6 +23,10 @@ enum ExpositionSamples {
         metrics.recordRequest(route: IAPMetricLabels.notificationsRoute, method: "POST", status: 200, duration: .milliseconds(25))
         metrics.recordRequest(route: "/api/v1/payments/apple/transactions/{transactionId}", method: "GET", status: 503,
                               duration: .seconds(2), problemCode: "SERVICE_UNAVAILABLE")
+        metrics.recordRefusal(.backendUnavailable)
+        metrics.recordRequest(route: IAPMetricLabels.notificationsRoute, method: "POST", status: 429, duration: .microseconds(40),
+                              problemCode: "RATE_LIMITED")
+        metrics.recordRefusal(.rateLimited)
         metrics.recordRequest(route: IAPMetricLabels.unmatchedRoute, method: "BREW", status: 404, duration: .microseconds(80),
                               problemCode: "NOT_FOUND")
         metrics.rpcClient.record(method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(38))

@@ -37,6 +37,22 @@ final class VerifyJWSCommandTests: XCTestCase {
         XCTAssertEqual(try run([], stdinFile: "testNotification").status, 2)
     }
 
+    func testEveryBadFlagIsOneSentenceAndNothingIsReadBeforeThey() throws {
+        let result = try run(["--kind", "receipt", "--environment", "Moon", "--app-apple-id", "x", "--root", "/nonexistent/root.der"],
+                             stdinFile: "testNotification")
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.stdout, "", "nothing verified")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.map { $0.split(separator: " ").dropFirst().first.map(String.init) ?? "" },
+                       ["--root", "--bundle-id", "--environment", "--app-apple-id", "--kind"], result.stderr)
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("verify-jws: ") && $0.contains(" must ") && $0.contains(": ") }, result.stderr)
+        XCTAssertTrue(lines.contains("verify-jws: --kind must be one of transaction, notification, renewal, app-transaction: "
+                                     + "each kind of signed data has its own payload and checks"), result.stderr)
+        let production = try run(["--bundle-id", "com.example", "--environment", "Production"], stdinFile: "testNotification")
+        XCTAssertEqual(production.status, 2)
+        XCTAssertTrue(production.stderr.contains("--app-apple-id must be set when --environment is Production"), production.stderr)
+    }
+
     private func run(_ arguments: [String], stdinFile: String) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService")

@@ -70,6 +70,18 @@ final class AdjustCommandLineTests: XCTestCase {
         assertUsageError(baseArguments + ["extra"], mentions: "extra")
     }
 
+    func testEveryProblemIsReportedAtOnceOneSentencePerLine() async {
+        let outcome = await AdjustCommandLine.run(
+            arguments: ["--user-id", "42", "--amount", "0", "--operator", "\u{7}bell", "--event-id", "not ok", "extra"], environment: [:])
+        XCTAssertEqual(outcome.status, AdjustCommandLine.usageStatus)
+        XCTAssertEqual(outcome.standardOutput, "")
+        let lines = outcome.standardError.split(separator: "\n").map(String.init)
+        let named = lines.map { String($0.dropFirst("PointsService adjust: ".count).split(separator: " ").first ?? "") }
+        XCTAssertEqual(Set(named), ["--user-id", "--amount", "--reason", "--operator", "--event-id", "DATABASE_URL", "extra"], outcome.standardError)
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("PointsService adjust: ") }, outcome.standardError)
+        XCTAssertFalse(outcome.standardError.contains("bell"), "no value is echoed")
+    }
+
     func testTheResultLineIsOneJSONObject() throws {
         let id = UUID()
         let line = AdjustCommandLine.resultLine(AdjustResult(eventId: "adjust:ab", userId: user, amount: -5, balanceBefore: 10,

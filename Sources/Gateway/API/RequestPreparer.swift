@@ -20,7 +20,14 @@ public struct RequestPreparer: Sendable {
     /// `prepare`, with the pattern of the route the request concerns (nil
     /// when none fits) for the metrics, from the same one table lookup.
     public func prepareRouted(_ request: HTTPRequest, nowSeconds: Int64) -> (result: Result<GatewayCommand, Problem>, route: String?) {
-        let resolved = router.resolve(method: request.method, target: request.target)
+        prepareRouted(request, resolved: router.resolve(method: request.method, target: request.target), nowSeconds: nowSeconds)
+    }
+
+    /// The same, for a request whose route `router.resolve` already gave
+    /// (the application resolves first, to admit or refuse the request).
+    public func prepareRouted(
+        _ request: HTTPRequest, resolved: (match: RouteMatch, pattern: String?), nowSeconds: Int64
+    ) -> (result: Result<GatewayCommand, Problem>, route: String?) {
         do {
             return (.success(try command(for: request, match: resolved.match, nowSeconds: nowSeconds)), resolved.pattern)
         } catch {

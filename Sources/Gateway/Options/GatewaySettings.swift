@@ -14,6 +14,8 @@ public struct GatewaySettings: Sendable {
     public var paymentsTargets: [HostAndPort]
     public var logLevel: LogLevel
     public var connectionsMax: Int
+    /// `MAX_CONCURRENT_REQUESTS`, `NOTIFICATION_RATE_LIMIT_PER_SECOND`, `NOTIFICATION_RATE_LIMIT_BURST`.
+    public var admission: AdmissionLimits
     public var shutdownGraceMilliseconds: Int64
     /// `INTERNAL_AUTH`: mutual TLS towards the services (the default), or
     /// cleartext to loopback addresses only.
@@ -50,6 +52,14 @@ public struct GatewaySettings: Sendable {
                    help: "debug, info, notice, warning, error or critical"),
         OptionSpec(flag: "--max-connections", env: "MAX_CONNECTIONS", default: String(HTTPServerLimits.connectionsMax),
                    help: "open client connections kept (HTTP/1.1 and HTTP/2)"),
+        OptionSpec(flag: "--max-concurrent-requests", env: "MAX_CONCURRENT_REQUESTS", default: String(GatewayLimits.concurrentRequestsMax),
+                   help: "requests handled at once (health probes excepted); beyond it, 503 with Retry-After"),
+        OptionSpec(flag: "--notification-rate-limit-per-second", env: "NOTIFICATION_RATE_LIMIT_PER_SECOND",
+                   default: String(GatewayLimits.notificationRatePerSecond),
+                   help: "Apple notifications accepted per second per client address (the TCP peer: behind a load balancer, the balancer's); beyond it, 429"),
+        OptionSpec(flag: "--notification-rate-limit-burst", env: "NOTIFICATION_RATE_LIMIT_BURST",
+                   default: String(GatewayLimits.notificationRateBurst),
+                   help: "notifications one client address may send at once before the per-second rate applies"),
         OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
                    help: "time in-flight requests get to finish on SIGTERM"),
         StandardOptions.internalAuth,
@@ -66,7 +76,7 @@ public struct GatewaySettings: Sendable {
 
     private init(
         listen: HostAndPort, adminListen: HostAndPort?, pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], logLevel: LogLevel,
-        connectionsMax: Int,
+        connectionsMax: Int, admission: AdmissionLimits,
         shutdownGraceMilliseconds: Int64, internalAuth: InternalAuthMode, pointsBackendTLS: TLSConfiguration?,
         paymentsBackendTLS: TLSConfiguration?, tls: TLSConfiguration?
     ) {
@@ -76,6 +86,7 @@ public struct GatewaySettings: Sendable {
         self.paymentsTargets = paymentsTargets
         self.logLevel = logLevel
         self.connectionsMax = connectionsMax
+        self.admission = admission
         self.shutdownGraceMilliseconds = shutdownGraceMilliseconds
         self.internalAuth = internalAuth
         self.pointsBackendTLS = pointsBackendTLS
@@ -102,6 +113,7 @@ public struct GatewaySettings: Sendable {
         let logLevel = settings.logLevel(allowingCritical: true)
         let connections = settings.integer("--max-connections", in: 1...1_000_000,
                                            because: "each open client connection holds a descriptor and buffers, so they are capped")
+        let admission = readAdmission(&settings)
         let grace = settings.integer("--shutdown-grace-ms", in: 0...3_600_000, unit: "of milliseconds",
                                      because: "it is how long in-flight requests may finish after SIGTERM")
         let tls = publicTLS(&settings)
@@ -110,12 +122,26 @@ public struct GatewaySettings: Sendable {
         if let mode {
             backend = backendTLS(&settings, mode: mode, targets: (points ?? []) + (payments ?? []))
         }
-        guard let listen, let adminListen, let points, let payments, let logLevel, let connections, let grace, let tls, let mode,
+        guard let listen, let adminListen, let points, let payments, let logLevel, let connections, let admission, let grace, let tls, let mode,
               let backend, settings.problems.isEmpty else { return nil }
         return GatewaySettings(
             listen: listen, adminListen: adminListen, pointsTargets: points, paymentsTargets: payments, logLevel: logLevel, connectionsMax: Int(connections),
+            admission: admission,
             shutdownGraceMilliseconds: grace, internalAuth: mode, pointsBackendTLS: backend.points, paymentsBackendTLS: backend.payments,
             tls: tls)
+    }
+
+    /// The admission limits (`RequestAdmission`); nil when a problem was reported.
+    private static func readAdmission(_ settings: inout SettingsCollector) -> AdmissionLimits? {
+        let concurrent = settings.integer("--max-concurrent-requests", in: 1...1_000_000,
+                                          because: "requests beyond it are refused with 503 rather than queued without bound")
+        let rate = settings.integer("--notification-rate-limit-per-second", in: 1...1_000_000,
+                                    because: "every notification costs a signature check, so each client address is limited to this rate")
+        let burst = settings.integer("--notification-rate-limit-burst", in: 1...1_000_000,
+                                     because: "it is how many notifications one client address may send at once")
+        guard let concurrent, let rate, let burst else { return nil }
+        return AdmissionLimits(concurrentRequestsMax: Int(concurrent),
+                               notificationRule: TokenBucketTable.Rule(ratePerSecond: rate, burst: burst))
     }
 
     /// TLS on the public port: certificate and key together, or neither

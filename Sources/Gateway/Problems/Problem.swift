@@ -41,9 +41,13 @@ public struct Problem: Error, Sendable, Equatable {
         return .object(object)
     }
 
-    /// The complete HTTP response.
+    /// The complete HTTP response (with the code's `Retry-After` when the
+    /// problem's own headers have none).
     public var response: HTTPResponse {
         var responseHeaders = headers
+        if let seconds = code.retryAfterSeconds, responseHeaders.first("retry-after") == nil {
+            responseHeaders.add(name: "Retry-After", value: String(seconds))
+        }
         responseHeaders.add(name: "Content-Type", value: Problem.mediaType)
         responseHeaders.add(name: "Cache-Control", value: "no-store")
         return HTTPResponse(status: code.httpStatus, headers: responseHeaders, body: JSONWriter.bytes(of: json))

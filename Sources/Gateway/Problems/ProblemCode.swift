@@ -95,6 +95,18 @@ public enum ProblemCode: String, Sendable, CaseIterable {
         }
     }
 
+    /// The `Retry-After` (seconds) a problem with this code carries unless
+    /// it sets its own: every retryable 429 and 503 has one, so the app and
+    /// any proxy back off; nothing else has.
+    public var retryAfterSeconds: Int64? {
+        guard retryable else { return nil }
+        switch httpStatus {
+        case 429: return GatewayLimits.rateLimitedRetryAfterSeconds
+        case 503: return GatewayLimits.unavailableRetryAfterSeconds
+        default: return nil
+        }
+    }
+
     /// A short, stable human summary (RFC 9457 `title`).
     public var title: String {
         switch self {

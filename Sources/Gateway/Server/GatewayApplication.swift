@@ -6,26 +6,37 @@ import RPCCore
 import RPCRuntime
 import ServiceKit
 
-/// The gateway's request pipeline: request id, `RequestPreparer` (route,
-/// token, media type, body), `CommandExecutor` (backend calls), the single
-/// catch site that renders every failure as a problem, and one access-log
-/// line and one count (`GatewayMetrics`: route pattern, method, status,
-/// latency, problem code) per request. Logs and labels carry no
-/// Authorization header, token, email or JWS: only method, path (no
-/// query; the route pattern in metrics), status, duration, ids and the
-/// problem code.
+/// The gateway's request pipeline: request id, admission
+/// (`RequestAdmission`: the concurrent-request cap and the notification
+/// route's per-address rate limit), `RequestPreparer` (route, token, media
+/// type, body), `CommandExecutor` (backend calls), the single catch site
+/// that renders every failure as a problem, and one access-log line and
+/// one count (`GatewayMetrics`: route pattern, method, status, latency,
+/// problem code, refusal reason) per request. A request whose client went
+/// away (its Task cancelled by the server) is logged and counted with
+/// status 499, nginx's "client closed request", not as a 503 of ours.
+/// Logs and labels carry no Authorization header, token, email or JWS:
+/// only method, path (no query; the route pattern in metrics), status,
+/// duration, ids and the problem code.
 public struct GatewayApplication: HTTPResponder {
+    /// The status logged and counted for a request whose client went away.
+    public static let clientClosedRequestStatus = 499
+
     public let preparer: RequestPreparer
     public let executor: CommandExecutor
     public let logger: Logger
     /// nil in tests that do not count.
     public let metrics: GatewayMetrics?
+    /// nil: no admission limits (tests of other concerns).
+    public let admission: RequestAdmission?
 
-    public init(preparer: RequestPreparer, executor: CommandExecutor, logger: Logger, metrics: GatewayMetrics? = nil) {
+    public init(preparer: RequestPreparer, executor: CommandExecutor, logger: Logger, metrics: GatewayMetrics? = nil,
+                admission: RequestAdmission? = nil) {
         self.preparer = preparer
         self.executor = executor
         self.logger = logger
         self.metrics = metrics
+        self.admission = admission
     }
 
     public func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
@@ -35,34 +46,57 @@ public struct GatewayApplication: HTTPResponder {
         var fields: [String: String] = [:]
         var response: HTTPResponse
         var problemCode: ProblemCode?
-        let prepared = preparer.prepareRouted(request, nowSeconds: HTTPServerClock.unixSeconds())
-        switch prepared.result {
-        case .failure(let problem):
+        var refusal: RefusalReasonLabel?
+        var clientGone = false
+        let resolved = preparer.router.resolve(method: request.method, target: request.target)
+        let verdict = admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
+        defer { if verdict == .admitted { admission?.leave() } }
+        switch verdict {
+        case .refused(let problem, let reason):
             response = problem.response
             problemCode = problem.code
-        case .success(let command):
-            if let userId = command.userId { fields["user_id"] = userId }
-            do {
-                response = try await executor.execute(command, requestId: requestId, instance: instance)
-            } catch {
-                let problem = Self.problem(for: error, instance: instance, fields: &fields)
+            refusal = reason
+        case .admitted, .exempt:
+            let prepared = preparer.prepareRouted(request, resolved: resolved, nowSeconds: HTTPServerClock.unixSeconds())
+            switch prepared.result {
+            case .failure(let problem):
                 response = problem.response
                 problemCode = problem.code
+            case .success(let command):
+                if let userId = command.userId { fields["user_id"] = userId }
+                do {
+                    response = try await executor.execute(command, requestId: requestId, instance: instance)
+                } catch {
+                    let problem = Self.problem(for: error, instance: instance, fields: &fields)
+                    response = problem.response
+                    problemCode = problem.code
+                    clientGone = Task.isCancelled
+                }
             }
+            if problemCode == .serviceUnavailable && !clientGone { refusal = .backendUnavailable }
         }
         let duration = ContinuousClock.now - startedAt
-        if let problemCode { fields["problem"] = problemCode.wireCode }
+        let countedStatus = clientGone ? Self.clientClosedRequestStatus : response.status
+        if let problemCode, !clientGone { fields["problem"] = problemCode.wireCode }
+        if let refusal {
+            fields["refusal"] = refusal.rawValue
+            metrics?.recordRefusal(refusal)
+        }
         metrics?.recordRequest(
-            route: prepared.route ?? IAPMetricLabels.unmatchedRoute, method: request.method, status: response.status,
-            duration: duration, problemCode: problemCode?.rawValue)
+            route: resolved.pattern ?? IAPMetricLabels.unmatchedRoute, method: request.method, status: countedStatus,
+            duration: duration, problemCode: clientGone ? nil : problemCode?.rawValue)
         response.headers.add(name: RequestID.headerName, value: requestId)
         fields["method"] = request.method
         fields["path"] = instance
         fields["protocol"] = origin.protocolName
-        fields["status"] = String(response.status)
+        fields["status"] = String(countedStatus)
         fields["duration_ms"] = String(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         fields["request_id"] = requestId
-        logger.log(response.status >= 500 ? .warning : .info, "request", fields)
+        if clientGone {
+            logger.info("client closed request", fields)
+        } else {
+            logger.log(response.status >= 500 ? .warning : .info, "request", fields)
+        }
         return response
     }
 

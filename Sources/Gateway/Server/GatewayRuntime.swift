@@ -32,6 +32,7 @@ public final class GatewayRuntime: Sendable {
         emailIdentity: EmailIdentity,
         logger: Logger,
         connectionsMax: Int = HTTPServerLimits.connectionsMax,
+        admission: AdmissionLimits = AdmissionLimits(),
         backendConfiguration: RPCClient.Configuration = .init(),
         paymentsBackendConfiguration: RPCClient.Configuration? = nil,
         tls: TLSConfiguration? = nil,
@@ -45,7 +46,7 @@ public final class GatewayRuntime: Sendable {
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient),
-            logger: logger, metrics: metrics)
+            logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
         server = try HTTPServer(
             configuration: .init(
                 host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),

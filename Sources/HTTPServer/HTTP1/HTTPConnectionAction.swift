@@ -9,6 +9,10 @@ public enum HTTPConnectionAction: Sendable, Equatable {
     /// Write an error response with `error.status` (Connection: close),
     /// then close.
     case writeErrorAndClose(HTTPRequestError)
+    /// The client has gone (its input ended) while the dispatched request
+    /// runs: cancel the handler's Task. Its response is still written if the
+    /// socket takes it, then the connection closes.
+    case cancelInFlight
     /// Close the connection without writing anything more.
     case close
 }

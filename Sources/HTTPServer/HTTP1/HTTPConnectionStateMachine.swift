@@ -128,12 +128,22 @@ public struct HTTPConnectionStateMachine: Sendable {
         return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
     }
 
-    /// The peer closed its side (read returned 0). Requests already parsed
-    /// are still answered; a partial one is dropped. Once only, and never
-    /// after closing (the I/O layer stops reading then).
+    /// The peer closed its side (read returned 0). TCP cannot tell a
+    /// half-close from a client that went away, and a client that wants its
+    /// answers keeps its side open (RFC 9112 section 9.6), so the end of
+    /// input means gone, as in Go's net/http and nginx: the request in
+    /// flight is cancelled (`cancelInFlight`; its answer is still written
+    /// if the socket takes it), requests queued behind it and a partial
+    /// one are dropped, and the connection closes. Idle, it closes at once. Once only,
+    /// and never after closing (the I/O layer stops reading then).
     public mutating func peerClosed(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
         guard !isClosed && !peerHasClosed else { return invariantViolated("peerClosed after the end") }
         peerHasClosed = true
+        if inFlight {
+            queue = []
+            closeAfterInFlight = true
+            return [.cancelInFlight]
+        }
         return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
     }
 

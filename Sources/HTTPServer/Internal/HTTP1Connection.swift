@@ -50,6 +50,9 @@ final class HTTP1Connection {
     private var outputStalledSinceMilliseconds: Int64?
     private var afterOutput = AfterOutput.nothing
     private var inFlight: InFlight?
+    /// The responder's Task for `inFlight`: cancelled when the client goes
+    /// away or the connection closes before the answer.
+    private var inFlightTask: Task<Void, Never>?
     private var interest: EventLoop.IOEvents?
     private var timer: (id: EventLoop.TimerID, deadline: Int64)?
     /// The peer hung up (or shut down its side): no more readiness events.
@@ -129,6 +132,7 @@ final class HTTP1Connection {
     func responseReady(_ response: HTTPResponse) {
         guard phase == .http1, let current = inFlight else { return }
         inFlight = nil
+        inFlightTask = nil
         let keepAlive = current.keepAlive && !draining
         let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
         enqueue(
@@ -224,6 +228,8 @@ final class HTTP1Connection {
                 enqueue(
                     HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
                     then: .closeGracefully)
+            case .cancelInFlight:
+                inFlightTask?.cancel()
             case .close:
                 if outputIndex == output.count { beginLinger() } else { afterOutput = .closeGracefully }
             }
@@ -236,7 +242,7 @@ final class HTTP1Connection {
         let loop = self.loop
         let responder = self.responder
         let origin = RequestOrigin(protocolName: request.version.text, remotePeer: socket.remotePeer)
-        Task {
+        inFlightTask = Task {
             let response = await responder.respond(to: request, origin: origin)
             // Dropped when the loop already stopped (shutdown).
             loop.execute { bound.value.responseReady(response) }
@@ -305,6 +311,9 @@ final class HTTP1Connection {
     private func closeNow() {
         guard phase != .finished else { return }
         phase = .finished
+        // Nobody can read the answer any more: stop the work behind it.
+        inFlightTask?.cancel()
+        inFlightTask = nil
         releaseLoopResources()
         socket.close()
         let onClose = self.onClose

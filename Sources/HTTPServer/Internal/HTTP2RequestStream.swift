@@ -17,6 +17,9 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// The request was handed on or refused: ignore further input.
     private var finished = false
     private var requestTimer: EventLoop.TimerID?
+    /// The responder's Task until its answer is sent: cancelled when the
+    /// stream is reset or the connection drops first.
+    private var responseTask: Task<Void, Never>?
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
@@ -79,6 +82,9 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
         finish()
+        // Closed before our answer (RST_STREAM or a dropped connection).
+        responseTask?.cancel()
+        responseTask = nil
     }
 
     private func dispatch() {
@@ -96,7 +102,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         let responder = self.responder
         let requestOrigin = origin(stream)
         let isHead = request.method == "HEAD"
-        Task {
+        responseTask = Task {
             let response = await responder.respond(to: request, origin: requestOrigin)
             // Dropped when the loop already stopped (shutdown).
             loop.execute { bound.value.send(response, isHead: isHead) }
@@ -104,6 +110,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     }
 
     private func send(_ response: HTTPResponse, isHead: Bool) {
+        responseTask = nil
         guard let stream, !stream.isClosed else { return }
         let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: date))

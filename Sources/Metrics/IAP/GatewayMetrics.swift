@@ -4,6 +4,7 @@ public struct GatewayMetrics: Sendable {
     public let httpRequests: Counter
     public let httpRequestDuration: Histogram
     public let httpProblems: Counter
+    public let httpRefusals: Counter
     public let rpcClient: RPCClientMetrics
     public let dependencies: DependencyMetrics
 
@@ -14,6 +15,7 @@ public struct GatewayMetrics: Sendable {
         httpRequests = try registry.makeCounter(IAPMetricNames.httpRequests)
         httpRequestDuration = try registry.makeHistogram(IAPMetricNames.httpRequestDuration)
         httpProblems = try registry.makeCounter(IAPMetricNames.httpProblems)
+        httpRefusals = try registry.makeCounter(IAPMetricNames.httpRefusals)
         rpcClient = try RPCClientMetrics(registry: registry)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.payments, .points])
         try ProcessMetrics.register(in: registry, sampler: processSampler)
@@ -27,5 +29,10 @@ public struct GatewayMetrics: Sendable {
         httpRequests.labels(route, methodLabel, String(status)).increment()
         httpRequestDuration.labels(route, methodLabel).observe(duration)
         if let problemCode { httpProblems.labels(route, problemCode).increment() }
+    }
+
+    /// One request refused for want of capacity (also recorded by `recordRequest`).
+    public func recordRefusal(_ reason: RefusalReasonLabel) {
+        httpRefusals.labels(reason.rawValue).increment()
     }
 }

@@ -26,6 +26,18 @@ public enum IAPMetricLabels {
     }
 }
 
+/// `reason` of `iap_http_refusals_total`: why the gateway refused a
+/// request it could have served with more capacity.
+public enum RefusalReasonLabel: String, Sendable, CaseIterable {
+    /// 503: the process's concurrent-request cap (MAX_CONCURRENT_REQUESTS).
+    case overloaded
+    /// 429: the notification route's per-address token bucket.
+    case rateLimited = "rate_limited"
+    /// 503: a backend was not serving, did not answer in time or was not
+    /// ready (/readyz).
+    case backendUnavailable = "backend_unavailable"
+}
+
 /// `step` of the saga metrics.
 public enum SagaStepLabel: String, Sendable, CaseIterable {
     case grant

@@ -38,6 +38,16 @@ public enum IAPMetricNames {
         help: "Problem answers (RFC 9457) the gateway sent, by route pattern and problem code.",
         kind: .counter, labelNames: ["route", "code"], seriesMax: 128)
 
+    /// Requests the gateway refused for want of capacity, by
+    /// `RefusalReasonLabel`: `overloaded` (503 at MAX_CONCURRENT_REQUESTS),
+    /// `rate_limited` (429 on the notification route), `backend_unavailable`
+    /// (503 because a service was down, slow or not ready). Also counted in
+    /// `iap_http_requests_total` and `iap_http_problems_total`.
+    public static let httpRefusals = MetricDescriptor(
+        name: "iap_http_refusals_total",
+        help: "Requests the gateway refused for want of capacity (429/503), by reason.",
+        kind: .counter, labelNames: ["reason"], seriesMax: 8)
+
     // MARK: RPC between the services
 
     /// Every RPC a service handled: `method` the full gRPC path
@@ -217,7 +227,7 @@ public enum IAPMetricNames {
 
     /// Every descriptor above, for tests and documentation.
     public static let all: [MetricDescriptor] = [
-        httpRequests, httpRequestDuration, httpProblems,
+        httpRequests, httpRequestDuration, httpProblems, httpRefusals,
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
         dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts,

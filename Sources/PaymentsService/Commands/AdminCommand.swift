@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import AppStoreVerification
+import FieldRules
 import Foundation
 import Logging
 import PostgresClient
@@ -38,21 +39,62 @@ final class AdminCommand: @unchecked Sendable {
             + AppStoreAPISettings.optionSpecs
     }
 
-    private init(options: CommandLineOptions, name: String, ledger: Bool) throws {
-        self.options = options
-        logger = Logger(service: "payments-\(name)", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
-        verifier = try AppleVerificationSettings.verifier(options)
-        guard let configuration = try AppStoreAPISettings.configuration(options, logger: logger) else {
-            throw CommandLineError("set \(AppStoreAPISettings.keySettings.joined(separator: ", ")): this command calls the App Store Server API")
+    /// Everything the command's settings say, read and checked before
+    /// anything connects.
+    private struct Settings {
+        var logLevel: LogLevel
+        var verifier: SignedDataVerifier
+        var creditPolicy: SandboxCreditPolicy
+        var appStoreAPI: AppStoreServerAPIConfiguration
+        /// With `ledger: true`.
+        var database: ServiceDatabase.Settings?
+        var points: PointsConnection.Settings?
+    }
+
+    /// Reads every setting the command needs, reporting each problem to
+    /// `collector` (all of them, not the first).
+    private static func readSettings(_ collector: inout SettingsCollector, ledger: Bool) -> Settings? {
+        let logLevel = collector.logLevel()
+        let verifier = AppleVerificationSettings.verifier(&collector)
+        let sandboxText = collector.value("APPLE_SANDBOX_USER_IDS") ?? ""
+        let sandboxUserIds = collector.read { () throws(SettingProblem) in try AppleVerificationSettings.sandboxUserIds(sandboxText) }
+        var appStoreAPI: AppStoreServerAPIConfiguration?
+        switch AppStoreAPISettings.read(&collector) {
+        case .some(.some(let configuration)): appStoreAPI = configuration
+        case .some(.none):
+            for setting in AppStoreAPISettings.keySettings {
+                collector.report(.missing(setting, because: "this command calls the App Store Server API, which needs the key, its id and the issuer id"))
+            }
+        case .none: break
         }
-        client = try AppStoreServerAPIClient(configuration: configuration)
+        var database: ServiceDatabase.Settings?
+        var points: PointsConnection.Settings?
         if ledger {
-            let pool = try ServiceDatabase.pool(options, applicationName: "payments-\(name)")
+            database = ServiceDatabase.Settings.read(&collector)
+            points = PointsConnection.read(&collector)
+        }
+        guard let logLevel, let verifier, let sandboxUserIds, let appStoreAPI, !ledger || (database != nil && points != nil),
+              collector.problems.isEmpty else { return nil }
+        return Settings(logLevel: logLevel, verifier: verifier,
+                        creditPolicy: SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: sandboxUserIds),
+                        appStoreAPI: appStoreAPI, database: database, points: points)
+    }
+
+    private init(options: CommandLineOptions, name: String, settings: Settings) throws {
+        self.options = options
+        logger = Logger(service: "payments-\(name)", minimumLevel: settings.logLevel)
+        verifier = settings.verifier
+        var configuration = settings.appStoreAPI
+        let logger = self.logger
+        configuration.eventSink = { event in AppStoreAPISettings.log(event, logger) }
+        client = try AppStoreServerAPIClient(configuration: configuration)
+        if let database = settings.database, let pointsSettings = settings.points {
+            let pool = ServiceDatabase.pool(database, applicationName: "payments-\(name)")
             // PointsService as the service itself calls it (mutual TLS with this service's certificate).
-            let pointsClient = try PointsConnection.client(options)
+            let pointsClient = try PointsConnection.client(pointsSettings)
             let points = PointsLedger(client: pointsClient)
             processor = PaymentProcessor(store: PaymentsStore(pool: pool), verifier: verifier, points: points, catalog: CatalogCache(points: points),
-                                         logger: logger, creditPolicy: try AppleVerificationSettings.creditPolicy(options, verifier: verifier))
+                                         logger: logger, creditPolicy: settings.creditPolicy)
             self.pool = pool
             self.pointsClient = pointsClient
         } else {
@@ -68,11 +110,14 @@ final class AdminCommand: @unchecked Sendable {
         await pool?.close()
     }
 
-    /// Parses `arguments`, answers `--help`, builds the context and runs
-    /// `body`, which prints its result and returns the exit status.
+    /// Parses `arguments`, answers `--help`, reads and checks every setting
+    /// and flag (`validate` reports the command's own flags' problems),
+    /// refusing them all at once as sentences with exit 2 before anything
+    /// connects, then builds the context and runs `body`, which prints its
+    /// result and returns the exit status.
     static func run(
         _ name: String, summary: String, flags: [OptionSpec], ledger: Bool, arguments: [String],
-        validate: (CommandLineOptions) throws -> Void = { _ in },
+        validate: (inout SettingsCollector) -> Void = { _ in },
         body: (AdminCommand) async -> Int32
     ) async -> Int32 {
         let options: CommandLineOptions
@@ -87,10 +132,22 @@ final class AdminCommand: @unchecked Sendable {
             print(options.helpText(program: "PaymentsService \(name)", summary: summary))
             return 0
         }
+        var collector = SettingsCollector(options)
+        if let extra = options.positional.first {
+            collector.report(SettingProblem(extra, "is not an argument of \(name)", because: "its settings are flags and variables (see --help)"))
+        }
+        validate(&collector)
+        let settings = readSettings(&collector, ledger: ledger)
+        do {
+            try collector.finish()
+        } catch {
+            FileHandle.standardError.write(Data(error.report(program: "PaymentsService \(name)").utf8))
+            return 2
+        }
+        guard let settings else { preconditionFailure("an unread setting is a reported problem") }
         let command: AdminCommand
         do {
-            try validate(options)
-            command = try AdminCommand(options: options, name: name, ledger: ledger)
+            command = try AdminCommand(options: options, name: name, settings: settings)
         } catch {
             printError(name, "\(error)")
             return 2
@@ -98,6 +155,12 @@ final class AdminCommand: @unchecked Sendable {
         let status = await body(command)
         await command.close()
         return status
+    }
+
+    /// A field rule's refusal of a flag, as a sentence naming the flag.
+    static func problem(_ error: FieldRuleError, because reason: String) -> SettingProblem {
+        SettingProblem(error.field, error.code == .missing ? "must be set" : "must match \(error.rule) (at most \(error.bytesMax) bytes)",
+                       because: reason)
     }
 
     static func printError(_ name: String, _ message: String) {

@@ -19,10 +19,11 @@ enum LookupOrderCommand {
         await AdminCommand.run(
             "lookup-order", summary: "print Apple's verified transactions of a customer's order id (Look Up Order ID)",
             flags: flags, ledger: false, arguments: arguments,
-            validate: { options in
-                let orderId = options.value("--order-id") ?? ""
+            validate: { settings in
+                let orderId = settings.value("--order-id") ?? ""
                 guard !orderId.isEmpty, orderId.utf8.count <= orderIdBytesMax, orderId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                    throw CommandLineError("--order-id must be 1-\(orderIdBytesMax) letters and digits")
+                    return settings.report(SettingProblem("--order-id", "must be 1 to \(orderIdBytesMax) letters and digits",
+                                                          because: "it is the order id of the customer's App Store receipt email"))
                 }
             },
             body: { command in await lookup(command) })

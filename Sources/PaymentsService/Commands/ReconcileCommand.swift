@@ -21,11 +21,22 @@ enum ReconcileCommand {
         await AdminCommand.run(
             "reconcile", summary: "record Apple's view of a transaction or a user's transactions, so the ledger agrees with Apple",
             flags: flags, ledger: true, arguments: arguments,
-            validate: { options in
-                let transaction = options.value("--transaction-id"), user = options.value("--user-id")
-                guard (transaction == nil) != (user == nil) else { throw CommandLineError("give exactly one of --transaction-id and --user-id") }
-                if let transaction { _ = try TransactionIDRule.validated(transaction, field: "--transaction-id") }
-                if let user { _ = try UUIDRule.uuid(user, field: "--user-id") }
+            validate: { settings in
+                let transaction = settings.value("--transaction-id"), user = settings.value("--user-id")
+                if (transaction == nil) == (user == nil) {
+                    settings.report(SettingProblem("--transaction-id", "or --user-id must be given, not both",
+                                                   because: "reconcile records Apple's view of one transaction or of one user's"))
+                }
+                if let transaction {
+                    do throws(FieldRuleError) { _ = try TransactionIDRule.validated(transaction, field: "--transaction-id") } catch {
+                        settings.report(AdminCommand.problem(error, because: "it is the Apple transactionId to ask Apple about"))
+                    }
+                }
+                if let user {
+                    do throws(FieldRuleError) { _ = try UUIDRule.uuid(user, field: "--user-id") } catch {
+                        settings.report(AdminCommand.problem(error, because: "it is the user whose transactions are reconciled"))
+                    }
+                }
             },
             body: { command in await reconcile(command) })
     }

@@ -28,15 +28,37 @@ enum RecoverNotificationsCommand {
         await AdminCommand.run(
             "recover-notifications", summary: "feed App Store notifications of a past window (Get Notification History) through the notification path",
             flags: flags, ledger: true, arguments: expandingBareFlags(arguments),
-            validate: { options in
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let start = try since(try options.required("--since"), nowMilliseconds: now)
-                let end = try options.value("--until").map { try instant($0, name: "--until") } ?? now
-                guard start < end else { throw CommandLineError("--since must be before --until") }
-                _ = try environments(options.value("--environment"))
-                _ = try AppleVerificationSettings.flag(options.value("--only-failures") ?? "0", name: "--only-failures")
-            },
+            validate: { settings in validate(&settings, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)) },
             body: { command in await recover(command) })
+    }
+
+    /// Reports every problem of the command's own flags.
+    static func validate(_ settings: inout SettingsCollector, nowMilliseconds now: Int64) {
+        let windowReason = "it bounds the window of notifications read from Apple's history"
+        var start: Int64?
+        if let text = settings.required("--since", because: windowReason) {
+            do { start = try since(text, nowMilliseconds: now) } catch {
+                settings.report(SettingProblem("--since", "must be a number of hours (1...\(hoursMax)), an ISO 8601 date (2026-05-01) "
+                    + "or a time with a zone (2026-05-01T08:00:00Z)", because: windowReason))
+            }
+        }
+        var end: Int64? = now
+        if let text = settings.value("--until") {
+            do { end = try instant(text, name: "--until") } catch {
+                end = nil
+                settings.report(SettingProblem("--until", "must be an ISO 8601 date (2026-05-01) or a time with a zone (2026-05-01T08:00:00Z)",
+                                               because: windowReason))
+            }
+        }
+        if let start, let end, start >= end {
+            settings.report(SettingProblem("--since", "must be before --until", because: windowReason))
+        }
+        do throws(CommandLineError) { _ = try environments(settings.value("--environment")) } catch {
+            settings.report(SettingProblem("--environment", "must be Production or Sandbox", because: "Apple keeps one history per environment"))
+        }
+        if (try? AppleVerificationSettings.flag(settings.value("--only-failures") ?? "0", name: "--only-failures")) == nil {
+            settings.report(SettingProblem("--only-failures", "must be 0 or 1", because: "1 asks only for notifications Apple failed to deliver"))
+        }
     }
 
     /// A bare `--only-failures` means `--only-failures 1`.

@@ -36,20 +36,35 @@ enum RedriveCommand {
             print(options.helpText(program: "PaymentsService redrive", summary: "re-run a failed or stuck purchase saga after its cause is fixed"))
             return 0
         }
-        let transactionId: String
-        do {
+        // Every problem at once, before anything connects.
+        var settings = SettingsCollector(options)
+        if let extra = options.positional.first {
+            settings.report(SettingProblem(extra, "is not an argument of redrive", because: "its settings are flags and variables (see --help)"))
+        }
+        var transactionId: String?
+        do throws(FieldRuleError) {
             transactionId = try TransactionIDRule.validated(options.value("--transaction-id") ?? "", field: "--transaction-id")
         } catch {
-            printError("\(error.field) \(error.problem)")
+            settings.report(AdminCommand.problem(error, because: "it is the Apple transactionId whose saga is re-run"))
+        }
+        let logLevel = settings.logLevel()
+        let database = ServiceDatabase.Settings.read(&settings)
+        let points = PointsConnection.read(&settings)
+        do {
+            try settings.finish()
+        } catch {
+            FileHandle.standardError.write(Data(error.report(program: "PaymentsService redrive").utf8))
             return 2
         }
-        let logger: Logger, pool: PostgresPool, client: RPCClient
+        guard let transactionId, let logLevel, let database, let points else { preconditionFailure("an unread setting is a reported problem") }
+        let logger = Logger(service: "payments-redrive", minimumLevel: logLevel)
+        let pool = ServiceDatabase.pool(database, applicationName: "payments-redrive")
+        let client: RPCClient
         do {
-            logger = Logger(service: "payments-redrive", minimumLevel: try StandardOptions.logLevel(options.required("--log-level")))
-            pool = try ServiceDatabase.pool(options, applicationName: "payments-redrive")
-            client = try PointsConnection.client(options)
+            client = try PointsConnection.client(points)
         } catch {
             printError("\(error)")
+            await pool.close()
             return 2
         }
         let store = PaymentsStore(pool: pool)

@@ -22,11 +22,13 @@ enum RequestTestNotificationCommand {
         await AdminCommand.run(
             "request-test-notification", summary: "ask Apple for a TEST notification and report its delivery",
             flags: flags, ledger: false, arguments: arguments,
-            validate: { options in
-                _ = try RecoverNotificationsCommand.environments(options.value("--environment"))
-                guard let seconds = Int(options.value("--wait-seconds") ?? ""), (1...waitSecondsMax).contains(seconds) else {
-                    throw CommandLineError("--wait-seconds must be 1...\(waitSecondsMax)")
+            validate: { settings in
+                do throws(CommandLineError) { _ = try RecoverNotificationsCommand.environments(settings.value("--environment")) } catch {
+                    settings.report(SettingProblem("--environment", "must be Production or Sandbox",
+                                                   because: "Apple sends the TEST notification to that environment's URL"))
                 }
+                _ = settings.integer("--wait-seconds", in: 1...Int64(waitSecondsMax), unit: "of seconds",
+                                     because: "it bounds how long the command polls Apple for the delivery")
             },
             body: { command in await request(command) })
     }

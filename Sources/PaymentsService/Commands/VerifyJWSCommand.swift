@@ -31,32 +31,15 @@ enum VerifyJWSCommand {
             print(options.helpText(program: "PaymentsService verify-jws", summary: "verify one Apple JWS read from standard input"))
             return 0
         }
-        let kind: SignedDataVerifier.PayloadKind
-        switch options.value("--kind") ?? "" {
-        case "transaction": kind = .transaction
-        case "notification": kind = .notification
-        case "renewal": kind = .renewalInfo
-        case "app-transaction": kind = .appTransaction
-        case let other:
-            printError("unknown --kind \(other)")
-            return 2
-        }
-        let verifier: SignedDataVerifier
+        var settings = SettingsCollector(options)
+        let read = readSettings(&settings)
         do {
-            let environment = options.value("--environment") ?? "Production"
-            let isLocal = environment == "Xcode" || environment == "LocalTesting"
-            let configuration = try AppleVerificationSettings.verifierConfiguration(
-                bundleId: try options.required("--bundle-id"),
-                appAppleId: options.value("--app-apple-id"),
-                environments: environment,
-                rootPaths: options.value("--root") ?? AppleVerificationSettings.defaultRootPath,
-                onlineChecks: "0",
-                localTesting: isLocal ? "1" : "0")
-            verifier = try SignedDataVerifier(configuration: configuration)
+            try settings.finish()
         } catch {
-            printError("\(error)")
+            FileHandle.standardError.write(Data(error.report(program: "verify-jws").utf8))
             return 2
         }
+        guard let (kind, verifier) = read else { preconditionFailure("an unread setting is a reported problem") }
         let input = FileHandle.standardInput.readDataToEndOfFile()
         guard input.count <= VerificationLimits.jwsLengthBytesMax + 2 else {
             printFailure(.payloadTooLarge(lengthBytes: input.count))
@@ -73,6 +56,52 @@ enum VerifyJWSCommand {
         } catch {
             printFailure(error)
             return 1
+        }
+    }
+
+    static let kinds: KeyValuePairs<String, SignedDataVerifier.PayloadKind> = [
+        "transaction": .transaction, "notification": .notification, "renewal": .renewalInfo, "app-transaction": .appTransaction,
+    ]
+
+    /// The payload kind and the verifier the flags describe, every problem
+    /// of every flag reported to `settings` (nothing is read from stdin
+    /// before they are all fixed).
+    static func readSettings(_ settings: inout SettingsCollector) -> (SignedDataVerifier.PayloadKind, SignedDataVerifier)? {
+        let kind = settings.choice("--kind", kinds, because: "each kind of signed data has its own payload and checks")
+        let bundleId = settings.required("--bundle-id", because: AppleVerificationSettings.bundleIdReason)
+        let environmentReason = "data signed for any other App Store environment is refused"
+        let environment = settings.choice("--environment", [
+            "production": AppStoreEnvironment.production, "sandbox": .sandbox, "xcode": .xcode, "localtesting": .localTesting,
+        ], because: environmentReason)
+        var appAppleId: Int64?
+        let appReason = "Apple signs the app's numeric id into production data"
+        if let text = settings.value("--app-apple-id") {
+            if let parsed = Int64(text), parsed > 0 { appAppleId = parsed } else {
+                settings.report(SettingProblem("--app-apple-id", "must be a positive whole number (the app's App Store id)", because: appReason))
+            }
+        } else if environment == .production {
+            settings.report(SettingProblem("--app-apple-id", "must be set when --environment is Production", because: appReason))
+        }
+        let rootsText = settings.value("--root") ?? AppleVerificationSettings.defaultRootPath
+        let paths = rootsText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var roots: [Data]?
+        do throws(ConfigurationError) {
+            roots = try VerifierConfiguration.loadRoots(paths: paths)
+            if roots?.isEmpty != false { throw ConfigurationError.noTrustedRoots }
+        } catch {
+            roots = nil
+            settings.report(SettingProblem("--root", "must name readable root certificates, DER or PEM (\(error))",
+                                           because: "the signed data must chain to one of them"))
+        }
+        guard let kind, let bundleId, let environment, let roots, settings.problems.isEmpty else { return nil }
+        let configuration = VerifierConfiguration(
+            bundleId: bundleId, appAppleId: appAppleId, allowedEnvironments: [environment], localTestingMode: environment.isLocal,
+            onlineChecks: false, trustedRoots: roots)
+        do {
+            return (kind, try SignedDataVerifier(configuration: configuration))
+        } catch {
+            settings.report(SettingProblem("--root", "must be usable (\(error))", because: "the signed data must chain to one of them"))
+            return nil
         }
     }
 

@@ -145,11 +145,6 @@ enum AppleVerificationSettings {
         }
     }
 
-    /// The Sandbox credit policy of a deployment verifying with `verifier`.
-    static func creditPolicy(_ options: CommandLineOptions, verifier: SignedDataVerifier) throws(SettingProblem) -> SandboxCreditPolicy {
-        SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: try sandboxUserIds(options.value("APPLE_SANDBOX_USER_IDS") ?? ""))
-    }
-
     /// The most user ids `APPLE_SANDBOX_USER_IDS` may list (App Review and a
     /// team of testers need a handful).
     static let sandboxUserIdsMax = 1_000
@@ -184,43 +179,6 @@ enum AppleVerificationSettings {
             return String(entry.prefix(1)) + "***" + String(entry[at...].prefix(64))
         }
         return entry.count > 64 ? String(entry.prefix(64)) + "..." : entry
-    }
-
-    static func verifierConfiguration(
-        bundleId: String,
-        appAppleId: String?,
-        environments: String,
-        rootPaths: String,
-        onlineChecks: String,
-        localTesting: String
-    ) throws -> VerifierConfiguration {
-        let parsedEnvironments = environments.split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-            .map(AppStoreEnvironment.init(rawValue:))
-        let known: Set<AppStoreEnvironment> = [.production, .sandbox, .xcode, .localTesting]
-        for environment in parsedEnvironments where !known.contains(environment) {
-            throw CommandLineError("unknown environment \(environment.rawValue) in APPLE_ENVIRONMENTS")
-        }
-        var appId: Int64?
-        if let appAppleId, !appAppleId.isEmpty {
-            guard let parsed = Int64(appAppleId), parsed > 0 else { throw CommandLineError("APPLE_APP_APPLE_ID must be a positive integer") }
-            appId = parsed
-        }
-        let paths = rootPaths.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        let roots: [Data]
-        do {
-            roots = try VerifierConfiguration.loadRoots(paths: paths)
-        } catch {
-            throw CommandLineError("cannot load APPLE_ROOT_CERTS: \(error)")
-        }
-        return VerifierConfiguration(
-            bundleId: bundleId,
-            appAppleId: appId,
-            allowedEnvironments: Set(parsedEnvironments),
-            localTestingMode: try flag(localTesting, name: "APPLE_LOCAL_TESTING"),
-            onlineChecks: try flag(onlineChecks, name: "APPLE_ONLINE_CHECKS"),
-            trustedRoots: roots)
     }
 
     static func flag(_ text: String, name: String) throws -> Bool {

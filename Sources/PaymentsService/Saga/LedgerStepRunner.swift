@@ -88,6 +88,7 @@ struct LedgerStepRunner: Sendable {
             run.record = updated
             count(step, Self.outcomeLabel(outcome), record)
             if case .clawedBack(_, let overdue) = outcome { metrics?.recordClawback(overdueCredits: Int(overdue)) }
+            AuditLog(logger).record(SagaAudit.message, SagaAudit.fields(step, outcome, after: updated, requestId: requestId))
             report(step, outcome, before: record, after: updated, requestId: requestId)
         case .stale(let current):
             count(step, .stale, record)

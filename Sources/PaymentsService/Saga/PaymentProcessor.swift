@@ -133,6 +133,8 @@ final class PaymentProcessor: Sendable {
             }
             var balance = run.grant?.balance ?? 0
             if run.grant == nil, let owner = record.userId { balance = try await points.balance(userId: owner, requestId: requestId) }
+            // Every verify leaves a line with its request id, a resubmission too.
+            log.info("transaction already granted", ["credits": "\(record.state.credits)"])
             return response(record, outcome: .alreadyGranted, creditsAdded: 0, balance: balance)
         case .refused(let reason):
             throw Self.refusal(ErrorReason(rawValue: reason))

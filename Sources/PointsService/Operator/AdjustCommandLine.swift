@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import PostgresClient
 import ServiceKit
@@ -53,7 +54,9 @@ enum AdjustCommandLine {
         do {
             parsed = try parse(arguments: arguments, environment: environment)
         } catch {
-            return Outcome(status: usageStatus, standardError: "\(program): \(error.description)\n")
+            // One sentence per problem, each on its own line.
+            let lines = error.description.split(separator: "\n").map { "\(program): \($0)\n" }
+            return Outcome(status: usageStatus, standardError: lines.joined())
         }
         guard let parsed else {
             let help = try? CommandLineOptions(specs: specs, arguments: [], environment: [:]).helpText(program: program, summary: summary)
@@ -63,7 +66,8 @@ enum AdjustCommandLine {
     }
 
     /// The validated adjustment and the database to write it to, or nil when
-    /// `--help` was asked for. Every error names the flag (or variable) to fix.
+    /// `--help` was asked for. Every problem of every flag and variable is
+    /// reported at once, one sentence per line naming the flag to fix.
     static func parse(arguments: [String], environment: [String: String]) throws(CommandLineError)
         -> (adjustment: ValidatedAdjustment, databaseURL: String)? {
         let options: CommandLineOptions
@@ -75,43 +79,84 @@ enum AdjustCommandLine {
             throw CommandLineError("\(error)")
         }
         if options.helpRequested { return nil }
-        if let extra = options.positional.first { throw CommandLineError("unexpected argument \"\(extra)\" (see --help)") }
-        let amountText = try required(options, "--amount")
-        guard let amount = Int64(amountText), amount != 0 else {
-            throw CommandLineError("--amount must be a non-zero integer, e.g. 100 or -50")
+        var settings = SettingsCollector(options)
+        if let extra = options.positional.first {
+            settings.report(SettingProblem(extra, "is not an argument of adjust", because: "every value is given with its flag (see --help)"))
         }
-        let command = AdjustCommand(userId: try required(options, "--user-id"), amount: amount, reason: try required(options, "--reason"),
-                                    operatorName: try required(options, "--operator"), eventId: options.value("--event-id") ?? "")
-        let adjustment: ValidatedAdjustment
+        let userId = settings.required("--user-id", because: "it is the user whose balance is adjusted")
+        var amount: Int64?
+        let amountReason = "it is the signed number of credits to add or take away"
+        if let text = settings.required("--amount", because: amountReason) {
+            if let parsed = Int64(text), parsed != 0, (-PointsLimits.balanceMax...PointsLimits.balanceMax).contains(parsed) {
+                amount = parsed
+            } else {
+                settings.report(SettingProblem("--amount", "must be a non-zero whole number in -\(PointsLimits.balanceMax)..."
+                    + "\(PointsLimits.balanceMax), e.g. 100 or -50", because: amountReason))
+            }
+        }
+        let reason = settings.required("--reason", because: "the ledger row keeps why, for the audit trail")
+        let operatorName = settings.required("--operator", because: "the ledger row keeps who, for the audit trail")
+        let eventId = settings.value("--event-id") ?? ""
+        let databaseURL = settings.required("DATABASE_URL", because: "the adjustment is written to PointsService's own database")
+        // Each field's own rule, every one checked (not only the first to fail).
+        if let userId {
+            do throws(PointsError) { _ = try PointsValidation.userId(userId) } catch { settings.report(problem(error)) }
+        }
+        if let reason {
+            do throws(PointsError) {
+                _ = try PointsValidation.text(reason, field: "reason", maxBytes: PointsLimits.adjustReasonBytesMax, required: true)
+            } catch { settings.report(problem(error)) }
+        }
+        if let operatorName {
+            do throws(PointsError) {
+                _ = try PointsValidation.text(operatorName, field: "operator", maxBytes: PointsLimits.operatorNameBytesMax, required: true)
+            } catch { settings.report(problem(error)) }
+        }
+        if !eventId.isEmpty {
+            do throws(PointsError) { _ = try PointsValidation.eventId(eventId) } catch { settings.report(problem(error)) }
+        }
         do {
-            adjustment = try command.validated()
+            try settings.finish()
         } catch {
-            guard case .validationFailed(let field, let problem) = error else { throw CommandLineError(error.description) }
-            throw CommandLineError("\(flagOfField[field] ?? field) \(problem)")
+            throw CommandLineError(error.description)
         }
-        return (adjustment, try required(options, "DATABASE_URL"))
+        guard let userId, let amount, let reason, let operatorName, let databaseURL else {
+            preconditionFailure("an unread setting is a reported problem")
+        }
+        let command = AdjustCommand(userId: userId, amount: amount, reason: reason, operatorName: operatorName, eventId: eventId)
+        do {
+            return (try command.validated(), databaseURL)
+        } catch {
+            throw CommandLineError(problem(error).description)
+        }
     }
 
-    private static func required(_ options: CommandLineOptions, _ name: String) throws(CommandLineError) -> String {
-        do {
-            return try options.required(name)
-        } catch let error as CommandLineError {
-            throw error
-        } catch {
-            throw CommandLineError("\(error)")
+    /// A field's refusal as a sentence naming its flag.
+    private static func problem(_ error: PointsError) -> SettingProblem {
+        guard case .validationFailed(let field, let problem) = error else {
+            return SettingProblem("adjust", "was refused (\(error.description))", because: "the adjustment is checked before anything is written")
         }
+        return SettingProblem(flagOfField[field] ?? field, problem, because: "the adjustment is checked before anything is written")
     }
 
-    /// Migrates (as the service does at start-up), then writes the adjustment.
-    static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String) async -> Outcome {
+    /// Migrates (as the service does at start-up), then writes the
+    /// adjustment; its audit line goes to `auditLog` (stderr by default).
+    static func apply(_ adjustment: ValidatedAdjustment, databaseURL: String,
+                      auditLog: AuditLog = AuditLog(Logger(service: "points-adjust"))) async -> Outcome {
         let pool = PostgresPool(configuration: .init(connectionString: databaseURL, connectionsMax: 1, applicationName: "points-adjust"))
         let store = PointsStore(pool: pool, catalog: .none)
+        let audit = LedgerAudit(log: auditLog)
         let outcome: Outcome
         do {
             try await store.migrate()
-            outcome = Outcome(status: 0, standardOutput: resultLine(try await store.adjust(adjustment)) + "\n")
+            let result = try await audit.audited(
+                .adjustment, eventId: adjustment.eventId, userId: adjustment.userId.uuidString, requestId: nil
+            ) {
+                try await store.adjust(adjustment)
+            } figures: { LedgerAudit.Figures(credits: $0.amount, balanceAfter: $0.balanceAfter, replayed: $0.replayed) }
+            outcome = Outcome(status: 0, standardOutput: resultLine(result) + "\n")
         } catch {
-            outcome = Outcome(status: refusedStatus, standardError: "\(program): refused, nothing was written: \(error.description)\n")
+            outcome = Outcome(status: refusedStatus, standardError: "\(program): refused, nothing was written: \(error)\n")
         }
         await pool.close()
         return outcome

@@ -5,9 +5,16 @@ import ServiceKit
 
 /// `points.v1.Points` on the RPC runtime: converts between Contracts messages
 /// and the store's commands; all decisions live in the store and its rules.
+/// Every call that moves money (or decides not to) writes one audit line
+/// (`LedgerAudit`).
 struct PointsRPCService: Sendable {
     let store: PointsStore
-    let logger: Logger
+    let audit: LedgerAudit
+
+    init(store: PointsStore, logger: Logger) {
+        self.store = store
+        audit = LedgerAudit(log: AuditLog(logger))
+    }
 
     func register(on router: inout Router) {
         router.register(PointsMethods.getBalance) { request, _ in
@@ -32,9 +39,9 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.grant) { request, call in
-            let result = try await store.grant(request)
-            log("grant", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "credits": "\(result.creditsAdded)",
-                                "quantity": "\(max(request.quantity, 1))"])
+            let result = try await audit.audited(.grant, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
+                try await store.grant(request)
+            } figures: { LedgerAudit.Figures(credits: $0.creditsAdded, balanceAfter: $0.balance, replayed: $0.replayed) }
             var response = GrantResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -45,11 +52,11 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.clawback) { request, call in
-            let result = try await store.clawback(ClawbackCommand(
-                eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
-                bizId: request.bizId, reason: request.reason, amount: request.amount))
-            log("clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "amount": "\(request.amount)",
-                                   "deducted": "\(result.creditsDeducted)", "overdue": "\(result.overdueAmount)"])
+            let result = try await audit.audited(.clawback, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
+                try await store.clawback(ClawbackCommand(
+                    eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
+                    bizId: request.bizId, reason: request.reason, amount: request.amount))
+            } figures: { LedgerAudit.Figures(credits: -$0.creditsDeducted, balanceAfter: $0.balance, replayed: $0.replayed) }
             var response = ClawbackResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -60,9 +67,12 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.reverseClawback) { request, call in
-            let result = try await store.reverseClawback(ReverseClawbackCommand(
-                eventId: request.eventId, userId: request.userId, clawbackEventId: request.clawbackEventId, bizId: request.bizId))
-            log("reverse_clawback", call, ["event_id": result.eventId, "replayed": "\(result.replayed)", "restored": "\(result.creditsRestored)"])
+            let result = try await audit.audited(
+                .clawbackReversal, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
+            ) {
+                try await store.reverseClawback(ReverseClawbackCommand(
+                    eventId: request.eventId, userId: request.userId, clawbackEventId: request.clawbackEventId, bizId: request.bizId))
+            } figures: { LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed) }
             var response = ReverseClawbackResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -71,11 +81,11 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.spend) { request, call in
-            let result = try await store.spend(SpendCommand(
-                eventId: request.eventId, userId: request.userId, amount: request.amount, bizType: request.bizType,
-                bizId: request.bizId, metadataJSON: request.metadataJson))
-            log("spend", call, ["event_id": result.eventId, "user_id": request.userId, "amount": "\(result.amount)",
-                                "replayed": "\(result.replayed)", "balance": "\(result.balance)"])
+            let result = try await audit.audited(.spend, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
+                try await store.spend(SpendCommand(
+                    eventId: request.eventId, userId: request.userId, amount: request.amount, bizType: request.bizType,
+                    bizId: request.bizId, metadataJSON: request.metadataJson))
+            } figures: { LedgerAudit.Figures(credits: -$0.amount, balanceAfter: $0.balance, replayed: $0.replayed) }
             var response = SpendResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -92,10 +102,12 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.reverseSpend) { request, call in
-            let result = try await store.reverseSpend(ReverseSpendCommand(
-                eventId: request.eventId, userId: request.userId, spendEventId: request.spendEventId))
-            log("reverse_spend", call, ["event_id": result.eventId, "user_id": request.userId, "restored": "\(result.creditsRestored)",
-                                        "replayed": "\(result.replayed)"])
+            let result = try await audit.audited(
+                .spendReversal, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
+            ) {
+                try await store.reverseSpend(ReverseSpendCommand(
+                    eventId: request.eventId, userId: request.userId, spendEventId: request.spendEventId))
+            } figures: { LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed) }
             var response = ReverseSpendResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -137,11 +149,8 @@ struct PointsRPCService: Sendable {
         }
     }
 
-    private func log(_ action: String, _ call: ServerRequest<some Sendable>, _ fields: [String: String]) {
-        var fields = fields
-        fields["action"] = action
-        if let requestId = call.metadata[stringValues: "x-request-id"].first { fields["request_id"] = requestId }
-        logger.info("points changed", fields)
+    private static func requestId(_ call: ServerRequest<some Sendable>) -> String? {
+        call.metadata[stringValues: "x-request-id"].first
     }
 
     static func package(_ package: CreditPackage) -> Contracts.Package {

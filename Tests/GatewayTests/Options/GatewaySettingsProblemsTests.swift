@@ -37,6 +37,34 @@ final class GatewaySettingsProblemsTests: XCTestCase {
         }
     }
 
+    func testTheAdmissionLimitsAreReadWithDefaultsAndRefusedAsSentences() throws {
+        let key = String(repeating: "k", count: 32)
+        let good = ["JWT_HS256_SECRET": key, "JWT_ISSUER": "https://issuer.test", "JWT_AUDIENCE": "app", "EMAIL_HASH_SECRET": key,
+                    "INTERNAL_AUTH": "off"]
+        var defaults = try collector(good)
+        let read = try XCTUnwrap(GatewaySettings.read(&defaults))
+        XCTAssertEqual(read.admission, AdmissionLimits())
+        XCTAssertEqual(read.admission.concurrentRequestsMax, 1024)
+        XCTAssertEqual(read.admission.notificationRule, TokenBucketTable.Rule(ratePerSecond: 50, burst: 100))
+        var flags = try collector(good, ["--max-concurrent-requests", "8", "--notification-rate-limit-per-second", "3",
+                                          "--notification-rate-limit-burst", "6"])
+        let chosen = try XCTUnwrap(GatewaySettings.read(&flags))
+        XCTAssertEqual(chosen.admission.concurrentRequestsMax, 8)
+        XCTAssertEqual(chosen.admission.notificationRule, TokenBucketTable.Rule(ratePerSecond: 3, burst: 6))
+
+        let found = try problems(good.merging([
+            "MAX_CONCURRENT_REQUESTS": "0", "NOTIFICATION_RATE_LIMIT_PER_SECOND": "fast", "NOTIFICATION_RATE_LIMIT_BURST": "-5",
+        ]) { $1 })
+        XCTAssertEqual(found.map(\.description), [
+            "MAX_CONCURRENT_REQUESTS (--max-concurrent-requests) must be a whole number in 1...1000000: "
+                + "requests beyond it are refused with 503 rather than queued without bound",
+            "NOTIFICATION_RATE_LIMIT_PER_SECOND (--notification-rate-limit-per-second) must be a whole number in 1...1000000: "
+                + "every notification costs a signature check, so each client address is limited to this rate",
+            "NOTIFICATION_RATE_LIMIT_BURST (--notification-rate-limit-burst) must be a whole number in 1...1000000: "
+                + "it is how many notifications one client address may send at once",
+        ])
+    }
+
     func testMutualTLSNamesEachMissingFileAndOffNamesEachRemoteAddress() throws {
         let key = String(repeating: "k", count: 32)
         let good = ["JWT_HS256_SECRET": key, "JWT_ISSUER": "https://issuer.test", "JWT_AUDIENCE": "app", "EMAIL_HASH_SECRET": key]

@@ -96,6 +96,21 @@ final class GatewaySettingsTests: XCTestCase {
             options: options(["mint-token", "--sub", "nope", "--email", "a@b.c"]), environment: environment, nowSeconds: 0))
     }
 
+    func testMintTokenReportsEveryProblemAtOnce() throws {
+        do {
+            _ = try GatewayCommandLine.mintToken(
+                options: options(["mint-token", "--sub", "nope", "--ttl", "0"]), environment: ["JWT_HS256_SECRET": "short"], nowSeconds: 0)
+            XCTFail("expected problems")
+        } catch let error as SettingsError {
+            XCTAssertEqual(error.problems.map(\.setting), ["JWT_HS256_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "--sub", "--email", "--ttl"],
+                           error.description)
+            XCTAssertFalse(error.description.contains("short"), "no secret value")
+            XCTAssertTrue(error.report(program: "Gateway mint-token").hasPrefix("Gateway mint-token: JWT_HS256_SECRET must be at least 32 bytes: "))
+        } catch {
+            XCTFail("unexpected \(error)")
+        }
+    }
+
     func testEmailNormalisationMatchesPointsServiceRule() {
         // The one normalisation (FieldRules.EmailNormalization): trim, Unicode NFC, lower-case.
         XCTAssertEqual(EmailIdentity.normalized("\u{00A0}\t Alice@Example.COM\r\n\u{2028}"), "alice@example.com")

@@ -36,6 +36,20 @@ final class ProblemTests: XCTestCase {
         XCTAssertFalse(ProblemCode.validationFailedMalformed.retryable)
     }
 
+    func testEveryRetryable429And503CarriesRetryAfterAndNothingElseDoes() {
+        for code in ProblemCode.allCases {
+            let header = Problem(code).response.headers.first("retry-after")
+            if code.retryable && (code.httpStatus == 429 || code.httpStatus == 503) {
+                XCTAssertEqual(header, code.httpStatus == 429 ? "1" : "5", code.rawValue)
+            } else {
+                XCTAssertNil(header, code.rawValue)
+            }
+        }
+        var own = HTTPHeaders()
+        own.add(name: "Retry-After", value: "7")
+        XCTAssertEqual(Problem(.rateLimited, headers: own).response.headers.values("retry-after"), ["7"], "a problem's own wait wins")
+    }
+
     func testProblemJSONShapeAndHeaders() throws {
         var extra = HTTPHeaders()
         extra.add(name: "Allow", value: "GET")

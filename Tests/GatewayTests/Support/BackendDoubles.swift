@@ -21,6 +21,7 @@ final class BackendDoubles: Sendable {
     private let failures = Mutex<[String: RPCError]>([:])
     private let serving = Mutex<(points: Bool, payments: Bool)>((true, true))
     private let delayMilliseconds = Mutex<Int>(0)
+    private let cancelled = Mutex<Int>(0)
     let points: RPCServer
     let payments: RPCServer
 
@@ -61,6 +62,9 @@ final class BackendDoubles: Sendable {
     // MARK: Test controls and observations
 
     var recorded: [Call] { calls.withLock { $0 } }
+    /// Calls whose handler saw cancellation while it waited (the gateway's
+    /// call was reset).
+    var cancelledCalls: Int { cancelled.withLock { $0 } }
     var recordedMethods: [String] { recorded.map(\.method).filter { $0 != "Check" } }
 
     func fail(_ method: String, with error: RPCError) { failures.withLock { $0[method] = error } }
@@ -79,7 +83,14 @@ final class BackendDoubles: Sendable {
             $0.append(Call(method: method, requestId: request.metadata[stringValues: "x-request-id"].first, message: request.message))
         }
         let delay = delayMilliseconds.withLock { $0 }
-        if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
+        if delay > 0 {
+            do {
+                try await Task.sleep(for: .milliseconds(delay))
+            } catch {
+                cancelled.withLock { $0 += 1 }
+                throw error
+            }
+        }
         if let failure = failures.withLock({ $0[method] }) { throw failure }
     }
 

@@ -24,13 +24,18 @@ final class GatewayHarness: Sendable {
     let logs = MemorySink()
     let port: Int
 
-    static func start(configuration: HTTPServer.Configuration = .init(host: "127.0.0.1", port: 0)) async throws -> GatewayHarness {
+    /// `admission` nil: no admission limits.
+    static func start(
+        configuration: HTTPServer.Configuration = .init(host: "127.0.0.1", port: 0), admission: RequestAdmission? = nil
+    ) async throws -> GatewayHarness {
         let doubles = BackendDoubles.make()
         let ports = try doubles.start()
-        return try await GatewayHarness(doubles: doubles, ports: ports, configuration: configuration)
+        return try await GatewayHarness(doubles: doubles, ports: ports, configuration: configuration, admission: admission)
     }
 
-    private init(doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration) async throws {
+    private init(
+        doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration, admission: RequestAdmission?
+    ) async throws {
         self.doubles = doubles
         backends = try GatewayBackends(
             pointsTargets: [HostAndPort(host: "127.0.0.1", port: ports.points)],
@@ -43,7 +48,7 @@ final class GatewayHarness: Sendable {
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness),
-            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics)
+            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics, admission: admission)
         // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
         var gatewayConfiguration = configuration
         gatewayConfiguration.bodyLimits = GatewayLimits.bodyLimits

@@ -117,12 +117,13 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 1), [])
     }
 
-    func testPeerClosedWhileInFlightClosesAfterTheResponse() {
+    func testPeerClosedWhileInFlightCancelsItDropsTheQueueAndClosesAfterTheResponse() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
         _ = machine.bytesReceived(get + get, nowMilliseconds: 0)
-        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [])
-        XCTAssertEqual(dispatched(machine.responseWritten(nowMilliseconds: 2)).count, 1, "already parsed requests are answered")
-        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 3), [.close])
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [.cancelInFlight], "the client is gone: stop its work")
+        XCTAssertFalse(machine.wantsRead)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.close], "the queued request is dropped, not dispatched")
+        XCTAssertTrue(machine.isClosed)
     }
 
     func testPeerClosedWhenIdleCloses() {
@@ -193,6 +194,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                         closed = true
                     case .writeContinue:
                         XCTAssertFalse(inFlight)
+                    case .cancelInFlight:
+                        XCTAssertTrue(inFlight, "only a request in flight is cancelled")
                     }
                 }
                 XCTAssertLessThanOrEqual(dispatchedCount, 5)
@@ -226,7 +229,7 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     func testBytesAfterThePeerClosedCloseTheConnection() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
         XCTAssertEqual(dispatched(machine.bytesReceived(get, nowMilliseconds: 1)).count, 1)
-        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [])
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [.cancelInFlight])
         XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 3), [.close])
         XCTAssertTrue(machine.isClosed)
     }
@@ -249,8 +252,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     func testPeerClosedTwiceClosesTheConnection() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
         _ = machine.bytesReceived(get + get, nowMilliseconds: 0)
-        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [])
-        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [.close], "the queued request is dropped")
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [.cancelInFlight], "the queued request is dropped")
+        XCTAssertEqual(machine.peerClosed(nowMilliseconds: 2), [.close])
         XCTAssertTrue(machine.isClosed)
         XCTAssertEqual(machine.responseWritten(nowMilliseconds: 3), [])
     }

@@ -131,6 +131,7 @@ final class PaymentsCluster: @unchecked Sendable {
     func killPayments() async throws { try await payments.kill() }
     func killPoints() async throws { try await points.kill() }
     var paymentsLogs: String { payments.logs }
+    var pointsLogs: String { points.logs }
 
     /// Stops both services, closes the pools and drops the database.
     func shutdown() async {

@@ -171,7 +171,7 @@ final class PaymentsReconcileTests: XCTestCase {
         let fixture = try await fixture()
         let neither = try await fixture.cluster.paymentsCommand(["reconcile"])
         XCTAssertEqual(neither.status, 2)
-        XCTAssertTrue(neither.errors.contains("give exactly one of --transaction-id and --user-id"))
+        XCTAssertTrue(neither.errors.contains("--transaction-id or --user-id must be given, not both"), neither.errors)
         let bad = try await fixture.cluster.paymentsCommand(["reconcile", "--user-id", "not-a-uuid"])
         XCTAssertEqual(bad.status, 2)
         let noKey = try await fixture.cluster.paymentsCommand(["reconcile", "--transaction-id", "2000000000000001"],

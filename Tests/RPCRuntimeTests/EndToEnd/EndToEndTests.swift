@@ -156,8 +156,11 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(connections, 1)
     }
 
-    func testClientTaskCancellationCancelsServerHandler() async throws {
+    /// Cancellation resets the one stream (RST_STREAM), not the connection:
+    /// the handler is cancelled while the multiplexed connection carries on.
+    func testClientTaskCancellationCancelsServerHandlerAndKeepsTheConnection() async throws {
         let client = self.client!
+        _ = try await echo("warm up")
         let task = Task {
             try await client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self)
         }
@@ -171,6 +174,10 @@ final class EndToEndTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTAssertEqual(probe.cancelled.withLock { $0 }, 1)
+        let after = try await echo("after")
+        XCTAssertEqual(after.message.text, "after")
+        let connections = await server.connectionCount()
+        XCTAssertEqual(connections, 1, "the same connection served every call")
     }
 
     func testConnectionFailureIsUnavailable() async throws {

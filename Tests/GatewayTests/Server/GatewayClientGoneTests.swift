@@ -1,0 +1,95 @@
+import Foundation
+import Metrics
+import XCTest
+@testable import Gateway
+
+/// A client that goes away before its answer stops the work behind it: the
+/// request's Task is cancelled, so the backend call is reset and the
+/// backend's handler cancelled; the gateway logs and counts a 499.
+final class GatewayClientGoneTests: XCTestCase {
+    private func waitForCancelledBackendCall(_ harness: GatewayHarness) async throws {
+        // Well within the call's own deadline (GatewayLimits.readTimeoutMilliseconds,
+        // 3 s), which would cancel the backend's handler too.
+        for _ in 0..<100 where harness.doubles.cancelledCalls == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(harness.doubles.cancelledCalls, 1, "the backend's handler was cancelled at once, not at the deadline")
+        for _ in 0..<300 where !harness.logs.allLines.contains(where: { $0.contains("client closed request") }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let line = try XCTUnwrap(harness.logs.allLines.first { $0.contains("client closed request") })
+        XCTAssertTrue(line.contains(#""status":"499""#), line)
+        let counted = harness.metrics.httpRequests.labels("/api/v1/points/balance", "GET", "499").value
+        XCTAssertEqual(counted, 1)
+        XCTAssertEqual(harness.metrics.httpRefusals.labels(RefusalReasonLabel.backendUnavailable.rawValue).value, 0,
+                       "a client's abort is not a backend outage")
+    }
+
+    private func waitForBackendCall(_ harness: GatewayHarness) async throws {
+        for _ in 0..<300 where !harness.doubles.recordedMethods.contains("GetBalance") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(harness.doubles.recordedMethods, ["GetBalance"])
+    }
+
+    func testHTTP1ClientClosingBeforeTheAnswerCancelsTheBackendCall() async throws {
+        let harness = try await GatewayHarness.start()
+        harness.doubles.setDelay(milliseconds: 10_000)
+        let port = harness.port
+        let client = try await onDedicatedThread { () -> RawHTTPClient in
+            let client = try RawHTTPClient(port: port)
+            try client.send(GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer]))
+            return client
+        }
+        try await waitForBackendCall(harness)
+        // The client goes away (the descriptor itself is closed by the client's deinit).
+        shutdown(client.fd, Int32(SHUT_RDWR))
+        try await waitForCancelledBackendCall(harness)
+        await harness.stop()
+    }
+
+    func testHTTP2StreamResetBeforeTheAnswerCancelsTheBackendCall() async throws {
+        let harness = try await GatewayHarness.start()
+        harness.doubles.setDelay(milliseconds: 10_000)
+        let port = harness.port
+        let client = try await onDedicatedThread { () -> RawHTTPClient in
+            let client = try RawHTTPClient(port: port)
+            try client.sendHTTP2Preface()
+            // HPACK: :method GET (static 2), :scheme http (6), :path and
+            // :authority literal with indexed names 4 and 1, authorization
+            // literal with indexed name 23; no Huffman coding.
+            var block: [UInt8] = [0x82, 0x86]
+            block += Self.literal(nameIndex: 4, value: "/api/v1/points/balance")
+            block += Self.literal(nameIndex: 1, value: "gateway.test")
+            block += Self.literal(nameIndex: 23, value: GatewayHarness.bearer.1)
+            try client.send(RawHTTPClient.frame(type: 0x1, flags: 0x5, streamID: 1, payload: block))
+            return client
+        }
+        try await waitForBackendCall(harness)
+        // RST_STREAM(CANCEL) on stream 1; the connection stays open.
+        try await onDedicatedThread { try client.send(RawHTTPClient.frame(type: 0x3, flags: 0, streamID: 1, payload: [0, 0, 0, 8])) }
+        try await waitForCancelledBackendCall(harness)
+        let connections = await harness.server.connectionCount()
+        XCTAssertEqual(connections, 1, "a reset stream is not a closed connection")
+        shutdown(client.fd, Int32(SHUT_RDWR))
+        await harness.stop()
+    }
+
+    /// A literal header field with incremental indexing and an indexed name (RFC 7541 section 6.2.1).
+    private static func literal(nameIndex: UInt8, value: String) -> [UInt8] {
+        [0x40 | nameIndex] + integer(value.utf8.count, prefixBits: 7) + Array(value.utf8)
+    }
+
+    /// An HPACK integer with an empty prefix of `prefixBits` bits (RFC 7541 section 5.1).
+    private static func integer(_ value: Int, prefixBits: Int) -> [UInt8] {
+        let limit = (1 << prefixBits) - 1
+        guard value >= limit else { return [UInt8(value)] }
+        var bytes = [UInt8(limit)]
+        var rest = value - limit
+        while rest >= 128 {
+            bytes.append(UInt8(rest % 128 + 128))
+            rest /= 128
+        }
+        return bytes + [UInt8(rest)]
+    }
+}
