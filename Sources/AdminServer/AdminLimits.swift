@@ -6,5 +6,5 @@ public enum AdminLimits {
     /// A request body (the admin routes take none).
     public static let requestBodyBytesMax = 1024
     /// Time in-flight scrapes get when the process stops.
-    public static let shutdownGraceMilliseconds: Int64 = 1_000
+    public static let shutdownGrace = Duration.seconds(1)
 }

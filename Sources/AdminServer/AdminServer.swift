@@ -23,8 +23,8 @@ public final class AdminServer: Sendable {
     public func start() async throws -> Int { try await server.start() }
 
     /// Stops accepting and closes the connections (scrapes in flight get
-    /// `AdminLimits.shutdownGraceMilliseconds`).
+    /// `AdminLimits.shutdownGrace`).
     public func shutdown() async {
-        await server.shutdown(gracePeriod: .milliseconds(AdminLimits.shutdownGraceMilliseconds))
+        await server.shutdown(gracePeriod: AdminLimits.shutdownGrace)
     }
 }

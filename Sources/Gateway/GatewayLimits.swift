@@ -29,7 +29,7 @@ public enum GatewayLimits {
     // MARK: Process.
 
     /// Default time in-flight requests get to finish on SIGTERM.
-    public static let shutdownGraceMilliseconds: Int64 = 10_000
+    public static let shutdownGrace = Duration.seconds(10)
     /// An `X-Request-Id` accepted from the client: 1...128 of [A-Za-z0-9._:-].
     public static let requestIdBytesMax = 128
 
@@ -59,18 +59,18 @@ public enum GatewayLimits {
     // MARK: Backend calls.
 
     /// Deadline of VerifyTransaction (Apple verification and the grant).
-    public static let verifyTransactionTimeoutMilliseconds: Int64 = 10_000
+    public static let verifyTransactionTimeout = Duration.seconds(10)
     /// Deadline of VerifyReceipt: up to PaymentsService's 10 lookups at
     /// Apple, each verified and granted in turn.
-    public static let verifyReceiptTimeoutMilliseconds: Int64 = 30_000
+    public static let verifyReceiptTimeout = Duration.seconds(30)
     /// Deadline of HandleNotification.
-    public static let notificationTimeoutMilliseconds: Int64 = 10_000
+    public static let notificationTimeout = Duration.seconds(10)
     /// Deadline of read-only calls (balance, packages, status, token).
-    public static let readTimeoutMilliseconds: Int64 = 3_000
+    public static let readTimeout = Duration.seconds(3)
     /// How often the readiness probe asks both services' health.
-    public static let readinessProbeIntervalMilliseconds: Int64 = 1_000
+    public static let readinessProbeInterval = Duration.seconds(1)
     /// Deadline of one health check.
-    public static let healthCheckTimeoutMilliseconds: Int64 = 1_000
+    public static let healthCheckTimeout = Duration.seconds(1)
 
     // MARK: JSON and API bodies.
 

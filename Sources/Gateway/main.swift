@@ -90,7 +90,7 @@ do {
 
     let signal = await termination.wait()
     logger.notice("shutting down", ["signal": signal])
-    await gateway.shutdown(gracePeriod: .milliseconds(settings.shutdownGraceMilliseconds))
+    await gateway.shutdown(gracePeriod: settings.shutdownGrace)
     await admin?.shutdown()
     logger.notice("stopped")
 } catch {

@@ -76,7 +76,6 @@ do {
     let pointsClient = try PointsConnection.client(server.points)
     let points = PointsLedger(client: pointsClient, metrics: metrics.rpcClient)
     let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: server.sandboxUserIds)
-    let pollMilliseconds = server.sagaPollMilliseconds
     let syncSettings = server.sync
     let consumptionSettings = server.consumption
     // Optional: without the key settings the service runs as before, and
@@ -108,7 +107,7 @@ do {
     let pointsProbe = PointsReadiness(client: pointsClient, dependencies: metrics.dependencies)
     let pointsProbeTask = Task { await pointsProbe.run() }
     let backlogSampler = SagaBacklogSampler.start(store: store, metrics: metrics, stuckAfter: .seconds(stuckAfterSeconds), logger: logger)
-    let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: .milliseconds(pollMilliseconds)).run() }
+    let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: server.sagaPollInterval).run() }
     let consumptionWorker = Task { await consumption.run() }
     let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
     var router = Router()

@@ -60,7 +60,7 @@ final class PaymentsSettingsTests: XCTestCase {
         XCTAssertEqual(problems, [])
         XCTAssertEqual(settings?.serving?.listen.description, "127.0.0.1:50051")
         XCTAssertEqual(settings?.serving?.points.targets.map(\.description), ["127.0.0.1:50052"])
-        XCTAssertEqual(settings?.serving?.sagaPollMilliseconds, 1000)
+        XCTAssertEqual(settings?.serving?.sagaPollInterval, .seconds(1))
         XCTAssertEqual(settings?.backoff.leaseMilliseconds, 30_000)
         XCTAssertEqual(settings?.serving?.sandboxUserIds.count, 1)
         XCTAssertNotNil(settings?.serving)

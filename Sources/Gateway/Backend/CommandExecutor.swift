@@ -24,10 +24,10 @@ public struct CommandExecutor: Sendable {
         self.rpcMetrics = rpcMetrics
     }
 
-    private static let readTimeout = Duration.milliseconds(GatewayLimits.readTimeoutMilliseconds)
-    private static let verifyTimeout = Duration.milliseconds(GatewayLimits.verifyTransactionTimeoutMilliseconds)
-    private static let receiptTimeout = Duration.milliseconds(GatewayLimits.verifyReceiptTimeoutMilliseconds)
-    private static let notificationTimeout = Duration.milliseconds(GatewayLimits.notificationTimeoutMilliseconds)
+    private static let readTimeout = GatewayLimits.readTimeout
+    private static let verifyTimeout = GatewayLimits.verifyTransactionTimeout
+    private static let receiptTimeout = GatewayLimits.verifyReceiptTimeout
+    private static let notificationTimeout = GatewayLimits.notificationTimeout
 
     public func execute(_ command: GatewayCommand, requestId: String, instance: String) async throws -> HTTPResponse {
         var metadata = Metadata()

@@ -38,10 +38,10 @@ public final class ReadinessProbe: Sendable {
         return result.0 && result.1
     }
 
-    /// Probes every `intervalMilliseconds` until the task is cancelled,
+    /// Probes every `interval` until the task is cancelled,
     /// calling `onChange` with the new readiness whenever it flips.
     public func run(
-        intervalMilliseconds: Int64 = GatewayLimits.readinessProbeIntervalMilliseconds,
+        interval: Duration = GatewayLimits.readinessProbeInterval,
         onChange: @Sendable (Bool) -> Void = { _ in }
     ) async {
         var last: Bool?
@@ -51,7 +51,7 @@ public final class ReadinessProbe: Sendable {
                 onChange(ready)
                 last = ready
             }
-            try? await Task.sleep(for: .milliseconds(intervalMilliseconds))
+            try? await Task.sleep(for: interval)
         }
     }
 
@@ -59,7 +59,7 @@ public final class ReadinessProbe: Sendable {
         do {
             let response = try await client.call(
                 HealthMethods.check, HealthCheckRequest(service: ""),
-                timeout: .milliseconds(GatewayLimits.healthCheckTimeoutMilliseconds))
+                timeout: GatewayLimits.healthCheckTimeout)
             return response.status == .serving
         } catch {
             return false

@@ -16,7 +16,7 @@ public struct GatewaySettings: Sendable {
     public var connectionsMax: Int
     /// `MAX_CONCURRENT_REQUESTS`, `NOTIFICATION_RATE_LIMIT_PER_SECOND`, `NOTIFICATION_RATE_LIMIT_BURST`.
     public var admission: AdmissionLimits
-    public var shutdownGraceMilliseconds: Int64
+    public var shutdownGrace: Duration
     /// `INTERNAL_AUTH`: mutual TLS towards the services (the default), or
     /// cleartext to loopback addresses only.
     public var internalAuth: InternalAuthMode
@@ -60,7 +60,7 @@ public struct GatewaySettings: Sendable {
         OptionSpec(flag: "--notification-rate-limit-burst", env: "NOTIFICATION_RATE_LIMIT_BURST",
                    default: String(GatewayLimits.notificationRateBurst),
                    help: "notifications one client address may send at once before the per-second rate applies"),
-        OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGraceMilliseconds),
+        OptionSpec(flag: "--shutdown-grace-ms", env: "SHUTDOWN_GRACE_MS", default: String(GatewayLimits.shutdownGrace.components.seconds * 1_000),
                    help: "time in-flight requests get to finish on SIGTERM"),
         StandardOptions.internalAuth,
         OptionSpec(flag: "--backend-tls-ca", env: "BACKEND_TLS_CA_FILE",
@@ -77,7 +77,7 @@ public struct GatewaySettings: Sendable {
     private init(
         listen: HostAndPort, adminListen: HostAndPort?, pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], logLevel: LogLevel,
         connectionsMax: Int, admission: AdmissionLimits,
-        shutdownGraceMilliseconds: Int64, internalAuth: InternalAuthMode, pointsBackendTLS: TLSConfiguration?,
+        shutdownGrace: Duration, internalAuth: InternalAuthMode, pointsBackendTLS: TLSConfiguration?,
         paymentsBackendTLS: TLSConfiguration?, tls: TLSConfiguration?
     ) {
         self.listen = listen
@@ -87,7 +87,7 @@ public struct GatewaySettings: Sendable {
         self.logLevel = logLevel
         self.connectionsMax = connectionsMax
         self.admission = admission
-        self.shutdownGraceMilliseconds = shutdownGraceMilliseconds
+        self.shutdownGrace = shutdownGrace
         self.internalAuth = internalAuth
         self.pointsBackendTLS = pointsBackendTLS
         self.paymentsBackendTLS = paymentsBackendTLS
@@ -127,7 +127,7 @@ public struct GatewaySettings: Sendable {
         return GatewaySettings(
             listen: listen, adminListen: adminListen, pointsTargets: points, paymentsTargets: payments, logLevel: logLevel, connectionsMax: Int(connections),
             admission: admission,
-            shutdownGraceMilliseconds: grace, internalAuth: mode, pointsBackendTLS: backend.points, paymentsBackendTLS: backend.payments,
+            shutdownGrace: .milliseconds(grace), internalAuth: mode, pointsBackendTLS: backend.points, paymentsBackendTLS: backend.payments,
             tls: tls)
     }
 

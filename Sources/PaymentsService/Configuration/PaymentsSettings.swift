@@ -21,7 +21,7 @@ struct PaymentsSettings: Sendable {
         var listen: HostAndPort
         /// The admin listener (/metrics, /livez, /readyz); nil when off.
         var adminListen: HostAndPort?
-        var sagaPollMilliseconds: Int
+        var sagaPollInterval: Duration
         /// A purchase owing a ledger step longer than this counts as stuck (iap_saga_stuck_rows).
         var sagaStuckAfterSeconds: Int64
         var points: PointsConnection.Settings
@@ -89,7 +89,7 @@ struct PaymentsSettings: Sendable {
         guard let listen, let adminListen, let points, let poll, let stuckAfter, let verifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
               let policy else { return nil }
         return Serving(
-            listen: listen, adminListen: adminListen, sagaPollMilliseconds: Int(poll), sagaStuckAfterSeconds: stuckAfter, points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
+            listen: listen, adminListen: adminListen, sagaPollInterval: .milliseconds(poll), sagaStuckAfterSeconds: stuckAfter, points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
             consumption: consumption, appStoreAPI: appStoreAPI, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 

@@ -8,7 +8,7 @@ import XCTest
 /// backend's handler cancelled; the gateway logs and counts a 499.
 final class GatewayClientGoneTests: XCTestCase {
     private func waitForCancelledBackendCall(_ harness: GatewayHarness) async throws {
-        // Well within the call's own deadline (GatewayLimits.readTimeoutMilliseconds,
+        // Well within the call's own deadline (GatewayLimits.readTimeout,
         // 3 s), which would cancel the backend's handler too.
         for _ in 0..<100 where harness.doubles.cancelledCalls == 0 {
             try await Task.sleep(for: .milliseconds(10))
