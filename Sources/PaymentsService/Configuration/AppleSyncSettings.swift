@@ -15,8 +15,11 @@ struct AppleSyncSettings: Sendable, Equatable {
     var revokedSweepInterval: Duration = .seconds(86_400)
     var revokedSweepLookbackDays: Int = 180
     /// How long a job run holds its lease without renewing it (another
-    /// instance takes over a dead holder's job after it).
-    var lease: Duration = .seconds(300)
+    /// instance takes over a dead holder's job after it). Short, so a
+    /// killed holder's job has a new leader within seconds: a holder that
+    /// waits on Apple longer than this loses the job, and its late writes
+    /// are fenced (nothing is done twice, only retried elsewhere).
+    var lease: Duration = .seconds(20)
 
     static let optionSpecs: [OptionSpec] = [
         OptionSpec(flag: nil, env: "NOTIFICATION_RECOVERY_INTERVAL_SECONDS", default: "3600",
@@ -31,7 +34,7 @@ struct AppleSyncSettings: Sendable, Equatable {
                    help: "How often Get Transaction History (revoked) is swept for every user with credited purchases (0 = off)."),
         OptionSpec(flag: nil, env: "REVOKED_SWEEP_LOOKBACK_DAYS", default: "180",
                    help: "Purchases at most this old are swept for revocations."),
-        OptionSpec(flag: nil, env: "APPLE_SYNC_LEASE_SECONDS", default: "300",
+        OptionSpec(flag: nil, env: "APPLE_SYNC_LEASE_SECONDS", default: "20",
                    help: "How long one instance holds a job's lease between renewals (a crashed holder's job moves on after it)."),
     ]
 
