@@ -27,9 +27,10 @@
 #   GATEWAY_BENCH_STATEMENTS=1  log_statement=all on the bench databases; one
 #            more verify after the check call; prints the statements the
 #            cluster logged for it and exits (no load).
-#   GATEWAY_BENCH_PERF=DIR      perf record -a -g during the verify phase into
-#            DIR/verify.data, the processes' pids in DIR/pids (split with
-#            perf report --pid).
+#   GATEWAY_BENCH_PERF=DIR      perf record -a -g -F 499 during the balance and
+#            verify phases into DIR/{balance,verify}.data, the processes' pids
+#            in DIR/{balance,verify}.pids (split with perf script / --pid;
+#            bench/gateway/perf-split.py prints the table PERFORMANCE.md uses).
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own
 # databases (gateway_bench_points, gateway_bench_payments), recreated per run.
@@ -181,13 +182,13 @@ postgres_pids() {
   echo "$postmaster"; pgrep -P "$postmaster" 2>/dev/null || true
 }
 proc_usage() { # PID...: "ticks switches" summed
-  local pid ticks=0 switches=0 fields v n
+  local pid ticks=0 switches=0 fields v
   for pid in "$@"; do
     fields="$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)" || continue
     read -r -a parts <<< "$fields"
-    v="$(awk '/^voluntary_ctxt_switches:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)"
-    n="$(awk '/^nonvoluntary_ctxt_switches:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)"
-    ticks=$((ticks + parts[11] + parts[12])); switches=$((switches + ${v:-0} + ${n:-0}))
+    # Every thread's switches (the process's own status line counts only its main thread).
+    v="$(cat /proc/"$pid"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ {n += $2} END {print n + 0}')"
+    ticks=$((ticks + parts[11] + parts[12])); switches=$((switches + ${v:-0}))
   done
   echo "$ticks $switches"
 }
@@ -217,6 +218,25 @@ ledger_rows() { timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select
 # wrk_requests NAME: the completed requests wrk counted.
 wrk_requests() { sed -n 's/^\s*\([0-9]*\) requests in .*/\1/p' "$work/$1.wrk"; }
 
+# perf_start PHASE / perf_stop (GATEWAY_BENCH_PERF): system-wide (PostgreSQL
+# forks backends while the pools grow) into DIR/PHASE.data; the processes'
+# pids in DIR/PHASE.pids, to split with perf report --pid or perf script.
+perf_pid=""
+perf_phase=""
+perf_start() {
+  [[ -n "$perf_dir" ]] || return 0
+  perf_phase="$1"
+  timeout --signal=INT $((seconds + 2)) perf record -q -a -g -F 499 -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
+  perf_pid=$!
+}
+perf_stop() {
+  [[ -n "$perf_pid" ]] || return 0
+  wait "$perf_pid" 2>/dev/null || true
+  perf_pid=""
+  { for name in Gateway PaymentsService PointsService; do echo "$name ${service_pid[$name]}"; done
+    echo "postgres $(postgres_pids | paste -sd,)"; } > "$perf_dir/$perf_phase.pids"
+}
+
 # wrk_run NAME ARGS...: wrk --latency pinned, output in $work/NAME.wrk.
 wrk_run() {
   local name="$1"; shift
@@ -234,17 +254,13 @@ summary() {
 }
 
 echo "balance: ${seconds}s, $connections connections (no warm-up: the verify check call above warmed the path)" >&2
+perf_start balance
 balance_before="$(sample)"
 wrk_run balance -H "Authorization: Bearer $first_token" "$base/api/v1/points/balance"
 balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balance)")"
+perf_stop
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
-perf_pid=""
-if [[ -n "$perf_dir" ]]; then
-  # System-wide (PostgreSQL forks backends while the pools grow); split by
-  # pid afterwards: perf report -i DIR/verify.data --pid <pid> (pids in DIR/pids).
-  timeout --signal=INT $((seconds + 2)) perf record -q -a -g -F 499 -o "$perf_dir/verify.data" >/dev/null 2>"$perf_dir/perf.log" &
-  perf_pid=$!
-fi
+perf_start verify
 verify_rows_before="$(ledger_rows)"
 verify_before="$(sample)"
 GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
@@ -252,11 +268,7 @@ GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/token
 verify_after="$(sample)"
 verify_rows=$(($(ledger_rows) - verify_rows_before))
 verify_cost="$(per_request "$verify_before" "$verify_after" "$verify_rows")"
-if [[ -n "$perf_pid" ]]; then
-  wait "$perf_pid" 2>/dev/null || true
-  { for name in Gateway PaymentsService PointsService; do echo "$name ${service_pid[$name]}"; done
-    echo "postgres $(postgres_pids | paste -sd,)"; } > "$perf_dir/pids"
-fi
+perf_stop
 echo "saga: ${seconds}s, $connections concurrent VerifyTransaction calls straight to PaymentsService" >&2
 saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" --target "$payments_address" --bodies "$work/saga/bodies.jsonl" \
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
