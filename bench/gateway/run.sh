@@ -16,9 +16,9 @@
 #            `pgbench -S -M prepared` (select-only, on a pgbench -i -s 1 scratch
 #            database) beside balance; beside verify, a pgbench custom script
 #            with the commits and statements of one purchase (PERFORMANCE.md,
-#            "What one purchase costs"): 2 transactions (5 and 4 statements
+#            "What one purchase costs"): 2 transactions (4 statements each
 #            with BEGIN/COMMIT) in the payments database + 1 autocommitted
-#            statement in points: 3 commits, 10 statements.
+#            statement in points: 3 commits, 9 statements.
 #   per request: CPU ms and context switches (voluntary + involuntary) of
 #            each process (postgres = postmaster and all its children) from
 #            /proc before/after the phase, and the cluster's write
@@ -294,10 +294,10 @@ create table ref_lots (id bigserial primary key, user_id uuid not null, source_e
   credited bigint not null, remaining bigint not null);
 SQL
 # One purchase's database work as logged (GATEWAY_BENCH_STATEMENTS=1, see
-# PERFORMANCE.md): step 1 = BEGIN, insert, select ... for update, update,
-# COMMIT; the Grant = one autocommitted statement (account upsert + ledger row
-# + lot); step 3 = BEGIN, select ... for update, update, COMMIT. 3 commits,
-# 10 statements (round trips), in one connection (the services use two
+# PERFORMANCE.md): step 1 = BEGIN, insert ... returning, update, COMMIT; the
+# Grant = one autocommitted statement (account upsert + ledger row + lot);
+# step 3 = BEGIN, select ... for update, update, COMMIT. 3 commits, 9
+# statements (round trips), in one connection (the services use two
 # databases and several connections; WAL and fsync are the cluster's).
 cat > "$work/purchase.sql" <<'SCRIPT'
 \set user random(1, 1000000)
@@ -305,7 +305,6 @@ BEGIN;
 insert into ref_payments (user_id, transaction_id, status, credits, signed_transaction_info, pending_action, next_attempt_at)
   values (md5(:user::text)::uuid, gen_random_uuid()::text, 'verified', 100, repeat('x', 1500), 'grant', now() + interval '30 seconds')
   on conflict (transaction_id) do nothing returning transaction_id \gset
-select id, status, credits from ref_payments where transaction_id = :transaction_id::text for update;
 update ref_payments set status = 'verified', pending_action = 'grant', updated_at = now() where transaction_id = :transaction_id::text
   returning id, status;
 COMMIT;
