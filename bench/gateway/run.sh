@@ -12,6 +12,25 @@
 #   saga     the same verify→grant saga without the gateway: SagaBench calls
 #            payments.v1.Payments/VerifyTransaction over gRPC with its own
 #            fresh transactions (a new user each); every answer must be GRANTED.
+#   references (same cluster, same client count, same run, pinned like wrk):
+#            `pgbench -S -M prepared` (select-only, on a pgbench -i -s 1 scratch
+#            database) beside balance; beside verify, a pgbench custom script
+#            with the commits and statements of one purchase (PERFORMANCE.md,
+#            "What one purchase costs"): 2 transactions (4 statements each
+#            with BEGIN/COMMIT) in the payments database + 1 autocommitted
+#            statement in points: 3 commits, 9 statements.
+#   per request: CPU ms and context switches (voluntary + involuntary) of
+#            each process (postgres = postmaster and all its children) from
+#            /proc before/after the phase, and the cluster's write
+#            transactions (xids taken); per purchase = per ledger row written.
+# Knobs (environment):
+#   GATEWAY_BENCH_STATEMENTS=1  log_statement=all on the bench databases; one
+#            more verify after the check call; prints the statements the
+#            cluster logged for it and exits (no load).
+#   GATEWAY_BENCH_PERF=DIR      perf record -a -g -F 499 during the balance and
+#            verify phases into DIR/{balance,verify}.data, the processes' pids
+#            in DIR/{balance,verify}.pids (split with perf script / --pid;
+#            bench/gateway/perf-split.py prints the table PERFORMANCE.md uses).
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own
 # databases (gateway_bench_points, gateway_bench_payments), recreated per run.
@@ -50,12 +69,24 @@ bin="$root/.build/release"
 
 eval "$(timeout 120 "$root/scripts/pg.sh" start)"
 psql_admin=(env PGOPTIONS=-cclient_min_messages=warning psql -h 127.0.0.1 -p "$PG_PORT" -U iap -v ON_ERROR_STOP=1 -qAt -d postgres)
-for db in gateway_bench_points gateway_bench_payments; do
+for db in gateway_bench_points gateway_bench_payments gateway_bench_pgbench; do
   timeout 60 "${psql_admin[@]}" -c "drop database if exists $db" -c "create database $db"
 done
+trace_statements="${GATEWAY_BENCH_STATEMENTS:-0}"
+perf_dir="${GATEWAY_BENCH_PERF:-}"
+if [[ "$trace_statements" == 1 ]]; then
+  for db in gateway_bench_points gateway_bench_payments; do
+    timeout 60 "${psql_admin[@]}" -c "alter database $db set log_statement = 'all'"
+  done
+fi
+if [[ -n "$perf_dir" ]]; then
+  command -v perf >/dev/null || { echo "GATEWAY_BENCH_PERF needs perf" >&2; exit 2; }
+  mkdir -p "$perf_dir"
+fi
 
 work="$(mktemp -d)"
 pids=()
+declare -A service_pid
 stop_services() {
   local pid
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -78,6 +109,7 @@ start() {
   local name="$1"; shift
   env ADMIN_LISTEN_ADDR=127.0.0.1:0 "$@" "$bin/$name" > "$work/$name.out" 2> "$work/$name.err" &
   pids+=($!)
+  service_pid[$name]=$!
   address=""
   for _ in $(seq 1 300); do
     address="$(sed -n '/ admin listening on /!s/^.*listening on //p' "$work/$name.out" 2>/dev/null | head -1)"
@@ -129,6 +161,82 @@ verify_status="$(curl -s --max-time 30 -o "$work/verify.json" -w '%{http_code}' 
 [[ "$verify_status" == 200 ]] && grep -q '"status":"granted"' "$work/verify.json" \
   || { echo "verify check: HTTP $verify_status $(head -c 300 "$work/verify.json" 2>/dev/null)" >&2; cat "$work"/*.err >&2; exit 1; }
 
+if [[ "$trace_statements" == 1 ]]; then
+  pg_log="${IAP_DATA_DIR:-$root/.data}/pg.log"
+  sleep 0.5
+  from=$(($(stat -c %s "$pg_log") + 1))
+  head -n 1 "$work/load-bodies.jsonl" > "$work/trace-body.json"
+  verify_status="$(curl -s --max-time 30 -o "$work/verify.json" -w '%{http_code}' -H "Authorization: Bearer $(sed -n 2p "$work/tokens")" \
+    -H 'Content-Type: application/json' --data-binary @"$work/trace-body.json" "$base/api/v1/payments/apple/transactions/verify" || true)"
+  sleep 1.5
+  echo "second verify: HTTP $verify_status $(head -c 200 "$work/verify.json")"
+  echo "statements the cluster logged for it (log_statement=all on both bench databases; [pid] = one connection):"
+  tail -c +"$from" "$pg_log" | grep -E 'LOG:  (statement|execute)' | sed 's/^[0-9-]* [0-9:.]* [A-Z]* //'
+  exit 0
+fi
+
+# sample: "ticks switches" for Gateway, PaymentsService, PointsService and the cluster, then the next xid.
+postgres_pids() {
+  local postmaster
+  postmaster="$(head -1 "${IAP_DATA_DIR:-$root/.data}/pg/postmaster.pid" 2>/dev/null)" || return 0
+  echo "$postmaster"; pgrep -P "$postmaster" 2>/dev/null || true
+}
+proc_usage() { # PID...: "ticks switches" summed
+  local pid ticks=0 switches=0 fields v
+  for pid in "$@"; do
+    fields="$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)" || continue
+    read -r -a parts <<< "$fields"
+    # Every thread's switches (the process's own status line counts only its main thread).
+    v="$(cat /proc/"$pid"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ {n += $2} END {print n + 0}')"
+    ticks=$((ticks + parts[11] + parts[12])); switches=$((switches + ${v:-0}))
+  done
+  echo "$ticks $switches"
+}
+sample() {
+  local name pid
+  for name in Gateway PaymentsService PointsService; do
+    pid="${service_pid[$name]}"; printf '%s ' "$(proc_usage "$pid")"
+  done
+  # shellcheck disable=SC2046
+  printf '%s ' "$(proc_usage $(postgres_pids))"
+  # The next transaction id: its delta counts the cluster's write transactions (read-only ones take none).
+  timeout 10 "${psql_admin[@]}" -c "select pg_snapshot_xmax(pg_current_snapshot())"
+}
+# per_request BEFORE AFTER COUNT: CPU ms and context switches per request per process, and write transactions (xids).
+per_request() {
+  awk -v count="$3" -v hz="$(getconf CLK_TCK)" -v before="$1" -v after="$2" 'BEGIN {
+    split(before, b, " "); split(after, a, " "); split("gateway payments points postgres", names, " ")
+    line = ""; cpu = 0
+    for (i = 1; i <= 4; i++) {
+      ms = (a[2*i-1] - b[2*i-1]) * 1000 / hz / count; cpu += ms
+      line = line sprintf("%s %.3f ms %.1f cs; ", names[i], ms, (a[2*i] - b[2*i]) / count)
+    }
+    printf "%s total %.3f ms CPU; write transactions %.2f", line, cpu, (a[9] - b[9]) / count
+  }'
+}
+ledger_rows() { timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select count(*) from points_ledger where change_type = 'purchase'"; }
+# wrk_requests NAME: the completed requests wrk counted.
+wrk_requests() { sed -n 's/^\s*\([0-9]*\) requests in .*/\1/p' "$work/$1.wrk"; }
+
+# perf_start PHASE / perf_stop (GATEWAY_BENCH_PERF): system-wide (PostgreSQL
+# forks backends while the pools grow) into DIR/PHASE.data; the processes'
+# pids in DIR/PHASE.pids, to split with perf report --pid or perf script.
+perf_pid=""
+perf_phase=""
+perf_start() {
+  [[ -n "$perf_dir" ]] || return 0
+  perf_phase="$1"
+  timeout --signal=INT $((seconds + 2)) perf record -q -a -g -F 499 -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
+  perf_pid=$!
+}
+perf_stop() {
+  [[ -n "$perf_pid" ]] || return 0
+  wait "$perf_pid" 2>/dev/null || true
+  perf_pid=""
+  { for name in Gateway PaymentsService PointsService; do echo "$name ${service_pid[$name]}"; done
+    echo "postgres $(postgres_pids | paste -sd,)"; } > "$perf_dir/$perf_phase.pids"
+}
+
 # wrk_run NAME ARGS...: wrk --latency pinned, output in $work/NAME.wrk.
 wrk_run() {
   local name="$1"; shift
@@ -146,13 +254,90 @@ summary() {
 }
 
 echo "balance: ${seconds}s, $connections connections (no warm-up: the verify check call above warmed the path)" >&2
+perf_start balance
+balance_before="$(sample)"
 wrk_run balance -H "Authorization: Bearer $first_token" "$base/api/v1/points/balance"
+balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balance)")"
+perf_stop
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
+perf_start verify
+verify_rows_before="$(ledger_rows)"
+verify_before="$(sample)"
 GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
   wrk_run verify -s "$root/bench/gateway/verify.lua" "$base/api/v1/payments/apple/transactions/verify"
+verify_after="$(sample)"
+verify_rows=$(($(ledger_rows) - verify_rows_before))
+verify_cost="$(per_request "$verify_before" "$verify_after" "$verify_rows")"
+perf_stop
 echo "saga: ${seconds}s, $connections concurrent VerifyTransaction calls straight to PaymentsService" >&2
 saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" --target "$payments_address" --bodies "$work/saga/bodies.jsonl" \
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
+# --- references: pgbench on the same cluster, same client count, pinned like wrk ---
+echo "pgbench references: -S and the purchase script, ${seconds}s each, $connections clients" >&2
+timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q gateway_bench_pgbench > "$work/pgbench-init.out" 2>&1 \
+  || { echo "pgbench -i failed:" >&2; cat "$work/pgbench-init.out" >&2; exit 1; }
+timeout 60 "${psql_admin[@]}" -d gateway_bench_pgbench <<'SQL'
+create table ref_payments (
+  id uuid primary key default gen_random_uuid(), user_id uuid, transaction_id text not null unique, status text not null,
+  credits bigint not null, signed_transaction_info text not null, pending_action text, next_attempt_at timestamptz,
+  ledger_event_id text, attempt_count int not null default 0, created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now());
+create index ref_payments_user_created on ref_payments (user_id, created_at desc);
+create index ref_payments_due on ref_payments (next_attempt_at) where pending_action is not null;
+create table ref_accounts (user_id uuid primary key, balance bigint not null, lifetime_earned bigint not null,
+  updated_at timestamptz not null default now());
+create table ref_ledger (id bigserial primary key, user_id uuid not null, event_id text not null unique, amount bigint not null,
+  balance_after bigint not null, biz_id text not null, request_fingerprint text not null, metadata jsonb not null,
+  created_at timestamptz not null default now());
+create index ref_ledger_user_created on ref_ledger (user_id, created_at desc);
+create table ref_lots (id bigserial primary key, user_id uuid not null, source_event_id text not null unique,
+  credited bigint not null, remaining bigint not null);
+SQL
+# One purchase's database work as logged (GATEWAY_BENCH_STATEMENTS=1, see
+# PERFORMANCE.md): step 1 = BEGIN, insert ... returning, update, COMMIT; the
+# Grant = one autocommitted statement (account upsert + ledger row + lot);
+# step 3 = BEGIN, select ... for update, update, COMMIT. 3 commits, 9
+# statements (round trips), in one connection (the services use two
+# databases and several connections; WAL and fsync are the cluster's).
+cat > "$work/purchase.sql" <<'SCRIPT'
+\set user random(1, 1000000)
+BEGIN;
+insert into ref_payments (user_id, transaction_id, status, credits, signed_transaction_info, pending_action, next_attempt_at)
+  values (md5(:user::text)::uuid, gen_random_uuid()::text, 'verified', 100, repeat('x', 1500), 'grant', now() + interval '30 seconds')
+  on conflict (transaction_id) do nothing returning transaction_id \gset
+update ref_payments set status = 'verified', pending_action = 'grant', updated_at = now() where transaction_id = :transaction_id::text
+  returning id, status;
+COMMIT;
+with account as (
+  insert into ref_accounts as account (user_id, balance, lifetime_earned) values (md5(:user::text)::uuid, 100, 100)
+  on conflict (user_id) do update set balance = account.balance + 100, lifetime_earned = account.lifetime_earned + 100, updated_at = now()
+  returning balance
+), entry as (
+  insert into ref_ledger (user_id, event_id, amount, balance_after, biz_id, request_fingerprint, metadata)
+  select md5(:user::text)::uuid, 'purchase:' || :transaction_id::text, 100, account.balance, :transaction_id::text, md5(:transaction_id::text),
+         jsonb_build_object('transaction_id', :transaction_id::text, 'product_code', 'starter') from account
+  returning id, balance_after
+), lot as (
+  insert into ref_lots (user_id, source_event_id, credited, remaining)
+  select md5(:user::text)::uuid, 'purchase:' || :transaction_id::text, 100, 100 from entry
+)
+select id, balance_after from entry;
+BEGIN;
+select id, status, credits from ref_payments where transaction_id = :transaction_id::text for update;
+update ref_payments set status = 'granted', pending_action = null, next_attempt_at = null, ledger_event_id = 'purchase:' || :transaction_id::text,
+  updated_at = now() where transaction_id = :transaction_id::text returning id, status;
+COMMIT;
+SCRIPT
+# pgbench_tps NAME ARGS...: tps of one pgbench run, pinned to CPU 1.
+pgbench_tps() {
+  local name="$1"; shift
+  (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
+      -c "$connections" -j 1 -T "$seconds" "$@" gateway_bench_pgbench > "pgbench-$name.out" 2>&1) \
+    || { echo "pgbench $name failed:" >&2; cat "$work/pgbench-$name.out" >&2; exit 1; }
+  sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$name.out" | head -1
+}
+pgbench_select="$(pgbench_tps select -S)"
+pgbench_purchase="$(pgbench_tps purchase -f purchase.sql)"
 outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
 first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
 credited="$(timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select count(*) from points_ledger where change_type = 'purchase'" 2>/dev/null || echo '?')"
@@ -170,6 +355,15 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   read -r rps p50 p99 non2xx errors <<< "$(summary verify)"
   printf '%-8s %12s %10s %10s %8s %s\n' verify "$rps" "$p50" "$p99" "$non2xx" "$errors"
   echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
+  printf '%-34s %12s\n' reference "per second"
+  printf '%-34s %12s\n' "pgbench -S -M prepared (select)" "$pgbench_select"
+  printf '%-34s %12s\n' "pgbench purchase.sql (3 commits)" "$pgbench_purchase"
+  read -r balance_rps _ <<< "$(summary balance)"
+  read -r verify_rps _ <<< "$(summary verify)"
+  awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'
+  awk -v v="$verify_rps" -v p="$pgbench_purchase" 'BEGIN { printf "verify / pgbench purchase.sql = %.2f\n", (p > 0 ? v / p : 0) }'
+  echo "per balance request: $balance_cost"
+  echo "per purchase (verify phase, per purchase ledger row written: $verify_rows): $verify_cost"
   echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"
   [[ -n "$first_other" ]] && echo "first unexpected verify answer: ${first_other#verify_first_other }"
   true

@@ -89,7 +89,7 @@ final class PaymentsStore: Sendable {
                     $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end,
                     case when $20::text is null then null else now() end)
             on conflict (transaction_id) do nothing
-            returning id
+            returning \(Self.columns)
             """, [
                 (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
                 .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
@@ -100,8 +100,11 @@ final class PaymentsStore: Sendable {
                 .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked), .bool(claim != nil),
                 optional(step?.pendingAction.rawValue), .int64(backoff.leaseMilliseconds),
             ])
-        guard rows.first != nil else { return nil }
-        guard let inserted = try await lockedRecord(payment.transactionId, in: connection) else { return nil }
+        // The new row comes back from the insert itself: this transaction
+        // wrote it, so it already holds its lock and no one else sees it
+        // until commit (no `select ... for update` round trip).
+        guard let row = rows.first else { return nil }
+        let inserted = try Self.record(row)
         return try await write(state, over: inserted, in: connection, ledgerEventId: nil, verdictChanged: true, keepSchedule: true)
     }
 
