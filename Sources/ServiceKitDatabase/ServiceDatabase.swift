@@ -25,11 +25,7 @@ public enum ServiceDatabase {
 
     /// A pool from `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS` (1...200).
     public static func pool(_ options: CommandLineOptions, applicationName: String) throws(SettingsError) -> PostgresPool {
-        var settings = SettingsCollector(options)
-        let database = Settings.read(&settings)
-        try settings.finish()
-        guard let database else { preconditionFailure("an unread setting is a reported problem") }
-        return pool(database, applicationName: applicationName)
+        return pool(try SettingsCollector.reading(options) { Settings.read(&$0) }, applicationName: applicationName)
     }
 
     /// A pool with `settings` (connects lazily).

@@ -97,11 +97,7 @@ public struct GatewaySettings: Sendable {
     /// Parses the server settings (the JWT and email-hash settings are read
     /// by `authentication(environment:readFile:)`).
     public init(options: CommandLineOptions) throws(SettingsError) {
-        var settings = SettingsCollector(options)
-        let read = Self.read(&settings)
-        try settings.finish()
-        guard let read else { preconditionFailure("an unread setting is a reported problem") }
-        self = read
+        self = try SettingsCollector.reading(options) { Self.read(&$0) }
     }
 
     /// Reads every server setting, reporting each problem to `settings`.
@@ -210,11 +206,7 @@ public struct GatewaySettings: Sendable {
         } catch {
             preconditionFailure("no arguments cannot be misunderstood")
         }
-        var settings = SettingsCollector(options)
-        let read = authentication(&settings, readFile: readFile)
-        try settings.finish()
-        guard let read else { preconditionFailure("an unread setting is a reported problem") }
-        return read
+        return try SettingsCollector.reading(options) { authentication(&$0, readFile: readFile) }
     }
 
     /// The same, reporting every problem to `settings`. Never shows a secret's value.

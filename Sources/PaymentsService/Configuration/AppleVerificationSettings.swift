@@ -34,11 +34,7 @@ enum AppleVerificationSettings {
 
     /// The verifier the settings describe (reads the root certificates).
     static func verifier(_ options: CommandLineOptions) throws(SettingsError) -> SignedDataVerifier {
-        var settings = SettingsCollector(options)
-        let verifier = verifier(&settings)
-        try settings.finish()
-        guard let verifier else { preconditionFailure("an unread setting is a reported problem") }
-        return verifier
+        return try SettingsCollector.reading(options) { verifier(&$0) }
     }
 
     /// The verifier, reporting every problem of the `APPLE_*` settings to `settings`.

@@ -25,11 +25,7 @@ struct ConsumptionSettings: Sendable, Equatable {
     init() {}
 
     init(_ options: CommandLineOptions) throws(SettingsError) {
-        var settings = SettingsCollector(options)
-        let read = Self.read(&settings)
-        try settings.finish()
-        guard let read else { preconditionFailure("an unread setting is a reported problem") }
-        self = read
+        self = try SettingsCollector.reading(options) { Self.read(&$0) }
     }
 
     /// Reads the three settings, reporting each problem to `settings`.

@@ -15,11 +15,7 @@ enum PointsConnection {
     }
 
     static func client(_ options: CommandLineOptions) throws -> RPCClient {
-        var settings = SettingsCollector(options)
-        let read = Self.read(&settings)
-        try settings.finish()
-        guard let read else { preconditionFailure("an unread setting is a reported problem") }
-        return try client(read)
+        return try client(SettingsCollector.reading(options) { Self.read(&$0) })
     }
 
     static func client(_ settings: Settings) throws -> RPCClient {

@@ -23,11 +23,7 @@ enum PaymentsCallerPolicy {
     }
 
     static func make(_ options: CommandLineOptions) throws(SettingsError) -> CallerPolicy {
-        var settings = SettingsCollector(options)
-        let policy = read(&settings)
-        try settings.finish()
-        guard let policy else { preconditionFailure("an unread setting is a reported problem") }
-        return policy
+        return try SettingsCollector.reading(options) { read(&$0) }
     }
 
     /// The policy from `GATEWAY_IDENTITY`, reporting a problem to `settings`.

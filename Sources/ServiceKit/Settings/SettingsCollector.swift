@@ -75,6 +75,18 @@ public struct SettingsCollector: Sendable {
         return match.value
     }
 
+    /// Reads with `read` on a fresh collector over `options`, then finishes:
+    /// the value, or every problem it reported as one `SettingsError`.
+    public static func reading<Value>(
+        _ options: CommandLineOptions, _ read: (inout SettingsCollector) -> Value?
+    ) throws(SettingsError) -> Value {
+        var settings = SettingsCollector(options)
+        let value = read(&settings)
+        try settings.finish()
+        guard let value else { preconditionFailure("an unread setting is a reported problem") }
+        return value
+    }
+
     /// Every problem so far, or nothing when there is none.
     public func finish() throws(SettingsError) {
         guard !problems.isEmpty else { return }
