@@ -95,7 +95,11 @@ final class PaymentProcessor: Sendable {
             FaultInjection.hit("payments.after_step1")
         }
         let run = try await settle(word.after, leased: word.before == nil, requestId: requestId)
-        return try await answer(run, log: log, requestId: requestId)
+        // This submission made the claim (a new row, or one Apple's
+        // notification recorded without an owner): its credits are this
+        // submission's, whichever runner (inline or the worker) applied them.
+        let claimedHere = word.before?.userId == nil
+        return try await answer(run, claimedHere: claimedHere, log: log, requestId: requestId)
     }
 
     /// Runs what the row owes: inline when this caller holds (or can take)
@@ -118,8 +122,11 @@ final class PaymentProcessor: Sendable {
                      failure: .transient(detail: "the grant is being run by another instance"))
     }
 
-    /// The answer to a verify, from where the row ended.
-    private func answer(_ run: LedgerStepRunner.Run, log: Logger, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
+    /// The answer to a verify, from where the row ended. `granted` when this
+    /// submission's claim was credited (by this call or by another runner
+    /// that took the owed step first), `already_granted` for a resubmission.
+    private func answer(_ run: LedgerStepRunner.Run, claimedHere: Bool, log: Logger,
+                        requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
         let record = run.record
         if record.state.verdict.revocation != nil {
             log.notice("refused a refunded or revoked transaction", ["status": record.status.rawValue])
@@ -133,6 +140,10 @@ final class PaymentProcessor: Sendable {
             }
             var balance = run.grant?.balance ?? 0
             if run.grant == nil, let owner = record.userId { balance = try await points.balance(userId: owner, requestId: requestId) }
+            if claimedHere {
+                log.info("transaction granted by another runner", ["credits": "\(record.state.credits)"])
+                return response(record, outcome: .granted, creditsAdded: record.state.credits, balance: balance)
+            }
             // Every verify leaves a line with its request id, a resubmission too.
             log.info("transaction already granted", ["credits": "\(record.state.credits)"])
             return response(record, outcome: .alreadyGranted, creditsAdded: 0, balance: balance)
