@@ -77,13 +77,18 @@ extension PaymentProcessor {
 
     /// Runs what the row owes after `word` committed: at once when the word
     /// created the row (the insert leased it to us), otherwise when its
-    /// lease can be taken; a row leased elsewhere is left to that runner
-    /// (the saga worker retries anything not finished).
+    /// lease can be taken; for a row leased elsewhere it waits, bounded
+    /// (`awaitLeaseHolder`), for that runner's result, so reports and answers
+    /// say where the row ended (the saga worker retries anything not finished).
     func runOwedSteps(after word: AppleWord, requestId: String?) async -> PaymentRecord {
         let record = word.word.after
         guard record.pendingStep != nil else { return record }
         if word.inserted { return await runner.runOwedSteps(record, requestId: requestId).record }
-        guard let claimed = try? await store.claim(transactionId: record.transactionId) else { return record }
-        return await runner.runOwedSteps(claimed, requestId: requestId).record
+        if let claimed = try? await store.claim(transactionId: record.transactionId) {
+            return await runner.runOwedSteps(claimed, requestId: requestId).record
+        }
+        // Another runner (the worker) holds the lease: report where it leaves the row.
+        let owed = record.pendingStep
+        return await awaitLeaseHolder(record, until: { $0.pendingStep != owed }) ?? record
     }
 }

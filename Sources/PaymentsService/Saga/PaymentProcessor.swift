@@ -112,14 +112,22 @@ final class PaymentProcessor: Sendable {
         }
         // Another runner (the worker, a concurrent submission) holds the
         // lease: its answer is ours once it records it.
+        if let settled = await awaitLeaseHolder(record, until: { $0.state.grant != .owed }) { return .init(record: settled) }
+        return .init(record: try await store.find(transactionId: record.transactionId) ?? record,
+                     failure: .transient(detail: "the grant is being run by another instance"))
+    }
+
+    /// Waits, bounded by `PaymentsLimits.leaseWaitMax`, for the runner that
+    /// holds `record`'s lease to record its step: the row once `done` holds,
+    /// nil when the wait ran out (or the row is gone).
+    func awaitLeaseHolder(_ record: PaymentRecord, until done: (PaymentRecord) -> Bool) async -> PaymentRecord? {
         let deadline = ContinuousClock.now + PaymentsLimits.leaseWaitMax
         while ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(25))
-            guard let current = try await store.find(transactionId: record.transactionId) else { break }
-            if current.state.grant != .owed { return .init(record: current) }
+            guard let current = try? await store.find(transactionId: record.transactionId) else { return nil }
+            if done(current) { return current }
         }
-        return .init(record: try await store.find(transactionId: record.transactionId) ?? record,
-                     failure: .transient(detail: "the grant is being run by another instance"))
+        return nil
     }
 
     /// The answer to a verify, from where the row ended. `granted` when this
