@@ -151,8 +151,13 @@ struct StreamDriver {
         case 3:
             let result = machine.deadlineExpired()
             if case .cancelAndRespond(let fields) = result {
-                require(!closed && (accepted || handlerRuns == 1), "a deadline answer on a closed stream")
+                require(!closed, "a deadline answer on a closed stream")
                 checkResponseFields(fields, trailersOnly: true)
+                if !(accepted || handlerRuns == 1) {
+                    // No headers armed a deadline: a caller's bug, answered loudly (INTERNAL).
+                    require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                            "a deadline before the headers not answered INTERNAL")
+                }
                 closed = true
             }
         default:
@@ -201,8 +206,15 @@ struct StreamDriver {
             require(independent.failure == nil && independent.messages == [message], "the handler got a message other than the one sent")
             handlerRuns += 1
         case .respond(let fields):
-            require(wasOpen, "an answer to data on a stream that was not open")
             checkResponseFields(fields, trailersOnly: true)
+            if !wasOpen {
+                // Data before the headers or after END_STREAM cannot come from
+                // a conforming transport: the machine fails loudly (INTERNAL)
+                // and closes (ServerStreamStateMachine.receiveData).
+                require(!closed, "an answer to data on a stream already answered")
+                require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                        "data on a stream that was not open not answered INTERNAL")
+            }
             closed = true
         }
     }
@@ -230,8 +242,15 @@ struct StreamDriver {
             require(data == MessageFramer.frame(response.message), "the data is not the framed message")
             closed = true
         case .respond(let fields):
-            require(running, "an answer without a running handler")
             checkResponseFields(fields, trailersOnly: true)
+            if !running {
+                // A result with no handler running is a caller's bug: the
+                // machine fails loudly (INTERNAL, trailers-only) and closes
+                // the stream (ServerStreamStateMachine.handlerFinished).
+                require(!closed, "an answer on a stream already answered")
+                require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                        "a result without a running handler not answered INTERNAL")
+            }
             closed = true
         }
     }
