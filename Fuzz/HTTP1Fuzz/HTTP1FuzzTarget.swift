@@ -116,6 +116,9 @@ struct ConnectionDriver {
     var errorAnswered: HTTPRequestError?
     var timerFired = false
     var keepAliveRefused = false
+    /// The peer closed with a request in flight: that request is cancelled and
+    /// what was queued behind it (requests, a parse failure) is dropped unanswered.
+    var peerClosedInFlight = false
 
     init(plan: FuzzPlan) {
         machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: plan.requestsPerConnectionMax)
@@ -190,6 +193,7 @@ struct ConnectionDriver {
             if inFlight && !closed && schedule.below(3) == 0 { answer() }
         }
         if !closed {
+            peerClosedInFlight = inFlight
             perform(machine.peerClosed(nowMilliseconds: now), inFlightBefore: inFlight)
         }
         var answers = 0
@@ -208,7 +212,7 @@ func checkConnection(_ chunks: [ArraySlice<UInt8>], parsed: [HTTPParserEvent], p
     let requests = parsed.compactMap { if case .request(let request) = $0 { request } else { nil } }
     require(driver.dispatched.count <= requests.count && Array(requests.prefix(driver.dispatched.count)) == driver.dispatched,
                  "dispatched requests are not the parsed ones in order")
-    guard !driver.timerFired && !driver.keepAliveRefused else { return }
+    guard !driver.timerFired && !driver.keepAliveRefused && !driver.peerClosedInFlight else { return }
     if let error = driver.errorAnswered, error.reason == .tooManyPipelinedRequests { return }
     require(driver.dispatched.count == requests.count, "a parsed request was never dispatched")
     let failure = parsed.compactMap { if case .failure(let error) = $0 { error } else { nil } }.first
