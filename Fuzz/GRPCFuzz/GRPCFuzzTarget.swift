@@ -119,6 +119,12 @@ func checkFieldSyntax(_ fields: [HTTPHeaderField]) {
 }
 
 /// Response headers: ":status" first; a Trailers-Only 200 carries a numeric grpc-status.
+/// Whether a trailers-only answer is the state machine's loud failure for an
+/// event a conforming transport never delivers (INTERNAL, then closed).
+func isInternalFailure(_ fields: [HTTPHeaderField]) -> Bool {
+    fields.contains { $0.name == "grpc-status" && $0.value == "13" }
+}
+
 func checkResponseFields(_ fields: [HTTPHeaderField], trailersOnly: Bool) {
     require(fields.first?.name == ":status", "a header list not starting with :status")
     checkFieldSyntax(fields)
@@ -155,7 +161,7 @@ struct StreamDriver {
                 checkResponseFields(fields, trailersOnly: true)
                 if !(accepted || handlerRuns == 1) {
                     // No headers armed a deadline: a caller's bug, answered loudly (INTERNAL).
-                    require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                    require(isInternalFailure(fields),
                             "a deadline before the headers not answered INTERNAL")
                 }
                 closed = true
@@ -212,7 +218,7 @@ struct StreamDriver {
                 // a conforming transport: the machine fails loudly (INTERNAL)
                 // and closes (ServerStreamStateMachine.receiveData).
                 require(!closed, "an answer to data on a stream already answered")
-                require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                require(isInternalFailure(fields),
                         "data on a stream that was not open not answered INTERNAL")
             }
             closed = true
@@ -248,7 +254,7 @@ struct StreamDriver {
                 // machine fails loudly (INTERNAL, trailers-only) and closes
                 // the stream (ServerStreamStateMachine.handlerFinished).
                 require(!closed, "an answer on a stream already answered")
-                require(fields.contains { $0.name == "grpc-status" && $0.value == "13" },
+                require(isInternalFailure(fields),
                         "a result without a running handler not answered INTERNAL")
             }
             closed = true

@@ -6,26 +6,8 @@ import XCTest
 
 /// Every PointsStore rule against the real database; the ledger invariants
 /// are checked for every user a test touched, after every test.
-final class PointsStoreTests: XCTestCase {
-    private var store: PointsStore!
-    private var users: [UUID] = []
-
-    override func setUp() async throws {
-        store = try await PointsTestDatabase.store()
-        users = []
-    }
-
-    override func tearDown() async throws {
-        if let store { try await PointsTestDatabase.assertInvariants(store, users: users) }
-    }
-
+final class PointsStoreTests: PointsStoreTestCase {
     // MARK: Helpers
-
-    private func newUser() -> UUID {
-        let id = UUID()
-        users.append(id)
-        return id
-    }
 
     private func grantRequest(user: UUID, product: String = "starter_pack", eventId: String? = nil,
                               emailHash: String? = nil) -> GrantRequest {

@@ -11,24 +11,7 @@ import XCTest
 /// exactly once per event id, attributed to the purchases the credits came
 /// from (oldest first). The ledger invariants (with the credit lots) are
 /// checked for every user after every test.
-final class SpendTests: XCTestCase {
-    private var store: PointsStore!
-    private var users: [UUID] = []
-
-    override func setUp() async throws {
-        store = try await PointsTestDatabase.store()
-        users = []
-    }
-
-    override func tearDown() async throws {
-        if let store { try await PointsTestDatabase.assertInvariants(store, users: users) }
-    }
-
-    private func newUser() -> UUID {
-        let id = UUID()
-        users.append(id)
-        return id
-    }
+final class SpendTests: PointsStoreTestCase {
 
     /// Grants `product` and returns the purchase's event id.
     private func buy(_ user: UUID, _ product: String = "starter_pack", quantity: Int32 = 0) async throws -> String {

@@ -134,8 +134,9 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// input means gone, as in Go's net/http and nginx: the request in
     /// flight is cancelled (`cancelInFlight`; its answer is still written
     /// if the socket takes it), requests queued behind it and a partial
-    /// one are dropped, and the connection closes. Idle, it closes at once. Once only,
-    /// and never after closing (the I/O layer stops reading then).
+    /// one are dropped, and the connection closes. Idle, it closes at once.
+    /// Delivered once only, and never after closing (the I/O layer stops
+    /// reading then): anything else is an invariant violation.
     public mutating func peerClosed(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
         guard !isClosed && !peerHasClosed else { return invariantViolated("peerClosed after the end") }
         peerHasClosed = true
