@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "RPCCore"),
         // The transport: event loop, sockets, HTTP/2 on nghttp2, TLS, client, server.
         .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL"]),
-        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEventIO"]),
         .target(name: "StrictJSON"),
         // The field rules all three services share (ids, codes, the email identity).
         .target(name: "FieldRules"),

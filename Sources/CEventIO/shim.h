@@ -3,6 +3,7 @@
 // reach directly. epoll_event is a packed struct on x86-64 whose `data` is a
 // union, so it is built and read here. MSG_NOSIGNAL and TCP_NODELAY are
 // visible through this module even in whole-module builds without Foundation.
+// Used by RPCRuntime's IO/ and by PostgresClient's socket reactor.
 // No library to link: all of it is libc.
 #ifndef CEVENTIO_SHIM_H
 #define CEVENTIO_SHIM_H
@@ -24,6 +25,17 @@ static inline struct epoll_event CEventIO_epoll_event_make(uint32_t events, int 
     event.data.fd = fd;
     return event;
 }
+
+/// Builds an epoll_event carrying a 64-bit token (data.u64) instead of a descriptor.
+static inline struct epoll_event CEventIO_epoll_event_make_token(uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = token;
+    return event;
+}
+
+/// The token of an event armed with CEventIO_epoll_event_make_token.
+static inline uint64_t CEventIO_epoll_event_token(const struct epoll_event *event) { return event->data.u64; }
 
 /// The descriptor an event returned by epoll_wait belongs to.
 static inline int CEventIO_epoll_event_fd(const struct epoll_event *event) { return event->data.fd; }

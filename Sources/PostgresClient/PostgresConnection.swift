@@ -1,36 +1,29 @@
 import Foundation
 
-/// One PostgreSQL session, leased from a `PostgresPool`. Each connection has
-/// its own dedicated thread for libpq's blocking calls; callers await on the
-/// cooperative pool without blocking it. Use it from one task at a time.
+/// One PostgreSQL session, leased from a `PostgresPool`. Statements are sent
+/// without blocking and their answers read by one shared socket reactor
+/// thread, so callers await on the cooperative pool without blocking it.
+/// Use it from one task at a time (a second concurrent statement fails with
+/// `connectionBusy`).
 public final class PostgresConnection: @unchecked Sendable {
-    private let worker: BlockingWorker
     private let connection: LibPQConnection
     // `brokenLock` guards `broken`, set after each call from libpq's status.
     private let brokenLock = NSLock()
     private var broken = false
 
-    private init(worker: BlockingWorker, connection: LibPQConnection) {
-        self.worker = worker
+    private init(connection: LibPQConnection) {
         self.connection = connection
     }
 
     deinit {
-        let connection = self.connection
-        worker.stop(after: { connection.close() })
+        connection.close()
     }
 
     static func connect(configuration: PostgresPool.Configuration) async throws(PostgresError) -> PostgresConnection {
-        let worker = BlockingWorker(name: "postgres-connection")
         let parameters = configuration.libpqParameters
         let limit = configuration.preparedStatementsPerConnectionMax
-        do {
-            let connection = try await worker.run { LibPQConnection.connect(parameters: parameters, maxPreparedStatements: limit) }
-            return PostgresConnection(worker: worker, connection: connection)
-        } catch {
-            worker.stop()
-            throw error
-        }
+        let connection = try await LibPQConnection.connect(parameters: parameters, maxPreparedStatements: limit).get()
+        return PostgresConnection(connection: connection)
     }
 
     /// True once the connection is lost; the pool then discards it.
@@ -49,7 +42,7 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(code: .invalidParameter, message: "parameter $\(position + 1) contains a NUL byte")
         }
         do {
-            return try await worker.run { connection.query(sql, texts) }
+            return try await connection.query(sql, texts).get()
         } catch {
             throw tracked(error)
         }
@@ -61,7 +54,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let connection = self.connection
         if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
         do {
-            return try await worker.run { connection.execute(sql) }
+            return try await connection.execute(sql).get()
         } catch {
             throw tracked(error)
         }

@@ -17,9 +17,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let timeout = Code("timeout")
         /// The task waiting for a connection was cancelled.
         public static let cancelled = Code("cancelled")
-        /// More than `BlockingWorker.jobsQueuedMax` calls waited on one
-        /// connection at once (a connection serves one task at a time).
-        public static let connectionQueueFull = Code("connectionQueueFull")
+        /// A statement was started on a connection while another one was
+        /// still running on it (a connection serves one task at a time).
+        public static let connectionBusy = Code("connectionBusy")
         /// The pool was shut down.
         public static let poolClosed = Code("poolClosed")
         /// A statement or parameter cannot be sent (e.g. it contains a NUL byte).

@@ -1,24 +1,54 @@
 import CLibPQ
 import Foundation
+import Synchronization
 
-/// Owns one `PGconn` and frees it in `close()`/`deinit`. Confined to the
-/// worker thread of its `PostgresConnection`: every method blocks and must
-/// only be called from there.
+/// Owns one `PGconn` in non-blocking mode and frees it in `close()`/`deinit`.
+/// A statement is sent on the caller's thread; its answer is read by
+/// `PostgresSocketReactor`'s thread when the socket is ready, and the caller
+/// is resumed with it. One statement at a time: a second caller while one is
+/// in flight gets `connectionBusy` (libpq must never be entered by two
+/// threads at once). Only opening the connection blocks, on a thread of its own.
 final class LibPQConnection: @unchecked Sendable {
+    // Touched by one thread at a time: the caller until a round trip is
+    // armed, then the reactor until it resumes the caller (the epoll
+    // hand-off orders the two).
     private var handle: OpaquePointer?
     private var preparedStatementNames: [String: String] = [:]
+    private var isRegisteredWithReactor = false
     private let maxPreparedStatements: Int
+    private let reactor: PostgresSocketReactor
+    private let inFlight = Atomic<Bool>(false)
 
-    private init(handle: OpaquePointer, maxPreparedStatements: Int) {
+    /// `PGconn` handles not yet freed, process-wide (tests check nothing leaks).
+    static var liveHandleCount: Int { liveHandles.withLock { $0 } }
+    private static let liveHandles = LockedCounter()
+
+    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: PostgresSocketReactor) {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
+        self.reactor = reactor
+        Self.liveHandles.withLock { $0 += 1 }
     }
 
     deinit { close() }
 
-    /// Opens a connection; `parameters` are libpq keyword/value pairs where a
-    /// "dbname" holding a URL is expanded (later keywords override it).
-    static func connect(parameters: [(String, String)], maxPreparedStatements: Int) -> Result<LibPQConnection, PostgresError> {
+    /// Opens a connection on a thread of its own (libpq's connect blocks:
+    /// name lookup, TCP, authentication) and switches it to non-blocking mode.
+    /// `parameters` are libpq keyword/value pairs where a "dbname" holding a
+    /// URL is expanded (later keywords override it).
+    static func connect(parameters: [(String, String)], maxPreparedStatements: Int) async -> Result<LibPQConnection, PostgresError> {
+        let reactor = PostgresSocketReactor.shared
+        return await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: connectBlocking(parameters: parameters, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
+            }
+            thread.name = "postgres-connect"
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+    }
+
+    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: PostgresSocketReactor) -> Result<LibPQConnection, PostgresError> {
         let handle = withCStringArray(parameters.map(\.0)) { keywords in
             withCStringArray(parameters.map(\.1)) { values in
                 PQconnectdbParams(keywords, values, 1)
@@ -32,7 +62,12 @@ final class LibPQConnection: @unchecked Sendable {
             PQfinish(handle)
             return .failure(PostgresError(code: .connectionFailed, message: message, isConnectionLoss: true))
         }
-        return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements))
+        guard PQsetnonblocking(handle, 1) == 0 else {
+            let message = lastMessage(handle)
+            PQfinish(handle)
+            return .failure(PostgresError(code: .connectionFailed, message: "cannot switch to non-blocking mode: \(message)", isConnectionLoss: true))
+        }
+        return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
     }
 
     /// True once libpq reports the connection unusable (or after `close()`).
@@ -41,45 +76,101 @@ final class LibPQConnection: @unchecked Sendable {
         return PQstatus(handle) != CONNECTION_OK
     }
 
+    /// Frees the handle (sends libpq's Terminate message; never blocks: the socket is non-blocking).
     func close() {
-        if let handle { PQfinish(handle) }
-        handle = nil
+        guard let handle else { return }
+        let fd = PQsocket(handle)
+        if isRegisteredWithReactor && fd >= 0 { reactor.forget(fd: fd) }
+        PQfinish(handle)
+        self.handle = nil
         preparedStatementNames.removeAll()
+        Self.liveHandles.withLock { $0 -= 1 }
     }
 
     /// One statement with `$n` parameters (text format). The statement is
-    /// prepared once per connection and reused; past the cache limit it runs unnamed.
-    func query(_ sql: String, _ parameters: [String?]) -> Result<PostgresRows, PostgresError> {
-        guard let handle else { return .failure(Self.closedError()) }
+    /// prepared once per connection (one extra round trip, the first time)
+    /// and reused; past the cache limit it runs unnamed.
+    func query(_ sql: String, _ parameters: [String?]) async -> Result<PostgresRows, PostgresError> {
+        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(Self.busyError()) }
+        defer { inFlight.store(false, ordering: .releasing) }
         let count = Int32(parameters.count)
         if let name = preparedStatementNames[sql] {
-            return execute(prepared: name, handle: handle, parameters: parameters)
+            return await roundTrip { handle in
+                withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
+            }
         }
         if preparedStatementNames.count < maxPreparedStatements {
             let name = "pc_\(preparedStatementNames.count + 1)"
-            let prepared = consume(PQprepare(handle, name, sql, count, nil), handle: handle)
+            let prepared = await roundTrip { handle in PQsendPrepare(handle, name, sql, count, nil) }
             if case .failure(let error) = prepared { return .failure(error) }
             preparedStatementNames[sql] = name
-            return execute(prepared: name, handle: handle, parameters: parameters)
+            return await roundTrip { handle in
+                withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
+            }
         }
-        let result = withCStringArray(parameters) { values in
-            PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+        return await roundTrip { handle in
+            withCStringArray(parameters) { values in PQsendQueryParams(handle, sql, count, nil, values, nil, nil, 0) }
         }
-        return consume(result, handle: handle)
     }
 
     /// The simple query protocol: no parameters, several statements allowed
-    /// (the rows are those of the last statement). For DDL and BEGIN/COMMIT.
-    func execute(_ sql: String) -> Result<PostgresRows, PostgresError> {
-        guard let handle else { return .failure(Self.closedError()) }
-        return consume(PQexec(handle, sql), handle: handle)
+    /// (the rows are those of the last statement; an error wins, as with
+    /// `PQexec`). For DDL and BEGIN/COMMIT.
+    func execute(_ sql: String) async -> Result<PostgresRows, PostgresError> {
+        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(Self.busyError()) }
+        defer { inFlight.store(false, ordering: .releasing) }
+        return await roundTrip { handle in PQsendQuery(handle, sql) }
     }
 
-    private func execute(prepared name: String, handle: OpaquePointer, parameters: [String?]) -> Result<PostgresRows, PostgresError> {
-        let result = withCStringArray(parameters) { values in
-            PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+    // MARK: One round trip
+
+    /// Sends with `send` (a `PQsend…` call, 1 on success) on this thread,
+    /// then suspends until the reactor has read every result.
+    private func roundTrip(_ send: (OpaquePointer) -> Int32) async -> Result<PostgresRows, PostgresError> {
+        guard let handle else { return .failure(Self.closedError()) }
+        guard send(handle) == 1 else {
+            return .failure(PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
         }
-        return consume(result, handle: handle)
+        let flush = PQflush(handle)
+        guard flush >= 0 else { return .failure(lostError(handle)) }
+        return await withCheckedContinuation { continuation in
+            let pending = PendingRoundTrip(connection: self, continuation: continuation, flushPending: flush == 1)
+            arm(pending, handle: handle)
+        }
+    }
+
+    /// Waits (once more) for the socket; resumes `pending` with an error if it cannot.
+    private func arm(_ pending: PendingRoundTrip, handle: OpaquePointer) {
+        do {
+            try reactor.arm(fd: PQsocket(handle), writable: pending.flushPending, isRegistered: &isRegisteredWithReactor, waiter: pending)
+        } catch {
+            pending.finish(.failure(error))
+        }
+    }
+
+    /// On the reactor's thread: sends what is still buffered, reads what
+    /// arrived, and either finishes `pending` with its results or re-arms.
+    fileprivate func advance(_ pending: PendingRoundTrip) {
+        guard let handle else { return pending.finish(.failure(Self.closedError())) }
+        if pending.flushPending {
+            let flush = PQflush(handle)
+            guard flush >= 0 else { return pending.finish(.failure(lostError(handle))) }
+            pending.flushPending = flush == 1
+        }
+        // Nothing to read is not a failure; 0 means the socket failed or closed.
+        guard PQconsumeInput(handle) == 1 else { return pending.finish(.failure(lostError(handle))) }
+        while PQisBusy(handle) == 0 {
+            guard let result = PQgetResult(handle) else {
+                return pending.finish(pending.takeKept().map { consume($0, handle: handle) } ?? .failure(PostgresError(
+                    code: .queryFailed, message: "the server sent no result", isConnectionLoss: isBroken)))
+            }
+            pending.keep(result)
+        }
+        arm(pending, handle: handle)
+    }
+
+    private func lostError(_ handle: OpaquePointer) -> PostgresError {
+        PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: true)
     }
 
     /// Copies a result into Swift values and clears it on every path.
@@ -137,8 +228,56 @@ final class LibPQConnection: @unchecked Sendable {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    private static func busyError() -> PostgresError {
+        PostgresError(code: .connectionBusy, message: "a statement is already running on this connection")
+    }
+
     private static func closedError() -> PostgresError {
         PostgresError(code: .queryFailed, message: "connection is closed", isConnectionLoss: true)
+    }
+}
+
+/// One statement sent on a connection and not yet answered: the suspended
+/// caller, whether output is still buffered, and the result kept so far.
+/// Owned by the reactor while armed, then by `advance` until `finish`.
+private final class PendingRoundTrip: PostgresSocketWaiter {
+    private let connection: LibPQConnection
+    private let continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>
+    var flushPending: Bool
+    /// The `PGresult` to answer with: the last one, unless an error came first. Cleared on every path.
+    private var kept: OpaquePointer?
+    private var keptIsError = false
+
+    init(connection: LibPQConnection, continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>, flushPending: Bool) {
+        self.connection = connection
+        self.continuation = continuation
+        self.flushPending = flushPending
+    }
+
+    deinit { if let kept { PQclear(kept) } }
+
+    override func socketBecameReady(_ events: UInt32) {
+        connection.advance(self)
+    }
+
+    /// Takes ownership of `result`, keeping it or clearing it by PQexec's rule.
+    func keep(_ result: OpaquePointer) {
+        let status = PQresultStatus(result)
+        let isError = status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE || status == PGRES_NONFATAL_ERROR
+        if keptIsError && !isError { return PQclear(result) }
+        if let kept { PQclear(kept) }
+        kept = result
+        keptIsError = isError
+    }
+
+    /// Hands the kept result to the caller, who clears it.
+    func takeKept() -> OpaquePointer? {
+        defer { kept = nil }
+        return kept
+    }
+
+    func finish(_ result: Result<PostgresRows, PostgresError>) {
+        continuation.resume(returning: result)
     }
 }
 

@@ -1,0 +1,83 @@
+import CEventIO
+import Foundation
+
+/// Something waiting for one libpq socket to become ready. The reactor calls
+/// `socketBecameReady` on its own thread once per arming. A class, not a
+/// protocol, so the reactor calls it without a dynamic cast per event.
+class PostgresSocketWaiter {
+    func socketBecameReady(_ events: UInt32) {
+        preconditionFailure("subclasses override socketBecameReady")
+    }
+}
+
+/// One epoll thread per process that waits for libpq sockets on behalf of
+/// suspended queries, so no thread blocks per connection and a statement costs
+/// no hand-off to a connection thread: the caller sends on its own thread,
+/// arms the socket here, and this thread reads the answer and resumes it.
+///
+/// Each arming is one-shot (`EPOLLONESHOT`) and carries a retained reference
+/// to its waiter as the event's token, so one arming is delivered exactly
+/// once and the waiter lives until then; there is no table to lock.
+final class PostgresSocketReactor: @unchecked Sendable {
+    /// The process-wide reactor; its thread starts on first use and lives as long as the process.
+    static let shared = PostgresSocketReactor()
+
+    /// Events handled per `epoll_wait` call at most.
+    static let eventsPerWaitMax = 64
+
+    private let epollFD: Int32
+
+    private init() {
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
+        let thread = Thread { [self] in self.run() }
+        thread.name = "postgres-reactor"
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    /// Arms `fd` for one readiness event (readable, plus writable when
+    /// `writable`); `waiter` is retained until that event is delivered. On
+    /// failure nothing stays retained and the caller must fail its query.
+    func arm(fd: Int32, writable: Bool, isRegistered: inout Bool, waiter: PostgresSocketWaiter) throws(PostgresError) {
+        let token = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
+        let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        var event = CEventIO_epoll_event_make_token(interest, token)
+        // A descriptor is added once and modified afterwards; libpq may have
+        // closed and reopened it in between (the kernel drops a closed one).
+        var status = epoll_ctl(epollFD, isRegistered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
+        if status != 0 && (errno == ENOENT || errno == EEXIST) {
+            status = epoll_ctl(epollFD, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+        }
+        guard status == 0 else {
+            let code = errno
+            Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).release()
+            throw PostgresError(code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(code)", isConnectionLoss: true)
+        }
+        isRegistered = true
+    }
+
+    /// Removes `fd` before its owner closes it (an armed descriptor is never removed: its query holds the connection).
+    func forget(fd: Int32) {
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
+    private func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerWaitMax)
+        while true {
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), -1)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                fatalError("epoll_wait failed: errno \(errno)")
+            }
+            for index in 0..<Int(count) {
+                let token = CEventIO_epoll_event_token(&events[index])
+                let ready = CEventIO_epoll_event_events(&events[index])
+                let waiter = Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).takeRetainedValue()
+                waiter.socketBecameReady(ready)
+            }
+        }
+    }
+}
