@@ -10,13 +10,13 @@ public enum BearerCredentials {
         guard values.count == 1 else { throw AuthFailure.malformedAuthorizationHeader }
         let value = values[0]
         guard value.utf8.count <= GatewayLimits.bearerTokenBytesMax + 64 else { throw AuthFailure.tokenTooLarge }
-        let parts = value.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercasedASCII == "bearer" else {
+        let parts = value.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
+        guard parts.count == 2, Substring(parts[0]).equalsIgnoringASCIICase("bearer") else {
             throw AuthFailure.malformedAuthorizationHeader
         }
         let token = parts[1]
-        guard token.utf8.allSatisfy(isToken68Byte) else { throw AuthFailure.malformedAuthorizationHeader }
-        return String(token)
+        guard token.allSatisfy(isToken68Byte) else { throw AuthFailure.malformedAuthorizationHeader }
+        return String(Substring(token))
     }
 
     /// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="

@@ -5,13 +5,20 @@ public struct RouteSpec: Sendable {
     public let pattern: String
     public let requiresAuthentication: Bool
     let make: @Sendable ([String]) -> Route
-
-    /// The pattern split into segments ("" for the root).
-    var segments: [Substring] { pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 } }
-
+    /// The pattern split into segments ("" for the root), once: the router reads them per request.
+    let segments: [Substring]
     /// Literal segments outrank parameters: /transactions/verify beats
     /// /transactions/{transactionId}.
-    var literalSegmentCount: Int { segments.filter { !$0.hasPrefix("{") }.count }
+    let literalSegmentCount: Int
+
+    init(method: String, pattern: String, requiresAuthentication: Bool, make: @escaping @Sendable ([String]) -> Route) {
+        self.method = method
+        self.pattern = pattern
+        self.requiresAuthentication = requiresAuthentication
+        self.make = make
+        segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
+        literalSegmentCount = segments.filter { !$0.hasPrefix("{") }.count
+    }
 
     /// The route table, the single source the router and the OpenAPI check use.
     public static let all: [RouteSpec] = [

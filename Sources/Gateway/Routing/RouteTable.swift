@@ -16,12 +16,14 @@ public struct RouteTable: Sendable {
     /// one, or for 405 the path's): the `route` label of the gateway's
     /// metrics, never the concrete path. nil when no pattern fits.
     public func resolve(method: String, target: some StringProtocol) -> (match: RouteMatch, pattern: String?) {
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        guard path.hasPrefix("/") else { return (.notFound, nil) }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { String($0) }
+        let utf8 = target.utf8
+        let pathBytes = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
+        guard pathBytes.first == UInt8(ascii: "/") else { return (.notFound, nil) }
+        let segments = pathBytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
 
         var candidates: [(spec: RouteSpec, parameters: [String])] = []
-        for spec in specs {
+        for spec in specs where spec.segments.count == segments.count {
             if let parameters = Self.parameters(of: segments, against: spec.segments) {
                 candidates.append((spec, parameters))
             }

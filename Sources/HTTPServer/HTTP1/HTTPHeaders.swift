@@ -19,13 +19,14 @@ public struct HTTPHeaders: Sendable, Equatable {
 
     /// Removes every line named `name`.
     public mutating func remove(name: String) {
-        fields.removeAll { $0.name.lowercasedASCII == name.lowercasedASCII }
+        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
     }
 
     /// All values of lines named `name`, in order.
     public func values(_ name: String) -> [String] {
-        let wanted = name.lowercasedASCII
-        return fields.filter { $0.name.lowercasedASCII == wanted }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.name.equalsIgnoringASCIICase(name) { values.append(field.value) }
+        return values
     }
 
     /// The first value of `name`, if any.
@@ -45,6 +46,20 @@ extension StringProtocol {
     /// locale-aware case mapping has no place in protocol comparisons.
     public var lowercasedASCII: String {
         String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Equal after ASCII-only lower-casing, compared byte by byte without building either string.
+    public func equalsIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+        var mine = utf8.makeIterator()
+        var theirs = other.utf8.makeIterator()
+        while true {
+            switch (mine.next(), theirs.next()) {
+            case (nil, nil): return true
+            case (let a?, let b?):
+                if a != b && (a | 0x20 != b | 0x20 || !((a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)) { return false }
+            default: return false
+            }
+        }
     }
 
     /// Without leading and trailing spaces and tabs (HTTP's OWS).

@@ -12,13 +12,19 @@ enum HTTPByte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
         default:
-            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            return false
         }
     }
 
     /// Text as Latin-1 (one scalar per byte), so obs-text round-trips.
+    /// ASCII (nearly every header) is already valid UTF-8 and is copied as is.
     static func latin1String(_ bytes: some Collection<UInt8>) -> String {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()
         for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
         return String(scalars)
