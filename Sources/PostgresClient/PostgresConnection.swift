@@ -37,7 +37,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let connection = self.connection
         let texts = parameters.map(\.wireText)
         // libpq takes C strings: a NUL byte would silently cut the value short.
-        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
+        // (The statement text is checked by LibPQConnection once, before it is first prepared.)
         if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
             throw PostgresError(code: .invalidParameter, message: "parameter $\(position + 1) contains a NUL byte")
         }
@@ -52,7 +52,7 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func execute(_ sql: String) async throws(PostgresError) -> PostgresRows {
         let connection = self.connection
-        if sql.utf8.contains(0) { throw PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte") }
+        if sql.utf8.contains(0) { throw LibPQConnection.nulInStatementError() }
         do {
             return try await connection.execute(sql).get()
         } catch {

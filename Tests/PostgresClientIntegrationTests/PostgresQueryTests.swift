@@ -131,6 +131,11 @@ final class PostgresQueryTests: XCTestCase {
         XCTAssertEqual(inParameter?.code, .invalidParameter)
         let inStatement = await expectPostgresError { try await pool.withConnection { try await $0.execute("select 1\u{0}") } }
         XCTAssertEqual(inStatement?.code, .invalidParameter)
+        let inPreparedStatement = await expectPostgresError { try await pool.withConnection { try await $0.query("select 2\u{0}") } }
+        XCTAssertEqual(inPreparedStatement?.code, .invalidParameter)
+        // Nothing was prepared from the truncated text, and the connection still serves.
+        let rows = try await pool.withConnection { try await $0.query("select 2 as two") }
+        XCTAssertEqual(try rows.first?.int64("two"), 2)
     }
 
     func testHealthProbesStopWhenCancelled() async throws {

@@ -95,10 +95,13 @@ final class LibPQConnection: @unchecked Sendable {
         defer { inFlight.store(false, ordering: .releasing) }
         let count = Int32(parameters.count)
         if let name = preparedStatementNames[sql] {
+            // Known text: checked for NUL bytes when it was first prepared.
             return await roundTrip { handle in
                 withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
             }
         }
+        // libpq takes C strings: a NUL byte would silently cut the text short.
+        if sql.utf8.contains(0) { return .failure(Self.nulInStatementError()) }
         if preparedStatementNames.count < maxPreparedStatements {
             let name = "pc_\(preparedStatementNames.count + 1)"
             let prepared = await roundTrip { handle in PQsendPrepare(handle, name, sql, count, nil) }
@@ -226,6 +229,10 @@ final class LibPQConnection: @unchecked Sendable {
     private static func lastMessage(_ handle: OpaquePointer) -> String {
         let text = PQerrorMessage(handle).map { String(cString: $0) } ?? ""
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func nulInStatementError() -> PostgresError {
+        PostgresError(code: .invalidParameter, message: "statement text contains a NUL byte")
     }
 
     private static func busyError() -> PostgresError {
