@@ -41,8 +41,23 @@ enum RequestFieldRules {
         guard bytes.count <= GatewayLimits.signedTransactionInfoBytesMax else {
             throw ValidationError(field: field, reason: .tooLong(maximumBytes: GatewayLimits.signedTransactionInfoBytesMax))
         }
-        let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.allSatisfy(StrictBase64.isURLAlphabetByte) }) else {
+        // One pass: three non-empty runs of base64url bytes between two dots.
+        var dots = 0
+        var segmentLength = 0
+        var wellFormed = true
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                dots += 1
+                if segmentLength == 0 || dots > 2 { wellFormed = false; break }
+                segmentLength = 0
+            } else if StrictBase64.isURLAlphabetByte(byte) {
+                segmentLength += 1
+            } else {
+                wellFormed = false
+                break
+            }
+        }
+        guard wellFormed, dots == 2, segmentLength > 0 else {
             throw ValidationError(field: field, reason: .invalidFormat(rule: "compact JWS (base64url.base64url.base64url)"))
         }
         return text
