@@ -31,8 +31,8 @@ if ! .venv/bin/python -c "import appstoreserverlibrary" 2>/dev/null; then
 fi
 
 echo "== build (release)"
-swift build -c release --product JWSBench 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
-bench="$(swift build -c release --show-bin-path)/JWSBench"
+scripts/build-release.sh --product JWSBench 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+bench="$(scripts/build-release.sh --show-bin-path)/JWSBench"
 [[ -x "$bench" ]] || { echo "JWSBench did not build" >&2; exit 1; }
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), pinned to cpu $cpu"

@@ -16,6 +16,7 @@ apt_packages=(
   python3 python3-venv
   prometheus                            # promtool: checks metrics and alert rules (Tests/interop)
   procps psmisc curl
+  libcurl4-openssl-dev                  # FaultBench's URLSession: a static release build links libcurl itself
 )
 
 missing=()

@@ -334,7 +334,7 @@ run_asan() {
 # --- growth --------------------------------------------------------------------------
 run_growth() {
   echo "growth: building EchoServer (release)" >&2
-  timeout 900 swift build -c release --product EchoServer --package-path "$root" >/dev/null
+  timeout 900 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null
   start_server "$root/.build/release/EchoServer"
   local port="${address##*:}" round rss baseline=0 last=0
   local -a samples=()

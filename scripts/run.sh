@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole system on this machine: installs what is missing, starts the
-# private PostgreSQL cluster, builds (release), creates a local-testing
+# private PostgreSQL cluster, builds what it runs (release, through
+# scripts/build-release.sh: the binaries the image ships), creates a local-testing
 # signing CA once (.data/local-ca), an internal CA and one certificate per
 # service once (.data/internal-pki: gateway, payments, points and a sample
 # spend caller, spend-caller; see scripts/internal-pki.sh), starts
@@ -48,7 +49,7 @@ for argument in "$@"; do
     --detach) detach=1 ;;
     stop) command=stop ;;
     demo) command=demo ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "unknown argument $argument (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -88,7 +89,13 @@ if [[ "$command" == stop ]]; then
   exit 0
 fi
 
-bin_dir() { swift build -c "$configuration" --show-bin-path; }
+# What run.sh builds and runs; a release build goes through
+# scripts/build-release.sh (static Swift runtime: what ships).
+products=(PointsService PaymentsService Gateway Demo)
+swift_build() {
+  if [[ "$configuration" == release ]]; then scripts/build-release.sh "$@"; else swift build -c "$configuration" "$@"; fi
+}
+bin_dir() { swift_build --show-bin-path; }
 
 load_secrets() {
   local file="$state/secrets.env"
@@ -131,11 +138,14 @@ done
 
 mkdir -p "$state"
 echo "== build ($configuration)"
-if ! swift build -c "$configuration" > "$state/swift-build-$configuration.log" 2>&1; then
-  grep -E "error:" "$state/swift-build-$configuration.log" | head -40 >&2 || tail -40 "$state/swift-build-$configuration.log" >&2
-  echo "build failed" >&2
-  exit 1
-fi
+: > "$state/swift-build-$configuration.log"
+for product in "${products[@]}"; do
+  if ! swift_build --product "$product" >> "$state/swift-build-$configuration.log" 2>&1; then
+    grep -E "error:" "$state/swift-build-$configuration.log" | head -40 >&2 || tail -40 "$state/swift-build-$configuration.log" >&2
+    echo "build of $product failed" >&2
+    exit 1
+  fi
+done
 bin="$(bin_dir)"
 
 "$bin/Demo" init-ca --out "$root/.data/local-ca"

@@ -63,7 +63,7 @@ done
 
 echo "building Gateway, PaymentsService, PointsService, GatewayBench (release)" >&2
 for product in Gateway PaymentsService PointsService GatewayBench SagaBench; do
-  timeout 900 swift build -c release --product "$product" --package-path "$root" >/dev/null
+  timeout 900 "$root/scripts/build-release.sh" --product "$product" --package-path "$root" >/dev/null
 done
 bin="$root/.build/release"
 

@@ -14,7 +14,7 @@ bench_build() {
   local product
   for product in "$@"; do
     echo "building $product (release)" >&2
-    timeout 1800 swift build -c release --product "$product" --package-path "$root" >/dev/null \
+    timeout 1800 "$root/scripts/build-release.sh" --product "$product" --package-path "$root" >/dev/null \
       || { echo "build of $product failed" >&2; return 1; }
   done
 }

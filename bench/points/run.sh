@@ -46,8 +46,8 @@ done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (load generators pinned to CPU 1)" >&2; exit 2; }
 
 echo "building PointsService and PointsBench (release)" >&2
-timeout 900 swift build -c release --product PointsService --package-path "$root" >/dev/null
-timeout 900 swift build -c release --product PointsBench --package-path "$root" >/dev/null
+timeout 900 "$root/scripts/build-release.sh" --product PointsService --package-path "$root" >/dev/null
+timeout 900 "$root/scripts/build-release.sh" --product PointsBench --package-path "$root" >/dev/null
 service_binary="$root/.build/release/PointsService"
 bench_binary="$root/.build/release/PointsBench"
 

@@ -59,8 +59,8 @@ if [[ ! -x "$cpp_binary" || "$cpp_source" -nt "$cpp_binary" || "$proto" -nt "$cp
     $(pkg-config --cflags --libs grpc++ protobuf) -o "$cpp_binary"
 fi
 echo "building Swift EchoServer and RPCBenchServer (release)" >&2
-timeout 600 swift build -c release --product EchoServer --package-path "$root" >/dev/null
-timeout 600 swift build -c release --product RPCBenchServer --package-path "$root" >/dev/null
+timeout 600 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null
+timeout 600 "$root/scripts/build-release.sh" --product RPCBenchServer --package-path "$root" >/dev/null
 echo_binary="$root/.build/release/EchoServer"
 runtime_binary="$root/.build/release/RPCBenchServer"
 
