@@ -26,7 +26,7 @@ public enum EmailMask {
         // would compose: compose again so the mask is NFC like the address.
         var safeDomain = String.UnicodeScalarView()
         safeDomain.append(contentsOf: scalars[scalars.index(after: at)...].filter(isDomainScalar))
-        let domain = String(safeDomain).precomposedStringWithCanonicalMapping.unicodeScalars
+        let domain = safeDomain.allSatisfy(\.isASCII) ? safeDomain : String(safeDomain).precomposedStringWithCanonicalMapping.unicodeScalars
         guard !domain.isEmpty else { return placeholder }
         var mask = String.UnicodeScalarView()
         if let hint = scalars[..<at].first(where: isHintScalar) { mask.append(hint) }
