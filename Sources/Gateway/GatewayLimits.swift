@@ -91,6 +91,12 @@ public enum GatewayLimits {
     /// HMAC keys (JWT_HS256_SECRET, EMAIL_HASH_SECRET): at least the hash
     /// size, as RFC 7518 section 3.2 asks of HS256 keys.
     public static let hmacSecretBytesMin = 32
+    /// Verified bearer tokens remembered (`VerifiedTokenCache`), each at
+    /// most `verifiedTokenCachedBytesMax` long (longer ones are verified
+    /// every time): about 4.5 MiB at worst, and only tokens the identity
+    /// provider signed can fill it.
+    static let verifiedTokensCachedMax = 2_048
+    static let verifiedTokenCachedBytesMax = 2 * 1024
     /// Clock skew tolerated on `exp`, `nbf` and `iat`.
     public static let tokenClockLeewaySeconds: Int64 = 30
     /// RFC 5321 caps a forward path at 256 octets; an address is at most 254.

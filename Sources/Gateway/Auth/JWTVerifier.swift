@@ -7,10 +7,19 @@ import StrictJSON
 /// Order matters: size, structure, header, signature, and only then claims,
 /// so nothing about claims is revealed for a forged token. The clock is an
 /// argument (Unix seconds), so every check is testable without waiting.
+///
+/// Tokens that passed are remembered (`VerifiedTokenCache`, at most
+/// `GatewayLimits.verifiedTokensCachedMax` of at most 2 KiB each): the same text gives the same
+/// verdict on everything but time, so a repeated token only has its time
+/// claims checked again, in the same order.
 public struct JWTVerifier: Sendable {
     public let configuration: JWTVerifierConfiguration
+    let verifiedTokens: VerifiedTokenCache
 
-    public init(configuration: JWTVerifierConfiguration) { self.configuration = configuration }
+    public init(configuration: JWTVerifierConfiguration) {
+        self.configuration = configuration
+        verifiedTokens = VerifiedTokenCache(entriesMax: GatewayLimits.verifiedTokensCachedMax)
+    }
 
     /// Authenticates a request from its headers.
     public func authenticate(headers: HTTPHeaders, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
@@ -19,6 +28,15 @@ public struct JWTVerifier: Sendable {
 
     /// Verifies one compact token.
     public func verify(token: String, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
+        if let known = verifiedTokens.entry(for: token) {
+            do {
+                try checkTimes(expiry: known.expiry, notBefore: known.notBefore, issuedAt: known.issuedAt, nowSeconds: nowSeconds)
+            } catch {
+                if error == .expired { verifiedTokens.remove(token) }
+                throw error
+            }
+            return known.user
+        }
         let bytes = Array(token.utf8)
         guard bytes.count <= GatewayLimits.bearerTokenBytesMax else { throw AuthFailure.tokenTooLarge }
         let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
@@ -34,7 +52,9 @@ public struct JWTVerifier: Sendable {
         }
 
         let claims = try Self.decodeObject(segments[1])
-        return try checkClaims(claims, nowSeconds: nowSeconds)
+        let verified = try checkClaims(claims, nowSeconds: nowSeconds)
+        if bytes.count <= GatewayLimits.verifiedTokenCachedBytesMax { verifiedTokens.store(verified, for: token, nowSeconds: nowSeconds) }
+        return verified.user
     }
 
     private static func decodeObject(_ segment: ArraySlice<UInt8>) throws(AuthFailure) -> JSONObject {
@@ -59,16 +79,11 @@ public struct JWTVerifier: Sendable {
         return algorithm
     }
 
-    private func checkClaims(_ claims: JSONObject, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
-        let leeway = configuration.clockLeewaySeconds
+    private func checkClaims(_ claims: JSONObject, nowSeconds: Int64) throws(AuthFailure) -> VerifiedTokenCache.Entry {
         guard let expiry = try Self.numericDate(claims, "exp") else { throw AuthFailure.missingClaim("exp") }
-        if nowSeconds - leeway >= expiry { throw AuthFailure.expired }
-        if let notBefore = try Self.numericDate(claims, "nbf"), nowSeconds + leeway < notBefore {
-            throw AuthFailure.notYetValid
-        }
-        if let issuedAt = try Self.numericDate(claims, "iat"), issuedAt > nowSeconds + leeway {
-            throw AuthFailure.invalidClaim("iat")
-        }
+        let notBefore = try Self.numericDate(claims, "nbf")
+        let issuedAt = try Self.numericDate(claims, "iat")
+        try checkTimes(expiry: expiry, notBefore: notBefore, issuedAt: issuedAt, nowSeconds: nowSeconds)
 
         guard let issuerValue = claims["iss"] else { throw AuthFailure.missingClaim("iss") }
         guard case .string(let issuer) = issuerValue else { throw AuthFailure.invalidClaim("iss") }
@@ -83,7 +98,16 @@ public struct JWTVerifier: Sendable {
         guard case .string(let email) = emailValue, Self.isPlausibleEmail(email) else {
             throw AuthFailure.invalidClaim("email")
         }
-        return AuthenticatedUser(userId: userId, email: email)
+        return VerifiedTokenCache.Entry(user: AuthenticatedUser(userId: userId, email: email),
+                                        expiry: expiry, notBefore: notBefore, issuedAt: issuedAt)
+    }
+
+    /// exp, then nbf, then iat, each with the clock leeway.
+    private func checkTimes(expiry: Int64, notBefore: Int64?, issuedAt: Int64?, nowSeconds: Int64) throws(AuthFailure) {
+        let leeway = configuration.clockLeewaySeconds
+        if nowSeconds - leeway >= expiry { throw AuthFailure.expired }
+        if let notBefore, nowSeconds + leeway < notBefore { throw AuthFailure.notYetValid }
+        if let issuedAt, issuedAt > nowSeconds + leeway { throw AuthFailure.invalidClaim("iat") }
     }
 
     private func checkAudience(_ value: JSONValue?) throws(AuthFailure) {

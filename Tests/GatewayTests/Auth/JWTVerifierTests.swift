@@ -263,3 +263,87 @@ final class JWTVerifierTests: XCTestCase {
         }
     }
 }
+
+/// The verified-token cache changes nothing but the cost of a repeated token.
+final class VerifiedTokenCacheTests: XCTestCase {
+    private let secret = Array("0123456789abcdef0123456789abcdef-dev-secret".utf8)
+    private let now: Int64 = 1_780_000_000
+
+    private func verifier() throws -> JWTVerifier {
+        JWTVerifier(configuration: JWTVerifierConfiguration(keys: try JWTKeySet(hs256Secret: secret, es256PublicKeyPEM: nil),
+                                                            issuer: "https://auth.example.test", audience: "iap-credits"))
+    }
+
+    private func token(userId: String = "3f2504e0-4f89-41d3-9a0c-0305e82c3301", issuedAt: Int64? = nil, notBefore: Int64? = nil,
+                       expiry: Int64? = nil, issuer: String = "https://auth.example.test") -> String {
+        var claims = JSONObject()
+        claims.insert("iss", .string(issuer))
+        claims.insert("aud", .string("iap-credits"))
+        claims.insert("sub", .string(userId))
+        claims.insert("email", .string("alice@example.com"))
+        claims.insert("iat", .integer(issuedAt ?? now - 10))
+        if let notBefore { claims.insert("nbf", .integer(notBefore)) }
+        claims.insert("exp", .integer(expiry ?? now + 600))
+        let header = JSONValue.object(JSONObject(["alg": .string("HS256"), "typ": .string("JWT")]))
+        let input = StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "." + StrictBase64.encodeURL(JSONWriter.bytes(of: .object(claims)))
+        let signature = HMACSHA256Key(secret: secret).authenticationCode(for: Array(input.utf8))
+        return input + "." + StrictBase64.encodeURL(signature)
+    }
+
+    func testARepeatedTokenGivesTheSameUserAndIsRememberedOnce() throws {
+        let verifier = try verifier()
+        let first = try verifier.verify(token: token(), nowSeconds: now)
+        XCTAssertEqual(verifier.verifiedTokens.count, 1)
+        XCTAssertEqual(try verifier.verify(token: token(), nowSeconds: now + 1), first)
+        XCTAssertEqual(verifier.verifiedTokens.count, 1)
+    }
+
+    func testARememberedTokenStillExpiresAndIsForgotten() throws {
+        let verifier = try verifier()
+        let text = token(expiry: now + 100)
+        _ = try verifier.verify(token: text, nowSeconds: now)
+        let leeway = GatewayLimits.tokenClockLeewaySeconds
+        XCTAssertNoThrow(try verifier.verify(token: text, nowSeconds: now + 100 + leeway - 1))
+        XCTAssertThrowsError(try verifier.verify(token: text, nowSeconds: now + 100 + leeway)) { XCTAssertEqual($0 as? AuthFailure, .expired) }
+        XCTAssertEqual(verifier.verifiedTokens.count, 0)
+    }
+
+    func testARememberedTokenIsCheckedAgainstNotBeforeAndIssuedAtOnAClockThatWentBack() throws {
+        let verifier = try verifier()
+        let leeway = GatewayLimits.tokenClockLeewaySeconds
+        let text = token(issuedAt: now, notBefore: now)
+        _ = try verifier.verify(token: text, nowSeconds: now)
+        XCTAssertThrowsError(try verifier.verify(token: text, nowSeconds: now - leeway - 1)) { XCTAssertEqual($0 as? AuthFailure, .notYetValid) }
+        let issuedLater = token(issuedAt: now + 5)
+        _ = try verifier.verify(token: issuedLater, nowSeconds: now + 5)
+        XCTAssertThrowsError(try verifier.verify(token: issuedLater, nowSeconds: now - leeway - 1)) {
+            XCTAssertEqual($0 as? AuthFailure, .invalidClaim("iat"))
+        }
+    }
+
+    func testRefusedTokensAreNotRemembered() throws {
+        let verifier = try verifier()
+        let wrongIssuer = token(issuer: "https://other.example.test")
+        for _ in 0..<2 {
+            XCTAssertThrowsError(try verifier.verify(token: wrongIssuer, nowSeconds: now)) { XCTAssertEqual($0 as? AuthFailure, .issuerMismatch) }
+        }
+        var forged = Array(token().utf8)
+        forged[forged.count - 2] = forged[forged.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        XCTAssertThrowsError(try verifier.verify(token: String(decoding: forged, as: UTF8.self), nowSeconds: now)) {
+            XCTAssertEqual($0 as? AuthFailure, .invalidSignature)
+        }
+        XCTAssertEqual(verifier.verifiedTokens.count, 0)
+    }
+
+    func testTheCacheIsBounded() {
+        let cache = VerifiedTokenCache(entriesMax: 3)
+        let user = AuthenticatedUser(userId: "u", email: "e")
+        cache.store(.init(user: user, expiry: now - 1, notBefore: nil, issuedAt: nil), for: "expired", nowSeconds: now)
+        for index in 0..<10 {
+            cache.store(.init(user: user, expiry: now + 60, notBefore: nil, issuedAt: nil), for: "t\(index)", nowSeconds: now)
+            XCTAssertLessThanOrEqual(cache.count, 3)
+        }
+        XCTAssertNil(cache.entry(for: "expired"))
+        XCTAssertNotNil(cache.entry(for: "t9"))
+    }
+}
