@@ -3,8 +3,11 @@ import PostgresClient
 
 /// PaymentsService's storage edge. Every transition of a transaction happens
 /// here inside one short transaction that holds the row lock (`SELECT ...
-/// FOR UPDATE`); the decision itself comes from the pure `PurchaseLifecycle`.
-/// `status` and `pending_action` are written as views of the state.
+/// FOR UPDATE`), or, on the purchase's happy path, as one autocommitted
+/// statement carrying the precondition that lock would have checked
+/// (`PaymentsStore+OneStatementPaths`); the decision itself comes from the
+/// pure `PurchaseLifecycle`. `status` and `pending_action` are written as
+/// views of the state.
 final class PaymentsStore: Sendable {
     let pool: PostgresPool
     let backoff: RetryBackoff
@@ -37,13 +40,14 @@ final class PaymentsStore: Sendable {
     /// it), with its claim, if any: the app's (a verify) or the one
     /// `AppleClaimRule` allowed (Apple's word naming a token of ours), admitted
     /// by `PurchaseLifecycle.admit`. Runs inside the caller's transaction so
-    /// a notification is recorded with its effect.
+    /// a notification is recorded with its effect. `rowExists`: the caller's
+    /// own insert (`recordIfNew`) just found the row, so it is not tried again.
     func record(
-        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection
+        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection,
+        rowExists: Bool = false
     ) async throws -> WordResult {
-        let initial = PurchaseLifecycle.start(
-            verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil, credits: payment.claim?.credits ?? 0)
-        if let inserted = try await insert(payment, state: initial, in: connection) {
+        if !rowExists, let inserted = try await insert(payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment),
+                                                       in: connection) {
             return WordResult(before: nil, after: inserted, accepted: true, conflict: false)
         }
         guard let current = try await lockedRecord(payment.transactionId, in: connection) else {
@@ -72,12 +76,18 @@ final class PaymentsStore: Sendable {
         return WordResult(before: current, after: after, accepted: received.accepted, conflict: false)
     }
 
+    /// The state of a transaction first seen in Apple's word, with `payment`'s claim if any.
+    static func firstState(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, of payment: NewPayment) -> PurchaseState {
+        PurchaseLifecycle.start(verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil,
+                                credits: payment.claim?.credits ?? 0)
+    }
+
     /// Inserts a transaction seen for the first time, already in `state`
     /// (its status, grant, verdict and schedule written by the insert
     /// itself); nil when it exists. A row that owes a step at once is leased
     /// to the inserting caller, who runs that step inline while the worker
     /// leaves it alone.
-    private func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
+    func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
         let claim = payment.claim
         let columns = PurchaseStateColumns(state, transactionId: payment.transactionId)
         let revocation = columns.revocation
