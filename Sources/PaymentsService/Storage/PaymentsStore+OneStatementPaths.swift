@@ -31,4 +31,36 @@ extension PaymentsStore {
             }
         }
     }
+
+    /// A step's result (saga step 3 for the grant) as one autocommitted
+    /// guarded update: `outcome` of `step` is applied to `seen`, the row as
+    /// the runner read it when it took the lease, by
+    /// `PurchaseLifecycle.complete` on `seen.state`, and written only where
+    /// the row still reads as exactly `seen.state` (`PurchaseStateGuard`).
+    /// Nil when the guard misses (Apple's word, another runner or an
+    /// operator changed the row since): nothing was written, and the caller
+    /// records through `complete`, which decides again on the locked row.
+    ///
+    /// Why the guard is sufficient: `complete` locks the row, reads its
+    /// state, and writes `PurchaseLifecycle.complete(step, outcome, state)`
+    /// through `write`, whose values are functions of that state (its views,
+    /// its owed step for the schedule) and of the row's own schedule
+    /// columns, which this update reads in place exactly as `write` does.
+    /// PostgreSQL evaluates the guard on the newest committed version of the
+    /// row while the update holds its lock, so whenever it holds, the locked
+    /// read would have found `seen.state` and written this same row. Like
+    /// `complete`, it checks the owed step and not the lease: a result is a
+    /// compare-and-set on the state, and every step is idempotent by its
+    /// event id.
+    func completeIfUnchanged(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String? = nil)
+        async throws(PaymentsError) -> PaymentRecord? {
+        guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
+        let values = Self.stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
+            + PurchaseStateGuard.values(seen.state)
+        return try await mappingErrors {
+            try await self.pool.withConnection { connection in
+                try await connection.query(Self.guardedStateUpdate, values).first.map(Self.record)
+            }
+        }
+    }
 }

@@ -252,7 +252,14 @@ final class PaymentsStore: Sendable {
 
     /// The statement `write` runs: `next`'s columns and schedule over row $1
     /// ($2...$20, `stateUpdateValues`).
-    static let stateUpdate = """
+    static let stateUpdate = stateUpdateStatement(where: "id = $1::uuid")
+
+    /// `stateUpdate` applied only while the row still reads as the state the
+    /// caller decided on (`PurchaseStateGuard` on $21...).
+    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(firstParameter: 21))
+
+    private static func stateUpdateStatement(where condition: String) -> String {
+        """
         update apple_iap_transactions set
             status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text,
             grant_state = $6::text, clawback_cycle = $7::integer, cycle_phase = $8::text, cycle_amount = $9::bigint,
@@ -268,9 +275,10 @@ final class PaymentsStore: Sendable {
             attempt_count = case $20::integer when 1 then attempt_count else 0 end,
             last_error = case $20::integer when 1 then last_error else null end,
             updated_at = now()
-        where id = $1::uuid
+        where \(condition)
         returning \(columns)
         """
+    }
 
     /// $1...$20 of `stateUpdate`. The schedule follows `current`'s owed step:
     /// 0 clears it (nothing owed), 1 keeps it (the same step still owed),
