@@ -1,7 +1,7 @@
 import PostgresClient
 
 /// The purchase's happy path in one autocommitted statement per step
-/// (docs/PERFORMANCE.md, "Fewer statements per purchase"). Each decision
+/// (docs/PERFORMANCE.md, "One statement per step"). Each decision
 /// still comes from the pure `PurchaseLifecycle`; each statement carries the
 /// precondition the row-locked transaction would have checked, and when it
 /// does not hold nothing is written and the caller takes that transaction
