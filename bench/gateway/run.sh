@@ -16,9 +16,10 @@
 #            `pgbench -S -M prepared` (select-only, on a pgbench -i -s 1 scratch
 #            database) beside balance; beside verify, a pgbench custom script
 #            with the commits and statements of one purchase (PERFORMANCE.md,
-#            "What one purchase costs"): 2 transactions (4 statements each
-#            with BEGIN/COMMIT) in the payments database + 1 autocommitted
-#            statement in points: 3 commits, 9 statements.
+#            "Statements and round trips per purchase"): 3 autocommitted
+#            statements, the insert of step 1 and the guarded update of step 3
+#            in the payments database and the Grant in points: 3 commits,
+#            3 statements.
 #   per request: CPU ms and context switches (voluntary + involuntary) of
 #            each process (postgres = postmaster and all its children) from
 #            /proc before/after the phase, and the cluster's write
@@ -294,20 +295,17 @@ create table ref_lots (id bigserial primary key, user_id uuid not null, source_e
   credited bigint not null, remaining bigint not null);
 SQL
 # One purchase's database work as logged (GATEWAY_BENCH_STATEMENTS=1, see
-# PERFORMANCE.md): step 1 = BEGIN, insert ... returning, update, COMMIT; the
-# Grant = one autocommitted statement (account upsert + ledger row + lot);
-# step 3 = BEGIN, select ... for update, update, COMMIT. 3 commits, 9
-# statements (round trips), in one connection (the services use two
-# databases and several connections; WAL and fsync are the cluster's).
+# PERFORMANCE.md): step 1 = one autocommitted insert ... on conflict do
+# nothing returning, in the claimed state; the Grant = one autocommitted
+# statement (account upsert + ledger row + lot); step 3 = one autocommitted
+# update guarded by the state it was decided on. 3 commits, 3 statements
+# (round trips), in one connection (the services use two databases and
+# several connections; WAL and fsync are the cluster's).
 cat > "$work/purchase.sql" <<'SCRIPT'
 \set user random(1, 1000000)
-BEGIN;
 insert into ref_payments (user_id, transaction_id, status, credits, signed_transaction_info, pending_action, next_attempt_at)
   values (md5(:user::text)::uuid, gen_random_uuid()::text, 'verified', 100, repeat('x', 1500), 'grant', now() + interval '30 seconds')
   on conflict (transaction_id) do nothing returning transaction_id \gset
-update ref_payments set status = 'verified', pending_action = 'grant', updated_at = now() where transaction_id = :transaction_id::text
-  returning id, status;
-COMMIT;
 with account as (
   insert into ref_accounts as account (user_id, balance, lifetime_earned) values (md5(:user::text)::uuid, 100, 100)
   on conflict (user_id) do update set balance = account.balance + 100, lifetime_earned = account.lifetime_earned + 100, updated_at = now()
@@ -322,11 +320,10 @@ with account as (
   select md5(:user::text)::uuid, 'purchase:' || :transaction_id::text, 100, 100 from entry
 )
 select id, balance_after from entry;
-BEGIN;
-select id, status, credits from ref_payments where transaction_id = :transaction_id::text for update;
 update ref_payments set status = 'granted', pending_action = null, next_attempt_at = null, ledger_event_id = 'purchase:' || :transaction_id::text,
-  updated_at = now() where transaction_id = :transaction_id::text returning id, status;
-COMMIT;
+  updated_at = now()
+  where transaction_id = :transaction_id::text and status = 'verified' and pending_action = 'grant' and credits = 100
+  returning id, status;
 SCRIPT
 # pgbench_tps NAME ARGS...: tps of one pgbench run, pinned to CPU 1.
 pgbench_tps() {
@@ -357,7 +354,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
   printf '%-34s %12s\n' reference "per second"
   printf '%-34s %12s\n' "pgbench -S -M prepared (select)" "$pgbench_select"
-  printf '%-34s %12s\n' "pgbench purchase.sql (3 commits)" "$pgbench_purchase"
+  printf '%-34s %12s\n' "pgbench purchase.sql (3 commits, 3 statements)" "$pgbench_purchase"
   read -r balance_rps _ <<< "$(summary balance)"
   read -r verify_rps _ <<< "$(summary verify)"
   awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'

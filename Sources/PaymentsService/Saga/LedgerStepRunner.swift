@@ -5,11 +5,13 @@ import Metrics
 import ServiceKit
 
 /// Runs the ledger steps a transaction owes (grant, clawback, reversal) and
-/// records each outcome through `PaymentsStore.complete`, which applies it
-/// only while the row still owes that very step. Used inline right after a
-/// request, by the saga worker and by `redrive`; a runner only runs a row it
-/// holds the lease of, and every PointsService call is idempotent by event
-/// id, so a step run twice (after a lost reply or an expired lease) is safe.
+/// records each outcome, only while the row still owes that very step:
+/// in one statement while the row is as the runner read it
+/// (`PaymentsStore.completeIfUnchanged`), else under the row lock
+/// (`PaymentsStore.complete`). Used inline right after a request, by the
+/// saga worker and by `redrive`; a runner only runs a row it holds the lease
+/// of, and every PointsService call is idempotent by event id, so a step run
+/// twice (after a lost reply or an expired lease) is safe.
 struct LedgerStepRunner: Sendable {
     let store: PaymentsStore
     let points: PointsLedger
@@ -82,7 +84,7 @@ struct LedgerStepRunner: Sendable {
             }
         }
         let ledgerEventId = step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
-        switch try await store.complete(step, with: outcome, transactionId: record.transactionId, ledgerEventId: ledgerEventId) {
+        switch try await recordResult(step, outcome, over: record, ledgerEventId: ledgerEventId) {
         case .applied(let updated):
             if step == .grant { FaultInjection.hit("payments.after_step3") }
             run.record = updated
@@ -97,6 +99,17 @@ struct LedgerStepRunner: Sendable {
             logger.info("saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
             run.record = current
         }
+    }
+
+    /// Records `outcome` in one guarded statement when the row is still as
+    /// this runner read it (`completeIfUnchanged`), otherwise under the row
+    /// lock (`complete`), which decides on the row as it is now.
+    private func recordResult(_ step: LedgerStep, _ outcome: StepOutcome, over record: PaymentRecord,
+                              ledgerEventId: String?) async throws(PaymentsError) -> PaymentsStore.StepRecording {
+        if let applied = try await store.completeIfUnchanged(step, with: outcome, over: record, ledgerEventId: ledgerEventId) {
+            return .applied(applied)
+        }
+        return try await store.complete(step, with: outcome, transactionId: record.transactionId, ledgerEventId: ledgerEventId)
     }
 
     private func postpone(

@@ -76,14 +76,22 @@ final class PaymentProcessor: Sendable {
         let (credits, overflow) = package.credits.multipliedReportingOverflow(by: Int64(quantity))
         guard !overflow else { throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) overflows the credits") }
 
-        // Saga step 1: record Apple's word and the app's claim in one transaction.
+        // Saga step 1: record Apple's word and the app's claim. A transaction
+        // seen for the first time is one autocommitted insert; an existing
+        // row is locked and updated in one transaction.
         let claim = PaymentClaim(userId: valid.userId, productCode: valid.productCode, credits: credits,
                                  emailHash: valid.emailHash, emailMasked: valid.emailMasked)
         let payment = Self.newPayment(transaction, signed: valid.signedTransactionInfo, tokenOwner: nil, claim: claim)
-        let word = try await store.mappingErrors {
-            try await self.store.pool.withTransaction { connection in
-                try await self.store.record(Self.verdict(of: transaction), signedAtUnixMilliseconds: transaction.signedDate?.millisecondsSince1970,
-                                            for: payment, in: connection)
+        let verdict = Self.verdict(of: transaction)
+        let signedAt = transaction.signedDate?.millisecondsSince1970
+        let word: PaymentsStore.WordResult
+        if let inserted = try await store.recordIfNew(verdict, signedAtUnixMilliseconds: signedAt, for: payment) {
+            word = inserted
+        } else {
+            word = try await store.mappingErrors {
+                try await self.store.pool.withTransaction { connection in
+                    try await self.store.record(verdict, signedAtUnixMilliseconds: signedAt, for: payment, in: connection, rowExists: true)
+                }
             }
         }
         guard !word.conflict else {

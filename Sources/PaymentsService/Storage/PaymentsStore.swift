@@ -3,8 +3,11 @@ import PostgresClient
 
 /// PaymentsService's storage edge. Every transition of a transaction happens
 /// here inside one short transaction that holds the row lock (`SELECT ...
-/// FOR UPDATE`); the decision itself comes from the pure `PurchaseLifecycle`.
-/// `status` and `pending_action` are written as views of the state.
+/// FOR UPDATE`), or, on the purchase's happy path, as one autocommitted
+/// statement carrying the precondition that lock would have checked
+/// (`PaymentsStore+OneStatementPaths`); the decision itself comes from the
+/// pure `PurchaseLifecycle`. `status` and `pending_action` are written as
+/// views of the state.
 final class PaymentsStore: Sendable {
     let pool: PostgresPool
     let backoff: RetryBackoff
@@ -37,13 +40,14 @@ final class PaymentsStore: Sendable {
     /// it), with its claim, if any: the app's (a verify) or the one
     /// `AppleClaimRule` allowed (Apple's word naming a token of ours), admitted
     /// by `PurchaseLifecycle.admit`. Runs inside the caller's transaction so
-    /// a notification is recorded with its effect.
+    /// a notification is recorded with its effect. `rowExists`: the caller's
+    /// own insert (`recordIfNew`) just found the row, so it is not tried again.
     func record(
-        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection
+        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection,
+        rowExists: Bool = false
     ) async throws -> WordResult {
-        let initial = PurchaseLifecycle.start(
-            verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil, credits: payment.claim?.credits ?? 0)
-        if let inserted = try await insert(payment, state: initial, in: connection) {
+        if !rowExists, let inserted = try await insert(payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment),
+                                                       in: connection) {
             return WordResult(before: nil, after: inserted, accepted: true, conflict: false)
         }
         guard let current = try await lockedRecord(payment.transactionId, in: connection) else {
@@ -72,22 +76,38 @@ final class PaymentsStore: Sendable {
         return WordResult(before: current, after: after, accepted: received.accepted, conflict: false)
     }
 
-    /// Inserts a transaction seen for the first time; nil when it exists.
-    /// A row that owes a step at once is leased to the inserting caller,
-    /// who runs that step inline while the worker leaves it alone.
-    private func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
+    /// The state of a transaction first seen in Apple's word, with `payment`'s claim if any.
+    static func firstState(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, of payment: NewPayment) -> PurchaseState {
+        PurchaseLifecycle.start(verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil,
+                                credits: payment.claim?.credits ?? 0)
+    }
+
+    /// Inserts a transaction seen for the first time, already in `state`
+    /// (its status, grant, verdict and schedule written by the insert
+    /// itself); nil when it exists. A row that owes a step at once is leased
+    /// to the inserting caller, who runs that step inline while the worker
+    /// leaves it alone.
+    func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
         let claim = payment.claim
-        let step = PurchaseLifecycle.pendingStep(state)
+        let columns = PurchaseStateColumns(state, transactionId: payment.transactionId)
+        let revocation = columns.revocation
+        let cycle = columns.cycle
         let rows = try await connection.query("""
             insert into apple_iap_transactions (
                 id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
-                web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, status, credits, quantity,
-                currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked, claimed,
-                pending_action, next_attempt_at, owed_since)
-            values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0),
-                    'received', $11::bigint, $12::integer, $13, $14::bigint, $15, $16::jsonb, $17, $18, $19::boolean,
-                    $20::text, case when $20::text is null then null else now() + make_interval(secs => $21::bigint / 1000.0) end,
-                    case when $20::text is null then null else now() end)
+                web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, quantity,
+                currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked,
+                status, pending_action, revoked, failure_code, claimed, credits, grant_state,
+                clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted, overdue_amount,
+                verdict_signed_at, revocation_date, revocation_reason, revocation_type, revocation_percentage,
+                ledger_event_id, next_attempt_at, owed_since)
+            values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0), $11::integer,
+                    $12, $13::bigint, $14, $15::jsonb, $16, $17,
+                    $18::text, $19::text, $20::boolean, $21::text, $22::boolean, $23::bigint, $24::text,
+                    $25::integer, $26::text, $27::bigint, $28::text, $29::bigint, $30::bigint,
+                    to_timestamp($31::bigint / 1000.0), to_timestamp($32::bigint / 1000.0), $33::text, $34::text, $35::integer,
+                    $36::text, case when $19::text is null then null else now() + make_interval(secs => $37::bigint / 1000.0) end,
+                    case when $19::text is null then null else now() end)
             on conflict (transaction_id) do nothing
             returning \(Self.columns)
             """, [
@@ -95,17 +115,19 @@ final class PaymentsStore: Sendable {
                 .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
                 optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
                 payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
-                .int64(claim?.credits ?? 0), .int64(Int64(payment.quantity)), optional(payment.currency),
+                .int64(Int64(payment.quantity)), optional(payment.currency),
                 payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked), .bool(claim != nil),
-                optional(step?.pendingAction.rawValue), .int64(backoff.leaseMilliseconds),
+                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked),
+                .text(columns.status.rawValue), optional(columns.pendingAction?.rawValue), .bool(revocation != nil),
+                optional(columns.failureCode), .bool(columns.claimed), .int64(columns.credits), .text(columns.grantState),
+                .int64(Int64(cycle?.number ?? 0)), optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason),
+                .int64(cycle?.deducted ?? 0), .int64(cycle?.overdue ?? 0),
+                columns.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+                revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason), optional(revocation?.type),
+                revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
+                optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
             ])
-        // The new row comes back from the insert itself: this transaction
-        // wrote it, so it already holds its lock and no one else sees it
-        // until commit (no `select ... for update` round trip).
-        guard let row = rows.first else { return nil }
-        let inserted = try Self.record(row)
-        return try await write(state, over: inserted, in: connection, ledgerEventId: nil, verdictChanged: true, keepSchedule: true)
+        return try rows.first.map(Self.record)
     }
 
     private func writeClaim(_ claim: PaymentClaim, quantity: Int32, signed: String, over current: PaymentRecord,
@@ -219,54 +241,67 @@ final class PaymentsStore: Sendable {
     /// one keeps its schedule and lease, and nothing owed clears it.
     func write(
         _ next: PurchaseState, over current: PaymentRecord, in connection: PostgresConnection, ledgerEventId: String?,
-        verdictChanged: Bool, keepSchedule: Bool = false
+        verdictChanged: Bool
     ) async throws -> PaymentRecord {
-        let nextStep = PurchaseLifecycle.pendingStep(next)
-        // A granted purchase always names its ledger event (docs/protocols/payments/apple-iap-protocol.md, 3.3).
-        let ledgerEventId = ledgerEventId ?? (next.grant == .applied ? LedgerEventId.purchase(transactionId: current.transactionId) : nil)
-        let schedule: Int64 = if nextStep == nil { 0 } else if keepSchedule || nextStep == current.pendingStep { 1 } else { 2 }
-        let revocation = next.verdict.revocation
-        let cycle = next.cycle
-        let failureCode: String? = switch next.grant {
-        case .refused(let reason): reason
-        default: (cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : nil
-        }
-        let grantState: String = switch next.grant {
-        case .notOwed: "not_owed"
-        case .owed: "owed"
-        case .applied: "applied"
-        case .refused: "refused"
-        }
-        let rows = try await connection.query("""
-            update apple_iap_transactions set
-                status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text,
-                grant_state = $6::text, clawback_cycle = $7::integer, cycle_phase = $8::text, cycle_amount = $9::bigint,
-                cycle_reason = $10::text, cycle_deducted = $11::bigint, overdue_amount = $12::bigint,
-                verdict_signed_at = to_timestamp($13::bigint / 1000.0),
-                revocation_date = case when $14::boolean then to_timestamp($15::bigint / 1000.0) else revocation_date end,
-                revocation_reason = case when $14::boolean then $16::text else revocation_reason end,
-                revocation_type = case when $14::boolean then $17::text else revocation_type end,
-                revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
-                ledger_event_id = coalesce($19::text, ledger_event_id),
-                next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
-                owed_since = case $20::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
-                attempt_count = case $20::integer when 1 then attempt_count else 0 end,
-                last_error = case $20::integer when 1 then last_error else null end,
-                updated_at = now()
-            where id = $1::uuid
-            returning \(Self.columns)
-            """, [
-                .uuid(current.id), .text(PurchaseLifecycle.status(next).rawValue), optional(nextStep?.pendingAction.rawValue),
-                .bool(revocation != nil), optional(failureCode), .text(grantState), .int64(Int64(cycle?.number ?? 0)),
-                optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason), .int64(cycle?.deducted ?? 0),
-                .int64(cycle?.overdue ?? 0), next.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-                .bool(verdictChanged && revocation != nil), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-                optional(revocation?.reason), optional(revocation?.type),
-                revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
-                optional(ledgerEventId), .int64(schedule),
-            ])
+        let rows = try await connection.query(
+            Self.stateUpdate,
+            Self.stateUpdateValues(next, over: current, ledgerEventId: ledgerEventId, verdictChanged: verdictChanged))
         guard let row = rows.first else { throw PaymentsError.internalFailure(detail: "locked row vanished") }
         return try Self.record(row)
+    }
+
+    /// The statement `write` runs: `next`'s columns and schedule over row $1
+    /// ($2...$20, `stateUpdateValues`).
+    static let stateUpdate = stateUpdateStatement(where: "id = $1::uuid")
+
+    /// `stateUpdate` applied only while the row still reads as the state the
+    /// caller decided on (`PurchaseStateGuard` on $21...).
+    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(firstParameter: 21))
+
+    private static func stateUpdateStatement(where condition: String) -> String {
+        """
+        update apple_iap_transactions set
+            status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text,
+            grant_state = $6::text, clawback_cycle = $7::integer, cycle_phase = $8::text, cycle_amount = $9::bigint,
+            cycle_reason = $10::text, cycle_deducted = $11::bigint, overdue_amount = $12::bigint,
+            verdict_signed_at = to_timestamp($13::bigint / 1000.0),
+            revocation_date = case when $14::boolean then to_timestamp($15::bigint / 1000.0) else revocation_date end,
+            revocation_reason = case when $14::boolean then $16::text else revocation_reason end,
+            revocation_type = case when $14::boolean then $17::text else revocation_type end,
+            revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
+            ledger_event_id = coalesce($19::text, ledger_event_id),
+            next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
+            owed_since = case $20::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
+            attempt_count = case $20::integer when 1 then attempt_count else 0 end,
+            last_error = case $20::integer when 1 then last_error else null end,
+            updated_at = now()
+        where \(condition)
+        returning \(columns)
+        """
+    }
+
+    /// $1...$20 of `stateUpdate`. The schedule follows `current`'s owed step:
+    /// 0 clears it (nothing owed), 1 keeps it (the same step still owed),
+    /// 2 makes a newly owed step due now.
+    static func stateUpdateValues(_ next: PurchaseState, over current: PaymentRecord, ledgerEventId: String?, verdictChanged: Bool)
+        -> [PostgresValue] {
+        let state = PurchaseStateColumns(next, transactionId: current.transactionId)
+        let nextStep = PurchaseLifecycle.pendingStep(next)
+        // A granted purchase always names its ledger event (docs/protocols/payments/apple-iap-protocol.md, 3.3).
+        let ledgerEventId = ledgerEventId ?? state.grantLedgerEventId
+        let schedule: Int64 = if nextStep == nil { 0 } else if nextStep == current.pendingStep { 1 } else { 2 }
+        let revocation = state.revocation
+        let cycle = state.cycle
+        return [
+            .uuid(current.id), .text(state.status.rawValue), optional(state.pendingAction?.rawValue),
+            .bool(revocation != nil), optional(state.failureCode), .text(state.grantState), .int64(Int64(cycle?.number ?? 0)),
+            optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason), .int64(cycle?.deducted ?? 0),
+            .int64(cycle?.overdue ?? 0), state.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            .bool(verdictChanged && revocation != nil), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            optional(revocation?.reason), optional(revocation?.type),
+            revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
+            optional(ledgerEventId), .int64(schedule),
+        ]
     }
 
     // MARK: Leases

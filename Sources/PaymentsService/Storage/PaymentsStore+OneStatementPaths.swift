@@ -1,0 +1,66 @@
+import PostgresClient
+
+/// The purchase's happy path in one autocommitted statement per step
+/// (docs/PERFORMANCE.md, "One statement per step"). Each decision
+/// still comes from the pure `PurchaseLifecycle`; each statement carries the
+/// precondition the row-locked transaction would have checked, and when it
+/// does not hold nothing is written and the caller takes that transaction
+/// path, unchanged, so every race ends as it did.
+extension PaymentsStore {
+    /// Saga step 1 for a transaction seen for the first time, as one
+    /// autocommitted `insert ... on conflict do nothing returning`: the row
+    /// is written in the state `PurchaseLifecycle.start` gives Apple's word
+    /// and `payment`'s claim, leased to the caller when it owes a step,
+    /// exactly as `record` inserts it. Nil when the row exists (a
+    /// resubmission, a concurrent one, Apple's word recorded first): nothing
+    /// was written, and the caller records through `record(..., rowExists:
+    /// true)` in a transaction, which locks the row and admits the claim.
+    ///
+    /// No transaction is needed: the insert is the only write, and a new row
+    /// has no earlier state to check, no owner to conflict with and no
+    /// reader before it commits. A row that conflicts is committed by the
+    /// time the insert returns (ON CONFLICT waits for a concurrent inserter),
+    /// so the fallback's locked read finds it.
+    func recordIfNew(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment)
+        async throws(PaymentsError) -> WordResult? {
+        let state = Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment)
+        return try await mappingErrors {
+            try await self.pool.withConnection { connection in
+                try await self.insert(payment, state: state, in: connection)
+                    .map { WordResult(before: nil, after: $0, accepted: true, conflict: false) }
+            }
+        }
+    }
+
+    /// A step's result (saga step 3 for the grant) as one autocommitted
+    /// guarded update: `outcome` of `step` is applied to `seen`, the row as
+    /// the runner read it when it took the lease, by
+    /// `PurchaseLifecycle.complete` on `seen.state`, and written only where
+    /// the row still reads as exactly `seen.state` (`PurchaseStateGuard`).
+    /// Nil when the guard misses (Apple's word, another runner or an
+    /// operator changed the row since): nothing was written, and the caller
+    /// records through `complete`, which decides again on the locked row.
+    ///
+    /// Why the guard is sufficient: `complete` locks the row, reads its
+    /// state, and writes `PurchaseLifecycle.complete(step, outcome, state)`
+    /// through `write`, whose values are functions of that state (its views,
+    /// its owed step for the schedule) and of the row's own schedule
+    /// columns, which this update reads in place exactly as `write` does.
+    /// PostgreSQL evaluates the guard on the newest committed version of the
+    /// row while the update holds its lock, so whenever it holds, the locked
+    /// read would have found `seen.state` and written this same row. Like
+    /// `complete`, it checks the owed step and not the lease: a result is a
+    /// compare-and-set on the state, and every step is idempotent by its
+    /// event id.
+    func completeIfUnchanged(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String? = nil)
+        async throws(PaymentsError) -> PaymentRecord? {
+        guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
+        let values = Self.stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
+            + PurchaseStateGuard.values(seen.state)
+        return try await mappingErrors {
+            try await self.pool.withConnection { connection in
+                try await connection.query(Self.guardedStateUpdate, values).first.map(Self.record)
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import PostgresClient
+
+/// The SQL condition "this row of `apple_iap_transactions` reads as exactly
+/// this `PurchaseState`": every column the state is read from, compared
+/// through the expressions `PaymentsStore.record(_:)` reads it with (a
+/// revocation's terms only when revoked, a refusal's reason only when
+/// refused, a cycle's fields only when there is one). An update carrying it
+/// applies only while the row's state is still the one the caller decided
+/// on, and is evaluated on the newest row version under the row lock, so
+/// such an update is a compare-and-set of the whole state in one statement.
+enum PurchaseStateGuard {
+    /// How many parameters `condition` takes, from `firstParameter` on.
+    static let parameterCount = 16
+
+    /// The condition on parameters $n...$n+15 (bound with `values`).
+    static func condition(firstParameter n: Int) -> String {
+        """
+        revoked = $\(n)::boolean
+            and (not revoked or (revocation_type is not distinct from $\(n + 1)::text
+                and revocation_percentage is not distinct from $\(n + 2)::integer
+                and coalesce(revocation_reason, 'REFUND') = $\(n + 3)::text
+                and (extract(epoch from revocation_date) * 1000)::bigint is not distinct from $\(n + 4)::bigint))
+            and (extract(epoch from verdict_signed_at) * 1000)::bigint is not distinct from $\(n + 5)::bigint
+            and claimed = $\(n + 6)::boolean and credits = $\(n + 7)::bigint
+            and grant_state = $\(n + 8)::text and (grant_state <> 'refused' or coalesce(failure_code, 'GRANT_REFUSED') = $\(n + 9)::text)
+            and clawback_cycle = $\(n + 10)::integer
+            and (clawback_cycle = 0 or (cycle_phase = $\(n + 11)::text and cycle_amount = $\(n + 12)::bigint
+                and coalesce(cycle_reason, '') = $\(n + 13)::text and cycle_deducted = $\(n + 14)::bigint
+                and overdue_amount = $\(n + 15)::bigint))
+        """
+    }
+
+    /// The parameters of `condition` for `state` (NULL where a part is absent).
+    static func values(_ state: PurchaseState) -> [PostgresValue] {
+        let revocation = state.verdict.revocation
+        let cycle = state.cycle
+        var refusal: String?
+        if case .refused(let reason) = state.grant { refusal = reason }
+        return [
+            .bool(revocation != nil), text(revocation?.type), revocation?.percentageMilliunits.map { .int64(Int64($0)) } ?? .null,
+            text(revocation?.reason), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            state.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            .bool(state.claimed), .int64(state.credits), .text(PurchaseStateColumns.grantState(state.grant)), text(refusal),
+            .int64(Int64(cycle?.number ?? 0)), text(cycle?.phase.rawValue), cycle.map { .int64($0.amount) } ?? .null,
+            text(cycle?.reason), cycle.map { .int64($0.deducted) } ?? .null, cycle.map { .int64($0.overdue) } ?? .null,
+        ]
+    }
+
+    private static func text(_ value: String?) -> PostgresValue {
+        value.map(PostgresValue.text) ?? .null
+    }
+}
