@@ -200,7 +200,7 @@ if [[ "$trace_statements" == 1 ]]; then
   exit 0
 fi
 
-# sample: "ticks switches" for Gateway, PaymentsService, PointsService and the cluster, then the next xid.
+# sample: "ticks switches" for Gateway, PaymentsService, PointsService and the cluster, then the next xid, the WAL position and the full-page image count.
 postgres_pids() {
   local postmaster
   postmaster="$(head -1 "${IAP_DATA_DIR:-$root/.data}/pg/postmaster.pid" 2>/dev/null)" || return 0
@@ -224,10 +224,12 @@ sample() {
   done
   # shellcheck disable=SC2046
   printf '%s ' "$(proc_usage $(postgres_pids))"
-  # The next transaction id: its delta counts the cluster's write transactions (read-only ones take none).
-  timeout 10 "${psql_admin[@]}" -c "select pg_snapshot_xmax(pg_current_snapshot())"
+  # The next transaction id: its delta counts the cluster's write transactions (read-only ones take none);
+  # the WAL position: its delta is the WAL written; and the full-page images written (pg_stat_wal.wal_fpi).
+  timeout 10 "${psql_admin[@]}" -c "select pg_snapshot_xmax(pg_current_snapshot()) || ' ' || (pg_current_wal_lsn() - '0/0')::bigint
+    || ' ' || (select wal_fpi from pg_stat_wal)"
 }
-# per_request BEFORE AFTER COUNT: CPU ms and context switches per request per process, and write transactions (xids).
+# per_request BEFORE AFTER COUNT: CPU ms and context switches per request per process, write transactions (xids), WAL bytes and full-page images.
 per_request() {
   awk -v count="$3" -v hz="$(getconf CLK_TCK)" -v before="$1" -v after="$2" 'BEGIN {
     split(before, b, " "); split(after, a, " "); split("gateway payments points postgres", names, " ")
@@ -236,7 +238,8 @@ per_request() {
       ms = (a[2*i-1] - b[2*i-1]) * 1000 / hz / count; cpu += ms
       line = line sprintf("%s %.3f ms %.1f cs; ", names[i], ms, (a[2*i] - b[2*i]) / count)
     }
-    printf "%s total %.3f ms CPU; write transactions %.2f", line, cpu, (a[9] - b[9]) / count
+    printf "%s total %.3f ms CPU; write transactions %.2f; WAL %.0f bytes, %.2f full-page images", line, cpu, (a[9] - b[9]) / count,
+      (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
 ledger_rows() {
