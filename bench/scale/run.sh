@@ -14,9 +14,12 @@
 #      bench/scale/plan.sql (the same deterministic plan in both databases),
 #      then batches of users, one transaction each (payments.sql,
 #      points.sql: set-based INSERT ... SELECT, so memory and WAL per batch
-#      stay bounded), then the invariants (check.sql: balance = ledger sum =
+#      stay bounded; the two databases side by side), the loaded tables'
+#      keys and indexes dropped before and built after the batches
+#      (bulk-begin.sql, bulk-end.sql: same names and definitions), then
+#      the invariants (check.sql: balance = ledger sum =
 #      open lots, balance_after chain, lifetime figures, spend movements),
-#      VACUUM (ANALYZE) and a CHECKPOINT.
+#      VACUUM (ANALYZE), a CHECKPOINT, sync and a SETTLE_SECONDS pause.
 #   4. full: bench/gateway/run.sh again on the prefilled databases
 #      (GATEWAY_BENCH_KEEP_DATABASES=1), its tokens minted for users of the
 #      big tables (GATEWAY_BENCH_USERS; the first is the balance user).
@@ -30,18 +33,21 @@
 # Knobs (environment): PURCHASES=1000000 LEDGER_ROWS=10000000 (at most 50
 # ledger rows per purchase) USERS=PURCHASES/5 BATCH_LEDGER_ROWS=500000 (rows
 # per prefill transaction) PHASE_SECONDS=10 CONNECTIONS=16 ROUNDS=1
+# SETTLE_SECONDS=30 (pause after the prefill's sync, before measuring)
 # KEEP_FULL=1 (reuse scale_full_* when it holds exactly this prefill: no
 # second prefill while tuning). A smoke run:
 #   PURCHASES=20000 LEDGER_ROWS=200000 bench/scale/run.sh
 # Time on the shared 2-vCPU machine (after the build): the prefill of
-# 1M/10M takes about 11 minutes (payments and points side by side, keys and
-# indexes built at the end), the invariant check and VACUUM about 2 more,
-# each gateway run about 2: the whole run about 16 minutes; each further
-# round adds 4. Every step has a timeout (each SQL step 10 minutes, index
-# builds 25, each gateway run 15).
+# 1M/10M takes 6.5 minutes when the machine is quiet, 11 when other builds
+# share it (payments and points side by side, keys and indexes built at
+# the end); the invariant check and VACUUM 1-2 more; each gateway run
+# 1-2: the whole run 12-17 minutes, each further round 2-4 more. Every
+# step has a timeout (each SQL step 10 minutes, index builds 25, each
+# gateway run 15).
 # Output also goes to bench/out/scale-<timestamp>.txt (ignored by git).
 # Leaves the cluster running (scripts/pg.sh stop stops it) and the
-# scale_* databases in place (about 7 GB at full size).
+# scale_* databases in place (about 14 GB at full size; drop them with
+# psql, or keep them for KEEP_FULL=1).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 purchases="${PURCHASES:-1000000}"
@@ -52,7 +58,8 @@ seconds="${PHASE_SECONDS:-10}"
 connections="${CONNECTIONS:-16}"
 rounds="${ROUNDS:-1}"
 keep_full="${KEEP_FULL:-0}"
-for knob in purchases ledger_rows users batch_rows seconds connections rounds; do
+settle="${SETTLE_SECONDS:-30}"
+for knob in purchases ledger_rows users batch_rows seconds connections rounds settle; do
   [[ "${!knob}" =~ ^[0-9]+$ ]] || { echo "$knob must be a whole number" >&2; exit 2; }
 done
 ((purchases >= 1000 && purchases <= 5000000)) || { echo "PURCHASES must be 1000...5000000" >&2; exit 2; }
@@ -60,6 +67,7 @@ done
 ((users >= 10 && users <= purchases)) || { echo "USERS must be 10...PURCHASES" >&2; exit 2; }
 ((batch_rows >= 10000 && batch_rows <= 2000000)) || { echo "BATCH_LEDGER_ROWS must be 10000...2000000" >&2; exit 2; }
 ((rounds >= 1 && rounds <= 3)) || { echo "ROUNDS must be 1...3" >&2; exit 2; }
+((settle <= 600)) || { echo "SETTLE_SECONDS must be 0...600" >&2; exit 2; }
 # Distinct fresh transactions for a verify phase at up to 1,000/s.
 transactions=$((seconds * 1000 < 200000 ? seconds * 1000 : 200000))
 batches=$(((ledger_rows + batch_rows - 1) / batch_rows))
@@ -142,10 +150,20 @@ prefill() {
   t=$(date +%s)
   on points check.sql > "$work/check.txt"
   check_seconds=$(elapsed "$t")
+  if awk -F'|' '$2 != 0 { bad = 1 } END { exit !bad }' "$work/check.txt"; then
+    echo "prefill: ledger invariants violated: $(tr '|\n' ' ;' < "$work/check.txt")" >&2; exit 1
+  fi
   t=$(date +%s)
   for db in payments points; do timeout 1200 "${psql_admin[@]}" -d "scale_full_$db" -c "vacuum (analyze)"; done
   timeout 300 "${psql_admin[@]}" -c checkpoint
   vacuum_seconds=$(elapsed "$t")
+  # Let the kernel finish writing the prefill back (dirty pages, extent
+  # conversions) before measuring: full runs started right after a prefill
+  # measured slower in every process, the gateway's included.
+  t=$(date +%s)
+  timeout 300 sync || true
+  sleep "$settle"
+  settle_seconds=$(elapsed "$t")
   timeout 30 "${psql_admin[@]}" -d scale_full_points -c "comment on table points_ledger is 'scale prefill $prefill_signature'"
 }
 
@@ -160,7 +178,7 @@ mean_of() {
   local prefix="$1"; shift
   local round values=()
   for round in $(seq 1 "$rounds"); do values+=("$("$@" "$work/$prefix-$round.txt" | head -1)"); done
-  printf '%s\n' "${values[@]}" | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n }'
+  printf '%s\n' "${values[@]}" | awk '{ s += $1; n++ } END { if (n) printf "%.2f", s / n }'
 }
 # table_row LABEL EXTRACTOR ARGS...: a rate (higher is better) of empty and full, their ratio and the verdict.
 table_row() {
@@ -168,8 +186,8 @@ table_row() {
   local empty full
   empty="$(mean_of empty "$@")"; full="$(mean_of full "$@")"
   awk -v l="$label" -v e="$empty" -v f="$full" -v cost="${COST_ROW:-0}" 'BEGIN {
-    r = (e > 0 ? f / e : 0)
-    printf "%-30s %12s %12s %8.3f  %s\n", l, e, f, r, (cost ? "(a cost)" : (r >= 0.90 ? "yes" : "NO")) }'
+    r = (e > 0 ? sprintf("%8.3f", f / e) : "     n/a")
+    printf "%-30s %12s %12s %s  %s\n", l, e, f, r, (cost ? "(a cost)" : (e > 0 && f / e >= 0.90 ? "yes" : "NO")) }'
 }
 # per_purchase FIELD FILE: a figure of the report's "per purchase" line: cpu (total ms), wal (bytes) or fpi (full-page images).
 per_purchase() {
@@ -181,14 +199,15 @@ per_purchase() {
 say "Flat as it grows (issue #13): $(date -u +%FT%TZ), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 say "command: PURCHASES=$purchases LEDGER_ROWS=$ledger_rows USERS=$users BATCH_LEDGER_ROWS=$batch_rows PHASE_SECONDS=$seconds CONNECTIONS=$connections ROUNDS=$rounds bench/scale/run.sh"
 gateway_run empty-1 scale_empty
-prefill_seconds="" check_seconds="" vacuum_seconds=""
+prefill_seconds="" check_seconds="" vacuum_seconds="" settle_seconds=""
 if prefilled; then
   echo "scale_full_* already holds this prefill (KEEP_FULL=1): reused" >&2
 else
   prefill
 fi
+# Users of the prefill (they have spent; the gateway runs' own users have not).
 timeout 60 "${psql_admin[@]}" -d scale_full_points \
-  -c "select user_id from user_points order by md5(user_id::text) limit 32" > "$work/users"
+  -c "select user_id from user_points where lifetime_spent > 0 order by md5(user_id::text) limit 32" > "$work/users"
 gateway_run full-1 scale_full GATEWAY_BENCH_KEEP_DATABASES=1 GATEWAY_BENCH_USERS="$work/users"
 for round in $(seq 2 "$rounds"); do
   gateway_run "empty-$round" scale_empty
@@ -197,9 +216,8 @@ done
 
 say ""
 if [[ -n "$prefill_seconds" ]]; then
-  say "prefill: $prefill_seconds s ($batches batches of $batch_users users), invariant check $check_seconds s, vacuum (analyze) + checkpoint $vacuum_seconds s"
+  say "prefill: $prefill_seconds s ($batches batches of $batch_users users), invariant check $check_seconds s, vacuum (analyze) + checkpoint $vacuum_seconds s, sync + settle $settle_seconds s"
   say "invariants (violations, all must be 0): $(tr '|\n' ' ;' < "$work/check.txt")"
-  if awk -F'|' '$2 != 0 { bad = 1 } END { exit !bad }' "$work/check.txt"; then say "INVARIANTS VIOLATED"; exit 1; fi
 else
   say "prefill: reused from an earlier run (KEEP_FULL=1)"
 fi
