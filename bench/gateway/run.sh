@@ -32,9 +32,17 @@
 #            verify phases into DIR/{balance,verify}.data, the processes' pids
 #            in DIR/{balance,verify}.pids (split with perf script / --pid;
 #            bench/gateway/perf-split.py prints the table PERFORMANCE.md uses).
+#   GATEWAY_BENCH_DATABASES=PREFIX  the bench databases are PREFIX_points,
+#            PREFIX_payments and PREFIX_pgbench (default gateway_bench).
+#   GATEWAY_BENCH_KEEP_DATABASES=1  PREFIX_points and PREFIX_payments are used
+#            as they are (e.g. prefilled by bench/scale/run.sh), not recreated.
+#   GATEWAY_BENCH_USERS=FILE  the tokens are minted for these user ids (one
+#            UUID a line; the first one is the balance user) instead of
+#            32 fresh ones.
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own
-# databases (gateway_bench_points, gateway_bench_payments), recreated per run.
+# databases (gateway_bench_points, gateway_bench_payments), recreated per run
+# unless GATEWAY_BENCH_KEEP_DATABASES=1.
 # Bounded: each phase is a fixed number of seconds, every step has a timeout;
 # < 3 minutes after the build.
 #
@@ -51,6 +59,13 @@ transactions="${3:-20000}"
 tokens=32
 load_cpu=1
 bundle_id="com.meeyao.qianwen"
+databases="${GATEWAY_BENCH_DATABASES:-gateway_bench}"
+[[ "$databases" =~ ^[a-z][a-z0-9_]{0,40}$ ]] || { echo "GATEWAY_BENCH_DATABASES must be a lower-case name" >&2; exit 2; }
+points_db="${databases}_points"
+payments_db="${databases}_payments"
+pgbench_db="${databases}_pgbench"
+users_file="${GATEWAY_BENCH_USERS:-}"
+[[ -z "$users_file" || -s "$users_file" ]] || { echo "GATEWAY_BENCH_USERS: no such file or empty: $users_file" >&2; exit 2; }
 
 if ! command -v wrk >/dev/null; then
   echo "installing wrk" >&2
@@ -70,13 +85,15 @@ bin="$root/.build/release"
 
 eval "$(timeout 120 "$root/scripts/pg.sh" start)"
 psql_admin=(env PGOPTIONS=-cclient_min_messages=warning psql -h 127.0.0.1 -p "$PG_PORT" -U iap -v ON_ERROR_STOP=1 -qAt -d postgres)
-for db in gateway_bench_points gateway_bench_payments gateway_bench_pgbench; do
+recreated=("$pgbench_db")
+[[ "${GATEWAY_BENCH_KEEP_DATABASES:-0}" == 1 ]] || recreated+=("$points_db" "$payments_db")
+for db in "${recreated[@]}"; do
   timeout 60 "${psql_admin[@]}" -c "drop database if exists $db" -c "create database $db"
 done
 trace_statements="${GATEWAY_BENCH_STATEMENTS:-0}"
 perf_dir="${GATEWAY_BENCH_PERF:-}"
 if [[ "$trace_statements" == 1 ]]; then
-  for db in gateway_bench_points gateway_bench_payments; do
+  for db in "$points_db" "$payments_db"; do
     timeout 60 "${psql_admin[@]}" -c "alter database $db set log_statement = 'all'"
   done
 fi
@@ -122,10 +139,10 @@ start() {
 }
 # INTERNAL_AUTH=off: the benchmark measures the services on cleartext loopback
 # (SagaBench calls PaymentsService directly, without a certificate).
-start PointsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_points" LOG_LEVEL=warning \
+start PointsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/$points_db" LOG_LEVEL=warning \
   PACKAGES_FILE="$root/config/packages.json" LISTEN_ADDR=127.0.0.1:0 INTERNAL_AUTH=off
 points_address="$address"
-start PaymentsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/gateway_bench_payments" LOG_LEVEL=warning \
+start PaymentsService DATABASE_URL="postgresql://iap@127.0.0.1:$PG_PORT/$payments_db" LOG_LEVEL=warning \
   POINTS_ADDR="$points_address" LISTEN_ADDR=127.0.0.1:0 APPLE_BUNDLE_ID="$bundle_id" APPLE_ENVIRONMENTS=Sandbox \
   APPLE_ROOT_CERTS="$work/root.der,$work/saga/root.der" APPLE_ONLINE_CHECKS=0 INTERNAL_AUTH=off
 payments_address="$address"
@@ -135,11 +152,19 @@ gateway_env=(JWT_HS256_SECRET="$jwt_secret" JWT_ISSUER=iap-bench JWT_AUDIENCE=ia
              PAYMENTS_ADDR="$payments_address" LOG_LEVEL=warning INTERNAL_AUTH=off)
 start Gateway "${gateway_env[@]}" LISTEN_ADDR=127.0.0.1:0
 gateway_address="$address"
+# Purchase rows are counted from here on (a kept database may hold millions; seq is indexed).
+ledger_from="$(timeout 30 "${psql_admin[@]}" -d "$points_db" -c "select coalesce(max(seq), 0) from points_ledger")"
 base="http://$gateway_address"
 
+if [[ -n "$users_file" ]]; then
+  mapfile -t users < <(head -n 1000 "$users_file")
+else
+  users=()
+  for _ in $(seq 1 "$tokens"); do users+=("$(cat /proc/sys/kernel/random/uuid)"); done
+fi
 : > "$work/tokens"
-for i in $(seq 1 "$tokens"); do
-  user="$(cat /proc/sys/kernel/random/uuid)"
+for i in "${!users[@]}"; do
+  user="${users[$i]}"
   timeout 10 env "${gateway_env[@]}" "$bin/Gateway" mint-token --sub "$user" --email "bench$i@example.com" --ttl 3600 >> "$work/tokens" \
     || { echo "Gateway mint-token failed" >&2; exit 1; }
 done
@@ -176,7 +201,7 @@ if [[ "$trace_statements" == 1 ]]; then
   exit 0
 fi
 
-# sample: "ticks switches" for Gateway, PaymentsService, PointsService and the cluster, then the next xid.
+# sample: "ticks switches" for Gateway, PaymentsService, PointsService and the cluster, then the next xid, the WAL position and the full-page image count.
 postgres_pids() {
   local postmaster
   postmaster="$(head -1 "${IAP_DATA_DIR:-$root/.data}/pg/postmaster.pid" 2>/dev/null)" || return 0
@@ -200,10 +225,12 @@ sample() {
   done
   # shellcheck disable=SC2046
   printf '%s ' "$(proc_usage $(postgres_pids))"
-  # The next transaction id: its delta counts the cluster's write transactions (read-only ones take none).
-  timeout 10 "${psql_admin[@]}" -c "select pg_snapshot_xmax(pg_current_snapshot())"
+  # The next transaction id: its delta counts the cluster's write transactions (read-only ones take none);
+  # the WAL position: its delta is the WAL written; and the full-page images written (pg_stat_wal.wal_fpi).
+  timeout 10 "${psql_admin[@]}" -c "select pg_snapshot_xmax(pg_current_snapshot()) || ' ' || (pg_current_wal_lsn() - '0/0')::bigint
+    || ' ' || (select wal_fpi from pg_stat_wal)"
 }
-# per_request BEFORE AFTER COUNT: CPU ms and context switches per request per process, and write transactions (xids).
+# per_request BEFORE AFTER COUNT: CPU ms and context switches per request per process, write transactions (xids), WAL bytes and full-page images.
 per_request() {
   awk -v count="$3" -v hz="$(getconf CLK_TCK)" -v before="$1" -v after="$2" 'BEGIN {
     split(before, b, " "); split(after, a, " "); split("gateway payments points postgres", names, " ")
@@ -212,10 +239,13 @@ per_request() {
       ms = (a[2*i-1] - b[2*i-1]) * 1000 / hz / count; cpu += ms
       line = line sprintf("%s %.3f ms %.1f cs; ", names[i], ms, (a[2*i] - b[2*i]) / count)
     }
-    printf "%s total %.3f ms CPU; write transactions %.2f", line, cpu, (a[9] - b[9]) / count
+    printf "%s total %.3f ms CPU; write transactions %.2f; WAL %.0f bytes, %.2f full-page images", line, cpu, (a[9] - b[9]) / count,
+      (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
-ledger_rows() { timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select count(*) from points_ledger where change_type = 'purchase'"; }
+ledger_rows() {
+  timeout 30 "${psql_admin[@]}" -d "$points_db" -c "select count(*) from points_ledger where change_type = 'purchase' and seq > $ledger_from"
+}
 # wrk_requests NAME: the completed requests wrk counted.
 wrk_requests() { sed -n 's/^\s*\([0-9]*\) requests in .*/\1/p' "$work/$1.wrk"; }
 
@@ -275,9 +305,9 @@ saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" -
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
 # --- references: pgbench on the same cluster, same client count, pinned like wrk ---
 echo "pgbench references: -S and the purchase script, ${seconds}s each, $connections clients" >&2
-timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q gateway_bench_pgbench > "$work/pgbench-init.out" 2>&1 \
+timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q "$pgbench_db" > "$work/pgbench-init.out" 2>&1 \
   || { echo "pgbench -i failed:" >&2; cat "$work/pgbench-init.out" >&2; exit 1; }
-timeout 60 "${psql_admin[@]}" -d gateway_bench_pgbench <<'SQL'
+timeout 60 "${psql_admin[@]}" -d "$pgbench_db" <<'SQL'
 create table ref_payments (
   id uuid primary key default gen_random_uuid(), user_id uuid, transaction_id text not null unique, status text not null,
   credits bigint not null, signed_transaction_info text not null, pending_action text, next_attempt_at timestamptz,
@@ -329,7 +359,7 @@ SCRIPT
 pgbench_tps() {
   local name="$1"; shift
   (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
-      -c "$connections" -j 1 -T "$seconds" "$@" gateway_bench_pgbench > "pgbench-$name.out" 2>&1) \
+      -c "$connections" -j 1 -T "$seconds" "$@" "$pgbench_db" > "pgbench-$name.out" 2>&1) \
     || { echo "pgbench $name failed:" >&2; cat "$work/pgbench-$name.out" >&2; exit 1; }
   sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$name.out" | head -1
 }
@@ -337,7 +367,7 @@ pgbench_select="$(pgbench_tps select -S)"
 pgbench_purchase="$(pgbench_tps purchase -f purchase.sql)"
 outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
 first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
-credited="$(timeout 30 "${psql_admin[@]}" -d gateway_bench_points -c "select count(*) from points_ledger where change_type = 'purchase'" 2>/dev/null || echo '?')"
+credited="$(ledger_rows 2>/dev/null || echo '?')"
 # psql_admin ends with -d postgres; a second -d wins in psql.
 
 out_dir="$root/bench/out"
