@@ -19,7 +19,9 @@ final class LibPQConnection: @unchecked Sendable {
     private let reactor: PostgresSocketReactor
     private let inFlight = Atomic<Bool>(false)
 
-    /// `PGconn` handles not yet freed, process-wide (tests check nothing leaks).
+    /// `PGconn` handles allocated and not yet freed, process-wide, counted
+    /// from `PQconnectdbParams` to `PQfinish` on every path (tests check
+    /// that neither a failed connect nor a closed pool leaks one).
     static var liveHandleCount: Int { liveHandles.withLock { $0 } }
     private static let liveHandles = LockedCounter()
 
@@ -27,7 +29,6 @@ final class LibPQConnection: @unchecked Sendable {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
         self.reactor = reactor
-        Self.liveHandles.withLock { $0 += 1 }
     }
 
     deinit { close() }
@@ -57,17 +58,19 @@ final class LibPQConnection: @unchecked Sendable {
         guard let handle else {
             return .failure(PostgresError(code: .connectionFailed, message: "libpq could not allocate a connection", isConnectionLoss: true))
         }
-        guard PQstatus(handle) == CONNECTION_OK else {
-            let message = lastMessage(handle)
-            PQfinish(handle)
-            return .failure(PostgresError(code: .connectionFailed, message: message, isConnectionLoss: true))
-        }
+        liveHandles.withLock { $0 += 1 }
+        guard PQstatus(handle) == CONNECTION_OK else { return .failure(finishFailed(handle, message: lastMessage(handle))) }
         guard PQsetnonblocking(handle, 1) == 0 else {
-            let message = lastMessage(handle)
-            PQfinish(handle)
-            return .failure(PostgresError(code: .connectionFailed, message: "cannot switch to non-blocking mode: \(message)", isConnectionLoss: true))
+            return .failure(finishFailed(handle, message: "cannot switch to non-blocking mode: \(lastMessage(handle))"))
         }
         return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
+    }
+
+    /// Frees a handle whose connect failed; the error to report.
+    private static func finishFailed(_ handle: OpaquePointer, message: String) -> PostgresError {
+        PQfinish(handle)
+        liveHandles.withLock { $0 -= 1 }
+        return PostgresError(code: .connectionFailed, message: message, isConnectionLoss: true)
     }
 
     /// True once libpq reports the connection unusable (or after `close()`).
