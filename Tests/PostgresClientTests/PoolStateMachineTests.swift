@@ -44,6 +44,17 @@ final class PoolStateMachineTests: XCTestCase {
         XCTAssertFalse(machine.waiterLeft(stays), "a served waiter cannot time out any more")
     }
 
+    func testABrokenReleaseEvictsTheIdleConnections() {
+        var machine = Machine(connectionsMax: 4, waitersMax: 10)
+        for _ in 0..<3 { guard case .open = acquire(&machine) else { return XCTFail() } }
+        guard case .park = machine.release(1, broken: false), case .park = machine.release(2, broken: false) else { return XCTFail() }
+        XCTAssertEqual(machine.idle.count, 2)
+        guard case .discard(false) = machine.release(3, broken: true) else { return XCTFail() }
+        XCTAssertEqual(machine.idle.count, 0, "idle connections of a lost server are dropped, not handed out")
+        XCTAssertEqual(machine.openCount, 0)
+        guard case .open = acquire(&machine) else { return XCTFail("the next caller gets a fresh connection") }
+    }
+
     func testBrokenReleaseFreesTheSlotAndOpensForAWaiter() {
         var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)

@@ -73,9 +73,18 @@ struct PoolStateMachine<Connection> {
     }
 
     /// A leased connection comes back (`broken`: it must not be reused).
+    /// A broken one also evicts the idle connections: a lost connection
+    /// mostly means the server restarted or failed over, and then every
+    /// idle one is dead too, which libpq only finds out by using it. Handing
+    /// them out one by one would fail as many calls as the pool holds
+    /// (more than any caller's retries); opening fresh ones costs a connect.
     mutating func release(_ connection: Connection, broken: Bool) -> ReleaseAction {
         if broken || isClosed {
             openCount -= 1
+            if broken {
+                openCount -= idle.count
+                idle.removeAll()   // the owner closes a connection when it drops it
+            }
             return .discard(openForWaiter: reserveSlotForWaiter())
         }
         return handOverOrPark(connection)
