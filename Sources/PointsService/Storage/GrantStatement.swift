@@ -32,4 +32,10 @@ enum GrantStatement {
         [.uuid(grant.userId), .text(grant.eventId), .int64(grant.credits), .text(grant.bizId), .text(grant.fingerprint),
          .json(LedgerMetadata.purchase(grant)), .int64(PointsLimits.balanceMax)]
     }
+
+    /// What the statement did: a row when it applied, none when the balance cap refused it.
+    static func outcome(_ rows: PostgresRows) throws(PostgresError) -> GrantBatchStatement.Outcome {
+        guard let row = rows.first else { return .refusedAtBalanceMax }
+        return .applied(ledgerEntryId: try row.uuid("id"), balanceAfter: try row.int64("balance_after"))
+    }
 }

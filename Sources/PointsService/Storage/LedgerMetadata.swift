@@ -5,7 +5,12 @@ import StrictJSON
 /// docs/protocols/common/user-points-chat-data-protocol.md (section 3).
 enum LedgerMetadata {
     static func purchase(_ grant: ValidatedGrant) -> String {
-        encode([
+        JSONWriter.string(of: purchaseDocument(grant))
+    }
+
+    /// `purchase` as a value, for a statement that carries many (`GrantBatchStatement`).
+    static func purchaseDocument(_ grant: ValidatedGrant) -> JSONValue {
+        document([
             "source": grant.source.source,
             "platform": grant.source.platform,
             "product_code": grant.package.productCode,
@@ -60,9 +65,13 @@ enum LedgerMetadata {
         encode(["spend_event_id": reversal.spendEventId])
     }
 
-    /// `{"ext": {...}}` with the members in key order (stable text for
-    /// audit diffs), written by the one JSON writer (StrictJSON).
+    /// `document` written by the one JSON writer (StrictJSON).
     private static func encode(_ ext: [String: any Sendable]) -> String {
+        JSONWriter.string(of: document(ext))
+    }
+
+    /// `{"ext": {...}}` with the members in key order (stable text for audit diffs).
+    private static func document(_ ext: [String: any Sendable]) -> JSONValue {
         var members = JSONObject()
         for key in ext.keys.sorted() {
             let value: JSONValue = switch ext[key] {
@@ -77,6 +86,6 @@ enum LedgerMetadata {
         }
         var document = JSONObject()
         document.insert("ext", .object(members))
-        return JSONWriter.string(of: .object(document))
+        return .object(document)
     }
 }

@@ -22,6 +22,11 @@ enum SpendStatement {
          .text(spend.fingerprint), .json(JSONWriter.string(of: spend.metadata ?? .object(JSONObject())))]
     }
 
+    /// Calls the function for `spend`: autocommitted, or inside the caller's transaction.
+    static func run(_ spend: ValidatedSpend, on connection: PostgresConnection) async throws -> (Outcome, balance: Int64) {
+        try outcome(of: try await connection.query(sql, parameters(spend)).first!)
+    }
+
     /// What the function answered.
     enum Outcome: Equatable {
         /// Written: the ledger row's id and the attribution (JSON list).

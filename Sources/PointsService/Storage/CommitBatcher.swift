@@ -1,0 +1,104 @@
+import Foundation
+import PostgresClient
+import ServiceKit
+import Synchronization
+
+/// Commits concurrent writes together (group commit): under load, the
+/// writes that arrive while earlier batches run are carried by one
+/// statement (`Write.execute`), so a batch pays one round trip, one plan and
+/// one commit instead of one each. A lone write starts at once and waits
+/// for nobody.
+///
+/// Which writes go together is `CommitBatchQueue`'s decision; this type
+/// only carries it out. A batch is all or nothing: when its statement fails
+/// for any reason (a replayed event id among the items, a lost connection, a
+/// timeout), every item of the batch is answered `.runAlone`, and its
+/// caller runs it through the single path, which decides replays,
+/// conflicts and retries for it as before.
+final class CommitBatcher<Write: BatchedWrite>: Sendable {
+    /// How a submitted write ended.
+    enum Answer: Sendable, Equatable {
+        case outcome(Write.Outcome)
+        /// The batch failed or the queue was full: run it on its own.
+        case runAlone
+    }
+
+    /// What the batcher has done since it started.
+    struct Statistics: Sendable, Equatable {
+        /// Statements run (a lone write's included).
+        var batches = 0
+        /// Writes those statements carried.
+        var items = 0
+        /// The most writes one statement carried.
+        var largestBatch = 0
+        /// Statements that failed, each of their writes then run alone.
+        var failedBatches = 0
+    }
+
+    /// A write waiting for its batch, and where its answer goes.
+    struct Submission: Sendable {
+        let item: Write.Item
+        let answer: CheckedContinuation<Answer, Never>
+    }
+
+    private let pool: PostgresPool
+    private let queue: Mutex<CommitBatchQueue<Submission>>
+    private let counts = Mutex(Statistics())
+
+    init(pool: PostgresPool, batchSizeMax: Int = PointsLimits.commitBatchSizeMax,
+         batchesInFlightMax: Int, waitingMax: Int = PointsLimits.commitBatchWaitingMax) {
+        self.pool = pool
+        queue = Mutex(CommitBatchQueue(batchSizeMax: batchSizeMax, batchesInFlightMax: batchesInFlightMax, waitingMax: waitingMax) {
+            Write.keys($0.item)
+        })
+    }
+
+    var statistics: Statistics { counts.withLock { $0 } }
+
+    /// Waits for the batch that carries `item`; never throws (a failed
+    /// batch answers `.runAlone`).
+    func submit(_ item: Write.Item) async -> Answer {
+        await withCheckedContinuation { continuation in
+            carryOut(queue.withLock { $0.submit(Submission(item: item, answer: continuation)) })
+        }
+    }
+
+    private func carryOut(_ action: CommitBatchQueue<Submission>.Action) {
+        switch action {
+        case .run(let batch):
+            Task { await self.run(batch) }
+        case .runAlone(let submission):
+            submission.answer.resume(returning: .runAlone)
+        case .wait, .none:
+            break
+        }
+    }
+
+    /// Runs one batch, answers its writes, then hands its slot on.
+    private func run(_ batch: [Submission]) async {
+        let items = batch.map(\.item)
+        let answers: [Answer]
+        do {
+            let outcomes = try await pool.withConnection { connection in
+                // The statement is its own transaction: dying here is dying before the commit.
+                if let fault = Write.beforeCommitFault { FaultInjection.hit(fault) }
+                return try await Write.execute(items, on: connection)
+            }
+            precondition(outcomes.count == items.count, "one outcome per batched write")
+            answers = outcomes.map(Answer.outcome)
+        } catch {
+            answers = Array(repeating: .runAlone, count: batch.count)
+        }
+        counts.withLock { counts in
+            counts.batches += 1
+            counts.items += batch.count
+            counts.largestBatch = max(counts.largestBatch, batch.count)
+            if answers.first == .runAlone { counts.failedBatches += 1 }
+        }
+        let next = queue.withLock { $0.batchFinished() }
+        for (submission, answer) in zip(batch, answers) {
+            submission.answer.resume(returning: answer)
+        }
+        carryOut(next)
+    }
+}
