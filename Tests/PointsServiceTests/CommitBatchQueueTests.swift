@@ -60,6 +60,18 @@ final class CommitBatchQueueTests: XCTestCase {
         guard case .none = queue.batchFinished() else { return XCTFail("nothing waits") }
     }
 
+    func testAGrantTakesAFreeSlotWithoutQueueingAndOnlyAFreeOne() {
+        var queue = queue(inFlight: 2)
+        XCTAssertTrue(queue.startIfSlotFree())
+        XCTAssertTrue(queue.startIfSlotFree())
+        XCTAssertFalse(queue.startIfSlotFree(), "both slots are taken")
+        XCTAssertEqual(queue.batchesInFlight, 2)
+        guard case .wait = queue.submit(item(0, "a")) else { return XCTFail("no slot: it waits") }
+        XCTAssertEqual(batch(queue.batchFinished()), [item(0, "a")], "a freed slot goes to the waiting grant")
+        guard case .none = queue.batchFinished() else { return XCTFail("nothing waits") }
+        XCTAssertTrue(queue.startIfSlotFree())
+    }
+
     func testAFullQueueSendsTheGrantOffAlone() {
         var queue = queue(inFlight: 1, waiting: 2)
         _ = queue.submit(item(0, "a"))

@@ -44,15 +44,21 @@ struct CommitBatchQueue<Item> {
 
     var waitingCount: Int { waiting.count }
 
-    /// A write arrives.
+    /// A write arrives: it takes a free slot (and starts alone, at once)
+    /// if there is one. True when it did; the owner runs it as a batch of
+    /// one and then calls `batchFinished`.
+    mutating func startIfSlotFree() -> Bool {
+        guard batchesInFlight < batchesInFlightMax else { return false }
+        // A free slot means nothing waits (a slot that frees takes the
+        // waiting writes first).
+        assert(waiting.isEmpty, "writes wait while a batch slot is free")
+        batchesInFlight += 1
+        return true
+    }
+
+    /// A write arrives (or arrives again after `startIfSlotFree` found no slot).
     mutating func submit(_ item: Item) -> Action {
-        if batchesInFlight < batchesInFlightMax {
-            // A free slot means nothing waits (a slot that frees takes the
-            // waiting writes first), so this one starts alone at once.
-            assert(waiting.isEmpty, "writes wait while a batch slot is free")
-            batchesInFlight += 1
-            return .run([item])
-        }
+        if startIfSlotFree() { return .run([item]) }
         guard waiting.count < waitingMax else { return .runAlone(item) }
         waiting.append(item)
         return .wait

@@ -56,9 +56,13 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
     var statistics: Statistics { counts.withLock { $0 } }
 
     /// Waits for the batch that carries `item`; never throws (a failed
-    /// batch answers `.runAlone`).
+    /// batch answers `.runAlone`). With a slot free it runs at once, on the
+    /// caller's own task (no hop to another task when there is no load).
     func submit(_ item: Write.Item) async -> Answer {
-        await withCheckedContinuation { continuation in
+        if queue.withLock({ $0.startIfSlotFree() }) {
+            return await execute([item])[0]
+        }
+        return await withCheckedContinuation { continuation in
             carryOut(queue.withLock { $0.submit(Submission(item: item, answer: continuation)) })
         }
     }
@@ -74,9 +78,17 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
         }
     }
 
-    /// Runs one batch, answers its writes, then hands its slot on.
+    /// Runs a batch of waiting writes and answers them.
     private func run(_ batch: [Submission]) async {
-        let items = batch.map(\.item)
+        let answers = await execute(batch.map(\.item))
+        for (submission, answer) in zip(batch, answers) {
+            submission.answer.resume(returning: answer)
+        }
+    }
+
+    /// Runs one batch in a slot already taken, hands the slot on, and
+    /// returns one answer per item.
+    private func execute(_ items: [Write.Item]) async -> [Answer] {
         let answers: [Answer]
         do {
             let outcomes = try await pool.withConnection { connection in
@@ -87,18 +99,15 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
             precondition(outcomes.count == items.count, "one outcome per batched write")
             answers = outcomes.map(Answer.outcome)
         } catch {
-            answers = Array(repeating: .runAlone, count: batch.count)
+            answers = Array(repeating: .runAlone, count: items.count)
         }
         counts.withLock { counts in
             counts.batches += 1
-            counts.items += batch.count
-            counts.largestBatch = max(counts.largestBatch, batch.count)
+            counts.items += items.count
+            counts.largestBatch = max(counts.largestBatch, items.count)
             if answers.first == .runAlone { counts.failedBatches += 1 }
         }
-        let next = queue.withLock { $0.batchFinished() }
-        for (submission, answer) in zip(batch, answers) {
-            submission.answer.resume(returning: answer)
-        }
-        carryOut(next)
+        carryOut(queue.withLock { $0.batchFinished() })
+        return answers
     }
 }
