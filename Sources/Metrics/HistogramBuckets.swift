@@ -16,6 +16,10 @@ public struct HistogramBuckets: Sendable, Equatable {
     /// pool's 5 s acquire timeout.
     public static let poolWaitSeconds = HistogramBuckets([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5])
 
+    /// Writes one group commit carried (PointsService's grant batches), 1 to
+    /// the batch bound of 64.
+    public static let writesPerCommit = HistogramBuckets([1, 2, 4, 8, 16, 32, 64])
+
     /// Calls to Apple's App Store Server API in seconds: a round trip across
     /// the internet, retries' waits not included, up to the 30 s timeout.
     public static let remoteCallSeconds = HistogramBuckets([0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30])

@@ -37,14 +37,14 @@ do {
     if !FaultInjection.armedPoints.isEmpty {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
+    let registry = MetricsRegistry()
+    let metrics = try PointsMetrics(registry: registry)
     let pool = ServiceDatabase.pool(settings.database, applicationName: "points-service")
-    let store = PointsStore(pool: pool, catalog: settings.catalog)
+    let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
 
-    let registry = MetricsRegistry()
-    let metrics = try PointsMetrics(registry: registry)
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
     let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)

@@ -80,6 +80,9 @@ enum ExpositionSamples {
         metrics.database.update(inUse: 0, max: 8, waiters: 0)
         metrics.database.recordAcquire(waited: .microseconds(300), timedOut: false)
         metrics.dependencies.report(.database, isUp: false)
+        metrics.recordGrantCommit(grants: 1, failed: false)
+        metrics.recordGrantCommit(grants: 12, failed: false)
+        metrics.recordGrantCommit(grants: 3, failed: true)
         return registry.render()
     }
 

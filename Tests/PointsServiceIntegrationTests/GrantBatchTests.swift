@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
+import Synchronization
 import XCTest
 
 /// Group commit of regular grants on the real database: the batch statement
@@ -126,7 +127,10 @@ final class GrantBatchTests: PointsStoreTestCase {
     func testAFailedBatchSendsEachOfItsGrantsOffAlone() async throws {
         let replayed = request(user: newUser())
         _ = try await store.grant(replayed)
-        let batcher = CommitBatcher<GrantBatchStatement>(pool: store.pool, batchesInFlightMax: 1)
+        let observed = Mutex<[(writes: Int, failed: Bool)]>([])
+        let batcher = CommitBatcher<GrantBatchStatement>(pool: store.pool, batchesInFlightMax: 1) { writes, failed in
+            observed.withLock { $0.append((writes, failed)) }
+        }
         let fresh = try (0..<20).map { _ in try validated(request(user: newUser())) }
         let grants = [try validated(replayed)] + fresh
         let answers = await withTaskGroup(of: (String, CommitBatcher<GrantBatchStatement>.Answer).self) { group in
@@ -150,6 +154,9 @@ final class GrantBatchTests: PointsStoreTestCase {
         }
         XCTAssertGreaterThanOrEqual(batcher.statistics.failedBatches, 1)
         XCTAssertEqual(batcher.statistics.items, grants.count)
+        let statements = observed.withLock { $0 }
+        XCTAssertEqual(statements.map(\.writes).reduce(0, +), grants.count, "the observer hears of every statement")
+        XCTAssertEqual(statements.filter(\.failed).count, batcher.statistics.failedBatches)
     }
 
     /// Through the store, under concurrency: distinct users, one user with

@@ -119,6 +119,24 @@ public enum IAPMetricNames {
         help: "Requests for a database connection that timed out or found the waiter queue full.",
         kind: .counter)
 
+    // MARK: PointsService: group commit of grants
+
+    /// Regular grants each of PointsService's grant statements carried
+    /// (`CommitBatcher`): 1 when a grant ran alone, more when grants that
+    /// arrived together shared one statement and one commit.
+    public static let pointsGrantsPerCommit = MetricDescriptor(
+        name: "iap_points_grants_per_commit",
+        help: "Regular grants one grant statement carried and committed together.",
+        kind: .histogram, buckets: .writesPerCommit)
+
+    /// Grant statements that failed (a replayed event id among their grants,
+    /// a lost connection, a timeout): nothing was written and each of their
+    /// grants was run again alone.
+    public static let pointsGrantBatchesFailed = MetricDescriptor(
+        name: "iap_points_grant_batches_failed_total",
+        help: "Grant statements that failed as a whole, their grants then run alone.",
+        kind: .counter)
+
     // MARK: PaymentsService: the saga
 
     /// Every ledger step a runner finished (inline, worker or redrive):
@@ -231,6 +249,7 @@ public enum IAPMetricNames {
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
         dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts,
+        pointsGrantsPerCommit, pointsGrantBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge,
         clawbacks, overdueCredits, catalogMissingProducts,
         notifications, jwsVerifications, jwsChainCacheLookups,

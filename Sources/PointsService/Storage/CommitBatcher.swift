@@ -41,13 +41,18 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
         let answer: CheckedContinuation<Answer, Never>
     }
 
+    /// Told of every statement: the writes it carried, and whether it failed.
+    typealias Observer = @Sendable (_ writes: Int, _ failed: Bool) -> Void
+
     private let pool: PostgresPool
     private let queue: Mutex<CommitBatchQueue<Submission>>
     private let counts = Mutex(Statistics())
+    private let observer: Observer?
 
     init(pool: PostgresPool, batchSizeMax: Int = PointsLimits.commitBatchSizeMax,
-         batchesInFlightMax: Int, waitingMax: Int = PointsLimits.commitBatchWaitingMax) {
+         batchesInFlightMax: Int, waitingMax: Int = PointsLimits.commitBatchWaitingMax, observer: Observer? = nil) {
         self.pool = pool
+        self.observer = observer
         queue = Mutex(CommitBatchQueue(batchSizeMax: batchSizeMax, batchesInFlightMax: batchesInFlightMax, waitingMax: waitingMax) {
             Write.keys($0.item)
         })
@@ -107,6 +112,7 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
             counts.largestBatch = max(counts.largestBatch, items.count)
             if answers.first == .runAlone { counts.failedBatches += 1 }
         }
+        observer?(items.count, answers.first == .runAlone)
         carryOut(queue.withLock { $0.batchFinished() })
         return answers
     }

@@ -13,11 +13,13 @@ final class PointsStore: Sendable {
     /// Commits concurrent regular grants together.
     let grantBatcher: CommitBatcher<GrantBatchStatement>
 
-    init(pool: PostgresPool, catalog: PackageCatalog) {
+    /// `observeGrantCommits` is told of every grant statement (metrics).
+    init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil) {
         self.pool = pool
         self.catalog = catalog
         grantBatcher = CommitBatcher(
-            pool: pool, batchesInFlightMax: PointsLimits.commitBatchesInFlightMax(connectionsMax: pool.configuration.connectionsMax))
+            pool: pool, batchesInFlightMax: PointsLimits.commitBatchesInFlightMax(connectionsMax: pool.configuration.connectionsMax),
+            observer: observeGrantCommits)
     }
 
     /// Applies the schema migrations (safe to run from several instances at once).
