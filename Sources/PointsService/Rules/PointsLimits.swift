@@ -30,12 +30,4 @@ enum PointsLimits {
     /// A spend's biz_type ([a-z][a-z0-9_]*) and its metadata object.
     static let bizTypeBytesMax = 32
     static let spendMetadataBytesMax = 2 * 1024
-    /// Regular grants committed together by one statement (`CommitBatcher`).
-    static let commitBatchSizeMax = 64
-    /// Writes waiting for a batch, per kind; one more runs on its own.
-    static let commitBatchWaitingMax = 4_096
-    /// Batches of one kind running at once: a quarter of the pool, 1...4, so
-    /// the other commands always find connections, and so that under load
-    /// the writes queue up and commit together instead of one by one.
-    static func commitBatchesInFlightMax(connectionsMax: Int) -> Int { min(4, max(1, connectionsMax / 4)) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import ServiceKitDatabase
 import StrictJSON
 
 /// `GrantStatement` for many regular grants at once: one statement, one
@@ -60,7 +61,7 @@ enum GrantBatchStatement: BatchedWrite {
     }
 
     /// What the statement did for one grant.
-    enum Outcome: Equatable {
+    enum Outcome: Equatable, Sendable {
         /// Credited: the purchase row and the balance after it.
         case applied(ledgerEntryId: UUID, balanceAfter: Int64)
         /// The balance would pass `PointsLimits.balanceMax`: nothing written.
@@ -76,8 +77,9 @@ enum GrantBatchStatement: BatchedWrite {
         return grants.map { written[$0.eventId] ?? .refusedAtBalanceMax }
     }
 
-    static func keys(_ grant: ValidatedGrant) -> CommitBatchKeys {
-        .init(user: grant.userId, event: grant.eventId)
+    /// The account and the ledger row (a user's grants keep their order).
+    static func keys(_ grant: ValidatedGrant) -> [String] {
+        ["user " + grant.userId.uuidString, "event " + grant.eventId]
     }
 
     /// A lone grant runs the single `GrantStatement`, exactly as without batching.

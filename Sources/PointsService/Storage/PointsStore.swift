@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import PostgresClient
 import ServiceKit
+import ServiceKitDatabase
 import StrictJSON
 
 /// PointsService's storage edge: each RPC is one short transaction over the
@@ -17,9 +18,8 @@ final class PointsStore: Sendable {
     init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil) {
         self.pool = pool
         self.catalog = catalog
-        grantBatcher = CommitBatcher(
-            pool: pool, batchesInFlightMax: PointsLimits.commitBatchesInFlightMax(connectionsMax: pool.configuration.connectionsMax),
-            observer: observeGrantCommits)
+        grantBatcher = CommitBatcher(pool: pool, limits: .init(connectionsMax: pool.configuration.connectionsMax),
+                                     observer: observeGrantCommits)
     }
 
     /// Applies the schema migrations (safe to run from several instances at once).

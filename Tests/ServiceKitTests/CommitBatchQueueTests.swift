@@ -1,9 +1,9 @@
 import Foundation
-@testable import PointsService
+import ServiceKitDatabase
 import TestSupport
 import XCTest
 
-/// The group-commit queue alone: which grants start, wait, run together or alone.
+/// The group-commit queue alone: which writes start, wait, run together or alone.
 final class CommitBatchQueueTests: XCTestCase {
     private struct Item: Equatable {
         let user: UUID
@@ -13,7 +13,7 @@ final class CommitBatchQueueTests: XCTestCase {
     private typealias Queue = CommitBatchQueue<Item>
 
     private func queue(size: Int = 4, inFlight: Int = 1, waiting: Int = 100) -> Queue {
-        Queue(batchSizeMax: size, batchesInFlightMax: inFlight, waitingMax: waiting) { .init(user: $0.user, event: $0.event) }
+        Queue(batchSizeMax: size, batchesInFlightMax: inFlight, waitingMax: waiting) { [$0.user.uuidString, $0.event] }
     }
 
     private let users = (0..<8).map { _ in UUID() }

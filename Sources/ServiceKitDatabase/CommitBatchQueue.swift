@@ -1,22 +1,18 @@
-import Foundation
-
-/// Which writes (regular grants) run together (group commit). Pure: the
-/// batcher (`CommitBatcher`) owns one, feeds it events and carries out the
-/// actions.
+/// Which writes run together (group commit). Pure: the batcher
+/// (`CommitBatcher`) owns one, feeds it events and carries out the actions.
 ///
 /// A write starts at once while fewer than `batchesInFlightMax` batches run,
 /// so a lone write waits for nobody. Otherwise it waits, and when a batch
 /// ends the next one takes the waiting writes in arrival order, up to
-/// `batchSizeMax`, leaving for a later batch any write whose user or event id
-/// is already in it: one statement touches an account row once (and a
-/// user's writes keep their order), and an event id twice in one statement
-/// would fail all of it. When `waitingMax` writes already wait, a write is
-/// told to run alone (the pool's own limits then apply), so the queue is
+/// `batchSizeMax`, leaving for a later batch any write that shares a key
+/// with one already in it (the rows it writes: an account, an event id, a
+/// transaction id): one statement then touches each row once, and a row's
+/// writes keep their order. When `waitingMax` writes already wait, a write
+/// is told to run alone (the pool's own limits then apply), so the queue is
 /// bounded and never refuses.
-struct CommitBatchQueue<Item> {
-    /// What identifies an item's account row and ledger row.
+public struct CommitBatchQueue<Item> {
     /// What the owner does after an event.
-    enum Action {
+    public enum Action {
         /// Run these together, now (one statement, one commit).
         case run([Item])
         /// The item waits for a batch to end.
@@ -27,14 +23,15 @@ struct CommitBatchQueue<Item> {
         case none
     }
 
-    let batchSizeMax: Int
-    let batchesInFlightMax: Int
-    let waitingMax: Int
-    private let keys: (Item) -> CommitBatchKeys
+    public let batchSizeMax: Int
+    public let batchesInFlightMax: Int
+    public let waitingMax: Int
+    /// The rows an item writes; two items sharing one never share a batch.
+    private let keys: (Item) -> [String]
     private var waiting: [Item] = []
-    private(set) var batchesInFlight = 0
+    public private(set) var batchesInFlight = 0
 
-    init(batchSizeMax: Int, batchesInFlightMax: Int, waitingMax: Int, keys: @escaping (Item) -> CommitBatchKeys) {
+    public init(batchSizeMax: Int, batchesInFlightMax: Int, waitingMax: Int, keys: @escaping (Item) -> [String]) {
         precondition(batchSizeMax >= 1 && batchesInFlightMax >= 1 && waitingMax >= 0)
         self.batchSizeMax = batchSizeMax
         self.batchesInFlightMax = batchesInFlightMax
@@ -42,12 +39,12 @@ struct CommitBatchQueue<Item> {
         self.keys = keys
     }
 
-    var waitingCount: Int { waiting.count }
+    public var waitingCount: Int { waiting.count }
 
     /// A write arrives: it takes a free slot (and starts alone, at once)
     /// if there is one. True when it did; the owner runs it as a batch of
     /// one and then calls `batchFinished`.
-    mutating func startIfSlotFree() -> Bool {
+    public mutating func startIfSlotFree() -> Bool {
         guard batchesInFlight < batchesInFlightMax else { return false }
         // A free slot means nothing waits (a slot that frees takes the
         // waiting writes first).
@@ -57,7 +54,7 @@ struct CommitBatchQueue<Item> {
     }
 
     /// A write arrives (or arrives again after `startIfSlotFree` found no slot).
-    mutating func submit(_ item: Item) -> Action {
+    public mutating func submit(_ item: Item) -> Action {
         if startIfSlotFree() { return .run([item]) }
         guard waiting.count < waitingMax else { return .runAlone(item) }
         waiting.append(item)
@@ -65,19 +62,17 @@ struct CommitBatchQueue<Item> {
     }
 
     /// A batch ended (whatever its outcome): its slot goes to the waiting writes.
-    mutating func batchFinished() -> Action {
+    public mutating func batchFinished() -> Action {
         precondition(batchesInFlight > 0, "a batch finished that never started")
         batchesInFlight -= 1
         guard !waiting.isEmpty else { return .none }
         var batch: [Item] = []
-        var users = Set<UUID>()
-        var events = Set<String>()
+        var taken = Set<String>()
         var left: [Item] = []
         for item in waiting {
             let itemKeys = keys(item)
-            if batch.count < batchSizeMax && !users.contains(itemKeys.user) && !events.contains(itemKeys.event) {
-                users.insert(itemKeys.user)
-                events.insert(itemKeys.event)
+            if batch.count < batchSizeMax && itemKeys.allSatisfy({ !taken.contains($0) }) {
+                taken.formUnion(itemKeys)
                 batch.append(item)
             } else {
                 left.append(item)
@@ -89,8 +84,3 @@ struct CommitBatchQueue<Item> {
     }
 }
 
-/// What identifies a batched write's account row and ledger row.
-struct CommitBatchKeys {
-    let user: UUID
-    let event: String
-}

@@ -15,24 +15,46 @@ import Synchronization
 /// timeout), every item of the batch is answered `.runAlone`, and its
 /// caller runs it through the single path, which decides replays,
 /// conflicts and retries for it as before.
-final class CommitBatcher<Write: BatchedWrite>: Sendable {
+public final class CommitBatcher<Write: BatchedWrite>: Sendable {
     /// How a submitted write ended.
-    enum Answer: Sendable, Equatable {
+    public enum Answer: Sendable {
         case outcome(Write.Outcome)
         /// The batch failed or the queue was full: run it on its own.
         case runAlone
+
+        var isRunAlone: Bool {
+            if case .runAlone = self { return true }
+            return false
+        }
     }
 
     /// What the batcher has done since it started.
-    struct Statistics: Sendable, Equatable {
+    public struct Statistics: Sendable, Equatable {
         /// Statements run (a lone write's included).
-        var batches = 0
+        public var batches = 0
         /// Writes those statements carried.
-        var items = 0
+        public var items = 0
         /// The most writes one statement carried.
-        var largestBatch = 0
+        public var largestBatch = 0
         /// Statements that failed, each of their writes then run alone.
-        var failedBatches = 0
+        public var failedBatches = 0
+    }
+
+    /// The bounds of one batcher.
+    public struct Limits: Sendable {
+        /// Writes one statement carries at most.
+        public var batchSizeMax = 64
+        /// Writes waiting for a batch; one more runs on its own.
+        public var waitingMax = 4_096
+        /// Batches running at once.
+        public var batchesInFlightMax: Int
+
+        /// A quarter of the pool's connections, 1...4, run batches: the
+        /// other commands always find connections, and under load the
+        /// writes queue up and commit together instead of one by one.
+        public init(connectionsMax: Int) {
+            batchesInFlightMax = min(4, max(1, connectionsMax / 4))
+        }
     }
 
     /// A write waiting for its batch, and where its answer goes.
@@ -42,28 +64,26 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
     }
 
     /// Told of every statement: the writes it carried, and whether it failed.
-    typealias Observer = @Sendable (_ writes: Int, _ failed: Bool) -> Void
+    public typealias Observer = @Sendable (_ writes: Int, _ failed: Bool) -> Void
 
     private let pool: PostgresPool
     private let queue: Mutex<CommitBatchQueue<Submission>>
     private let counts = Mutex(Statistics())
     private let observer: Observer?
 
-    init(pool: PostgresPool, batchSizeMax: Int = PointsLimits.commitBatchSizeMax,
-         batchesInFlightMax: Int, waitingMax: Int = PointsLimits.commitBatchWaitingMax, observer: Observer? = nil) {
+    public init(pool: PostgresPool, limits: Limits, observer: Observer? = nil) {
         self.pool = pool
         self.observer = observer
-        queue = Mutex(CommitBatchQueue(batchSizeMax: batchSizeMax, batchesInFlightMax: batchesInFlightMax, waitingMax: waitingMax) {
-            Write.keys($0.item)
-        })
+        queue = Mutex(CommitBatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
+                                       waitingMax: limits.waitingMax) { Write.keys($0.item) })
     }
 
-    var statistics: Statistics { counts.withLock { $0 } }
+    public var statistics: Statistics { counts.withLock { $0 } }
 
     /// Waits for the batch that carries `item`; never throws (a failed
     /// batch answers `.runAlone`). With a slot free it runs at once, on the
     /// caller's own task (no hop to another task when there is no load).
-    func submit(_ item: Write.Item) async -> Answer {
+    public func submit(_ item: Write.Item) async -> Answer {
         if queue.withLock({ $0.startIfSlotFree() }) {
             return await execute([item])[0]
         }
@@ -110,9 +130,9 @@ final class CommitBatcher<Write: BatchedWrite>: Sendable {
             counts.batches += 1
             counts.items += items.count
             counts.largestBatch = max(counts.largestBatch, items.count)
-            if answers.first == .runAlone { counts.failedBatches += 1 }
+            if answers.first?.isRunAlone == true { counts.failedBatches += 1 }
         }
-        observer?(items.count, answers.first == .runAlone)
+        observer?(items.count, answers.first?.isRunAlone == true)
         carryOut(queue.withLock { $0.batchFinished() })
         return answers
     }
