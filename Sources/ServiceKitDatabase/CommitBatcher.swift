@@ -40,23 +40,6 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
         public var failedBatches = 0
     }
 
-    /// The bounds of one batcher.
-    public struct Limits: Sendable {
-        /// Writes one statement carries at most.
-        public var batchSizeMax = 64
-        /// Writes waiting for a batch; one more runs on its own.
-        public var waitingMax = 4_096
-        /// Batches running at once.
-        public var batchesInFlightMax: Int
-
-        /// A quarter of the pool's connections, 1...4, run batches: the
-        /// other commands always find connections, and under load the
-        /// writes queue up and commit together instead of one by one.
-        public init(connectionsMax: Int) {
-            batchesInFlightMax = min(4, max(1, connectionsMax / 4))
-        }
-    }
-
     /// A write waiting for its batch, and where its answer goes.
     struct Submission: Sendable {
         let item: Write.Item
@@ -71,7 +54,7 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
     private let counts = Mutex(Statistics())
     private let observer: Observer?
 
-    public init(pool: PostgresPool, limits: Limits, observer: Observer? = nil) {
+    public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil) {
         self.pool = pool
         self.observer = observer
         queue = Mutex(CommitBatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,

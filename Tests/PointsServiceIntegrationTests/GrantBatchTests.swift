@@ -129,7 +129,7 @@ final class GrantBatchTests: PointsStoreTestCase {
         let replayed = request(user: newUser())
         _ = try await store.grant(replayed)
         let observed = Mutex<[(writes: Int, failed: Bool)]>([])
-        var limits = CommitBatcher<GrantBatchStatement>.Limits(connectionsMax: 1)
+        var limits = CommitBatchLimits(connectionsMax: 1)
         limits.batchesInFlightMax = 1
         let batcher = CommitBatcher<GrantBatchStatement>(pool: store.pool, limits: limits) { writes, failed in
             observed.withLock { $0.append((writes, failed)) }
