@@ -8,6 +8,7 @@ import XCTest
 /// prepare it afresh instead of failing until it is closed.
 final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
     private static let read = "select amount from schema_change_items where id = $1::bigint"
+    private static let largest = "select id, amount from schema_change_items order by amount desc limit 1"
 
     /// Two pools on one fresh schema: `pool` holds the prepared statement, `admin` migrates under it.
     private func pools() async throws -> (pool: PostgresPool, admin: PostgresPool) {
@@ -51,17 +52,28 @@ final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
         await admin.close()
     }
 
-    func testInsideATransactionTheCallerSeesTheErrorOnceThenItIsPreparedAgain() async throws {
+    /// Every statement of the connection is forgotten at once: a
+    /// transaction that runs two statements prepared before the change
+    /// fails once, not once per statement.
+    func testInsideATransactionTheCallerSeesOneRetryableErrorThenEveryStatementIsFresh() async throws {
         let (pool, admin) = try await pools()
-        _ = try await pool.withConnection { try await $0.query(Self.read, [.int64(1)]) }
+        _ = try await pool.withConnection { connection in
+            try await connection.query(Self.read, [.int64(1)])
+            try await connection.query(Self.largest, [])
+        }
         try await moveAmountToADomain(admin)
         let refused = await expectPostgresError {
             try await pool.withTransaction { try await $0.query(Self.read, [.int64(1)]) }
         }
+        XCTAssertEqual(refused?.code, .staleStatement, "the transaction may run again")
         XCTAssertEqual(refused?.sqlState, "0A000")
-        XCTAssertEqual(refused?.isConnectionLoss, false, "the connection stays: only the statement is stale")
-        let again = try await pool.withTransaction { try await $0.query(Self.read, [.int64(1)]).first!.int64("amount") }
-        XCTAssertEqual(again, 40)
+        XCTAssertEqual(refused?.isConnectionLoss, false, "the connection stays: only its statements were stale")
+        let again = try await pool.withTransaction { connection in
+            (try await connection.query(Self.read, [.int64(1)]).first!.int64("amount"),
+             try await connection.query(Self.largest, []).first!.int64("amount"))
+        }
+        XCTAssertEqual(again.0, 40)
+        XCTAssertEqual(again.1, 40)
         let copies = try await preparedCopies(pool)
         XCTAssertEqual(copies, 1)
         let open = await pool.statistics.openConnections

@@ -475,7 +475,8 @@ final class PaymentsStore: Sendable {
     static func paymentsError(from error: any Error) -> PaymentsError {
         if let error = error as? PaymentsError { return error }
         guard let error = error as? PostgresError else { return .internalFailure(detail: String(describing: error)) }
-        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed]
+        // A stale statement (a migration changed a type it returns) runs again once prepared afresh: transient too.
+        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed, .staleStatement]
         if error.isConnectionLoss || unavailableCodes.contains(error.code) || error.isSerializationFailure {
             return .databaseUnavailable(detail: error.description)
         }

@@ -17,8 +17,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// Names handed out so far: a name is never reused, since a forgotten
     /// statement may still exist on the server until it is deallocated.
     private var preparedStatementsNamed = 0
-    /// Statements forgotten because the schema changed under them, still
-    /// prepared on the server: deallocated before the next one is prepared.
+    /// Statements forgotten because the schema changed under one of them,
+    /// still prepared on the server: deallocated before the next one is
+    /// prepared outside a transaction block.
     private var staleStatementNames: [String] = []
     private var isRegisteredWithReactor = false
     private let maxPreparedStatements: Int
@@ -114,13 +115,18 @@ final class LibPQConnection: @unchecked Sendable {
             // column it returns (e.g. a column moved to a domain type):
             // PostgreSQL then refuses the stored statement for good ("cached
             // plan must not change result type") before running anything.
-            // Forget it, so its next use prepares it afresh. Outside a
-            // transaction block nothing ran and nothing is held, so that
-            // next use is now; inside one the transaction is aborted and the
-            // caller's retry gets the fresh statement.
-            preparedStatementNames[sql] = nil
-            staleStatementNames.append(name)
-            guard isOutsideTransactionBlock else { return result }
+            // Forget every statement of this connection, so each is prepared
+            // afresh on its next use: a migration that changed one most
+            // likely changed others, and each stale one would abort a
+            // transaction of its own. Outside a transaction block nothing
+            // ran and nothing is held, so this one's next use is now; inside
+            // one the transaction is aborted, and the caller's next attempt
+            // finds only fresh statements.
+            staleStatementNames += preparedStatementNames.values
+            preparedStatementNames.removeAll()
+            guard isOutsideTransactionBlock else {
+                return .failure(PostgresError(code: .staleStatement, sqlState: error.sqlState, message: error.message))
+            }
         }
         // libpq takes C strings: a NUL byte would silently cut the text short.
         if sql.utf8.contains(0) { return .failure(Self.nulInStatementError()) }
