@@ -30,6 +30,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let transactionAborted = Code("transactionAborted")
         /// A migration already applied has different text now.
         public static let migrationChecksumMismatch = Code("migrationChecksumMismatch")
+        /// A statement prepared on this connection before a schema change
+        /// altered the types it returns, run inside a transaction block:
+        /// PostgreSQL refused it (SQLSTATE 0A000) and aborted the
+        /// transaction. The statement is prepared afresh on its next use,
+        /// so the transaction can simply run again. (Outside a transaction
+        /// block the connection runs it again itself.)
+        public static let staleStatement = Code("staleStatement")
 
         public var description: String { name }
     }

@@ -39,6 +39,7 @@ final class PointsOutageTests: XCTestCase {
             PostgresError(code: .queryFailed, sqlState: "40P01", message: "deadlock"),
             PostgresError(code: .queryFailed, sqlState: "53300", message: "too many connections"),
             PostgresError(code: .queryFailed, sqlState: "57P01", message: "terminated", isConnectionLoss: true),
+            PostgresError(code: .staleStatement, sqlState: "0A000", message: "cached plan must not change result type"),
         ]
         for error in transient {
             XCTAssertEqual(PointsStore.pointsError(from: error).reason, "DATABASE_UNAVAILABLE", "\(error)")

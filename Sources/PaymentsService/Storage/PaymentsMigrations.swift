@@ -199,5 +199,58 @@ enum PaymentsMigrations {
         );
         CREATE INDEX consumption_answers_due ON consumption_answers (next_attempt_at) WHERE status = 'pending';
         """),
+        // The rules on one column become domain types that carry them as
+        // named constraints (docs/PERFORMANCE.md, "CHECK constraints as
+        // domains"): the same rules, checked only where a statement writes
+        // the column, without PostgreSQL rebuilding them per statement.
+        (7, "check_domains", """
+        -- PostgreSQL 15 rebuilds every CHECK of a table from its stored text
+        -- (parse, plan, set up) on each INSERT and UPDATE statement, even for
+        -- columns the statement leaves alone; a domain's constraints are
+        -- planned once per connection (its type cache) and checked only for
+        -- the columns a statement assigns. Rules that tie columns together
+        -- stay table CHECKs. So do environment, status, pending_action and
+        -- grant_state here, and consumption_answers.status: a partial index
+        -- uses each of them, and PostgreSQL rebuilds a partial index whenever
+        -- one of its columns changes type, even to a domain of that type.
+        -- Nothing is rewritten: each domain has its column's type and no
+        -- constraint yet when the column moves to it, in the statement that
+        -- drops the old CHECK (so neither the table nor an index is
+        -- rebuilt); then each domain gets its constraint, which checks the
+        -- stored rows (one scan per domain, under the lock ALTER TABLE holds
+        -- until commit).
+        CREATE DOMAIN credit_amount AS bigint;
+        CREATE DOMAIN purchase_quantity AS integer;
+        CREATE DOMAIN revocation_milli_percent AS integer;
+        CREATE DOMAIN clawback_cycle_number AS integer;
+        CREATE DOMAIN clawback_cycle_phase AS varchar(16);
+        ALTER TABLE apple_iap_transactions
+            DROP CONSTRAINT apple_iap_transactions_credits_check,
+            DROP CONSTRAINT apple_iap_transactions_overdue_amount_check,
+            DROP CONSTRAINT apple_iap_transactions_cycle_amount_check,
+            DROP CONSTRAINT apple_iap_transactions_cycle_deducted_check,
+            DROP CONSTRAINT apple_iap_transactions_quantity_check,
+            DROP CONSTRAINT apple_iap_transactions_revocation_percentage_check,
+            DROP CONSTRAINT apple_iap_transactions_clawback_cycle_check,
+            DROP CONSTRAINT apple_iap_transactions_cycle_phase_check,
+            ALTER COLUMN credits TYPE credit_amount,
+            ALTER COLUMN overdue_amount TYPE credit_amount,
+            ALTER COLUMN cycle_amount TYPE credit_amount,
+            ALTER COLUMN cycle_deducted TYPE credit_amount,
+            ALTER COLUMN quantity TYPE purchase_quantity,
+            ALTER COLUMN revocation_percentage TYPE revocation_milli_percent,
+            ALTER COLUMN clawback_cycle TYPE clawback_cycle_number,
+            ALTER COLUMN cycle_phase TYPE clawback_cycle_phase;
+        -- Credits granted, clawed back, deducted or still owed: never negative.
+        ALTER DOMAIN credit_amount ADD CONSTRAINT credit_amount_not_negative CHECK (VALUE >= 0);
+        -- Apple's quantity of one transaction: 1 to 10.
+        ALTER DOMAIN purchase_quantity ADD CONSTRAINT purchase_quantity_in_range CHECK (VALUE BETWEEN 1 AND 10);
+        -- Apple's revocationPercentage, in thousandths of a percent.
+        ALTER DOMAIN revocation_milli_percent ADD CONSTRAINT revocation_milli_percent_in_range CHECK (VALUE BETWEEN 0 AND 100000);
+        -- Which refund cycle is in force (0: none yet).
+        ALTER DOMAIN clawback_cycle_number ADD CONSTRAINT clawback_cycle_number_not_negative CHECK (VALUE >= 0);
+        ALTER DOMAIN clawback_cycle_phase ADD CONSTRAINT clawback_cycle_phase_known
+            CHECK (VALUE IN ('clawback_owed', 'clawed_back', 'reversal_owed', 'reversed'));
+        """),
     ]
 }

@@ -17,10 +17,16 @@ final class PaymentsStore: Sendable {
         self.backoff = backoff
     }
 
+    /// The schema's migrations, in order (`PaymentsMigrations`).
+    static let migrations = PaymentsMigrations.all.map { PostgresMigration(version: $0.version, name: $0.name, sql: $0.sql) }
+    /// The advisory lock key serialising PaymentsService migration runners.
+    static let migrationLockKey: Int64 = 0x5041_594D_454E_5453
+
     /// Applies the schema migrations (safe from several instances at once).
     func migrate() async throws(PaymentsError) {
-        let migrations = PaymentsMigrations.all.map { PostgresMigration(version: $0.version, name: $0.name, sql: $0.sql) }
-        try await mappingErrors { _ = try await PostgresMigrator(migrations: migrations, advisoryLockKey: 0x5041_594D_454E_5453).migrate(on: self.pool) }
+        try await mappingErrors {
+            _ = try await PostgresMigrator(migrations: Self.migrations, advisoryLockKey: Self.migrationLockKey).migrate(on: self.pool)
+        }
     }
 
     // MARK: Apple's words
@@ -475,7 +481,8 @@ final class PaymentsStore: Sendable {
     static func paymentsError(from error: any Error) -> PaymentsError {
         if let error = error as? PaymentsError { return error }
         guard let error = error as? PostgresError else { return .internalFailure(detail: String(describing: error)) }
-        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed]
+        // A stale statement (a migration changed a type it returns) runs again once prepared afresh: transient too.
+        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed, .staleStatement]
         if error.isConnectionLoss || unavailableCodes.contains(error.code) || error.isSerializationFailure {
             return .databaseUnavailable(detail: error.description)
         }

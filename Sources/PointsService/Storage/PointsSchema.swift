@@ -205,6 +205,75 @@ enum PointsSchema {
             end
             $$;
             """),
+        // The rules on one column become domain types that carry them as
+        // named constraints (docs/PERFORMANCE.md, "CHECK constraints as
+        // domains"): the same rules, checked only where a statement writes
+        // the column, without PostgreSQL rebuilding them per statement.
+        PostgresMigration(version: 6, name: "check_domains", sql: """
+            -- PostgreSQL 15 rebuilds every CHECK of a table from its stored text
+            -- (parse, plan, set up) on each INSERT and UPDATE statement, even for
+            -- columns the statement leaves alone; a domain's constraints are
+            -- planned once per connection (its type cache) and checked only for
+            -- the columns a statement assigns. Rules that tie columns together
+            -- stay table CHECKs. So do points_ledger.change_type and
+            -- credit_lots.remaining: a partial index uses each of them, and
+            -- PostgreSQL rebuilds a partial index whenever one of its columns
+            -- changes type, even to a domain of that type.
+            -- Nothing is rewritten: each domain has its column's type and no
+            -- constraint yet when the column moves to it, in the statement that
+            -- drops the old CHECK (so neither the table nor an index is
+            -- rebuilt); then each domain gets its constraint, which checks the
+            -- stored rows (one scan per domain, under the lock ALTER TABLE holds
+            -- until commit). points_spend (migration 5) is plpgsql, which records
+            -- no dependency on the columns it writes: its statements assign the
+            -- domains as any other statement does.
+            create domain credit_amount as bigint;
+            create domain moved_credit_amount as bigint;
+            create domain ledger_event_id as varchar(200);
+            create domain ledger_direction as smallint;
+            create domain ledger_biz_type as varchar(32);
+            create domain email_hash_hex as varchar(64);
+            alter table user_points
+                drop constraint user_points_balance_check,
+                drop constraint user_points_lifetime_earned_check,
+                drop constraint user_points_lifetime_spent_check,
+                alter column balance type credit_amount,
+                alter column lifetime_earned type credit_amount,
+                alter column lifetime_spent type credit_amount;
+            alter table points_ledger
+                drop constraint points_ledger_event_id_check,
+                drop constraint points_ledger_direction_check,
+                drop constraint points_ledger_amount_check,
+                drop constraint points_ledger_balance_after_check,
+                drop constraint points_ledger_biz_type_check,
+                alter column event_id type ledger_event_id,
+                alter column direction type ledger_direction,
+                alter column amount type credit_amount,
+                alter column balance_after type credit_amount,
+                alter column biz_type type ledger_biz_type;
+            alter table credit_lots
+                drop constraint credit_lots_credited_check,
+                drop constraint credit_lots_spent_check,
+                alter column credited type credit_amount,
+                alter column spent type credit_amount;
+            alter table lot_movements
+                drop constraint lot_movements_amount_check,
+                alter column amount type moved_credit_amount;
+            alter table register_bonus_claims
+                drop constraint register_bonus_claims_email_hash_check,
+                alter column email_hash type email_hash_hex;
+            -- Balances, lifetime sums, ledger amounts and lots: never negative.
+            alter domain credit_amount add constraint credit_amount_not_negative check (value >= 0);
+            -- What a spend, clawback or adjustment took from one lot: something.
+            alter domain moved_credit_amount add constraint moved_credit_amount_positive check (value > 0);
+            alter domain ledger_event_id add constraint ledger_event_id_not_empty check (value <> '');
+            -- A ledger row adds (1) or takes (-1) its amount.
+            alter domain ledger_direction add constraint ledger_direction_plus_or_minus_one check (value in (1, -1));
+            -- What the credits were for: a lower-case word the caller names (chat, payment, support, ...).
+            alter domain ledger_biz_type add constraint ledger_biz_type_format check (value ~ '^[a-z][a-z0-9_]{0,31}$');
+            -- The email identity's HMAC-SHA256, in lower-case hex.
+            alter domain email_hash_hex add constraint email_hash_hex_format check (value ~ '^[0-9a-f]{64}$');
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

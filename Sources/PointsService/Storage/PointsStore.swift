@@ -628,14 +628,16 @@ final class PointsStore: Sendable {
     }
 
     /// Re-runs a transaction that lost a race on a unique key or a lock (the
-    /// next attempt sees the winner's row and answers as a replay), or that
-    /// asked to be run again (`RetryAttempt`), a bounded number of times.
+    /// next attempt sees the winner's row and answers as a replay), that ran
+    /// a statement prepared before a migration changed its result's types
+    /// (it is prepared afresh), or that asked to be run again
+    /// (`RetryAttempt`), a bounded number of times.
     private func retryingUniqueRaces<Value>(_ body: () async throws -> Value) async throws(PointsError) -> Value {
         var attempt = 1
         while true {
             do {
                 return try await body()
-            } catch let error as PostgresError where (error.isUniqueViolation || error.isSerializationFailure)
+            } catch let error as PostgresError where (error.isUniqueViolation || error.isSerializationFailure || error.code == .staleStatement)
                 && attempt < PointsLimits.uniqueRaceAttemptsMax {
                 attempt += 1
             } catch let signal as RetryAttempt {
@@ -683,7 +685,8 @@ final class PointsStore: Sendable {
     static func pointsError(from error: any Error) -> PointsError {
         if let error = error as? PointsError { return error }
         guard let error = error as? PostgresError else { return .internalFailure(detail: String(describing: error)) }
-        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed]
+        // A stale statement (a migration changed a type it returns) runs again once prepared afresh: transient too.
+        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed, .staleStatement]
         if error.isConnectionLoss || unavailableCodes.contains(error.code) || error.isSerializationFailure {
             return .databaseUnavailable(detail: error.description)
         }

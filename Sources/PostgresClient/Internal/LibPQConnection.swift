@@ -14,6 +14,13 @@ final class LibPQConnection: @unchecked Sendable {
     // hand-off orders the two).
     private var handle: OpaquePointer?
     private var preparedStatementNames: [String: String] = [:]
+    /// Names handed out so far: a name is never reused, since a forgotten
+    /// statement may still exist on the server until it is deallocated.
+    private var preparedStatementsNamed = 0
+    /// Statements forgotten because the schema changed under one of them,
+    /// still prepared on the server: deallocated before the next one is
+    /// prepared outside a transaction block.
+    private var staleStatementNames: [String] = []
     private var isRegisteredWithReactor = false
     private let maxPreparedStatements: Int
     private let reactor: PostgresSocketReactor
@@ -87,6 +94,7 @@ final class LibPQConnection: @unchecked Sendable {
         PQfinish(handle)
         self.handle = nil
         preparedStatementNames.removeAll()
+        staleStatementNames.removeAll()
         Self.liveHandles.withLock { $0 -= 1 }
     }
 
@@ -99,14 +107,33 @@ final class LibPQConnection: @unchecked Sendable {
         let count = Int32(parameters.count)
         if let name = preparedStatementNames[sql] {
             // Known text: checked for NUL bytes when it was first prepared.
-            return await roundTrip { handle in
+            let result = await roundTrip { handle in
                 withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
+            }
+            guard case .failure(let error) = result, error.sqlState == Self.featureNotSupported else { return result }
+            // A schema change since it was prepared altered the type of a
+            // column it returns (e.g. a column moved to a domain type):
+            // PostgreSQL then refuses the stored statement for good ("cached
+            // plan must not change result type") before running anything.
+            // Forget every statement of this connection, so each is prepared
+            // afresh on its next use: a migration that changed one most
+            // likely changed others, and each stale one would abort a
+            // transaction of its own. Outside a transaction block nothing
+            // ran and nothing is held, so this one's next use is now; inside
+            // one the transaction is aborted, and the caller's next attempt
+            // finds only fresh statements.
+            staleStatementNames += preparedStatementNames.values
+            preparedStatementNames.removeAll()
+            guard isOutsideTransactionBlock else {
+                return .failure(PostgresError(code: .staleStatement, sqlState: error.sqlState, message: error.message))
             }
         }
         // libpq takes C strings: a NUL byte would silently cut the text short.
         if sql.utf8.contains(0) { return .failure(Self.nulInStatementError()) }
         if preparedStatementNames.count < maxPreparedStatements {
-            let name = "pc_\(preparedStatementNames.count + 1)"
+            await deallocateStaleStatements()
+            preparedStatementsNamed += 1
+            let name = "pc_\(preparedStatementsNamed)"
             let prepared = await roundTrip { handle in PQsendPrepare(handle, name, sql, count, nil) }
             if case .failure(let error) = prepared { return .failure(error) }
             preparedStatementNames[sql] = name
@@ -117,6 +144,27 @@ final class LibPQConnection: @unchecked Sendable {
         return await roundTrip { handle in
             withCStringArray(parameters) { values in PQsendQueryParams(handle, sql, count, nil, values, nil, nil, 0) }
         }
+    }
+
+    /// SQLSTATE feature_not_supported, which a stored statement whose result
+    /// type changed fails with (the message is localised, the code is not).
+    private static let featureNotSupported = "0A000"
+
+    private var isOutsideTransactionBlock: Bool {
+        guard let handle else { return false }
+        return PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
+    /// Drops the statements forgotten since a schema change from the server
+    /// (one round trip, only after such a change), when no transaction block
+    /// is open (DEALLOCATE would fail in an aborted one). A failure is left
+    /// for the next statement to report: at worst they stay until the
+    /// connection closes.
+    private func deallocateStaleStatements() async {
+        guard !staleStatementNames.isEmpty, isOutsideTransactionBlock else { return }
+        let statements = staleStatementNames.map { "DEALLOCATE \($0)" }.joined(separator: "; ")
+        staleStatementNames.removeAll()
+        _ = await roundTrip { handle in PQsendQuery(handle, statements) }
     }
 
     /// The simple query protocol: no parameters, several statements allowed

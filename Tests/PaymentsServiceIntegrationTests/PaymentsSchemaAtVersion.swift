@@ -1,0 +1,42 @@
+import Foundation
+@testable import PaymentsService
+import PostgresClient
+import XCTest
+
+/// A store on a schema of its own in PAYMENTS_DATABASE_URL, migrated only up
+/// to a given version, for the tests of a later migration over rows written
+/// under the earlier schema. Its pool holds one connection, so every
+/// statement the test runs is prepared on the connection the migration
+/// later runs on. The schema is dropped when the test ends.
+enum PaymentsSchemaAtVersion {
+    static func store(version: Int, for test: XCTestCase) async throws -> PaymentsStore {
+        let url = try PaymentsTestDatabase.url
+        let schema = "payments_v\(version)_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await administer(url) { try await $0.execute("create schema \(schema)") }
+        test.addTeardownBlock {
+            try await administer(url) { try await $0.execute("drop schema \(schema) cascade") }
+        }
+        let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
+        test.addTeardownBlock { await pool.close() }
+        try await migrate(pool, upTo: version)
+        return PaymentsStore(pool: pool, backoff: RetryBackoff(initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000,
+                                                               leaseMilliseconds: 2_000))
+    }
+
+    /// Applies the migrations up to `version`, as `PaymentsStore.migrate` applies them all.
+    static func migrate(_ pool: PostgresPool, upTo version: Int) async throws {
+        let migrations = PaymentsStore.migrations.filter { $0.version <= version }
+        try await PostgresMigrator(migrations: migrations, advisoryLockKey: PaymentsStore.migrationLockKey).migrate(on: pool)
+    }
+
+    private static func administer(_ url: String, _ body: (PostgresConnection) async throws -> Void) async throws {
+        let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
+        do {
+            try await admin.withConnection(body)
+        } catch {
+            await admin.close()
+            throw error
+        }
+        await admin.close()
+    }
+}
