@@ -1,6 +1,7 @@
 import Foundation
 @testable import PaymentsService
 import PostgresClient
+import TestSupport
 import XCTest
 
 /// A store on a schema of its own in PAYMENTS_DATABASE_URL, migrated only up
@@ -11,11 +12,8 @@ import XCTest
 enum PaymentsSchemaAtVersion {
     static func store(version: Int, for test: XCTestCase) async throws -> PaymentsStore {
         let url = try PaymentsTestDatabase.url
-        let schema = "payments_v\(version)_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        try await administer(url) { try await $0.execute("create schema \(schema)") }
-        test.addTeardownBlock {
-            try await administer(url) { try await $0.execute("drop schema \(schema) cascade") }
-        }
+        let (schema, dropSchema) = try await TestSchema.create(url, prefix: "payments_v\(version)")
+        test.addTeardownBlock { try await dropSchema() }
         let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
         test.addTeardownBlock { await pool.close() }
         try await migrate(pool, upTo: version)
@@ -27,16 +25,5 @@ enum PaymentsSchemaAtVersion {
     static func migrate(_ pool: PostgresPool, upTo version: Int) async throws {
         let migrations = PaymentsStore.migrations.filter { $0.version <= version }
         try await PostgresMigrator(migrations: migrations, advisoryLockKey: PaymentsStore.migrationLockKey).migrate(on: pool)
-    }
-
-    private static func administer(_ url: String, _ body: (PostgresConnection) async throws -> Void) async throws {
-        let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
-        do {
-            try await admin.withConnection(body)
-        } catch {
-            await admin.close()
-            throw error
-        }
-        await admin.close()
     }
 }

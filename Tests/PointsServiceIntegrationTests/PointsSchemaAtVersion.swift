@@ -15,26 +15,12 @@ enum PointsSchemaAtVersion {
             XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
             throw PointsError.databaseUnavailable(detail: "POINTS_DATABASE_URL is not set")
         }
-        let schema = "points_v\(version)_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
-        try await administer(url) { try await $0.execute("create schema \(schema)") }
-        test.addTeardownBlock {
-            try await administer(url) { try await $0.execute("drop schema \(schema) cascade") }
-        }
+        let (schema, dropSchema) = try await TestSchema.create(url, prefix: "points_v\(version)")
+        test.addTeardownBlock { try await dropSchema() }
         let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
         test.addTeardownBlock { await pool.close() }
         let migrations = PointsSchema.migrations.filter { $0.version <= version }
         try await PostgresMigrator(migrations: migrations, advisoryLockKey: PointsSchema.migrationLockKey).migrate(on: pool)
         return PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
-    }
-
-    private static func administer(_ url: String, _ body: (PostgresConnection) async throws -> Void) async throws {
-        let admin = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
-        do {
-            try await admin.withConnection(body)
-        } catch {
-            await admin.close()
-            throw error
-        }
-        await admin.close()
     }
 }
