@@ -28,30 +28,18 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
         }
     }
 
-    /// What the batcher has done since it started.
-    public struct Statistics: Sendable, Equatable {
-        /// Statements run (a lone write's included).
-        public var batches = 0
-        /// Writes those statements carried.
-        public var items = 0
-        /// The most writes one statement carried.
-        public var largestBatch = 0
-        /// Statements that failed, each of their writes then run alone.
-        public var failedBatches = 0
-    }
-
     /// A write waiting for its batch, and where its answer goes.
     struct Submission: Sendable {
         let item: Write.Item
         let answer: CheckedContinuation<Answer, Never>
     }
 
-    /// Told of every statement: the writes it carried, and whether it failed.
+    /// Told of every statement: the writes it carried, and whether it
+    /// failed (metrics; tests count batches through it too).
     public typealias Observer = @Sendable (_ writes: Int, _ failed: Bool) -> Void
 
     private let pool: PostgresPool
     private let queue: Mutex<CommitBatchQueue<Submission>>
-    private let counts = Mutex(Statistics())
     private let observer: Observer?
 
     public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil) {
@@ -60,8 +48,6 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
         queue = Mutex(CommitBatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
                                        waitingMax: limits.waitingMax) { Write.keys($0.item) })
     }
-
-    public var statistics: Statistics { counts.withLock { $0 } }
 
     /// Waits for the batch that carries `item`; never throws (a failed
     /// batch answers `.runAlone`). With a slot free it runs at once, on the
@@ -108,12 +94,6 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
             answers = outcomes.map(Answer.outcome)
         } catch {
             answers = Array(repeating: .runAlone, count: items.count)
-        }
-        counts.withLock { counts in
-            counts.batches += 1
-            counts.items += items.count
-            counts.largestBatch = max(counts.largestBatch, items.count)
-            if answers.first?.isRunAlone == true { counts.failedBatches += 1 }
         }
         observer?(items.count, answers.first?.isRunAlone == true)
         carryOut(queue.withLock { $0.batchFinished() })

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PointsService
 import PostgresClient
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -13,7 +14,8 @@ enum PointsTestDatabase {
         func store(url: String) async throws -> PointsStore {
             if let store { return store }
             let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 8, acquireTimeout: .seconds(30)))
-            let created = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
+            let created = PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile),
+                                      observeGrantCommits: { writes, failed in grantCommits.withLock { $0.record(writes: writes, failed: failed) } })
             try await created.migrate()
             store = created
             return created
@@ -21,6 +23,22 @@ enum PointsTestDatabase {
     }
 
     private static let shared = Shared()
+
+    /// What the shared store's grant statements carried (its batcher's observer).
+    static let grantCommits = Mutex(CommitCounts())
+
+    /// Grant statements counted through a batcher's observer.
+    struct CommitCounts: Sendable {
+        var statements = 0
+        var writes = 0
+        var failed = 0
+
+        mutating func record(writes count: Int, failed hasFailed: Bool) {
+            statements += 1
+            writes += count
+            if hasFailed { failed += 1 }
+        }
+    }
 
     static func store() async throws -> PointsStore {
         guard let url = ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"], !url.isEmpty else {

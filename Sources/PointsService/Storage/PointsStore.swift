@@ -12,7 +12,7 @@ final class PointsStore: Sendable {
     let pool: PostgresPool
     let catalog: PackageCatalog
     /// Commits concurrent regular grants together.
-    let grantBatcher: CommitBatcher<GrantBatchStatement>
+    private let grantBatcher: CommitBatcher<GrantBatchStatement>
 
     /// `observeGrantCommits` is told of every grant statement (metrics).
     init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil) {
