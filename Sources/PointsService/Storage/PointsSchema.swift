@@ -274,6 +274,15 @@ enum PointsSchema {
             -- The email identity's HMAC-SHA256, in lower-case hex.
             alter domain email_hash_hex add constraint email_hash_hex_format check (value ~ '^[0-9a-f]{64}$');
             """),
+        // The unique (user_id, event_id) of migration 1 says nothing that
+        // the unique event_id does not: a repeated event id is refused by
+        // points_ledger_event_unique for every user. Its index cost every
+        // ledger row an index entry and its WAL, and a quarter of the
+        // ledger's index space (docs/PERFORMANCE.md). Dropping it takes
+        // the table's lock only for the catalog change; nothing is scanned.
+        PostgresMigration(version: 7, name: "drop_redundant_ledger_unique", sql: """
+            alter table points_ledger drop constraint points_ledger_user_event_unique;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {
