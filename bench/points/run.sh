@@ -19,6 +19,11 @@
 #      (a pool of users round-robin, or one hot user): spends/s, p50, p99.
 #      A spend locks the account, checks the replay, reads the user's
 #      credit lots, moves them (attribution) and writes the consume row.
+#   1c. GetBalance over gRPC straight to PointsService (no gateway) for
+#      funded users round-robin, beside pgbench's primary-key select of one
+#      balance (SELECT balance FROM bench_accounts WHERE id = :id, like
+#      `pgbench -S`): the bound for GET balance through the gateway, which
+#      adds a hop to this one.
 #   2b. pgbench calling the database function points_spend (what one Spend
 #      runs in PostgreSQL) directly, 1 credit with a fresh event id, by the
 #      users the distinct spend phase funded (still holding credits): the
@@ -112,6 +117,7 @@ distinct_line="$(grants distinct)"
 hot_line="$(grants hot)"
 spend_distinct_line="$(grants distinct spend)"
 spend_hot_line="$(grants hot spend)"
+balance_line="$(grants distinct balance)"
 check_ledger
 stop_service
 granted_rows="$(timeout 60 "${psql_bench[@]}" -c "select count(*) from points_ledger")"
@@ -138,6 +144,7 @@ SCRIPT
 }
 write_pgbench_script "random(1, $accounts)" "$work/distinct.sql"
 write_pgbench_script "1" "$work/hot.sql"
+printf '\\set id random(1, %d)\nSELECT balance FROM bench_accounts WHERE id = :id;\n' "$accounts" > "$work/select.sql"
 
 # pgbench_run MODE: prints "tps p50_ms p99_ms" from pgbench's per-transaction log.
 pgbench_run() {
@@ -174,9 +181,11 @@ SCRIPT
 pg_distinct="$(pgbench_run distinct)"
 pg_hot="$(pgbench_run hot)"
 pg_spend="$(pgbench_run spend-function)"
+pg_select="$(pgbench_run select)"
 read -r pg_distinct_tps pg_distinct_p50 pg_distinct_p99 <<< "$pg_distinct"
 read -r pg_hot_tps pg_hot_p50 pg_hot_p99 <<< "$pg_hot"
 read -r pg_spend_tps pg_spend_p50 pg_spend_p99 <<< "$pg_spend"
+read -r pg_select_tps pg_select_p50 pg_select_p99 <<< "$pg_select"
 applied="$(timeout 60 "${psql_bench[@]}" -c "select count(*) from points_ledger where biz_id = 'bench'")"
 ((applied > 0)) || { echo "points_spend phase: no consume row written" >&2; exit 1; }
 check_ledger
@@ -204,8 +213,12 @@ report="$out_dir/points-$(date -u +%Y%m%dT%H%M%SZ).txt"
   printf '%-10s %-10s %12.0f %10s %10s\n' distinct points_spend "$pg_spend_tps" "$pg_spend_p50" "$pg_spend_p99"
   echo "distinct: points_spend alone (pgbench, $applied consume rows) / pgbench tps = $(awk -v g="$pg_spend_tps" -v p="$pg_distinct_tps" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')" \
     "(the database's own bound for spends); spends/s / points_spend alone = $(awk -v g="$(field "$spend_distinct_line" spends_per_second)" -v p="$pg_spend_tps" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')"
+  printf '%-10s %-10s %12s %10s %10s\n' distinct balance "$(field "$balance_line" balances_per_second)" "$(field "$balance_line" p50_ms)" "$(field "$balance_line" p99_ms)"
+  printf '%-10s %-10s %12.0f %10s %10s\n' distinct "pgbench -S" "$pg_select_tps" "$pg_select_p50" "$pg_select_p99"
+  echo "distinct: GetBalance over gRPC (no gateway) / pgbench primary-key select = $(awk -v g="$(field "$balance_line" balances_per_second)" -v p="$pg_select_tps" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }') (GET balance through the gateway: goal >= 0.50)"
   echo "raw: ${distinct_line}"
   echo "raw: ${hot_line}"
   echo "raw: ${spend_distinct_line}"
   echo "raw: ${spend_hot_line}"
+  echo "raw: ${balance_line}"
 } | tee "$report"

@@ -19,6 +19,8 @@ struct BenchOptions {
     enum Operation: String {
         case grant
         case spend
+        /// GetBalance of funded users (reads only).
+        case balance
     }
 
     var target = ""
@@ -53,7 +55,7 @@ struct BenchOptions {
                 mode = parsed
             case "--operation":
                 let text = try value()
-                guard let parsed = Operation(rawValue: text) else { throw BenchError.usage("--operation must be grant or spend") }
+                guard let parsed = Operation(rawValue: text) else { throw BenchError.usage("--operation must be grant, spend or balance") }
                 operation = parsed
             case "--requests": requests = try integer(1...Self.requestsMax)
             case "--warmup": warmupRequests = try integer(0...Self.requestsMax)
@@ -74,11 +76,12 @@ struct BenchOptions {
     }
 
     static let usage = """
-        usage: PointsBench --target HOST:PORT [--mode distinct|hot] [--requests N] [--warmup N]
-                           [--concurrency C] [--seconds S] [--product CODE]
-        Sends GrantRequests with distinct event ids from C concurrent tasks over one RPCClient,
-        stopping after N requests or S seconds, whichever comes first, and prints one line:
-        mode=... requests=... errors=... seconds=... grants_per_second=... p50_ms=... p99_ms=...
+        usage: PointsBench --target HOST:PORT [--mode distinct|hot] [--operation grant|spend|balance]
+                           [--requests N] [--warmup N] [--concurrency C] [--seconds S] [--product CODE]
+        Sends GrantRequests with distinct event ids (or 1-credit SpendRequests, or GetBalanceRequests,
+        for users it funds first) from C concurrent tasks over one RPCClient, stopping after N requests
+        or S seconds, whichever comes first, and prints one line:
+        operation=... mode=... requests=... errors=... seconds=... <operation>s_per_second=... p50_ms=... p99_ms=...
         """
 }
 

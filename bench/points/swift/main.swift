@@ -1,4 +1,4 @@
-// PointsService benchmark: Grant (or Spend) calls with distinct event ids over
+// PointsService benchmark: Grant (or Spend, or GetBalance) calls with distinct event ids over
 // gRPC (RPCRuntime client), for distinct users or one hot user, bounded in
 // count and time. Driven by bench/points/run.sh, which also runs pgbench on
 // the same cluster as the ceiling. Prints one `key=value` line.
@@ -28,6 +28,10 @@ do {
     case .spend:
         let load = try await SpendLoad.funded(client: client, options: options, runId: runId,
                                               spends: options.requests + options.warmupRequests)
+        run = { await load.run(requests: $0, label: $1) }
+    case .balance:
+        let funded = try await SpendLoad.funded(client: client, options: options, runId: runId, spends: 1)
+        let load = BalanceLoad(client: client, options: options, users: funded.users)
         run = { await load.run(requests: $0, label: $1) }
     }
     if options.warmupRequests > 0 {
