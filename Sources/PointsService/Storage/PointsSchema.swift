@@ -277,7 +277,7 @@ enum PointsSchema {
         // The unique (user_id, event_id) of migration 1 says nothing that
         // the unique event_id does not: a repeated event id is refused by
         // points_ledger_event_unique for every user. Its index cost every
-        // ledger row an index entry and its WAL, and a quarter of the
+        // ledger row an index entry and its WAL, and a third of the
         // ledger's index space (docs/PERFORMANCE.md). Dropping it takes
         // the table's lock only for the catalog change; nothing is scanned.
         PostgresMigration(version: 7, name: "drop_redundant_ledger_unique", sql: """
