@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import ServiceKitDatabase
 
 /// PaymentsService's storage edge. Every transition of a transaction happens
 /// here inside one short transaction that holds the row lock (`SELECT ...
@@ -107,7 +108,7 @@ final class PaymentsStore: Sendable {
                 clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted, overdue_amount,
                 verdict_signed_at, revocation_date, revocation_reason, revocation_type, revocation_percentage,
                 ledger_event_id, next_attempt_at, owed_since)
-            values (gen_random_uuid(), $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0), $11::integer,
+            values ($38::uuid, $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0), $11::integer,
                     $12, $13::bigint, $14, $15::jsonb, $16, $17,
                     $18::text, $19::text, $20::boolean, $21::text, $22::boolean, $23::bigint, $24::text,
                     $25::integer, $26::text, $27::bigint, $28::text, $29::bigint, $30::bigint,
@@ -132,6 +133,8 @@ final class PaymentsStore: Sendable {
                 revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason), optional(revocation?.type),
                 revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
                 optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
+                // Time-ordered: inserts land on the primary key's newest leaves.
+                .uuid(TimeOrderedUUID.make()),
             ])
         return try rows.first.map(Self.record)
     }

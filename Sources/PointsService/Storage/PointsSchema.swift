@@ -1,4 +1,5 @@
 import PostgresClient
+import ServiceKitDatabase
 
 /// PointsService's database schema as versioned migrations (applied at
 /// start-up by `PostgresMigrator`). Never edit an applied migration: add one.
@@ -282,6 +283,16 @@ enum PointsSchema {
         // the table's lock only for the catalog change; nothing is scanned.
         PostgresMigration(version: 7, name: "drop_redundant_ledger_unique", sql: """
             alter table points_ledger drop constraint points_ledger_user_event_unique;
+            """),
+        // New ledger rows get time-ordered ids (uuid_v7(), a version 7 UUID)
+        // instead of random ones: each insert then lands on the primary
+        // key's newest leaves, not on a random leaf of a B-tree as large as
+        // the ledger, which after a checkpoint costs a full page image in
+        // the WAL (docs/PERFORMANCE.md, "Flat as it grows"). Stored ids stay
+        // as they are; a new default changes only the catalog.
+        PostgresMigration(version: 8, name: "time_ordered_ledger_ids", sql: UUIDv7Function.createSQL + """
+
+            alter table points_ledger alter column id set default uuid_v7();
             """),
     ]
 

@@ -1,0 +1,22 @@
+import Foundation
+
+/// Version 7 UUIDs (RFC 9562) made in the process: 48 bits of Unix time in
+/// milliseconds, then the version, variant and random bits of a version 4
+/// UUID. Keys made of them grow with time, so inserts land on a B-tree's
+/// newest leaves (see `UUIDv7Function`, the same ids made by the database).
+public enum TimeOrderedUUID {
+    /// A new id for `milliseconds` since the Unix epoch (now by default).
+    public static func make(milliseconds: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) -> UUID {
+        var bytes = UUID().uuid
+        let time = UInt64(max(0, milliseconds))
+        bytes.0 = UInt8(truncatingIfNeeded: time >> 40)
+        bytes.1 = UInt8(truncatingIfNeeded: time >> 32)
+        bytes.2 = UInt8(truncatingIfNeeded: time >> 24)
+        bytes.3 = UInt8(truncatingIfNeeded: time >> 16)
+        bytes.4 = UInt8(truncatingIfNeeded: time >> 8)
+        bytes.5 = UInt8(truncatingIfNeeded: time)
+        bytes.6 = (bytes.6 & 0x0F) | 0x70
+        bytes.8 = (bytes.8 & 0x3F) | 0x80
+        return UUID(uuid: bytes)
+    }
+}
