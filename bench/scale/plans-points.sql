@@ -17,7 +17,9 @@ from points_ledger
 where user_id = :'heavy_user'::uuid and (null::bigint is null or seq < null::bigint)
 order by seq desc limit 51;
 \echo '### listLedger (the heavy user, a page 2000 rows back)'
-select (select seq from points_ledger where user_id = :'heavy_user'::uuid order by seq desc offset 2000 limit 1) as page_seq \gset
+-- coalesce: a user with fewer rows reads from the newest (psql would set an empty variable for a null).
+select coalesce((select seq from points_ledger where user_id = :'heavy_user'::uuid order by seq desc offset 2000 limit 1), 9223372036854775807)
+    as page_seq \gset
 explain (analyze, buffers, costs off, timing off)
 select id, seq, event_id, change_type, direction, amount, balance_after, biz_type,
        coalesce(biz_id, '') as biz_id, metadata::text as metadata,

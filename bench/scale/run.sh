@@ -244,8 +244,9 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-# The user with the most credits ever: one of the heavy buyers, with thousands of ledger rows.
-heavy_user="$(timeout 60 "${psql_admin[@]}" -d scale_full_points -c "select user_id from user_points order by lifetime_earned desc limit 1")"
+# The user who spent the most: one of the heavy buyers, with thousands of ledger
+# rows (not a bench user: those earn through the gateway runs but never spend).
+heavy_user="$(timeout 60 "${psql_admin[@]}" -d scale_full_points -c "select user_id from user_points order by lifetime_spent desc limit 1")"
 purchase_event="$(timeout 60 "${psql_admin[@]}" -d scale_full_points -c "select related_event_id from points_ledger where change_type = 'refund' and user_id = '$heavy_user' limit 1")"
 [[ -n "$purchase_event" ]] || purchase_event="payment.apple_iap:none"
 event_id="$(timeout 60 "${psql_admin[@]}" -d scale_full_points -c "select event_id from points_ledger where user_id = '$heavy_user' order by seq limit 1")"
