@@ -77,7 +77,9 @@ CONF
   as_owner mkdir -p "$sockdir"
   [[ -f "$portfile" ]] || free_port > "$portfile"
   if ! is_running; then
-    as_owner "$bindir/pg_ctl" -D "$pgdata" -l "$logfile" -o "-p $(port)" -w -t 60 start >/dev/null
+    # wal_compression on the command line, so clusters made before it get it too
+    # (docs/OPERATIONS.md, "PostgreSQL settings").
+    as_owner "$bindir/pg_ctl" -D "$pgdata" -l "$logfile" -o "-p $(port) -c wal_compression=lz4" -w -t 60 start >/dev/null
   fi
   for db in points payments; do
     if ! psql -h 127.0.0.1 -p "$(port)" -U iap -d postgres -tAc "select 1 from pg_database where datname='$db'" | grep -q 1; then
