@@ -8,4 +8,20 @@ public enum VersionSevenUUID {
         guard hex[12] == "7", "89ab".contains(hex[16]) else { return nil }
         return Int64(String(hex[0..<12]), radix: 16)
     }
+
+    /// What is wrong with `ids`, written one after another just now (in
+    /// their order), as version 7 UUIDs: not of version 7, not carrying
+    /// a time within a minute of `nowMilliseconds`, or not increasing.
+    public static func problems(ofIdsWrittenInOrder ids: [String], nowMilliseconds: Int64) -> [String] {
+        var problems: [String] = []
+        for id in ids {
+            guard let milliseconds = milliseconds(id) else {
+                problems.append("not a version 7 UUID: \(id)")
+                continue
+            }
+            if abs(milliseconds - nowMilliseconds) >= 60_000 { problems.append("not the time it was written: \(id)") }
+        }
+        if ids != ids.sorted() { problems.append("later rows do not have greater ids: \(ids)") }
+        return problems
+    }
 }
