@@ -34,8 +34,7 @@ final class PointsCheckDomainsMigrationTests: XCTestCase {
         XCTAssertEqual(before.checks.values.map(\.count).reduce(0, +), 24, "migration 5 leaves 24 table CHECKs")
 
         // Up to migration 6 only: later migrations may change the schema on purpose.
-        try await PostgresMigrator(migrations: PointsSchema.migrations.filter { $0.version <= 6 },
-                                   advisoryLockKey: PointsSchema.migrationLockKey).migrate(on: store.pool)
+        try await PointsSchemaAtVersion.migrate(store.pool, upTo: 6)
 
         let after = try await store.pool.withConnection { try await Stored.read($0) }
         XCTAssertEqual(after.schema.files, before.schema.files, "no table, index or TOAST table was rewritten or rebuilt")

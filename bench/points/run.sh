@@ -97,7 +97,8 @@ for _ in $(seq 1 200); do
 done
 [[ -n "$address" ]] || { echo "PointsService did not start:" >&2; cat "$work/service.err" >&2; exit 1; }
 
-# grants MODE [OPERATION]: prints PointsBench's key=value line (grant, or spend of 1 credit by funded users).
+# grants MODE [OPERATION]: prints PointsBench's key=value line (grant, or spend of 1 credit
+# or GetBalance by funded users).
 grants() {
   local operation="${2:-grant}"
   timeout $((seconds * 2 + 120)) taskset -c "$load_cpu" "$bench_binary" --target "$address" --mode "$1" --operation "$operation" \
