@@ -43,6 +43,18 @@ final class GatewayServerHTTP2Tests: XCTestCase {
         }
     }
 
+    /// POSTs the file at `bodyPath` with nghttp and returns the response
+    /// statuses it printed. nghttp, unlike curl 7.88, keeps a complete
+    /// response that arrives while it is still uploading and is followed by
+    /// RST_STREAM(NO_ERROR) (RFC 9113 §8.1); curl then fails with exit 92
+    /// before reading the response, and prints status 000.
+    private func nghttpPostStatuses(_ url: String, bodyPath: String, bearer: String?) async throws -> [String] {
+        var arguments = ["--header=content-type: application/json", "--data=\(bodyPath)", "--null-out"]
+        if let bearer { arguments.append("--header=authorization: Bearer \(bearer)") }
+        let output = try await nghttp(arguments + [url])
+        return output.split(separator: "\n").filter { $0.contains(":status:") }.map { String($0.suffix(3)) }
+    }
+
     func testConcurrentStreamsOnOneH2CConnection() async throws {
         let harness = try await GatewayHarness.start()
         let url = "http://127.0.0.1:\(harness.port)"
@@ -77,11 +89,8 @@ final class GatewayServerHTTP2Tests: XCTestCase {
         try Data(repeating: UInt8(ascii: "a"), count: GatewayLimits.requestBodyBytesMax + 1).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let url = "http://127.0.0.1:\(harness.port)/api/v1/payments/apple/transactions/verify"
-        let large = try await curl([
-            "--header", "Authorization: Bearer \(GatewayHarness.token())", "--header", "Content-Type: application/json",
-            "--data-binary", "@\(file.path)", "--output", "/dev/null", "--write-out", "%{http_code}", url,
-        ])
-        XCTAssertEqual(large, "413")
+        let large = try await nghttpPostStatuses(url, bodyPath: file.path, bearer: GatewayHarness.token())
+        XCTAssertEqual(large, ["413"])
         let anonymous = try await curl([
             "--header", "Content-Type: application/json", "--data-binary", GatewayHarness.verifyBody(),
             "--output", "/dev/null", "--write-out", "%{http_code}", url,
@@ -96,21 +105,18 @@ final class GatewayServerHTTP2Tests: XCTestCase {
     func testReceiptBodyLimitOverH2C() async throws {
         let harness = try await GatewayHarness.start()
         let url = "http://127.0.0.1:\(harness.port)/api/v1/payments/apple/receipts"
-        func post(decodedBytes: Int) async throws -> String {
+        func post(decodedBytes: Int) async throws -> [String] {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-h2-receipt-\(UUID().uuidString)")
             let receipt = Data(repeating: 0x5A, count: decodedBytes).base64EncodedString()
             try Data(#"{"receiptData":"\#(receipt)"}"#.utf8).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            return try await curl([
-                "--header", "Authorization: Bearer \(GatewayHarness.token())", "--header", "Content-Type: application/json",
-                "--data-binary", "@\(file.path)", "--output", "/dev/null", "--write-out", "%{http_code}", url,
-            ])
+            return try await nghttpPostStatuses(url, bodyPath: file.path, bearer: GatewayHarness.token())
         }
         let large = try await post(decodedBytes: 400 * 1024)
-        XCTAssertEqual(large, "200")
+        XCTAssertEqual(large, ["200"])
         XCTAssertEqual(harness.doubles.last(VerifyReceiptRequest.self)?.receiptData.utf8.count, (400 * 1024 + 2) / 3 * 4)
         let tooLarge = try await post(decodedBytes: 600 * 1024)
-        XCTAssertEqual(tooLarge, "413")
+        XCTAssertEqual(tooLarge, ["413"])
         XCTAssertEqual(harness.doubles.recordedMethods, ["VerifyReceipt"])
         await harness.stop()
     }
