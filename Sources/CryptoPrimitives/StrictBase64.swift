@@ -36,9 +36,19 @@ public enum StrictBase64 {
     }
 
     /// Whether `byte` is one of the 64 characters of base64url (a quick
-    /// shape check before decoding, e.g. of a bearer token).
+    /// shape check before decoding, e.g. of a bearer token). Inlinable range
+    /// checks, not the decoding table: callers test every byte of a JWS, and
+    /// the table, a lazily initialised global in another module, cost a call
+    /// and a `swift_once` per byte.
+    @inlinable
     public static func isURLAlphabetByte(_ byte: UInt8) -> Bool {
-        urlTable[Int(byte)] & 0xC0 == 0
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"):
+            return true
+        default:
+            return false
+        }
     }
 
     // MARK: Tables.
