@@ -257,10 +257,20 @@ enum PaymentsMigrations {
         // wants 25 % and gets about 10 %), so it is stored as it came after
         // costing the attempt. lz4 takes the 10 % (a real Apple JWS: 5,079 to
         // 4,486 bytes) for less CPU than pglz's failed attempt
-        // (docs/PERFORMANCE.md, "The JWS column compressed with lz4").
-        // Catalog only: stored values keep their form until rewritten.
+        // (docs/PERFORMANCE.md, "Session 7: the JWS column compressed with
+        // lz4"). Catalog only: stored values keep their form until rewritten.
+        // A server without lz4 (built without it, or before PostgreSQL 14,
+        // which has no per-column compression) keeps pglz: the migration
+        // still applies, so the services start on it as before.
         (8, "signed_transaction_lz4", """
-        ALTER TABLE apple_iap_transactions ALTER COLUMN signed_transaction_info SET COMPRESSION lz4;
+        DO $$
+        BEGIN
+            IF current_setting('server_version_num')::integer >= 140000
+               AND (SELECT 'lz4' = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression') THEN
+                ALTER TABLE apple_iap_transactions ALTER COLUMN signed_transaction_info SET COMPRESSION lz4;
+            END IF;
+        END
+        $$;
         """),
     ]
 }
