@@ -103,7 +103,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PostgresClient", "CryptoPrimitives"], path: "Tests/TestSupport"),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "CryptoPrimitivesTests", dependencies: ["CryptoPrimitives"]),
-        .testTarget(name: "MetricsTests", dependencies: ["Metrics"]),
+        // Fixtures are read from the source tree (#filePath), not bundled.
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"], exclude: ["Fixtures"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "StrictJSON"]),
         .testTarget(name: "UTCTimeTests", dependencies: ["UTCTime"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),

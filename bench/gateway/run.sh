@@ -42,7 +42,9 @@
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own
 # databases (gateway_bench_points, gateway_bench_payments), recreated per run
-# unless GATEWAY_BENCH_KEEP_DATABASES=1.
+# unless GATEWAY_BENCH_KEEP_DATABASES=1. GATEWAY_BENCH_SERVICES_BIN=DIR runs
+# the three services from DIR (release binaries of another revision, as
+# bench/gateway/ab.sh builds them) with this tree's load generators.
 # Bounded: each phase is a fixed number of seconds, every step has a timeout;
 # < 3 minutes after the build.
 #
@@ -82,6 +84,10 @@ for product in Gateway PaymentsService PointsService GatewayBench SagaBench; do
   timeout 900 "$root/scripts/build-release.sh" --product "$product" --package-path "$root" >/dev/null
 done
 bin="$root/.build/release"
+services_bin="${GATEWAY_BENCH_SERVICES_BIN:-$bin}"
+for product in Gateway PaymentsService PointsService; do
+  [[ -x "$services_bin/$product" ]] || { echo "GATEWAY_BENCH_SERVICES_BIN: no $product in $services_bin" >&2; exit 2; }
+done
 
 eval "$(timeout 120 "$root/scripts/pg.sh" start)"
 psql_admin=(env PGOPTIONS=-cclient_min_messages=warning psql -h 127.0.0.1 -p "$PG_PORT" -U iap -v ON_ERROR_STOP=1 -qAt -d postgres)
@@ -122,10 +128,10 @@ timeout 300 "$bin/GatewayBench" --out "$work" --count "$transactions" --bundle-i
 # A second, separate set for the direct saga phase (PaymentsService over gRPC).
 timeout 300 "$bin/GatewayBench" --out "$work/saga" --count "$transactions" --bundle-id "$bundle_id" >/dev/null
 
-# start NAME ENV... -- : runs $bin/NAME with --listen 127.0.0.1:0 (Gateway: LISTEN_ADDR), sets $address.
+# start NAME ENV... -- : runs $services_bin/NAME with --listen 127.0.0.1:0 (Gateway: LISTEN_ADDR), sets $address.
 start() {
   local name="$1"; shift
-  env ADMIN_LISTEN_ADDR=127.0.0.1:0 "$@" "$bin/$name" > "$work/$name.out" 2> "$work/$name.err" &
+  env ADMIN_LISTEN_ADDR=127.0.0.1:0 "$@" "$services_bin/$name" > "$work/$name.out" 2> "$work/$name.err" &
   pids+=($!)
   service_pid[$name]=$!
   address=""
@@ -165,7 +171,7 @@ fi
 : > "$work/tokens"
 for i in "${!users[@]}"; do
   user="${users[$i]}"
-  timeout 10 env "${gateway_env[@]}" "$bin/Gateway" mint-token --sub "$user" --email "bench$i@example.com" --ttl 3600 >> "$work/tokens" \
+  timeout 10 env "${gateway_env[@]}" "$services_bin/Gateway" mint-token --sub "$user" --email "bench$i@example.com" --ttl 3600 >> "$work/tokens" \
     || { echo "Gateway mint-token failed" >&2; exit 1; }
 done
 first_token="$(head -1 "$work/tokens")"
