@@ -38,7 +38,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let texts = parameters.map(\.wireText)
         // libpq takes C strings: a NUL byte would silently cut the value short.
         // (The statement text is checked by LibPQConnection once, before it is first prepared.)
-        if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+        if let position = texts.firstIndex(where: { $0.map(NULByteScan.containsNUL) == true }) {
             throw PostgresError(code: .invalidParameter, message: "parameter $\(position + 1) contains a NUL byte")
         }
         do {
@@ -52,7 +52,7 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func execute(_ sql: String) async throws(PostgresError) -> PostgresRows {
         let connection = self.connection
-        if sql.utf8.contains(0) { throw LibPQConnection.nulInStatementError() }
+        if NULByteScan.containsNUL(sql) { throw LibPQConnection.nulInStatementError() }
         do {
             return try await connection.execute(sql).get()
         } catch {

@@ -129,7 +129,7 @@ final class LibPQConnection: @unchecked Sendable {
             }
         }
         // libpq takes C strings: a NUL byte would silently cut the text short.
-        if sql.utf8.contains(0) { return .failure(Self.nulInStatementError()) }
+        if NULByteScan.containsNUL(sql) { return .failure(Self.nulInStatementError()) }
         if preparedStatementNames.count < maxPreparedStatements {
             await deallocateStaleStatements()
             preparedStatementsNamed += 1
