@@ -40,10 +40,12 @@ let package = Package(
         .target(name: "RPCCore"),
         // The transport: event loop, sockets, HTTP/2 on nghttp2, TLS, client, server.
         .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL"]),
-        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEventIO"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEventIO", "UUIDText"]),
         .target(name: "StrictJSON"),
+        // UUIDs as 36-byte text, read and written without sscanf/sprintf.
+        .target(name: "UUIDText"),
         // The field rules all three services share (ids, codes, the email identity).
-        .target(name: "FieldRules"),
+        .target(name: "FieldRules", dependencies: ["UUIDText"]),
         // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
         .target(name: "Metrics"),
         // JSON-line logging every library can use (lines written by StrictJSON's writer).
@@ -79,11 +81,11 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics", "Logging"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics", "Logging", "UUIDText"]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime", "UUIDText"]
         ),
         .executableTarget(
             name: "Gateway",
@@ -107,6 +109,7 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], exclude: ["Fixtures"]),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "StrictJSON"]),
         .testTarget(name: "UTCTimeTests", dependencies: ["UTCTime"]),
+        .testTarget(name: "UUIDTextTests", dependencies: ["UUIDText"]),
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// A UUID as text: user ids (`user_id`, the JWT's `sub`) and app account
 /// tokens.
@@ -25,11 +26,11 @@ public enum UUIDRule {
         return String(decoding: lowered, as: UTF8.self)
     }
 
-    /// The same rule, as Foundation's `UUID`.
+    /// The same rule, as Foundation's `UUID` (read by `UUIDText`).
     public static func uuid(_ text: String, field: String = "user_id") throws(FieldRuleError) -> UUID {
         let canonical = try canonical(text, field: field)
-        guard let uuid = UUID(uuidString: canonical) else {
-            preconditionFailure("Foundation refused a canonical UUID")
+        guard let uuid = UUIDText.parse(canonical) else {
+            preconditionFailure("UUIDText refused a canonical UUID")
         }
         return uuid
     }

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// One row; typed accessors decode PostgreSQL's text format and throw
 /// `decodingFailed` on a missing column, NULL, or malformed text.
@@ -46,7 +47,7 @@ public struct PostgresRow: Sendable {
     }
 
     public func uuid(_ column: String) throws(PostgresError) -> UUID {
-        guard let value = UUID(uuidString: try string(column)) else { throw Self.malformed(column, "uuid") }
+        guard let value = UUIDText.parse(try string(column)) else { throw Self.malformed(column, "uuid") }
         return value
     }
 

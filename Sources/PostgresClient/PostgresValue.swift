@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// A statement parameter, sent to the server as text (the server infers or
 /// casts the type, e.g. `$1::uuid`).
@@ -18,7 +19,7 @@ public enum PostgresValue: Sendable, Hashable {
         case .text(let value): return value
         case .int64(let value): return String(value)
         case .bool(let value): return value ? "t" : "f"
-        case .uuid(let value): return value.uuidString.lowercased()
+        case .uuid(let value): return UUIDText.lowercased(value)
         case .json(let value): return value
         }
     }

@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import UUIDText
 
 /// The two reconciliation jobs: rows stuck owing a step or `received`
 /// (Get Transaction Info each), and a daily sweep of revocations (Get
@@ -62,7 +63,7 @@ extension Reconciler {
         } catch {
             return .failed(reason: error.reason.rawValue)
         }
-        let users = Dictionary(grouping: anchors, by: \.userId).sorted { $0.key.uuidString.lowercased() < $1.key.uuidString.lowercased() }
+        let users = Dictionary(grouping: anchors, by: \.userId).sorted { UUIDText.lowercased($0.key) < UUIDText.lowercased($1.key) }
         var recorded = 0
         for (user, anchors) in users {
             for anchor in anchors {
@@ -72,12 +73,12 @@ extension Reconciler {
                     return .rateLimited(retryAfter: error.retryAfter)
                 } catch {
                     logger.warning("revoked sweep could not read a user's history", [
-                        "user_id": user.uuidString.lowercased(), "environment": anchor.environment, "error": "\(error)"])
+                        "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
                     return .failed(reason: "history of one user")
                 }
             }
             do {
-                guard try await lease.saveCursor(user.uuidString.lowercased()) else { return .lostLease }
+                guard try await lease.saveCursor(UUIDText.lowercased(user)) else { return .lostLease }
             } catch {
                 return .failed(reason: error.reason.rawValue)
             }

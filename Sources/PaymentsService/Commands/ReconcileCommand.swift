@@ -2,6 +2,7 @@ import FieldRules
 import Foundation
 import ServiceKit
 import StrictJSON
+import UUIDText
 
 /// `PaymentsService reconcile --transaction-id ID | --user-id UUID`: asks
 /// Apple (Get Transaction Info; for a user, each of their transactions and
@@ -50,7 +51,7 @@ enum ReconcileCommand {
                 outcomes = [try await reconciler.reconcile(transactionId: transactionId, requestId: "reconcile-\(transactionId)")]
             } else {
                 let user = try UUIDRule.uuid(command.options.value("--user-id") ?? "", field: "--user-id")
-                outcomes = try await reconciler.reconcile(userId: user, requestId: "reconcile-user-\(user.uuidString.lowercased())")
+                outcomes = try await reconciler.reconcile(userId: user, requestId: "reconcile-user-\(UUIDText.lowercased(user))")
             }
         } catch {
             AdminCommand.printError("reconcile", "\(error)")

@@ -1,5 +1,6 @@
 import CryptoPrimitives
 import Foundation
+import UUIDText
 
 /// The opaque keyset cursor of ListTransactions: base64url of "v1:<record
 /// id>" of the last row already returned. Rows are listed newest first by
@@ -9,7 +10,7 @@ enum TransactionPageToken {
     static let bytesMax = 128
 
     static func encode(lastId: UUID) -> String {
-        StrictBase64.encodeURL(Array("v1:\(lastId.uuidString.lowercased())".utf8))
+        StrictBase64.encodeURL(Array("v1:\(UUIDText.lowercased(lastId))".utf8))
     }
 
     /// nil for an empty token (the first page).

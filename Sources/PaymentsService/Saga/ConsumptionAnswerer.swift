@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import Foundation
 import Logging
 import ServiceKit
+import UUIDText
 
 /// Answers Apple's CONSUMPTION_REQUEST once per notification: gathers the
 /// facts (the operator's setting, the user's consent, whether the grant was
@@ -41,7 +42,7 @@ struct ConsumptionAnswerer: Sendable {
     }
 
     private func answer(_ row: ConsumptionAnswerRow) async {
-        let log = logger.with(["notification_uuid": row.notificationUUID.uuidString.lowercased(), "transaction_id": row.transactionId])
+        let log = logger.with(["notification_uuid": UUIDText.lowercased(row.notificationUUID), "transaction_id": row.transactionId])
         let retrySeconds = Int64(settings.retry.components.seconds)
         func finish(_ status: String, body: String? = nil, appleStatus: Int? = nil, detail: String? = nil) async {
             do {

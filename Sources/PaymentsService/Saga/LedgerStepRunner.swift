@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Metrics
 import ServiceKit
+import UUIDText
 
 /// Runs the ledger steps a transaction owes (grant, clawback, reversal) and
 /// records each outcome, only while the row still owes that very step:
@@ -163,7 +164,7 @@ struct LedgerStepRunner: Sendable {
 
     private func report(_ step: LedgerStep, _ outcome: StepOutcome, before: PaymentRecord, after: PaymentRecord, requestId: String?) {
         var fields = ["transaction_id": after.transactionId, "step": "\(step)", "status": after.status.rawValue,
-                      "user_id": after.userId?.uuidString.lowercased() ?? "", "request_id": requestId ?? ""]
+                      "user_id": after.userId.map(UUIDText.lowercased) ?? "", "request_id": requestId ?? ""]
         switch outcome {
         case .granted:
             fields["credits"] = "\(after.state.credits)"

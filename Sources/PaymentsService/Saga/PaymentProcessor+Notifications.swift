@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Metrics
 import PostgresClient
+import UUIDText
 
 /// App Store Server Notifications V2: verify, record once by
 /// `notificationUUID` together with its effect on the transaction (one local
@@ -113,7 +114,7 @@ extension PaymentProcessor {
         }
 
         var response = HandleNotificationResponse()
-        response.notificationUuid = uuid.uuidString.lowercased()
+        response.notificationUuid = UUIDText.lowercased(uuid)
         response.notificationType = type.rawValue
         response.subtype = notification.subtype?.rawValue ?? ""
         if owesAnswer, let consumption {

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Metrics
 import ServiceKit
+import UUIDText
 
 /// Drives a purchase from a signed transaction to the credits Apple's latest
 /// word allows: verify the JWS and its claims, record it with the app's
@@ -45,7 +46,7 @@ final class PaymentProcessor: Sendable {
             appStoreProductId: request.appStoreProductId, transactionId: request.transactionId,
             signedTransactionInfo: request.signedTransactionInfo, appAccountToken: request.appAccountToken,
             emailMasked: request.emailMasked)
-        let log = logger.with(["request_id": requestId ?? "", "transaction_id": valid.transactionId, "user_id": valid.userId.uuidString.lowercased()])
+        let log = logger.with(["request_id": requestId ?? "", "transaction_id": valid.transactionId, "user_id": UUIDText.lowercased(valid.userId)])
 
         let known = try await package(for: valid, requestId: requestId)
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
@@ -315,10 +316,10 @@ final class PaymentProcessor: Sendable {
 
     static func transactionMessage(_ record: PaymentRecord) -> Contracts.Transaction {
         var out = Contracts.Transaction()
-        out.id = record.id.uuidString.lowercased()
+        out.id = UUIDText.lowercased(record.id)
         out.transactionId = record.transactionId
         out.originalTransactionId = record.originalTransactionId ?? ""
-        out.userId = record.userId?.uuidString.lowercased() ?? ""
+        out.userId = record.userId.map(UUIDText.lowercased) ?? ""
         out.productCode = record.productCode ?? ""
         out.appStoreProductId = record.appStoreProductId
         out.environment = record.environment
@@ -371,7 +372,7 @@ final class PaymentProcessor: Sendable {
     func accountToken(userId: String) async throws(PaymentsError) -> String {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
-        return try await store.accountToken(userId: user).uuidString.lowercased()
+        return try await UUIDText.lowercased(store.accountToken(userId: user))
     }
 
     // MARK: Consumption consent
@@ -380,7 +381,7 @@ final class PaymentProcessor: Sendable {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
         try await store.setConsumptionConsent(userId: user, consented: consented)
-        logger.info("consumption consent stored", ["user_id": user.uuidString.lowercased(), "consented": "\(consented)"])
+        logger.info("consumption consent stored", ["user_id": UUIDText.lowercased(user), "consented": "\(consented)"])
         var response = ConsumptionConsentResponse()
         response.consented = consented
         response.recorded = true

@@ -5,6 +5,7 @@ import Metrics
 import RPCCore
 import RPCRuntime
 import ServiceKit
+import UUIDText
 
 /// PaymentsService's calls into PointsService, each classified into what the
 /// saga does next (`StepFailure`). When in doubt a failure is transient:
@@ -28,10 +29,10 @@ struct PointsLedger: Sendable {
     static func grantRequest(_ record: PaymentRecord) -> GrantRequest {
         var request = GrantRequest()
         request.eventId = LedgerEventId.purchase(transactionId: record.transactionId)
-        request.userId = record.userId?.uuidString.lowercased() ?? ""
+        request.userId = record.userId.map(UUIDText.lowercased) ?? ""
         request.emailHash = record.emailHash ?? ""
         request.productCode = record.productCode ?? ""
-        request.bizId = record.id.uuidString.lowercased()
+        request.bizId = UUIDText.lowercased(record.id)
         // A mask stored before FieldRules may fail PointsService's check:
         // send it repaired (valid ones unchanged).
         request.emailMasked = EmailMask.repaired(record.emailMasked ?? "")
@@ -54,9 +55,9 @@ struct PointsLedger: Sendable {
     func clawback(_ record: PaymentRecord, cycle: Int, amount: Int64, reason: String, requestId: String?) async -> Result<ClawbackResponse> {
         var request = ClawbackRequest()
         request.eventId = LedgerEventId.refund(transactionId: record.transactionId, cycle: cycle)
-        request.userId = record.userId?.uuidString.lowercased() ?? ""
+        request.userId = record.userId.map(UUIDText.lowercased) ?? ""
         request.originalEventId = LedgerEventId.purchase(transactionId: record.transactionId)
-        request.bizId = record.id.uuidString.lowercased()
+        request.bizId = UUIDText.lowercased(record.id)
         request.reason = reason
         // The whole purchase is sent as 0 (the default): the same request as
         // before prorated refunds existed.
@@ -68,15 +69,15 @@ struct PointsLedger: Sendable {
     func reverseClawback(_ record: PaymentRecord, cycle: Int, requestId: String?) async -> Result<ReverseClawbackResponse> {
         var request = ReverseClawbackRequest()
         request.eventId = LedgerEventId.refundReversal(transactionId: record.transactionId, cycle: cycle)
-        request.userId = record.userId?.uuidString.lowercased() ?? ""
+        request.userId = record.userId.map(UUIDText.lowercased) ?? ""
         request.clawbackEventId = LedgerEventId.refund(transactionId: record.transactionId, cycle: cycle)
-        request.bizId = record.id.uuidString.lowercased()
+        request.bizId = UUIDText.lowercased(record.id)
         return await call(PointsMethods.reverseClawback, request, requestId: requestId, refusals: [])
     }
 
     func balance(userId: UUID, requestId: String?) async throws(PaymentsError) -> Int64 {
         var request = GetBalanceRequest()
-        request.userId = userId.uuidString.lowercased()
+        request.userId = UUIDText.lowercased(userId)
         switch await call(PointsMethods.getBalance, request, requestId: requestId, refusals: []) {
         case .success(let response): return response.balance
         case .failed(let failure): throw .pointsUnavailable(detail: failure.detail)
@@ -86,7 +87,7 @@ struct PointsLedger: Sendable {
     /// One purchase's credit lot at PointsService (what was credited and spent).
     func purchaseConsumption(userId: UUID, transactionId: String, requestId: String?) async -> Result<GetPurchaseConsumptionResponse> {
         var request = GetPurchaseConsumptionRequest()
-        request.userId = userId.uuidString.lowercased()
+        request.userId = UUIDText.lowercased(userId)
         request.purchaseEventId = LedgerEventId.purchase(transactionId: transactionId)
         return await call(PointsMethods.getPurchaseConsumption, request, requestId: requestId, refusals: [])
     }

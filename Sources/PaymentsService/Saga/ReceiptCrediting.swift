@@ -6,6 +6,7 @@ import FieldRules
 import Foundation
 import Logging
 import ServiceKit
+import UUIDText
 
 /// Credits the purchases a StoreKit 1 app receipt lists (`VerifyReceipt`).
 /// The receipt is read locally (`AppReceiptReader`, no signature check), so
@@ -31,7 +32,7 @@ struct ReceiptCrediting: Sendable {
             // Only the stable code: the detail could describe the content.
             throw .receiptInvalid(code: error.code.name)
         }
-        let log = processor.logger.with(["request_id": requestId ?? "", "user_id": claimant.userId.uuidString.lowercased()])
+        let log = processor.logger.with(["request_id": requestId ?? "", "user_id": UUIDText.lowercased(claimant.userId)])
         guard receipt.bundleId == processor.verifier.configuration.bundleId else {
             log.notice("refused an app receipt for another bundle id")
             throw .transactionInvalid(jwsFailure: "wrong_bundle", problem: "the receipt is for another app")

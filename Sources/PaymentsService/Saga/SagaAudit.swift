@@ -1,3 +1,5 @@
+import UUIDText
+
 /// The audit line of every saga outcome PaymentsService records (through
 /// `AuditLog`): exactly one per ledger step whose result was written to the
 /// purchase's row, by whichever runner recorded it (inline, the worker or
@@ -14,7 +16,7 @@ enum SagaAudit {
     /// The fields of one line (pure).
     static func fields(_ step: LedgerStep, _ outcome: StepOutcome, after record: PaymentRecord, requestId: String?) -> [String: String] {
         var fields = [
-            "transaction_id": record.transactionId, "user_id": record.userId?.uuidString.lowercased() ?? "",
+            "transaction_id": record.transactionId, "user_id": record.userId.map(UUIDText.lowercased) ?? "",
             "step": LedgerStepRunner.stepLabel(step).rawValue, "status": record.status.rawValue,
         ]
         switch outcome {

@@ -1,3 +1,4 @@
+import FieldRules
 import Foundation
 import ServiceKit
 
@@ -90,6 +91,6 @@ struct LedgerAudit: Sendable {
     /// The user id as the ledger stores it (lower-case UUID text), or as
     /// given when it is not a UUID.
     private static func canonicalUserId(_ text: String) -> String {
-        UUID(uuidString: text)?.uuidString.lowercased() ?? text
+        (try? UUIDRule.canonical(text)) ?? text
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// An operator's correction of one user's balance (`PointsService adjust`):
 /// a signed amount, why, and who. It becomes one audited `adjust` ledger row.
@@ -36,7 +37,7 @@ public struct AdjustCommand: Sendable, Equatable {
         let reason = try PointsValidation.text(reason, field: "reason", maxBytes: PointsLimits.adjustReasonBytesMax, required: true)
         let operatorName = try PointsValidation.text(operatorName, field: "operator", maxBytes: PointsLimits.operatorNameBytesMax, required: true)
         let fingerprint = RequestFingerprint.make(
-            kind: "adjust.v1", fields: [userId.uuidString.lowercased(), String(amount), reason, operatorName])
+            kind: "adjust.v1", fields: [UUIDText.lowercased(userId), String(amount), reason, operatorName])
         let eventId = eventId.isEmpty
             ? Self.derivedEventIdPrefix + fingerprint.prefix(Self.derivedEventIdHexDigits)
             : try PointsValidation.eventId(eventId)

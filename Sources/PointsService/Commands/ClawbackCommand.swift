@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// A request to take a purchase's credits back (points.proto ClawbackRequest).
 public struct ClawbackCommand: Sendable, Equatable {
@@ -56,7 +57,7 @@ struct ValidatedClawback: Sendable {
     /// fields only when it is not "all", so a clawback stored before the
     /// field existed still replays, whichever way a retry spells it.
     func fingerprint(purchaseCredits: Int64?) -> String {
-        var fields = [userId.uuidString.lowercased(), originalEventId, bizId, reason]
+        var fields = [UUIDText.lowercased(userId), originalEventId, bizId, reason]
         if amount != 0 && amount != purchaseCredits { fields.append("amount=\(amount)") }
         return RequestFingerprint.make(kind: "clawback.v1", fields: fields)
     }

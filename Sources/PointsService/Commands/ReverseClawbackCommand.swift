@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// A request to give back what a clawback took (points.proto ReverseClawbackRequest).
 public struct ReverseClawbackCommand: Sendable, Equatable {
@@ -24,7 +25,7 @@ public struct ReverseClawbackCommand: Sendable, Equatable {
             throw PointsError.validationFailed(field: "clawback_event_id", problem: "must differ from event_id")
         }
         let fingerprint = RequestFingerprint.make(
-            kind: "reverse_clawback.v1", fields: [userId.uuidString.lowercased(), clawbackEventId, bizId])
+            kind: "reverse_clawback.v1", fields: [UUIDText.lowercased(userId), clawbackEventId, bizId])
         return ValidatedReversal(eventId: eventId, userId: userId, clawbackEventId: clawbackEventId, bizId: bizId,
                                  fingerprint: fingerprint)
     }

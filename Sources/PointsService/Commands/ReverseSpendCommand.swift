@@ -1,4 +1,5 @@
 import Foundation
+import UUIDText
 
 /// A request to give a spend back (points.proto ReverseSpendRequest).
 public struct ReverseSpendCommand: Sendable, Equatable {
@@ -19,7 +20,7 @@ public struct ReverseSpendCommand: Sendable, Equatable {
         guard spendEventId != eventId else {
             throw PointsError.validationFailed(field: "spend_event_id", problem: "must differ from event_id")
         }
-        let fingerprint = RequestFingerprint.make(kind: "reverse_spend.v1", fields: [userId.uuidString.lowercased(), spendEventId])
+        let fingerprint = RequestFingerprint.make(kind: "reverse_spend.v1", fields: [UUIDText.lowercased(userId), spendEventId])
         return ValidatedSpendReversal(eventId: eventId, userId: userId, spendEventId: spendEventId, fingerprint: fingerprint)
     }
 }

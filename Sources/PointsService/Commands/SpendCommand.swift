@@ -1,5 +1,6 @@
 import Foundation
 import StrictJSON
+import UUIDText
 
 /// A request to spend credits (points.proto SpendRequest), as the caller
 /// sent it. `validated()` turns it into a `ValidatedSpend`.
@@ -34,7 +35,7 @@ public struct SpendCommand: Sendable, Equatable {
         let bizId = try PointsValidation.text(bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: false)
         let metadata = try Self.metadata(metadataJSON)
         let fingerprint = RequestFingerprint.make(
-            kind: "spend.v1", fields: [userId.uuidString.lowercased(), String(amount), bizType, bizId, metadata.map(JSONWriter.string) ?? ""])
+            kind: "spend.v1", fields: [UUIDText.lowercased(userId), String(amount), bizType, bizId, metadata.map(JSONWriter.string) ?? ""])
         return ValidatedSpend(eventId: eventId, userId: userId, amount: amount, bizType: bizType, bizId: bizId, metadata: metadata,
                               fingerprint: fingerprint)
     }

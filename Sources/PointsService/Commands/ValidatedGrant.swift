@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import UUIDText
 
 /// A grant whose every field passed validation, read straight from the wire
 /// message (`points.proto` GrantRequest): the credits come from the
@@ -73,7 +74,7 @@ struct ValidatedGrant: Sendable {
     /// as a replay of the same purchase sent again.
     static func fingerprint(userId: UUID, productCode: String, bizId: String, emailHash: String?, source: Contracts.PurchaseSource,
                             quantity: Int32) -> String {
-        var fields = [userId.uuidString.lowercased(), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
+        var fields = [UUIDText.lowercased(userId), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
         if quantity != 1 { fields.append("quantity=\(quantity)") }
         return RequestFingerprint.make(kind: "grant.v1", fields: fields)
     }

@@ -1,8 +1,9 @@
-import Logging
 import Foundation
+import Logging
 import PostgresClient
 import ServiceKit
 import StrictJSON
+import UUIDText
 
 /// `PointsService adjust --user-id UUID --amount N --reason TEXT --operator NAME [--event-id ID]`:
 /// an operator's audited correction of one balance, written straight to the
@@ -170,9 +171,9 @@ enum AdjustCommandLine {
             "balance_after": .integer(result.balanceAfter),
             "balance_before": .integer(result.balanceBefore),
             "event_id": .string(result.eventId),
-            "ledger_entry_id": .string(result.ledgerEntryId.uuidString.lowercased()),
+            "ledger_entry_id": .string(UUIDText.lowercased(result.ledgerEntryId)),
             "replayed": .bool(result.replayed),
-            "user_id": .string(result.userId.uuidString.lowercased()),
+            "user_id": .string(UUIDText.lowercased(result.userId)),
         ])))
     }
 }

@@ -2,6 +2,7 @@ import Contracts
 import Logging
 import RPCCore
 import ServiceKit
+import UUIDText
 
 /// `points.v1.Points` on the RPC runtime: converts between Contracts messages
 /// and the store's commands; all decisions live in the store and its rules.
@@ -20,7 +21,7 @@ struct PointsRPCService: Sendable {
         router.register(PointsMethods.getBalance) { request, _ in
             let balance = try await store.getBalance(userId: request.userId)
             var response = GetBalanceResponse()
-            response.userId = balance.userId.uuidString.lowercased()
+            response.userId = UUIDText.lowercased(balance.userId)
             response.balance = balance.balance
             response.lifetimeEarned = balance.lifetimeEarned
             response.lifetimeSpent = balance.lifetimeSpent
@@ -48,7 +49,7 @@ struct PointsRPCService: Sendable {
             response.creditsAdded = result.creditsAdded
             response.balanceAfter = result.balanceAfter
             response.balance = result.balance
-            response.ledgerEntryId = result.ledgerEntryId.uuidString.lowercased()
+            response.ledgerEntryId = UUIDText.lowercased(result.ledgerEntryId)
             return response
         }
         router.register(PointsMethods.clawback) { request, call in
@@ -92,7 +93,7 @@ struct PointsRPCService: Sendable {
             response.amount = result.amount
             response.balanceAfter = result.balanceAfter
             response.balance = result.balance
-            response.ledgerEntryId = result.ledgerEntryId.uuidString.lowercased()
+            response.ledgerEntryId = UUIDText.lowercased(result.ledgerEntryId)
             response.attributions = result.attributions.map { share in
                 var out = SpendAttribution()
                 out.sourceEventId = share.sourceEventId
@@ -133,7 +134,7 @@ struct PointsRPCService: Sendable {
             response.nextPageToken = page.nextPageToken
             response.entries = page.entries.map { entry in
                 var out = Contracts.LedgerEntry()
-                out.id = entry.id.uuidString.lowercased()
+                out.id = UUIDText.lowercased(entry.id)
                 out.eventId = entry.eventId
                 out.changeType = entry.changeType
                 out.direction = entry.direction

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresClient
 import StrictJSON
+import UUIDText
 
 /// The statements that keep `credit_lots` (where a user's credits came
 /// from) in step with the balance. Every function runs inside the caller's
@@ -10,7 +11,7 @@ import StrictJSON
 enum CreditLotLedger {
     /// The source of credits an account held before attribution began (and
     /// of any credits written outside this service, found as drift).
-    static func openingSource(_ userId: UUID) -> String { "opening:\(userId.uuidString.lowercased())" }
+    static func openingSource(_ userId: UUID) -> String { "opening:\(UUIDText.lowercased(userId))" }
 
     /// The user's lots that still hold credits, oldest first, made to add up
     /// to `balance`: a difference (ledger rows written outside this store)

@@ -2,6 +2,7 @@ import Foundation
 import PostgresClient
 import ServiceKitDatabase
 import StrictJSON
+import UUIDText
 
 /// `GrantStatement` for many regular grants at once: one statement, one
 /// commit, one round trip for the whole batch (group commit, see
@@ -49,7 +50,7 @@ enum GrantBatchStatement: BatchedWrite {
     static func parameters(_ grants: [ValidatedGrant]) -> [PostgresValue] {
         let rows: [JSONValue] = grants.map { grant in
             var row = JSONObject()
-            row.insert("user_id", .string(grant.userId.uuidString.lowercased()))
+            row.insert("user_id", .string(UUIDText.lowercased(grant.userId)))
             row.insert("event_id", .string(grant.eventId))
             row.insert("credits", .integer(grant.credits))
             row.insert("biz_id", .string(grant.bizId))
@@ -79,7 +80,7 @@ enum GrantBatchStatement: BatchedWrite {
 
     /// The account and the ledger row (a user's grants keep their order).
     static func keys(_ grant: ValidatedGrant) -> [String] {
-        ["user " + grant.userId.uuidString, "event " + grant.eventId]
+        ["user " + UUIDText.lowercased(grant.userId), "event " + grant.eventId]
     }
 
     /// A lone grant runs the single `GrantStatement`, exactly as without batching.
