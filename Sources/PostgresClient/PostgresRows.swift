@@ -3,21 +3,19 @@ import Foundation
 /// The rows a statement returned, copied out of libpq into Swift values
 /// (text format), plus the command tag ("INSERT 0 1", "COMMIT", ...).
 public struct PostgresRows: Sendable, Sequence {
-    public let columns: [String]
+    public var columns: [String] { layout.names }
     public let commandTag: String
     /// Rows touched by INSERT/UPDATE/DELETE (0 when not applicable).
     public let affectedRowCount: Int
     let cells: [[String?]]
-    private let columnIndex: [String: Int]
+    /// The column names and positions (shared by a prepared statement's results).
+    let layout: ColumnLayout
 
-    init(columns: [String], cells: [[String?]], commandTag: String, affectedRowCount: Int) {
-        self.columns = columns
+    init(layout: ColumnLayout, cells: [[String?]], commandTag: String, affectedRowCount: Int) {
+        self.layout = layout
         self.cells = cells
         self.commandTag = commandTag
         self.affectedRowCount = affectedRowCount
-        var index: [String: Int] = [:]
-        for (position, name) in columns.enumerated() where index[name] == nil { index[name] = position }
-        self.columnIndex = index
     }
 
     public var count: Int { cells.count }
@@ -25,7 +23,7 @@ public struct PostgresRows: Sendable, Sequence {
     public var first: PostgresRow? { cells.isEmpty ? nil : self[0] }
 
     public subscript(position: Int) -> PostgresRow {
-        PostgresRow(values: cells[position], columnIndex: columnIndex)
+        PostgresRow(values: cells[position], columnIndex: layout.positions)
     }
 
     public func makeIterator() -> AnyIterator<PostgresRow> {

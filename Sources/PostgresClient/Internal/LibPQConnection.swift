@@ -14,6 +14,10 @@ final class LibPQConnection: @unchecked Sendable {
     // hand-off orders the two).
     private var handle: OpaquePointer?
     private var preparedStatementNames: [String: String] = [:]
+    /// The column layout of each prepared statement's last result, lent to
+    /// the next round trip of that statement (`ColumnLayout`): read and
+    /// written by the caller only, never by the reactor.
+    private var columnLayouts: [String: ColumnLayout] = [:]
     /// Names handed out so far: a name is never reused, since a forgotten
     /// statement may still exist on the server until it is deallocated.
     private var preparedStatementsNamed = 0
@@ -94,6 +98,7 @@ final class LibPQConnection: @unchecked Sendable {
         PQfinish(handle)
         self.handle = nil
         preparedStatementNames.removeAll()
+        columnLayouts.removeAll()
         staleStatementNames.removeAll()
         Self.liveHandles.withLock { $0 -= 1 }
     }
@@ -107,10 +112,13 @@ final class LibPQConnection: @unchecked Sendable {
         let count = Int32(parameters.count)
         if let name = preparedStatementNames[sql] {
             // Known text: checked for NUL bytes when it was first prepared.
-            let result = await roundTrip { handle in
+            let result = await roundTrip(layoutHint: columnLayouts[sql]) { handle in
                 withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
             }
-            guard case .failure(let error) = result, error.sqlState == Self.featureNotSupported else { return result }
+            guard case .failure(let error) = result, error.sqlState == Self.featureNotSupported else {
+                remember(result, of: sql)
+                return result
+            }
             // A schema change since it was prepared altered the type of a
             // column it returns (e.g. a column moved to a domain type):
             // PostgreSQL then refuses the stored statement for good ("cached
@@ -124,6 +132,7 @@ final class LibPQConnection: @unchecked Sendable {
             // finds only fresh statements.
             staleStatementNames += preparedStatementNames.values
             preparedStatementNames.removeAll()
+            columnLayouts.removeAll()
             guard isOutsideTransactionBlock else {
                 return .failure(PostgresError(code: .staleStatement, sqlState: error.sqlState, message: error.message))
             }
@@ -137,13 +146,21 @@ final class LibPQConnection: @unchecked Sendable {
             let prepared = await roundTrip { handle in PQsendPrepare(handle, name, sql, count, nil) }
             if case .failure(let error) = prepared { return .failure(error) }
             preparedStatementNames[sql] = name
-            return await roundTrip { handle in
+            let result = await roundTrip { handle in
                 withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
             }
+            remember(result, of: sql)
+            return result
         }
         return await roundTrip { handle in
             withCStringArray(parameters) { values in PQsendQueryParams(handle, sql, count, nil, values, nil, nil, 0) }
         }
+    }
+
+    /// Keeps the column layout of a prepared statement's result for its next round trip.
+    private func remember(_ result: Result<PostgresRows, PostgresError>, of sql: String) {
+        guard case .success(let rows) = result, preparedStatementNames[sql] != nil else { return }
+        columnLayouts[sql] = rows.layout
     }
 
     /// SQLSTATE feature_not_supported, which a stored statement whose result
@@ -180,7 +197,7 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// Sends with `send` (a `PQsend…` call, 1 on success) on this thread,
     /// then suspends until the reactor has read every result.
-    private func roundTrip(_ send: (OpaquePointer) -> Int32) async -> Result<PostgresRows, PostgresError> {
+    private func roundTrip(layoutHint: ColumnLayout? = nil, _ send: (OpaquePointer) -> Int32) async -> Result<PostgresRows, PostgresError> {
         guard let handle else { return .failure(Self.closedError()) }
         guard send(handle) == 1 else {
             return .failure(PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
@@ -188,7 +205,7 @@ final class LibPQConnection: @unchecked Sendable {
         let flush = PQflush(handle)
         guard flush >= 0 else { return .failure(lostError(handle)) }
         return await withCheckedContinuation { continuation in
-            let pending = PendingRoundTrip(connection: self, continuation: continuation, flushPending: flush == 1)
+            let pending = PendingRoundTrip(connection: self, continuation: continuation, flushPending: flush == 1, layoutHint: layoutHint)
             arm(pending, handle: handle)
         }
     }
@@ -215,7 +232,7 @@ final class LibPQConnection: @unchecked Sendable {
         guard PQconsumeInput(handle) == 1 else { return pending.finish(.failure(lostError(handle))) }
         while PQisBusy(handle) == 0 {
             guard let result = PQgetResult(handle) else {
-                return pending.finish(pending.takeKept().map { consume($0, handle: handle) } ?? .failure(PostgresError(
+                return pending.finish(pending.takeKept().map { consume($0, handle: handle, layoutHint: pending.layoutHint) } ?? .failure(PostgresError(
                     code: .queryFailed, message: "the server sent no result", isConnectionLoss: isBroken)))
             }
             pending.keep(result)
@@ -228,7 +245,7 @@ final class LibPQConnection: @unchecked Sendable {
     }
 
     /// Copies a result into Swift values and clears it on every path.
-    private func consume(_ result: OpaquePointer?, handle: OpaquePointer) -> Result<PostgresRows, PostgresError> {
+    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, layoutHint: ColumnLayout?) -> Result<PostgresRows, PostgresError> {
         guard let result else {
             return .failure(PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
         }
@@ -237,13 +254,9 @@ final class LibPQConnection: @unchecked Sendable {
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
             return .failure(error(from: result, handle: handle))
         }
-        let columnCount = PQnfields(result)
+        let layout = ColumnLayout.of(result, reusing: layoutHint)
+        let columnCount = Int32(layout.names.count)
         let rowCount = PQntuples(result)
-        var columns: [String] = []
-        columns.reserveCapacity(Int(columnCount))
-        for column in 0..<columnCount {
-            columns.append(PQfname(result, column).map { String(cString: $0) } ?? "")
-        }
         var cells: [[String?]] = []
         cells.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
@@ -260,7 +273,7 @@ final class LibPQConnection: @unchecked Sendable {
         }
         let commandTag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
         let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
-        return .success(PostgresRows(columns: columns, cells: cells, commandTag: commandTag, affectedRowCount: affected))
+        return .success(PostgresRows(layout: layout, cells: cells, commandTag: commandTag, affectedRowCount: affected))
     }
 
     private func error(from result: OpaquePointer, handle: OpaquePointer) -> PostgresError {
@@ -302,14 +315,18 @@ private final class PendingRoundTrip: PostgresSocketWaiter {
     private let connection: LibPQConnection
     private let continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>
     var flushPending: Bool
+    /// The layout the statement's previous result had, if known (`ColumnLayout`).
+    let layoutHint: ColumnLayout?
     /// The `PGresult` to answer with: the last one, unless an error came first. Cleared on every path.
     private var kept: OpaquePointer?
     private var keptIsError = false
 
-    init(connection: LibPQConnection, continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>, flushPending: Bool) {
+    init(connection: LibPQConnection, continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>, flushPending: Bool,
+         layoutHint: ColumnLayout?) {
         self.connection = connection
         self.continuation = continuation
         self.flushPending = flushPending
+        self.layoutHint = layoutHint
     }
 
     deinit { if let kept { PQclear(kept) } }
