@@ -13,11 +13,8 @@ final class LibPQConnection: @unchecked Sendable {
     // armed, then the reactor until it resumes the caller (the epoll
     // hand-off orders the two).
     private var handle: OpaquePointer?
-    private var preparedStatementNames: [String: String] = [:]
-    /// The column layout of each prepared statement's last result, lent to
-    /// the next round trip of that statement (`ColumnLayout`): read and
-    /// written by the caller only, never by the reactor.
-    private var columnLayouts: [String: ColumnLayout] = [:]
+    /// The statements prepared on this session, by their text.
+    private var preparedStatements: [String: PreparedStatement] = [:]
     /// Names handed out so far: a name is never reused, since a forgotten
     /// statement may still exist on the server until it is deallocated.
     private var preparedStatementsNamed = 0
@@ -97,8 +94,7 @@ final class LibPQConnection: @unchecked Sendable {
         if isRegisteredWithReactor && fd >= 0 { reactor.forget(fd: fd) }
         PQfinish(handle)
         self.handle = nil
-        preparedStatementNames.removeAll()
-        columnLayouts.removeAll()
+        preparedStatements.removeAll()
         staleStatementNames.removeAll()
         Self.liveHandles.withLock { $0 -= 1 }
     }
@@ -110,10 +106,10 @@ final class LibPQConnection: @unchecked Sendable {
         guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(Self.busyError()) }
         defer { inFlight.store(false, ordering: .releasing) }
         let count = Int32(parameters.count)
-        if let name = preparedStatementNames[sql] {
+        if let prepared = preparedStatements[sql] {
             // Known text: checked for NUL bytes when it was first prepared.
-            let result = await roundTrip(layoutHint: columnLayouts[sql]) { handle in
-                withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
+            let result = await roundTrip(layoutHint: prepared.lastLayout) { handle in
+                withCStringArray(parameters) { values in PQsendQueryPrepared(handle, prepared.name, count, values, nil, nil, 0) }
             }
             guard case .failure(let error) = result, error.sqlState == Self.featureNotSupported else {
                 remember(result, of: sql)
@@ -130,22 +126,21 @@ final class LibPQConnection: @unchecked Sendable {
             // ran and nothing is held, so this one's next use is now; inside
             // one the transaction is aborted, and the caller's next attempt
             // finds only fresh statements.
-            staleStatementNames += preparedStatementNames.values
-            preparedStatementNames.removeAll()
-            columnLayouts.removeAll()
+            staleStatementNames += preparedStatements.values.map(\.name)
+            preparedStatements.removeAll()
             guard isOutsideTransactionBlock else {
                 return .failure(PostgresError(code: .staleStatement, sqlState: error.sqlState, message: error.message))
             }
         }
         // libpq takes C strings: a NUL byte would silently cut the text short.
         if NULByteScan.containsNUL(sql) { return .failure(Self.nulInStatementError()) }
-        if preparedStatementNames.count < maxPreparedStatements {
+        if preparedStatements.count < maxPreparedStatements {
             await deallocateStaleStatements()
             preparedStatementsNamed += 1
             let name = "pc_\(preparedStatementsNamed)"
             let prepared = await roundTrip { handle in PQsendPrepare(handle, name, sql, count, nil) }
             if case .failure(let error) = prepared { return .failure(error) }
-            preparedStatementNames[sql] = name
+            preparedStatements[sql] = PreparedStatement(name: name)
             let result = await roundTrip { handle in
                 withCStringArray(parameters) { values in PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
             }
@@ -159,8 +154,8 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// Keeps the column layout of a prepared statement's result for its next round trip.
     private func remember(_ result: Result<PostgresRows, PostgresError>, of sql: String) {
-        guard case .success(let rows) = result, preparedStatementNames[sql] != nil else { return }
-        columnLayouts[sql] = rows.layout
+        guard case .success(let rows) = result else { return }
+        preparedStatements[sql]?.lastLayout = rows.layout
     }
 
     /// SQLSTATE feature_not_supported, which a stored statement whose result
@@ -363,4 +358,12 @@ private func withCStringArray<Result>(_ strings: [String?], _ body: (UnsafePoint
     var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
     pointers.append(nil)
     return pointers.withUnsafeBufferPointer { buffer in body(buffer.baseAddress!) }
+}
+
+/// A statement prepared on one session: its server-side name, and the
+/// column layout of its last result, lent to its next round trip
+/// (`ColumnLayout`). Read and written by the caller only, never by the reactor.
+private struct PreparedStatement {
+    let name: String
+    var lastLayout: ColumnLayout?
 }
