@@ -67,7 +67,9 @@ do {
     let registry = MetricsRegistry()
     let metrics = try PaymentsMetrics(registry: registry)
     let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service")
-    let store = PaymentsStore(pool: pool, backoff: settings.backoff)
+    let store = PaymentsStore(pool: pool, backoff: settings.backoff) { statement, writes, failed in
+        metrics.recordSagaCommit(statement.label, writes: writes, failed: failed)
+    }
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }

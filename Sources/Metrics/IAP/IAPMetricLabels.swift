@@ -45,6 +45,13 @@ public enum SagaStepLabel: String, Sendable, CaseIterable {
     case reversal
 }
 
+/// `statement` of the saga's group-commit metrics: saga step 1's insert of
+/// new purchases, or step 3's guarded write of a step's result.
+public enum SagaStatementLabel: String, Sendable, CaseIterable {
+    case firstSight = "first_sight"
+    case stepResult = "step_result"
+}
+
 /// `outcome` of `iap_saga_steps_total`.
 public enum SagaStepOutcomeLabel: String, Sendable, CaseIterable {
     case applied

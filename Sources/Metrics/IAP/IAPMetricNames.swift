@@ -172,6 +172,24 @@ public enum IAPMetricNames {
         help: "Age of the oldest owed saga step in seconds, 0 when none is owed.",
         kind: .gauge)
 
+    /// Purchases each of the saga's happy-path statements carried
+    /// (`CommitBatcher`), by `statement` (`first_sight`: step 1's insert of
+    /// new purchases; `step_result`: step 3's guarded update): 1 when a
+    /// purchase ran alone, more when purchases that arrived together shared
+    /// one statement and one commit.
+    public static let sagaWritesPerCommit = MetricDescriptor(
+        name: "iap_saga_writes_per_commit",
+        help: "Purchases one saga statement carried and committed together, by statement.",
+        kind: .histogram, labelNames: ["statement"], seriesMax: 4, buckets: .writesPerCommit)
+
+    /// Saga statements that failed as a whole (a lost connection, a
+    /// timeout, a row the schema refuses): nothing was written and each of
+    /// their purchases was run again alone, by `statement`.
+    public static let sagaWriteBatchesFailed = MetricDescriptor(
+        name: "iap_saga_write_batches_failed_total",
+        help: "Saga statements that failed as a whole, their purchases then run alone, by statement.",
+        kind: .counter, labelNames: ["statement"], seriesMax: 4)
+
     // MARK: PaymentsService: refunds
 
     /// Clawbacks PointsService applied: `result` is `covered` (the balance
@@ -250,7 +268,7 @@ public enum IAPMetricNames {
         dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts,
         pointsGrantsPerCommit, pointsGrantBatchesFailed,
-        sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge,
+        sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,
         clawbacks, overdueCredits, catalogMissingProducts,
         notifications, jwsVerifications, jwsChainCacheLookups,
         appStoreAPIRequests, appStoreAPIRequestDuration,

@@ -14,6 +14,8 @@ public struct PaymentsMetrics: Sendable {
     public let sagaStepRetries: Counter
     public let sagaStuckRows: Gauge
     public let sagaOldestOwedStepAge: Gauge
+    public let sagaWritesPerCommit: Histogram
+    public let sagaWriteBatchesFailed: Counter
     public let clawbacks: Counter
     public let overdueCredits: Counter
     public let catalogMissingProducts: Counter
@@ -33,6 +35,8 @@ public struct PaymentsMetrics: Sendable {
         sagaStepRetries = try registry.makeCounter(IAPMetricNames.sagaStepRetries)
         sagaStuckRows = try registry.makeGauge(IAPMetricNames.sagaStuckRows)
         sagaOldestOwedStepAge = try registry.makeGauge(IAPMetricNames.sagaOldestOwedStepAge)
+        sagaWritesPerCommit = try registry.makeHistogram(IAPMetricNames.sagaWritesPerCommit)
+        sagaWriteBatchesFailed = try registry.makeCounter(IAPMetricNames.sagaWriteBatchesFailed)
         clawbacks = try registry.makeCounter(IAPMetricNames.clawbacks)
         overdueCredits = try registry.makeCounter(IAPMetricNames.overdueCredits)
         catalogMissingProducts = try registry.makeCounter(IAPMetricNames.catalogMissingProducts)
@@ -48,6 +52,7 @@ public struct PaymentsMetrics: Sendable {
             _ = sagaStepRetries.labels(step.rawValue)
             sagaStuckRows.labels(step.rawValue).set(0)
         }
+        for statement in SagaStatementLabel.allCases { _ = sagaWriteBatchesFailed.labels(statement.rawValue) }
         for result in ClawbackResultLabel.allCases { _ = clawbacks.labels(result.rawValue) }
         for result in ChainCacheResultLabel.allCases { _ = jwsChainCacheLookups.labels(result.rawValue) }
     }
@@ -57,6 +62,13 @@ public struct PaymentsMetrics: Sendable {
     public func recordSagaStep(_ step: SagaStepLabel, _ outcome: SagaStepOutcomeLabel, isRetry: Bool) {
         sagaSteps.labels(step.rawValue, outcome.rawValue).increment()
         if isRetry { sagaStepRetries.labels(step.rawValue).increment() }
+    }
+
+    /// One of the saga's happy-path statements: how many purchases it
+    /// carried, and whether it failed as a whole.
+    public func recordSagaCommit(_ statement: SagaStatementLabel, writes: Int, failed: Bool) {
+        sagaWritesPerCommit.labels(statement.rawValue).observe(Double(writes))
+        if failed { sagaWriteBatchesFailed.labels(statement.rawValue).increment() }
     }
 
     /// The saga worker's periodic count: rows past the stuck threshold by

@@ -1,4 +1,5 @@
 import PostgresClient
+import ServiceKitDatabase
 
 /// The purchase's happy path in one autocommitted statement per step
 /// (docs/PERFORMANCE.md, "One statement per step"). Each decision
@@ -23,13 +24,9 @@ extension PaymentsStore {
     /// so the fallback's locked read finds it.
     func recordIfNew(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment)
         async throws(PaymentsError) -> WordResult? {
-        let state = Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment)
-        return try await mappingErrors {
-            try await self.pool.withConnection { connection in
-                try await self.insert(payment, state: state, in: connection)
-                    .map { WordResult(before: nil, after: $0, accepted: true, conflict: false) }
-            }
-        }
+        let write = firstSightWrite(payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment))
+        return try await run(write, through: firstSightBatcher)
+            .map { WordResult(before: nil, after: $0, accepted: true, conflict: false) }
     }
 
     /// A step's result (saga step 3 for the grant) as one autocommitted
@@ -54,12 +51,32 @@ extension PaymentsStore {
     /// event id.
     func completeIfUnchanged(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String? = nil)
         async throws(PaymentsError) -> PaymentRecord? {
+        guard let write = Self.stepResultWrite(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) else { return nil }
+        return try await run(write, through: stepResultBatcher)
+    }
+
+    /// The guarded update of `completeIfUnchanged` as one row of
+    /// `StepResultUpdateBatch`; nil when `seen` does not owe `step`.
+    static func stepResultWrite(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
+        -> PurchaseRowWrite? {
         guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
-        let values = Self.stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
+        let values = stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
             + PurchaseStateGuard.values(seen.state)
-        return try await mappingErrors {
-            try await self.pool.withConnection { connection in
-                try await connection.query(Self.guardedStateUpdate, values).first.map(Self.record)
+        return PurchaseRowWrite(transactionId: seen.transactionId, values: values)
+    }
+
+    /// Runs `write` in the next statement `batcher` commits (with the
+    /// writes of other callers that arrive meanwhile, or alone at once when
+    /// no statement is running); a failed batch is run again alone here,
+    /// exactly as without batching, and its error is this caller's.
+    private func run<Statement: PurchaseRowBatchedWrite>(_ write: PurchaseRowWrite, through batcher: CommitBatcher<Statement>)
+        async throws(PaymentsError) -> PaymentRecord? {
+        switch await batcher.submit(write) {
+        case .outcome(let written):
+            return written
+        case .runAlone:
+            return try await mappingErrors {
+                try await self.pool.withConnection { connection in try await Statement.runAlone(write, on: connection) }
             }
         }
     }

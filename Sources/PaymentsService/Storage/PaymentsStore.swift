@@ -12,10 +12,32 @@ import ServiceKitDatabase
 final class PaymentsStore: Sendable {
     let pool: PostgresPool
     let backoff: RetryBackoff
+    /// Commits concurrent first sights (saga step 1 of new purchases) together.
+    let firstSightBatcher: CommitBatcher<FirstSightInsertBatch>
+    /// Commits concurrent step results (saga step 3) together.
+    let stepResultBatcher: CommitBatcher<StepResultUpdateBatch>
 
-    init(pool: PostgresPool, backoff: RetryBackoff = RetryBackoff()) {
+    /// Which happy-path statement a group commit ran (`observeBatches`).
+    enum BatchedStatement: Sendable, CaseIterable {
+        case firstSight
+        case stepResult
+    }
+
+    /// Told of every happy-path statement: which, how many callers' rows it
+    /// carried, and whether it failed as a whole (metrics; tests count batches).
+    typealias BatchObserver = @Sendable (_ statement: BatchedStatement, _ writes: Int, _ failed: Bool) -> Void
+
+    init(pool: PostgresPool, backoff: RetryBackoff = RetryBackoff(), observeBatches: BatchObserver? = nil) {
         self.pool = pool
         self.backoff = backoff
+        let limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
+        firstSightBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .firstSight, observeBatches))
+        stepResultBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .stepResult, observeBatches))
+    }
+
+    private static func observer(of statement: BatchedStatement, _ observe: BatchObserver?) -> (@Sendable (Int, Bool) -> Void)? {
+        guard let observe else { return nil }
+        return { @Sendable writes, failed in observe(statement, writes, failed) }
     }
 
     /// The schema's migrations, in order (`PaymentsMigrations`).
@@ -95,48 +117,60 @@ final class PaymentsStore: Sendable {
     /// to the inserting caller, who runs that step inline while the worker
     /// leaves it alone.
     func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
+        try await FirstSightInsertBatch.runAlone(firstSightWrite(payment, state: state), on: connection)
+    }
+
+    /// The insert of `payment` in `state`, as one row of `firstSightInsert`.
+    func firstSightWrite(_ payment: NewPayment, state: PurchaseState) -> PurchaseRowWrite {
         let claim = payment.claim
         let columns = PurchaseStateColumns(state, transactionId: payment.transactionId)
         let revocation = columns.revocation
         let cycle = columns.cycle
-        let rows = try await connection.query("""
-            insert into apple_iap_transactions (
-                id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
-                web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, quantity,
-                currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked,
-                status, pending_action, revoked, failure_code, claimed, credits, grant_state,
-                clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted, overdue_amount,
-                verdict_signed_at, revocation_date, revocation_reason, revocation_type, revocation_percentage,
-                ledger_event_id, next_attempt_at, owed_since)
-            values ($38::uuid, $1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, to_timestamp($10::bigint / 1000.0), $11::integer,
-                    $12, $13::bigint, $14, $15::jsonb, $16, $17,
-                    $18::text, $19::text, $20::boolean, $21::text, $22::boolean, $23::bigint, $24::text,
-                    $25::integer, $26::text, $27::bigint, $28::text, $29::bigint, $30::bigint,
-                    to_timestamp($31::bigint / 1000.0), to_timestamp($32::bigint / 1000.0), $33::text, $34::text, $35::integer,
-                    $36::text, case when $19::text is null then null else now() + make_interval(secs => $37::bigint / 1000.0) end,
-                    case when $19::text is null then null else now() end)
-            on conflict (transaction_id) do nothing
-            returning \(Self.columns)
-            """, [
-                (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
-                .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
-                optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
-                payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
-                .int64(Int64(payment.quantity)), optional(payment.currency),
-                payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked),
-                .text(columns.status.rawValue), optional(columns.pendingAction?.rawValue), .bool(revocation != nil),
-                optional(columns.failureCode), .bool(columns.claimed), .int64(columns.credits), .text(columns.grantState),
-                .int64(Int64(cycle?.number ?? 0)), optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason),
-                .int64(cycle?.deducted ?? 0), .int64(cycle?.overdue ?? 0),
-                columns.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-                revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason), optional(revocation?.type),
-                revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
-                optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
-                // Time-ordered: inserts land on the primary key's newest leaves.
-                .uuid(TimeOrderedUUID.make()),
-            ])
-        return try rows.first.map(Self.record)
+        return PurchaseRowWrite(transactionId: payment.transactionId, values: [
+            (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
+            .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
+            optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
+            payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
+            .int64(Int64(payment.quantity)), optional(payment.currency),
+            payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
+            .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked),
+            .text(columns.status.rawValue), optional(columns.pendingAction?.rawValue), .bool(revocation != nil),
+            optional(columns.failureCode), .bool(columns.claimed), .int64(columns.credits), .text(columns.grantState),
+            .int64(Int64(cycle?.number ?? 0)), optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason),
+            .int64(cycle?.deducted ?? 0), .int64(cycle?.overdue ?? 0),
+            columns.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason), optional(revocation?.type),
+            revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
+            optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
+            // Time-ordered: inserts land on the primary key's newest leaves.
+            .uuid(TimeOrderedUUID.make()),
+        ])
+    }
+
+    /// The columns `firstSightInsert` writes, in the order of `firstSightExpressions`.
+    static let firstSightColumns = """
+        id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
+            web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, quantity,
+            currency, price_milliunits, signed_transaction_info, apple_payload, email_hash, email_masked,
+            status, pending_action, revoked, failure_code, claimed, credits, grant_state,
+            clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted, overdue_amount,
+            verdict_signed_at, revocation_date, revocation_reason, revocation_type, revocation_percentage,
+            ledger_event_id, next_attempt_at, owed_since
+        """
+
+    /// The values of a new row from `firstSightWrite`'s 38 values (named by `value`).
+    static func firstSightExpressions(_ value: StatementValue) -> String {
+        """
+        \(value[38])::uuid, \(value[1])::uuid, \(value[2])::text, \(value[3])::text, \(value[4])::text, \(value[5])::text, \(value[6])::text,
+            \(value[7])::text, \(value[8])::text, \(value[9])::uuid, to_timestamp(\(value[10])::bigint / 1000.0), \(value[11])::integer,
+            \(value[12])::text, \(value[13])::bigint, \(value[14])::text, \(value[15])::jsonb, \(value[16])::text, \(value[17])::text,
+            \(value[18])::text, \(value[19])::text, \(value[20])::boolean, \(value[21])::text, \(value[22])::boolean, \(value[23])::bigint,
+            \(value[24])::text, \(value[25])::integer, \(value[26])::text, \(value[27])::bigint, \(value[28])::text, \(value[29])::bigint,
+            \(value[30])::bigint, to_timestamp(\(value[31])::bigint / 1000.0), to_timestamp(\(value[32])::bigint / 1000.0),
+            \(value[33])::text, \(value[34])::text, \(value[35])::integer, \(value[36])::text,
+            case when \(value[19])::text is null then null else now() + make_interval(secs => \(value[37])::bigint / 1000.0) end,
+            case when \(value[19])::text is null then null else now() end
+        """
     }
 
     private func writeClaim(_ claim: PaymentClaim, quantity: Int32, signed: String, over current: PaymentRecord,
@@ -261,31 +295,40 @@ final class PaymentsStore: Sendable {
 
     /// The statement `write` runs: `next`'s columns and schedule over row $1
     /// ($2...$20, `stateUpdateValues`).
-    static let stateUpdate = stateUpdateStatement(where: "id = $1::uuid")
+    static let stateUpdate = """
+        update apple_iap_transactions set
+        \(stateAssignments(.parameter))
+        where id = $1::uuid
+        returning \(columns)
+        """
 
     /// `stateUpdate` applied only while the row still reads as the state the
     /// caller decided on (`PurchaseStateGuard` on $21...).
-    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(firstParameter: 21))
-
-    private static func stateUpdateStatement(where condition: String) -> String {
-        """
+    static let guardedStateUpdate = """
         update apple_iap_transactions set
-            status = $2::text, pending_action = $3::text, revoked = $4::boolean, failure_code = $5::text,
-            grant_state = $6::text, clawback_cycle = $7::integer, cycle_phase = $8::text, cycle_amount = $9::bigint,
-            cycle_reason = $10::text, cycle_deducted = $11::bigint, overdue_amount = $12::bigint,
-            verdict_signed_at = to_timestamp($13::bigint / 1000.0),
-            revocation_date = case when $14::boolean then to_timestamp($15::bigint / 1000.0) else revocation_date end,
-            revocation_reason = case when $14::boolean then $16::text else revocation_reason end,
-            revocation_type = case when $14::boolean then $17::text else revocation_type end,
-            revocation_percentage = case when $14::boolean then $18::integer else revocation_percentage end,
-            ledger_event_id = coalesce($19::text, ledger_event_id),
-            next_attempt_at = case $20::integer when 0 then null when 1 then next_attempt_at else now() end,
-            owed_since = case $20::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
-            attempt_count = case $20::integer when 1 then attempt_count else 0 end,
-            last_error = case $20::integer when 1 then last_error else null end,
-            updated_at = now()
-        where \(condition)
+        \(stateAssignments(.parameter))
+        where id = $1::uuid
+            and \(PurchaseStateGuard.condition(.parameter, first: 21))
         returning \(columns)
+        """
+
+    /// The assignments of `stateUpdate` from values 2...20 (named by `value`).
+    static func stateAssignments(_ value: StatementValue) -> String {
+        """
+            status = \(value[2])::text, pending_action = \(value[3])::text, revoked = \(value[4])::boolean, failure_code = \(value[5])::text,
+            grant_state = \(value[6])::text, clawback_cycle = \(value[7])::integer, cycle_phase = \(value[8])::text,
+            cycle_amount = \(value[9])::bigint, cycle_reason = \(value[10])::text, cycle_deducted = \(value[11])::bigint,
+            overdue_amount = \(value[12])::bigint, verdict_signed_at = to_timestamp(\(value[13])::bigint / 1000.0),
+            revocation_date = case when \(value[14])::boolean then to_timestamp(\(value[15])::bigint / 1000.0) else revocation_date end,
+            revocation_reason = case when \(value[14])::boolean then \(value[16])::text else revocation_reason end,
+            revocation_type = case when \(value[14])::boolean then \(value[17])::text else revocation_type end,
+            revocation_percentage = case when \(value[14])::boolean then \(value[18])::integer else revocation_percentage end,
+            ledger_event_id = coalesce(\(value[19])::text, ledger_event_id),
+            next_attempt_at = case \(value[20])::integer when 0 then null when 1 then next_attempt_at else now() end,
+            owed_since = case \(value[20])::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
+            attempt_count = case \(value[20])::integer when 1 then attempt_count else 0 end,
+            last_error = case \(value[20])::integer when 1 then last_error else null end,
+            updated_at = now()
         """
     }
 

@@ -9,24 +9,25 @@ import PostgresClient
 /// on, and is evaluated on the newest row version under the row lock, so
 /// such an update is a compare-and-set of the whole state in one statement.
 enum PurchaseStateGuard {
-    /// How many parameters `condition` takes, from `firstParameter` on.
-    static let parameterCount = 16
+    /// How many values `condition` takes, from `first` on.
+    static let valueCount = 16
 
-    /// The condition on parameters $n...$n+15 (bound with `values`).
-    static func condition(firstParameter n: Int) -> String {
+    /// The condition on values first...first+15 (named by `value`, bound with `values`).
+    static func condition(_ value: StatementValue, first n: Int) -> String {
         """
-        revoked = $\(n)::boolean
-            and (not revoked or (revocation_type is not distinct from $\(n + 1)::text
-                and revocation_percentage is not distinct from $\(n + 2)::integer
-                and coalesce(revocation_reason, 'REFUND') = $\(n + 3)::text
-                and (extract(epoch from revocation_date) * 1000)::bigint is not distinct from $\(n + 4)::bigint))
-            and (extract(epoch from verdict_signed_at) * 1000)::bigint is not distinct from $\(n + 5)::bigint
-            and claimed = $\(n + 6)::boolean and credits = $\(n + 7)::bigint
-            and grant_state = $\(n + 8)::text and (grant_state <> 'refused' or coalesce(failure_code, 'GRANT_REFUSED') = $\(n + 9)::text)
-            and clawback_cycle = $\(n + 10)::integer
-            and (clawback_cycle = 0 or (cycle_phase = $\(n + 11)::text and cycle_amount = $\(n + 12)::bigint
-                and coalesce(cycle_reason, '') = $\(n + 13)::text and cycle_deducted = $\(n + 14)::bigint
-                and overdue_amount = $\(n + 15)::bigint))
+        revoked = \(value[n])::boolean
+                and (not revoked or (revocation_type is not distinct from \(value[n + 1])::text
+                    and revocation_percentage is not distinct from \(value[n + 2])::integer
+                    and coalesce(revocation_reason, 'REFUND') = \(value[n + 3])::text
+                    and (extract(epoch from revocation_date) * 1000)::bigint is not distinct from \(value[n + 4])::bigint))
+                and (extract(epoch from verdict_signed_at) * 1000)::bigint is not distinct from \(value[n + 5])::bigint
+                and claimed = \(value[n + 6])::boolean and credits = \(value[n + 7])::bigint
+                and grant_state = \(value[n + 8])::text
+                and (grant_state <> 'refused' or coalesce(failure_code, 'GRANT_REFUSED') = \(value[n + 9])::text)
+                and clawback_cycle = \(value[n + 10])::integer
+                and (clawback_cycle = 0 or (cycle_phase = \(value[n + 11])::text and cycle_amount = \(value[n + 12])::bigint
+                    and coalesce(cycle_reason, '') = \(value[n + 13])::text and cycle_deducted = \(value[n + 14])::bigint
+                    and overdue_amount = \(value[n + 15])::bigint))
         """
     }
 
