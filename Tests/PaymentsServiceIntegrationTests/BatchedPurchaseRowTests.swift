@@ -139,7 +139,7 @@ final class BatchedPurchaseRowTests: XCTestCase {
             var lone: [PaymentRecord?] = []
             for pair in pairs {
                 guard let step = pair.batched.pendingStep else { continue }
-                let outcome = Self.outcome(of: step, &random)
+                let outcome = StepOutcomeSamples.outcome(of: step, &random)
                 // A grant names its own row's ledger event (unique), as the runner passes it.
                 func eventId(_ record: PaymentRecord) -> String? {
                     step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
@@ -210,18 +210,6 @@ final class BatchedPurchaseRowTests: XCTestCase {
     }
 
     // MARK: Helpers
-
-    private static func outcome(of step: LedgerStep, _ random: inout SeededRandom) -> StepOutcome {
-        switch step {
-        case .grant:
-            return random.next(upTo: 5) == 0 ? .grantRefused(reason: "STARTER_PACK_INELIGIBLE") : .granted
-        case .clawback(_, let amount, _):
-            let deducted = random.next(upTo: 2) == 0 ? amount : amount / 2
-            return .clawedBack(deducted: deducted, overdue: amount - deducted)
-        case .reverse:
-            return .reversed
-        }
-    }
 
     /// The row's comparable columns, and whether its schedule, owed time and ledger event are set.
     private func comparable(_ store: PaymentsStore, _ transactionId: String) async throws -> [String] {

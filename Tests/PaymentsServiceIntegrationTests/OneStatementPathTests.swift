@@ -228,7 +228,7 @@ final class OneStatementPathTests: XCTestCase {
                 default:
                     // The result of the step the runner's read owes.
                     guard let step = seen.pendingStep else { continue }
-                    let outcome = Self.outcome(of: step, &random)
+                    let outcome = StepOutcomeSamples.outcome(of: step, &random)
                     let fastRecording: PaymentsStore.StepRecording
                     if let applied = try await store.completeIfUnchanged(step, with: outcome, over: seen) {
                         fastRecording = .applied(applied)
@@ -254,19 +254,6 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertGreaterThan(oneStatement, 0, "seed \(seed): some results were written in one statement")
         XCTAssertGreaterThan(fellBack, 0, "seed \(seed): some results fell back to the locked path")
         print("one-statement results: \(oneStatement), fallbacks: \(fellBack) (seed \(seed))")
-    }
-
-    /// An answer PointsService could give for `step`.
-    private static func outcome(of step: LedgerStep, _ random: inout SeededRandom) -> StepOutcome {
-        switch step {
-        case .grant:
-            return random.next(upTo: 5) == 0 ? .grantRefused(reason: "STARTER_PACK_INELIGIBLE") : .granted
-        case .clawback(_, let amount, _):
-            let deducted = random.next(upTo: 2) == 0 ? amount : amount / 2
-            return .clawedBack(deducted: deducted, overdue: amount - deducted)
-        case .reverse:
-            return .reversed
-        }
     }
 
     private static func applied(_ recording: PaymentsStore.StepRecording) -> Bool {

@@ -42,7 +42,8 @@ out="$root/bench/out"
 mkdir -p "$out"
 report="$out/gateway-ab-$(date -u +%Y%m%dT%H%M%SZ).txt"
 lines=()
-# summary SIDE LOG: "side verify/s p99 cpu gateway payments points postgres reused load".
+# summary SIDE LOG: "side verify/s p99 cpu gateway payments points postgres reused load step1 step3"
+# (step1/step3: purchases per statement of the saga's steps 1 and 3, "-" when the services do not batch them).
 summary() {
   local side="$1" log="$2"
   awk -v side="$side" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
@@ -54,10 +55,12 @@ summary() {
         if ($i == "points") pts = $(i + 1); if ($i == "postgres") pg = $(i + 1); if ($i == "total") total = $(i + 1)
       }
     }
-    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s\n", side, rate, p99, total, gw, pay, pts, pg, reused, load }
+    /^group commit in the verify phase: step 1/ { step1 = $10; step3 = $20 }
+    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s\n", side, rate, p99, total, gw, pay, pts, pg, reused, load,
+                 (step1 == "" ? "-" : step1), (step3 == "" ? "-" : step3) }
   ' "$log"
 }
-header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load)"
+header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load step1 step3)"
 echo "A/B before=${commit:0:12} after=working tree ($(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes')), $rounds rounds, run.sh $seconds $connections $transactions" | tee "$report"
 for round in $(seq 1 "$rounds"); do
   for side in before after; do

@@ -249,6 +249,26 @@ per_request() {
       (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
+# saga_commit_totals: "first_sight_sum first_sight_count step_result_sum step_result_count" of
+# PaymentsService's iap_saga_writes_per_commit (its admin /metrics), or nothing when it does not export it.
+saga_commit_totals() {
+  local admin
+  admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/PaymentsService.out" | head -1)"
+  curl -s --max-time 5 "http://$admin/metrics" 2>/dev/null | awk '
+    /^iap_saga_writes_per_commit_(sum|count)\{statement="(first_sight|step_result)"\}/ {
+      split($1, parts, "\""); kind = ($1 ~ /_sum\{/) ? "sum" : "count"; value[parts[2] " " kind] = $2; found = 1 }
+    END { if (found) printf "%s %s %s %s\n", value["first_sight sum"] + 0, value["first_sight count"] + 0,
+                                              value["step_result sum"] + 0, value["step_result count"] + 0 }'
+}
+# saga_per_commit BEFORE AFTER: mean purchases per statement of steps 1 and 3 between two saga_commit_totals.
+saga_per_commit() {
+  [[ -n "$1" && -n "$2" ]] || { echo "not exported by these services"; return 0; }
+  awk -v before="$1" -v after="$2" 'BEGIN {
+    split(before, b, " "); split(after, a, " ")
+    n1 = a[2] - b[2]; n3 = a[4] - b[4]
+    printf "step 1 (insert) %.2f purchases per statement (%d statements), step 3 (guarded update) %.2f (%d)",
+      (n1 > 0 ? (a[1] - b[1]) / n1 : 0), n1, (n3 > 0 ? (a[3] - b[3]) / n3 : 0), n3 }'
+}
 ledger_rows() {
   timeout 30 "${psql_admin[@]}" -d "$points_db" -c "select count(*) from points_ledger where change_type = 'purchase' and seq > $ledger_from"
 }
@@ -300,9 +320,11 @@ echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh
 perf_start verify
 verify_rows_before="$(ledger_rows)"
 verify_before="$(sample)"
+saga_commits_before="$(saga_commit_totals)"
 GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
   wrk_run verify -s "$root/bench/gateway/verify.lua" "$base/api/v1/payments/apple/transactions/verify"
 verify_after="$(sample)"
+saga_commits="$(saga_per_commit "$saga_commits_before" "$(saga_commit_totals)")"
 verify_rows=$(($(ledger_rows) - verify_rows_before))
 verify_cost="$(per_request "$verify_before" "$verify_after" "$verify_rows")"
 perf_stop
@@ -397,6 +419,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   awk -v v="$verify_rps" -v p="$pgbench_purchase" 'BEGIN { printf "verify / pgbench purchase.sql = %.2f\n", (p > 0 ? v / p : 0) }'
   echo "per balance request: $balance_cost"
   echo "per purchase (verify phase, per purchase ledger row written: $verify_rows): $verify_cost"
+  echo "group commit in the verify phase: $saga_commits"
   echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"
   [[ -n "$first_other" ]] && echo "first unexpected verify answer: ${first_other#verify_first_other }"
   true
