@@ -40,7 +40,8 @@ do {
     let registry = MetricsRegistry()
     let metrics = try PointsMetrics(registry: registry)
     let pool = ServiceDatabase.pool(settings.database, applicationName: "points-service")
-    let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit)
+    let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
+                            observeSpendCommits: metrics.recordSpendCommit)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }

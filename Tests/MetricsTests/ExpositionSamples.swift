@@ -86,6 +86,8 @@ enum ExpositionSamples {
         metrics.recordGrantCommit(grants: 1, failed: false)
         metrics.recordGrantCommit(grants: 12, failed: false)
         metrics.recordGrantCommit(grants: 3, failed: true)
+        metrics.recordSpendCommit(spends: 1, failed: false)
+        metrics.recordSpendCommit(spends: 6, failed: false)
         return registry.render()
     }
 

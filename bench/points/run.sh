@@ -51,7 +51,7 @@ requests="${3:-200000}"
 warmup=500
 accounts=100000
 load_cpu=1
-for tool in pgbench psql taskset; do
+for tool in pgbench psql taskset curl; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool (scripts/install-deps.sh)" >&2; exit 2; }
 done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (load generators pinned to CPU 1)" >&2; exit 2; }
@@ -106,6 +106,21 @@ grants() {
     || { echo "PointsBench $operation $1 failed:" >&2; cat "$work/bench-$operation-$1.err" "$work/service.err" >&2; exit 1; }
 }
 field() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<< "$1"; }
+# commit_totals: "grants_sum grants_count spends_sum spends_count" of PointsService's group-commit
+# histograms (its admin /metrics); per_commit BEFORE AFTER KIND: the mean writes per statement between two.
+commit_totals() {
+  local admin
+  admin="$(sed -n 's/^PointsService admin listening on //p' "$work/service.out" | head -1)"
+  curl -s --max-time 5 "http://$admin/metrics" 2>/dev/null | awk '
+    $1 == "iap_points_grants_per_commit_sum" { gs = $2 } $1 == "iap_points_grants_per_commit_count" { gc = $2 }
+    $1 == "iap_points_spends_per_commit_sum" { ss = $2 } $1 == "iap_points_spends_per_commit_count" { sc = $2 }
+    END { printf "%d %d %d %d\n", gs, gc, ss, sc }'
+}
+per_commit() {
+  awk -v before="$1" -v after="$2" -v kind="$3" 'BEGIN {
+    split(before, b, " "); split(after, a, " "); i = (kind == "spends") ? 3 : 1
+    n = a[i + 1] - b[i + 1]; printf "%.2f %s per statement (%d statements)", (n > 0 ? (a[i] - b[i]) / n : 0), kind, n }'
+}
 
 # The grants check their own effect: balance = sum of the ledger for every user.
 check_ledger() {
@@ -116,7 +131,9 @@ check_ledger() {
 
 distinct_line="$(grants distinct)"
 hot_line="$(grants hot)"
+commits_before="$(commit_totals)"
 spend_distinct_line="$(grants distinct spend)"
+spend_distinct_commits="$(per_commit "$commits_before" "$(commit_totals)" spends)"
 spend_hot_line="$(grants hot spend)"
 balance_line="$(grants distinct balance)"
 check_ledger
@@ -210,6 +227,7 @@ report="$out_dir/points-$(date -u +%Y%m%dT%H%M%SZ).txt"
     printf '%-10s %-10s %12s %10s %10s\n' "$mode" spends "$(field "${!spend_line}" spends_per_second)" "$(field "${!spend_line}" p50_ms)" "$(field "${!spend_line}" p99_ms)"
     ratio="$(awk -v g="$(field "${!spend_line}" spends_per_second)" -v p="${!tps}" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')"
     echo "$mode: spends/s / pgbench tps = $ratio (goal >= 0.80)"
+    [[ "$mode" == distinct ]] && echo "distinct spends, group commit (warm-up included): $spend_distinct_commits"
   done
   printf '%-10s %-10s %12.0f %10s %10s\n' distinct points_spend "$pg_spend_tps" "$pg_spend_p50" "$pg_spend_p99"
   echo "distinct: points_spend alone (pgbench, $applied consume rows) / pgbench tps = $(awk -v g="$pg_spend_tps" -v p="$pg_distinct_tps" 'BEGIN { printf "%.2f", (p > 0 ? g / p : 0) }')" \

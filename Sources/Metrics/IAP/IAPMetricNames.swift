@@ -137,6 +137,23 @@ public enum IAPMetricNames {
         help: "Grant statements that failed as a whole, their grants then run alone.",
         kind: .counter)
 
+    /// Spends each of PointsService's spend statements carried: 1 when a
+    /// spend ran alone (`points_spend`), more when spends of distinct users
+    /// that arrived together shared one statement and one commit
+    /// (`points_spend_many`).
+    public static let pointsSpendsPerCommit = MetricDescriptor(
+        name: "iap_points_spends_per_commit",
+        help: "Spends one spend statement carried and committed together.",
+        kind: .histogram, buckets: .writesPerCommit)
+
+    /// Spend statements that failed as a whole (a concurrent spend with the
+    /// same event id, a lost connection, a timeout): nothing was written and
+    /// each of their spends was run again alone.
+    public static let pointsSpendBatchesFailed = MetricDescriptor(
+        name: "iap_points_spend_batches_failed_total",
+        help: "Spend statements that failed as a whole, their spends then run alone.",
+        kind: .counter)
+
     // MARK: PaymentsService: the saga
 
     /// Every ledger step a runner finished (inline, worker or redrive):
@@ -267,7 +284,7 @@ public enum IAPMetricNames {
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
         dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts,
-        pointsGrantsPerCommit, pointsGrantBatchesFailed,
+        pointsGrantsPerCommit, pointsGrantBatchesFailed, pointsSpendsPerCommit, pointsSpendBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,
         clawbacks, overdueCredits, catalogMissingProducts,
         notifications, jwsVerifications, jwsChainCacheLookups,

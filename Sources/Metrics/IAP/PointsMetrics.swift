@@ -1,4 +1,4 @@
-/// Everything PointsService exports: its RPCs, its database, its group commits, the process.
+/// Everything PointsService exports: its RPCs, its database, its group commits (grants, spends), the process.
 /// (Clawback results are counted once, by PaymentsService, which runs them.)
 public struct PointsMetrics: Sendable {
     public let rpcServer: RPCServerMetrics
@@ -6,6 +6,8 @@ public struct PointsMetrics: Sendable {
     public let dependencies: DependencyMetrics
     public let grantsPerCommit: Histogram
     public let grantBatchesFailed: Counter
+    public let spendsPerCommit: Histogram
+    public let spendBatchesFailed: Counter
 
     public init(registry: MetricsRegistry,
                 processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
@@ -14,6 +16,8 @@ public struct PointsMetrics: Sendable {
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.database])
         grantsPerCommit = try registry.makeHistogram(IAPMetricNames.pointsGrantsPerCommit)
         grantBatchesFailed = try registry.makeCounter(IAPMetricNames.pointsGrantBatchesFailed)
+        spendsPerCommit = try registry.makeHistogram(IAPMetricNames.pointsSpendsPerCommit)
+        spendBatchesFailed = try registry.makeCounter(IAPMetricNames.pointsSpendBatchesFailed)
         try ProcessMetrics.register(in: registry, sampler: processSampler)
     }
 
@@ -21,5 +25,11 @@ public struct PointsMetrics: Sendable {
     public func recordGrantCommit(grants: Int, failed: Bool) {
         grantsPerCommit.observe(Double(grants))
         if failed { grantBatchesFailed.increment() }
+    }
+
+    /// One spend statement: how many spends it carried, and whether it failed as a whole.
+    public func recordSpendCommit(spends: Int, failed: Bool) {
+        spendsPerCommit.observe(Double(spends))
+        if failed { spendBatchesFailed.increment() }
     }
 }

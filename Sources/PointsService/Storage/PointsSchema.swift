@@ -294,6 +294,101 @@ enum PointsSchema {
 
             alter table points_ledger alter column id set default uuid_v7();
             """),
+        // Spends of several users in one call (group commit of spends,
+        // `SpendBatchStatement`; docs/PERFORMANCE.md, "Group commit of
+        // spends"): per spend exactly what points_spend (migration 5)
+        // decides and writes, set-based, so the batch pays one set of
+        // statements, one commit. The first statement locks the accounts in
+        // user id order (two batches never deadlock; a batch holds each user
+        // once); the second runs with a fresh snapshot taken after those
+        // locks (READ COMMITTED, a VOLATILE function), so it sees every
+        // committed change of these users' lots and ledger. points_spend
+        // stays: a lone spend runs it, as do processes built before this.
+        //
+        // The spends come in as a jsonb list, read by points_spend_input:
+        // a function the planner does not inline, declared to return a
+        // batch's usual handful of rows. Read directly, jsonb_to_recordset
+        // counts as 100 rows, and for 100 users a hash join over a seq scan
+        // of credit_lots or user_points looks cheaper than 100 index probes
+        // while those tables hold some 100,000 rows: plpgsql keeps that plan
+        // for the connection's life (measured: 11 ms per batch of 8 on the
+        // bench's fresh database instead of 1.3 ms).
+        PostgresMigration(version: 9, name: "spend_many_function", sql: """
+            create function points_spend_input(p_spends jsonb)
+            returns table (user_id uuid, event_id text, amount bigint, biz_type text, biz_id text, fingerprint text, ext jsonb)
+            language plpgsql stable rows 8 as $$
+            begin
+                return query select i.user_id, i.event_id, i.amount, i.biz_type, i.biz_id, i.fingerprint, i.ext
+                    from jsonb_to_recordset(p_spends)
+                        as i(user_id uuid, event_id text, amount bigint, biz_type text, biz_id text, fingerprint text, ext jsonb);
+            end
+            $$;
+
+            create function points_spend_many(p_spends jsonb)
+            returns table (o_event text, o_outcome text, o_balance bigint, o_entry_id uuid, o_attribution text)
+            language plpgsql volatile as $$
+            begin
+                if (select count(distinct spend ->> 'user_id') + count(distinct spend ->> 'event_id')
+                    from jsonb_array_elements(p_spends) spend) <> 2 * jsonb_array_length(p_spends) then
+                    raise exception 'points_spend_many takes each user and each event id once';
+                end if;
+                perform 1 from user_points account
+                where account.user_id in (select spend.user_id from points_spend_input(p_spends) spend)
+                order by account.user_id for update;
+                return query
+                with input as (select * from points_spend_input(p_spends)),
+                     -- What points_spend reads under the lock, per spend: the balance
+                     -- (0 without an account), whether the event id is stored.
+                     spend as (
+                         select input.*, coalesce(account.balance, 0)::bigint as balance,
+                                coalesce(account.lifetime_spent, 0)::bigint as spent,
+                                exists (select 1 from points_ledger ledger where ledger.event_id = input.event_id) as stored
+                         from input left join user_points account on account.user_id = input.user_id),
+                     payable as (select * from spend where not stored and balance >= amount),
+                     lots as (
+                         select lot.user_id, lot.source_event_id, lot.remaining, lot.seq,
+                                sum(lot.remaining) over (partition by lot.user_id order by lot.seq) - lot.remaining as before
+                         from credit_lots lot join payable on payable.user_id = lot.user_id where lot.remaining > 0),
+                     held as (
+                         select payable.user_id, coalesce(sum(lots.remaining), 0)::bigint as total
+                         from payable left join lots on lots.user_id = payable.user_id group by payable.user_id),
+                     -- Written only where the open lots add up to the locked balance (else 'drift').
+                     paid as (select payable.* from payable join held on held.user_id = payable.user_id where held.total = payable.balance),
+                     shares as (
+                         select lots.user_id, lots.source_event_id, least(lots.remaining, paid.amount - lots.before) as amount, lots.seq
+                         from lots join paid on paid.user_id = lots.user_id where lots.before < paid.amount),
+                     moved as (
+                         update credit_lots lot set remaining = lot.remaining - shares.amount, spent = lot.spent + shares.amount
+                         from shares where lot.user_id = shares.user_id and lot.source_event_id = shares.source_event_id),
+                     recorded as (
+                         insert into lot_movements (event_id, source_event_id, user_id, amount)
+                         select paid.event_id, shares.source_event_id, shares.user_id, shares.amount
+                         from shares join paid on paid.user_id = shares.user_id),
+                     attribution as (
+                         select paid.user_id,
+                                coalesce(jsonb_agg(jsonb_build_object('source_event_id', shares.source_event_id, 'amount', shares.amount)
+                                                   order by shares.seq) filter (where shares.user_id is not null), '[]'::jsonb) as list
+                         from paid left join shares on shares.user_id = paid.user_id group by paid.user_id),
+                     entry as (
+                         insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type,
+                                                    biz_id, request_fingerprint, metadata)
+                         select paid.user_id, paid.event_id, 'consume', -1, paid.amount, paid.balance - paid.amount, paid.biz_type,
+                                nullif(paid.biz_id, ''), paid.fingerprint, jsonb_build_object('ext', paid.ext, 'attribution', attribution.list)
+                         from paid join attribution on attribution.user_id = paid.user_id
+                         returning id, event_id),
+                     debited as (
+                         update user_points set balance = paid.balance - paid.amount, lifetime_spent = paid.spent + paid.amount,
+                                                updated_at = now()
+                         from paid where user_points.user_id = paid.user_id)
+                select spend.event_id,
+                       case when spend.stored then 'stored' when spend.balance < spend.amount then 'insufficient'
+                            when entry.id is null then 'drift' else 'applied' end,
+                       spend.balance, entry.id, attribution.list::text
+                from spend left join entry on entry.event_id = spend.event_id
+                     left join attribution on attribution.user_id = spend.user_id and entry.id is not null;
+            end
+            $$;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

@@ -13,13 +13,18 @@ final class PointsStore: Sendable {
     let catalog: PackageCatalog
     /// Commits concurrent regular grants together.
     private let grantBatcher: CommitBatcher<GrantBatchStatement>
+    /// Commits concurrent spends (of distinct users) together.
+    private let spendBatcher: CommitBatcher<SpendBatchStatement>
 
-    /// `observeGrantCommits` is told of every grant statement (metrics).
-    init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil) {
+    /// `observeGrantCommits` and `observeSpendCommits` are told of every
+    /// grant and spend statement (metrics).
+    init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil,
+         observeSpendCommits: CommitBatcher<SpendBatchStatement>.Observer? = nil) {
         self.pool = pool
         self.catalog = catalog
-        grantBatcher = CommitBatcher(pool: pool, limits: .init(connectionsMax: pool.configuration.connectionsMax),
-                                     observer: observeGrantCommits)
+        let limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
+        grantBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeGrantCommits)
+        spendBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeSpendCommits)
     }
 
     /// Applies the schema migrations (safe to run from several instances at once).
@@ -191,9 +196,14 @@ final class PointsStore: Sendable {
         return try await retryingUniqueRaces {
             let answer: SpendResult?
             do {
-                answer = try await self.pool.withConnection { connection in
-                    let (outcome, balance) = try await SpendStatement.run(spend, on: connection)
-                    return try await self.spendResult(spend, outcome: outcome, balance: balance, in: connection)
+                switch await self.spendBatcher.submit(spend) {
+                case .outcome(let outcome):
+                    answer = try await self.spendResult(spend, outcome: outcome.decision, balance: outcome.balance)
+                case .runAlone:
+                    answer = try await self.pool.withConnection { connection in
+                        let (outcome, balance) = try await SpendStatement.run(spend, on: connection)
+                        return try await self.spendResult(spend, outcome: outcome, balance: balance, in: connection)
+                    }
                 }
             } catch let error as PostgresError where error.isConnectionLoss {
                 // Safe to run again on a fresh connection: the event id makes it apply at most once.
@@ -438,34 +448,49 @@ final class PointsStore: Sendable {
         return result
     }
 
+    /// `spendResult` for an outcome decided in a batch: a connection is
+    /// taken only to read a stored event.
+    private func spendResult(_ spend: ValidatedSpend, outcome: SpendStatement.Outcome, balance: Int64) async throws -> SpendResult? {
+        guard outcome == .stored else { return try Self.newSpendResult(spend, outcome: outcome, balance: balance) }
+        return try await pool.withConnection { connection in
+            try await self.spendResult(spend, outcome: outcome, balance: balance, in: connection)
+        }
+    }
+
     /// The answer to a spend from `SpendStatement`'s outcome; nil for
     /// `.drift` (nothing was written: heal the lots and run it again).
     private func spendResult(_ spend: ValidatedSpend, outcome: SpendStatement.Outcome, balance: Int64,
                              in connection: PostgresConnection) async throws -> SpendResult? {
+        guard outcome == .stored else { return try Self.newSpendResult(spend, outcome: outcome, balance: balance) }
+        // A committed row never changes: read it (and its movements) without a lock.
+        let stored = try await findEvent(spend.eventId, in: connection)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "consume", fingerprint: spend.fingerprint) {
+        case .replay:
+            let first = stored!
+            return SpendResult(eventId: spend.eventId, replayed: true, amount: first.amount, balanceAfter: first.balanceAfter,
+                               balance: balance, ledgerEntryId: first.id,
+                               attributions: try await movements(of: spend.eventId, in: connection))
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: spend.eventId, problem: problem)
+        case .apply:
+            throw PointsError.internalFailure(detail: "points_spend found event \(spend.eventId) that is not there")
+        }
+    }
+
+    /// The answer to a spend whose event id was not stored: applied, refused, or nil for `.drift`.
+    private static func newSpendResult(_ spend: ValidatedSpend, outcome: SpendStatement.Outcome, balance: Int64) throws -> SpendResult? {
         switch outcome {
         case .applied(let entryId, let attribution):
             let balanceAfter = balance - spend.amount
             return SpendResult(eventId: spend.eventId, replayed: false, amount: spend.amount, balanceAfter: balanceAfter,
-                               balance: balanceAfter, ledgerEntryId: entryId, attributions: try Self.shares(attribution))
+                               balance: balanceAfter, ledgerEntryId: entryId, attributions: try shares(attribution))
         case .insufficient:
             throw PointsError.insufficientCredits(balance: balance)
         case .drift:
             return nil
         case .stored:
-            // A committed row never changes: read it (and its movements) without a lock.
-            let stored = try await findEvent(spend.eventId, in: connection)
-            switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
-                                         expectedChangeType: "consume", fingerprint: spend.fingerprint) {
-            case .replay:
-                let first = stored!
-                return SpendResult(eventId: spend.eventId, replayed: true, amount: first.amount, balanceAfter: first.balanceAfter,
-                                   balance: balance, ledgerEntryId: first.id,
-                                   attributions: try await movements(of: spend.eventId, in: connection))
-            case .conflict(let problem):
-                throw PointsError.eventConflict(eventId: spend.eventId, problem: problem)
-            case .apply:
-                throw PointsError.internalFailure(detail: "points_spend found event \(spend.eventId) that is not there")
-            }
+            preconditionFailure("a stored event is answered from the ledger")
         }
     }
 
