@@ -39,12 +39,17 @@ extension PurchaseRowBatchedWrite {
 
     /// One outcome per write, in order: the row as written, or nil for a row
     /// the statement left alone. A lone write runs `single`, exactly as
-    /// without batching.
+    /// without batching. A batch lists its rows in transaction id order, and
+    /// the statement takes them in the VALUES list's order, so batches of
+    /// several instances that share rows (duplicate submissions of one
+    /// purchase to two instances) insert and lock them in the same order and
+    /// wait for each other instead of deadlocking (were one to happen, its
+    /// batch fails and each write runs alone).
     static func execute(_ writes: [PurchaseRowWrite], on connection: PostgresConnection) async throws -> [PaymentRecord?] {
         if writes.count == 1 { return [try await runAlone(writes[0], on: connection)] }
         var values: [PostgresValue] = []
         values.reserveCapacity(writes.count * width)
-        for write in writes {
+        for write in writes.sorted(by: { $0.transactionId < $1.transactionId }) {
             precondition(write.values.count == width, "one row's values")
             values += write.values
         }
