@@ -138,6 +138,54 @@ final class SpendBatchTests: PointsStoreTestCase {
         XCTAssertEqual(result.balanceAfter, 40)
     }
 
+    /// The window between the batch's two statements: an account that did
+    /// not exist when the batch locked its accounts (a first grant commits
+    /// while the batch waits for another user's lock) is not spent from,
+    /// as `points_spend` finds no row to lock and answers insufficient.
+    /// Spending from it would leave it unlocked, and a second grant's
+    /// credits could be overwritten.
+    func testAnAccountCreatedWhileTheBatchWaitsForItsLocksIsNotSpentFrom() async throws {
+        let held = newUser()
+        try await PointsTestDatabase.adjust(store, userId: held, amount: 50)
+        // Written by hand below, and not checked by tearDown's invariants (no ledger row).
+        let late = UUID()
+        let phase = Mutex(0) // 1: the "grant" holds its locks; 2: it may commit
+        let pool = store.pool
+        let grant = Task {
+            try await pool.withTransaction { connection in
+                _ = try await connection.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(held)])
+                _ = try await connection.query("insert into user_points (user_id, balance, lifetime_earned) values ($1::uuid, 50, 50)",
+                                               [.uuid(late)])
+                _ = try await connection.query("""
+                    insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, 'late-grant:' || $1::text, 50, 50)
+                    """, [.uuid(late)])
+                phase.withLock { $0 = 1 }
+                while phase.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+        }
+        while phase.withLock({ $0 }) < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let spends = [try spend(late, 10), try spend(held, 10)]
+        let batch = Task { try await pool.withConnection { try await SpendBatchStatement.execute(spends, on: $0) } }
+        // Commit the grant only once the batch waits for the held account's lock.
+        var waited = false
+        for _ in 0..<400 where !waited {
+            try await Task.sleep(for: .milliseconds(5))
+            waited = try await pool.withConnection { connection in
+                try await connection.query("""
+                    select count(*) as waiting from pg_stat_activity
+                    where wait_event_type = 'Lock' and query like '%points_spend_many%'
+                    """).first?.int64("waiting") ?? 0 > 0
+            }
+        }
+        XCTAssertTrue(waited, "the batch waits for the held account")
+        phase.withLock { $0 = 2 }
+        try await grant.value
+        let outcomes = try await batch.value
+        XCTAssertEqual(try outcomes.map(summary), ["insufficient 0", "applied 50 [10]"])
+        let lateBalance = try await store.getBalance(userId: late.uuidString)
+        XCTAssertEqual(lateBalance.balance, 50, "nothing was taken from the account the batch did not lock")
+    }
+
     func testABatchTakesEachUserOnceAndFailsWhole() async throws {
         let user = newUser(), other = newUser()
         for account in [user, other] { try await PointsTestDatabase.adjust(store, userId: account, amount: 50) }

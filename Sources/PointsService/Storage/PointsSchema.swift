@@ -327,23 +327,30 @@ enum PointsSchema {
             create function points_spend_many(p_spends jsonb)
             returns table (o_event text, o_outcome text, o_balance bigint, o_entry_id uuid, o_attribution text)
             language plpgsql volatile as $$
+            declare
+                v_locked uuid[];
             begin
                 if (select count(distinct spend ->> 'user_id') + count(distinct spend ->> 'event_id')
                     from jsonb_array_elements(p_spends) spend) <> 2 * jsonb_array_length(p_spends) then
                     raise exception 'points_spend_many takes each user and each event id once';
                 end if;
-                perform 1 from user_points account
-                where account.user_id in (select spend.user_id from points_spend_input(p_spends) spend)
-                order by account.user_id for update;
+                select array_agg(locked.user_id) into v_locked
+                from (select account.user_id from user_points account
+                      where account.user_id in (select spend.user_id from points_spend_input(p_spends) spend)
+                      order by account.user_id for update) locked;
                 return query
                 with input as (select * from points_spend_input(p_spends)),
                      -- What points_spend reads under the lock, per spend: the balance
-                     -- (0 without an account), whether the event id is stored.
+                     -- (0 without an account), whether the event id is stored. Only
+                     -- the accounts locked above count: one a grant created since is
+                     -- not held by this call, and like points_spend, which found no
+                     -- row to lock, the spend is insufficient.
                      spend as (
                          select input.*, coalesce(account.balance, 0)::bigint as balance,
                                 coalesce(account.lifetime_spent, 0)::bigint as spent,
                                 exists (select 1 from points_ledger ledger where ledger.event_id = input.event_id) as stored
-                         from input left join user_points account on account.user_id = input.user_id),
+                         from input left join user_points account
+                             on account.user_id = input.user_id and account.user_id = any(v_locked)),
                      payable as (select * from spend where not stored and balance >= amount),
                      lots as (
                          select lot.user_id, lot.source_event_id, lot.remaining, lot.seq,
