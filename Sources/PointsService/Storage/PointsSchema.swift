@@ -346,11 +346,11 @@ enum PointsSchema {
                      -- not held by this call, and like points_spend, which found no
                      -- row to lock, the spend is insufficient.
                      spend as (
-                         select input.*, coalesce(account.balance, 0)::bigint as balance,
-                                coalesce(account.lifetime_spent, 0)::bigint as spent,
+                         select input.*,
+                                (case when account.user_id = any(v_locked) then account.balance else 0 end)::bigint as balance,
+                                (case when account.user_id = any(v_locked) then account.lifetime_spent else 0 end)::bigint as spent,
                                 exists (select 1 from points_ledger ledger where ledger.event_id = input.event_id) as stored
-                         from input left join user_points account
-                             on account.user_id = input.user_id and account.user_id = any(v_locked)),
+                         from input left join user_points account on account.user_id = input.user_id),
                      payable as (select * from spend where not stored and balance >= amount),
                      lots as (
                          select lot.user_id, lot.source_event_id, lot.remaining, lot.seq,
