@@ -206,6 +206,7 @@ final class BatchedPurchaseRowTests: XCTestCase {
             let sizes = counted[statement] ?? []
             XCTAssertEqual(sizes.reduce(0, +), 24, "\(statement): every write was carried once")
             XCTAssertGreaterThan(sizes.max() ?? 0, 1, "\(statement): concurrent writes shared a statement (\(sizes))")
+            XCTAssertLessThanOrEqual(sizes.max() ?? 0, PaymentsStore.batchRowsMax, "\(statement): batches stay within their bound")
         }
     }
 

@@ -30,10 +30,19 @@ final class PaymentsStore: Sendable {
     init(pool: PostgresPool, backoff: RetryBackoff = RetryBackoff(), observeBatches: BatchObserver? = nil) {
         self.pool = pool
         self.backoff = backoff
-        let limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
+        var limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
+        // Each batch size is a statement of its own (its VALUES list), prepared
+        // on every connection that runs it: 16 rows at most keeps that to 15
+        // shapes per step (608 values at most), well inside the connection's
+        // prepared statements, where batches of a few rows already share
+        // most of the cost.
+        limits.batchSizeMax = Self.batchRowsMax
         firstSightBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .firstSight, observeBatches))
         stepResultBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .stepResult, observeBatches))
     }
+
+    /// Rows one happy-path statement carries at most (`CommitBatchLimits.batchSizeMax`).
+    static let batchRowsMax = 16
 
     private static func observer(of statement: BatchedStatement, _ observe: BatchObserver?) -> (@Sendable (Int, Bool) -> Void)? {
         guard let observe else { return nil }
