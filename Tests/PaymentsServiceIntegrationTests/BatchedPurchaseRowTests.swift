@@ -22,8 +22,7 @@ final class BatchedPurchaseRowTests: XCTestCase {
     private static let comparedRow = """
         select (to_jsonb(t) - 'id' - 'transaction_id' - 'original_transaction_id' - 'apple_payload' - 'created_at' - 'updated_at'
                 - 'next_attempt_at' - 'owed_since' - 'ledger_event_id')::text as row,
-               next_attempt_at is null as unscheduled, owed_since is null as not_owed, ledger_event_id is null as no_event,
-               apple_payload::text as payload
+               next_attempt_at is null as unscheduled, owed_since is null as not_owed, ledger_event_id is null as no_event
         from apple_iap_transactions t where transaction_id = $1
         """
 
@@ -222,7 +221,8 @@ final class BatchedPurchaseRowTests: XCTestCase {
 
     private func comparablePayload(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {
         try await store.pool.withConnection { connection in
-            try await connection.query(Self.comparedRow, [.text(transactionId)]).first?.string("payload")
+            try await connection.query("select apple_payload::text as payload from apple_iap_transactions where transaction_id = $1",
+                                       [.text(transactionId)]).first?.string("payload")
         }
     }
 }

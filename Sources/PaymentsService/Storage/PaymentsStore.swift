@@ -129,7 +129,7 @@ final class PaymentsStore: Sendable {
         try await FirstSightInsertBatch.runAlone(firstSightWrite(payment, state: state), on: connection)
     }
 
-    /// The insert of `payment` in `state`, as one row of `firstSightInsert`.
+    /// The insert of `payment` in `state`, as one row of `FirstSightInsertBatch`.
     func firstSightWrite(_ payment: NewPayment, state: PurchaseState) -> PurchaseRowWrite {
         let claim = payment.claim
         let columns = PurchaseStateColumns(state, transactionId: payment.transactionId)
@@ -156,7 +156,7 @@ final class PaymentsStore: Sendable {
         ])
     }
 
-    /// The columns `firstSightInsert` writes, in the order of `firstSightExpressions`.
+    /// The columns `FirstSightInsertBatch` writes, in the order of `firstSightExpressions`.
     static let firstSightColumns = """
         id, user_id, product_code, app_store_product_id, transaction_id, original_transaction_id,
             web_order_line_item_id, environment, bundle_id, app_account_token, purchase_date, quantity,
@@ -304,22 +304,20 @@ final class PaymentsStore: Sendable {
 
     /// The statement `write` runs: `next`'s columns and schedule over row $1
     /// ($2...$20, `stateUpdateValues`).
-    static let stateUpdate = """
-        update apple_iap_transactions set
-        \(stateAssignments(.parameter))
-        where id = $1::uuid
-        returning \(columns)
-        """
+    static let stateUpdate = stateUpdateStatement(where: "id = $1::uuid")
 
     /// `stateUpdate` applied only while the row still reads as the state the
     /// caller decided on (`PurchaseStateGuard` on $21...).
-    static let guardedStateUpdate = """
+    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(.parameter, first: 21))
+
+    private static func stateUpdateStatement(where condition: String) -> String {
+        """
         update apple_iap_transactions set
         \(stateAssignments(.parameter))
-        where id = $1::uuid
-            and \(PurchaseStateGuard.condition(.parameter, first: 21))
+        where \(condition)
         returning \(columns)
         """
+    }
 
     /// The assignments of `stateUpdate` from values 2...20 (named by `value`).
     static func stateAssignments(_ value: StatementValue) -> String {

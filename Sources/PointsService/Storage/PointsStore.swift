@@ -196,15 +196,14 @@ final class PointsStore: Sendable {
         return try await retryingUniqueRaces {
             let answer: SpendResult?
             do {
+                let outcome: SpendBatchStatement.Outcome
                 switch await self.spendBatcher.submit(spend) {
-                case .outcome(let outcome):
-                    answer = try await self.spendResult(spend, outcome: outcome.decision, balance: outcome.balance)
+                case .outcome(let decided):
+                    outcome = decided
                 case .runAlone:
-                    answer = try await self.pool.withConnection { connection in
-                        let (outcome, balance) = try await SpendStatement.run(spend, on: connection)
-                        return try await self.spendResult(spend, outcome: outcome, balance: balance, in: connection)
-                    }
+                    outcome = try await self.pool.withConnection { try await SpendBatchStatement.execute([spend], on: $0)[0] }
                 }
+                answer = try await self.spendResult(spend, outcome: outcome.decision, balance: outcome.balance)
             } catch let error as PostgresError where error.isConnectionLoss {
                 // Safe to run again on a fresh connection: the event id makes it apply at most once.
                 throw RetryAttempt.connectionLost
@@ -448,7 +447,7 @@ final class PointsStore: Sendable {
         return result
     }
 
-    /// `spendResult` for an outcome decided in a batch: a connection is
+    /// `spendResult` for a spend's outcome, whoever ran it: a connection is
     /// taken only to read a stored event.
     private func spendResult(_ spend: ValidatedSpend, outcome: SpendStatement.Outcome, balance: Int64) async throws -> SpendResult? {
         guard outcome == .stored else { return try Self.newSpendResult(spend, outcome: outcome, balance: balance) }
