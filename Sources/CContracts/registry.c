@@ -25,6 +25,8 @@ static const ProtobufCMessageDescriptor *const ccontracts_messages[] = {
   &points__v1__clawback_response__descriptor,
   &points__v1__get_balance_request__descriptor,
   &points__v1__get_balance_response__descriptor,
+  &points__v1__get_balances_request__descriptor,
+  &points__v1__get_balances_response__descriptor,
   &points__v1__get_catalog_request__descriptor,
   &points__v1__get_catalog_response__descriptor,
   &points__v1__get_purchase_consumption_request__descriptor,

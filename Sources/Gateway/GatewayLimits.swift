@@ -67,6 +67,14 @@ public enum GatewayLimits {
     public static let notificationTimeout = Duration.seconds(10)
     /// Deadline of read-only calls (balance, packages, status, token).
     public static let readTimeout = Duration.seconds(3)
+    /// GetBalances calls one gateway process has in flight at once
+    /// (`BalanceReadBatcher`); balance reads arriving meanwhile wait and
+    /// share the next call. Fewer calls in flight make fuller calls.
+    public static let balanceReadCallsInFlightMax = 2
+    /// Users one GetBalances call reads (PointsService accepts up to 64).
+    public static let balanceReadsPerCallMax = 64
+    /// Balance reads waiting for a call; one more makes its own call.
+    public static let balanceReadsWaitingMax = 4_096
     /// How often the readiness probe asks both services' health.
     public static let readinessProbeInterval = Duration.seconds(1)
     /// Deadline of one health check.

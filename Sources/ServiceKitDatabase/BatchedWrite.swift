@@ -2,7 +2,7 @@ import PostgresClient
 
 /// A write that concurrent callers can share one statement and one commit
 /// for (`CommitBatcher`): the statement that carries a batch, and the rows
-/// each item writes (`CommitBatchQueue` never puts two items that share one
+/// each item writes (`BatchQueue` never puts two items that share one
 /// in a batch).
 ///
 /// `execute` is all or nothing: it returns one outcome per item, in the

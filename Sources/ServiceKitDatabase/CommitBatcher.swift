@@ -9,7 +9,7 @@ import Synchronization
 /// one commit instead of one each. A lone write starts at once and waits
 /// for nobody.
 ///
-/// Which writes go together is `CommitBatchQueue`'s decision; this type
+/// Which writes go together is `BatchQueue`'s decision; this type
 /// only carries it out. A batch is all or nothing: when its statement fails
 /// for any reason (a replayed event id among the items, a lost connection, a
 /// timeout), every item of the batch is answered `.runAlone`, and its
@@ -39,13 +39,13 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
     public typealias Observer = @Sendable (_ writes: Int, _ failed: Bool) -> Void
 
     private let pool: PostgresPool
-    private let queue: Mutex<CommitBatchQueue<Submission>>
+    private let queue: Mutex<BatchQueue<Submission>>
     private let observer: Observer?
 
     public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil) {
         self.pool = pool
         self.observer = observer
-        queue = Mutex(CommitBatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
+        queue = Mutex(BatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
                                        waitingMax: limits.waitingMax) { Write.keys($0.item) })
     }
 
@@ -61,7 +61,7 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
         }
     }
 
-    private func carryOut(_ action: CommitBatchQueue<Submission>.Action) {
+    private func carryOut(_ action: BatchQueue<Submission>.Action) {
         switch action {
         case .run(let batch):
             Task { await self.run(batch) }

@@ -132,6 +132,12 @@ final class PointsAuthorizationTests: XCTestCase {
         XCTAssertEqual(gatewayLedger, .ok)
         let paymentsLedger = await code { _ = try await self.client("payments").call(PointsMethods.listLedger, ledger, timeout: .seconds(10)) }
         XCTAssertEqual(paymentsLedger, .permissionDenied)
+        var balances = GetBalancesRequest()
+        balances.userIds = [balance.userId]
+        let gatewayBalances = await code { _ = try await self.client("gateway").call(PointsMethods.getBalances, balances, timeout: .seconds(10)) }
+        XCTAssertEqual(gatewayBalances, .ok)
+        let paymentsBalances = await code { _ = try await self.client("payments").call(PointsMethods.getBalances, balances, timeout: .seconds(10)) }
+        XCTAssertEqual(paymentsBalances, .permissionDenied)
         let chatBalance = await code { _ = try await self.client("chat").call(PointsMethods.getBalance, balance, timeout: .seconds(10)) }
         XCTAssertEqual(chatBalance, .permissionDenied)
         let anonymousBalance = await code { _ = try await self.client(nil).call(PointsMethods.getBalance, balance, timeout: .seconds(10)) }

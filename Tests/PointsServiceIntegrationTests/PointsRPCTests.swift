@@ -81,6 +81,52 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(rows, 1)
     }
 
+    func testGetBalancesAnswersEveryRequestedUserInOrder() async throws {
+        let funded = UUID()
+        let other = UUID()
+        _ = try await client.call(PointsMethods.grant, grantRequest(user: funded), timeout: .seconds(10))
+        _ = try await client.call(PointsMethods.grant, grantRequest(user: other, product: "popular_pack"), timeout: .seconds(10))
+        let unseen = UUID()
+        var request = GetBalancesRequest()
+        // Upper-case text, a repeat, and a user never seen.
+        request.userIds = [other.uuidString, unseen.uuidString, funded.uuidString.lowercased(), other.uuidString]
+        let response = try await client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
+        XCTAssertEqual(response.balances.map(\.userId),
+                       [other, unseen, funded, other].map { $0.uuidString.lowercased() })
+        XCTAssertEqual(response.balances.map(\.balance), [210, 0, 100, 210])
+        XCTAssertEqual(response.balances.map(\.lifetimeEarned), [210, 0, 100, 210])
+        XCTAssertEqual(response.balances.map(\.lifetimeSpent), [0, 0, 0, 0])
+        // The same figures as GetBalance, one user at a time.
+        for (userId, batched) in zip(request.userIds, response.balances) {
+            var single = GetBalanceRequest()
+            single.userId = userId
+            let alone = try await client.call(PointsMethods.getBalance, single, timeout: .seconds(10))
+            XCTAssertEqual(alone, batched)
+        }
+    }
+
+    func testGetBalancesRefusesAnEmptyAnOversizedOrAMalformedList() async throws {
+        var request = GetBalancesRequest()
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
+        }
+        request.userIds = (0..<65).map { _ in UUID().uuidString }
+        await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
+            _ = try await self.client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
+        }
+        request.userIds.removeLast()
+        let sixtyFour = try await client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
+        XCTAssertEqual(sixtyFour.balances.count, 64)
+        request.userIds = [UUID().uuidString, "not-a-uuid"]
+        do {
+            _ = try await client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
+            XCTFail("a malformed user id was read")
+        } catch let error as RPCError {
+            XCTAssertEqual(error.code, .invalidArgument)
+            XCTAssertTrue(error.message.contains("user_ids[1]"), error.message)
+        }
+    }
+
     func testErrorsCarryTheirReasonAndWriteNothing() async throws {
         let user = UUID()
         let hash = Self.randomHash()

@@ -25,7 +25,7 @@ final class PointsCallerPolicyTests: XCTestCase {
     private let allowed: [String: Set<String>] = [
         "Grant": ["payments"], "Clawback": ["payments"], "ReverseClawback": ["payments"],
         "Spend": ["chat", "ads"], "ReverseSpend": ["chat", "ads"],
-        "GetBalance": ["gateway", "payments"], "GetCatalog": ["gateway", "payments"],
+        "GetBalance": ["gateway", "payments"], "GetBalances": ["gateway"], "GetCatalog": ["gateway", "payments"],
         "ListPackages": ["gateway"], "ListLedger": ["gateway"],
         "GetPurchaseConsumption": ["payments"],
     ]

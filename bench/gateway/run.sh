@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Gateway benchmark over the whole system (release Gateway, PaymentsService,
 # PointsService on the private PostgreSQL cluster), with wrk --latency:
-#   balance  GET /api/v1/points/balance (one bearer token): Gateway -> Points -> one SELECT
+#   balance  GET /api/v1/points/balance over the $tokens users (bench/gateway/balance.lua,
+#            token i mod #tokens): Gateway -> Points -> one SELECT; under load the
+#            gateway's concurrent reads share GetBalances calls (the users per
+#            call are printed, from the gateway's iap_gateway_balance_reads_per_call)
 #   verify   POST /api/v1/payments/apple/transactions/verify with distinct fresh
 #            transactions: pre-signed StoreKit 2 JWS (bench/gateway/swift,
 #            GatewayBench, throw-away local PKI whose root PaymentsService is
@@ -249,6 +252,25 @@ per_request() {
       (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
+# balance_call_totals: "sum count" of the Gateway's iap_gateway_balance_reads_per_call (its
+# admin /metrics), or nothing when it does not export it.
+balance_call_totals() {
+  local admin
+  admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/Gateway.out" | head -1)"
+  curl -s --max-time 5 "http://$admin/metrics" 2>/dev/null | awk '
+    /^iap_gateway_balance_reads_per_call_sum / { sum = $2; found = 1 }
+    /^iap_gateway_balance_reads_per_call_count / { count = $2 }
+    END { if (found) printf "%s %s\n", sum + 0, count + 0 }'
+}
+# balance_per_call BEFORE AFTER REQUESTS: GetBalances calls and users per call between two balance_call_totals.
+balance_per_call() {
+  [[ -n "$1" && -n "$2" ]] || { echo "not exported by this gateway"; return 0; }
+  awk -v before="$1" -v after="$2" -v requests="$3" 'BEGIN {
+    split(before, b, " "); split(after, a, " ")
+    calls = a[2] - b[2]; users = a[1] - b[1]
+    printf "%d GetBalances calls, %.2f users per call; %.2f of the %d requests went alone (GetBalance)",
+      calls, (calls > 0 ? users / calls : 0), (requests > 0 ? 1 - users / requests : 0), requests }'
+}
 # saga_commit_totals: "first_sight_sum first_sight_count step_result_sum step_result_count" of
 # PaymentsService's iap_saga_writes_per_commit (its admin /metrics), or nothing when it does not export it.
 saga_commit_totals() {
@@ -313,8 +335,10 @@ summary() {
 echo "balance: ${seconds}s, $connections connections (no warm-up: the verify check call above warmed the path)" >&2
 perf_start balance
 balance_before="$(sample)"
-wrk_run balance -H "Authorization: Bearer $first_token" "$base/api/v1/points/balance"
+balance_calls_before="$(balance_call_totals)"
+GATEWAY_BENCH_TOKENS="$work/tokens" wrk_run balance -s "$root/bench/gateway/balance.lua" "$base/api/v1/points/balance"
 balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balance)")"
+balance_calls="$(balance_per_call "$balance_calls_before" "$(balance_call_totals)" "$(wrk_requests balance)")"
 perf_stop
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 perf_start verify
@@ -418,6 +442,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'
   awk -v v="$verify_rps" -v p="$pgbench_purchase" 'BEGIN { printf "verify / pgbench purchase.sql = %.2f\n", (p > 0 ? v / p : 0) }'
   echo "per balance request: $balance_cost"
+  echo "coalesced balance reads: $balance_calls"
   echo "per purchase (verify phase, per purchase ledger row written: $verify_rows): $verify_cost"
   echo "group commit in the verify phase: $saga_commits"
   echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"

@@ -3,7 +3,7 @@ public enum AllMessages {
     public static let types: [any ProtobufMessage.Type] = [
         HealthCheckRequest.self, HealthCheckResponse.self,
         EchoRequest.self, MetadataEntry.self, EchoResponse.self,
-        Package.self, GetBalanceRequest.self, GetBalanceResponse.self,
+        Package.self, GetBalanceRequest.self, GetBalanceResponse.self, GetBalancesRequest.self, GetBalancesResponse.self,
         ListPackagesRequest.self, ListPackagesResponse.self,
         GetCatalogRequest.self, GetCatalogResponse.self, PurchaseSource.self,
         GrantRequest.self, GrantResponse.self, ClawbackRequest.self, ClawbackResponse.self,

@@ -41,6 +41,20 @@ public struct GetBalanceResponse: ProtobufMessage, Equatable {
     public init() {}
 }
 
+/// `points.v1.GetBalancesRequest`: several users' balances in one call.
+public struct GetBalancesRequest: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.GetBalancesRequest"
+    public var userIds: [String] = []
+    public init() {}
+}
+
+/// `points.v1.GetBalancesResponse`: one balance per requested id, in order.
+public struct GetBalancesResponse: ProtobufMessage, Equatable {
+    public static let protobufName = "points.v1.GetBalancesResponse"
+    public var balances: [GetBalanceResponse] = []
+    public init() {}
+}
+
 /// `points.v1.ListPackagesRequest`.
 public struct ListPackagesRequest: ProtobufMessage, Equatable {
     public static let protobufName = "points.v1.ListPackagesRequest"

@@ -12,6 +12,7 @@ public enum HealthMethods {
 public enum PointsMethods {
     public static let service = "points.v1.Points"
     public static let getBalance = UnaryMethod<GetBalanceRequest, GetBalanceResponse>(service: service, method: "GetBalance")
+    public static let getBalances = UnaryMethod<GetBalancesRequest, GetBalancesResponse>(service: service, method: "GetBalances")
     public static let listPackages = UnaryMethod<ListPackagesRequest, ListPackagesResponse>(service: service, method: "ListPackages")
     public static let getCatalog = UnaryMethod<GetCatalogRequest, GetCatalogResponse>(service: service, method: "GetCatalog")
     public static let grant = UnaryMethod<GrantRequest, GrantResponse>(service: service, method: "Grant")
@@ -23,7 +24,7 @@ public enum PointsMethods {
     public static let getPurchaseConsumption = UnaryMethod<GetPurchaseConsumptionRequest, GetPurchaseConsumptionResponse>(
         service: service, method: "GetPurchaseConsumption")
     public static let all: [MethodSignature] = [
-        getBalance.signature, listPackages.signature, getCatalog.signature, grant.signature,
+        getBalance.signature, getBalances.signature, listPackages.signature, getCatalog.signature, grant.signature,
         clawback.signature, reverseClawback.signature, listLedger.signature, spend.signature, reverseSpend.signature,
         getPurchaseConsumption.signature,
     ]

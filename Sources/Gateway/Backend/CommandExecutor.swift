@@ -16,12 +16,19 @@ public struct CommandExecutor: Sendable {
     public let readiness: ReadinessProbe
     /// Each backend call counted by method and status (nil: not counted).
     public let rpcMetrics: RPCClientMetrics?
+    /// GET balance's reads, coalesced under load.
+    let balanceReads: BalanceReadBatcher
 
-    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil) {
+    /// `balanceReadsPerCall` observes the reads of each GetBalances call.
+    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil,
+                balanceReadsPerCall: Histogram? = nil) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
         self.rpcMetrics = rpcMetrics
+        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics)) { reads in
+            balanceReadsPerCall?.observe(Double(reads))
+        }
     }
 
     private static let readTimeout = GatewayLimits.readTimeout
@@ -41,10 +48,7 @@ public struct CommandExecutor: Sendable {
             }
             return HealthResponseBody(status: "ok").response()
         case .getBalance(let user):
-            var request = GetBalanceRequest()
-            request.userId = user.userId
-            let response = try await CountedCaller(backends.points, metrics: rpcMetrics).call(
-                PointsMethods.getBalance, request, metadata: metadata, timeout: Self.readTimeout)
+            let response = try await balanceReads.balance(userId: user.userId, metadata: metadata)
             return try BackendResponseMapping.balance(response).response()
         case .listPackages(let user):
             var request = ListPackagesRequest()

@@ -45,7 +45,8 @@ public final class GatewayRuntime: Sendable {
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
-                backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient),
+                backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient,
+                balanceReadsPerCall: metrics?.balanceReadsPerCall),
             logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
         server = try HTTPServer(
             configuration: .init(

@@ -6,6 +6,8 @@ public struct GatewayMetrics: Sendable {
     public let httpProblems: Counter
     public let httpRefusals: Counter
     public let rpcClient: RPCClientMetrics
+    /// Balance reads each GetBalances call carried (`BalanceReadBatcher`).
+    public let balanceReadsPerCall: Histogram
     public let dependencies: DependencyMetrics
 
     /// Registers the gateway's families (and the process metrics, read by
@@ -17,6 +19,7 @@ public struct GatewayMetrics: Sendable {
         httpProblems = try registry.makeCounter(IAPMetricNames.httpProblems)
         httpRefusals = try registry.makeCounter(IAPMetricNames.httpRefusals)
         rpcClient = try RPCClientMetrics(registry: registry)
+        balanceReadsPerCall = try registry.makeHistogram(IAPMetricNames.gatewayBalanceReadsPerCall)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.payments, .points])
         try ProcessMetrics.register(in: registry, sampler: processSampler)
     }

@@ -119,6 +119,17 @@ public enum IAPMetricNames {
         help: "Requests for a database connection that timed out or found the waiter queue full.",
         kind: .counter)
 
+    // MARK: Gateway: coalesced balance reads
+
+    /// Users each of the gateway's GetBalances calls read
+    /// (`BalanceReadBatcher`): the distinct users of the reads that arrived
+    /// while earlier calls ran. A read alone (one user) makes a GetBalance
+    /// call and is not counted here.
+    public static let gatewayBalanceReadsPerCall = MetricDescriptor(
+        name: "iap_gateway_balance_reads_per_call",
+        help: "Distinct users' balance reads one GetBalances call carried.",
+        kind: .histogram, buckets: .writesPerCommit)
+
     // MARK: PointsService: group commit of grants
 
     /// Regular grants each of PointsService's grant statements carried
@@ -283,7 +294,7 @@ public enum IAPMetricNames {
         httpRequests, httpRequestDuration, httpProblems, httpRefusals,
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
         dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
-        databasePoolAcquireWait, databasePoolAcquireTimeouts,
+        databasePoolAcquireWait, databasePoolAcquireTimeouts, gatewayBalanceReadsPerCall,
         pointsGrantsPerCommit, pointsGrantBatchesFailed, pointsSpendsPerCommit, pointsSpendBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,
         clawbacks, overdueCredits, catalogMissingProducts,

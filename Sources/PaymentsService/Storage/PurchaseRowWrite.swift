@@ -26,7 +26,7 @@ protocol PurchaseRowBatchedWrite: BatchedWrite where Item == PurchaseRowWrite, O
 }
 
 extension PurchaseRowBatchedWrite {
-    /// Each statement writes its transaction's row once (`CommitBatchQueue`).
+    /// Each statement writes its transaction's row once (`BatchQueue`).
     static func keys(_ write: PurchaseRowWrite) -> [String] {
         ["transaction " + write.transactionId]
     }

@@ -9,6 +9,8 @@ enum PointsLimits {
     static let operatorNameBytesMax = 64
     static let emailBytesMax = 320
     static let pageTokenBytesMax = 64
+    /// Users one GetBalances call reads (the gateway coalesces up to this many).
+    static let balancesPerCallMax = 64
     static let ledgerPageSizeDefault = 50
     static let ledgerPageSizeMax = 200
     /// Credits of one package; catalog validation enforces it.

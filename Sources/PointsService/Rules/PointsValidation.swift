@@ -72,6 +72,20 @@ enum PointsValidation {
         return try text(decoded, field: field, maxBytes: maxBytes, required: required)
     }
 
+    /// GetBalances' user ids: 1...64 of them, each a user id as above (an id
+    /// may repeat); the field names the failing entry (`user_ids[3]`).
+    static func userIds(_ texts: [String]) throws(PointsError) -> [UUID] {
+        guard !texts.isEmpty, texts.count <= PointsLimits.balancesPerCallMax else {
+            throw PointsError.validationFailed(field: "user_ids", problem: "must hold 1...\(PointsLimits.balancesPerCallMax) user ids")
+        }
+        var ids: [UUID] = []
+        ids.reserveCapacity(texts.count)
+        for (index, text) in texts.enumerated() {
+            ids.append(try userId(text, field: "user_ids[\(index)]"))
+        }
+        return ids
+    }
+
     /// A ledger page size: 1...200, 0 meaning the default of 50.
     static func pageSize(_ value: Int32) throws(PointsError) -> Int {
         if value == 0 { return PointsLimits.ledgerPageSizeDefault }

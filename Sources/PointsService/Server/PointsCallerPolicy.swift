@@ -28,6 +28,7 @@ enum PointsCallerPolicy {
             PointsMethods.spend.descriptor: .only(spendCallers),
             PointsMethods.reverseSpend.descriptor: .only(spendCallers),
             PointsMethods.getBalance.descriptor: .only([gateway, payments]),
+            PointsMethods.getBalances.descriptor: .only([gateway]),
             PointsMethods.getCatalog.descriptor: .only([gateway, payments]),
             PointsMethods.listPackages.descriptor: .only([gateway]),
             PointsMethods.listLedger.descriptor: .only([gateway]),

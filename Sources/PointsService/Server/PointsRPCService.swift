@@ -19,12 +19,11 @@ struct PointsRPCService: Sendable {
 
     func register(on router: inout Router) {
         router.register(PointsMethods.getBalance) { request, _ in
-            let balance = try await store.getBalance(userId: request.userId)
-            var response = GetBalanceResponse()
-            response.userId = UUIDText.lowercased(balance.userId)
-            response.balance = balance.balance
-            response.lifetimeEarned = balance.lifetimeEarned
-            response.lifetimeSpent = balance.lifetimeSpent
+            Self.balance(try await store.getBalance(userId: request.userId))
+        }
+        router.register(PointsMethods.getBalances) { request, _ in
+            var response = GetBalancesResponse()
+            response.balances = try await store.getBalances(userIds: request.userIds).map(Self.balance)
             return response
         }
         router.register(PointsMethods.listPackages) { request, _ in
@@ -152,6 +151,15 @@ struct PointsRPCService: Sendable {
 
     private static func requestId(_ call: ServerRequest<some Sendable>) -> String? {
         call.metadata[stringValues: "x-request-id"].first
+    }
+
+    private static func balance(_ balance: PointsBalance) -> GetBalanceResponse {
+        var response = GetBalanceResponse()
+        response.userId = UUIDText.lowercased(balance.userId)
+        response.balance = balance.balance
+        response.lifetimeEarned = balance.lifetimeEarned
+        response.lifetimeSpent = balance.lifetimeSpent
+        return response
     }
 
     static func package(_ package: CreditPackage) -> Contracts.Package {

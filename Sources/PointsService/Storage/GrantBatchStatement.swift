@@ -11,7 +11,7 @@ import UUIDText
 /// `PointsLimits.balanceMax`, leaving that grant without a row), write the
 /// purchase row with the new balance and the purchase's credit lot.
 ///
-/// The grants' users and event ids are distinct (`CommitBatchQueue`), so no
+/// The grants' users and event ids are distinct (`BatchQueue`), so no
 /// account row is touched twice. Accounts are upserted in user id order, so
 /// two batches lock shared accounts in the same order and cannot deadlock.
 /// Any error (a replayed event id among them, above all) fails the whole

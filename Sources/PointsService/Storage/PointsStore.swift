@@ -4,6 +4,7 @@ import PostgresClient
 import ServiceKit
 import ServiceKitDatabase
 import StrictJSON
+import UUIDText
 
 /// PointsService's storage edge: each RPC is one short transaction over the
 /// pool; the decisions inside come from the pure rules (validation, plans,
@@ -45,6 +46,27 @@ final class PointsStore: Sendable {
                                      lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
             }
         }
+    }
+
+    /// Several users' balances from one statement, one per id in the order
+    /// given (a user never seen: zero). Reads only, like `getBalance`.
+    func getBalances(userIds: [String]) async throws(PointsError) -> [PointsBalance] {
+        let ids = try PointsValidation.userIds(userIds)
+        let idList = "{" + ids.map { UUIDText.lowercased($0) }.joined(separator: ",") + "}"
+        let found = try await reading {
+            try await self.pool.withConnection { connection in
+                var found: [UUID: PointsBalance] = [:]
+                for row in try await connection.query(
+                    "select user_id, balance, lifetime_earned, lifetime_spent from user_points where user_id = any($1::uuid[])",
+                    [.text(idList)]) {
+                    let id = try row.uuid("user_id")
+                    found[id] = PointsBalance(userId: id, balance: try row.int64("balance"),
+                                              lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
+                }
+                return found
+            }
+        }
+        return ids.map { found[$0] ?? PointsBalance(userId: $0, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0) }
     }
 
     /// One purchase's credit lot, or nil when it has none (see `PurchaseConsumption`).

@@ -11,7 +11,7 @@ import UUIDText
 /// movements, the consume row, the account), set-based, in one statement
 /// and one commit. Every spend gets its own outcome, `.drift` and `.stored`
 /// included, which its caller answers as after a lone call. The users and
-/// event ids are distinct (`CommitBatchQueue`); an error (a concurrent
+/// event ids are distinct (`BatchQueue`); an error (a concurrent
 /// insert of one of the event ids, above all) fails the whole call and
 /// writes nothing, and the batcher then runs each spend alone.
 enum SpendBatchStatement: BatchedWrite {

@@ -142,6 +142,96 @@ void   points__v1__get_balance_response__free_unpacked
   assert(message->base.descriptor == &points__v1__get_balance_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   points__v1__get_balances_request__init
+                     (Points__V1__GetBalancesRequest         *message)
+{
+  static const Points__V1__GetBalancesRequest init_value = POINTS__V1__GET_BALANCES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t points__v1__get_balances_request__get_packed_size
+                     (const Points__V1__GetBalancesRequest *message)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__get_balances_request__pack
+                     (const Points__V1__GetBalancesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__get_balances_request__pack_to_buffer
+                     (const Points__V1__GetBalancesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__GetBalancesRequest *
+       points__v1__get_balances_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__GetBalancesRequest *)
+     protobuf_c_message_unpack (&points__v1__get_balances_request__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__get_balances_request__free_unpacked
+                     (Points__V1__GetBalancesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__get_balances_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   points__v1__get_balances_response__init
+                     (Points__V1__GetBalancesResponse         *message)
+{
+  static const Points__V1__GetBalancesResponse init_value = POINTS__V1__GET_BALANCES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t points__v1__get_balances_response__get_packed_size
+                     (const Points__V1__GetBalancesResponse *message)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t points__v1__get_balances_response__pack
+                     (const Points__V1__GetBalancesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t points__v1__get_balances_response__pack_to_buffer
+                     (const Points__V1__GetBalancesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &points__v1__get_balances_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Points__V1__GetBalancesResponse *
+       points__v1__get_balances_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Points__V1__GetBalancesResponse *)
+     protobuf_c_message_unpack (&points__v1__get_balances_response__descriptor,
+                                allocator, len, data);
+}
+void   points__v1__get_balances_response__free_unpacked
+                     (Points__V1__GetBalancesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &points__v1__get_balances_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   points__v1__list_packages_request__init
                      (Points__V1__ListPackagesRequest         *message)
 {
@@ -1329,6 +1419,82 @@ const ProtobufCMessageDescriptor points__v1__get_balance_response__descriptor =
   points__v1__get_balance_response__field_indices_by_name,
   1,  points__v1__get_balance_response__number_ranges,
   (ProtobufCMessageInit) points__v1__get_balance_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__get_balances_request__field_descriptors[1] =
+{
+  {
+    "user_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Points__V1__GetBalancesRequest, n_user_ids),
+    offsetof(Points__V1__GetBalancesRequest, user_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__get_balances_request__field_indices_by_name[] = {
+  0,   /* field[0] = user_ids */
+};
+static const ProtobufCIntRange points__v1__get_balances_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor points__v1__get_balances_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.GetBalancesRequest",
+  "GetBalancesRequest",
+  "Points__V1__GetBalancesRequest",
+  "points.v1",
+  sizeof(Points__V1__GetBalancesRequest),
+  1,
+  points__v1__get_balances_request__field_descriptors,
+  points__v1__get_balances_request__field_indices_by_name,
+  1,  points__v1__get_balances_request__number_ranges,
+  (ProtobufCMessageInit) points__v1__get_balances_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor points__v1__get_balances_response__field_descriptors[1] =
+{
+  {
+    "balances",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Points__V1__GetBalancesResponse, n_balances),
+    offsetof(Points__V1__GetBalancesResponse, balances),
+    &points__v1__get_balance_response__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned points__v1__get_balances_response__field_indices_by_name[] = {
+  0,   /* field[0] = balances */
+};
+static const ProtobufCIntRange points__v1__get_balances_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor points__v1__get_balances_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "points.v1.GetBalancesResponse",
+  "GetBalancesResponse",
+  "Points__V1__GetBalancesResponse",
+  "points.v1",
+  sizeof(Points__V1__GetBalancesResponse),
+  1,
+  points__v1__get_balances_response__field_descriptors,
+  points__v1__get_balances_response__field_indices_by_name,
+  1,  points__v1__get_balances_response__number_ranges,
+  (ProtobufCMessageInit) points__v1__get_balances_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor points__v1__list_packages_request__field_descriptors[2] =
@@ -3049,9 +3215,10 @@ const ProtobufCEnumDescriptor points__v1__package_kind__descriptor =
   points__v1__package_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[10] =
+static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[11] =
 {
   { "GetBalance", &points__v1__get_balance_request__descriptor, &points__v1__get_balance_response__descriptor },
+  { "GetBalances", &points__v1__get_balances_request__descriptor, &points__v1__get_balances_response__descriptor },
   { "ListPackages", &points__v1__list_packages_request__descriptor, &points__v1__list_packages_response__descriptor },
   { "GetCatalog", &points__v1__get_catalog_request__descriptor, &points__v1__get_catalog_response__descriptor },
   { "Grant", &points__v1__grant_request__descriptor, &points__v1__grant_response__descriptor },
@@ -3063,16 +3230,17 @@ static const ProtobufCMethodDescriptor points__v1__points__method_descriptors[10
   { "GetPurchaseConsumption", &points__v1__get_purchase_consumption_request__descriptor, &points__v1__get_purchase_consumption_response__descriptor },
 };
 const unsigned points__v1__points__method_indices_by_name[] = {
-  4,        /* Clawback */
+  5,        /* Clawback */
   0,        /* GetBalance */
-  2,        /* GetCatalog */
-  9,        /* GetPurchaseConsumption */
-  3,        /* Grant */
-  6,        /* ListLedger */
-  1,        /* ListPackages */
-  5,        /* ReverseClawback */
-  8,        /* ReverseSpend */
-  7         /* Spend */
+  1,        /* GetBalances */
+  3,        /* GetCatalog */
+  10,        /* GetPurchaseConsumption */
+  4,        /* Grant */
+  7,        /* ListLedger */
+  2,        /* ListPackages */
+  6,        /* ReverseClawback */
+  9,        /* ReverseSpend */
+  8         /* Spend */
 };
 const ProtobufCServiceDescriptor points__v1__points__descriptor =
 {
@@ -3081,7 +3249,7 @@ const ProtobufCServiceDescriptor points__v1__points__descriptor =
   "Points",
   "Points__V1__Points",
   "points.v1",
-  10,
+  11,
   points__v1__points__method_descriptors,
   points__v1__points__method_indices_by_name
 };
@@ -3093,13 +3261,21 @@ void points__v1__points__get_balance(ProtobufCService *service,
   assert(service->descriptor == &points__v1__points__descriptor);
   service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
+void points__v1__points__get_balances(ProtobufCService *service,
+                                      const Points__V1__GetBalancesRequest *input,
+                                      Points__V1__GetBalancesResponse_Closure closure,
+                                      void *closure_data)
+{
+  assert(service->descriptor == &points__v1__points__descriptor);
+  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
 void points__v1__points__list_packages(ProtobufCService *service,
                                        const Points__V1__ListPackagesRequest *input,
                                        Points__V1__ListPackagesResponse_Closure closure,
                                        void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__get_catalog(ProtobufCService *service,
                                      const Points__V1__GetCatalogRequest *input,
@@ -3107,7 +3283,7 @@ void points__v1__points__get_catalog(ProtobufCService *service,
                                      void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__grant(ProtobufCService *service,
                                const Points__V1__GrantRequest *input,
@@ -3115,7 +3291,7 @@ void points__v1__points__grant(ProtobufCService *service,
                                void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 3, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__clawback(ProtobufCService *service,
                                   const Points__V1__ClawbackRequest *input,
@@ -3123,7 +3299,7 @@ void points__v1__points__clawback(ProtobufCService *service,
                                   void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 4, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__reverse_clawback(ProtobufCService *service,
                                           const Points__V1__ReverseClawbackRequest *input,
@@ -3131,7 +3307,7 @@ void points__v1__points__reverse_clawback(ProtobufCService *service,
                                           void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__list_ledger(ProtobufCService *service,
                                      const Points__V1__ListLedgerRequest *input,
@@ -3139,7 +3315,7 @@ void points__v1__points__list_ledger(ProtobufCService *service,
                                      void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__spend(ProtobufCService *service,
                                const Points__V1__SpendRequest *input,
@@ -3147,7 +3323,7 @@ void points__v1__points__spend(ProtobufCService *service,
                                void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__reverse_spend(ProtobufCService *service,
                                        const Points__V1__ReverseSpendRequest *input,
@@ -3155,7 +3331,7 @@ void points__v1__points__reverse_spend(ProtobufCService *service,
                                        void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__get_purchase_consumption(ProtobufCService *service,
                                                   const Points__V1__GetPurchaseConsumptionRequest *input,
@@ -3163,7 +3339,7 @@ void points__v1__points__get_purchase_consumption(ProtobufCService *service,
                                                   void *closure_data)
 {
   assert(service->descriptor == &points__v1__points__descriptor);
-  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void points__v1__points__init (Points__V1__Points_Service *service,
                                Points__V1__Points_ServiceDestroy destroy)

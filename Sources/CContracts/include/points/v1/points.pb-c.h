@@ -18,6 +18,8 @@ PROTOBUF_C__BEGIN_DECLS
 typedef struct Points__V1__Package Points__V1__Package;
 typedef struct Points__V1__GetBalanceRequest Points__V1__GetBalanceRequest;
 typedef struct Points__V1__GetBalanceResponse Points__V1__GetBalanceResponse;
+typedef struct Points__V1__GetBalancesRequest Points__V1__GetBalancesRequest;
+typedef struct Points__V1__GetBalancesResponse Points__V1__GetBalancesResponse;
 typedef struct Points__V1__ListPackagesRequest Points__V1__ListPackagesRequest;
 typedef struct Points__V1__ListPackagesResponse Points__V1__ListPackagesResponse;
 typedef struct Points__V1__GetCatalogRequest Points__V1__GetCatalogRequest;
@@ -117,6 +119,35 @@ struct  Points__V1__GetBalanceResponse
 #define POINTS__V1__GET_BALANCE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&points__v1__get_balance_response__descriptor) \
     , (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+struct  Points__V1__GetBalancesRequest
+{
+  ProtobufCMessage base;
+  /*
+   * UUID text, 1 to 64 entries; an id may appear more than once.
+   */
+  size_t n_user_ids;
+  char **user_ids;
+};
+#define POINTS__V1__GET_BALANCES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__get_balances_request__descriptor) \
+    , 0,NULL }
+
+
+struct  Points__V1__GetBalancesResponse
+{
+  ProtobufCMessage base;
+  /*
+   * One entry per user_ids entry, in the same order (a user never seen has a
+   * zero balance).
+   */
+  size_t n_balances;
+  Points__V1__GetBalanceResponse **balances;
+};
+#define POINTS__V1__GET_BALANCES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&points__v1__get_balances_response__descriptor) \
+    , 0,NULL }
 
 
 struct  Points__V1__ListPackagesRequest
@@ -618,6 +649,44 @@ Points__V1__GetBalanceResponse *
 void   points__v1__get_balance_response__free_unpacked
                      (Points__V1__GetBalanceResponse *message,
                       ProtobufCAllocator *allocator);
+/* Points__V1__GetBalancesRequest methods */
+void   points__v1__get_balances_request__init
+                     (Points__V1__GetBalancesRequest         *message);
+size_t points__v1__get_balances_request__get_packed_size
+                     (const Points__V1__GetBalancesRequest   *message);
+size_t points__v1__get_balances_request__pack
+                     (const Points__V1__GetBalancesRequest   *message,
+                      uint8_t             *out);
+size_t points__v1__get_balances_request__pack_to_buffer
+                     (const Points__V1__GetBalancesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__GetBalancesRequest *
+       points__v1__get_balances_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__get_balances_request__free_unpacked
+                     (Points__V1__GetBalancesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Points__V1__GetBalancesResponse methods */
+void   points__v1__get_balances_response__init
+                     (Points__V1__GetBalancesResponse         *message);
+size_t points__v1__get_balances_response__get_packed_size
+                     (const Points__V1__GetBalancesResponse   *message);
+size_t points__v1__get_balances_response__pack
+                     (const Points__V1__GetBalancesResponse   *message,
+                      uint8_t             *out);
+size_t points__v1__get_balances_response__pack_to_buffer
+                     (const Points__V1__GetBalancesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Points__V1__GetBalancesResponse *
+       points__v1__get_balances_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   points__v1__get_balances_response__free_unpacked
+                     (Points__V1__GetBalancesResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Points__V1__ListPackagesRequest methods */
 void   points__v1__list_packages_request__init
                      (Points__V1__ListPackagesRequest         *message);
@@ -1028,6 +1097,12 @@ typedef void (*Points__V1__GetBalanceRequest_Closure)
 typedef void (*Points__V1__GetBalanceResponse_Closure)
                  (const Points__V1__GetBalanceResponse *message,
                   void *closure_data);
+typedef void (*Points__V1__GetBalancesRequest_Closure)
+                 (const Points__V1__GetBalancesRequest *message,
+                  void *closure_data);
+typedef void (*Points__V1__GetBalancesResponse_Closure)
+                 (const Points__V1__GetBalancesResponse *message,
+                  void *closure_data);
 typedef void (*Points__V1__ListPackagesRequest_Closure)
                  (const Points__V1__ListPackagesRequest *message,
                   void *closure_data);
@@ -1102,6 +1177,10 @@ struct Points__V1__Points_Service
                       const Points__V1__GetBalanceRequest *input,
                       Points__V1__GetBalanceResponse_Closure closure,
                       void *closure_data);
+  void (*get_balances)(Points__V1__Points_Service *service,
+                       const Points__V1__GetBalancesRequest *input,
+                       Points__V1__GetBalancesResponse_Closure closure,
+                       void *closure_data);
   void (*list_packages)(Points__V1__Points_Service *service,
                         const Points__V1__ListPackagesRequest *input,
                         Points__V1__ListPackagesResponse_Closure closure,
@@ -1147,6 +1226,7 @@ void points__v1__points__init (Points__V1__Points_Service *service,
 #define POINTS__V1__POINTS__INIT(function_prefix__) \
     { POINTS__V1__POINTS__BASE_INIT,\
       function_prefix__ ## get_balance,\
+      function_prefix__ ## get_balances,\
       function_prefix__ ## list_packages,\
       function_prefix__ ## get_catalog,\
       function_prefix__ ## grant,\
@@ -1160,6 +1240,10 @@ void points__v1__points__get_balance(ProtobufCService *service,
                                      const Points__V1__GetBalanceRequest *input,
                                      Points__V1__GetBalanceResponse_Closure closure,
                                      void *closure_data);
+void points__v1__points__get_balances(ProtobufCService *service,
+                                      const Points__V1__GetBalancesRequest *input,
+                                      Points__V1__GetBalancesResponse_Closure closure,
+                                      void *closure_data);
 void points__v1__points__list_packages(ProtobufCService *service,
                                        const Points__V1__ListPackagesRequest *input,
                                        Points__V1__ListPackagesResponse_Closure closure,
@@ -1203,6 +1287,8 @@ extern const ProtobufCEnumDescriptor    points__v1__package_kind__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__package__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__get_balance_request__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__get_balance_response__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__get_balances_request__descriptor;
+extern const ProtobufCMessageDescriptor points__v1__get_balances_response__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__list_packages_request__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__list_packages_response__descriptor;
 extern const ProtobufCMessageDescriptor points__v1__get_catalog_request__descriptor;

@@ -1,16 +1,16 @@
 import Foundation
-import ServiceKitDatabase
+import ServiceKit
 import TestSupport
 import XCTest
 
-/// The group-commit queue alone: which writes start, wait, run together or alone.
-final class CommitBatchQueueTests: XCTestCase {
+/// The batch queue alone: which items start, wait, run together or alone.
+final class BatchQueueTests: XCTestCase {
     private struct Item: Equatable {
         let user: UUID
         let event: String
     }
 
-    private typealias Queue = CommitBatchQueue<Item>
+    private typealias Queue = BatchQueue<Item>
 
     private func queue(size: Int = 4, inFlight: Int = 1, waiting: Int = 100) -> Queue {
         Queue(batchSizeMax: size, batchesInFlightMax: inFlight, waitingMax: waiting) { [$0.user.uuidString, $0.event] }

@@ -1,19 +1,22 @@
-/// Which writes run together (group commit). Pure: the batcher
-/// (`CommitBatcher`) owns one, feeds it events and carries out the actions.
+/// Which items run together: the writes of one group commit
+/// (`CommitBatcher` in ServiceKitDatabase) or the reads one call carries
+/// (the gateway's `BalanceReadBatcher`). Pure: the owner feeds it events
+/// and carries out the actions.
 ///
-/// A write starts at once while fewer than `batchesInFlightMax` batches run,
-/// so a lone write waits for nobody. Otherwise it waits, and when a batch
-/// ends the next one takes the waiting writes in arrival order, up to
-/// `batchSizeMax`, leaving for a later batch any write that shares a key
-/// with one already in it (the rows it writes: an account, an event id, a
-/// transaction id): one statement then touches each row once, and a row's
-/// writes keep their order. When `waitingMax` writes already wait, a write
-/// is told to run alone (the pool's own limits then apply), so the queue is
+/// An item starts at once while fewer than `batchesInFlightMax` batches run,
+/// so a lone item waits for nobody. Otherwise it waits, and when a batch
+/// ends the next one takes the waiting items in arrival order, up to
+/// `batchSizeMax`, leaving for a later batch any item that shares a key
+/// with one already in it (for writes, the rows it writes: an account, an
+/// event id, a transaction id): one statement then touches each row once,
+/// and a row's writes keep their order. Items with no keys (reads) never
+/// exclude each other. When `waitingMax` items already wait, an item is
+/// told to run alone (the pool's own limits then apply), so the queue is
 /// bounded and never refuses.
-public struct CommitBatchQueue<Item> {
+public struct BatchQueue<Item> {
     /// What the owner does after an event.
     public enum Action {
-        /// Run these together, now (one statement, one commit).
+        /// Run these together, now (one statement, one call).
         case run([Item])
         /// The item waits for a batch to end.
         case wait

@@ -1,0 +1,173 @@
+import Contracts
+import RPCCore
+import RPCRuntime
+import ServiceKit
+import Synchronization
+
+/// Coalesces concurrent `GET /api/v1/points/balance` requests: the reads
+/// that arrive while earlier calls run share one
+/// `points.v1.Points/GetBalances` call, so under load PointsService answers
+/// one call and runs one statement for many requests. A lone read calls
+/// `GetBalance` at once and waits for nobody.
+///
+/// Which reads go together is `BatchQueue`'s decision (at most
+/// `GatewayLimits.balanceReadCallsInFlightMax` calls at once, at most
+/// `GatewayLimits.balanceReadsPerCallMax` users a call); this type carries
+/// it out. Guarantees:
+/// - **Fresh.** A read only ever joins a call not yet sent, so its answer
+///   was read after the request arrived: a user who has just spent sees the
+///   spend.
+/// - **Each read's own deadline.** A read waits at most the read timeout
+///   (`GatewayLimits.readTimeout`) in all; a call's timeout is the earliest
+///   deadline among its reads, and a read whose deadline passed while it
+///   waited fails `DEADLINE_EXCEEDED` without a call.
+/// - **The same answers as alone.** A failed call's status is every one of
+///   its reads' answer, except `INVALID_ARGUMENT` (a malformed user id,
+///   which concerns one read only): then each read makes its own
+///   `GetBalance` call and gets its own answer.
+final class BalanceReadBatcher: Sendable {
+    /// A read waiting for its call, and where its answer goes.
+    struct Read: Sendable {
+        let userId: String
+        let metadata: Metadata
+        let deadline: ContinuousClock.Instant
+        let answer: CheckedContinuation<Answer, Never>
+    }
+
+    /// How a waiting read ended.
+    enum Answer: Sendable {
+        case balance(GetBalanceResponse)
+        case failed(RPCError)
+        /// Make the read's own `GetBalance` call (the queue was full, or the
+        /// call failed for a reason that may concern one read only).
+        case readAlone
+    }
+
+    /// Told of every GetBalances call: the reads it answered.
+    typealias Observer = @Sendable (_ reads: Int) -> Void
+
+    private let caller: any UnaryCaller
+    private let readTimeout: Duration
+    private let queue: Mutex<BatchQueue<Read>>
+    private let observer: Observer?
+
+    init(caller: any UnaryCaller,
+         readTimeout: Duration = GatewayLimits.readTimeout,
+         callsInFlightMax: Int = GatewayLimits.balanceReadCallsInFlightMax,
+         readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
+         waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
+         observer: Observer? = nil) {
+        self.caller = caller
+        self.readTimeout = readTimeout
+        self.observer = observer
+        queue = Mutex(BatchQueue(batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
+                                 waitingMax: waitingMax) { _ in [] })
+    }
+
+    /// The balance of `userId`, read after this call began. Throws what a
+    /// `GetBalance` call throws.
+    func balance(userId: String, metadata: Metadata) async throws -> GetBalanceResponse {
+        let deadline = ContinuousClock.now + readTimeout
+        if queue.withLock({ $0.startIfSlotFree() }) {
+            defer { carryOut(queue.withLock { $0.batchFinished() }) }
+            return try await readAlone(userId: userId, metadata: metadata, deadline: deadline)
+        }
+        let answer = await withCheckedContinuation { continuation in
+            carryOut(queue.withLock {
+                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation))
+            })
+        }
+        switch answer {
+        case .balance(let response): return response
+        case .failed(let error): throw error
+        case .readAlone: return try await readAlone(userId: userId, metadata: metadata, deadline: deadline)
+        }
+    }
+
+    /// Reads waiting for a call (tests).
+    var waitingReads: Int { queue.withLock { $0.waitingCount } }
+
+    private func readAlone(userId: String, metadata: Metadata, deadline: ContinuousClock.Instant) async throws -> GetBalanceResponse {
+        var request = GetBalanceRequest()
+        request.userId = userId
+        return try await caller.call(PointsMethods.getBalance, request, metadata: metadata,
+                                     timeout: Self.remaining(until: deadline))
+    }
+
+    private func carryOut(_ action: BatchQueue<Read>.Action) {
+        switch action {
+        case .run(let reads):
+            Task { await self.run(reads) }
+        case .runAlone(let read):
+            read.answer.resume(returning: .readAlone)
+        case .wait, .none:
+            break
+        }
+    }
+
+    /// Answers a batch of waiting reads with one call, then hands the slot on.
+    private func run(_ reads: [Read]) async {
+        defer { carryOut(queue.withLock { $0.batchFinished() }) }
+        let now = ContinuousClock.now
+        var live: [Read] = []
+        for read in reads {
+            if read.deadline <= now {
+                read.answer.resume(returning: .failed(Self.expired))
+            } else {
+                live.append(read)
+            }
+        }
+        guard let first = live.first else { return }
+        let userIds = Self.distinct(live.map(\.userId))
+        let deadline = live.map(\.deadline).min() ?? first.deadline
+        let answers: [String: GetBalanceResponse]
+        do {
+            answers = try await read(userIds, metadata: first.metadata, deadline: deadline)
+        } catch {
+            let failure = RPCError.from(error)
+            let answer: Answer = failure.code == .invalidArgument ? .readAlone : .failed(failure)
+            for read in live { read.answer.resume(returning: answer) }
+            return
+        }
+        for read in live {
+            // `read` checked that every requested user was answered.
+            read.answer.resume(returning: answers[read.userId].map(Answer.balance) ?? .readAlone)
+        }
+    }
+
+    /// One call for `userIds` (distinct): GetBalance for one user,
+    /// GetBalances for more. The answers by user id.
+    private func read(_ userIds: [String], metadata: Metadata, deadline: ContinuousClock.Instant) async throws -> [String: GetBalanceResponse] {
+        if userIds.count == 1 {
+            return [userIds[0]: try await readAlone(userId: userIds[0], metadata: metadata, deadline: deadline)]
+        }
+        var request = GetBalancesRequest()
+        request.userIds = userIds
+        let response = try await caller.call(PointsMethods.getBalances, request, metadata: metadata,
+                                             timeout: Self.remaining(until: deadline))
+        observer?(userIds.count)
+        guard response.balances.count == userIds.count else {
+            throw RPCError(code: .internal, message: "GetBalances answered \(response.balances.count) balances for \(userIds.count) users")
+        }
+        var answers: [String: GetBalanceResponse] = [:]
+        for (userId, balance) in zip(userIds, response.balances) {
+            guard balance.userId == userId else {
+                throw RPCError(code: .internal, message: "GetBalances answered its balances out of order")
+            }
+            answers[userId] = balance
+        }
+        return answers
+    }
+
+    private static let expired = RPCError(code: .deadlineExceeded, message: "the balance read waited past its deadline")
+
+    private static func remaining(until deadline: ContinuousClock.Instant) -> Duration {
+        max(.milliseconds(1), deadline - ContinuousClock.now)
+    }
+
+    /// `userIds` without repeats, in first-seen order.
+    static func distinct(_ userIds: [String]) -> [String] {
+        var seen = Set<String>()
+        return userIds.filter { seen.insert($0).inserted }
+    }
+}
