@@ -67,10 +67,18 @@ public enum GatewayLimits {
     public static let notificationTimeout = Duration.seconds(10)
     /// Deadline of read-only calls (balance, packages, status, token).
     public static let readTimeout = Duration.seconds(3)
-    /// GetBalances calls one gateway process has in flight at once
+    /// Balance calls one gateway process has in flight at once
     /// (`BalanceReadBatcher`); balance reads arriving meanwhile wait and
-    /// share the next call. Fewer calls in flight make fuller calls.
-    public static let balanceReadCallsInFlightMax = 2
+    /// share the next call. One call at a time makes the fullest calls:
+    /// 8.5 users per call and 0.09–0.10 ms of CPU per read in all
+    /// processes, against 7.5–7.9 and 0.11–0.14 ms with two
+    /// (docs/PERFORMANCE.md, "Session 9: coalesced balance reads").
+    public static let balanceReadCallsInFlightMax = 1
+    /// A balance call slower than this hands its slot on (it still
+    /// finishes and answers its reads), so one slow PointsService instance
+    /// holds up the reads behind it for this long, not for the whole read
+    /// timeout. Calls take about a millisecond under load.
+    public static let balanceReadCallSlotHoldMax = Duration.milliseconds(25)
     /// Users one GetBalances call reads (PointsService accepts up to 64).
     public static let balanceReadsPerCallMax = 64
     /// Balance reads waiting for a call; one more makes its own call.

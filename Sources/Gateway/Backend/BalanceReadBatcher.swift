@@ -13,7 +13,11 @@ import Synchronization
 /// Which reads go together is `BatchQueue`'s decision (at most
 /// `GatewayLimits.balanceReadCallsInFlightMax` calls at once, at most
 /// `GatewayLimits.balanceReadsPerCallMax` users a call); this type carries
-/// it out. Guarantees:
+/// it out. A call holds its slot until it ends or for
+/// `GatewayLimits.balanceReadCallSlotHoldMax`, whichever comes first
+/// (`CallSlots`, with one watchdog task while calls run, not a timer per
+/// call), so a slow backend call never holds up the reads queued behind it
+/// for long. Guarantees:
 /// - **Fresh.** A read only ever joins a call not yet sent, so its answer
 ///   was read after the request arrived: a user who has just spent sees the
 ///   spend.
@@ -48,11 +52,12 @@ final class BalanceReadBatcher: Sendable {
 
     private let caller: any UnaryCaller
     private let readTimeout: Duration
-    private let queue: Mutex<BatchQueue<Read>>
+    private let slots: Mutex<CallSlots<Read>>
     private let observer: Observer?
 
     init(caller: any UnaryCaller,
          readTimeout: Duration = GatewayLimits.readTimeout,
+         slotHoldMax: Duration = GatewayLimits.balanceReadCallSlotHoldMax,
          callsInFlightMax: Int = GatewayLimits.balanceReadCallsInFlightMax,
          readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
          waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
@@ -60,21 +65,25 @@ final class BalanceReadBatcher: Sendable {
         self.caller = caller
         self.readTimeout = readTimeout
         self.observer = observer
-        queue = Mutex(BatchQueue(batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
-                                 waitingMax: waitingMax) { _ in [] })
+        slots = Mutex(CallSlots(holdMax: slotHoldMax, batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
+                                waitingMax: waitingMax))
     }
 
     /// The balance of `userId`, read after this call began. Throws what a
     /// `GetBalance` call throws.
     func balance(userId: String, metadata: Metadata) async throws -> GetBalanceResponse {
         let deadline = ContinuousClock.now + readTimeout
-        if queue.withLock({ $0.startIfSlotFree() }) {
-            defer { carryOut(queue.withLock { $0.batchFinished() }) }
+        let lone = slots.withLock { slots -> (CallSlots<Read>.CallID, Bool)? in
+            slots.takeFreeSlot(now: .now).map { ($0, slots.claimWatchdogStart()) }
+        }
+        if let (call, startWatchdog) = lone {
+            if startWatchdog { startWatchdogTask() }
+            defer { callEnded(call) }
             return try await readAlone(userId: userId, metadata: metadata, deadline: deadline)
         }
         let answer = await withCheckedContinuation { continuation in
-            carryOut(queue.withLock {
-                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation))
+            carryOut(locked {
+                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation), now: .now)
             })
         }
         switch answer {
@@ -85,7 +94,7 @@ final class BalanceReadBatcher: Sendable {
     }
 
     /// Reads waiting for a call (tests).
-    var waitingReads: Int { queue.withLock { $0.waitingCount } }
+    var waitingReads: Int { slots.withLock { $0.waitingCount } }
 
     private func readAlone(userId: String, metadata: Metadata, deadline: ContinuousClock.Instant) async throws -> GetBalanceResponse {
         var request = GetBalanceRequest()
@@ -94,20 +103,47 @@ final class BalanceReadBatcher: Sendable {
                                      timeout: Self.remaining(until: deadline))
     }
 
-    private func carryOut(_ action: BatchQueue<Read>.Action) {
-        switch action {
-        case .run(let reads):
-            Task { await self.run(reads) }
-        case .runAlone(let read):
+    /// Runs `body` on the slots and starts the watchdog if `body` left a
+    /// call holding a slot with none running.
+    private func locked(_ body: (inout CallSlots<Read>) -> CallSlots<Read>.Step) -> CallSlots<Read>.Step {
+        let (step, startWatchdog) = slots.withLock { slots in (body(&slots), slots.claimWatchdogStart()) }
+        if startWatchdog { startWatchdogTask() }
+        return step
+    }
+
+    private func carryOut(_ step: CallSlots<Read>.Step) {
+        switch step {
+        case .call(let reads, let call):
+            Task {
+                await self.run(reads)
+                self.callEnded(call)
+            }
+        case .alone(let read):
             read.answer.resume(returning: .readAlone)
-        case .wait, .none:
+        case .none:
             break
         }
     }
 
-    /// Answers a batch of waiting reads with one call, then hands the slot on.
+    private func callEnded(_ call: CallSlots<Read>.CallID) {
+        carryOut(locked { $0.callEnded(call, now: .now) })
+    }
+
+    /// Hands on the slots of calls past the hold limit, until no call holds one.
+    private func startWatchdogTask() {
+        Task {
+            var wakeAt: ContinuousClock.Instant? = ContinuousClock.now + slots.withLock { $0.holdMax }
+            while let instant = wakeAt {
+                try? await Task.sleep(until: instant, clock: .continuous)
+                let woke = slots.withLock { $0.watchdogWoke(now: .now) }
+                woke.steps.forEach(carryOut)
+                wakeAt = woke.wakeAt
+            }
+        }
+    }
+
+    /// Answers a batch of waiting reads with one call.
     private func run(_ reads: [Read]) async {
-        defer { carryOut(queue.withLock { $0.batchFinished() }) }
         let now = ContinuousClock.now
         var live: [Read] = []
         for read in reads {

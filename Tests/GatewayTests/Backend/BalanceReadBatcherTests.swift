@@ -26,9 +26,10 @@ final class BalanceReadBatcherTests: XCTestCase {
 
     private let users = (0..<6).map { _ in UUID().uuidString.lowercased() }
 
-    private func batcher(callsInFlight: Int = 1, readTimeout: Duration = .seconds(10),
+    private func batcher(callsInFlight: Int = 1, readTimeout: Duration = .seconds(10), slotHoldMax: Duration = .seconds(10),
                          observed: ObservedCalls? = nil) -> BalanceReadBatcher {
-        BalanceReadBatcher(caller: client, readTimeout: readTimeout, callsInFlightMax: callsInFlight) { reads in
+        BalanceReadBatcher(caller: client, readTimeout: readTimeout, slotHoldMax: slotHoldMax,
+                           callsInFlightMax: callsInFlight) { reads in
             observed?.record(reads)
         }
     }
@@ -150,6 +151,28 @@ final class BalanceReadBatcherTests: XCTestCase {
         XCTAssertEqual(server.calls.count, 4)
         XCTAssertEqual(server.sortedCalls.prefix(2), [.single(users[0]), .batch([users[1], "not-a-uuid"].sorted())])
         XCTAssertEqual(Set(server.calls.suffix(2)), [.single(users[1]), .single("not-a-uuid")])
+    }
+
+    /// A slow call holds its slot only so long: the reads queued behind it
+    /// go out in the next call and are answered while it still runs.
+    func testASlowCallHandsItsSlotOnAfterTheHoldLimit() async throws {
+        server.setBalance(users[1], 5)
+        server.setBalance(users[2], 6)
+        let batcher = batcher(slotHoldMax: .milliseconds(300))
+        let first = try await holdFirstRead(batcher, users[0])
+        let reads = [users[1], users[2]].map { startRead(batcher, $0) }
+        try await waitUntil("two reads wait") { batcher.waitingReads == 2 }
+        try await waitUntil("the next call went out while the slow one runs") { self.server.calls.count == 2 }
+        if server.calls.count < 2 { server.releaseHeldCall() } // failed above: let the reads finish
+        var answers: [Int64] = []
+        for read in reads { answers.append(try await read.value.get()) }
+        XCTAssertEqual(answers, [5, 6])
+        XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2]].sorted())])
+        // The slow call still answers its read once the server lets it go.
+        server.setBalance(users[0], 9)
+        server.releaseHeldCall()
+        let firstBalance = try await first.value.get()
+        XCTAssertEqual(firstBalance, 0, "read before the write above")
     }
 
     /// A queued read keeps its own deadline: it does not get a fresh read
