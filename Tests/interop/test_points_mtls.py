@@ -94,6 +94,22 @@ def test_an_allowed_identity_is_answered(points):
         assert len(payments.GetCatalog(points_pb2.GetCatalogRequest(), timeout=10).packages) > 0
 
 
+def test_get_balances_answers_a_stock_client_and_is_the_gateways_alone(points):
+    points_pb2, _ = points["stubs"]
+    funded, unseen = str(uuid.uuid4()), str(uuid.uuid4())
+    channel, payments = stub(points, "payments")
+    with channel:
+        payments.Grant(grant_request(points_pb2, funded), timeout=10)
+        assert code_of(lambda: payments.GetBalances(points_pb2.GetBalancesRequest(user_ids=[funded]), timeout=10)) \
+            == grpc.StatusCode.PERMISSION_DENIED
+    channel, gateway = stub(points, "gateway")
+    with channel:
+        answer = gateway.GetBalances(points_pb2.GetBalancesRequest(user_ids=[unseen, funded, unseen]), timeout=10)
+        assert [(b.user_id, b.balance) for b in answer.balances] == [(unseen, 0), (funded, 100), (unseen, 0)]
+        assert code_of(lambda: gateway.GetBalances(points_pb2.GetBalancesRequest(user_ids=[]), timeout=10)) \
+            == grpc.StatusCode.INVALID_ARGUMENT
+
+
 def test_without_a_certificate_the_call_is_refused(points):
     points_pb2, _ = points["stubs"]
     channel, anonymous = stub(points)
