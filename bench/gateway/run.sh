@@ -40,7 +40,7 @@
 #   GATEWAY_BENCH_KEEP_DATABASES=1  PREFIX_points and PREFIX_payments are used
 #            as they are (e.g. prefilled by bench/scale/run.sh), not recreated.
 #   GATEWAY_BENCH_USERS=FILE  the tokens are minted for these user ids (one
-#            UUID a line; the first one is the balance user) instead of
+#            UUID a line; the balance phase reads over all of them) instead of
 #            32 fresh ones.
 # Prints requests/s, p50 and p99 for both. wrk is pinned to CPU 1; the three
 # services and PostgreSQL are not pinned. Bench rows go to their own

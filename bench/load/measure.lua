@@ -1,9 +1,10 @@
--- wrk script of bench/load/run.sh. With LOAD_VERIFY_LUA set it runs
--- bench/gateway/verify.lua (distinct fresh purchases, answers counted)
--- unchanged; with LOAD_DELAY_MS set each connection waits that long between
+-- wrk script of bench/load/run.sh. With LOAD_ROUTE_LUA set it runs that
+-- route's script unchanged: bench/gateway/verify.lua (distinct fresh
+-- purchases, answers counted) or bench/gateway/balance.lua (reads over all
+-- the bench's users); with LOAD_DELAY_MS set each connection waits that long between
 -- requests (the soak's steady rate). Either way it adds one line of latency
 -- percentiles wrk's --latency does not print (p99.9), in microseconds.
-local verify_script = os.getenv("LOAD_VERIFY_LUA")
+local verify_script = os.getenv("LOAD_ROUTE_LUA")
 if verify_script and #verify_script > 0 then dofile(verify_script) end
 
 local delay_ms = tonumber(os.getenv("LOAD_DELAY_MS") or "")

@@ -147,11 +147,11 @@ run_load() {
         [[ "$mutation" == replay && $step -eq 2 ]] && slice=1
         sed -n "$(((slice - 1) * per_step + 1)),$((slice * per_step))p" "$work/bodies.jsonl" > "$work/bodies-$step.jsonl"
         export GATEWAY_BENCH_BODIES="$work/bodies-$step.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
-               LOAD_VERIFY_LUA="$root/bench/gateway/verify.lua"
+               LOAD_ROUTE_LUA="$root/bench/gateway/verify.lua"
         args=("$base/api/v1/payments/apple/transactions/verify")
       else
-        export LOAD_VERIFY_LUA=""
-        args=(-H "Authorization: Bearer $first_token" "$base/api/v1/points/balance")
+        export GATEWAY_BENCH_TOKENS="$work/tokens" LOAD_ROUTE_LUA="$root/bench/gateway/balance.lua"
+        args=("$base/api/v1/points/balance")
       fi
       local before after
       before="$(cpu_snapshot)"
@@ -187,10 +187,11 @@ run_soak() {
   local duration=$((minutes * 60)) warmup=60 interval=10
   sed -n "1,$((minutes * 60 * 40 + 500))p" "$work/bodies.jsonl" > "$work/soak-bodies.jsonl"
   GATEWAY_BENCH_BODIES="$work/soak-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
-    LOAD_VERIFY_LUA="$root/bench/gateway/verify.lua" LOAD_DELAY_MS=100 \
+    LOAD_ROUTE_LUA="$root/bench/gateway/verify.lua" LOAD_DELAY_MS=100 \
     wrk_run soak-verify "$duration" 4 "$base/api/v1/payments/apple/transactions/verify" &
   local verify_wrk=$!
-  LOAD_VERIFY_LUA="" LOAD_DELAY_MS=20 wrk_run soak-balance "$duration" 4 -H "Authorization: Bearer $first_token" "$base/api/v1/points/balance" &
+  GATEWAY_BENCH_TOKENS="$work/tokens" LOAD_ROUTE_LUA="$root/bench/gateway/balance.lua" LOAD_DELAY_MS=20 \
+    wrk_run soak-balance "$duration" 4 "$base/api/v1/points/balance" &
   local balance_wrk=$!
   local names=(gateway payments points) pids=("$gateway_pid" "$payments_pid" "$points_pid")
   if [[ "$mutation" == leak ]]; then

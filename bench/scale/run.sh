@@ -22,7 +22,7 @@
 #      VACUUM (ANALYZE), a CHECKPOINT, sync and a SETTLE_SECONDS pause.
 #   4. full: bench/gateway/run.sh again on the prefilled databases
 #      (GATEWAY_BENCH_KEEP_DATABASES=1), its tokens minted for users of the
-#      big tables (GATEWAY_BENCH_USERS; the first is the balance user).
+#      big tables (GATEWAY_BENCH_USERS; the balance phase reads over all of them).
 #      ROUNDS=2 runs empty and full once more (ABAB) and reports the mean.
 #   5. Prints phase, empty rate, full rate, full/empty and "within 10%"
 #      (full >= 0.90 x empty), the EXPLAIN (ANALYZE, BUFFERS) plans of

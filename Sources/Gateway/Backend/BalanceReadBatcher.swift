@@ -115,8 +115,17 @@ final class BalanceReadBatcher: Sendable {
         switch step {
         case .call(let reads, let call):
             Task {
-                await self.run(reads)
-                self.callEnded(call)
+                // The task that ran a call makes the next one too, when its
+                // slot goes straight to waiting reads (no task per call).
+                var next: (reads: [Read], call: CallSlots<Read>.CallID)? = (reads, call)
+                while let (reads, call) = next {
+                    await self.run(reads)
+                    next = nil
+                    switch self.locked({ $0.callEnded(call, now: .now) }) {
+                    case .call(let reads, let call): next = (reads, call)
+                    case let step: self.carryOut(step)
+                    }
+                }
             }
         case .alone(let read):
             read.answer.resume(returning: .readAlone)
