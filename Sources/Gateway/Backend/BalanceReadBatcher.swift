@@ -47,7 +47,7 @@ final class BalanceReadBatcher: Sendable {
         case readAlone
     }
 
-    /// Told of every GetBalances call: the reads it answered.
+    /// Told of every GetBalances call: the distinct users it read.
     typealias Observer = @Sendable (_ reads: Int) -> Void
 
     private let caller: any UnaryCaller
@@ -211,7 +211,7 @@ final class BalanceReadBatcher: Sendable {
     }
 
     /// `userIds` without repeats, in first-seen order.
-    static func distinct(_ userIds: [String]) -> [String] {
+    private static func distinct(_ userIds: [String]) -> [String] {
         var seen = Set<String>()
         return userIds.filter { seen.insert($0).inserted }
     }
