@@ -61,7 +61,10 @@ transactions="${3:-20000}"
 [[ "$seconds" =~ ^[0-9]+$ ]] && ((seconds >= 1 && seconds <= 60)) || { echo "seconds-per-phase must be 1...60" >&2; exit 2; }
 [[ "$connections" =~ ^[0-9]+$ ]] && ((connections >= 1 && connections <= 256)) || { echo "connections must be 1...256" >&2; exit 2; }
 [[ "$transactions" =~ ^[0-9]+$ ]] && ((transactions >= 1 && transactions <= 200000)) || { echo "verify-transactions must be 1...200000" >&2; exit 2; }
-tokens=32
+# At least two users per connection: wrk sends the balance phase's tokens in
+# order, so the reads in flight at once are of distinct users (coalesced
+# reads of one user would share a row and flatter the rate).
+tokens=$((connections * 2 > 32 ? connections * 2 : 32))
 load_cpu=1
 bundle_id="com.meeyao.qianwen"
 databases="${GATEWAY_BENCH_DATABASES:-gateway_bench}"
@@ -252,24 +255,25 @@ per_request() {
       (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
-# balance_call_totals: "sum count" of the Gateway's iap_gateway_balance_reads_per_call (its
-# admin /metrics), or nothing when it does not export it.
+# balance_call_totals: "sum count alone" of the Gateway's iap_gateway_balance_reads_per_call and
+# its GetBalance calls (reads alone) from its admin /metrics, or nothing when it does not export them.
 balance_call_totals() {
   local admin
   admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/Gateway.out" | head -1)"
   curl -s --max-time 5 "http://$admin/metrics" 2>/dev/null | awk '
     /^iap_gateway_balance_reads_per_call_sum / { sum = $2; found = 1 }
     /^iap_gateway_balance_reads_per_call_count / { count = $2 }
-    END { if (found) printf "%s %s\n", sum + 0, count + 0 }'
+    /^iap_rpc_client_requests_total\{method="\/points.v1.Points\/GetBalance",/ { alone += $2 }
+    END { if (found) printf "%s %s %s\n", sum + 0, count + 0, alone + 0 }'
 }
-# balance_per_call BEFORE AFTER REQUESTS: GetBalances calls and users per call between two balance_call_totals.
+# balance_per_call BEFORE AFTER REQUESTS: GetBalances calls, users per call and reads alone between two balance_call_totals.
 balance_per_call() {
   [[ -n "$1" && -n "$2" ]] || { echo "not exported by this gateway"; return 0; }
   awk -v before="$1" -v after="$2" -v requests="$3" 'BEGIN {
     split(before, b, " "); split(after, a, " ")
-    calls = a[2] - b[2]; users = a[1] - b[1]
-    printf "%d GetBalances calls, %.2f users per call; %.2f of the %d requests went alone (GetBalance)",
-      calls, (calls > 0 ? users / calls : 0), (requests > 0 ? 1 - users / requests : 0), requests }'
+    calls = a[2] - b[2]; users = a[1] - b[1]; alone = a[3] - b[3]
+    printf "%d GetBalances calls, %.2f users per call; %d of the %d requests went alone (GetBalance, %.1f %%)",
+      calls, (calls > 0 ? users / calls : 0), alone, requests, (requests > 0 ? 100 * alone / requests : 0) }'
 }
 # saga_commit_totals: "first_sight_sum first_sight_count step_result_sum step_result_count" of
 # PaymentsService's iap_saga_writes_per_commit (its admin /metrics), or nothing when it does not export it.
