@@ -19,7 +19,7 @@ public struct CommandExecutor: Sendable {
     /// GET balance's reads, coalesced under load.
     let balanceReads: BalanceReadBatcher
 
-    /// `balanceReadsPerCall` observes the reads of each GetBalances call.
+    /// `balanceReadsPerCall` observes the users of each GetBalances call.
     public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil,
                 balanceReadsPerCall: Histogram? = nil) {
         self.backends = backends

@@ -42,8 +42,7 @@ final class PointsStore: Sendable {
                 let row = try await connection.query(
                     "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(id)]).first
                 guard let row else { return PointsBalance(userId: id, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0) }
-                return PointsBalance(userId: id, balance: try row.int64("balance"),
-                                     lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
+                return try Self.balance(of: id, row)
             }
         }
     }
@@ -60,13 +59,18 @@ final class PointsStore: Sendable {
                     "select user_id, balance, lifetime_earned, lifetime_spent from user_points where user_id = any($1::uuid[])",
                     [.text(idList)]) {
                     let id = try row.uuid("user_id")
-                    found[id] = PointsBalance(userId: id, balance: try row.int64("balance"),
-                                              lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
+                    found[id] = try Self.balance(of: id, row)
                 }
                 return found
             }
         }
         return ids.map { found[$0] ?? PointsBalance(userId: $0, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0) }
+    }
+
+    /// A `user_points` row's figures.
+    private static func balance(of userId: UUID, _ row: PostgresRow) throws(PostgresError) -> PointsBalance {
+        PointsBalance(userId: userId, balance: try row.int64("balance"),
+                      lifetimeEarned: try row.int64("lifetime_earned"), lifetimeSpent: try row.int64("lifetime_spent"))
     }
 
     /// One purchase's credit lot, or nil when it has none (see `PurchaseConsumption`).
