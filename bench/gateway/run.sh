@@ -181,6 +181,12 @@ for i in "${!users[@]}"; do
     || { echo "Gateway mint-token failed" >&2; exit 1; }
 done
 first_token="$(head -1 "$work/tokens")"
+# Fresh databases hold no account for the bench users, a kept (prefilled) one does:
+# each gets a zero account (balance = ledger sum = lots = 0), so the balance phase
+# reads real rows on both, as production does.
+if [[ "${GATEWAY_BENCH_KEEP_DATABASES:-0}" != 1 ]]; then
+  timeout 30 "${psql_admin[@]}" -d "$points_db" -c "insert into user_points (user_id) select unnest('{$(IFS=,; echo "${users[*]}")}'::uuid[]) on conflict (user_id) do nothing" >/dev/null
+fi
 
 # One checked call of each route before the load.
 # curl's own failures (exit != 0, status 000) are reported by the checks, not by set -e.

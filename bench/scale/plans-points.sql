@@ -8,6 +8,11 @@
 \echo '### getBalance (GET /api/v1/points/balance)'
 explain (analyze, buffers, costs off, timing off)
 select balance, lifetime_earned, lifetime_spent from user_points where user_id = :'heavy_user'::uuid;
+\echo '### getBalances (GET /api/v1/points/balance under load: 16 users in one call)'
+select '{' || string_agg(user_id::text, ',') || '}' as batch_users
+from (select user_id from user_points order by user_id limit 16) some_users \gset
+explain (analyze, buffers, costs off, timing off)
+select user_id, balance, lifetime_earned, lifetime_spent from user_points where user_id = any(:'batch_users'::uuid[]);
 \echo '### listLedger (the heavy user, first page)'
 explain (analyze, buffers, costs off, timing off)
 select id, seq, event_id, change_type, direction, amount, balance_after, biz_type,
