@@ -27,8 +27,9 @@ import Synchronization
 ///   waited fails `DEADLINE_EXCEEDED` without a call.
 /// - **The same answers as alone.** A failed call's status is every one of
 ///   its reads' answer, except `INVALID_ARGUMENT` (a malformed user id,
-///   which concerns one read only): then each read makes its own
-///   `GetBalance` call and gets its own answer.
+///   which concerns one read only) and the refusals of a PointsService
+///   older than GetBalances (`UNIMPLEMENTED`, `PERMISSION_DENIED`): then
+///   each read makes its own `GetBalance` call and gets its own answer.
 final class BalanceReadBatcher: Sendable {
     /// A read waiting for its call, and where its answer goes.
     struct Read: Sendable {
@@ -170,7 +171,9 @@ final class BalanceReadBatcher: Sendable {
             answers = try await read(userIds, metadata: first.metadata, deadline: deadline)
         } catch {
             let failure = RPCError.from(error)
-            let answer: Answer = failure.code == .invalidArgument ? .readAlone : .failed(failure)
+            // A failed GetBalance (one user) already is each of its reads' own answer.
+            let alone = userIds.count > 1 && Self.readsAloneAfter.contains(failure.code)
+            let answer: Answer = alone ? .readAlone : .failed(failure)
             for read in live { read.answer.resume(returning: answer) }
             return
         }
@@ -203,6 +206,13 @@ final class BalanceReadBatcher: Sendable {
         }
         return answers
     }
+
+    /// A GetBalances call that failed with one of these is answered read by
+    /// read with GetBalance: INVALID_ARGUMENT may concern one user id only;
+    /// UNIMPLEMENTED and PERMISSION_DENIED are what a PointsService built
+    /// before GetBalances answers (without and with internal
+    /// authentication), so a gateway upgraded first keeps serving balances.
+    private static let readsAloneAfter: Set<RPCError.Code> = [.invalidArgument, .unimplemented, .permissionDenied]
 
     private static let expired = RPCError(code: .deadlineExceeded, message: "the balance read waited past its deadline")
 

@@ -153,6 +153,28 @@ final class BalanceReadBatcherTests: XCTestCase {
         XCTAssertEqual(Set(server.calls.suffix(2)), [.single(users[1]), .single("not-a-uuid")])
     }
 
+    /// A PointsService built before GetBalances refuses it (UNIMPLEMENTED
+    /// without internal authentication, PERMISSION_DENIED with it): the
+    /// reads are then answered one by one, as before the upgrade.
+    func testAPointsServiceWithoutGetBalancesStillAnswersEveryRead() async throws {
+        for refusal in [RPCError.Code.unimplemented, .permissionDenied] {
+            server.reset()
+            server.setBalance(users[1], 21)
+            server.setBalance(users[2], 22)
+            server.failBatches(with: RPCError(code: refusal, message: "unknown method"))
+            let batcher = batcher()
+            let first = try await holdFirstRead(batcher, users[0])
+            let reads = [users[1], users[2]].map { startRead(batcher, $0) }
+            try await waitUntil("two reads wait") { batcher.waitingReads == 2 }
+            server.releaseHeldCall()
+            _ = await first.value
+            var answers: [Int64] = []
+            for read in reads { answers.append(try await read.value.get()) }
+            XCTAssertEqual(answers, [21, 22], "\(refusal)")
+            XCTAssertEqual(Set(server.calls.suffix(2)), [.single(users[1]), .single(users[2])], "\(refusal)")
+        }
+    }
+
     /// A slow call holds its slot only so long: the reads queued behind it
     /// go out in the next call and are answered while it still runs.
     func testASlowCallHandsItsSlotOnAfterTheHoldLimit() async throws {
@@ -233,6 +255,7 @@ private final class BalanceServer: Sendable {
     func holdEveryCall() { table.holdEveryCall() }
     func failBatches(with error: RPCError) { table.failBatches(with: error) }
     func releaseHeldCall() { table.releaseHeldCall() }
+    func reset() { table.reset() }
 }
 
 /// The stand-in's balances, its record of calls and its controls.
@@ -264,6 +287,8 @@ private final class BalanceTable: Sendable {
     func holdNextCall() { state.withLock { $0.holdNext = true } }
     func holdEveryCall() { state.withLock { $0.holdEvery = true } }
     func failBatches(with error: RPCError) { state.withLock { $0.batchFailure = error } }
+    /// Forgets balances, calls and failures (nothing may be held).
+    func reset() { state.withLock { $0 = State() } }
 
     func releaseHeldCall() {
         let held = state.withLock { state -> [CheckedContinuation<Void, Never>] in
