@@ -73,9 +73,10 @@ final class BalanceReadBatcher: Sendable {
     /// The balance of `userId`, read after this call began. Throws what a
     /// `GetBalance` call throws.
     func balance(userId: String, metadata: Metadata) async throws -> GetBalanceResponse {
-        let deadline = ContinuousClock.now + readTimeout
+        let now = ContinuousClock.now
+        let deadline = now + readTimeout
         let lone = slots.withLock { slots -> (CallSlots<Read>.CallID, Bool)? in
-            slots.takeFreeSlot(now: .now).map { ($0, slots.claimWatchdogStart()) }
+            slots.takeFreeSlot(now: now).map { ($0, slots.claimWatchdogStart()) }
         }
         if let (call, startWatchdog) = lone {
             if startWatchdog { startWatchdogTask() }
@@ -84,7 +85,7 @@ final class BalanceReadBatcher: Sendable {
         }
         let answer = await withCheckedContinuation { continuation in
             carryOut(locked {
-                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation), now: .now)
+                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation), now: now)
             })
         }
         switch answer {
@@ -163,9 +164,8 @@ final class BalanceReadBatcher: Sendable {
                 live.append(read)
             }
         }
-        guard let first = live.first else { return }
+        guard let first = live.first, let deadline = live.map(\.deadline).min() else { return }
         let userIds = Self.distinct(live.map(\.userId))
-        let deadline = live.map(\.deadline).min() ?? first.deadline
         let answers: [String: GetBalanceResponse]
         do {
             answers = try await read(userIds, metadata: first.metadata, deadline: deadline)
