@@ -1,6 +1,7 @@
 /// What the server asks of the application: one response per request
-/// (called on a Task, never on the event loop), and the answer to requests
-/// the connection itself refused before they were complete.
+/// (called on a Task that prefers the server's event loop as its executor,
+/// so it runs on the loop thread: see `HTTPServer`), and the answer to
+/// requests the connection itself refused before they were complete.
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse
     /// A framing failure (400, 408, 413, 431, ...) the connection answers

@@ -6,8 +6,12 @@ import Synchronization
 /// (keep-alive, pipelining, chunked bodies, slow-loris and idle timeouts)
 /// and HTTP/2 with prior knowledge (h2c, detected by its preface and handed
 /// to RPCRuntime's `HTTP2Server`), all on one `EventLoop` thread. Requests
-/// of both protocols go to the same `HTTPResponder` on Tasks; responses
-/// are written back on the loop. With `Configuration.tls` set, every
+/// of both protocols go to the same `HTTPResponder` on Tasks that prefer
+/// the loop as their executor: a responder's own work, and everything it
+/// awaits that does not hop elsewhere, runs on the loop thread between I/O
+/// events, and its response is written without a hand-off between threads.
+/// A responder must therefore not compute at length without hopping to
+/// the cooperative pool (the gateway's and admin endpoints' work is short). With `Configuration.tls` set, every
 /// connection does a TLS handshake first (bounded by
 /// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
 /// no ALPN to HTTP/1.1; plaintext clients are refused.
@@ -74,7 +78,10 @@ public final class HTTPServer: @unchecked Sendable {
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var readBuffer: SharedReadBuffer?
 
-    public init(configuration: Configuration, responder: any HTTPResponder) throws {
+    /// `loop`: serve on this loop, which its owner stops after `shutdown`,
+    /// instead of a loop of the server's own (e.g. the loop the responder's
+    /// backend clients use, so a request and its calls share one thread).
+    public init(configuration: Configuration, responder: any HTTPResponder, loop: EventLoop? = nil) throws {
         self.configuration = configuration
         self.responder = responder
         tlsContext = try configuration.tls.map { try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"]) }
@@ -89,7 +96,7 @@ public final class HTTPServer: @unchecked Sendable {
         // this listener hands over, on its loop, which is ours too.
         let requestTimeout = configuration.http2RequestTimeoutMilliseconds
         let bodyLimits = configuration.bodyLimits
-        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits)) { stream in
+        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits), loop: loop) { stream in
             HTTP2RequestStream(
                 stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
                 requestTimeoutMilliseconds: requestTimeout)
@@ -159,7 +166,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Graceful stop: no new connections; idle HTTP/1.1 connections close
     /// now, busy ones after their response (Connection: close); HTTP/2
     /// connections get GOAWAY and finish their streams. Whatever is still
-    /// open after `gracePeriod` is closed. Stops the event loop.
+    /// open after `gracePeriod` is closed. Stops the event loop (unless it was lent).
     public func shutdown(gracePeriod: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let accepted = loop.execute { [self] in

@@ -59,7 +59,7 @@ do {
     ) { AdminListener.readiness(of: monitor) }
     try await ServiceRunner.serve(
         name: "PointsService", listen: server.listen, tls: server.tls,
-        router: router, monitor: monitor, logger: logger, shutdown: shutdown
+        router: router, monitor: monitor, logger: logger, shutdown: shutdown, handlersOnLoop: true
     ) {
         probes.cancel()
         poolSampler.cancel()

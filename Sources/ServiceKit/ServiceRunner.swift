@@ -72,9 +72,12 @@ public enum ServiceRunner {
         logger: Logger,
         shutdown: ShutdownSignal,
         gracePeriod: Duration = .seconds(10),
+        handlersOnLoop: Bool = false,
         cleanup: @Sendable () async -> Void
     ) async throws {
-        let server = RPCServer(configuration: .init(listen: .init(host: listen.host, port: listen.port), tls: tls), router: router)
+        let server = RPCServer(
+            configuration: .init(listen: .init(host: listen.host, port: listen.port), tls: tls, handlersOnLoop: handlersOnLoop),
+            router: router)
         let port = try server.start()
         logger.notice("listening", ["address": "\(listen.host):\(port)", "tls": tls == nil ? "off" : "on"])
         // Scripts and tests wait for this line on stdout.

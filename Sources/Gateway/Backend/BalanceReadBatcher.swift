@@ -55,6 +55,8 @@ final class BalanceReadBatcher: Sendable {
     private let readTimeout: Duration
     private let slots: Mutex<CallSlots<Read>>
     private let observer: Observer?
+    /// Where the calls' tasks run (nil: the shared pool).
+    private let callExecutor: (any TaskExecutor)?
 
     init(caller: any UnaryCaller,
          readTimeout: Duration = GatewayLimits.readTimeout,
@@ -62,8 +64,10 @@ final class BalanceReadBatcher: Sendable {
          callsInFlightMax: Int = GatewayLimits.balanceReadCallsInFlightMax,
          readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
          waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
+         callExecutor: (any TaskExecutor)? = nil,
          observer: Observer? = nil) {
         self.caller = caller
+        self.callExecutor = callExecutor
         self.readTimeout = readTimeout
         self.observer = observer
         slots = Mutex(CallSlots(holdMax: slotHoldMax, batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
@@ -116,7 +120,7 @@ final class BalanceReadBatcher: Sendable {
     private func carryOut(_ step: CallSlots<Read>.Step) {
         switch step {
         case .call(let reads, let call):
-            Task {
+            Task(executorPreference: callExecutor) {
                 // The task that ran a call makes the next one too, when its
                 // slot goes straight to waiting reads (no task per call).
                 var next: (reads: [Read], call: CallSlots<Read>.CallID)? = (reads, call)
@@ -142,7 +146,7 @@ final class BalanceReadBatcher: Sendable {
 
     /// Hands on the slots of calls past the hold limit, until no call holds one.
     private func startWatchdogTask() {
-        Task {
+        Task(executorPreference: callExecutor) { [self] in
             var wakeAt: ContinuousClock.Instant? = ContinuousClock.now + slots.withLock { $0.holdMax }
             while let instant = wakeAt {
                 try? await Task.sleep(until: instant, clock: .continuous)

@@ -21,12 +21,12 @@ public struct CommandExecutor: Sendable {
 
     /// `balanceReadsPerCall` observes the users of each GetBalances call.
     public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil,
-                balanceReadsPerCall: Histogram? = nil) {
+                balanceReadsPerCall: Histogram? = nil, callExecutor: (any TaskExecutor)? = nil) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
         self.rpcMetrics = rpcMetrics
-        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics)) { reads in
+        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics), callExecutor: callExecutor) { reads in
             balanceReadsPerCall?.observe(Double(reads))
         }
     }

@@ -17,10 +17,10 @@ public struct GatewayBackends: Sendable {
     /// PaymentsService's configuration defaults to PointsService's.
     public init(
         pointsTargets: [HostAndPort], paymentsTargets: [HostAndPort], configuration: RPCClient.Configuration = .init(),
-        paymentsConfiguration: RPCClient.Configuration? = nil
+        paymentsConfiguration: RPCClient.Configuration? = nil, loop: EventLoop? = nil
     ) throws {
-        points = try RPCClient(targets: pointsTargets, configuration: configuration)
-        payments = try RPCClient(targets: paymentsTargets, configuration: paymentsConfiguration ?? configuration)
+        points = try RPCClient(targets: pointsTargets, configuration: configuration, loop: loop)
+        payments = try RPCClient(targets: paymentsTargets, configuration: paymentsConfiguration ?? configuration, loop: loop)
     }
 
     /// Closes both clients (calls still in flight fail with UNAVAILABLE).

@@ -7,6 +7,10 @@ import Synchronization
 
 /// The whole gateway process in one object: backend clients, the readiness
 /// probe running in the background, the request pipeline and the server.
+/// The server, both backend clients and the balance reads' calls share one
+/// event loop thread, which the runtime owns: a request's parsing, its
+/// backend call and its response run there without a hand-off between
+/// threads (docs/ARCHITECTURE.md, "Tasks on a loop").
 /// `main` runs one; end-to-end tests start one in-process:
 ///
 ///     let gateway = try GatewayRuntime(
@@ -21,6 +25,8 @@ public final class GatewayRuntime: Sendable {
     public let readiness: ReadinessProbe
     public let application: GatewayApplication
     public let server: HTTPServer
+    /// The server's and the backend clients' loop, stopped last.
+    private let loop: EventLoop
     private let logger: Logger
     private let probeTask = Mutex<Task<Void, Never>?>(nil)
 
@@ -38,20 +44,27 @@ public final class GatewayRuntime: Sendable {
         tls: TLSConfiguration? = nil,
         metrics: GatewayMetrics? = nil
     ) throws {
-        backends = try GatewayBackends(
-            pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration,
-            paymentsConfiguration: paymentsBackendConfiguration)
-        readiness = ReadinessProbe(backends: backends, dependencies: metrics?.dependencies)
-        application = GatewayApplication(
-            preparer: RequestPreparer(verifier: verifier),
-            executor: CommandExecutor(
-                backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient,
-                balanceReadsPerCall: metrics?.balanceReadsPerCall),
-            logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
-        server = try HTTPServer(
-            configuration: .init(
-                host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
-            responder: application)
+        let loop = try EventLoop(name: "gateway")
+        do {
+            backends = try GatewayBackends(
+                pointsTargets: pointsTargets, paymentsTargets: paymentsTargets, configuration: backendConfiguration,
+                paymentsConfiguration: paymentsBackendConfiguration, loop: loop)
+            readiness = ReadinessProbe(backends: backends, dependencies: metrics?.dependencies)
+            application = GatewayApplication(
+                preparer: RequestPreparer(verifier: verifier),
+                executor: CommandExecutor(
+                    backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient,
+                    balanceReadsPerCall: metrics?.balanceReadsPerCall, callExecutor: loop),
+                logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
+            server = try HTTPServer(
+                configuration: .init(
+                    host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
+                responder: application, loop: loop)
+        } catch {
+            loop.stopSoon()
+            throw error
+        }
+        self.loop = loop
         self.logger = logger
     }
 
@@ -70,7 +83,8 @@ public final class GatewayRuntime: Sendable {
     }
 
     /// Stops accepting, lets in-flight requests finish within
-    /// `gracePeriod`, stops the probe and closes the backend clients.
+    /// `gracePeriod`, stops the probe, closes the backend clients and stops
+    /// the loop.
     public func shutdown(gracePeriod: Duration) async {
         await server.shutdown(gracePeriod: gracePeriod)
         let task = probeTask.withLock { task -> Task<Void, Never>? in
@@ -80,5 +94,6 @@ public final class GatewayRuntime: Sendable {
         task?.cancel()
         await task?.value
         await backends.close()
+        await loop.shutdown()
     }
 }

@@ -242,10 +242,16 @@ final class HTTP1Connection {
         let loop = self.loop
         let responder = self.responder
         let origin = RequestOrigin(protocolName: request.version.text, remotePeer: socket.remotePeer)
-        inFlightTask = Task {
+        // On the loop (see HTTPServer); the answer is written at once when
+        // the task ends there, handed back when it ended elsewhere.
+        inFlightTask = Task(executorPreference: loop) {
             let response = await responder.respond(to: request, origin: origin)
-            // Dropped when the loop already stopped (shutdown).
-            loop.execute { bound.value.responseReady(response) }
+            if loop.inEventLoop {
+                bound.value.responseReady(response)
+            } else {
+                // Dropped when the loop already stopped (shutdown).
+                loop.execute { bound.value.responseReady(response) }
+            }
         }
     }
 

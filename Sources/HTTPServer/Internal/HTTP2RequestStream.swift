@@ -102,10 +102,14 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         let responder = self.responder
         let requestOrigin = origin(stream)
         let isHead = request.method == "HEAD"
-        responseTask = Task {
+        responseTask = Task(executorPreference: loop) {
             let response = await responder.respond(to: request, origin: requestOrigin)
-            // Dropped when the loop already stopped (shutdown).
-            loop.execute { bound.value.send(response, isHead: isHead) }
+            if loop.inEventLoop {
+                bound.value.send(response, isHead: isHead)
+            } else {
+                // Dropped when the loop already stopped (shutdown).
+                loop.execute { bound.value.send(response, isHead: isHead) }
+            }
         }
     }
 

@@ -26,6 +26,8 @@ public final class RPCClient: UnaryCaller {
     public let targets: [HostAndPort]
     public let configuration: Configuration
     private let loop: EventLoop
+    /// The loop was given (shared with its owner, who stops it), not made here.
+    private let ownsLoop: Bool
     private let state: LoopBound<ClientState>
     private let closed = Mutex(false)
 
@@ -36,12 +38,15 @@ public final class RPCClient: UnaryCaller {
         init(targets: [ClientTarget]) { self.targets = targets }
     }
 
-    public init(targets: [HostAndPort], configuration: Configuration = .init()) throws {
+    /// `loop`: run the connections on this loop (its owner stops it) instead
+    /// of a loop of the client's own, e.g. the loop whose tasks make the calls.
+    public init(targets: [HostAndPort], configuration: Configuration = .init(), loop sharedLoop: EventLoop? = nil) throws {
         precondition(!targets.isEmpty, "RPCClient needs at least one target")
         self.targets = targets
         self.configuration = configuration
-        let loop = try EventLoop(name: "rpc-client")
+        let loop = try sharedLoop ?? EventLoop(name: "rpc-client")
         self.loop = loop
+        ownsLoop = sharedLoop == nil
         let tlsContext = try configuration.tls.map { try TLSContext(client: $0) }
         let clientTargets = targets.map {
             ClientTarget(address: $0, loop: loop, configuration: configuration, tlsContext: tlsContext)
@@ -54,7 +59,7 @@ public final class RPCClient: UnaryCaller {
         // Without close() the loop thread would outlive the client.
         let state = self.state
         loop.execute { for target in state.value.targets { target.shutdown() } }
-        loop.stopSoon()
+        if ownsLoop { loop.stopSoon() }
     }
 
     /// Calls `method` once with serialized messages (`unary`, from
@@ -139,6 +144,6 @@ public final class RPCClient: UnaryCaller {
             }
             if !accepted { continuation.resume() }
         }
-        await loop.shutdown()
+        if ownsLoop { await loop.shutdown() }
     }
 }

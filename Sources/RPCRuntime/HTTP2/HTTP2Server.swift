@@ -32,6 +32,8 @@ public final class HTTP2Server: @unchecked Sendable {
 
     public let configuration: Configuration
     public let loop: EventLoop
+    /// The loop was made here (stopped by `shutdown`), not lent by a caller.
+    private let ownsLoop: Bool
     private let makeStreamDelegate: StreamDelegateFactory
     private let boundPort = Mutex<Int?>(nil)
     private let tlsContext: TLSContext?
@@ -42,11 +44,14 @@ public final class HTTP2Server: @unchecked Sendable {
     private var shuttingDown = false
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
 
-    public init(configuration: Configuration, makeStreamDelegate: @escaping StreamDelegateFactory) throws {
+    /// `loop`: serve on this loop, which its owner stops after `shutdown`,
+    /// instead of a loop of the server's own.
+    public init(configuration: Configuration, loop lentLoop: EventLoop? = nil, makeStreamDelegate: @escaping StreamDelegateFactory) throws {
         self.configuration = configuration
         self.makeStreamDelegate = makeStreamDelegate
         self.tlsContext = try configuration.tls.map { try TLSContext(server: $0) }
-        self.loop = try EventLoop(name: "http2-server")
+        self.loop = try lentLoop ?? EventLoop(name: "http2-server")
+        ownsLoop = lentLoop == nil
     }
 
     /// The bound port once started (useful with port 0).
@@ -83,7 +88,7 @@ public final class HTTP2Server: @unchecked Sendable {
 
     /// Stops accepting, sends GOAWAY on every connection, lets in-flight
     /// streams finish for up to `gracePeriod`, then closes what is left and
-    /// stops the event loop.
+    /// stops the event loop (unless it was lent).
     public func shutdown(gracePeriod: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let accepted = loop.execute { [self] in
@@ -100,7 +105,7 @@ public final class HTTP2Server: @unchecked Sendable {
             // The loop already exited: an earlier shutdown finished everything.
             if !accepted { continuation.resume() }
         }
-        await loop.shutdown()
+        if ownsLoop { await loop.shutdown() }
     }
 
     private func finishShutdownIfDone() {

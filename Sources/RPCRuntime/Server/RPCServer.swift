@@ -19,11 +19,17 @@ public final class RPCServer: Sendable {
         public var listen: ListenAddress
         public var limits: RPCLimits
         public var tls: TLSConfiguration?
+        /// Run the handlers' tasks on the server's event loop thread instead
+        /// of the cooperative pool: for handlers that mostly wait (on a
+        /// database), whose calls then cost no hand-off between threads.
+        /// Handlers that compute at length belong on the pool.
+        public var handlersOnLoop: Bool
 
-        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil) {
+        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil, handlersOnLoop: Bool = false) {
             self.listen = listen
             self.limits = limits
             self.tls = tls
+            self.handlersOnLoop = handlersOnLoop
         }
     }
 
@@ -41,12 +47,14 @@ public final class RPCServer: Sendable {
     public func start() throws -> Int {
         let limits = configuration.limits
         let router = self.router
+        let handlersOnLoop = configuration.handlersOnLoop
         let created = try HTTP2Server(configuration: .init(
             host: configuration.listen.host, port: configuration.listen.port,
             limits: limits, tls: configuration.tls
         )) { stream in
             // Called on the server's loop for every new stream.
-            ServerCallHandler(stream: stream, router: router, limits: limits, loop: stream.connection!.loop)
+            ServerCallHandler(
+                stream: stream, router: router, limits: limits, loop: stream.connection!.loop, handlersOnLoop: handlersOnLoop)
         }
         server.withLock { current in
             precondition(current == nil, "RPCServer.start called twice")

@@ -19,6 +19,8 @@ final class GatewayHarness: Sendable {
     let backends: GatewayBackends
     let readiness: ReadinessProbe
     let server: HTTPServer
+    /// The server's and the clients' loop.
+    let loop: EventLoop
     /// What the application counted (a registry of its own per harness).
     let metrics: GatewayMetrics
     let logs = MemorySink()
@@ -37,9 +39,11 @@ final class GatewayHarness: Sendable {
         doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration, admission: RequestAdmission?
     ) async throws {
         self.doubles = doubles
+        // One loop for the server, both clients and the balance reads' calls, as in GatewayRuntime.
+        loop = try EventLoop(name: "gateway-harness")
         backends = try GatewayBackends(
             pointsTargets: [HostAndPort(host: "127.0.0.1", port: ports.points)],
-            paymentsTargets: [HostAndPort(host: "127.0.0.1", port: ports.payments)])
+            paymentsTargets: [HostAndPort(host: "127.0.0.1", port: ports.payments)], loop: loop)
         metrics = try GatewayMetrics(registry: MetricsRegistry())
         readiness = ReadinessProbe(backends: backends, dependencies: metrics.dependencies)
         let keys = try JWTKeySet(hs256Secret: Self.secret, es256PublicKeyPEM: nil)
@@ -47,18 +51,20 @@ final class GatewayHarness: Sendable {
         let application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
-                backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness),
+                backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness,
+                callExecutor: loop),
             logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics, admission: admission)
         // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
         var gatewayConfiguration = configuration
         gatewayConfiguration.bodyLimits = GatewayLimits.bodyLimits
-        server = try HTTPServer(configuration: gatewayConfiguration, responder: application)
+        server = try HTTPServer(configuration: gatewayConfiguration, responder: application, loop: loop)
         port = try await server.start()
     }
 
     func stop() async {
         await server.shutdown(gracePeriod: .seconds(2))
         await backends.close()
+        await loop.shutdown()
         await doubles.stop()
     }
 

@@ -1,4 +1,4 @@
-import RPCRuntime
+@testable import RPCRuntime
 import Synchronization
 import XCTest
 
@@ -55,5 +55,35 @@ final class EventLoopTests: XCTestCase {
         let connections = await server.connectionCount()
         XCTAssertEqual(connections, 0)
         await server.shutdown(gracePeriod: .zero)  // Idempotent.
+    }
+}
+
+/// Cancelled timers do not pile up in the heap, and the ones left still fire in order.
+final class EventLoopTimerHeapTests: XCTestCase {
+    func testCancelledTimersAreDroppedAndTheRestFireInOrder() async throws {
+        let loop = try EventLoop(name: "test")
+        let fired = Mutex<[Int]>([])
+        let heapCount: Int = await withCheckedContinuation { continuation in
+            loop.execute {
+                // A server re-arming an idle timer per request: 10,000 far
+                // timers, each cancelled when the next is armed.
+                var previous: EventLoop.TimerID?
+                for _ in 0..<10_000 {
+                    if let previous { loop.cancel(previous) }
+                    previous = loop.schedule(after: .seconds(30)) { fired.withLock { $0.append(-1) } }
+                }
+                if let previous { loop.cancel(previous) }
+                // Three live ones, scheduled out of order among the dead.
+                for (index, delay) in [(2, 30), (0, 10), (1, 20)] {
+                    loop.schedule(after: .milliseconds(delay)) {
+                        fired.withLock { $0.append(index) }
+                        if index == 2 { continuation.resume(returning: loop.timerHeapCount) }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(fired.withLock { $0 }, [0, 1, 2])
+        XCTAssertLessThanOrEqual(heapCount, EventLoop.cancelledTimerEntriesKeptMax + 3)
+        await loop.shutdown()
     }
 }

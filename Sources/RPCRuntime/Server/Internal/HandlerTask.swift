@@ -13,9 +13,10 @@ final class HandlerTask: Sendable {
 
     private let state = Mutex(State.notCreated)
 
-    /// Creates the Task running `operation`. Call once, from any thread.
-    func start(_ operation: @escaping @Sendable () async -> Void) {
-        let task = Task(operation: operation)
+    /// Creates the Task running `operation` (preferring `executor`, if
+    /// given). Call once, from any thread.
+    func start(_ operation: @escaping @Sendable () async -> Void, executor: (any TaskExecutor)? = nil) {
+        let task = Task(executorPreference: executor, operation: operation)
         let cancelled = state.withLock { state in
             if case .cancelledBeforeCreation = state { return true }
             state = .created(task)

@@ -1,8 +1,9 @@
 /// Runs one gRPC call on an HTTP/2 stream: feeds stream events to the pure
 /// `ServerStreamStateMachine` and performs its actions. Loop-confined; the
 /// user's handler runs as a Task on the cooperative pool (created there,
-/// together with the other calls of the same read) and posts its result back
-/// to the loop through the connection's mailbox.
+/// together with the other calls of the same read), or on the loop itself
+/// with `handlersOnLoop`, and posts its result back to the loop through the
+/// connection's mailbox.
 import RPCCore
 
 final class ServerCallHandler: HTTP2StreamDelegate {
@@ -19,11 +20,13 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     /// request needs no second lookup by a rebuilt path.
     private var handler: Router.RawHandler?
     private var deadlineTimer: EventLoop.TimerID?
+    private let handlersOnLoop: Bool
 
-    init(stream: HTTP2Stream, router: Router, limits: RPCLimits, loop: EventLoop) {
+    init(stream: HTTP2Stream, router: Router, limits: RPCLimits, loop: EventLoop, handlersOnLoop: Bool = false) {
         self.machine = ServerStreamStateMachine(limits: limits)
         self.router = router
         self.loop = loop
+        self.handlersOnLoop = handlersOnLoop
         self.mailbox = stream.connection?.mailbox
         self.stream = stream
     }
@@ -106,7 +109,9 @@ final class ServerCallHandler: HTTP2StreamDelegate {
                 loop.execute { bound.value.handlerFinished(result) }
             }
         }
-        if let connection = stream?.connection {
+        if handlersOnLoop {
+            task.start(operation, executor: loop)
+        } else if let connection = stream?.connection {
             connection.startOffLoop { task.start(operation) }
         } else {
             task.start(operation)
