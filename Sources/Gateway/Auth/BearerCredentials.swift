@@ -10,13 +10,23 @@ public enum BearerCredentials {
         guard values.count == 1 else { throw AuthFailure.malformedAuthorizationHeader }
         let value = values[0]
         guard value.utf8.count <= GatewayLimits.bearerTokenBytesMax + 64 else { throw AuthFailure.tokenTooLarge }
-        let parts = value.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
-        guard parts.count == 2, Substring(parts[0]).equalsIgnoringASCIICase("bearer") else {
+        // Two runs of non-space bytes, the scheme and the token, with spaces
+        // around and between them and nothing else.
+        let bytes = value.utf8
+        var index = bytes.startIndex
+        func run() -> Range<String.Index> {
+            while index < bytes.endIndex && bytes[index] == UInt8(ascii: " ") { index = bytes.index(after: index) }
+            let start = index
+            while index < bytes.endIndex && bytes[index] != UInt8(ascii: " ") { index = bytes.index(after: index) }
+            return start..<index
+        }
+        let scheme = run()
+        let token = run()
+        guard !token.isEmpty, run().isEmpty, value[scheme].equalsIgnoringASCIICase("bearer") else {
             throw AuthFailure.malformedAuthorizationHeader
         }
-        let token = parts[1]
-        guard token.allSatisfy(isToken68Byte) else { throw AuthFailure.malformedAuthorizationHeader }
-        return String(Substring(token))
+        guard value.utf8[token].allSatisfy(isToken68Byte) else { throw AuthFailure.malformedAuthorizationHeader }
+        return String(value[token])
     }
 
     /// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="

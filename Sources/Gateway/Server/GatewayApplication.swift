@@ -43,7 +43,11 @@ public struct GatewayApplication: HTTPResponder {
         let startedAt = ContinuousClock.now
         let requestId = RequestID.resolve(request.headers)
         let instance = String(request.path)
-        var fields: [String: String] = [:]
+        // The access log's fields from the failure path; the rest are added
+        // only when the line is written (most lines are below the level in
+        // production, and each field is a string to build).
+        var failureFields: [String: String] = [:]
+        var userId: String?
         var response: HTTPResponse
         var problemCode: ProblemCode?
         var refusal: RefusalReasonLabel?
@@ -63,11 +67,11 @@ public struct GatewayApplication: HTTPResponder {
                 response = problem.response
                 problemCode = problem.code
             case .success(let command):
-                if let userId = command.userId { fields["user_id"] = userId }
+                userId = command.userId
                 do {
                     response = try await executor.execute(command, requestId: requestId, instance: instance)
                 } catch {
-                    let problem = Self.problem(for: error, instance: instance, fields: &fields)
+                    let problem = Self.problem(for: error, instance: instance, fields: &failureFields)
                     response = problem.response
                     problemCode = problem.code
                     clientGone = Task.isCancelled
@@ -77,26 +81,24 @@ public struct GatewayApplication: HTTPResponder {
         }
         let duration = ContinuousClock.now - startedAt
         let countedStatus = clientGone ? Self.clientClosedRequestStatus : response.status
-        if let problemCode, !clientGone { fields["problem"] = problemCode.wireCode }
-        if let refusal {
-            fields["refusal"] = refusal.rawValue
-            metrics?.recordRefusal(refusal)
-        }
+        if let refusal { metrics?.recordRefusal(refusal) }
         metrics?.recordRequest(
             route: resolved.pattern ?? IAPMetricLabels.unmatchedRoute, method: request.method, status: countedStatus,
             duration: duration, problemCode: clientGone ? nil : problemCode?.rawValue)
         response.headers.add(name: RequestID.headerName, value: requestId)
+        let level: LogLevel = !clientGone && response.status >= 500 ? .warning : .info
+        guard level >= logger.minimumLevel else { return response }
+        var fields = failureFields
+        if let userId { fields["user_id"] = userId }
+        if let problemCode, !clientGone { fields["problem"] = problemCode.wireCode }
+        if let refusal { fields["refusal"] = refusal.rawValue }
         fields["method"] = request.method
         fields["path"] = instance
         fields["protocol"] = origin.protocolName
         fields["status"] = String(countedStatus)
         fields["duration_ms"] = String(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         fields["request_id"] = requestId
-        if clientGone {
-            logger.info("client closed request", fields)
-        } else {
-            logger.log(response.status >= 500 ? .warning : .info, "request", fields)
-        }
+        logger.log(level, clientGone ? "client closed request" : "request", fields)
         return response
     }
 

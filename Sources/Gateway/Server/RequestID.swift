@@ -25,20 +25,26 @@ public enum RequestID {
         accepted(from: headers) ?? generate()
     }
 
-    /// 32 random lower-case hex digits (128 bits from the system generator).
+    /// 32 random lower-case hex digits: 128 bits from the system generator,
+    /// fetched in batches (`RandomWordBuffer`).
     public static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        for _ in 0..<2 {
-            var word = generator.next() as UInt64
-            for _ in 0..<16 {
-                text.append(digits[Int(word & 0xF)])
-                word >>= 4
+        generate(from: RandomWordBuffer.shared)
+    }
+
+    static func generate(from random: RandomWordBuffer) -> String {
+        String(unsafeUninitializedCapacity: 32) { text in
+            var position = 0
+            for _ in 0..<2 {
+                var word = random.next()
+                for _ in 0..<16 {
+                    let nibble = UInt8(truncatingIfNeeded: word & 0xF)
+                    text[position] = nibble < 10 ? 0x30 + nibble : 0x57 + nibble
+                    position += 1
+                    word >>= 4
+                }
             }
+            return 32
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isAllowed(_ byte: UInt8) -> Bool {

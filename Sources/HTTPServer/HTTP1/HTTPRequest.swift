@@ -24,12 +24,11 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// The target's path, without the query.
     public var path: Substring {
-        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
     }
 
-    /// The target's query (after "?"), if any.
+    /// The target's query (after the first "?"), if any.
     public var query: Substring? {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        return parts.count == 2 ? parts[1] : nil
+        target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
     }
 }

@@ -211,13 +211,15 @@ final class JWTVerifierTests: XCTestCase {
 
     func testAuthorizationHeaderParsing() {
         XCTAssertThrowsError(try BearerCredentials.token(from: HTTPHeaders())) { XCTAssertEqual($0 as? AuthFailure, .missingCredentials) }
-        for bad in ["Basic abc", "Bearer", "Bearer a b", "Bearer a\"b", "Token abc"] {
+        for bad in ["Basic abc", "Bearer", "Bearer a b", "Bearer a\"b", "Token abc", " ", "Bearer ", "Bearer\ta", "Bearer a\tb", "Bearerx a"] {
             XCTAssertThrowsError(try BearerCredentials.token(from: HTTPHeaders(["Authorization": bad])), bad) {
                 XCTAssertEqual($0 as? AuthFailure, .malformedAuthorizationHeader, bad)
             }
         }
         XCTAssertThrowsError(try BearerCredentials.token(from: HTTPHeaders(["Authorization": "Bearer a", "authorization": "Bearer b"])))
         XCTAssertEqual(try BearerCredentials.token(from: HTTPHeaders(["Authorization": "BEARER a.b.c"])), "a.b.c")
+        // Spaces around and between the two parts do not matter (one or more, as before).
+        XCTAssertEqual(try BearerCredentials.token(from: HTTPHeaders(["Authorization": "  Bearer   a.b.c  "])), "a.b.c")
     }
 
     func testFailureProblemIs401WithChallengeAndNoToken() {

@@ -28,3 +28,24 @@ final class RequestIDTests: XCTestCase {
         XCTAssertNotEqual(RequestID.generate(), RequestID.generate())
     }
 }
+
+final class RandomWordBufferTests: XCTestCase {
+    /// Every word is handed out once, across refills, and the words are not
+    /// constant (a buffer never filled would hand out zeros).
+    func testWordsAreFreshAcrossRefills() {
+        let buffer = RandomWordBuffer(capacity: 4)
+        let words = (0..<64).map { _ in buffer.next() }
+        XCTAssertEqual(Set(words).count, 64)
+        XCTAssertFalse(words.contains(0))
+    }
+
+    func testIdsFromOneBufferAreHexAndDistinct() {
+        let buffer = RandomWordBuffer(capacity: 3)
+        let ids = (0..<100).map { _ in RequestID.generate(from: buffer) }
+        XCTAssertEqual(Set(ids).count, 100)
+        for id in ids {
+            XCTAssertEqual(id.utf8.count, 32)
+            XCTAssertTrue(id.allSatisfy { $0.isHexDigit && !$0.isUppercase }, id)
+        }
+    }
+}
