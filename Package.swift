@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "CSignalPipe"),
         .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging"]),
         // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
-        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "Metrics", "Logging"]),
+        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging"]),
         // grpc.health.v1 answered from ServiceKit's HealthMonitor.
         .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
@@ -117,7 +117,7 @@ let package = Package(
         // Pure tests (no PostgreSQL) and, beside them, the database-backed
         // …IntegrationTests: `swift test --filter` of a pure target needs no cluster.
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
-        .testTarget(name: "PostgresClientIntegrationTests", dependencies: ["PostgresClient"]),
+        .testTarget(name: "PostgresClientIntegrationTests", dependencies: ["PostgresClient", "RPCRuntime", "ServiceKitDatabase"]),
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],

@@ -39,7 +39,12 @@ do {
     }
     let registry = MetricsRegistry()
     let metrics = try PointsMetrics(registry: registry)
-    let pool = ServiceDatabase.pool(settings.database, applicationName: "points-service")
+    // One loop for the gRPC server, its handlers and the pool's sockets: a
+    // call is read, runs its statement and is answered on one thread
+    // (docs/ARCHITECTURE.md, "Tasks on a loop"). Stopped last.
+    let loop = try EventLoop(name: "points")
+    let pool = ServiceDatabase.pool(
+        settings.database, applicationName: "points-service", socketEvents: EventLoopSocketEvents(loop: loop))
     let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
                             observeSpendCommits: metrics.recordSpendCommit)
     try await store.migrate()
@@ -59,12 +64,13 @@ do {
     ) { AdminListener.readiness(of: monitor) }
     try await ServiceRunner.serve(
         name: "PointsService", listen: server.listen, tls: server.tls,
-        router: router, monitor: monitor, logger: logger, shutdown: shutdown, handlersOnLoop: true
+        router: router, monitor: monitor, logger: logger, shutdown: shutdown, handlersOnLoop: true, loop: loop
     ) {
         probes.cancel()
         poolSampler.cancel()
         await admin?.shutdown()
         await pool.close()
+        await loop.shutdown()
     }
 } catch {
     FileHandle.standardError.write(Data("PointsService: \(error)\n".utf8))

@@ -2,7 +2,8 @@ import Foundation
 
 /// One PostgreSQL session, leased from a `PostgresPool`. Statements are sent
 /// without blocking and their answers read by one shared socket reactor
-/// thread, so callers await on the cooperative pool without blocking it.
+/// thread (or the pool's `socketEvents`), so callers await without blocking
+/// their thread.
 /// Use it from one task at a time (a second concurrent statement fails with
 /// `connectionBusy`).
 public final class PostgresConnection: @unchecked Sendable {
@@ -22,7 +23,8 @@ public final class PostgresConnection: @unchecked Sendable {
     static func connect(configuration: PostgresPool.Configuration) async throws(PostgresError) -> PostgresConnection {
         let parameters = configuration.libpqParameters
         let limit = configuration.preparedStatementsPerConnectionMax
-        let connection = try await LibPQConnection.connect(parameters: parameters, maxPreparedStatements: limit).get()
+        let connection = try await LibPQConnection.connect(
+            parameters: parameters, maxPreparedStatements: limit, socketEvents: configuration.socketEvents).get()
         return PostgresConnection(connection: connection)
     }
 

@@ -21,6 +21,9 @@ extension PostgresPool {
         /// The session's search_path (schema list), nil for the server default.
         /// Lets tests and tools isolate themselves in their own schema.
         public var searchPath: String?
+        /// Where statements wait for their sockets; nil: the process's
+        /// reactor thread (`PostgresSocketEvents`).
+        public var socketEvents: (any PostgresSocketEvents)?
 
         public init(
             connectionString: String,
@@ -31,7 +34,8 @@ extension PostgresPool {
             statementTimeout: Duration = .seconds(30),
             preparedStatementsPerConnectionMax: Int = 256,
             applicationName: String = "iap-credits",
-            searchPath: String? = nil
+            searchPath: String? = nil,
+            socketEvents: (any PostgresSocketEvents)? = nil
         ) {
             precondition(connectionsMax > 0 && waitersMax >= 0 && acquireTimeout > .zero && statementTimeout >= .milliseconds(1))
             self.connectionString = connectionString
@@ -43,6 +47,7 @@ extension PostgresPool {
             self.preparedStatementsPerConnectionMax = preparedStatementsPerConnectionMax
             self.applicationName = applicationName
             self.searchPath = searchPath
+            self.socketEvents = socketEvents
         }
 
         /// Keyword/value pairs for PQconnectdbParams; the session is pinned to

@@ -73,11 +73,12 @@ public enum ServiceRunner {
         shutdown: ShutdownSignal,
         gracePeriod: Duration = .seconds(10),
         handlersOnLoop: Bool = false,
+        loop: EventLoop? = nil,
         cleanup: @Sendable () async -> Void
     ) async throws {
         let server = RPCServer(
             configuration: .init(listen: .init(host: listen.host, port: listen.port), tls: tls, handlersOnLoop: handlersOnLoop),
-            router: router)
+            router: router, loop: loop)
         let port = try server.start()
         logger.notice("listening", ["address": "\(listen.host):\(port)", "tls": tls == nil ? "off" : "on"])
         // Scripts and tests wait for this line on stdout.

@@ -28,10 +28,13 @@ public enum ServiceDatabase {
         return pool(try SettingsCollector.reading(options) { Settings.read(&$0) }, applicationName: applicationName)
     }
 
-    /// A pool with `settings` (connects lazily).
-    public static func pool(_ settings: Settings, applicationName: String) -> PostgresPool {
+    /// A pool with `settings` (connects lazily). `socketEvents`: where its
+    /// statements wait for their sockets (nil: PostgresClient's reactor thread).
+    public static func pool(_ settings: Settings, applicationName: String,
+                            socketEvents: (any PostgresSocketEvents)? = nil) -> PostgresPool {
         PostgresPool(configuration: .init(
-            connectionString: settings.connectionString, connectionsMax: settings.connectionsMax, applicationName: applicationName))
+            connectionString: settings.connectionString, connectionsMax: settings.connectionsMax, applicationName: applicationName,
+            socketEvents: socketEvents))
     }
 
     /// After the start-up migrations: `migrate` exits here (they were all it

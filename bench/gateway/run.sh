@@ -35,6 +35,9 @@
 #            verify phases into DIR/{balance,verify}.data, the processes' pids
 #            in DIR/{balance,verify}.pids (split with perf script / --pid;
 #            bench/gateway/perf-split.py prints the table PERFORMANCE.md uses).
+#   GATEWAY_BENCH_METRICS=DIR   after the balance and verify phases, each
+#            service's admin /metrics into DIR/{balance,verify}-NAME.prom
+#            (e.g. the gateway's and PointsService's call latency histograms).
 #   GATEWAY_BENCH_DATABASES=PREFIX  the bench databases are PREFIX_points,
 #            PREFIX_payments and PREFIX_pgbench (default gateway_bench).
 #   GATEWAY_BENCH_KEEP_DATABASES=1  PREFIX_points and PREFIX_payments are used
@@ -326,6 +329,17 @@ perf_stop() {
     echo "postgres $(postgres_pids | paste -sd,)"; } > "$perf_dir/$perf_phase.pids"
 }
 
+# save_metrics PHASE (GATEWAY_BENCH_METRICS): each service's admin /metrics into DIR/PHASE-NAME.prom.
+metrics_dir="${GATEWAY_BENCH_METRICS:-}"
+[[ -z "$metrics_dir" ]] || mkdir -p "$metrics_dir"
+save_metrics() {
+  [[ -n "$metrics_dir" ]] || return 0
+  local name admin
+  for name in Gateway PaymentsService PointsService; do
+    admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/$name.out" | head -1)"
+    curl -s --max-time 5 "http://$admin/metrics" > "$metrics_dir/$1-$name.prom" || true
+  done
+}
 # wrk_run NAME ARGS...: wrk --latency pinned, output in $work/NAME.wrk.
 wrk_run() {
   local name="$1"; shift
@@ -350,6 +364,7 @@ GATEWAY_BENCH_TOKENS="$work/tokens" wrk_run balance -s "$root/bench/gateway/bala
 balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balance)")"
 balance_calls="$(balance_per_call "$balance_calls_before" "$(balance_call_totals)" "$(wrk_requests balance)")"
 perf_stop
+save_metrics balance
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 perf_start verify
 verify_rows_before="$(ledger_rows)"
@@ -362,6 +377,7 @@ saga_commits="$(saga_per_commit "$saga_commits_before" "$(saga_commit_totals)")"
 verify_rows=$(($(ledger_rows) - verify_rows_before))
 verify_cost="$(per_request "$verify_before" "$verify_after" "$verify_rows")"
 perf_stop
+save_metrics verify
 echo "saga: ${seconds}s, $connections concurrent VerifyTransaction calls straight to PaymentsService" >&2
 saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" --target "$payments_address" --bodies "$work/saga/bodies.jsonl" \
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }

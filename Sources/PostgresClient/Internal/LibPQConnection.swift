@@ -24,7 +24,7 @@ final class LibPQConnection: @unchecked Sendable {
     private var staleStatementNames: [String] = []
     private var isRegisteredWithReactor = false
     private let maxPreparedStatements: Int
-    private let reactor: PostgresSocketReactor
+    private let reactor: any PostgresSocketEvents
     private let inFlight = Atomic<Bool>(false)
 
     /// `PGconn` handles allocated and not yet freed, process-wide, counted
@@ -33,7 +33,7 @@ final class LibPQConnection: @unchecked Sendable {
     static var liveHandleCount: Int { liveHandles.withLock { $0 } }
     private static let liveHandles = LockedCounter()
 
-    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: PostgresSocketReactor) {
+    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: any PostgresSocketEvents) {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
         self.reactor = reactor
@@ -45,8 +45,10 @@ final class LibPQConnection: @unchecked Sendable {
     /// name lookup, TCP, authentication) and switches it to non-blocking mode.
     /// `parameters` are libpq keyword/value pairs where a "dbname" holding a
     /// URL is expanded (later keywords override it).
-    static func connect(parameters: [(String, String)], maxPreparedStatements: Int) async -> Result<LibPQConnection, PostgresError> {
-        let reactor = PostgresSocketReactor.shared
+    /// `socketEvents` nil: the process's `PostgresSocketReactor`.
+    static func connect(parameters: [(String, String)], maxPreparedStatements: Int,
+                        socketEvents: (any PostgresSocketEvents)? = nil) async -> Result<LibPQConnection, PostgresError> {
+        let reactor = socketEvents ?? PostgresSocketReactor.shared
         return await withCheckedContinuation { continuation in
             let thread = Thread {
                 continuation.resume(returning: connectBlocking(parameters: parameters, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
@@ -57,7 +59,7 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
-    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: PostgresSocketReactor) -> Result<LibPQConnection, PostgresError> {
+    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: any PostgresSocketEvents) -> Result<LibPQConnection, PostgresError> {
         let handle = withCStringArray(parameters.map(\.0)) { keywords in
             withCStringArray(parameters.map(\.1)) { values in
                 PQconnectdbParams(keywords, values, 1)

@@ -1,16 +1,9 @@
 import CEventIO
 import Foundation
 
-/// Something waiting for one libpq socket to become ready. The reactor calls
-/// `socketBecameReady` on its own thread once per arming. A class, not a
-/// protocol, so the reactor calls it without a dynamic cast per event.
-class PostgresSocketWaiter {
-    func socketBecameReady(_ events: UInt32) {
-        preconditionFailure("subclasses override socketBecameReady")
-    }
-}
 
-/// One epoll thread per process that waits for libpq sockets on behalf of
+
+/// The default `PostgresSocketEvents`: one epoll thread per process that waits for libpq sockets on behalf of
 /// suspended queries, so no thread blocks per connection and a statement costs
 /// no hand-off to a connection thread: the caller sends on its own thread,
 /// arms the socket here, and this thread reads the answer and resumes it.
@@ -18,7 +11,7 @@ class PostgresSocketWaiter {
 /// Each arming is one-shot (`EPOLLONESHOT`) and carries a retained reference
 /// to its waiter as the event's token, so one arming is delivered exactly
 /// once and the waiter lives until then; there is no table to lock.
-final class PostgresSocketReactor: @unchecked Sendable {
+final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
     /// The process-wide reactor; its thread starts on first use and lives as long as the process.
     static let shared = PostgresSocketReactor()
 

@@ -82,17 +82,21 @@ public final class RPCClient: UnaryCaller {
         let callBox = Mutex<LoopBound<ClientCall>?>(nil)
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
+                let start: @Sendable () -> Void = {
+                    let existing = callBox.withLock { $0 }
+                    let call = existing?.value ?? ClientCall(
+                        path: method.path, metadata: metadata, body: MessageFramer.frame(request),
+                        timeout: timeout, limits: limits, loop: loop)
+                    if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
+                    call.begin(continuation)
+                    guard !call.isFinished else { return }
+                    Self.pickTarget(state.value).submit(call)
+                }
+                // A caller on the loop (a task that prefers it) sends at once,
+                // ahead of the work already queued there.
+                if loop.inEventLoop { return start() }
                 do throws(EventLoopSubmissionError) {
-                    try loop.submit {
-                        let existing = callBox.withLock { $0 }
-                        let call = existing?.value ?? ClientCall(
-                            path: method.path, metadata: metadata, body: MessageFramer.frame(request),
-                            timeout: timeout, limits: limits, loop: loop)
-                        if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
-                        call.begin(continuation)
-                        guard !call.isFinished else { return }
-                        Self.pickTarget(state.value).submit(call)
-                    }
+                    try loop.submit(start)
                 } catch .loopStopped {
                     continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed"))
                 } catch {

@@ -183,6 +183,44 @@ public final class EventLoop: @unchecked Sendable {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
     }
 
+    // MARK: One-shot waits (any thread)
+
+    /// Marks an event's token as a retained `OneShotWaiter` (user-space
+    /// pointers never have the top bit set); a registered descriptor's
+    /// token is the descriptor itself (`register`).
+    private static let oneShotTag: UInt64 = 1 << 63
+
+    /// Watches `fd` (never `register`ed with this loop) for one readiness
+    /// event: readable (and hang-up), plus writable when asked. From any
+    /// thread; `waiter` is retained until the event, and its
+    /// `descriptorBecameReady` runs once on the loop. `isRegistered`
+    /// remembers whether `fd` is already in the loop's epoll set (added
+    /// once, modified afterwards, re-added if the descriptor was closed and
+    /// reused). On failure nothing stays retained. The descriptor's owner
+    /// calls `disarm` before closing it, and does not stop the loop while a
+    /// wait is armed (its waiter would never run).
+    public func armOnce(fd: Int32, writable: Bool, isRegistered: inout Bool, waiter: OneShotWaiter) throws(SystemError) {
+        let pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
+        let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        var event = CEventIO_epoll_event_make_token(interest, pointer | Self.oneShotTag)
+        var status = epoll_ctl(epollFD, isRegistered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
+        if status != 0 && (errno == ENOENT || errno == EEXIST) {
+            status = epoll_ctl(epollFD, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+        }
+        guard status == 0 else {
+            let code = errno
+            Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(pointer))!).release()
+            throw SystemError(call: "epoll_ctl", errorNumber: code)
+        }
+        isRegistered = true
+    }
+
+    /// Removes a descriptor armed with `armOnce` from the epoll set, before
+    /// its owner closes it; only when no wait is armed. From any thread.
+    public func disarm(fd: Int32) {
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    }
+
     // MARK: Timers (loop thread only)
 
     /// Runs `work` on the loop after `delay`.
@@ -275,6 +313,14 @@ public final class EventLoop: @unchecked Sendable {
                 fatalError("epoll_wait failed: errno \(errno)")
             }
             for index in 0..<Int(count) {
+                let token = CEventIO_epoll_event_token(&events[index])
+                if token & Self.oneShotTag != 0 {
+                    // Armed by `armOnce`: delivered exactly once, then released.
+                    let waiter = Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token & ~Self.oneShotTag))!)
+                        .takeRetainedValue()
+                    waiter.descriptorBecameReady(CEventIO_epoll_event_events(&events[index]))
+                    continue
+                }
                 let fd = CEventIO_epoll_event_fd(&events[index])
                 if fd == wakeFD {
                     var value: UInt64 = 0
@@ -376,5 +422,17 @@ extension EventLoop: TaskExecutor {
             // The loop has exited: the job still runs, on the shared pool.
             globalConcurrentExecutor.enqueue(job)
         }
+    }
+}
+
+/// Something waiting for one readiness event of a descriptor armed with
+/// `EventLoop.armOnce`. A class, not a protocol, so the loop calls it without
+/// a dynamic cast per event; subclasses override `descriptorBecameReady`.
+open class OneShotWaiter {
+    public init() {}
+
+    /// The epoll readiness bits; runs on the loop thread, once per arming.
+    open func descriptorBecameReady(_ events: UInt32) {
+        preconditionFailure("subclasses override descriptorBecameReady")
     }
 }

@@ -35,11 +35,17 @@ public final class RPCServer: Sendable {
 
     public let configuration: Configuration
     public let router: Router
+    /// The loop lent by the caller (who stops it after `shutdown`); nil: the server's own.
+    public let lentLoop: EventLoop?
     private let server = Mutex<HTTP2Server?>(nil)
 
-    public init(configuration: Configuration, router: Router) {
+    /// `loop`: serve on this loop, which its owner stops after `shutdown`
+    /// (e.g. the loop a database pool's sockets wait on), instead of a loop
+    /// of the server's own.
+    public init(configuration: Configuration, router: Router, loop: EventLoop? = nil) {
         self.configuration = configuration
         self.router = router
+        lentLoop = loop
     }
 
     /// Binds and starts serving; returns the bound port. Call once.
@@ -51,7 +57,7 @@ public final class RPCServer: Sendable {
         let created = try HTTP2Server(configuration: .init(
             host: configuration.listen.host, port: configuration.listen.port,
             limits: limits, tls: configuration.tls
-        )) { stream in
+        ), loop: lentLoop) { stream in
             // Called on the server's loop for every new stream.
             ServerCallHandler(
                 stream: stream, router: router, limits: limits, loop: stream.connection!.loop, handlersOnLoop: handlersOnLoop)

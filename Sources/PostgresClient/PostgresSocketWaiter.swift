@@ -1,0 +1,11 @@
+/// A statement waiting for its connection's socket (see `PostgresSocketEvents`).
+/// A class, not a protocol, so a reactor calls it without a dynamic cast per
+/// event; only PostgresClient subclasses it.
+public class PostgresSocketWaiter {
+    init() {}
+
+    /// The epoll readiness bits; called once per arming, on the reactor's thread.
+    public func socketBecameReady(_ events: UInt32) {
+        preconditionFailure("subclasses override socketBecameReady")
+    }
+}
