@@ -8,25 +8,36 @@ public enum BearerCredentials {
         let values = headers.values("authorization")
         guard !values.isEmpty else { throw AuthFailure.missingCredentials }
         guard values.count == 1 else { throw AuthFailure.malformedAuthorizationHeader }
-        let value = values[0]
+        var value = values[0]
         guard value.utf8.count <= GatewayLimits.bearerTokenBytesMax + 64 else { throw AuthFailure.tokenTooLarge }
         // Two runs of non-space bytes, the scheme and the token, with spaces
-        // around and between them and nothing else.
-        let bytes = value.utf8
-        var index = bytes.startIndex
-        func run() -> Range<String.Index> {
-            while index < bytes.endIndex && bytes[index] == UInt8(ascii: " ") { index = bytes.index(after: index) }
-            let start = index
-            while index < bytes.endIndex && bytes[index] != UInt8(ascii: " ") { index = bytes.index(after: index) }
-            return start..<index
+        // around and between them and nothing else; read from the value's
+        // contiguous UTF-8 (`withUTF8` copies only a bridged string, which a header value never is).
+        let token: String? = value.withUTF8 { bytes -> String? in
+            var index = 0
+            func run() -> Range<Int> {
+                while index < bytes.count && bytes[index] == UInt8(ascii: " ") { index += 1 }
+                let start = index
+                while index < bytes.count && bytes[index] != UInt8(ascii: " ") { index += 1 }
+                return start..<index
+            }
+            let scheme = run()
+            let token = run()
+            guard !token.isEmpty, run().isEmpty, Self.isBearer(UnsafeBufferPointer(rebasing: bytes[scheme])) else { return nil }
+            let tokenBytes = UnsafeBufferPointer(rebasing: bytes[token])
+            guard tokenBytes.allSatisfy(isToken68Byte) else { return nil }
+            return String(decoding: tokenBytes, as: UTF8.self)
         }
-        let scheme = run()
-        let token = run()
-        guard !token.isEmpty, run().isEmpty, value[scheme].equalsIgnoringASCIICase("bearer") else {
-            throw AuthFailure.malformedAuthorizationHeader
-        }
-        guard value.utf8[token].allSatisfy(isToken68Byte) else { throw AuthFailure.malformedAuthorizationHeader }
-        return String(value[token])
+        guard let token else { throw AuthFailure.malformedAuthorizationHeader }
+        return token
+    }
+
+    /// "Bearer" in any case (RFC 9110 §11.1: the scheme is case-insensitive).
+    private static func isBearer(_ scheme: UnsafeBufferPointer<UInt8>) -> Bool {
+        let expected: StaticString = "bearer"
+        guard scheme.count == expected.utf8CodeUnitCount else { return false }
+        for offset in 0..<scheme.count where scheme[offset] | 0x20 != expected.utf8Start[offset] { return false }
+        return true
     }
 
     /// token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="

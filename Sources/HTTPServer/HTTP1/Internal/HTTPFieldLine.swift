@@ -18,12 +18,15 @@ struct HTTPFieldLine: Sendable {
         var valueBytes = line[(colon + 1)...]
         while let byte = valueBytes.first, byte == HTTPByte.space || byte == HTTPByte.tab { valueBytes.removeFirst() }
         while let byte = valueBytes.last, byte == HTTPByte.space || byte == HTTPByte.tab { valueBytes.removeLast() }
-        // field-vchar = VCHAR / obs-text, with SP and HTAB between them.
-        guard valueBytes.allSatisfy({ $0 == HTTPByte.tab || ($0 >= 0x20 && $0 != 0x7F) }) else {
-            throw HTTPRequestError(.invalidHeaderField)
+        // field-vchar = VCHAR / obs-text, with SP and HTAB between them; one
+        // pass also tells whether the value is ASCII (nearly every one is).
+        var isASCII = true
+        for byte in valueBytes {
+            guard byte == HTTPByte.tab || (byte >= 0x20 && byte != 0x7F) else { throw HTTPRequestError(.invalidHeaderField) }
+            if byte >= 0x80 { isASCII = false }
         }
         return HTTPFieldLine(
             name: String(decoding: nameBytes, as: UTF8.self),
-            value: HTTPByte.latin1String(valueBytes))
+            value: isASCII ? String(decoding: valueBytes, as: UTF8.self) : HTTPByte.latin1String(valueBytes))
     }
 }
