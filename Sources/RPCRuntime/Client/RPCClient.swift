@@ -4,7 +4,8 @@ import Synchronization
 /// A gRPC client for unary calls. Keeps one multiplexed HTTP/2 connection per
 /// target, spreads calls round-robin over targets (skipping ones in
 /// backoff), and reconnects with bounded exponential backoff. All I/O runs on
-/// the client's own event loop thread.
+/// one event loop thread: the client's own, or one lent by its owner (then a
+/// call made by a task on that loop is sent at once, with no hand-off).
 public final class RPCClient: UnaryCaller {
     /// Client settings.
     public struct Configuration: Sendable {
