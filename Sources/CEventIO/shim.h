@@ -34,6 +34,18 @@ static inline struct epoll_event CEventIO_epoll_event_make_token(uint32_t events
     return event;
 }
 
+/// Arms `fd` in `epfd` with `event`: added the first time (`registered` 0),
+/// modified afterwards, and retried the other way when the kernel dropped a
+/// closed descriptor (ENOENT) or already holds a reused one (EEXIST).
+/// Returns 0, or -1 with errno set.
+static inline int CEventIO_epoll_arm(int epfd, int fd, struct epoll_event *event, int registered) {
+    int status = epoll_ctl(epfd, registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, event);
+    if (status != 0 && (errno == ENOENT || errno == EEXIST)) {
+        status = epoll_ctl(epfd, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, event);
+    }
+    return status;
+}
+
 /// The token of an event armed with CEventIO_epoll_event_make_token.
 static inline uint64_t CEventIO_epoll_event_token(const struct epoll_event *event) { return event->data.u64; }
 

@@ -38,11 +38,7 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
         var event = CEventIO_epoll_event_make_token(interest, token)
         // A descriptor is added once and modified afterwards; libpq may have
         // closed and reopened it in between (the kernel drops a closed one).
-        var status = epoll_ctl(epollFD, isRegistered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
-        if status != 0 && (errno == ENOENT || errno == EEXIST) {
-            status = epoll_ctl(epollFD, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
-        }
-        guard status == 0 else {
+        guard CEventIO_epoll_arm(epollFD, fd, &event, isRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).release()
             throw PostgresError(code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(code)", isConnectionLoss: true)

@@ -203,11 +203,7 @@ public final class EventLoop: @unchecked Sendable {
         let pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
         let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, pointer | Self.oneShotTag)
-        var status = epoll_ctl(epollFD, isRegistered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &event)
-        if status != 0 && (errno == ENOENT || errno == EEXIST) {
-            status = epoll_ctl(epollFD, errno == ENOENT ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
-        }
-        guard status == 0 else {
+        guard CEventIO_epoll_arm(epollFD, fd, &event, isRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(pointer))!).release()
             throw SystemError(call: "epoll_ctl", errorNumber: code)
