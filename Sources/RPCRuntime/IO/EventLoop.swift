@@ -406,29 +406,3 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 }
-
-/// Tasks that prefer the loop (`Task(executorPreference: loop)`) run their
-/// jobs on its thread, between I/O events: a request's work and its
-/// response's write need no hand-off between threads.
-extension EventLoop: TaskExecutor {
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        if !execute({ job.runSynchronously(on: executor) }) {
-            // The loop has exited: the job still runs, on the shared pool.
-            globalConcurrentExecutor.enqueue(job)
-        }
-    }
-}
-
-/// Something waiting for one readiness event of a descriptor armed with
-/// `EventLoop.armOnce`. A class, not a protocol, so the loop calls it without
-/// a dynamic cast per event; subclasses override `descriptorBecameReady`.
-open class OneShotWaiter {
-    public init() {}
-
-    /// The epoll readiness bits; runs on the loop thread, once per arming.
-    open func descriptorBecameReady(_ events: UInt32) {
-        preconditionFailure("subclasses override descriptorBecameReady")
-    }
-}
