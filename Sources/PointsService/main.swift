@@ -46,7 +46,7 @@ do {
     let pool = ServiceDatabase.pool(
         settings.database, applicationName: "points-service", socketEvents: EventLoopSocketEvents(loop: loop))
     let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
-                            observeSpendCommits: metrics.recordSpendCommit)
+                            observeSpendCommits: metrics.recordSpendCommit, batchExecutor: loop)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }

@@ -41,10 +41,15 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
     private let pool: PostgresPool
     private let queue: Mutex<BatchQueue<Submission>>
     private let observer: Observer?
+    /// Where the batches' tasks run (nil: the cooperative pool).
+    private let executor: (any TaskExecutor)?
 
-    public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil) {
+    /// `executor`: run the batches' tasks there, e.g. the event loop the
+    /// callers and the pool's sockets use (docs/ARCHITECTURE.md, "Tasks on a loop").
+    public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil, executor: (any TaskExecutor)? = nil) {
         self.pool = pool
         self.observer = observer
+        self.executor = executor
         queue = Mutex(BatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
                                        waitingMax: limits.waitingMax) { Write.keys($0.item) })
     }
@@ -64,7 +69,7 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
     private func carryOut(_ action: BatchQueue<Submission>.Action) {
         switch action {
         case .run(let batch):
-            Task { await self.run(batch) }
+            Task(executorPreference: executor) { await self.run(batch) }
         case .runAlone(let submission):
             submission.answer.resume(returning: .runAlone)
         case .wait, .none:

@@ -2,6 +2,8 @@ import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
+import RPCRuntime
+import ServiceKitDatabase
 import Synchronization
 import XCTest
 
@@ -234,5 +236,43 @@ final class SpendBatchTests: PointsStoreTestCase {
         let counted = sizes.withLock { $0 }
         XCTAssertEqual(counted.reduce(0, +), 24, "every spend was carried once")
         XCTAssertGreaterThan(counted.max() ?? 0, 1, "concurrent spends shared a statement (\(counted))")
+    }
+
+    /// As PointsService runs: the spends' tasks, the batches and the pool's
+    /// sockets on one event loop. Every spend applies once, spends share
+    /// statements, and the batches ran on the loop.
+    func testSpendsOnTheServicesLoopShareStatementsAndEachAppliesOnce() async throws {
+        let loop = try EventLoop(name: "points-test")
+        let pool = PostgresPool(configuration: .init(
+            connectionString: try XCTUnwrap(ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"]), connectionsMax: 4,
+            socketEvents: EventLoopSocketEvents(loop: loop)))
+        let batches = Mutex<[(writes: Int, onLoop: Bool)]>([])
+        let onLoop = PointsStore(pool: pool, catalog: store.catalog, observeSpendCommits: { writes, failed in
+            XCTAssertFalse(failed)
+            batches.withLock { $0.append((writes, loop.inEventLoop)) }
+        }, batchExecutor: loop)
+        let spenders = (0..<24).map { _ in newUser() }
+        for user in spenders { try await PointsTestDatabase.adjust(store, userId: user, amount: 50) }
+        let results = try await withThrowingTaskGroup(of: SpendResult.self) { group in
+            for user in spenders {
+                group.addTask(executorPreference: loop) {
+                    try await onLoop.spend(SpendCommand(eventId: "chat.test:\(UUID().uuidString)", userId: user.uuidString,
+                                                        amount: 7, bizType: "chat", bizId: "session-7"))
+                }
+            }
+            return try await group.reduce(into: [SpendResult]()) { $0.append($1) }
+        }
+        XCTAssertEqual(results.map(\.balanceAfter), Array(repeating: 43, count: 24))
+        for user in spenders {
+            let balance = try await store.getBalance(userId: user.uuidString)
+            XCTAssertEqual(balance.balance, 43)
+            XCTAssertEqual(balance.lifetimeSpent, 7)
+        }
+        let counted = batches.withLock { $0 }
+        XCTAssertEqual(counted.map(\.writes).reduce(0, +), 24, "every spend was carried once")
+        XCTAssertGreaterThan(counted.map(\.writes).max() ?? 0, 1, "spends shared a statement")
+        XCTAssertTrue(counted.allSatisfy(\.onLoop), "every batch ran on the loop")
+        await pool.close()
+        await loop.shutdown()
     }
 }

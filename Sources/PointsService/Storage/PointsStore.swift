@@ -18,14 +18,15 @@ final class PointsStore: Sendable {
     private let spendBatcher: CommitBatcher<SpendBatchStatement>
 
     /// `observeGrantCommits` and `observeSpendCommits` are told of every
-    /// grant and spend statement (metrics).
+    /// grant and spend statement (metrics); the batches run on
+    /// `batchExecutor` (the service's loop; nil: the cooperative pool).
     init(pool: PostgresPool, catalog: PackageCatalog, observeGrantCommits: CommitBatcher<GrantBatchStatement>.Observer? = nil,
-         observeSpendCommits: CommitBatcher<SpendBatchStatement>.Observer? = nil) {
+         observeSpendCommits: CommitBatcher<SpendBatchStatement>.Observer? = nil, batchExecutor: (any TaskExecutor)? = nil) {
         self.pool = pool
         self.catalog = catalog
         let limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
-        grantBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeGrantCommits)
-        spendBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeSpendCommits)
+        grantBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeGrantCommits, executor: batchExecutor)
+        spendBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeSpendCommits, executor: batchExecutor)
     }
 
     /// Applies the schema migrations (safe to run from several instances at once).
