@@ -4,7 +4,8 @@
 #   balance  GET /api/v1/points/balance over the $tokens users (bench/gateway/balance.lua,
 #            token i mod #tokens): Gateway -> Points -> one SELECT; under load the
 #            gateway's concurrent reads share GetBalances calls (the users per
-#            call are printed, from the gateway's iap_gateway_balance_reads_per_call)
+#            call are printed, from the gateway's iap_gateway_balance_reads_per_call,
+#            and a call's mean duration as the gateway and PointsService count it)
 #   verify   POST /api/v1/payments/apple/transactions/verify with distinct fresh
 #            transactions: pre-signed StoreKit 2 JWS (bench/gateway/swift,
 #            GatewayBench, throw-away local PKI whose root PaymentsService is
@@ -264,16 +265,24 @@ per_request() {
       (a[10] - b[10]) / count, (a[11] - b[11]) / count
   }'
 }
-# balance_call_totals: "sum count alone" of the Gateway's iap_gateway_balance_reads_per_call and
-# its GetBalance calls (reads alone) from its admin /metrics, or nothing when it does not export them.
+# balance_call_totals: "sum count alone gw_seconds gw_calls pts_seconds pts_calls": the Gateway's
+# iap_gateway_balance_reads_per_call and its GetBalance calls (reads alone), then the GetBalances
+# call durations as the Gateway (client) and PointsService (server) count them, from their admin
+# /metrics; nothing when the gateway does not export the first.
 balance_call_totals() {
-  local admin
-  admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/Gateway.out" | head -1)"
-  curl -s --max-time 5 "http://$admin/metrics" 2>/dev/null | awk '
+  local gateway_admin points_admin
+  gateway_admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/Gateway.out" | head -1)"
+  points_admin="$(sed -n 's/^.* admin listening on \([0-9.]*:[0-9]*\).*/\1/p' "$work/PointsService.out" | head -1)"
+  { curl -s --max-time 5 "http://$gateway_admin/metrics" 2>/dev/null
+    curl -s --max-time 5 "http://$points_admin/metrics" 2>/dev/null | sed 's/^/points:/'; } | awk '
     /^iap_gateway_balance_reads_per_call_sum / { sum = $2; found = 1 }
     /^iap_gateway_balance_reads_per_call_count / { count = $2 }
     /^iap_rpc_client_requests_total\{method="\/points.v1.Points\/GetBalance",/ { alone += $2 }
-    END { if (found) printf "%s %s %s\n", sum + 0, count + 0, alone + 0 }'
+    /^iap_rpc_client_request_duration_seconds_sum\{method="\/points.v1.Points\/GetBalances"\}/ { gws = $2 }
+    /^iap_rpc_client_request_duration_seconds_count\{method="\/points.v1.Points\/GetBalances"\}/ { gwn = $2 }
+    /^points:iap_rpc_server_request_duration_seconds_sum\{method="\/points.v1.Points\/GetBalances"\}/ { pts = $2 }
+    /^points:iap_rpc_server_request_duration_seconds_count\{method="\/points.v1.Points\/GetBalances"\}/ { ptn = $2 }
+    END { if (found) printf "%s %s %s %s %s %s %s\n", sum + 0, count + 0, alone + 0, gws + 0, gwn + 0, pts + 0, ptn + 0 }'
 }
 # balance_per_call BEFORE AFTER REQUESTS: GetBalances calls, users per call and reads alone between two balance_call_totals.
 balance_per_call() {
@@ -282,7 +291,11 @@ balance_per_call() {
     split(before, b, " "); split(after, a, " ")
     calls = a[2] - b[2]; users = a[1] - b[1]; alone = a[3] - b[3]
     printf "%d GetBalances calls, %.2f users per call; %d of the %d requests went alone (GetBalance, %.1f %%)",
-      calls, (calls > 0 ? users / calls : 0), alone, requests, (requests > 0 ? 100 * alone / requests : 0) }'
+      calls, (calls > 0 ? users / calls : 0), alone, requests, (requests > 0 ? 100 * alone / requests : 0)
+    gwn = a[5] - b[5]; ptn = a[7] - b[7]
+    if (gwn > 0 && ptn > 0)
+      printf "; a GetBalances call took %.0f us as the gateway saw it, %.0f us inside PointsService",
+        1e6 * (a[4] - b[4]) / gwn, 1e6 * (a[6] - b[6]) / ptn }'
 }
 # saga_commit_totals: "first_sight_sum first_sight_count step_result_sum step_result_count" of
 # PaymentsService's iap_saga_writes_per_commit (its admin /metrics), or nothing when it does not export it.
