@@ -48,14 +48,26 @@ final class HTTPServerLoopTests: XCTestCase {
         await loop.shutdown()
     }
 
-    func testAServerWithItsOwnLoopStopsIt() async throws {
-        let other = try EventLoop(name: "other")
-        let server = try HTTPServer(configuration: .init(port: 0), responder: LoopReporter(loop: other))
+    /// Answers whether its task has an executor preference (the server's loop).
+    private struct PreferenceReporter: HTTPResponder {
+        func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
+            let preferred = withUnsafeCurrentTask { $0?.unownedTaskExecutor != nil }
+            return HTTPResponse(status: 200, body: Array("\(preferred)".utf8))
+        }
+
+        func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
+            HTTPResponse(status: 400)
+        }
+    }
+
+    func testAServerWithItsOwnLoopRunsTheResponderThereAndStopsIt() async throws {
+        let server = try HTTPServer(configuration: .init(port: 0), responder: PreferenceReporter())
         let port = try await server.start()
-        let answer = try await curl(["http://127.0.0.1:\(port)/"])
-        XCTAssertEqual(answer, "false false", "the reporter watches another loop")
+        let http1 = try await curl(["http://127.0.0.1:\(port)/"])
+        XCTAssertEqual(http1, "true")
+        let h2c = try await curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/"])
+        XCTAssertEqual(h2c, "true")
         await server.shutdown(gracePeriod: .seconds(1))
-        XCTAssertFalse(server.loop.execute {})
-        await other.shutdown()
+        XCTAssertFalse(server.loop.execute {}, "the server stopped its own loop")
     }
 }

@@ -36,7 +36,7 @@ public final class RPCServer: Sendable {
     public let configuration: Configuration
     public let router: Router
     /// The loop lent by the caller (who stops it after `shutdown`); nil: the server's own.
-    public let lentLoop: EventLoop?
+    private let lentLoop: EventLoop?
     private let server = Mutex<HTTP2Server?>(nil)
 
     /// `loop`: serve on this loop, which its owner stops after `shutdown`

@@ -21,10 +21,10 @@ enum HTTPByte {
         }
     }
 
-    /// Text as Latin-1 (one scalar per byte), so obs-text round-trips.
-    /// ASCII (nearly every header) is already valid UTF-8 and is copied as is.
+    /// Text as Latin-1 (one scalar per byte), so obs-text round-trips. For
+    /// bytes not all ASCII: ASCII is already valid UTF-8, and the caller
+    /// copies it as is (`HTTPFieldLine` learns which while it checks them).
     static func latin1String(_ bytes: some Collection<UInt8>) -> String {
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()
         for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
         return String(scalars)
