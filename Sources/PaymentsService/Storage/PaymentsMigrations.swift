@@ -272,5 +272,69 @@ enum PaymentsMigrations {
         END
         $$;
         """),
+        // The purchase row's nine rules as one CHECK calling
+        // apple_iap_transactions_rules (docs/PERFORMANCE.md, "The rules in
+        // one function"): PostgreSQL rebuilds every table CHECK from its
+        // stored node tree on each INSERT and UPDATE statement (about 9 KB of
+        // text to parse and plan for these nine, on every step of the saga),
+        // where a plpgsql function is compiled once per connection. The
+        // function refuses what the nine refused, in their order (by name, as
+        // PostgreSQL checks them), as a check_violation naming the same
+        // constraint; a rule whose result is NULL passes, as a CHECK's does.
+        // NOT VALID: the stored rows passed these same rules under the nine
+        // constraints dropped in this statement, so nothing is scanned under
+        // the table's lock; new and updated rows are checked at once
+        // (`VALIDATE CONSTRAINT` proves the old rows again without blocking
+        // writes: docs/OPERATIONS.md).
+        (9, "purchase_rules_function", """
+        CREATE FUNCTION apple_iap_transactions_rules(p_status text, p_grant_state text, p_pending_action text,
+                                                     p_next_attempt_at timestamptz, p_ledger_event_id text, p_claimed boolean,
+                                                     p_user_id uuid, p_product_code text, p_clawback_cycle integer,
+                                                     p_cycle_phase text, p_environment text)
+        RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+        DECLARE
+            v_broken text;
+        BEGIN
+            IF (p_pending_action IS NULL OR p_next_attempt_at IS NOT NULL) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_check2';
+            ELSIF (p_status <> 'granted' OR p_ledger_event_id IS NOT NULL) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_check3';
+            ELSIF (NOT p_claimed OR (p_user_id IS NOT NULL AND p_product_code IS NOT NULL)) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_claimed_owner';
+            ELSIF ((p_clawback_cycle = 0) = (p_cycle_phase IS NULL)) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_cycle_phase';
+            ELSIF (p_environment IN ('Sandbox', 'Production', 'Xcode', 'LocalTesting')) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_environment_check';
+            ELSIF (p_grant_state = 'not_owed' OR p_claimed) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_grant_owed_claimed';
+            ELSIF (p_grant_state IN ('not_owed', 'owed', 'applied', 'refused')) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_grant_state_check';
+            ELSIF (p_pending_action IN ('grant', 'clawback', 'reverse_clawback')) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_pending_action_check';
+            ELSIF (p_status IN ('received', 'verified', 'granted', 'failed', 'refunded', 'refunded_insufficient', 'revoked')) IS FALSE THEN
+                v_broken := 'apple_iap_transactions_status_check';
+            END IF;
+            IF v_broken IS NOT NULL THEN
+                RAISE EXCEPTION 'new row for relation "apple_iap_transactions" violates check constraint "%"', v_broken
+                    USING ERRCODE = 'check_violation', CONSTRAINT = v_broken, TABLE = 'apple_iap_transactions';
+            END IF;
+            RETURN true;
+        END
+        $$;
+
+        ALTER TABLE apple_iap_transactions
+            DROP CONSTRAINT apple_iap_transactions_check2,
+            DROP CONSTRAINT apple_iap_transactions_check3,
+            DROP CONSTRAINT apple_iap_transactions_claimed_owner,
+            DROP CONSTRAINT apple_iap_transactions_cycle_phase,
+            DROP CONSTRAINT apple_iap_transactions_environment_check,
+            DROP CONSTRAINT apple_iap_transactions_grant_owed_claimed,
+            DROP CONSTRAINT apple_iap_transactions_grant_state_check,
+            DROP CONSTRAINT apple_iap_transactions_pending_action_check,
+            DROP CONSTRAINT apple_iap_transactions_status_check,
+            ADD CONSTRAINT apple_iap_transactions_rules
+                CHECK (apple_iap_transactions_rules(status, grant_state, pending_action, next_attempt_at, ledger_event_id, claimed,
+                                                    user_id, product_code, clawback_cycle, cycle_phase, environment)) NOT VALID;
+        """),
     ]
 }

@@ -396,6 +396,74 @@ enum PointsSchema {
             end
             $$;
             """),
+        // The ledger's ten row rules as one CHECK calling points_ledger_rules
+        // (docs/PERFORMANCE.md, "The ledger's rules in one function"):
+        // PostgreSQL rebuilds every table CHECK from its stored node tree on
+        // each INSERT and UPDATE statement (about 15 KB of text to parse and
+        // plan for these ten: half the CPU of a one-row ledger insert), where
+        // a plpgsql function is compiled once per connection and its
+        // expressions planned once. The function refuses what the ten
+        // refused, in their order (by name, as PostgreSQL checks them), as a
+        // check_violation naming the same constraint, so an error reads as
+        // it did; it returns true for a row they accepted (a rule whose
+        // result is NULL passes, as a CHECK's does). The new constraint is
+        // NOT VALID: the stored rows passed these same rules under the ten
+        // constraints dropped in this statement, so nothing is scanned and
+        // the table is locked only for the catalog change; new and updated
+        // rows are checked at once. (`VALIDATE CONSTRAINT` proves the old
+        // rows again, without blocking writes: docs/OPERATIONS.md.)
+        PostgresMigration(version: 10, name: "ledger_rules_function", sql: """
+            create function points_ledger_rules(p_change_type text, p_direction smallint, p_biz_type text, p_biz_id text,
+                                                p_related_event_id text)
+            returns boolean language plpgsql immutable as $$
+            declare
+                v_broken text;
+            begin
+                if (p_change_type in ('register', 'consume', 'consume_reversal', 'grant', 'adjust', 'purchase', 'refund',
+                                      'refund_reversal')) is false then
+                    v_broken := 'points_ledger_change_type_check';
+                elsif (p_change_type <> 'consume' or p_direction = -1) is false then
+                    v_broken := 'points_ledger_consume_direction';
+                elsif (p_change_type <> 'consume_reversal' or (p_direction = 1 and p_related_event_id is not null)) is false then
+                    v_broken := 'points_ledger_consume_reversal_direction';
+                elsif (p_change_type not in ('purchase', 'refund', 'refund_reversal')
+                       or (p_biz_type = 'payment' and p_biz_id is not null and p_biz_id <> '')) is false then
+                    v_broken := 'points_ledger_payment_biz';
+                elsif (p_biz_type <> 'payment' or p_change_type in ('purchase', 'refund', 'refund_reversal')) is false then
+                    v_broken := 'points_ledger_payment_biz_only';
+                elsif (p_change_type <> 'purchase' or p_direction = 1) is false then
+                    v_broken := 'points_ledger_purchase_direction';
+                elsif (p_change_type <> 'refund' or p_direction = -1) is false then
+                    v_broken := 'points_ledger_refund_direction';
+                elsif (p_change_type <> 'refund_reversal' or p_direction = 1) is false then
+                    v_broken := 'points_ledger_refund_reversal_direction';
+                elsif (p_change_type not in ('refund', 'refund_reversal') or p_related_event_id is not null) is false then
+                    v_broken := 'points_ledger_related_event';
+                elsif (p_biz_type <> 'support' or p_change_type = 'adjust') is false then
+                    v_broken := 'points_ledger_support_biz';
+                end if;
+                if v_broken is not null then
+                    raise exception 'new row for relation "points_ledger" violates check constraint "%"', v_broken
+                        using errcode = 'check_violation', constraint = v_broken, table = 'points_ledger';
+                end if;
+                return true;
+            end
+            $$;
+
+            alter table points_ledger
+                drop constraint points_ledger_change_type_check,
+                drop constraint points_ledger_consume_direction,
+                drop constraint points_ledger_consume_reversal_direction,
+                drop constraint points_ledger_payment_biz,
+                drop constraint points_ledger_payment_biz_only,
+                drop constraint points_ledger_purchase_direction,
+                drop constraint points_ledger_refund_direction,
+                drop constraint points_ledger_refund_reversal_direction,
+                drop constraint points_ledger_related_event,
+                drop constraint points_ledger_support_biz,
+                add constraint points_ledger_rules
+                    check (points_ledger_rules(change_type, direction, biz_type, biz_id, related_event_id)) not valid;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {
