@@ -134,16 +134,12 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
     private struct Stored {
         var schema: SchemaSnapshot
         var purchases: [String]
-        var checks: [(name: String, definition: String, validated: Bool)]
+        var checks: [SchemaSnapshot.TableCheck]
 
         static func read(_ connection: PostgresConnection) async throws -> Stored {
-            let checks = try await connection.query("""
-                select conname::text as name, pg_get_constraintdef(oid) as definition, convalidated from pg_constraint
-                where contype = 'c' and conrelid = (current_schema() || '.apple_iap_transactions')::regclass order by 1
-                """).map { (name: try $0.string("name"), definition: try $0.string("definition"), validated: try $0.bool("convalidated")) }
             return Stored(schema: try await SchemaSnapshot.read(connection),
                           purchases: try await SchemaSnapshot.rows("apple_iap_transactions", orderedBy: "transaction_id", connection),
-                          checks: checks)
+                          checks: try await SchemaSnapshot.tableCheckDefinitions("apple_iap_transactions", connection))
         }
     }
 }

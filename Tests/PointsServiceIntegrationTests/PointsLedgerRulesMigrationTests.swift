@@ -152,15 +152,12 @@ final class PointsLedgerRulesMigrationTests: XCTestCase {
     private struct Stored {
         var schema: SchemaSnapshot
         var ledger: [String]
-        var checks: [(name: String, definition: String, validated: Bool)]
+        var checks: [SchemaSnapshot.TableCheck]
 
         static func read(_ connection: PostgresConnection) async throws -> Stored {
-            let checks = try await connection.query("""
-                select conname::text as name, pg_get_constraintdef(oid) as definition, convalidated from pg_constraint
-                where contype = 'c' and conrelid = (current_schema() || '.points_ledger')::regclass order by 1
-                """).map { (name: try $0.string("name"), definition: try $0.string("definition"), validated: try $0.bool("convalidated")) }
             return Stored(schema: try await SchemaSnapshot.read(connection),
-                          ledger: try await SchemaSnapshot.rows("points_ledger", orderedBy: "seq", connection), checks: checks)
+                          ledger: try await SchemaSnapshot.rows("points_ledger", orderedBy: "seq", connection),
+                          checks: try await SchemaSnapshot.tableCheckDefinitions("points_ledger", connection))
         }
     }
 }

@@ -47,6 +47,25 @@ public struct SchemaSnapshot: Equatable, Sendable {
             """, [.text(table)]).map { try $0.string("name") }
     }
 
+    /// One CHECK constraint of a table: its name, its definition as
+    /// `pg_get_constraintdef` prints it, and whether PostgreSQL has
+    /// validated the stored rows against it.
+    public struct TableCheck: Equatable, Sendable {
+        public var name: String
+        public var definition: String
+        public var validated: Bool
+    }
+
+    /// `table`'s CHECK constraints with their definitions, sorted by name.
+    public static func tableCheckDefinitions(_ table: String, _ connection: PostgresConnection) async throws -> [TableCheck] {
+        try await connection.query("""
+            select conname::text as name, pg_get_constraintdef(oid) as definition, convalidated from pg_constraint
+            where contype = 'c' and conrelid = (current_schema() || '.' || $1::text)::regclass order by 1
+            """, [.text(table)]).map {
+            TableCheck(name: try $0.string("name"), definition: try $0.string("definition"), validated: try $0.bool("convalidated"))
+        }
+    }
+
     /// Each domain of the schema with its CHECK constraints' names, as "domain: constraint, ...".
     public static func domainChecks(_ connection: PostgresConnection) async throws -> [String: [String]] {
         var checks: [String: [String]] = [:]

@@ -397,7 +397,7 @@ enum PointsSchema {
             $$;
             """),
         // The ledger's ten row rules as one CHECK calling points_ledger_rules
-        // (docs/PERFORMANCE.md, "The ledger's rules in one function"):
+        // (docs/PERFORMANCE.md, "The rules in one function"):
         // PostgreSQL rebuilds every table CHECK from its stored node tree on
         // each INSERT and UPDATE statement (about 15 KB of text to parse and
         // plan for these ten: half the CPU of a one-row ledger insert), where
