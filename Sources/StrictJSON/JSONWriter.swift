@@ -41,7 +41,9 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ text: String, into output: inout [UInt8]) {
+    /// Appends `text` as a JSON string, quoted and escaped as in `bytes(of:)`,
+    /// for writers that build a line of JSON directly (`Logger`).
+    public static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
