@@ -39,6 +39,7 @@
 # step has a timeout; the whole run takes < 3 minutes after the build.
 #
 # Usage: bench/points/run.sh [seconds-per-phase=15] [concurrency=16] [requests-max=200000]
+#        (POINTS_BENCH_SERVICE=PATH: another PointsService binary, for an A/B)
 # Results also go to bench/out/points-<timestamp>.txt (ignored by git).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -57,9 +58,16 @@ done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (load generators pinned to CPU 1)" >&2; exit 2; }
 
 echo "building PointsService and PointsBench (release)" >&2
-timeout 900 "$root/scripts/build-release.sh" --product PointsService --package-path "$root" >/dev/null
+# POINTS_BENCH_SERVICE=PATH measures that PointsService binary instead of this tree's (an A/B against an
+# earlier commit's release build: the service migrates the bench's fresh database to its own schema).
+if [[ -n "${POINTS_BENCH_SERVICE:-}" ]]; then
+  [[ -x "$POINTS_BENCH_SERVICE" ]] || { echo "POINTS_BENCH_SERVICE is not an executable: $POINTS_BENCH_SERVICE" >&2; exit 2; }
+  service_binary="$POINTS_BENCH_SERVICE"
+else
+  timeout 900 "$root/scripts/build-release.sh" --product PointsService --package-path "$root" >/dev/null
+  service_binary="$root/.build/release/PointsService"
+fi
 timeout 900 "$root/scripts/build-release.sh" --product PointsBench --package-path "$root" >/dev/null
-service_binary="$root/.build/release/PointsService"
 bench_binary="$root/.build/release/PointsBench"
 
 # --- Database -------------------------------------------------------------------
