@@ -49,3 +49,7 @@ where refund.change_type = 'refund' and refund.related_event_id = :'purchase_eve
 explain (analyze, buffers, costs off, timing off)
 select source_event_id, remaining from credit_lots
 where user_id = :'heavy_user'::uuid and remaining > 0 order by seq;
+\echo '### the open lots a spend reads (points_spend, points_spend_many; points migration 11: the partial index on open)'
+explain (analyze, buffers, costs off, timing off)
+select lot.source_event_id, lot.remaining from credit_lots lot
+where lot.user_id = :'heavy_user'::uuid and lot.open order by lot.seq;
