@@ -470,10 +470,10 @@ enum PointsSchema {
         // update a new entry in all three of the table's indexes. The index
         // now names a stored generated column, `open` (= remaining > 0),
         // which changes only when a lot empties; with room left on each
-        // page (fillfactor 80) the update is HOT unless it does. On a copy
-        // of the bench's database, 82,384 of 82,592 lot updates were HOT
-        // and a batch of 8 spends took about 8 % less (docs/PERFORMANCE.md,
-        // "Session 12"). points_spend and points_spend_many are rewritten
+        // page (fillfactor 80) the update is HOT unless it does. In the
+        // bench's database 79,311 of 79,399 lot updates were HOT, and a
+        // batch of 8 spends wrote 15 % less WAL, its time within the noise
+        // (docs/PERFORMANCE.md, "Session 12"). points_spend and points_spend_many are rewritten
         // to read `lot.open`, their only change; the migration fails if
         // either no longer holds the text it replaces.
         //
