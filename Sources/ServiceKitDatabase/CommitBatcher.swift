@@ -51,7 +51,9 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
         self.observer = observer
         self.executor = executor
         queue = Mutex(BatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
-                                       waitingMax: limits.waitingMax) { Write.keys($0.item) })
+                                       waitingMax: limits.waitingMax, extraBatchWaitingMin: limits.extraBatchWaitingMin) {
+            Write.keys($0.item)
+        })
     }
 
     /// Waits for the batch that carries `item`; never throws (a failed

@@ -12,8 +12,10 @@ final class BatchQueueTests: XCTestCase {
 
     private typealias Queue = BatchQueue<Item>
 
-    private func queue(size: Int = 4, inFlight: Int = 1, waiting: Int = 100) -> Queue {
-        Queue(batchSizeMax: size, batchesInFlightMax: inFlight, waitingMax: waiting) { [$0.user.uuidString, $0.event] }
+    private func queue(size: Int = 4, inFlight: Int = 1, waiting: Int = 100, extraAfter: Int = 1) -> Queue {
+        Queue(batchSizeMax: size, batchesInFlightMax: inFlight, waitingMax: waiting, extraBatchWaitingMin: extraAfter) {
+            [$0.user.uuidString, $0.event]
+        }
     }
 
     private let users = (0..<8).map { _ in UUID() }
@@ -72,6 +74,29 @@ final class BatchQueueTests: XCTestCase {
         XCTAssertTrue(queue.startIfSlotFree())
     }
 
+    /// With `extraBatchWaitingMin`, a lone write still starts at once, but a
+    /// second batch waits until that many writes wait, and a batch that ends
+    /// while another runs hands its slot on only to that many.
+    func testASecondBatchStartsOnlyOnceEnoughWritesWait() {
+        var queue = queue(size: 8, inFlight: 2, extraAfter: 3)
+        XCTAssertEqual(batch(queue.submit(item(0, "a"))), [item(0, "a")], "nothing runs: it starts at once")
+        XCTAssertFalse(queue.startIfSlotFree(), "a slot is free, but a second batch waits for three writes")
+        guard case .wait = queue.submit(item(1, "b")) else { return XCTFail("one waits") }
+        guard case .wait = queue.submit(item(2, "c")) else { return XCTFail("two wait") }
+        XCTAssertEqual(batch(queue.submit(item(3, "d"))), [item(1, "b"), item(2, "c"), item(3, "d")], "three wait: they start")
+        XCTAssertEqual(queue.batchesInFlight, 2)
+        guard case .wait = queue.submit(item(4, "e")) else { return XCTFail("both slots are taken") }
+        guard case .none = queue.batchFinished() else { return XCTFail("one waits while a batch still runs") }
+        XCTAssertEqual(queue.batchesInFlight, 1)
+        guard case .wait = queue.submit(item(5, "f")) else { return XCTFail("two wait") }
+        XCTAssertEqual(batch(queue.submit(item(6, "g"))), [item(4, "e"), item(5, "f"), item(6, "g")])
+        guard case .wait = queue.submit(item(7, "h")) else { return XCTFail("both slots are taken") }
+        guard case .none = queue.batchFinished() else { return XCTFail("one waits while a batch still runs") }
+        XCTAssertEqual(batch(queue.batchFinished()), [item(7, "h")], "the last batch ended: whatever waits goes")
+        guard case .none = queue.batchFinished() else { return XCTFail("nothing waits") }
+        XCTAssertEqual(queue.batchesInFlight, 0)
+    }
+
     func testAFullQueueSendsTheGrantOffAlone() {
         var queue = queue(inFlight: 1, waiting: 2)
         _ = queue.submit(item(0, "a"))
@@ -84,13 +109,14 @@ final class BatchQueueTests: XCTestCase {
 
     /// Random arrivals and completions: every grant runs exactly once, no
     /// batch holds a user or an event id twice or more than the size, never
-    /// more batches run than allowed.
+    /// more batches run than allowed, whatever the second batch waits for.
     func testRandomScheduleRunsEachGrantOnceInOrderPerUser() {
         var generator = SeededRandom(seed: 20_261_130)
         for _ in 0..<200 {
             let size = Int.random(in: 1...5, using: &generator)
             let inFlight = Int.random(in: 1...3, using: &generator)
-            var queue = queue(size: size, inFlight: inFlight, waiting: Int.random(in: 0...6, using: &generator))
+            var queue = queue(size: size, inFlight: inFlight, waiting: Int.random(in: 0...6, using: &generator),
+                              extraAfter: Int.random(in: 1...4, using: &generator))
             var running: [[Item]] = []
             var ran: [Item] = []
             var submitted: [Item] = []

@@ -26,7 +26,9 @@ final class PointsStore: Sendable {
         self.catalog = catalog
         let limits = CommitBatchLimits(connectionsMax: pool.configuration.connectionsMax)
         grantBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeGrantCommits, executor: batchExecutor)
-        spendBatcher = CommitBatcher(pool: pool, limits: limits, observer: observeSpendCommits, executor: batchExecutor)
+        // A spend batch's statement waits on its commit more than it works: a second one may overlap it.
+        spendBatcher = CommitBatcher(pool: pool, limits: .overlapping(connectionsMax: pool.configuration.connectionsMax),
+                                     observer: observeSpendCommits, executor: batchExecutor)
     }
 
     /// Applies the schema migrations (safe to run from several instances at once).
