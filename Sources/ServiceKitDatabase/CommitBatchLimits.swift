@@ -25,8 +25,9 @@ public struct CommitBatchLimits: Sendable {
     /// statement waits on its commit's flush more than it works, so one
     /// batch's flush overlaps the next one's work without cutting the
     /// batches small (a second batch that started at once carried half as
-    /// many). Spends, at 16 clients: 0.84–0.97 of pgbench's rate against
-    /// 0.67–0.80 with one batch in flight (docs/PERFORMANCE.md, "Session 12").
+    /// many). Spends at 16 clients, alternating: 0.84–0.97 of pgbench's rate
+    /// against 0.60–0.80 with one batch in flight; 0.74–1.02 over seven runs
+    /// (docs/PERFORMANCE.md, "Session 12"). Grants gained nothing from it.
     public static func overlapping(connectionsMax: Int) -> CommitBatchLimits {
         var limits = CommitBatchLimits(connectionsMax: connectionsMax)
         if connectionsMax >= 8 {
