@@ -29,14 +29,8 @@ public struct Logger: Sendable {
 
     public func log(_ level: LogLevel, _ message: String, _ fields: [String: String] = [:]) {
         guard level >= minimumLevel else { return }
-        let line: [UInt8]
-        if context.isEmpty {
-            line = Self.lineBytes(timestamp: Self.timestamp(), level: level, service: service, message: message, fields: fields)
-        } else {
-            var extra = context
-            extra.merge(fields) { _, new in new }
-            line = Self.lineBytes(timestamp: Self.timestamp(), level: level, service: service, message: message, fields: extra)
-        }
+        let line = Self.lineBytes(timestamp: Self.timestamp(), level: level, service: service, message: message,
+                                  fields: context.isEmpty ? fields : context.merging(fields) { _, new in new })
         sink.write(utf8Line: line)
     }
 
@@ -47,16 +41,12 @@ public struct Logger: Sendable {
     public func error(_ message: String, _ fields: [String: String] = [:]) { log(.error, message, fields) }
     public func critical(_ message: String, _ fields: [String: String] = [:]) { log(.critical, message, fields) }
 
-    /// One line: the fixed keys first (lines are easy to scan), then the
-    /// other fields sorted by key. A field named like a fixed key is
-    /// dropped: the line's own `ts`, `level`, `service` and `msg` win.
-    static func line(timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]) -> String {
-        String(decoding: lineBytes(timestamp: timestamp, level: level, service: service, message: message, fields: fields), as: UTF8.self)
-    }
-
-    /// `line` as UTF-8, written member by member: the same text as a
-    /// `JSONObject` of those members through `JSONWriter`, without building
-    /// the object (an audit line per money movement is on the hot path).
+    /// One line as UTF-8: the fixed keys first (lines are easy to scan),
+    /// then the other fields sorted by key. A field named like a fixed key
+    /// is dropped: the line's own `ts`, `level`, `service` and `msg` win.
+    /// Written member by member: the same text as a `JSONObject` of those
+    /// members through `JSONWriter`, without building the object (an audit
+    /// line per money movement is on the hot path).
     static func lineBytes(timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(128 + 48 * fields.count)

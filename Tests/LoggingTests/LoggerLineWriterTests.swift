@@ -31,7 +31,8 @@ final class LoggerLineWriterTests: XCTestCase {
             }
             let level = [LogLevel.debug, .info, .notice, .warning, .error, .critical].randomElement(using: &generator)!
             let message = texts.randomElement(using: &generator)!
-            let written = Logger.line(timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points", message: message, fields: fields)
+            let written = String(decoding: Logger.lineBytes(timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
+                                                            message: message, fields: fields), as: UTF8.self)
             XCTAssertEqual(written, Self.objectLine(timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
                                                     message: message, fields: fields), "\(fields)")
         }
