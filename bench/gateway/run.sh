@@ -36,6 +36,13 @@
 #            verify phases into DIR/{balance,verify}.data, the processes' pids
 #            in DIR/{balance,verify}.pids (split with perf script / --pid;
 #            bench/gateway/perf-split.py prints the table PERFORMANCE.md uses).
+#            GATEWAY_BENCH_PERF_DWARF=1: call graphs unwound from DWARF (-F 199),
+#            for inclusive shares (perf report --children) where frame
+#            pointers break off in libc and the Swift runtime.
+#   GATEWAY_BENCH_PHASES=balance  only the balance phase and its `pgbench -S`
+#            reference (no verify, saga or purchase.sql; two transactions are
+#            signed, for the checked verify call): the quick A/B of a change to
+#            the read path.
 #   GATEWAY_BENCH_METRICS=DIR   after the balance and verify phases, each
 #            service's admin /metrics into DIR/{balance,verify}-NAME.prom
 #            (e.g. the gateway's and PointsService's call latency histograms).
@@ -77,6 +84,9 @@ points_db="${databases}_points"
 payments_db="${databases}_payments"
 pgbench_db="${databases}_pgbench"
 users_file="${GATEWAY_BENCH_USERS:-}"
+phases="${GATEWAY_BENCH_PHASES:-all}"
+[[ "$phases" == all || "$phases" == balance ]] || { echo "GATEWAY_BENCH_PHASES must be all or balance" >&2; exit 2; }
+[[ "$phases" == all ]] || transactions=2
 [[ -z "$users_file" || -s "$users_file" ]] || { echo "GATEWAY_BENCH_USERS: no such file or empty: $users_file" >&2; exit 2; }
 
 if ! command -v wrk >/dev/null; then
@@ -331,7 +341,9 @@ perf_phase=""
 perf_start() {
   [[ -n "$perf_dir" ]] || return 0
   perf_phase="$1"
-  timeout --signal=INT $((seconds + 2)) perf record -q -a -g -F 499 -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
+  local graph=(-g -F 499)
+  [[ "${GATEWAY_BENCH_PERF_DWARF:-0}" != 1 ]] || graph=(--call-graph dwarf,32768 -F 199)
+  timeout --signal=INT $((seconds + 2)) perf record -q -a "${graph[@]}" -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
   perf_pid=$!
 }
 perf_stop() {
@@ -378,6 +390,7 @@ balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balanc
 balance_calls="$(balance_per_call "$balance_calls_before" "$(balance_call_totals)" "$(wrk_requests balance)")"
 perf_stop
 save_metrics balance
+if [[ "$phases" == all ]]; then
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 perf_start verify
 verify_rows_before="$(ledger_rows)"
@@ -394,10 +407,12 @@ save_metrics verify
 echo "saga: ${seconds}s, $connections concurrent VerifyTransaction calls straight to PaymentsService" >&2
 saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" --target "$payments_address" --bodies "$work/saga/bodies.jsonl" \
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
+fi
 # --- references: pgbench on the same cluster, same client count, pinned like wrk ---
 echo "pgbench references: -S and the purchase script, ${seconds}s each, $connections clients" >&2
 timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q "$pgbench_db" > "$work/pgbench-init.out" 2>&1 \
   || { echo "pgbench -i failed:" >&2; cat "$work/pgbench-init.out" >&2; exit 1; }
+if [[ "$phases" == all ]]; then
 timeout 60 "${psql_admin[@]}" -d "$pgbench_db" <<'SQL'
 create table ref_payments (
   id uuid primary key default gen_random_uuid(), user_id uuid, transaction_id text not null unique, status text not null,
@@ -446,6 +461,7 @@ update ref_payments set status = 'granted', pending_action = null, next_attempt_
   where transaction_id = :transaction_id::text and status = 'verified' and pending_action = 'grant' and credits = 100
   returning id, status;
 SCRIPT
+fi
 # pgbench_tps NAME ARGS...: tps of one pgbench run, pinned to CPU 1.
 pgbench_tps() {
   local name="$1"; shift
@@ -455,9 +471,13 @@ pgbench_tps() {
   sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$name.out" | head -1
 }
 pgbench_select="$(pgbench_tps select -S)"
-pgbench_purchase="$(pgbench_tps purchase -f purchase.sql)"
-outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
-first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
+pgbench_purchase=0
+outcomes="" first_other="" verify_rows=0 verify_cost="" saga_commits="" saga_line=""
+if [[ "$phases" == all ]]; then
+  pgbench_purchase="$(pgbench_tps purchase -f purchase.sql)"
+  outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
+  first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
+fi
 credited="$(ledger_rows 2>/dev/null || echo '?')"
 # psql_admin ends with -d postgres; a second -d wins in psql.
 
@@ -470,21 +490,27 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   printf '%-8s %12s %10s %10s %8s %s\n' route "requests/s" p50 p99 non-2xx "socket errors"
   read -r rps p50 p99 non2xx errors <<< "$(summary balance)"
   printf '%-8s %12s %10s %10s %8s %s\n' balance "$rps" "$p50" "$p99" "$non2xx" "$errors"
-  read -r rps p50 p99 non2xx errors <<< "$(summary verify)"
-  printf '%-8s %12s %10s %10s %8s %s\n' verify "$rps" "$p50" "$p99" "$non2xx" "$errors"
-  echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
+  if [[ "$phases" == all ]]; then
+    read -r rps p50 p99 non2xx errors <<< "$(summary verify)"
+    printf '%-8s %12s %10s %10s %8s %s\n' verify "$rps" "$p50" "$p99" "$non2xx" "$errors"
+    echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
+  fi
   printf '%-34s %12s\n' reference "per second"
   printf '%-34s %12s\n' "pgbench -S -M prepared (select)" "$pgbench_select"
-  printf '%-34s %12s\n' "pgbench purchase.sql (3 commits, 3 statements)" "$pgbench_purchase"
+  [[ "$phases" != all ]] || printf '%-34s %12s\n' "pgbench purchase.sql (3 commits, 3 statements)" "$pgbench_purchase"
   read -r balance_rps _ <<< "$(summary balance)"
-  read -r verify_rps _ <<< "$(summary verify)"
   awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'
-  awk -v v="$verify_rps" -v p="$pgbench_purchase" 'BEGIN { printf "verify / pgbench purchase.sql = %.2f\n", (p > 0 ? v / p : 0) }'
+  if [[ "$phases" == all ]]; then
+    read -r verify_rps _ <<< "$(summary verify)"
+    awk -v v="$verify_rps" -v p="$pgbench_purchase" 'BEGIN { printf "verify / pgbench purchase.sql = %.2f\n", (p > 0 ? v / p : 0) }'
+  fi
   echo "per balance request: $balance_cost"
   echo "coalesced balance reads: $balance_calls"
-  echo "per purchase (verify phase, per purchase ledger row written: $verify_rows): $verify_cost"
-  echo "group commit in the verify phase: $saga_commits"
-  echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"
-  [[ -n "$first_other" ]] && echo "first unexpected verify answer: ${first_other#verify_first_other }"
+  if [[ "$phases" == all ]]; then
+    echo "per purchase (verify phase, per purchase ledger row written: $verify_rows): $verify_cost"
+    echo "group commit in the verify phase: $saga_commits"
+    echo "saga (VerifyTransaction over gRPC, no gateway, new user each): $saga_line"
+    [[ -n "$first_other" ]] && echo "first unexpected verify answer: ${first_other#verify_first_other }"
+  fi
   true
 } | tee "$report"
