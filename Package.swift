@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging"]),
         .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport", "UTCTime"]),
         .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
         .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(

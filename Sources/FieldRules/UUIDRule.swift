@@ -26,13 +26,13 @@ public enum UUIDRule {
         return String(decoding: lowered, as: UTF8.self)
     }
 
-    /// The same rule, as Foundation's `UUID` (read by `UUIDText`).
-    public static func uuid(_ text: String, field: String = "user_id") throws(FieldRuleError) -> UUID {
-        let canonical = try canonical(text, field: field)
-        guard let uuid = UUIDText.parse(canonical) else {
-            preconditionFailure("UUIDText refused a canonical UUID")
-        }
-        return uuid
+    /// The same rule, as Foundation's `UUID` (read by `UUIDText`, which
+    /// accepts exactly the spelling `canonical` does, so the text is read
+    /// once and no copy is made). `field` is built only for an error.
+    public static func uuid(_ text: String, field: @autoclosure () -> String = "user_id") throws(FieldRuleError) -> UUID {
+        if let uuid = UUIDText.parse(text) { return uuid }
+        _ = try canonical(text, field: field())
+        preconditionFailure("UUIDText refused a UUID canonical accepts")
     }
 
     private static func isValid(_ byte: UInt8, at index: Int) -> Bool {

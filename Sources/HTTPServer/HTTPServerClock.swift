@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
+import UTCTime
 
 /// The two clocks the I/O edge hands to the pure layers: a monotonic one
 /// for timeouts and durations, and wall-clock Unix time for token expiry
@@ -23,4 +25,19 @@ public enum HTTPServerClock {
 
     /// Wall-clock Unix time in whole seconds.
     public static func unixSeconds() -> Int64 { unixMilliseconds() / 1000 }
+
+    /// The `Date` header's value (IMF-fixdate) for now. It changes once a
+    /// second, so the text is kept for the second it names and rebuilt only
+    /// when the second changes (one lock, uncontended on a loop thread).
+    public static func imfFixdate() -> String {
+        let seconds = unixSeconds()
+        return lastDate.withLock { last in
+            if last.seconds != seconds {
+                last = (seconds, UTCDateTime(unixMilliseconds: seconds * 1000).imfFixdate)
+            }
+            return last.text
+        }
+    }
+
+    private static let lastDate = Mutex<(seconds: Int64, text: String)>((Int64.min, ""))
 }

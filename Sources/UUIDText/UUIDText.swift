@@ -22,19 +22,25 @@ public enum UUIDText {
 
     /// The canonical lower-case text of `uuid` (`uuid.uuidString.lowercased()`).
     public static func lowercased(_ uuid: UUID) -> String {
+        String(unsafeUninitializedCapacity: byteCount) { text in
+            writeLowercased(uuid, into: text, at: 0)
+            return byteCount
+        }
+    }
+
+    /// Writes the lower-case text of `uuid` into `text[offset..<offset + byteCount]`.
+    public static func writeLowercased(_ uuid: UUID, into text: UnsafeMutableBufferPointer<UInt8>, at offset: Int) {
+        precondition(offset >= 0 && text.count - offset >= byteCount, "no room for a UUID's text")
         withUnsafeBytes(of: uuid.uuid) { raw in
-            String(unsafeUninitializedCapacity: byteCount) { text in
-                var at = 0
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        text[at] = UInt8(ascii: "-")
-                        at += 1
-                    }
-                    text[at] = hexDigit(byte >> 4)
-                    text[at + 1] = hexDigit(byte & 0x0F)
-                    at += 2
+            var at = offset
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[at] = UInt8(ascii: "-")
+                    at += 1
                 }
-                return at
+                text[at] = hexDigit(byte >> 4)
+                text[at + 1] = hexDigit(byte & 0x0F)
+                at += 2
             }
         }
     }

@@ -31,4 +31,36 @@ final class UUIDRuleTests: XCTestCase {
             assertRefused(text, field: "user_id", code: .invalidFormat) { try UUIDRule.canonical($0) }
         }
     }
+
+    /// `uuid` reads the text once (UUIDText) and falls back to `canonical`
+    /// only for the error: over random edits of a valid UUID both accept
+    /// the same texts, agree on the value and refuse with the same error.
+    func testUUIDAgreesWithCanonicalOnRandomEdits() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789abcdefABCDEFgG-{} \u{00e9}".unicodeScalars)
+        for _ in 0..<5_000 {
+            var scalars = Array(UUID().uuidString.unicodeScalars)
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where !scalars.isEmpty {
+                let index = Int.random(in: 0..<scalars.count, using: &generator)
+                switch Int.random(in: 0...3, using: &generator) {
+                case 0: scalars[index] = alphabet.randomElement(using: &generator)!
+                case 1: scalars.remove(at: index)
+                case 2: scalars.insert(alphabet.randomElement(using: &generator)!, at: index)
+                default: scalars = Array(scalars.prefix(index))
+                }
+            }
+            var text = ""
+            text.unicodeScalars.append(contentsOf: scalars)
+            let canonical = Result { () throws(FieldRuleError) in try UUIDRule.canonical(text, field: "f") }
+            let parsed = Result { () throws(FieldRuleError) in try UUIDRule.uuid(text, field: "f") }
+            switch (canonical, parsed) {
+            case (.success(let lowered), .success(let uuid)):
+                XCTAssertEqual(UUID(uuidString: lowered), uuid, text)
+            case (.failure(let expected), .failure(let actual)):
+                XCTAssertEqual(expected, actual, text)
+            default:
+                XCTFail("canonical and uuid disagree on \(text.debugDescription)")
+            }
+        }
+    }
 }

@@ -38,4 +38,11 @@ final class UUIDTextTests: XCTestCase {
         let bridged = NSString(string: "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72") as String
         XCTAssertEqual(UUIDText.parse(bridged), UUID(uuidString: "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"))
     }
+
+    func testWritesTheLowerCaseTextAtAnOffset() {
+        let id = UUID()
+        var buffer = [UInt8](repeating: UInt8(ascii: "#"), count: UUIDText.byteCount + 4)
+        buffer.withUnsafeMutableBufferPointer { UUIDText.writeLowercased(id, into: $0, at: 2) }
+        XCTAssertEqual(String(decoding: buffer, as: UTF8.self), "##" + id.uuidString.lowercased() + "##")
+    }
 }

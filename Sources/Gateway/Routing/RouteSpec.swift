@@ -7,6 +7,9 @@ public struct RouteSpec: Sendable {
     let make: @Sendable ([String]) -> Route
     /// The pattern split into segments ("" for the root), once: the router reads them per request.
     let segments: [Substring]
+    /// Per segment, a literal's UTF-8 bytes, or nil for a parameter: what
+    /// the router compares a request path's bytes with.
+    let segmentBytes: [[UInt8]?]
     /// Literal segments outrank parameters: /transactions/verify beats
     /// /transactions/{transactionId}.
     let literalSegmentCount: Int
@@ -17,7 +20,8 @@ public struct RouteSpec: Sendable {
         self.requiresAuthentication = requiresAuthentication
         self.make = make
         segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
-        literalSegmentCount = segments.filter { !$0.hasPrefix("{") }.count
+        segmentBytes = segments.map { $0.hasPrefix("{") ? nil : Array($0.utf8) }
+        literalSegmentCount = segmentBytes.filter { $0 != nil }.count
     }
 
     /// The route table, the single source the router and the OpenAPI check use.

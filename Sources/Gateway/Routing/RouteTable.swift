@@ -1,12 +1,24 @@
 /// Matches method and path against `RouteSpec.all`. Paths compare segment by
-/// segment without decoding; the query is ignored; a trailing slash or an
-/// empty segment is a different path (404). Among matching patterns only the
-/// most specific (most literal segments) count, so a literal route is never
-/// shadowed by a parameter.
+/// segment, byte for byte, without decoding; the query is ignored; a
+/// trailing slash or an empty segment is a different path (404). Among
+/// matching patterns only the most specific (most literal segments) count,
+/// so a literal route is never shadowed by a parameter.
+///
+/// A lookup reads the request's bytes in place: it finds the segment
+/// boundaries once, compares them only with the patterns of as many
+/// segments, and makes strings only for the parameters of the route it
+/// returns.
 public struct RouteTable: Sendable {
     public let specs: [RouteSpec]
+    /// Indices into `specs` by segment count, each in table order.
+    private let specsBySegmentCount: [[Int]]
 
-    public init(specs: [RouteSpec] = RouteSpec.all) { self.specs = specs }
+    public init(specs: [RouteSpec] = RouteSpec.all) {
+        self.specs = specs
+        var groups = [[Int]](repeating: [], count: (specs.map(\.segments.count).max() ?? 0) + 1)
+        for (index, spec) in specs.enumerated() { groups[spec.segments.count].append(index) }
+        specsBySegmentCount = groups
+    }
 
     public func match(method: String, target: some StringProtocol) -> RouteMatch {
         resolve(method: method, target: target).match
@@ -16,38 +28,69 @@ public struct RouteTable: Sendable {
     /// one, or for 405 the path's): the `route` label of the gateway's
     /// metrics, never the concrete path. nil when no pattern fits.
     public func resolve(method: String, target: some StringProtocol) -> (match: RouteMatch, pattern: String?) {
-        let utf8 = target.utf8
-        let pathBytes = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
-        guard pathBytes.first == UInt8(ascii: "/") else { return (.notFound, nil) }
-        let segments = pathBytes.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { String(decoding: $0, as: UTF8.self) }
-
-        var candidates: [(spec: RouteSpec, parameters: [String])] = []
-        for spec in specs where spec.segments.count == segments.count {
-            if let parameters = Self.parameters(of: segments, against: spec.segments) {
-                candidates.append((spec, parameters))
-            }
+        if let resolved = target.utf8.withContiguousStorageIfAvailable({ resolve(method: method, targetBytes: $0) }) {
+            return resolved
         }
-        guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return (.notFound, nil) }
-        let mostSpecific = candidates.filter { $0.spec.literalSegmentCount == best }
-        if let hit = mostSpecific.first(where: { $0.spec.method == method }) {
-            return (.matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication), hit.spec.pattern)
-        }
-        return (.methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted()), mostSpecific.first?.spec.pattern)
+        return Array(target.utf8).withUnsafeBufferPointer { resolve(method: method, targetBytes: $0) }
     }
 
-    /// The captured parameters when `segments` fit `pattern`, else nil.
-    private static func parameters(of segments: [String], against pattern: [Substring]) -> [String]? {
-        guard segments.count == pattern.count else { return nil }
-        var parameters: [String] = []
-        for (segment, expected) in zip(segments, pattern) {
-            if expected.hasPrefix("{") {
-                guard !segment.isEmpty else { return nil }
-                parameters.append(segment)
-            } else if segment != expected {
-                return nil
+    private func resolve(method: String, targetBytes bytes: UnsafeBufferPointer<UInt8>) -> (match: RouteMatch, pattern: String?) {
+        let slash = UInt8(ascii: "/")
+        let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+        guard pathEnd > 0, bytes[0] == slash else { return (.notFound, nil) }
+        var segmentCount = 1
+        for index in 1..<pathEnd where bytes[index] == slash { segmentCount += 1 }
+        guard segmentCount < specsBySegmentCount.count, !specsBySegmentCount[segmentCount].isEmpty else { return (.notFound, nil) }
+        let group = specsBySegmentCount[segmentCount]
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: segmentCount) { segments in
+            var start = 1
+            var count = 0
+            for index in 1...pathEnd where index == pathEnd || bytes[index] == slash {
+                segments.initializeElement(at: count, to: start..<index)
+                count += 1
+                start = index + 1
+            }
+            defer { segments.deinitialize() }
+            let path = UnsafeBufferPointer(segments)
+            var best = -1
+            var bestFirst = 0
+            var hit: Int?
+            for index in group where Self.fits(specs[index], path, bytes) {
+                let literals = specs[index].literalSegmentCount
+                if literals > best {
+                    best = literals
+                    bestFirst = index
+                    hit = nil
+                }
+                if literals == best, hit == nil, specs[index].method == method { hit = index }
+            }
+            guard best >= 0 else { return (.notFound, nil) }
+            if let hit {
+                let spec = specs[hit]
+                var parameters: [String] = []
+                for (literal, range) in zip(spec.segmentBytes, path) where literal == nil {
+                    parameters.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
+                }
+                return (.matched(spec.make(parameters), requiresAuthentication: spec.requiresAuthentication), spec.pattern)
+            }
+            var allowed = Set<String>()
+            for index in group where specs[index].literalSegmentCount == best && Self.fits(specs[index], path, bytes) {
+                allowed.insert(specs[index].method)
+            }
+            return (.methodNotAllowed(allowedMethods: allowed.sorted()), specs[bestFirst].pattern)
+        }
+    }
+
+    /// Whether the path's segments (ranges of `bytes`) fit `spec`: each
+    /// literal byte for byte, each parameter non-empty.
+    private static func fits(_ spec: RouteSpec, _ segments: UnsafeBufferPointer<Range<Int>>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for (literal, range) in zip(spec.segmentBytes, segments) {
+            if let literal {
+                guard literal.count == range.count, bytes[range].elementsEqual(literal) else { return false }
+            } else if range.isEmpty {
+                return false
             }
         }
-        return parameters
+        return true
     }
 }

@@ -5,6 +5,13 @@ public enum HTTPResponseSerializer {
     /// Header names the serializer writes itself; callers' copies are dropped.
     static let framingHeaderNames: Set<String> = ["content-length", "connection", "transfer-encoding", "date"]
 
+    /// Whether `name` is one of `framingHeaderNames`, in any case, without
+    /// building the lower-cased copy.
+    static func isFramingHeader(_ name: String) -> Bool {
+        let length = name.utf8.count
+        return framingHeaderNames.contains { $0.utf8.count == length && name.equalsIgnoringASCIICase($0) }
+    }
+
     /// The interim `100 Continue` response.
     public static let continueResponseBytes: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
@@ -25,7 +32,7 @@ public enum HTTPResponseSerializer {
         let phrase = HTTPStatusText.reasonPhrase(response.status)
         output.append(contentsOf: "HTTP/1.1 \(response.status) \(phrase)\r\n".utf8)
         if let date { appendField("Date", date, to: &output) }
-        for field in response.headers.fields where !framingHeaderNames.contains(field.name.lowercasedASCII) {
+        for field in response.headers.fields where !isFramingHeader(field.name) {
             appendField(field.name, field.value, to: &output)
         }
         let bodyAllowed = response.status >= 200 && response.status != 204 && response.status != 304

@@ -1,5 +1,4 @@
 import RPCRuntime
-import UTCTime
 
 /// One accepted HTTP/1.1 connection on the shared port: sniffs the HTTP/2 preface
 /// (handing h2c connections over), otherwise drives the pure
@@ -134,7 +133,7 @@ final class HTTP1Connection {
         inFlight = nil
         inFlightTask = nil
         let keepAlive = current.keepAlive && !draining
-        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+        let date = HTTPServerClock.imfFixdate()
         enqueue(
             HTTPResponseSerializer.serialize(
                 response, requestVersion: current.version, keepAlive: keepAlive, omitBody: current.isHead, date: date),
@@ -224,7 +223,7 @@ final class HTTP1Connection {
             case .writeErrorAndClose(let error):
                 let origin = RequestOrigin(protocolName: "HTTP/1.1", remotePeer: socket.remotePeer)
                 let response = responder.framingFailure(error, origin: origin)
-                let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+                let date = HTTPServerClock.imfFixdate()
                 enqueue(
                     HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
                     then: .closeGracefully)

@@ -1,6 +1,5 @@
 import RPCCore
 import RPCRuntime
-import UTCTime
 
 /// One HTTP/2 request stream: collects headers and a body (at most the
 /// body limit of its path), hands the request to the responder on a Task,
@@ -116,7 +115,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     private func send(_ response: HTTPResponse, isHead: Bool) {
         responseTask = nil
         guard let stream, !stream.isClosed else { return }
-        let date = UTCDateTime(unixMilliseconds: HTTPServerClock.unixMilliseconds()).imfFixdate
+        let date = HTTPServerClock.imfFixdate()
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: date))
         if isHead || response.body.isEmpty {
             stream.sendHeaders(headers, endStream: true)

@@ -5,8 +5,8 @@ import Foundation
 /// value or throws `validationFailed` naming the field (never echoing it).
 enum PointsValidation {
     /// A user id: canonical UUID text (any case), `FieldRules.UUIDRule`.
-    static func userId(_ text: String, field: String = "user_id") throws(PointsError) -> UUID {
-        do { return try UUIDRule.uuid(text, field: field) } catch { throw refusal(error) }
+    static func userId(_ text: String, field: @autoclosure () -> String = "user_id") throws(PointsError) -> UUID {
+        do { return try UUIDRule.uuid(text, field: field()) } catch { throw refusal(error) }
     }
 
     /// An idempotency key: 1...200 bytes of [A-Za-z0-9._:-], e.g. "payment.apple_iap:2000000847061981".

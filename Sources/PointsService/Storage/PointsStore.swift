@@ -54,7 +54,7 @@ final class PointsStore: Sendable {
     /// given (a user never seen: zero). Reads only, like `getBalance`.
     func getBalances(userIds: [String]) async throws(PointsError) -> [PointsBalance] {
         let ids = try PointsValidation.userIds(userIds)
-        let idList = "{" + ids.map { UUIDText.lowercased($0) }.joined(separator: ",") + "}"
+        let idList = Self.uuidArrayLiteral(ids)
         let found = try await reading {
             try await self.pool.withConnection { connection in
                 var found: [UUID: PointsBalance] = [:]
@@ -68,6 +68,25 @@ final class PointsStore: Sendable {
             }
         }
         return ids.map { found[$0] ?? PointsBalance(userId: $0, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0) }
+    }
+
+    /// `{id,id,...}`: a `uuid[]` parameter's text, written in one buffer.
+    static func uuidArrayLiteral(_ ids: [UUID]) -> String {
+        let length = ids.isEmpty ? 2 : 1 + ids.count * (UUIDText.byteCount + 1)
+        return String(unsafeUninitializedCapacity: length) { text in
+            text[0] = UInt8(ascii: "{")
+            var at = 1
+            for id in ids {
+                if at > 1 {
+                    text[at] = UInt8(ascii: ",")
+                    at += 1
+                }
+                UUIDText.writeLowercased(id, into: text, at: at)
+                at += UUIDText.byteCount
+            }
+            text[at] = UInt8(ascii: "}")
+            return at + 1
+        }
     }
 
     /// A `user_points` row's figures.

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import Gateway
 
@@ -45,5 +46,58 @@ final class RouteTableTests: XCTestCase {
 
     func testMethodIsCaseSensitive() {
         XCTAssertEqual(router.match(method: "get", target: "/healthz"), .methodNotAllowed(allowedMethods: ["GET"]))
+    }
+
+    /// The table reads the path's bytes in place; over random paths built
+    /// from the table's own segments it gives the verdict and the pattern of
+    /// the plain reading: split into strings, every pattern tried, the most
+    /// literal ones kept.
+    func testAgreesWithThePlainReadingOnRandomPaths() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = Array(Set(router.specs.flatMap { $0.pattern.split(separator: "/").map(String.init) }))
+            + ["", "2000000847061981", "x", "Balance", "\u{00e9}t\u{00e9}", "a b", "%2F"]
+        let methods = ["GET", "POST", "PUT", "DELETE", "get"]
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...8, using: &generator)
+            var target = "/" + (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined(separator: "/")
+            if Bool.random(using: &generator) && count > 0 {
+                target = router.specs.randomElement(using: &generator)!.pattern
+                    .replacingOccurrences(of: "{transactionId}", with: pieces.randomElement(using: &generator)!)
+            }
+            if Int.random(in: 0..<8, using: &generator) == 0 { target += "?q=1/2" }
+            if Int.random(in: 0..<16, using: &generator) == 0 { target = String(target.dropFirst()) }
+            let method = methods.randomElement(using: &generator)!
+            let expected = Self.plainReading(router.specs, method: method, target: target)
+            let actual = router.resolve(method: method, target: target)
+            XCTAssertEqual(actual.match, expected.match, "\(method) \(target)")
+            XCTAssertEqual(actual.pattern, expected.pattern, "\(method) \(target)")
+            XCTAssertEqual(router.resolve(method: method, target: Substring(target)).match, expected.match, "a substring")
+        }
+    }
+
+    /// The table's rule read plainly (what it did before it read bytes in place).
+    private static func plainReading(_ specs: [RouteSpec], method: String, target: String) -> (match: RouteMatch, pattern: String?) {
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        guard path.hasPrefix("/") else { return (.notFound, nil) }
+        let segments = Array(path.utf8.dropFirst()).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Array($0) }
+        var candidates: [(spec: RouteSpec, parameters: [String])] = []
+        for spec in specs where spec.segments.count == segments.count {
+            var parameters: [String] = []
+            var fits = true
+            for (segment, expected) in zip(segments, spec.segments) {
+                if expected.hasPrefix("{") {
+                    if segment.isEmpty { fits = false } else { parameters.append(String(decoding: segment, as: UTF8.self)) }
+                } else if segment != Array(expected.utf8) {
+                    fits = false
+                }
+            }
+            if fits { candidates.append((spec, parameters)) }
+        }
+        guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return (.notFound, nil) }
+        let mostSpecific = candidates.filter { $0.spec.literalSegmentCount == best }
+        if let hit = mostSpecific.first(where: { $0.spec.method == method }) {
+            return (.matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication), hit.spec.pattern)
+        }
+        return (.methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted()), mostSpecific.first?.spec.pattern)
     }
 }

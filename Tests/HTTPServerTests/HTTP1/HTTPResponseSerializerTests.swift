@@ -13,6 +13,17 @@ final class HTTPResponseSerializerTests: XCTestCase {
         XCTAssertEqual(text(bytes), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
     }
 
+    func testCallersFramingHeadersAreDroppedInAnyCase() {
+        var headers = HTTPHeaders()
+        for name in ["CONNECTION", "Transfer-Encoding", "date", "content-LENGTH", "Dates", "Connections", "Dat"] {
+            headers.add(name: name, value: "v")
+        }
+        let bytes = HTTPResponseSerializer.serialize(HTTPResponse(status: 200, headers: headers, body: []), requestVersion: .http1_1,
+                                                     keepAlive: true, date: "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(text(bytes), "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nDates: v\r\nConnections: v\r\nDat: v\r\n"
+                       + "Content-Length: 0\r\n\r\n")
+    }
+
     func testCloseAndHTTP10KeepAlive() {
         let response = HTTPResponse(status: 404)
         XCTAssertEqual(
