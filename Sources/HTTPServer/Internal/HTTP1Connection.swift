@@ -415,10 +415,16 @@ final class HTTP1Connection {
         return candidates.min()
     }
 
+    /// Fits the timer to the earliest deadline. An armed timer that fires
+    /// no later than that (or with no deadline at all) is kept: every firing
+    /// re-checks each deadline against the clock and re-arms for the next,
+    /// so an early one costs one wake-up, while moving the timer on every
+    /// request (the idle deadline moves with each response) would cost a
+    /// cancel and a schedule on the loop's heap per request.
     private func armTimer() {
         let now = HTTPServerClock.monotonicMilliseconds()
         let deadline = currentDeadline(now: now)
-        if timer?.deadline == deadline { return }
+        if let timer, deadline.map({ timer.deadline <= $0 }) ?? true { return }
         if let timer { loop.cancel(timer.id) }
         timer = nil
         guard let deadline else { return }
