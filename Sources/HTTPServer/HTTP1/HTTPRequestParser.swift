@@ -193,15 +193,15 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func completeHead(length: Int, events: inout [HTTPParserEvent]) throws(HTTPRequestError) {
         let base = position
-        let lines = headLines.map { (base + $0.lowerBound)..<(base + $0.upperBound) }
-        let requestLine = try HTTPRequestLine(bytes: buffer[lines[0]])
+        let requestLine = try HTTPRequestLine(bytes: buffer[(base + headLines[0].lowerBound)..<(base + headLines[0].upperBound)])
         var headers = HTTPHeaders()
-        for line in lines.dropFirst() {
-            let field = try HTTPFieldLine.parse(buffer[line])
+        for line in headLines.dropFirst() {
+            let field = try HTTPFieldLine.parse(buffer[(base + line.lowerBound)..<(base + line.upperBound)])
             headers.add(name: field.name, value: field.value)
         }
         position += length
-        headLines = []
+        // Kept for the next head (a keep-alive connection parses one after another).
+        headLines.removeAll(keepingCapacity: true)
         headScanOffset = 0
         leadingEmptyLineCount = 0
 
