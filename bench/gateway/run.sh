@@ -390,6 +390,7 @@ balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balanc
 balance_calls="$(balance_per_call "$balance_calls_before" "$(balance_call_totals)" "$(wrk_requests balance)")"
 perf_stop
 save_metrics balance
+verify_rows=0 verify_cost="" saga_commits="" saga_line=""
 if [[ "$phases" == all ]]; then
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 perf_start verify
@@ -472,7 +473,7 @@ pgbench_tps() {
 }
 pgbench_select="$(pgbench_tps select -S)"
 pgbench_purchase=0
-outcomes="" first_other="" verify_rows=0 verify_cost="" saga_commits="" saga_line=""
+outcomes="" first_other=""
 if [[ "$phases" == all ]]; then
   pgbench_purchase="$(pgbench_tps purchase -f purchase.sql)"
   outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
