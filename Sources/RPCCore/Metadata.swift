@@ -26,26 +26,26 @@ public struct Metadata: Sendable, Hashable, Sequence, ExpressibleByDictionaryLit
     public var isEmpty: Bool { entries.isEmpty }
 
     public mutating func addString(_ value: String, forKey key: String) {
-        entries.append(Entry(key: key.lowercased(), value: .string(value)))
+        entries.append(Entry(key: Self.lowercasedKey(key), value: .string(value)))
     }
 
     public mutating func addBinary(_ value: [UInt8], forKey key: String) {
-        entries.append(Entry(key: key.lowercased(), value: .binary(value)))
+        entries.append(Entry(key: Self.lowercasedKey(key), value: .binary(value)))
     }
 
     public mutating func addValue(_ value: Value, forKey key: String) {
-        entries.append(Entry(key: key.lowercased(), value: value))
+        entries.append(Entry(key: Self.lowercasedKey(key), value: value))
     }
 
     /// Removes every value for `key`.
     public mutating func removeAllValues(forKey key: String) {
-        let key = key.lowercased()
+        let key = Self.lowercasedKey(key)
         entries.removeAll { $0.key == key }
     }
 
     /// Every value stored under `key`, in insertion order.
     public subscript(key: String) -> [Value] {
-        let key = key.lowercased()
+        let key = Self.lowercasedKey(key)
         return entries.filter { $0.key == key }.map(\.value)
     }
 
@@ -89,7 +89,7 @@ extension Metadata {
     static func fromWire(_ fields: [HTTPHeaderField]) throws(RPCError) -> Metadata {
         var metadata = Metadata()
         for field in fields {
-            let key = field.name.lowercased()
+            let key = lowercasedKey(field.name)
             if isReserved(key) { continue }
             if key.hasSuffix("-bin") {
                 // Several binary values may be joined with commas by intermediaries.
@@ -104,6 +104,15 @@ extension Metadata {
             }
         }
         return metadata
+    }
+
+    /// `name.lowercased()`, without the copy for the usual ASCII name that
+    /// holds no upper-case letter (HTTP/2 sends names in lower case).
+    static func lowercasedKey(_ name: String) -> String {
+        guard isASCII(name), !name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
+            return name.lowercased()
+        }
+        return name
     }
 
     /// Header fields for the wire; binary values are base64 encoded (padded).

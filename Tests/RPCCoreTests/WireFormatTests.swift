@@ -128,6 +128,25 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(decoded[binaryValues: "x-trace-bin"], [[1]])
     }
 
+    /// Keys are stored lower-cased; the copy is skipped only where
+    /// lower-casing would not change the name.
+    func testMetadataKeysAreLowerCasedAsBefore() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abzAZ09-_.:@[`{\u{00C9}\u{00E9}\u{0130}\u{212A}".unicodeScalars)
+        for _ in 0..<2_000 {
+            var name = ""
+            for _ in 0..<Int.random(in: 0...12, using: &generator) {
+                name.unicodeScalars.append(alphabet.randomElement(using: &generator)!)
+            }
+            XCTAssertEqual(Metadata.lowercasedKey(name), name.lowercased(), name)
+        }
+        var metadata = Metadata()
+        metadata.addString("v", forKey: "X-Trace")
+        metadata.addString("w", forKey: "x-trace")
+        XCTAssertEqual(metadata[stringValues: "X-TRACE"], ["v", "w"])
+        XCTAssertEqual(metadata.map(\.key), ["x-trace", "x-trace"])
+    }
+
     func testMethodDescriptorPath() {
         let method = MethodDescriptor(service: "points.v1.Points", method: "Grant")
         XCTAssertEqual(method.path, "/points.v1.Points/Grant")
