@@ -19,4 +19,19 @@ public struct BalanceResponseBody: JSONResponseBody, Equatable {
             "lifetimeSpent": .integer(lifetimeSpent),
         ]))
     }
+
+    /// `json`'s bytes, written without building the document (every
+    /// balance read answers with one).
+    public func jsonBytes() -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(112)
+        output.append(contentsOf: #"{"balance":"#.utf8)
+        output.append(contentsOf: String(balance).utf8)
+        output.append(contentsOf: #","lifetimeEarned":"#.utf8)
+        output.append(contentsOf: String(lifetimeEarned).utf8)
+        output.append(contentsOf: #","lifetimeSpent":"#.utf8)
+        output.append(contentsOf: String(lifetimeSpent).utf8)
+        output.append(UInt8(ascii: "}"))
+        return output
+    }
 }

@@ -5,6 +5,9 @@ import StrictJSON
 public protocol JSONResponseBody: Sendable {
     /// The document, members in the documented order.
     var json: JSONValue { get }
+    /// The document's bytes: `JSONWriter.bytes(of: json)`, or the same
+    /// bytes written directly by a body on a hot path.
+    func jsonBytes() -> [UInt8]
 }
 
 extension JSONResponseBody {
@@ -13,6 +16,8 @@ extension JSONResponseBody {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Cache-Control", value: "no-store")
-        return HTTPResponse(status: status, headers: headers, body: JSONWriter.bytes(of: json))
+        return HTTPResponse(status: status, headers: headers, body: jsonBytes())
     }
+
+    public func jsonBytes() -> [UInt8] { JSONWriter.bytes(of: json) }
 }

@@ -20,6 +20,20 @@ final class ResponseBodyTests: XCTestCase {
         XCTAssertEqual(response.headers.first("content-type"), "application/json")
     }
 
+    /// The balance body writes its bytes directly; they are the document's.
+    func testBalanceBytesAreTheDocumentsBytes() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Int64] = [0, 1, -1, 9, 10, Int64.max, Int64.min]
+        for index in 0..<2_000 {
+            let values = (0..<3).map { _ in
+                index < 300 ? edges.randomElement(using: &generator)! : Int64.random(in: Int64.min...Int64.max, using: &generator)
+            }
+            let body = BalanceResponseBody(balance: values[0], lifetimeEarned: values[1], lifetimeSpent: values[2])
+            XCTAssertEqual(body.jsonBytes(), JSONWriter.bytes(of: body.json), "\(values)")
+            XCTAssertEqual(body.response().body, JSONWriter.bytes(of: body.json))
+        }
+    }
+
     func testOtherShapes() {
         XCTAssertEqual(
             JSONWriter.string(of: BalanceResponseBody(balance: 180, lifetimeEarned: 200, lifetimeSpent: 20).json),
