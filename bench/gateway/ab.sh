@@ -11,6 +11,7 @@
 # visible at all (docs/PERFORMANCE.md, "Session 7").
 #
 # Usage: bench/gateway/ab.sh REV [rounds=2] [seconds-per-phase=10] [connections=16] [verify-transactions=16000]
+# (GATEWAY_BENCH_PHASES=balance in the environment: the balance phase only, about a minute a run.)
 # Bounded: rounds x 2 runs of bench/gateway/run.sh (each under 3 minutes
 # after the build), plus one release build of REV's three services.
 set -euo pipefail
@@ -42,8 +43,11 @@ out="$root/bench/out"
 mkdir -p "$out"
 report="$out/gateway-ab-$(date -u +%Y%m%dT%H%M%SZ).txt"
 lines=()
-# summary SIDE LOG: "side verify/s p99 cpu gateway payments points postgres reused load step1 step3"
-# (step1/step3: purchases per statement of the saga's steps 1 and 3, "-" when the services do not batch them).
+# summary SIDE LOG: "side verify/s p99 cpu gateway payments points postgres reused load step1 step3
+# balance/s ratio gateway-ms call-us" (step1/step3: purchases per statement of the saga's steps 1 and 3,
+# "-" when the services do not batch them; the last four: the balance phase's rate, its ratio to
+# `pgbench -S`, the gateway's CPU per balance request and a GetBalances call's mean as the gateway saw it).
+# With GATEWAY_BENCH_PHASES=balance (passed on to run.sh) the verify columns are 0.
 summary() {
   local side="$1" log="$2"
   awk -v side="$side" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
@@ -56,11 +60,17 @@ summary() {
       }
     }
     /^group commit in the verify phase: step 1/ { step1 = $10; step3 = $20 }
-    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s\n", side, rate, p99, total, gw, pay, pts, pg, reused, load,
-                 (step1 == "" ? "-" : step1), (step3 == "" ? "-" : step3) }
+    $1 == "balance" && $2 ~ /^[0-9.]+$/ { brate = $2 }
+    /^balance \/ pgbench -S = / { bratio = $6 }
+    /^per balance request:/ { for (i = 1; i <= NF; i++) if ($i == "gateway") bgw = $(i + 1) }
+    /^coalesced balance reads:/ { for (i = 1; i <= NF; i++) if ($i == "took") call = $(i + 1) }
+    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9.0f %5s %7s %7s\n", side, rate, (p99 == "" ? "-" : p99), (total == "" ? 0 : total),
+                 (gw == "" ? 0 : gw), (pay == "" ? 0 : pay), (pts == "" ? 0 : pts), (pg == "" ? 0 : pg), reused + 0, load,
+                 (step1 == "" ? "-" : step1), (step3 == "" ? "-" : step3), brate, (bratio == "" ? "-" : bratio),
+                 (bgw == "" ? "-" : bgw), (call == "" ? "-" : call) }
   ' "$log"
 }
-header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load step1 step3)"
+header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9s %5s %7s %7s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load step1 step3 balance/s ratio bgw_ms call_us)"
 echo "A/B before=${commit:0:12} after=working tree ($(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes')), $rounds rounds, run.sh $seconds $connections $transactions" | tee "$report"
 for round in $(seq 1 "$rounds"); do
   for side in before after; do
@@ -80,12 +90,13 @@ done
 {
   echo "$header"
   printf '%s\n' "${lines[@]}"
-  echo "medians (verify/s, CPU ms per purchase):"
+  echo "medians (verify/s, CPU ms per purchase; balance / pgbench -S, gateway CPU ms per balance request):"
   for side in before after; do
-    printf '%s\n' "${lines[@]}" | awk -v side="$side" 'BEGIN { n = 0 } $1 == side { rate[n] = $2; cpu[n] = $4; n++ }
+    printf '%s\n' "${lines[@]}" | awk -v side="$side" 'BEGIN { n = 0 }
+      $1 == side { rate[n] = $2; cpu[n] = $4; ratio[n] = $14 + 0; bgw[n] = $15 + 0; n++ }
       function median(a, n,   i, j, t) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                                         return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }
-      END { printf "  %-6s %9.0f/s %7.3f ms\n", side, median(rate, n), median(cpu, n) }'
+      END { printf "  %-6s %9.0f/s %7.3f ms   %5.2f %7.3f ms\n", side, median(rate, n), median(cpu, n), median(ratio, n), median(bgw, n) }'
   done
 } | tee -a "$report"
 echo "report: $report" >&2
