@@ -76,6 +76,29 @@ final class WireFormatTests: XCTestCase {
         }
     }
 
+    /// Lists of strings take a direct path both ways: the same wire bytes
+    /// (one tag and length per element, in order, empty ones included) and
+    /// the same typed errors as any other string field.
+    func testRepeatedStringsRoundTripElementByElement() throws {
+        for ids in [[], [""], ["a"], ["a", "", "\u{00e9}t\u{00e9}"], (0..<64).map { "user-\($0)" }] {
+            var request = GetBalancesRequest()
+            request.userIds = ids
+            let bytes = try request.serializedBytes()
+            var expected: [UInt8] = []
+            for id in ids { expected += [0x0A, UInt8(id.utf8.count)] + Array(id.utf8) }
+            XCTAssertEqual(bytes, expected, "\(ids)")
+            XCTAssertEqual(try GetBalancesRequest(serializedBytes: bytes).userIds, ids)
+        }
+        XCTAssertThrowsError(try GetBalancesRequest(serializedBytes: [0x0A, 0x01, 0x61, 0x0A, 0x02, 0xC3, 0x28])) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .invalidUTF8)
+        }
+        var request = GetBalancesRequest()
+        request.userIds = ["a", "b\u{0}c"]
+        XCTAssertThrowsError(try request.serializedBytes()) { error in
+            XCTAssertEqual((error as? ProtobufError)?.kind, .embeddedNUL)
+        }
+    }
+
     func testInvalidUTF8InAStringFieldIsATypedError() {
         XCTAssertThrowsError(try GetBalanceRequest(serializedBytes: [0x0A, 0x02, 0xC3, 0x28])) { error in
             XCTAssertEqual((error as? ProtobufError)?.kind, .invalidUTF8)

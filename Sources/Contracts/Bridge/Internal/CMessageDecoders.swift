@@ -98,6 +98,16 @@ final class MessageFieldsReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
         guard field.isRepeated else { return try CSlot.value(T.self, field, message + field.offset, depth: depth) }
         let count = message.load(fromByteOffset: field.quantifierOffset, as: Int.self)
         let array = message.load(fromByteOffset: field.offset, as: UnsafeRawPointer?.self)
+        if T.self == [String].self, field.kind == .string {
+            // The common list of strings (ids), read element by element as
+            // `RepeatedReader` would, without the generic array decoding.
+            var strings: [String] = []
+            strings.reserveCapacity(count)
+            if count > 0, let array {
+                for index in 0..<count { strings.append(try CSlot.string(field, array + index * field.kind.slotSize)) }
+            }
+            return unsafeBitCast(strings, to: T.self)
+        }
         return try T(from: RepeatedDecoder(field: field, array: count > 0 ? array : nil, count: count, depth: depth))
     }
 

@@ -69,6 +69,12 @@ final class WireWriter {
     /// and enums (which encode themselves as a single Int32).
     func writeValue<Value: Encodable>(_ value: Value, field: FieldLayout, depth: Int) throws {
         guard field.isRepeated else { return try writeSingle(value, field: field, position: .singular, depth: depth) }
+        if Value.self == [String].self, field.kind == .string {
+            // A list of strings (ids), written as `RepeatedContainer` would
+            // (strings are never packed), without the generic array encoding.
+            for element in unsafeBitCast(value, to: [String].self) { try writeString(element, field: field, position: .element) }
+            return
+        }
         let start = bytes.count
         try value.encode(to: RepeatedEncoder(writer: self, field: field, depth: depth))
         if field.isPacked && bytes.count > start { insertTagAndLength(field.tag, at: start) }
