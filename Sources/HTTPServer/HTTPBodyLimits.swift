@@ -7,29 +7,23 @@ public struct HTTPBodyLimits: Sendable, Equatable {
     public let defaultBytesMax: Int
     /// Exact paths (no query) and their limits.
     public let bytesMaxByPath: [String: Int]
-    /// `bytesMaxByPath` as bytes: a request's path is compared in place,
-    /// byte for byte, with no string made (a handful of paths at most).
-    private let pathLimits: [(path: [UInt8], bytesMax: Int)]
 
     public init(defaultBytesMax: Int = HTTPServerLimits.requestBodyBytesMax, bytesMaxByPath: [String: Int] = [:]) {
         precondition(defaultBytesMax >= 0 && bytesMaxByPath.values.allSatisfy { $0 >= 0 })
         precondition(bytesMaxByPath.count <= HTTPServerLimits.bodyLimitPathCountMax)
         self.defaultBytesMax = defaultBytesMax
         self.bytesMaxByPath = bytesMaxByPath
-        pathLimits = bytesMaxByPath.map { (Array($0.key.utf8), $0.value) }
     }
 
-    /// The limit for an origin-form `target` (its query ignored).
+    /// The limit for an origin-form `target` (its query ignored). The path
+    /// is compared with each listed one byte for byte, in place: no string
+    /// is made per request (a handful of paths at most).
     public func bytesMax(target: some StringProtocol) -> Int {
-        guard !pathLimits.isEmpty else { return defaultBytesMax }
+        guard !bytesMaxByPath.isEmpty else { return defaultBytesMax }
         let utf8 = target.utf8
         let path = utf8[..<(utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex)]
-        for (bytes, limit) in pathLimits where bytes.count == path.count && path.elementsEqual(bytes) { return limit }
+        for (listed, limit) in bytesMaxByPath where listed.utf8.elementsEqual(path) { return limit }
         return defaultBytesMax
-    }
-
-    public static func == (left: HTTPBodyLimits, right: HTTPBodyLimits) -> Bool {
-        left.defaultBytesMax == right.defaultBytesMax && left.bytesMaxByPath == right.bytesMaxByPath
     }
 
     /// The largest limit of any path (what a whole-connection bound must admit).

@@ -5,10 +5,9 @@ public struct RouteSpec: Sendable {
     public let pattern: String
     public let requiresAuthentication: Bool
     let make: @Sendable ([String]) -> Route
-    /// The pattern split into segments ("" for the root), once: the router reads them per request.
-    let segments: [Substring]
-    /// Per segment, a literal's UTF-8 bytes, or nil for a parameter: what
-    /// the router compares a request path's bytes with.
+    /// The pattern's segments ("" for the root), split once: per segment,
+    /// a literal's UTF-8 bytes, or nil for a parameter (`{name}`). What the
+    /// router compares a request path's bytes with.
     let segmentBytes: [[UInt8]?]
     /// Literal segments outrank parameters: /transactions/verify beats
     /// /transactions/{transactionId}.
@@ -19,8 +18,8 @@ public struct RouteSpec: Sendable {
         self.pattern = pattern
         self.requiresAuthentication = requiresAuthentication
         self.make = make
-        segments = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 }
-        segmentBytes = segments.map { $0.hasPrefix("{") ? nil : Array($0.utf8) }
+        segmentBytes = pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            .map { $0.hasPrefix("{") ? nil : Array($0.utf8) }
         literalSegmentCount = segmentBytes.filter { $0 != nil }.count
     }
 

@@ -15,8 +15,8 @@ public struct RouteTable: Sendable {
 
     public init(specs: [RouteSpec] = RouteSpec.all) {
         self.specs = specs
-        var groups = [[Int]](repeating: [], count: (specs.map(\.segments.count).max() ?? 0) + 1)
-        for (index, spec) in specs.enumerated() { groups[spec.segments.count].append(index) }
+        var groups = [[Int]](repeating: [], count: (specs.map(\.segmentBytes.count).max() ?? 0) + 1)
+        for (index, spec) in specs.enumerated() { groups[spec.segmentBytes.count].append(index) }
         specsBySegmentCount = groups
     }
 

@@ -3,7 +3,7 @@
 /// connection's fate differs from the version's default.
 public enum HTTPResponseSerializer {
     /// Header names the serializer writes itself; callers' copies are dropped.
-    static let framingHeaderNames: Set<String> = ["content-length", "connection", "transfer-encoding", "date"]
+    static let framingHeaderNames = ["content-length", "connection", "transfer-encoding", "date"]
 
     /// Whether `name` is one of `framingHeaderNames`, in any case, without
     /// building the lower-cased copy.

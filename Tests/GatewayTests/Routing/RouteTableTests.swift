@@ -81,10 +81,12 @@ final class RouteTableTests: XCTestCase {
         guard path.hasPrefix("/") else { return (.notFound, nil) }
         let segments = Array(path.utf8.dropFirst()).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Array($0) }
         var candidates: [(spec: RouteSpec, parameters: [String])] = []
-        for spec in specs where spec.segments.count == segments.count {
+        for spec in specs {
+            let patternSegments = spec.pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard patternSegments.count == segments.count else { continue }
             var parameters: [String] = []
             var fits = true
-            for (segment, expected) in zip(segments, spec.segments) {
+            for (segment, expected) in zip(segments, patternSegments) {
                 if expected.hasPrefix("{") {
                     if segment.isEmpty { fits = false } else { parameters.append(String(decoding: segment, as: UTF8.self)) }
                 } else if segment != Array(expected.utf8) {
