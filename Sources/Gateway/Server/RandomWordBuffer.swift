@@ -7,7 +7,8 @@ import Synchronization
 /// `capacity` at a time: request ids need fresh randomness for every
 /// request, and a getrandom(2) per word, as the standard library's
 /// generator makes, was a measured share of the gateway's work per request
-/// (docs/PERFORMANCE.md, "Session 10").
+/// (docs/PERFORMANCE.md, "Session 10"). The device stays open for the
+/// process's life: one read(2) per refill, not an open, a read and a close.
 final class RandomWordBuffer: Sendable {
     /// The process's buffer.
     static let shared = RandomWordBuffer()
@@ -15,20 +16,29 @@ final class RandomWordBuffer: Sendable {
     private struct Words {
         var words: [UInt64]
         var next: Int
+        /// /dev/urandom once opened (-1 before, or when it cannot be).
+        var device: Int32 = -1
     }
 
     private let state: Mutex<Words>
 
-    init(capacity: Int = 64) {
+    init(capacity: Int = 256) {
         precondition(capacity > 0)
         state = Mutex(Words(words: Array(repeating: 0, count: capacity), next: capacity))
+    }
+
+    deinit {
+        state.withLock { buffer in
+            if buffer.device >= 0 { close(buffer.device) }
+        }
     }
 
     /// The next unused word; each word is handed out once.
     func next() -> UInt64 {
         state.withLock { buffer in
             if buffer.next == buffer.words.count {
-                Self.fill(&buffer.words)
+                if buffer.device < 0 { buffer.device = open("/dev/urandom", O_RDONLY | O_CLOEXEC) }
+                Self.fill(&buffer.words, from: buffer.device)
                 buffer.next = 0
             }
             defer { buffer.next += 1 }
@@ -36,11 +46,9 @@ final class RandomWordBuffer: Sendable {
         }
     }
 
-    private static func fill(_ words: inout [UInt64]) {
+    private static func fill(_ words: inout [UInt64], from descriptor: Int32) {
         let filled = words.withUnsafeMutableBytes { raw -> Bool in
-            let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return false }
-            defer { close(descriptor) }
             var offset = 0
             while offset < raw.count {
                 let count = read(descriptor, raw.baseAddress! + offset, raw.count - offset)

@@ -162,6 +162,7 @@ final class HTTP1Connection {
             switch outcome {
             case .bytes:
                 progressed = true
+                if socket.lastReadDrainedSocket { return true }
             case .wouldBlock:
                 return progressed
             case .endOfStream:

@@ -285,7 +285,7 @@ public final class HTTP2Connection {
         for _ in 0..<Self.readsPerEventMax {
             let outcome = readBuffer.withUnsafeMutableBytes { transport.read(into: $0) }
             switch outcome {
-            case .bytes: continue
+            case .bytes: if transport.lastReadDrainedSocket { return }
             case .wouldBlock: return
             case .endOfStream, .failed: return close()
             }
@@ -341,6 +341,7 @@ public final class HTTP2Connection {
                     close()
                     return
                 }
+                if transport.lastReadDrainedSocket { return }
             case .wouldBlock:
                 return
             case .endOfStream, .failed:

@@ -37,13 +37,24 @@ public final class ConnectedSocket {
 
     deinit { close() }
 
+    /// True when the last `read` took fewer bytes than asked for from a
+    /// plain socket: its receive queue was empty afterwards, so with a
+    /// level-triggered `EventLoop` the next bytes (or the peer's end of
+    /// stream) raise a new event and reading again now would only return
+    /// EAGAIN. False after a TLS read (its records are buffered apart).
+    public private(set) var lastReadDrainedSocket = false
+
     /// Reads at most `buffer.count` bytes; retries EINTR.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         guard descriptor >= 0 else { return .failed(errorNumber: EBADF) }
+        lastReadDrainedSocket = false
         if let tls { return Self.outcome(of: tls.read(into: buffer)) }
         while true {
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if count > 0 { return .bytes(count) }
+            if count > 0 {
+                lastReadDrainedSocket = count < buffer.count
+                return .bytes(count)
+            }
             if count == 0 { return .endOfStream }
             let code = errno
             if code == EINTR { continue }

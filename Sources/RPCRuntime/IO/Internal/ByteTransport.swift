@@ -31,11 +31,18 @@ protocol ByteTransport: AnyObject {
     var negotiatedProtocol: String? { get }
     /// The peer's verified certificate names (TLS with client certificates).
     var peerIdentity: PeerIdentity? { get }
+    /// True when the last read took fewer bytes than asked for straight
+    /// from the socket: its receive queue was empty afterwards, and as the
+    /// loop's epoll is level-triggered, more bytes (or the peer's end of
+    /// stream) raise a new event, so another read now would only return
+    /// EAGAIN. False when unsure (TLS keeps records of its own).
+    var lastReadDrainedSocket: Bool { get }
 }
 
 extension ByteTransport {
     /// Without TLS nobody proved anything.
     var peerIdentity: PeerIdentity? { nil }
+    var lastReadDrainedSocket: Bool { false }
 }
 
 /// Plain TCP: read(2)/write(2) on a non-blocking socket.
@@ -45,9 +52,13 @@ final class PlainTransport: ByteTransport {
     init(fd: Int32) { self.fd = fd }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportRead {
+        lastReadDrainedSocket = false
         while true {
             let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if count > 0 { return .bytes(count) }
+            if count > 0 {
+                lastReadDrainedSocket = count < buffer.count
+                return .bytes(count)
+            }
             if count == 0 { return .endOfStream }
             let code = errno
             if code == EINTR { continue }
@@ -74,5 +85,6 @@ final class PlainTransport: ByteTransport {
     }
 
     private(set) var needsWritable = false
+    private(set) var lastReadDrainedSocket = false
     var negotiatedProtocol: String? { nil }
 }

@@ -17,7 +17,8 @@ final class PrefixedTransport: ByteTransport {
     var hasBufferedBytes: Bool { prefixIndex < prefix.count }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportRead {
-        guard hasBufferedBytes else { return base.read(into: buffer) }
+        servedFromPrefix = hasBufferedBytes
+        guard servedFromPrefix else { return base.read(into: buffer) }
         let count = min(buffer.count, prefix.count - prefixIndex)
         prefix.withUnsafeBytes { source in
             buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[prefixIndex..<(prefixIndex + count)]))
@@ -31,4 +32,7 @@ final class PrefixedTransport: ByteTransport {
     var needsWritable: Bool { base.needsWritable }
     var negotiatedProtocol: String? { base.negotiatedProtocol }
     var peerIdentity: PeerIdentity? { base.peerIdentity }
+    /// Bytes from the prefix say nothing of the socket.
+    var lastReadDrainedSocket: Bool { !servedFromPrefix && base.lastReadDrainedSocket }
+    private var servedFromPrefix = false
 }
