@@ -41,8 +41,9 @@ do {
     let metrics = try PointsMetrics(registry: registry)
     // One loop for the gRPC server, its handlers and the pool's sockets: a
     // call is read, runs its statement and is answered on one thread
-    // (docs/ARCHITECTURE.md, "Tasks on a loop"). Stopped last.
-    let loop = try EventLoop(name: "points")
+    // (docs/ARCHITECTURE.md, "Tasks on a loop"), its steps within one
+    // iteration of the loop. Stopped last.
+    let loop = try EventLoop(name: "points", submittedRoundsPerIterationMax: EventLoop.submittedRoundsForServingLoop)
     let pool = ServiceDatabase.pool(
         settings.database, applicationName: "points-service", socketEvents: EventLoopSocketEvents(loop: loop))
     let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,

@@ -69,10 +69,27 @@ public final class EventLoop: @unchecked Sendable {
     /// Most new work (`submit`) waiting for the loop at once.
     public let submissionsQueuedMax: Int
 
-    public init(name: String, submissionsQueuedMax: Int = EventLoop.submissionsQueuedMaxDefault) throws {
+    /// Most rounds of submitted work between two looks at the descriptors.
+    /// Each round runs what the one before queued (a task's next step after
+    /// a resumed continuation), so with more than one, a chain of steps
+    /// finishes within one iteration instead of paying an `epoll_wait` per
+    /// step, and I/O waits for the chain. Right for a loop that serves each
+    /// call end to end (PointsService: handlers and database sockets on the
+    /// loop); a loop multiplexing many clients' requests around one backend
+    /// call (the gateway) answers sooner with 1, reading the backend's
+    /// answer between its requests' steps (docs/PERFORMANCE.md, "Session 14").
+    public let submittedRoundsPerIterationMax: Int
+
+    /// `submittedRoundsPerIterationMax` for a loop that serves calls end to end.
+    public static let submittedRoundsForServingLoop = 8
+
+    public init(name: String, submissionsQueuedMax: Int = EventLoop.submissionsQueuedMaxDefault,
+                submittedRoundsPerIterationMax: Int = 1) throws {
         precondition(submissionsQueuedMax > 0, "submissionsQueuedMax must be positive")
+        precondition(submittedRoundsPerIterationMax > 0, "submittedRoundsPerIterationMax must be positive")
         self.name = name
         self.submissionsQueuedMax = submissionsQueuedMax
+        self.submittedRoundsPerIterationMax = submittedRoundsPerIterationMax
         epollFD = try Syscall.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         do {
             wakeFD = try Syscall.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
@@ -326,7 +343,10 @@ public final class EventLoop: @unchecked Sendable {
                 // The handler may have been removed by an earlier event in this batch.
                 handlers[fd]?(IOEvents(rawValue: CEventIO_epoll_event_events(&events[index])))
             }
-            runSubmitted()
+            // Work queued by work runs in the next round, up to
+            // `submittedRoundsPerIterationMax` rounds; then the descriptors
+            // get their turn again.
+            for _ in 0..<submittedRoundsPerIterationMax { guard runSubmitted() else { break } }
             runDueTimers()
         }
         // Run what was already submitted (it may resume continuations), then
@@ -348,13 +368,15 @@ public final class EventLoop: @unchecked Sendable {
         exitContinuation = nil
     }
 
-    private func runSubmitted() {
-        // Bounded: work submitted while running waits for the next iteration.
+    /// Runs the work queued so far; work it submits waits for the next
+    /// round. Returns whether that left more work queued.
+    private func runSubmitted() -> Bool {
         let batch = submitted.withLock { queue in
             defer { queue.work.removeAll(keepingCapacity: true); queue.boundedCount = 0 }
             return queue.work
         }
         for work in batch { work() }
+        return !submitted.withLock { $0.work.isEmpty }
     }
 
     private func runDueTimers() {

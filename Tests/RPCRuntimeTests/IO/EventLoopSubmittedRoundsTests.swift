@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import RPCRuntime
+import Synchronization
+import XCTest
+
+/// The loop runs work that submitted work within one iteration, for a few
+/// rounds, and still turns to its descriptors and timers.
+final class EventLoopSubmittedRoundsTests: XCTestCase {
+    func testWorkThatKeepsSubmittingWorkStarvesNeitherDescriptorsNorTimers() async throws {
+        let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: 8)
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        let (watched, writer) = (fds[0], fds[1])
+        defer { close(watched); close(writer) }
+        let seen = Mutex((readable: false, timer: false, rounds: 0))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Resubmits itself until both the descriptor's event and the
+            // timer have run on the loop.
+            @Sendable func spin() {
+                let done = seen.withLock { state -> Bool in
+                    state.rounds += 1
+                    return state.readable && state.timer
+                }
+                if done { continuation.resume() } else { loop.execute(spin) }
+            }
+            loop.execute {
+                try! loop.register(fd: watched, events: .readable) { _ in
+                    var byte: UInt8 = 0
+                    _ = read(watched, &byte, 1)
+                    seen.withLock { $0.readable = true }
+                }
+                loop.schedule(after: .milliseconds(5)) { seen.withLock { $0.timer = true } }
+                spin()
+            }
+            var byte: UInt8 = 1
+            XCTAssertEqual(write(writer, &byte, 1), 1)
+        }
+        XCTAssertGreaterThan(seen.withLock { $0.rounds }, loop.submittedRoundsPerIterationMax)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { loop.unregister(fd: watched); continuation.resume() }
+        }
+        await loop.shutdown()
+    }
+
+    func testAChainOfStepsRunsBeforeIOWithRoundsAndAfterItWithOne() async throws {
+        let withRounds = try await orderOfChainAndIO(rounds: 8)
+        XCTAssertEqual(withRounds, ["1", "2", "3", "io"])
+        let withOne = try await orderOfChainAndIO(rounds: 1)
+        XCTAssertEqual(withOne, ["io", "1", "2", "3"])
+    }
+
+    /// A descriptor becomes readable, then a chain of three steps (each
+    /// queued by the one before) starts: which ran first.
+    private func orderOfChainAndIO(rounds: Int) async throws -> [String] {
+        let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: rounds)
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        let (watched, writer) = (fds[0], fds[1])
+        defer { close(watched); close(writer) }
+        let order = Mutex<[String]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            @Sendable func note(_ event: String) {
+                let count = order.withLock { $0.append(event); return $0.count }
+                if count == 4 { continuation.resume() }
+            }
+            loop.execute {
+                try! loop.register(fd: watched, events: .readable) { _ in
+                    var byte: UInt8 = 0
+                    _ = read(watched, &byte, 1)
+                    note("io")
+                }
+                var byte: UInt8 = 1
+                _ = write(writer, &byte, 1)
+                loop.execute {
+                    note("1")
+                    loop.execute {
+                        note("2")
+                        loop.execute { note("3") }
+                    }
+                }
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { loop.unregister(fd: watched); continuation.resume() }
+        }
+        await loop.shutdown()
+        return order.withLock { $0 }
+    }
+
+    func testWorkSubmittedByWorkRunsInSubmissionOrder() async throws {
+        let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: 8)
+        let order = Mutex<[Int]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute {
+                for index in 0..<3 {
+                    loop.execute {
+                        order.withLock { $0.append(index) }
+                        loop.execute {
+                            order.withLock { $0.append(10 + index) }
+                            if index == 2 { continuation.resume() }
+                        }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(order.withLock { $0 }, [0, 1, 2, 10, 11, 12])
+        await loop.shutdown()
+    }
+}
+
+/// A plain socket's short read tells that its receive queue is empty.
+final class ConnectedSocketDrainTests: XCTestCase {
+    func testShortPlainReadMeansTheSocketWasDrained() throws {
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds), 0)
+        defer { close(fds[1]) }
+        let socket = ConnectedSocket(adopting: fds[0], remotePeer: "test")
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let hundred = [UInt8](repeating: 7, count: 100)
+        XCTAssertEqual(hundred.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }, 100)
+
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { socket.read(into: $0) }, .bytes(64))
+        XCTAssertFalse(socket.lastReadDrainedSocket, "a full buffer says nothing of what is left")
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { socket.read(into: $0) }, .bytes(36))
+        XCTAssertTrue(socket.lastReadDrainedSocket)
+        XCTAssertEqual(buffer.withUnsafeMutableBytes { socket.read(into: $0) }, .wouldBlock)
+        XCTAssertFalse(socket.lastReadDrainedSocket)
+    }
+
+    func testShortPlainTransportReadMeansDrainedButPrefixBytesDoNot() throws {
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds), 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let transport = PrefixedTransport(prefix: [1, 2, 3], base: PlainTransport(fd: fds[0]))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let ten = [UInt8](repeating: 7, count: 10)
+        XCTAssertEqual(ten.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }, 10)
+
+        guard case .bytes(3) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else { return XCTFail("prefix") }
+        XCTAssertFalse(transport.lastReadDrainedSocket, "the prefix's bytes say nothing of the socket")
+        guard case .bytes(10) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else { return XCTFail("socket") }
+        XCTAssertTrue(transport.lastReadDrainedSocket)
+    }
+}
