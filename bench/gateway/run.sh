@@ -18,7 +18,9 @@
 #            fresh transactions (a new user each); every answer must be GRANTED.
 #   references (same cluster, same client count, same run, pinned like wrk):
 #            `pgbench -S -M prepared` (select-only, on a pgbench -i -s 1 scratch
-#            database) beside balance; beside verify, a pgbench custom script
+#            database) beside balance, run right before and right after the
+#            balance phase, the ratio against their mean (the machine's other
+#            load moves between minutes; both are printed); beside verify, a pgbench custom script
 #            with the commits and statements of one purchase (PERFORMANCE.md,
 #            "Statements and round trips per purchase"): 3 autocommitted
 #            statements, the insert of step 1 and the guarded update of step 3
@@ -381,6 +383,19 @@ summary() {
     "$(sed -n 's/^\s*Socket errors:\s*\(.*\)/\1/p' "$file" | tr -d ' ' | grep . || echo none)"
 }
 
+# --- the balance phase between two runs of its reference, `pgbench -S` ---
+echo "pgbench -S before the balance phase: ${seconds}s, $connections clients" >&2
+timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q "$pgbench_db" > "$work/pgbench-init.out" 2>&1 \
+  || { echo "pgbench -i failed:" >&2; cat "$work/pgbench-init.out" >&2; exit 1; }
+# pgbench_tps NAME ARGS...: tps of one pgbench run, pinned to CPU 1.
+pgbench_tps() {
+  local name="$1"; shift
+  (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
+      -c "$connections" -j 1 -T "$seconds" "$@" "$pgbench_db" > "pgbench-$name.out" 2>&1) \
+    || { echo "pgbench $name failed:" >&2; cat "$work/pgbench-$name.out" >&2; exit 1; }
+  sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$name.out" | head -1
+}
+pgbench_select_before="$(pgbench_tps select-before -S)"
 echo "balance: ${seconds}s, $connections connections (no warm-up: the verify check call above warmed the path)" >&2
 perf_start balance
 balance_before="$(sample)"
@@ -390,6 +405,8 @@ balance_cost="$(per_request "$balance_before" "$(sample)" "$(wrk_requests balanc
 balance_calls="$(balance_per_call "$balance_calls_before" "$(balance_call_totals)" "$(wrk_requests balance)")"
 perf_stop
 save_metrics balance
+echo "pgbench -S after the balance phase: ${seconds}s, $connections clients" >&2
+pgbench_select_after="$(pgbench_tps select-after -S)"
 verify_rows=0 verify_cost="" saga_commits="" saga_line=""
 if [[ "$phases" == all ]]; then
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
@@ -410,9 +427,7 @@ saga_line="$(timeout $((seconds + 60)) taskset -c "$load_cpu" "$bin/SagaBench" -
   --concurrency "$connections" --seconds "$seconds")" || { echo "SagaBench failed" >&2; cat "$work"/*.err >&2; exit 1; }
 fi
 # --- references: pgbench on the same cluster, same client count, pinned like wrk ---
-echo "pgbench references: -S and the purchase script, ${seconds}s each, $connections clients" >&2
-timeout 300 pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -i -s 1 -q "$pgbench_db" > "$work/pgbench-init.out" 2>&1 \
-  || { echo "pgbench -i failed:" >&2; cat "$work/pgbench-init.out" >&2; exit 1; }
+[[ "$phases" != all ]] || echo "pgbench reference: the purchase script, ${seconds}s, $connections clients" >&2
 if [[ "$phases" == all ]]; then
 timeout 60 "${psql_admin[@]}" -d "$pgbench_db" <<'SQL'
 create table ref_payments (
@@ -463,15 +478,7 @@ update ref_payments set status = 'granted', pending_action = null, next_attempt_
   returning id, status;
 SCRIPT
 fi
-# pgbench_tps NAME ARGS...: tps of one pgbench run, pinned to CPU 1.
-pgbench_tps() {
-  local name="$1"; shift
-  (cd "$work" && timeout $((seconds + 60)) taskset -c "$load_cpu" pgbench -h 127.0.0.1 -p "$PG_PORT" -U iap -n -M prepared \
-      -c "$connections" -j 1 -T "$seconds" "$@" "$pgbench_db" > "pgbench-$name.out" 2>&1) \
-    || { echo "pgbench $name failed:" >&2; cat "$work/pgbench-$name.out" >&2; exit 1; }
-  sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-$name.out" | head -1
-}
-pgbench_select="$(pgbench_tps select -S)"
+pgbench_select="$(awk -v a="$pgbench_select_before" -v b="$pgbench_select_after" 'BEGIN { printf "%.1f", (a + b) / 2 }')"
 pgbench_purchase=0
 outcomes="" first_other=""
 if [[ "$phases" == all ]]; then
@@ -498,6 +505,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
   fi
   printf '%-34s %12s\n' reference "per second"
   printf '%-34s %12s\n' "pgbench -S -M prepared (select)" "$pgbench_select"
+  printf '  (the mean of %s before and %s after the balance phase)\n' "${pgbench_select_before%.*}" "${pgbench_select_after%.*}"
   [[ "$phases" != all ]] || printf '%-34s %12s\n' "pgbench purchase.sql (3 commits, 3 statements)" "$pgbench_purchase"
   read -r balance_rps _ <<< "$(summary balance)"
   awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'
