@@ -345,8 +345,12 @@ public final class EventLoop: @unchecked Sendable {
             }
             // Work queued by work runs in the next round, up to
             // `submittedRoundsPerIterationMax` rounds; then the descriptors
-            // get their turn again.
-            for _ in 0..<submittedRoundsPerIterationMax { guard runSubmitted() else { break } }
+            // get their turn again. With one round the queue is not looked at twice.
+            runSubmitted()
+            for _ in 1..<submittedRoundsPerIterationMax {
+                guard hasSubmittedWork else { break }
+                runSubmitted()
+            }
             runDueTimers()
         }
         // Run what was already submitted (it may resume continuations), then
@@ -368,16 +372,16 @@ public final class EventLoop: @unchecked Sendable {
         exitContinuation = nil
     }
 
-    /// Runs the work queued so far; work it submits waits for the next
-    /// round. Returns whether that left more work queued.
-    private func runSubmitted() -> Bool {
+    /// Runs the work queued so far; work it submits waits for the next round.
+    private func runSubmitted() {
         let batch = submitted.withLock { queue in
             defer { queue.work.removeAll(keepingCapacity: true); queue.boundedCount = 0 }
             return queue.work
         }
         for work in batch { work() }
-        return !submitted.withLock { $0.work.isEmpty }
     }
+
+    private var hasSubmittedWork: Bool { !submitted.withLock { $0.work.isEmpty } }
 
     private func runDueTimers() {
         let now = ContinuousClock.now
@@ -389,7 +393,7 @@ public final class EventLoop: @unchecked Sendable {
 
     private func nextTimeoutMilliseconds() -> Int32 {
         while let first = timerHeap.first, timerWork[first.id] == nil { popTimer() }
-        if !submitted.withLock({ $0.work.isEmpty }) { return 0 }
+        if hasSubmittedWork { return 0 }
         guard let first = timerHeap.first else { return -1 }
         let remaining = ContinuousClock.now.duration(to: first.deadline)
         if remaining <= .zero { return 0 }

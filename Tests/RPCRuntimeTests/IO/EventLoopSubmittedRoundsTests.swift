@@ -15,15 +15,16 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
         let (watched, writer) = (fds[0], fds[1])
         defer { close(watched); close(writer) }
         let seen = Mutex((readable: false, timer: false, rounds: 0))
+        let giveUpAt = ContinuousClock.now + .seconds(5)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // Resubmits itself until both the descriptor's event and the
-            // timer have run on the loop.
+            // timer have run on the loop, or (starved) for 5 s.
             @Sendable func spin() {
                 let done = seen.withLock { state -> Bool in
                     state.rounds += 1
                     return state.readable && state.timer
                 }
-                if done { continuation.resume() } else { loop.execute(spin) }
+                if done || ContinuousClock.now > giveUpAt { continuation.resume() } else { loop.execute(spin) }
             }
             loop.execute {
                 try! loop.register(fd: watched, events: .readable) { _ in
@@ -37,7 +38,10 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
             var byte: UInt8 = 1
             XCTAssertEqual(write(writer, &byte, 1), 1)
         }
-        XCTAssertGreaterThan(seen.withLock { $0.rounds }, loop.submittedRoundsPerIterationMax)
+        let state = seen.withLock { $0 }
+        XCTAssertTrue(state.readable, "the descriptor's event waited behind the queue")
+        XCTAssertTrue(state.timer, "the timer waited behind the queue")
+        XCTAssertGreaterThan(state.rounds, loop.submittedRoundsPerIterationMax)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { loop.unregister(fd: watched); continuation.resume() }
         }
