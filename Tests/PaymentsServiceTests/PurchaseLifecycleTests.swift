@@ -39,6 +39,16 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(PurchaseLifecycle.status(state), .received)
     }
 
+    func testTheSubmissionThatClaimsTheRowOwnsItsCreditsAndAResubmissionDoesNot() {
+        XCTAssertTrue(PurchaseLifecycle.claimMadeBySubmission(before: nil), "a new row")
+        // Recorded from Apple's word alone: no owner, or a starter pack whose
+        // owner the token names while its grant waits for the app.
+        let unclaimed = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        XCTAssertTrue(PurchaseLifecycle.claimMadeBySubmission(before: unclaimed))
+        XCTAssertFalse(PurchaseLifecycle.claimMadeBySubmission(before: claimed()), "claimed, grant owed")
+        XCTAssertFalse(PurchaseLifecycle.claimMadeBySubmission(before: granted()), "claimed and granted")
+    }
+
     func testStartWhenRevokedInFullOwesNothingAndIsRevoked() {
         let state = PurchaseLifecycle.start(verdict: full, signedAtUnixMilliseconds: 10, claimed: true, credits: 100)
         XCTAssertNil(PurchaseLifecycle.pendingStep(state))

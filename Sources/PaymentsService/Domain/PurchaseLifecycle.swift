@@ -81,6 +81,18 @@ enum PurchaseLifecycle {
         return .write
     }
 
+    /// Whether a submission's claim is the one that made the row claimed: a
+    /// new row, or one Apple's word recorded unclaimed (without an owner, or
+    /// a starter pack whose owner its appAccountToken names but whose grant
+    /// waits for the app's email identity). Its credits are then that
+    /// submission's answer (`granted`), whichever runner applied the grant;
+    /// a submission that found the row claimed is a resubmission
+    /// (`already_granted`). `before` is the row's state before the claim
+    /// (nil: there was no row).
+    static func claimMadeBySubmission(before: PurchaseState?) -> Bool {
+        before.map { !$0.claimed } ?? true
+    }
+
     /// A transaction known so far only from Apple's words got an owner and
     /// a value (the app's verify, or an appAccountToken this service issued
     /// in Apple's word): it may now be owed a grant.

@@ -104,10 +104,9 @@ final class PaymentProcessor: Sendable {
             FaultInjection.hit("payments.after_step1")
         }
         let run = try await settle(word.after, leased: word.before == nil, requestId: requestId)
-        // This submission made the claim (a new row, or one Apple's
-        // notification recorded without an owner): its credits are this
-        // submission's, whichever runner (inline or the worker) applied them.
-        let claimedHere = word.before?.userId == nil
+        // This submission made the claim: its credits are this submission's,
+        // whichever runner (inline or the worker) applied them.
+        let claimedHere = PurchaseLifecycle.claimMadeBySubmission(before: word.before?.state)
         return try await answer(run, claimedHere: claimedHere, log: log, requestId: requestId)
     }
 

@@ -117,6 +117,44 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
         try await cluster.assertPointsInvariants(users: [user])
     }
 
+    /// The app's verify brings what a waiting starter pack's grant needs, so
+    /// its answer is `granted` with the credits even when another runner
+    /// applies the grant: here the worker, once a lease another instance
+    /// holds on the row (set by a trigger at the moment the verify makes the
+    /// grant owed) has passed.
+    func testTheVerifyThatClaimsAWaitingStarterPackIsGrantedWhoeverRunsTheGrant() async throws {
+        let cluster = try await cluster()
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let transactionId = PaymentsCluster.randomTransactionId()
+        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "new_user_pack", appAccountToken: token,
+                                                                              environment: "Production"))
+        XCTAssertEqual(answer.outcome, "received_starter_pack_needs_app")
+        let trigger = "lease_elsewhere_\(transactionId)"
+        try await cluster.paymentsDatabase.withConnection { connection in
+            _ = try await connection.query("""
+                create or replace function test_lease_elsewhere() returns trigger language plpgsql as $$
+                begin new.next_attempt_at := now() + interval '400 milliseconds'; return new; end $$
+                """)
+            _ = try await connection.query("""
+                create trigger \(trigger) before update on apple_iap_transactions for each row
+                when (new.transaction_id = '\(transactionId)' and old.pending_action is null and new.pending_action is not null)
+                execute function test_lease_elsewhere()
+                """)
+        }
+        let signed = try cluster.signedTransaction(transactionId, productCode: "new_user_pack", appAccountToken: token, environment: "Production")
+        let verify = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: PaymentsCluster.randomEmailHash(),
+                                                                         productCode: "new_user_pack", transactionId: transactionId,
+                                                                         signed: signed, appAccountToken: token))
+        try await cluster.paymentsDatabase.withConnection { _ = try await $0.query("drop trigger \(trigger) on apple_iap_transactions") }
+        XCTAssertEqual(verify.outcome, .granted)
+        XCTAssertEqual(verify.creditsAdded, 60)
+        let lines = cluster.paymentsLogs.split(separator: "\n").filter { $0.contains(transactionId) }
+        XCTAssertTrue(lines.contains { $0.contains("transaction granted by another runner") }, "the worker ran the grant")
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "new_user_pack")
+        try await cluster.assertPointsInvariants(users: [user])
+    }
+
     func testOneTimeChargeOfAProductTheCatalogLacksIsReceivedAndAlerted() async throws {
         let cluster = try await cluster()
         let user = UUID()
