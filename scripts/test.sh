@@ -10,8 +10,18 @@ scripts/install-deps.sh
 scripts/generate-protos.sh --check
 eval "$(scripts/pg.sh start | sed 's/^/export /')"
 
+# Everything the build and the tests write to the temporary directory (the
+# services' logs, scratch keys and certificates, the compiler's scratch
+# folders, pytest's tmp_path) goes to one folder of this run: removed when
+# the suite passes, kept (and named) when it fails. The cluster's socket is
+# in .data, not here.
+run_tmp="$(mktemp -d /tmp/iap-tests.XXXXXX)"
+export TMPDIR="$run_tmp"
+keep_run_tmp() { echo "this run's temporary files: $run_tmp" >&2; }
+
 if ! swift build --build-tests > .data/swift-build.log 2>&1; then
   grep -E "error:" .data/swift-build.log | head -40 >&2 || tail -40 .data/swift-build.log >&2
+  keep_run_tmp
   echo "build failed" >&2
   exit 1
 fi
@@ -23,6 +33,7 @@ if ! env -u PG_PORT -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_
     > .data/swift-pure-test.log 2>&1; then
   grep -E "error:" .data/swift-pure-test.log | head -20 >&2
   echo "a pure test target needs PostgreSQL (see .data/swift-pure-test.log): move the test to its …IntegrationTests target" >&2
+  keep_run_tmp
   exit 1
 fi
 
@@ -49,8 +60,10 @@ py_status=0
 py_count=$(grep -oE "^[0-9]+ passed" .data/pytest.log | tail -1 | grep -oE "[0-9]+" || echo 0)
 
 if [[ $swift_status -ne 0 || $py_status -ne 0 ]]; then
+  keep_run_tmp
   echo "tests failed (swift: $swift_status, interop: $py_status)" >&2
   exit 1
 fi
+rm -rf "$run_tmp"
 swift_count=$(echo "$summary" | grep -oE "Executed [0-9]+" | grep -oE "[0-9]+")
 echo "$((swift_count + py_count)) passed, 0 failed"
