@@ -22,6 +22,18 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
 
     private func cluster() async throws -> PaymentsCluster { try await Self.shared.cluster() }
 
+    /// A starter pack Apple's ONE_TIME_CHARGE reported with a new user's
+    /// appAccountToken: recorded, its grant waiting for the app's verify.
+    private func waitingStarterPack(in cluster: PaymentsCluster) async throws -> (user: UUID, token: String, transactionId: String) {
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let transactionId = PaymentsCluster.randomTransactionId()
+        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "new_user_pack", appAccountToken: token,
+                                                                              environment: "Production"))
+        XCTAssertEqual(answer.outcome, "received_starter_pack_needs_app")
+        return (user, token, transactionId)
+    }
+
     func testOneTimeChargeWithTheUsersTokenCreditsOnceAndTheAppsVerifyIsAlreadyGranted() async throws {
         let cluster = try await cluster()
         let user = UUID()
@@ -95,12 +107,7 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
 
     func testStarterPackWaitsForTheAppsVerifyAndItsEmailIdentity() async throws {
         let cluster = try await cluster()
-        let user = UUID()
-        let token = try await cluster.accountToken(user)
-        let transactionId = PaymentsCluster.randomTransactionId()
-        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "new_user_pack", appAccountToken: token,
-                                                                              environment: "Production"))
-        XCTAssertEqual(answer.outcome, "received_starter_pack_needs_app")
+        let (user, token, transactionId) = try await waitingStarterPack(in: cluster)
         let row = try await cluster.row(transactionId)
         XCTAssertEqual(row?.status, "received")
         XCTAssertEqual(row?.userId, user.uuidString.lowercased(), "the owner is known through the token")
@@ -124,12 +131,7 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
     /// grant owed) has passed.
     func testTheVerifyThatClaimsAWaitingStarterPackIsGrantedWhoeverRunsTheGrant() async throws {
         let cluster = try await cluster()
-        let user = UUID()
-        let token = try await cluster.accountToken(user)
-        let transactionId = PaymentsCluster.randomTransactionId()
-        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "new_user_pack", appAccountToken: token,
-                                                                              environment: "Production"))
-        XCTAssertEqual(answer.outcome, "received_starter_pack_needs_app")
+        let (user, token, transactionId) = try await waitingStarterPack(in: cluster)
         let trigger = "lease_elsewhere_\(transactionId)"
         try await cluster.paymentsDatabase.withConnection { connection in
             _ = try await connection.query("""
