@@ -22,16 +22,23 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
 
     private func cluster() async throws -> PaymentsCluster { try await Self.shared.cluster() }
 
-    /// A starter pack Apple's ONE_TIME_CHARGE reported with a new user's
-    /// appAccountToken: recorded, its grant waiting for the app's verify.
-    private func waitingStarterPack(in cluster: PaymentsCluster) async throws -> (user: UUID, token: String, transactionId: String) {
+    /// A Production ONE_TIME_CHARGE of `productCode` that Apple reported
+    /// with a new user's appAccountToken, and the notification's outcome.
+    private func tokenedOneTimeCharge(_ productCode: String, in cluster: PaymentsCluster)
+        async throws -> (user: UUID, token: String, transactionId: String, outcome: String) {
         let user = UUID()
         let token = try await cluster.accountToken(user)
         let transactionId = PaymentsCluster.randomTransactionId()
-        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "new_user_pack", appAccountToken: token,
+        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: productCode, appAccountToken: token,
                                                                               environment: "Production"))
-        XCTAssertEqual(answer.outcome, "received_starter_pack_needs_app")
-        return (user, token, transactionId)
+        return (user, token, transactionId, answer.outcome)
+    }
+
+    /// A starter pack so reported: recorded, its grant waiting for the app's verify.
+    private func waitingStarterPack(in cluster: PaymentsCluster) async throws -> (user: UUID, token: String, transactionId: String) {
+        let charge = try await tokenedOneTimeCharge("new_user_pack", in: cluster)
+        XCTAssertEqual(charge.outcome, "received_starter_pack_needs_app")
+        return (charge.user, charge.token, charge.transactionId)
     }
 
     func testOneTimeChargeWithTheUsersTokenCreditsOnceAndTheAppsVerifyIsAlreadyGranted() async throws {
@@ -159,12 +166,8 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
 
     func testOneTimeChargeOfAProductTheCatalogLacksIsReceivedAndAlerted() async throws {
         let cluster = try await cluster()
-        let user = UUID()
-        let token = try await cluster.accountToken(user)
-        let transactionId = PaymentsCluster.randomTransactionId()
-        let answer = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "gold_pack", appAccountToken: token,
-                                                                              environment: "Production"))
-        XCTAssertEqual(answer.outcome, "received_product_not_in_catalog")
+        let (user, _, transactionId, outcome) = try await tokenedOneTimeCharge("gold_pack", in: cluster)
+        XCTAssertEqual(outcome, "received_product_not_in_catalog")
         let row = try await cluster.row(transactionId)
         XCTAssertEqual(row?.status, "received")
         XCTAssertEqual(row?.userId, user.uuidString.lowercased())
@@ -197,11 +200,7 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
 
     func testRefundAfterOneTimeChargeClawsBackOnce() async throws {
         let cluster = try await cluster()
-        let user = UUID()
-        let token = try await cluster.accountToken(user)
-        let transactionId = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "popular_pack", appAccountToken: token,
-                                                                     environment: "Production"))
+        let (user, token, transactionId, _) = try await tokenedOneTimeCharge("popular_pack", in: cluster)
         let granted = try await cluster.waitSettled(transactionId, status: "granted")
         XCTAssertTrue(granted)
         let refund = try cluster.signedNotification("REFUND", signedTransactionInfo: try cluster.signedTransaction(
