@@ -1,4 +1,5 @@
 import Foundation
+import ServiceKit
 import ServiceKitDatabase
 import TestSupport
 import XCTest
@@ -22,6 +23,17 @@ final class TimeOrderedUUIDTests: XCTestCase {
         XCTAssertEqual(ids, ids.sorted())
         let sameMillisecond = (0..<1000).map { _ in TimeOrderedUUID.make(milliseconds: base) }
         XCTAssertEqual(Set(sameMillisecond).count, 1000, "74 random bits tell ids of one millisecond apart")
+    }
+
+    /// The random bits come from the buffer given: ids of one millisecond
+    /// made across its refills differ, and carry its words after the time.
+    func testTheRandomBitsComeFromTheBufferGiven() {
+        let buffer = RandomWordBuffer(capacity: 3)
+        let ids = (0..<500).map { _ in TimeOrderedUUID.make(milliseconds: 42, random: buffer) }
+        XCTAssertEqual(Set(ids).count, 500)
+        for id in ids {
+            XCTAssertEqual(VersionSevenUUID.milliseconds(id.uuidString), 42, id.uuidString)
+        }
     }
 
     func testTheDefaultIsNow() {

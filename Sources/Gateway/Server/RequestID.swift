@@ -1,4 +1,5 @@
 import HTTPServer
+import ServiceKit
 
 /// The id that ties one request's log lines, backend calls (gRPC metadata
 /// `x-request-id`) and response (`X-Request-Id`) together. A client's id is

@@ -4,14 +4,15 @@ import Glibc
 import Synchronization
 
 /// 64-bit words from the kernel's random generator (/dev/urandom), fetched
-/// `capacity` at a time: request ids need fresh randomness for every
-/// request, and a getrandom(2) per word, as the standard library's
-/// generator makes, was a measured share of the gateway's work per request
-/// (docs/PERFORMANCE.md, "Session 10"). The device stays open for the
-/// process's life: one read(2) per refill, not an open, a read and a close.
-final class RandomWordBuffer: Sendable {
+/// `capacity` at a time: request ids and new row ids need fresh randomness
+/// for every request, and a getrandom(2) per word, as the standard
+/// library's generator makes, was a measured share of the gateway's work
+/// per request (docs/PERFORMANCE.md, "Session 10"); Foundation's `UUID()`
+/// opens, reads and closes /dev/urandom each time ("Session 15"). The
+/// device stays open for the process's life: one read(2) per refill.
+public final class RandomWordBuffer: Sendable {
     /// The process's buffer.
-    static let shared = RandomWordBuffer()
+    public static let shared = RandomWordBuffer()
 
     private struct Words {
         var words: [UInt64]
@@ -22,7 +23,7 @@ final class RandomWordBuffer: Sendable {
 
     private let state: Mutex<Words>
 
-    init(capacity: Int = 256) {
+    public init(capacity: Int = 256) {
         precondition(capacity > 0)
         state = Mutex(Words(words: Array(repeating: 0, count: capacity), next: capacity))
     }
@@ -34,7 +35,7 @@ final class RandomWordBuffer: Sendable {
     }
 
     /// The next unused word; each word is handed out once.
-    func next() -> UInt64 {
+    public func next() -> UInt64 {
         state.withLock { buffer in
             if buffer.next == buffer.words.count {
                 if buffer.device < 0 { buffer.device = open("/dev/urandom", O_RDONLY | O_CLOEXEC) }
