@@ -28,9 +28,7 @@ final class RequestIDTests: XCTestCase {
         XCTAssertTrue(generated.allSatisfy { $0.isHexDigit && !$0.isUppercase })
         XCTAssertNotEqual(RequestID.generate(), RequestID.generate())
     }
-}
 
-final class RequestIDFromBufferTests: XCTestCase {
     func testIdsFromOneBufferAreHexAndDistinct() {
         let buffer = RandomWordBuffer(capacity: 3)
         let ids = (0..<100).map { _ in RequestID.generate(from: buffer) }
