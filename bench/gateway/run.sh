@@ -335,6 +335,23 @@ ledger_rows() {
 # wrk_requests NAME: the completed requests wrk counted.
 wrk_requests() { sed -n 's/^\s*\([0-9]*\) requests in .*/\1/p' "$work/$1.wrk"; }
 
+# stall_watch_start NAME / stall_watch_end NAME: bench/disk/stall-watch.py over
+# the phase (it reads /proc/diskstats, no I/O of its own): the disk's stalls
+# that a commit's fsync waited out, so a report says whether a verify p99 over
+# 50 ms was the disk's (PERFORMANCE.md, "Session 16").
+stall_watch_start() {
+  timeout $((seconds + 30)) python3 "$root/bench/disk/stall-watch.py" $((seconds + 1)) "${IAP_DATA_DIR:-$root/.data}" \
+    > "$work/$1.stalls" 2> "$work/$1.stalls.log" &
+  echo $! > "$work/$1.stalls.pid"
+}
+stall_watch_end() {
+  local pid
+  pid="$(cat "$work/$1.stalls.pid")"
+  kill "$pid" 2>/dev/null || true
+  # Called in $(...), a subshell that cannot wait for it: poll until it is gone.
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  cat "$work/$1.stalls"
+}
 # perf_start PHASE / perf_stop (GATEWAY_BENCH_PERF): system-wide (PostgreSQL
 # forks backends while the pools grow) into DIR/PHASE.data; the processes'
 # pids in DIR/PHASE.pids, to split with perf report --pid or perf script.
@@ -414,16 +431,18 @@ perf_stop
 save_metrics balance
 echo "pgbench -S after the balance phase: ${seconds}s, $connections clients" >&2
 pgbench_select_after="$(pgbench_tps select-after -S)"
-verify_rows=0 verify_cost="" saga_commits="" saga_line=""
+verify_rows=0 verify_cost="" saga_commits="" saga_line="" verify_stalls="" purchase_stalls=""
 if [[ "$phases" == all ]]; then
 echo "verify: ${seconds}s, $connections connections, $((transactions - 1)) fresh transactions" >&2
 perf_start verify
+stall_watch_start verify
 verify_rows_before="$(ledger_rows)"
 verify_before="$(sample)"
 saga_commits_before="$(saga_commit_totals)"
 GATEWAY_BENCH_BODIES="$work/load-bodies.jsonl" GATEWAY_BENCH_TOKENS="$work/tokens" GATEWAY_BENCH_THREADS=1 \
   wrk_run verify -s "$root/bench/gateway/verify.lua" "$base/api/v1/payments/apple/transactions/verify"
 verify_after="$(sample)"
+verify_stalls="$(stall_watch_end verify)"
 saga_commits="$(saga_per_commit "$saga_commits_before" "$(saga_commit_totals)")"
 verify_rows=$(($(ledger_rows) - verify_rows_before))
 verify_cost="$(per_request "$verify_before" "$verify_after" "$verify_rows")"
@@ -489,7 +508,9 @@ pgbench_select="$(awk -v a="$pgbench_select_before" -v b="$pgbench_select_after"
 pgbench_purchase=0 pgbench_purchase_latency=""
 outcomes="" first_other=""
 if [[ "$phases" == all ]]; then
+  stall_watch_start purchase
   pgbench_purchase="$(pgbench_tps purchase -f purchase.sql -l --log-prefix=purchase-latency)"
+  purchase_stalls="$(stall_watch_end purchase)"
   pgbench_purchase_latency="$(latency_percentiles "$work"/purchase-latency.*)"
   outcomes="$(grep '^verify_outcomes' "$work/verify.wrk" || true)"
   first_other="$(grep '^verify_first_other' "$work/verify.wrk" || true)"
@@ -510,6 +531,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
     read -r rps p50 p99 non2xx errors <<< "$(summary verify)"
     printf '%-8s %12s %10s %10s %8s %s\n' verify "$rps" "$p50" "$p99" "$non2xx" "$errors"
     echo "verify answers: ${outcomes#verify_outcomes }; purchase ledger rows in PointsService: $credited"
+    echo "  (the disk during the verify phase: ${verify_stalls:-not watched})"
   fi
   printf '%-34s %12s\n' reference "per second"
   printf '%-34s %12s\n' "pgbench -S -M prepared (select)" "$pgbench_select"
@@ -521,6 +543,7 @@ report="$out_dir/gateway-$(date -u +%Y%m%dT%H%M%SZ).txt"
     # time, so the same stalls are a smaller share of them (PERFORMANCE.md,
     # "Session 15"). A verify p99 over 50 ms beside a maximum as high is the disk's.
     echo "  (its latency, each transaction from pgbench's log: $pgbench_purchase_latency)"
+    echo "  (the disk during it: ${purchase_stalls:-not watched})"
   fi
   read -r balance_rps _ <<< "$(summary balance)"
   awk -v b="$balance_rps" -v p="$pgbench_select" 'BEGIN { printf "balance / pgbench -S = %.2f (goal >= 0.50)\n", (p > 0 ? b / p : 0) }'
