@@ -44,9 +44,11 @@ mkdir -p "$out"
 report="$out/gateway-ab-$(date -u +%Y%m%dT%H%M%SZ).txt"
 lines=()
 # summary SIDE LOG: "side verify/s p99 cpu gateway payments points postgres reused load step1 step3
-# balance/s ratio gateway-ms call-us" (step1/step3: purchases per statement of the saga's steps 1 and 3,
-# "-" when the services do not batch them; the last four: the balance phase's rate, its ratio to
-# `pgbench -S`, the gateway's CPU per balance request and a GetBalances call's mean as the gateway saw it).
+# balance/s ratio gateway-ms call-us stalls" (step1/step3: purchases per statement of the saga's steps 1 and 3,
+# "-" when the services do not batch them; then four of the balance phase: its rate, its ratio to
+# `pgbench -S`, the gateway's CPU per balance request and a GetBalances call's mean as the gateway saw it;
+# last, the disk's stalls during the verify phase, over 20 ms / over 50 ms: a p99 over 50 ms beside
+# stalls is the disk's).
 # With GATEWAY_BENCH_PHASES=balance (passed on to run.sh) the verify columns are 0.
 summary() {
   local side="$1" log="$2"
@@ -64,13 +66,14 @@ summary() {
     /^balance \/ pgbench -S = / { bratio = $6 }
     /^per balance request:/ { for (i = 1; i <= NF; i++) if ($i == "gateway") bgw = $(i + 1) }
     /^coalesced balance reads:/ { for (i = 1; i <= NF; i++) if ($i == "took") call = $(i + 1) }
-    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9.0f %5s %7s %7s\n", side, rate, (p99 == "" ? "-" : p99), (total == "" ? 0 : total),
+    /the disk during the verify phase: disk / { for (i = 1; i <= NF; i++) { if ($i == "stalls") s20 = $(i - 1); if ($i == "over" && $(i + 1) == "50") s50 = $(i - 1) } }
+    END { printf "%-6s %9.0f %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9.0f %5s %7s %7s %7s\n", side, rate, (p99 == "" ? "-" : p99), (total == "" ? 0 : total),
                  (gw == "" ? 0 : gw), (pay == "" ? 0 : pay), (pts == "" ? 0 : pts), (pg == "" ? 0 : pg), reused + 0, load,
                  (step1 == "" ? "-" : step1), (step3 == "" ? "-" : step3), brate, (bratio == "" ? "-" : bratio),
-                 (bgw == "" ? "-" : bgw), (call == "" ? "-" : call) }
+                 (bgw == "" ? "-" : bgw), (call == "" ? "-" : call), (s20 == "" ? "-" : s20 "/" s50) }
   ' "$log"
 }
-header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9s %5s %7s %7s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load step1 step3 balance/s ratio bgw_ms call_us)"
+header="$(printf '%-6s %9s %9s %7s %7s %7s %7s %7s %6s %5s %5s %5s %9s %5s %7s %7s %7s' side verify/s p99 cpu_ms gateway payment points pg_ms reused load step1 step3 balance/s ratio bgw_ms call_us stalls)"
 echo "A/B before=${commit:0:12} after=working tree ($(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes')), $rounds rounds, run.sh $seconds $connections $transactions" | tee "$report"
 for round in $(seq 1 "$rounds"); do
   for side in before after; do
