@@ -39,24 +39,27 @@ let package = Package(
         // gRPC's protocol without I/O: status, metadata, errors, framing, routing.
         .target(name: "RPCCore"),
         // The transport: event loop, sockets, HTTP/2 on nghttp2, TLS, client, server.
-        .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL"]),
-        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEventIO", "UUIDText"]),
+        .target(name: "RPCRuntime", dependencies: ["RPCCore", "CEventIO", "CNGHTTP2", "COpenSSL", "Locking"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "CEventIO", "UUIDText", "Locking"]),
         .target(name: "StrictJSON"),
         // UUIDs as 36-byte text, read and written without sscanf/sprintf.
         .target(name: "UUIDText"),
         // The field rules all three services share (ids, codes, the email identity).
         .target(name: "FieldRules", dependencies: ["UUIDText"]),
+        // The lock every module uses: the standard library's Mutex, or one ThreadSanitizer sees
+        // when built with -DTSAN_VISIBLE_LOCKS (scripts/thread-check.sh).
+        .target(name: "Locking"),
         // Prometheus metrics: families, the text exposition, /proc, the IAP names (no C).
-        .target(name: "Metrics"),
+        .target(name: "Metrics", dependencies: ["Locking"]),
         // JSON-line logging every library can use (lines written by StrictJSON's writer).
-        .target(name: "Logging", dependencies: ["StrictJSON", "UTCTime"]),
+        .target(name: "Logging", dependencies: ["StrictJSON", "UTCTime", "Locking"]),
         // RFC 3339 and HTTP-date timestamps, written and read (no C, no Foundation formatter).
         .target(name: "UTCTime"),
         // The one home of SHA-256, HMAC, ES256, strict base64 and PEM (docs/ARCHITECTURE.md).
         .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "CryptoPrimitives", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
-        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON", "UTCTime"]),
+        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON", "UTCTime", "Locking"]),
         // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER) in Swift; base64 from CryptoPrimitives.
         .target(name: "AppReceipt", dependencies: ["CryptoPrimitives", "UTCTime"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
@@ -67,14 +70,14 @@ let package = Package(
         .executableTarget(name: "FaultBench", dependencies: ["AppStoreVerification", "RPCCore", "RPCRuntime", "Contracts", "IAPCreditsClient"], path: "bench/fault/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging"]),
+        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging", "Locking"]),
         // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
-        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging"]),
+        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging", "Locking"]),
         // grpc.health.v1 answered from ServiceKit's HealthMonitor.
         .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
         // the gateway's public listener and every process's admin listener.
-        .target(name: "HTTPServer", dependencies: ["RPCCore", "RPCRuntime", "UTCTime"]),
+        .target(name: "HTTPServer", dependencies: ["RPCCore", "RPCRuntime", "UTCTime", "Locking"]),
         // GET /metrics, /livez and /readyz of every process, on HTTPServer.
         .target(name: "AdminServer", dependencies: ["HTTPServer", "Metrics", "RPCRuntime"]),
 
@@ -85,11 +88,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime", "UUIDText"]
+            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime", "UUIDText", "Locking"]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging", "UTCTime"]
+            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging", "UTCTime", "Locking"]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives", "StrictJSON"]),

@@ -1,6 +1,6 @@
+import Locking
 import RPCCore
 import RPCRuntime
-import Synchronization
 
 /// One TCP port serving HTTP/1.1
 /// (keep-alive, pipelining, chunked bodies, slow-loris and idle timeouts)

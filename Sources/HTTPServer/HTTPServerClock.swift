@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Locking
 import UTCTime
 
 /// The two clocks the I/O edge hands to the pure layers: a monotonic one

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Keeps lines in memory (for tests).
 public final class MemorySink: LogSink {

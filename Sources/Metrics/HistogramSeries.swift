@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// One label set of a histogram: how many observations fell at or below
 /// each upper bound, their sum and their count. Counts are kept per bucket

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Owns a process's metric families and renders them in the Prometheus
 /// text exposition format 0.0.4. Families are registered once at start-up

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// A bounded pool of PostgreSQL connections: at most `connectionsMax` open,
 /// at most `waitersMax` callers queued (FIFO), each waiting at most

@@ -7,10 +7,12 @@
 public protocol PostgresSocketEvents: Sendable {
     /// Arms `fd` for one readiness event (readable and hang-up, plus
     /// writable when `writable`); `waiter.socketBecameReady` runs once, on
-    /// the implementation's thread. `isRegistered` is the connection's memory
-    /// of whether `fd` is already watched. On failure nothing stays armed and
-    /// the caller fails its statement.
-    func arm(fd: Int32, writable: Bool, isRegistered: inout Bool, waiter: PostgresSocketWaiter) throws(PostgresError)
+    /// the implementation's thread. `alreadyRegistered` is the connection's
+    /// memory of whether `fd` is already watched; the connection records that
+    /// it is before it calls, since the event (and a re-arming from it) may run
+    /// on the other thread before this returns. On failure nothing stays
+    /// armed and the caller fails its statement.
+    func arm(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: PostgresSocketWaiter) throws(PostgresError)
 
     /// Stops watching `fd` before its connection closes it (never while armed).
     func forget(fd: Int32)

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The serving status of one service as its health check reports it: it
 /// follows the service's dependencies (e.g. its database), refreshed by a

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Locking
 
 /// 64-bit words from the kernel's random generator (/dev/urandom), fetched
 /// `capacity` at a time: request ids and new row ids need fresh randomness

@@ -1,7 +1,7 @@
 import CSignalPipe
 import Foundation
 import Glibc
-import Synchronization
+import Locking
 
 /// SIGTERM/SIGINT as an awaitable event, so a service shuts down gracefully
 /// (stop accepting, let in-flight calls finish, close pools). Install it

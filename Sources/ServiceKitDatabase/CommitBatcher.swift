@@ -1,7 +1,7 @@
 import Foundation
+import Locking
 import PostgresClient
 import ServiceKit
-import Synchronization
 
 /// Commits concurrent writes together (group commit): under load, the
 /// writes that arrive while earlier batches run are carried by one

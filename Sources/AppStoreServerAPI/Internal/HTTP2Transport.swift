@@ -1,5 +1,5 @@
+import Locking
 import RPCRuntime
-import Synchronization
 
 /// The I/O half of the client: its own epoll event loop thread (RPCRuntime's
 /// `EventLoop`) driving one `HostConnection` per environment. Async callers

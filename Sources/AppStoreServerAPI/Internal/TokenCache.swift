@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Hands out the JWT for the next request: a fresh one, or the last one
 /// while it is younger than `reuseSeconds` (then it still has at least

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Bearer tokens that already passed `JWTVerifier`, keyed by their exact
 /// text, so an app reusing its access token (the common case: one token

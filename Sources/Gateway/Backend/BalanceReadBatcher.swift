@@ -1,8 +1,8 @@
 import Contracts
+import Locking
 import RPCCore
 import RPCRuntime
 import ServiceKit
-import Synchronization
 
 /// Coalesces concurrent `GET /api/v1/points/balance` requests: the reads
 /// that arrive while earlier calls run share one

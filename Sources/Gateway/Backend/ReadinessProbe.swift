@@ -1,7 +1,7 @@
 import Contracts
+import Locking
 import Metrics
 import RPCRuntime
-import Synchronization
 
 /// Whether both services answer `grpc.health.v1.Health/Check` with
 /// SERVING, as last seen by a background probe, so GET /readyz costs no

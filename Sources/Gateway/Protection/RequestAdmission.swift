@@ -1,4 +1,5 @@
 import HTTPServer
+import Locking
 import Metrics
 import Synchronization
 
@@ -25,7 +26,7 @@ public final class RequestAdmission: Sendable {
 
     public let limits: AdmissionLimits
     private let inFlight = Atomic<Int>(0)
-    private let notificationBuckets: Mutex<TokenBucketTable>
+    private let notificationBuckets: Locking.Mutex<TokenBucketTable>
     private let monotonicMilliseconds: @Sendable () -> Int64
 
     public init(limits: AdmissionLimits, monotonicMilliseconds: @escaping @Sendable () -> Int64 = HTTPServerClock.monotonicMilliseconds) {

@@ -1,9 +1,9 @@
 import HTTPServer
+import Locking
 import Logging
 import Metrics
 import RPCRuntime
 import ServiceKit
-import Synchronization
 
 /// The whole gateway process in one object: backend clients, the readiness
 /// probe running in the background, the request pipeline and the server.

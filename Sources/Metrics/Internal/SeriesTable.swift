@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// One family's series by label values, bounded: at most `seriesMax` label
 /// sets are admitted; past that, and for a value longer than

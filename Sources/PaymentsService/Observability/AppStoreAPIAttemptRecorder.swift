@@ -1,6 +1,6 @@
 import AppStoreServerAPI
+import Locking
 import Metrics
-import Synchronization
 
 /// Turns the App Store Server API client's events into
 /// `iap_app_store_api_requests_total{endpoint,environment,outcome}` and the

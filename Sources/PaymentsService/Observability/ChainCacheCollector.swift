@@ -1,6 +1,6 @@
 import AppStoreVerification
+import Locking
 import Metrics
-import Synchronization
 
 /// Copies the verifier's chain-cache lookup totals into
 /// `iap_jws_chain_cache_lookups_total{result}` at each scrape (the verifier

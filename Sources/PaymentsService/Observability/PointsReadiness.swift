@@ -1,8 +1,8 @@
 import AdminServer
 import Contracts
+import Locking
 import Metrics
 import RPCRuntime
-import Synchronization
 
 /// Whether PointsService answers its gRPC health check with SERVING, asked
 /// once a second in the background so /readyz costs no round trip: a

@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import Synchronization
+import Locking
 
 /// The package catalog as PointsService (its owner) serves it, cached so a
 /// verify needs no extra call; refreshed when older than `maximumAge`. A

@@ -209,9 +209,15 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// Waits (once more) for the socket; resumes `pending` with an error if it cannot.
     private func arm(_ pending: PendingRoundTrip, handle: OpaquePointer) {
+        let alreadyRegistered = isRegisteredWithReactor
+        // Recorded before arming: once armed, the answer and a re-arming may
+        // run on the reactor's thread before `arm` returns. A failed arming
+        // armed nothing, so no other thread can be here to race the undo.
+        isRegisteredWithReactor = true
         do {
-            try reactor.arm(fd: PQsocket(handle), writable: pending.flushPending, isRegistered: &isRegisteredWithReactor, waiter: pending)
+            try reactor.arm(fd: PQsocket(handle), writable: pending.flushPending, alreadyRegistered: alreadyRegistered, waiter: pending)
         } catch {
+            isRegisteredWithReactor = alreadyRegistered
             pending.finish(.failure(error))
         }
     }

@@ -32,18 +32,18 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
     /// Arms `fd` for one readiness event (readable, plus writable when
     /// `writable`); `waiter` is retained until that event is delivered. On
     /// failure nothing stays retained and the caller must fail its query.
-    func arm(fd: Int32, writable: Bool, isRegistered: inout Bool, waiter: PostgresSocketWaiter) throws(PostgresError) {
+    func arm(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: PostgresSocketWaiter) throws(PostgresError) {
         let token = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
         let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, token)
+        waiter.handOver()
         // A descriptor is added once and modified afterwards; libpq may have
         // closed and reopened it in between (the kernel drops a closed one).
-        guard CEventIO_epoll_arm(epollFD, fd, &event, isRegistered ? 1 : 0) == 0 else {
+        guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).release()
             throw PostgresError(code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(code)", isConnectionLoss: true)
         }
-        isRegistered = true
     }
 
     /// Removes `fd` before its owner closes it (an armed descriptor is never removed: its query holds the connection).
@@ -65,6 +65,7 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
                 let token = CEventIO_epoll_event_token(&events[index])
                 let ready = CEventIO_epoll_event_events(&events[index])
                 let waiter = Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).takeRetainedValue()
+                waiter.takeOver()
                 waiter.socketBecameReady(ready)
             }
         }

@@ -1,5 +1,5 @@
+import Locking
 import RPCCore
-import Synchronization
 
 /// A gRPC client for unary calls. Keeps one multiplexed HTTP/2 connection per
 /// target, spreads calls round-robin over targets (skipping ones in

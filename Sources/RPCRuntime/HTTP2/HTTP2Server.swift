@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Locking
 import RPCCore
-import Synchronization
 
 /// An h2c (prior knowledge) or TLS+ALPN "h2" HTTP/2 server on one event loop.
 /// Generic over what it serves: each new stream gets a delegate from

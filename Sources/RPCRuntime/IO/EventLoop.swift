@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Locking
 import Synchronization
 import CEventIO
 
@@ -210,22 +211,24 @@ public final class EventLoop: @unchecked Sendable {
     /// Watches `fd` (never `register`ed with this loop) for one readiness
     /// event: readable (and hang-up), plus writable when asked. From any
     /// thread; `waiter` is retained until the event, and its
-    /// `descriptorBecameReady` runs once on the loop. `isRegistered`
-    /// remembers whether `fd` is already in the loop's epoll set (added
-    /// once, modified afterwards, re-added if the descriptor was closed and
-    /// reused). On failure nothing stays retained. The descriptor's owner
+    /// `descriptorBecameReady` runs once on the loop. `alreadyRegistered`
+    /// says whether `fd` is already in the loop's epoll set (added once,
+    /// modified afterwards, re-added if the descriptor was closed and
+    /// reused); the caller keeps that memory, and records the registration
+    /// before it calls, since the event may run on the loop before this
+    /// returns. On failure nothing stays retained. The descriptor's owner
     /// calls `disarm` before closing it, and does not stop the loop while a
     /// wait is armed (its waiter would never run).
-    public func armOnce(fd: Int32, writable: Bool, isRegistered: inout Bool, waiter: OneShotWaiter) throws(SystemError) {
+    public func armOnce(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: OneShotWaiter) throws(SystemError) {
         let pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
         let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, pointer | Self.oneShotTag)
-        guard CEventIO_epoll_arm(epollFD, fd, &event, isRegistered ? 1 : 0) == 0 else {
+        waiter.handOver()
+        guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(pointer))!).release()
             throw SystemError(call: "epoll_ctl", errorNumber: code)
         }
-        isRegistered = true
     }
 
     /// Removes a descriptor armed with `armOnce` from the epoll set, before
@@ -331,6 +334,7 @@ public final class EventLoop: @unchecked Sendable {
                     // Armed by `armOnce`: delivered exactly once, then released.
                     let waiter = Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token & ~Self.oneShotTag))!)
                         .takeRetainedValue()
+                    waiter.takeOver()
                     waiter.descriptorBecameReady(CEventIO_epoll_event_events(&events[index]))
                     continue
                 }

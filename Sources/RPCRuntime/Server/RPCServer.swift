@@ -1,5 +1,5 @@
+import Locking
 import RPCCore
-import Synchronization
 
 /// A gRPC server for unary calls: an `HTTP2Server` whose streams are handled
 /// by the `Router`'s handlers.

@@ -26,9 +26,7 @@ final class EventLoopOneShotTests: XCTestCase {
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
         defer { close(fds[0]); close(fds[1]) }
         let waiter = CountingWaiter(loop: loop)
-        var isRegistered = false
-        try loop.armOnce(fd: fds[0], writable: false, isRegistered: &isRegistered, waiter: waiter)
-        XCTAssertTrue(isRegistered)
+        try loop.armOnce(fd: fds[0], writable: false, alreadyRegistered: false, waiter: waiter)
         var byte: UInt8 = 1
         XCTAssertEqual(write(fds[1], &byte, 1), 1)
         try await waitUntil { waiter.calls.withLock { $0.count } == 1 }
@@ -36,7 +34,7 @@ final class EventLoopOneShotTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(30))
         XCTAssertEqual(waiter.calls.withLock { $0 }, [true])
         // Armed again (an existing entry, modified): the pending byte fires it at once.
-        try loop.armOnce(fd: fds[0], writable: false, isRegistered: &isRegistered, waiter: waiter)
+        try loop.armOnce(fd: fds[0], writable: false, alreadyRegistered: true, waiter: waiter)
         try await waitUntil { waiter.calls.withLock { $0.count } == 2 }
         XCTAssertEqual(waiter.calls.withLock { $0 }, [true, true])
         loop.disarm(fd: fds[0])
@@ -49,9 +47,7 @@ final class EventLoopOneShotTests: XCTestCase {
         do {
             let waiter = CountingWaiter(loop: loop)
             released = waiter
-            var isRegistered = false
-            XCTAssertThrowsError(try loop.armOnce(fd: -1, writable: false, isRegistered: &isRegistered, waiter: waiter))
-            XCTAssertFalse(isRegistered)
+            XCTAssertThrowsError(try loop.armOnce(fd: -1, writable: false, alreadyRegistered: false, waiter: waiter))
         }
         XCTAssertNil(released, "the loop kept no reference to the waiter")
         await loop.shutdown()

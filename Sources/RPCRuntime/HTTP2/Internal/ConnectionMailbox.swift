@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Hands work from any thread to one connection's event loop in batches.
 /// Calls finishing on the cooperative pool post here; the first post of a

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The Task running one call's handler. It is created off the loop (see
 /// `HTTP2Connection.startOffLoop`), so the loop may ask to cancel it before
