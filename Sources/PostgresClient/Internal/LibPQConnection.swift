@@ -37,6 +37,11 @@ final class LibPQConnection: @unchecked Sendable {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
         self.reactor = reactor
+        // Made on the connect thread, used by whichever thread runs the first
+        // statement: that statement's acquiring exchange of `inFlight` pairs
+        // with this releasing store, which publishes the fields above in a way
+        // ThreadSanitizer sees as well (docs/MEMORY.md, "tsan").
+        inFlight.store(false, ordering: .releasing)
     }
 
     deinit { close() }
