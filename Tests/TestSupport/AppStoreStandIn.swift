@@ -36,7 +36,9 @@ public final class AppStoreStandIn: @unchecked Sendable {
         let configPath = directory.appendingPathComponent("standin.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configPath)
         stderrPath = directory.appendingPathComponent("standin.stderr").path
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else {
+            throw Failure(description: "cannot create the stand-in's stderr file at \(stderrPath)")
+        }
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [Self.repositoryRoot + "/Tests/interop/app_store_standin.py", "--config", configPath.path]
         process.standardInput = input
