@@ -4,16 +4,11 @@ import Locking
 /// A class, not a protocol, so a reactor calls it without a dynamic cast per
 /// event; only PostgresClient subclasses it.
 public class PostgresSocketWaiter {
-    /// From the thread that arms the socket to the one that receives its event.
-    private let handOff = HandOff()
+    /// From the thread that arms the socket (`give()` before `epoll_ctl`) to
+    /// the one that receives its event (`take()` before `socketBecameReady`).
+    let handOff = HandOff()
 
     init() {}
-
-    /// Publishes what the arming thread wrote, before the socket is armed.
-    final func handOver() { handOff.give() }
-
-    /// Takes in what the arming thread wrote, before `socketBecameReady`.
-    final func takeOver() { handOff.take() }
 
     /// The epoll readiness bits; called once per arming, on the reactor's thread.
     public func socketBecameReady(_ events: UInt32) {

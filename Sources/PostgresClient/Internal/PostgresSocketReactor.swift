@@ -36,7 +36,7 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
         let token = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
         let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, token)
-        waiter.handOver()
+        waiter.handOff.give()
         // A descriptor is added once and modified afterwards; libpq may have
         // closed and reopened it in between (the kernel drops a closed one).
         guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
@@ -65,7 +65,7 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
                 let token = CEventIO_epoll_event_token(&events[index])
                 let ready = CEventIO_epoll_event_events(&events[index])
                 let waiter = Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).takeRetainedValue()
-                waiter.takeOver()
+                waiter.handOff.take()
                 waiter.socketBecameReady(ready)
             }
         }

@@ -223,7 +223,7 @@ public final class EventLoop: @unchecked Sendable {
         let pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
         let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, pointer | Self.oneShotTag)
-        waiter.handOver()
+        waiter.handOff.give()
         guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(pointer))!).release()
@@ -334,7 +334,7 @@ public final class EventLoop: @unchecked Sendable {
                     // Armed by `armOnce`: delivered exactly once, then released.
                     let waiter = Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token & ~Self.oneShotTag))!)
                         .takeRetainedValue()
-                    waiter.takeOver()
+                    waiter.handOff.take()
                     waiter.descriptorBecameReady(CEventIO_epoll_event_events(&events[index]))
                     continue
                 }

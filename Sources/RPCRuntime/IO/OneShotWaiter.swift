@@ -4,16 +4,11 @@ import Locking
 /// `EventLoop.armOnce`. A class, not a protocol, so the loop calls it without
 /// a dynamic cast per event; subclasses override `descriptorBecameReady`.
 open class OneShotWaiter {
-    /// From the thread that arms the descriptor to the one that receives its event.
-    private let handOff = HandOff()
+    /// From the thread that arms the descriptor (`give()` before `epoll_ctl`) to
+    /// the one that receives its event (`take()` before `descriptorBecameReady`).
+    let handOff = HandOff()
 
     public init() {}
-
-    /// Publishes what the arming thread wrote, before the descriptor is armed.
-    final func handOver() { handOff.give() }
-
-    /// Takes in what the arming thread wrote, before `descriptorBecameReady`.
-    final func takeOver() { handOff.take() }
 
     /// The epoll readiness bits; runs on the loop thread, once per arming.
     open func descriptorBecameReady(_ events: UInt32) {
