@@ -29,4 +29,36 @@ public struct JSONNumber: Sendable, Equatable {
 
     /// The value as a binary double (may round).
     public var doubleValue: Double? { Double(text) }
+
+    /// How many digits the number has written out in plain decimal, with
+    /// no exponent (as PostgreSQL's `numeric` prints it): `1.5e-3` is
+    /// `0.0015`, 5 digits; `1e131071` is 131,072. Saturates at
+    /// `plainDigitCountCeiling` for exponents that long text could never
+    /// spell out. The sign and the decimal point are not counted.
+    public var plainDigitCount: Int {
+        var integerDigits = 0, fractionDigits = 0, exponent = 0, exponentNegative = false
+        var part = 0  // 0: integer part, 1: fraction, 2: exponent
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "."): part = 1
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): part = 2
+            case UInt8(ascii: "-") where part == 2: exponentNegative = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                switch part {
+                case 0: integerDigits += 1
+                case 1: fractionDigits += 1
+                default:
+                    exponent = exponent * 10 + Int(byte - UInt8(ascii: "0"))
+                    if exponent >= Self.plainDigitCountCeiling { return Self.plainDigitCountCeiling }
+                }
+            default: break  // "-" before the digits, "+" in the exponent
+            }
+        }
+        if exponentNegative { exponent = -exponent }
+        let count = max(integerDigits + exponent, 1) + max(fractionDigits - exponent, 0)
+        return min(count, Self.plainDigitCountCeiling)
+    }
+
+    /// Where `plainDigitCount` stops counting.
+    public static let plainDigitCountCeiling = 1_000_000
 }

@@ -150,6 +150,13 @@ final class SpendTests: PointsStoreTestCase {
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "{"), "metadata_json"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
                           metadataJSON: #"{"a":""# + String(repeating: "x", count: 2100) + #""}"#), "metadata_json"),
+            // What jsonb would refuse (a U+0000, a number past numeric's
+            // range) or keep far larger than written (1e131071: 131,072 digits).
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":"\u0000"}"#), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"\u0000":1}"#), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1e131072}"#), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":[1e131071]}"#), "metadata_json"),
+            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":{"b":1e-16384}}"#), "metadata_json"),
         ]
         for (command, field) in cases {
             do {
@@ -161,6 +168,26 @@ final class SpendTests: PointsStoreTestCase {
         }
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 1)
+    }
+
+    /// Numbers up to the limit are stored, and jsonb gives them back written
+    /// out in full: as many digits as `JSONNumber.plainDigitCount` counted.
+    func testMetadataNumbersUpToTheDigitLimitAreKeptWrittenOut() async throws {
+        let user = newUser()
+        _ = try await buy(user)
+        let widest = "1e\(PointsLimits.spendMetadataNumberDigitsMax - 1)"
+        _ = try await spend(user, 1, metadata: #"{"price":12.50,"id":9223372036854775807,"small":1.5e-3,"wide":"# + widest + "}")
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
+        let text = try XCTUnwrap(page.entries.first).metadataJSON
+        for written in ["12.50", "9223372036854775807", "0.0015", "1" + String(repeating: "0", count: PointsLimits.spendMetadataNumberDigitsMax - 1)] {
+            XCTAssertTrue(text.contains(written), "\(written) in \(text)")
+        }
+        do {
+            _ = try await spend(user, 1, metadata: #"{"wide":1e"# + "\(PointsLimits.spendMetadataNumberDigitsMax)}")
+            XCTFail("accepted a number one digit past the limit")
+        } catch {
+            XCTAssertEqual(Self.validationField(error), "metadata_json", "\(error)")
+        }
     }
 
     private static func validationField(_ error: any Error) -> String? {

@@ -54,7 +54,8 @@ public struct SpendCommand: Sendable, Equatable {
         return text
     }
 
-    /// Empty, or one JSON object of at most `metadataBytesMax` bytes (strict: no duplicate keys).
+    /// Empty, or one JSON object of at most `spendMetadataBytesMax` bytes
+    /// (strict: no duplicate keys) that jsonb keeps as written (`JSONBStorability`).
     static func metadata(_ text: String) throws(PointsError) -> JSONValue? {
         guard !text.isEmpty else { return nil }
         guard text.utf8.count <= PointsLimits.spendMetadataBytesMax else {
@@ -67,6 +68,9 @@ public struct SpendCommand: Sendable, Equatable {
             throw PointsError.validationFailed(field: "metadata_json", problem: "is not strict JSON")
         }
         guard case .object = parsed else { throw PointsError.validationFailed(field: "metadata_json", problem: "must be a JSON object") }
+        if let problem = JSONBStorability.problem(in: parsed, numberDigitsMax: PointsLimits.spendMetadataNumberDigitsMax) {
+            throw PointsError.validationFailed(field: "metadata_json", problem: problem)
+        }
         return parsed
     }
 }

@@ -32,4 +32,7 @@ enum PointsLimits {
     /// A spend's biz_type ([a-z][a-z0-9_]*) and its metadata object.
     static let bizTypeBytesMax = 32
     static let spendMetadataBytesMax = 2 * 1024
+    /// Digits of one number in a spend's metadata, written out with no
+    /// exponent (`JSONBStorability`): an int64 id or a price fits many times.
+    static let spendMetadataNumberDigitsMax = 40
 }
