@@ -8,9 +8,17 @@ public enum HTTP2Messages {
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length", "date",
     ]
 
-    /// The request for a stream's header list and body; a missing or odd
-    /// pseudo-header is a malformed request (400), a body over `bodyLimits`
-    /// for the path 413.
+    /// The bytes of an HTTP/1.1 request line besides its method and target
+    /// (two spaces and "HTTP/1.1"), so that `:method` and `:path` meet the
+    /// same length limit.
+    static let requestLineFixedBytes = 10
+
+    /// The request for a stream's header list and body, refused for the
+    /// same reasons and with the same statuses as an HTTP/1.1 request line
+    /// (`HTTPRequestLine`): a missing or unknown pseudo-header (400), a
+    /// method that is not a token (400) or not implemented (501), a `:path`
+    /// that is not origin-form (400) or longer than a request line may be
+    /// (414), and a body over `bodyLimits` for the path (413).
     public static func request(
         fields: [(name: String, value: String)], body: [UInt8], bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
     ) -> Result<HTTPRequest, HTTPRequestError> {
@@ -30,9 +38,16 @@ public enum HTTP2Messages {
                 headers.add(name: field.name, value: field.value)
             }
         }
-        guard let method, !method.isEmpty, let path, path.hasPrefix("/") else {
+        guard let method, !method.isEmpty, let path, !path.isEmpty else {
             return .failure(HTTPRequestError(.missingPseudoHeader))
         }
+        // In the order the HTTP/1.1 parser meets them.
+        guard method.utf8.count + path.utf8.count + requestLineFixedBytes <= HTTPServerLimits.requestLineBytesMax else {
+            return .failure(HTTPRequestError(.requestLineTooLong))
+        }
+        guard method.utf8.allSatisfy(HTTPByte.isTokenCharacter) else { return .failure(HTTPRequestError(.invalidMethod)) }
+        guard HTTPRequestLine.isOriginForm(Array(path.utf8)[...]) else { return .failure(HTTPRequestError(.invalidTarget)) }
+        guard HTTPRequestLine.implementedMethods.contains(method) else { return .failure(HTTPRequestError(.methodNotImplemented)) }
         guard body.count <= bodyLimits.bytesMax(target: path) else { return .failure(HTTPRequestError(.bodyTooLarge)) }
         return .success(HTTPRequest(method: method, target: path, version: .http1_1, headers: headers, body: body, keepAlive: true))
     }
@@ -49,16 +64,5 @@ public enum HTTP2Messages {
         fields.append(("content-length", String(response.body.count)))
         if let date { fields.append(("date", date)) }
         return fields
-    }
-
-    /// The header list of an answer sent before the request was complete
-    /// (the stream is reset after it): `:status` and the response's own
-    /// fields, without a body or the fields that describe one.
-    public static func earlyResponseFields(_ response: HTTPResponse) -> [(name: String, value: String)] {
-        var bare = HTTPResponse(status: response.status)
-        for field in response.headers.fields where field.name.lowercasedASCII != "content-type" {
-            bare.headers.add(name: field.name, value: field.value)
-        }
-        return responseFields(bare, date: nil)
     }
 }

@@ -6,7 +6,8 @@ public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse
     /// A framing failure (400, 408, 413, 431, ...) the connection answers
     /// before closing (HTTP/1.1) or resetting the stream (HTTP/2); returns
-    /// the response to send. An HTTP/2 answer sent before the request was
-    /// complete carries the status and headers only.
+    /// the response to send, whole, over both protocols (over HTTP/2 an
+    /// answer sent before the request was complete is followed by
+    /// RST_STREAM(NO_ERROR)).
     func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse
 }

@@ -15,8 +15,8 @@ final class HTTP2MessagesTests: XCTestCase {
 
     func testMalformedPseudoHeadersAreRefused() {
         for fields: [(name: String, value: String)] in [
-            [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "*")],
-            [(":method", "GET"), (":path", "/"), (":protocol", "x")],
+            [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "")], [(":method", ""), (":path", "/")],
+            [(":method", "GET"), (":path", "*")], [(":method", "GET"), (":path", "/"), (":protocol", "x")],
         ] {
             guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: []) else { return XCTFail("\(fields)") }
             XCTAssertEqual(error.status, 400)
@@ -33,13 +33,39 @@ final class HTTP2MessagesTests: XCTestCase {
         XCTAssertEqual(error.status, 413)
     }
 
-    func testEarlyResponseFieldsCarryStatusAndHeadersOnly() {
-        var response = HTTPResponse(status: 408, body: Array("{}".utf8))
-        response.headers.add(name: "Content-Type", value: "application/problem+json")
-        response.headers.add(name: "X-Request-Id", value: "abc")
-        let fields = HTTP2Messages.earlyResponseFields(response)
-        XCTAssertEqual(fields.map(\.name), [":status", "x-request-id", "content-length"])
-        XCTAssertEqual(fields.map(\.value), ["408", "abc", "0"])
+    /// The same method and target get the same answer over both protocols:
+    /// what the HTTP/1.1 parser makes of the request line is what the
+    /// HTTP/2 pseudo-headers give.
+    func testMethodAndTargetAreJudgedAsTheHTTP1RequestLineIs() {
+        let longTarget = "/" + String(repeating: "a", count: HTTPServerLimits.requestLineBytesMax)
+        let cases: [(method: String, target: String, reason: HTTPRequestError.Reason?)] = [
+            ("GET", "/api/v1/points/balance?pageSize=5&x=%41", nil),
+            ("PATCH", "/a/b;c=d:e@f", nil),
+            ("get", "/api/v1/points/balance", .methodNotImplemented),
+            ("TRACE", "/api/v1/points/balance", .methodNotImplemented),
+            ("G\"T", "/", .invalidMethod),
+            ("GET", #"/api/v1/points/balance?x={"a"}"#, .invalidTarget),
+            ("GET", "/api/v1/points/balance#frag", .invalidTarget),
+            ("GET", "/api/v1/payments/apple/transactions/\u{E9}", .invalidTarget),
+            ("GET", "/a%4", .invalidTarget),
+            ("GET", "*", .invalidTarget),
+            ("GET", "http://gw/a", .invalidTarget),
+            ("GET", longTarget, .requestLineTooLong),
+        ]
+        for (method, target, reason) in cases {
+            var parser = HTTPRequestParser()
+            let events = parser.feed(Array("\(method) \(target) HTTP/1.1\r\nHost: gw\r\n\r\n".utf8))
+            let http1: HTTPRequestError.Reason? = events.compactMap { event -> HTTPRequestError.Reason? in
+                if case .failure(let error) = event { return error.reason } else { return nil }
+            }.first
+            XCTAssertEqual(http1, reason, "HTTP/1.1: \(method) \(target.prefix(60))")
+            let http2 = HTTP2Messages.request(
+                fields: [(":method", method), (":scheme", "http"), (":path", target), (":authority", "gw")], body: [])
+            switch http2 {
+            case .success: XCTAssertNil(reason, "HTTP/2: \(method) \(target.prefix(60))")
+            case .failure(let error): XCTAssertEqual(error.reason, reason, "HTTP/2: \(method) \(target.prefix(60))")
+            }
+        }
     }
 
     func testResponseFieldsDropConnectionSpecificHeaders() {

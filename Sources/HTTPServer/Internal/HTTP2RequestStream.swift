@@ -40,11 +40,13 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         respondEarly(stream, HTTPRequestError(.requestTimeout))
     }
 
-    /// Answers before the request is complete (status and headers only);
-    /// the stream is reset once the answer is out, so the client stops.
+    /// Answers before the request is complete, with the same response
+    /// (a problem, in the gateway) as HTTP/1.1 gives; the stream is reset
+    /// once the answer is out, so the client stops sending.
     private func respondEarly(_ stream: HTTP2Stream, _ error: HTTPRequestError) {
         let response = responder.framingFailure(error, origin: origin(stream))
-        stream.respondEarly(Self.runtimeFields(HTTP2Messages.earlyResponseFields(response)))
+        let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: HTTPServerClock.imfFixdate()))
+        stream.respondEarly(headers, body: response.body)
     }
 
     private func origin(_ stream: HTTP2Stream?) -> RequestOrigin {
@@ -71,7 +73,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         let path = fields.first(where: { $0.name == ":path" })?.value ?? ""
         guard body.count + bytes.count <= bodyLimits.bytesMax(target: path) else {
             // Answer now and reset once the answer is out (RFC 9113 §8.1),
-            // so the client stops sending; a bare 413, without a problem body.
+            // so the client stops sending.
             finish()
             return respondEarly(stream, HTTPRequestError(.bodyTooLarge))
         }

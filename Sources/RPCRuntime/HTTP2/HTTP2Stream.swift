@@ -68,11 +68,17 @@ public final class HTTP2Stream {
         connection?.reset(self, errorCode: errorCode)
     }
 
-    /// Sends a complete response before the request finished, then (once
-    /// that response is on the wire) RST_STREAM(NO_ERROR) so the client
-    /// stops sending its body (RFC 9113 §8.1).
-    public func respondEarly(_ headers: [HTTPHeaderField]) {
+    /// Sends a complete response (headers, and `body` when not empty)
+    /// before the request finished, then, once its END_STREAM is on the
+    /// wire, RST_STREAM(NO_ERROR) so the client stops sending its body
+    /// (RFC 9113 §8.1).
+    public func respondEarly(_ headers: [HTTPHeaderField], body: [UInt8] = []) {
         resetAfterEndStream = ErrorCode.noError
-        sendHeaders(headers, endStream: true)
+        if body.isEmpty {
+            sendHeaders(headers, endStream: true)
+        } else {
+            sendHeaders(headers, endStream: false)
+            sendData(body, endStream: true)
+        }
     }
 }

@@ -4,6 +4,7 @@ import XCTest
 /// HTTP/2 timeouts with a hand-written client (short timeouts configured).
 final class GatewayServerHTTP2TimeoutTests: XCTestCase {
     private static let goAway: UInt8 = 0x7
+    private static let data: UInt8 = 0x0
     private static let headers: UInt8 = 0x1
     private static let resetStream: UInt8 = 0x3
 
@@ -38,9 +39,14 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
             return try client.readFrames()
         }
         XCTAssertFalse(closed)
-        let onStream = frames.filter { $0.streamID == 1 }.map(\.type)
-        XCTAssertEqual(onStream, [Self.headers, Self.resetStream], "an early 408 (headers only), then RST_STREAM")
-        XCTAssertEqual(frames.first { $0.streamID == 1 }.map { $0.flags & 0x1 }, 0x1, "the 408 ends the stream")
+        let onStream = frames.filter { $0.streamID == 1 }
+        XCTAssertEqual(onStream.map(\.type), [Self.headers, Self.data, Self.resetStream],
+                       "an early 408 with its problem body, then RST_STREAM")
+        XCTAssertEqual(onStream.first.map { $0.flags & 0x1 }, 0, "the 408's headers do not end the stream")
+        guard onStream.count == 3 else { return await harness.stop() }
+        XCTAssertEqual(onStream[1].flags & 0x1, 0x1, "its body does")
+        XCTAssertTrue(String(decoding: onStream[1].payload, as: UTF8.self).contains(#""code":"REQUEST_TIMEOUT""#))
+        XCTAssertEqual(onStream[2].payload, [0, 0, 0, 0], "RST_STREAM(NO_ERROR)")
         XCTAssertEqual(harness.doubles.recordedMethods, [])
         await harness.stop()
     }

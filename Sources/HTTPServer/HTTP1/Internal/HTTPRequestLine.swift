@@ -36,7 +36,7 @@ struct HTTPRequestLine: Sendable {
 
     /// absolute-path [ "?" query ] with pchar, "/" and "?" only and every
     /// "%" followed by two hex digits. No fragments, no absolute-form.
-    private static func isOriginForm(_ bytes: ArraySlice<UInt8>) -> Bool {
+    static func isOriginForm(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard bytes.first == UInt8(ascii: "/") else { return false }
         var index = bytes.startIndex
         while index < bytes.endIndex {
