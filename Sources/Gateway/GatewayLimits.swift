@@ -92,6 +92,9 @@ public enum GatewayLimits {
 
     /// Nesting depth of arrays and objects in any JSON the gateway parses.
     public static let jsonDepthMax = 32
+    /// Characters of an unknown or repeated member or query parameter name
+    /// that a problem's `field` echoes (the name is the client's own text).
+    public static let echoedFieldNameCharactersMax = 64
     /// The verify body's `signedTransactionInfo` JWS.
     public static let signedTransactionInfoBytesMax = 64 * 1024
     /// The receipt body's `receiptData`: the base64 of PaymentsService's

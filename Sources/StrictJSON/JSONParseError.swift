@@ -1,7 +1,9 @@
 /// Why a byte sequence is not acceptable JSON, and where (byte offset).
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The failure kinds, stable for tests and logs.
-    public enum Kind: Sendable, Equatable {
+    /// The failure kinds, stable for tests and logs. Their description is
+    /// safe to log or answer: it never quotes document content (a
+    /// duplicated key is named by its length only).
+    public enum Kind: Sendable, Equatable, CustomStringConvertible {
         /// The document exceeds the caller's byte limit.
         case documentTooLarge
         /// The input ended inside a value.
@@ -24,6 +26,22 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         case duplicateKey(String)
         /// Arrays and objects nest deeper than the limit.
         case depthLimitExceeded
+
+        public var description: String {
+            switch self {
+            case .documentTooLarge: return "document too large"
+            case .unexpectedEnd: return "unexpected end"
+            case .unexpectedByte(let byte): return "unexpected byte 0x" + String(byte, radix: 16)
+            case .trailingContent: return "trailing content"
+            case .invalidUTF8: return "invalid UTF-8"
+            case .controlCharacterInString: return "control character in string"
+            case .invalidEscape: return "invalid escape"
+            case .loneSurrogate: return "lone surrogate"
+            case .invalidNumber: return "invalid number"
+            case .duplicateKey(let key): return "duplicate key (\(key.utf8.count) bytes)"
+            case .depthLimitExceeded: return "nesting too deep"
+            }
+        }
     }
 
     public let kind: Kind
@@ -35,23 +53,6 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         self.byteOffset = byteOffset
     }
 
-    /// A short reason with the offset, safe to log: it never quotes document
-    /// content (a duplicated key is named by its length only).
-    public var description: String {
-        let reason: String
-        switch kind {
-        case .documentTooLarge: reason = "document too large"
-        case .unexpectedEnd: reason = "unexpected end"
-        case .unexpectedByte(let byte): reason = "unexpected byte 0x" + String(byte, radix: 16)
-        case .trailingContent: reason = "trailing content"
-        case .invalidUTF8: reason = "invalid UTF-8"
-        case .controlCharacterInString: reason = "control character in string"
-        case .invalidEscape: reason = "invalid escape"
-        case .loneSurrogate: reason = "lone surrogate"
-        case .invalidNumber: reason = "invalid number"
-        case .duplicateKey(let key): reason = "duplicate key (\(key.utf8.count) bytes)"
-        case .depthLimitExceeded: reason = "nesting too deep"
-        }
-        return "\(reason) at byte \(byteOffset)"
-    }
+    /// A short reason with the offset, safe to log (`Kind.description`).
+    public var description: String { "\(kind) at byte \(byteOffset)" }
 }

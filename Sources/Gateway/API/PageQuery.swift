@@ -23,7 +23,9 @@ public struct PageQuery: Sendable, Equatable {
         for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0], value = parts.count == 2 ? parts[1] : ""
-            guard seen.insert(name).inserted else { throw ValidationError(field: String(name), reason: .unknownField) }
+            guard seen.insert(name).inserted else {
+                throw ValidationError(field: String(name.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
+            }
             switch name {
             case "pageSize":
                 guard let parsed = Int32(value), (1...sizeMax).contains(parsed) else {
@@ -37,7 +39,7 @@ public struct PageQuery: Sendable, Equatable {
                 }
                 token = String(value)
             default:
-                throw ValidationError(field: String(name.prefix(64)), reason: .unknownField)
+                throw ValidationError(field: String(name.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
             }
         }
         return PageQuery(pageSize: size, pageToken: token)

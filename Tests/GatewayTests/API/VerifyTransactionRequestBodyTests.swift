@@ -64,6 +64,20 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
         XCTAssertEqual(error(Array(deep.utf8))?.reason, .malformedJSON(.depthLimitExceeded))
     }
 
+    /// A problem names what was wrong without handing the client's own long
+    /// text back: a duplicated key by its length, an unknown one cut short.
+    func testProblemsDoNotEchoLongKeys() {
+        let key = String(repeating: "k", count: 30_000)
+        let duplicated = error(Array(#"{"\#(key)":1,"\#(key)":2}"#.utf8))
+        XCTAssertEqual(duplicated?.problem.detail, "The body is not valid JSON (duplicate key (30000 bytes)).")
+        var fields = valid
+        fields[key] = "x"
+        let unknown = error(body(fields))
+        XCTAssertEqual(unknown?.reason, .unknownField)
+        XCTAssertEqual(unknown?.field, String(repeating: "k", count: GatewayLimits.echoedFieldNameCharactersMax))
+        XCTAssertLessThan(unknown?.problem.response.body.count ?? .max, 1_024)
+    }
+
     func testOversizedBodyIs413() {
         let big = Array(repeating: UInt8(ascii: " "), count: GatewayLimits.requestBodyBytesMax + 1)
         let failure = error(big)

@@ -21,10 +21,12 @@ struct JSONRequestBody {
         self.object = object
     }
 
-    /// Fails on the first member (in document order) outside `allowed`.
+    /// Fails on the first member (in document order) outside `allowed`,
+    /// named by at most `GatewayLimits.echoedFieldNameCharactersMax`
+    /// characters of its key (the problem's `field` echoes it).
     func rejectUnknownFields(allowed: Set<String>) throws(ValidationError) {
         if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
-            throw ValidationError(field: unknown, reason: .unknownField)
+            throw ValidationError(field: String(unknown.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
         }
     }
 
