@@ -246,6 +246,36 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(reversed.after.pendingStep, .grant)
     }
 
+    /// A row Apple's word left unclaimed while it said "purchased" (the
+    /// catalog could not be asked), then Apple's REFUND naming our token:
+    /// the refund's own claim is judged by the refund, so nothing is ever
+    /// credited (judged first, it owed a grant that was then clawed back).
+    func testAClaimThatComesWithARefundInFullOwesNoGrant() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let user = UUID()
+        let transactionId = PaymentsTestDatabase.randomTransactionId()
+        var charge = PaymentsTestDatabase.newPayment(userId: user, transactionId: transactionId, claimed: false)
+        charge.tokenOwner = user
+        let received = try await PaymentsTestDatabase.record(store, charge, .purchased, signedAt: 1_000)
+        XCTAssertEqual(received.after.status, .received)
+        XCTAssertNil(received.after.pendingStep)
+        var refund = charge
+        refund.claim = PaymentClaim(userId: user, productCode: "popular_pack", credits: 420, origin: .appAccountToken)
+        let refunded = try await PaymentsTestDatabase.record(store, refund, Self.refund, signedAt: 2_000)
+        XCTAssertTrue(refunded.accepted)
+        XCTAssertTrue(refunded.after.state.claimed)
+        XCTAssertEqual(refunded.after.userId, user)
+        XCTAssertEqual(refunded.after.status, .revoked)
+        XCTAssertNil(refunded.after.pendingStep, "no grant, so no clawback")
+        XCTAssertEqual(refunded.after.state.grant, .notOwed)
+        // Nothing for the worker either.
+        let due = try await store.pool.withConnection {
+            try await $0.query("select count(*) as n from apple_iap_transactions where transaction_id = $1 and next_attempt_at is not null",
+                               [.text(transactionId)]).first!.int64("n")
+        }
+        XCTAssertEqual(due, 0)
+    }
+
     func testTheDatabaseRefusesAStatusOutsideThePRDList() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()

@@ -136,6 +136,33 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
     }
 
+    func testAWordAndTheClaimThatCameWithItJudgeTheClaimByTheWord() throws {
+        // Recorded unclaimed while Apple said "purchased" (a ONE_TIME_CHARGE
+        // before the catalog knew the product); then Apple's REFUND names our
+        // token and claims the row in the same call: nothing is owed.
+        let unclaimed = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        let refunded = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, claimingCredits: 210, in: unclaimed)
+        XCTAssertTrue(refunded.accepted)
+        XCTAssertTrue(refunded.state.claimed)
+        XCTAssertNil(PurchaseLifecycle.pendingStep(refunded.state), "never credited, so nothing to claw back")
+        XCTAssertEqual(PurchaseLifecycle.status(refunded.state), .revoked)
+        // The claim judged first owes a grant the word can no longer stop.
+        let claimFirst = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: PurchaseLifecycle.claim(credits: 210, in: unclaimed))
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(claimFirst.state), .grant)
+        // Refunded in part: the grant, then the refunded share back.
+        var partly = PurchaseLifecycle.receive(prorated(25_000), signedAtUnixMilliseconds: 20, claimingCredits: 200, in: unclaimed).state
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .grant)
+        partly = try completed(.grant, with: .granted, in: partly)
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .clawback(cycle: 1, amount: 50, reason: "APP_ISSUE"))
+        // A word older than the one in force changes nothing, and the claim
+        // is judged by the verdict in force.
+        let revoked = PurchaseLifecycle.start(verdict: full, signedAtUnixMilliseconds: 30, claimed: false, credits: 0)
+        let stale = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 10, claimingCredits: 210, in: revoked)
+        XCTAssertFalse(stale.accepted)
+        XCTAssertTrue(stale.state.claimed)
+        XCTAssertNil(PurchaseLifecycle.pendingStep(stale.state))
+    }
+
     func testReconciliationWordWithAFreshSignedDateDrivesTheClawback() throws {
         // Get Transaction Info signs "now": its revocation is newer than the
         // app's word, so the model owes the clawback; fetched again, the same
@@ -355,8 +382,14 @@ final class PurchaseLifecycleTests: XCTestCase {
                 }
             }
             for (index, delivery) in deliveries.enumerated() {
-                if index == claimAt { state = PurchaseLifecycle.claim(credits: credits, in: state) }
-                state = PurchaseLifecycle.receive(delivery.verdict, signedAtUnixMilliseconds: delivery.signedAt, in: state).state
+                // The app's claim arrives with one of the words (a verify's signed transaction).
+                let before = state
+                state = PurchaseLifecycle.receive(delivery.verdict, signedAtUnixMilliseconds: delivery.signedAt,
+                                                  claimingCredits: index == claimAt ? credits : nil, in: state).state
+                if PurchaseLifecycle.pendingStep(before) != .grant && PurchaseLifecycle.pendingStep(state) == .grant {
+                    XCTAssertGreaterThan(state.verdict.creditsKept(of: credits), 0,
+                                         "seed \(seed) round \(round): a grant is owed only under a verdict that keeps credits")
+                }
                 runSome(Int(random.next(upTo: 3)))
             }
             if claimAt == deliveries.count { state = PurchaseLifecycle.claim(credits: credits, in: state) }

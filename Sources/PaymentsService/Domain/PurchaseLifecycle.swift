@@ -58,6 +58,21 @@ enum PurchaseLifecycle {
         return (reconcile(next), true)
     }
 
+    /// Apple's word together with the claim that came with it (the app's
+    /// verify, or Apple's word naming a token of ours; `claimingCredits`
+    /// nil: none to apply). The word goes first, so the claim is judged
+    /// against Apple's latest verdict. Judged first, the claim would owe a
+    /// grant under the older verdict, and the word's revocation could no
+    /// longer stop it (an owed step is completed before any other): a
+    /// transaction Apple refunded in full would be credited, then clawed
+    /// back, and the credits lost if they were spent in between.
+    static func receive(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, claimingCredits credits: Int64?,
+                        in state: PurchaseState) -> (state: PurchaseState, accepted: Bool) {
+        let received = receive(verdict, signedAtUnixMilliseconds: signedAt, in: state)
+        guard let credits else { return received }
+        return (claim(credits: credits, in: received.state), received.accepted)
+    }
+
     /// What to do with a claim (`PaymentClaim`) on a row that exists: the
     /// owner is named once. The app's verify naming another owner is a
     /// conflict (the purchase is someone else's); Apple's word naming one

@@ -91,25 +91,25 @@ final class PaymentsStore: Sendable {
         guard let current = try await lockedRecord(payment.transactionId, in: connection) else {
             throw PaymentsError.internalFailure(detail: "insert conflicted but no row is visible")
         }
-        var state = current.state
-        var claimWritten = false
+        var claimedCredits: Int64?
         if let claim = payment.claim {
             switch PurchaseLifecycle.admit(claimBy: claim.userId, fromApp: claim.isFromApp, claimed: current.state.claimed, owner: current.userId) {
             case .conflict:
                 return WordResult(before: current, after: current, accepted: false, conflict: true)
             case .write:
                 try await writeClaim(claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current, in: connection)
-                state = PurchaseLifecycle.claim(credits: claim.credits, in: state)
-                claimWritten = true
+                claimedCredits = claim.credits
             case .keep:
                 break
             }
         }
-        if !claimWritten, current.userId == nil, let owner = payment.tokenOwner {
+        if claimedCredits == nil, current.userId == nil, let owner = payment.tokenOwner {
             try await connection.query("update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
                                        [.uuid(current.id), .uuid(owner)])
         }
-        let received = PurchaseLifecycle.receive(verdict, signedAtUnixMilliseconds: signedAt, in: state)
+        // The word before the claim (`PurchaseLifecycle.receive(_:signedAtUnixMilliseconds:claimingCredits:in:)`).
+        let received = PurchaseLifecycle.receive(verdict, signedAtUnixMilliseconds: signedAt, claimingCredits: claimedCredits,
+                                                 in: current.state)
         let after = try await write(received.state, over: current, in: connection, ledgerEventId: nil, verdictChanged: received.accepted)
         return WordResult(before: current, after: after, accepted: received.accepted, conflict: false)
     }
