@@ -54,7 +54,9 @@ extension Reconciler {
     /// record each as Apple's word: a refund whose notification never
     /// arrived is clawed back. The cursor moves after each user; when no
     /// user is left the sweep is complete (cursor cleared) and starts over
-    /// after the interval.
+    /// after the interval. A failure that concerns one user or one
+    /// transaction only (`Failure.concernsOnlyThisItem`) is logged and
+    /// skipped; any other stops the run, and the next starts at that user.
     func sweepRevoked(lease: SyncJobLease, state: SyncJobState, lookbackDays: Int) async -> SyncJobOutcome {
         let cursor = state.cursor.flatMap(UUID.init(uuidString:))
         let anchors: [PaymentsStore.SweepAnchor]
@@ -64,13 +66,19 @@ extension Reconciler {
             return .failed(reason: error.reason.rawValue)
         }
         let users = Dictionary(grouping: anchors, by: \.userId).sorted { UUIDText.lowercased($0.key) < UUIDText.lowercased($1.key) }
-        var recorded = 0
+        var recorded = 0, skipped = 0
         for (user, anchors) in users {
             for anchor in anchors {
                 do {
-                    recorded += try await sweepRevoked(anchor, lookbackDays: lookbackDays)
+                    let swept = try await sweepRevoked(anchor, user: user, lookbackDays: lookbackDays)
+                    recorded += swept.recorded
+                    skipped += swept.skipped
                 } catch where error.isRateLimited {
                     return .rateLimited(retryAfter: error.retryAfter)
+                } catch where error.concernsOnlyThisItem {
+                    skipped += 1
+                    logger.error("revoked sweep skipped a user whose history cannot be read", [
+                        "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
                 } catch {
                     logger.warning("revoked sweep could not read a user's history", [
                         "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
@@ -84,7 +92,7 @@ extension Reconciler {
             }
         }
         logger.notice("revoked sweep", ["users": "\(users.count)", "revoked_transactions_recorded": "\(recorded)",
-                                        "after_user": state.cursor ?? ""])
+                                        "skipped": "\(skipped)", "after_user": state.cursor ?? ""])
         guard users.count < AppleSyncLimits.sweepUsersPerRunMax else { return .moreToDo }
         do {
             return try await lease.saveCursor(nil) ? .completed : .lostLease
@@ -94,23 +102,43 @@ extension Reconciler {
     }
 
     /// The customer's revoked consumables since the lookback, in the
-    /// anchor's environment, each recorded; how many.
-    private func sweepRevoked(_ anchor: PaymentsStore.SweepAnchor, lookbackDays: Int) async throws(Failure) -> Int {
-        guard let environment = AppStoreServerEnvironment(rawValue: anchor.environment) else { return 0 }
+    /// anchor's environment, each recorded: how many were, and how many
+    /// were skipped (a transaction that cannot be recorded, for a reason
+    /// that concerns it only, is logged and the others still are).
+    /// Newest changes first (`sort=DESCENDING`), so that a history longer
+    /// than `AppleSyncLimits.historyPagesMax` pages loses its oldest
+    /// revocations, not the ones most likely still unknown here; a history
+    /// cut there is logged.
+    private func sweepRevoked(_ anchor: PaymentsStore.SweepAnchor, user: UUID, lookbackDays: Int)
+        async throws(Failure) -> (recorded: Int, skipped: Int) {
+        guard let environment = AppStoreServerEnvironment(rawValue: anchor.environment) else { return (0, 0) }
         let startDate = Int64(Date().timeIntervalSince1970 * 1000) - Int64(lookbackDays) * NotificationRecoveryWindow.dayMilliseconds
         let history: PagedResult<String>
         do {
             history = try await client.allTransactionHistory(
-                transactionId: anchor.transactionId, query: TransactionHistoryQuery(startDate: startDate, productTypes: [.consumable], revoked: true),
+                transactionId: anchor.transactionId,
+                query: TransactionHistoryQuery(startDate: startDate, productTypes: [.consumable], sort: .descending, revoked: true),
                 environment: environment, pagesMax: AppleSyncLimits.historyPagesMax)
         } catch where error.isNotFound {
-            return 0
+            return (0, 0)
         } catch {
             throw .apple(error)
         }
-        for signed in history.items {
-            _ = try await record(signed: signed, from: environment, requestId: "revoked-sweep")
+        if !history.isComplete {
+            logger.warning("revoked sweep read only the newest part of a user's history", [
+                "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "pages": "\(history.pageCount)"])
         }
-        return history.items.count
+        var recorded = 0, skipped = 0
+        for signed in history.items {
+            do {
+                _ = try await record(signed: signed, from: environment, requestId: "revoked-sweep")
+                recorded += 1
+            } catch where error.concernsOnlyThisItem {
+                skipped += 1
+                logger.error("revoked sweep skipped a transaction it cannot record", [
+                    "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
+            }
+        }
+        return (recorded, skipped)
     }
 }

@@ -3,6 +3,7 @@ import AppStoreVerification
 import Foundation
 import Logging
 import ServiceKit
+import UUIDText
 
 /// Brings the ledger to Apple's view of a transaction: fetches it (Get
 /// Transaction Info, or a page of Get Transaction History), verifies the
@@ -41,6 +42,19 @@ struct Reconciler: Sendable {
         var retryAfter: Duration? {
             if case .apple(let error) = self { return error.retryAfter }
             return nil
+        }
+
+        /// Whether the failure concerns only what was being read (one
+        /// customer's history, one transaction) and would fail the same way
+        /// on every run: a sweep logs it and moves on, so one bad item never
+        /// holds up the others. Anything else (Apple or our database
+        /// unavailable, Apple refusing the key) stops the run, to be
+        /// retried from the same place.
+        var concernsOnlyThisItem: Bool {
+            switch self {
+            case .apple(let error): !error.isRetryable && error.kind != .unauthorized && error.kind != .forbidden
+            case .payments(let error): !error.isRetryable
+            }
         }
     }
 
@@ -161,7 +175,8 @@ struct Reconciler: Sendable {
 
     /// Reconciles each of the user's transactions (at most
     /// `AppleSyncLimits.userTransactionsMax`), then reads the customer's
-    /// consumable history (in each environment the user bought in) for
+    /// consumable history (in each environment the user bought in, newest
+    /// first, at most `AppleSyncLimits.historyPagesMax` pages) for
     /// purchases this service never saw: an unfinished purchase the app
     /// never submitted is there, and is credited when its appAccountToken
     /// is this user's (or another user's of this service: the token decides).
@@ -178,13 +193,19 @@ struct Reconciler: Sendable {
             guard let anchor = rows.first(where: { $0.environment == environment.rawValue }) else { continue }
             let history: PagedResult<String>
             do {
+                // Newest first: a history past the page bound loses its oldest part.
                 history = try await client.allTransactionHistory(
-                    transactionId: anchor.transactionId, query: TransactionHistoryQuery(productTypes: [.consumable]),
+                    transactionId: anchor.transactionId, query: TransactionHistoryQuery(productTypes: [.consumable], sort: .descending),
                     environment: environment, pagesMax: AppleSyncLimits.historyPagesMax)
             } catch where error.isNotFound {
                 continue
             } catch {
                 throw .apple(error)
+            }
+            if !history.isComplete {
+                logger.warning("reconcile read only the newest part of the user's history", [
+                    "user_id": UUIDText.lowercased(userId), "environment": environment.rawValue, "pages": "\(history.pageCount)",
+                    "request_id": requestId])
             }
             for signed in history.items {
                 let transaction: JWSTransaction

@@ -90,7 +90,47 @@ final class PaymentsReconcileJobsTests: XCTestCase {
         XCTAssertTrue(query.contains("revoked=true"), query)
         XCTAssertTrue(query.contains("productType=CONSUMABLE"), query)
         XCTAssertTrue(query.contains("startDate="), query)
+        XCTAssertTrue(query.contains("sort=DESCENDING"), query)
         try await cluster.assertPointsInvariants(users: [user])
         fixture.assertNoSecrets(in: cluster.paymentsLogs)
+    }
+
+    /// A user whose history Apple refuses for good (a 400 on every read) is
+    /// logged and skipped: the users after it are still swept, and a refund
+    /// of theirs whose notification never came is still clawed back.
+    func testTheRevokedSweepSkipsAUserWhoseHistoryCannotBeReadAndGoesOn() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        // The sweep goes through users by id: the unreadable one first.
+        func user(_ prefix: String) throws -> UUID {
+            try XCTUnwrap(UUID(uuidString: prefix + String(UUID().uuidString.suffix(12))))
+        }
+        let unreadable = try user("00000000-0000-4000-8000-"), later = try user("ffffffff-ffff-4fff-bfff-")
+        let bought = [unreadable: PaymentsCluster.randomTransactionId(), later: PaymentsCluster.randomTransactionId()]
+        let unreadableTransaction = try XCTUnwrap(bought[unreadable]), laterTransaction = try XCTUnwrap(bought[later])
+        let unreadablePath = "/inApps/v2/history/\(unreadableTransaction)"
+        try await fixture.standIn.fault(["kind": "status", "status": 400, "errorCode": 4000006], match: unreadablePath,
+                                        environment: "Production", count: 100_000)
+        for (owner, transactionId) in [(unreadable, unreadableTransaction), (later, laterTransaction)] {
+            let token = try await cluster.accountToken(owner)
+            let signed = try cluster.signedTransaction(transactionId, productCode: "premium_pack", appAccountToken: token, environment: "Production")
+            let verify = try await cluster.verify(try cluster.verifyRequest(user: owner, productCode: "premium_pack", transactionId: transactionId,
+                                                                             signed: signed, appAccountToken: token))
+            XCTAssertEqual(verify.outcome, .granted)
+            try await fixture.standIn.add(environment: "Production", transactions: [
+                AppStoreSyncFixture.transaction(transactionId, productCode: "premium_pack", token: token, customer: "c-\(owner)", revoked: true),
+            ])
+        }
+        let clawedBack = try await cluster.waitSettled(laterTransaction, status: "refunded", timeout: .seconds(30))
+        XCTAssertTrue(clawedBack, "the user after the unreadable one is swept")
+        let refunds = try await cluster.refundRows(laterTransaction)
+        XCTAssertEqual(refunds, 1)
+        // The unreadable user was asked about, and stays as it was.
+        let asked = try await fixture.requests(unreadablePath)
+        XCTAssertFalse(asked.isEmpty)
+        let untouched = try await cluster.status(unreadableTransaction)
+        XCTAssertEqual(untouched, "granted")
+        XCTAssertTrue(cluster.paymentsLogs.contains("revoked sweep skipped a user whose history cannot be read"))
+        try await cluster.assertPointsInvariants(users: [unreadable, later])
     }
 }

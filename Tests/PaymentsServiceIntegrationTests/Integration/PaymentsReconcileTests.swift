@@ -164,6 +164,7 @@ final class PaymentsReconcileTests: XCTestCase {
         let history = try await fixture.requests("/inApps/v2/history/\(known)")
         XCTAssertEqual(history.count, 1)
         XCTAssertTrue((history.first?["query"] as? String ?? "").contains("productType=CONSUMABLE"))
+        XCTAssertTrue((history.first?["query"] as? String ?? "").contains("sort=DESCENDING"), "newest first, in case the page bound cuts it")
         try await cluster.assertPointsInvariants(users: [user])
     }
 
