@@ -92,8 +92,9 @@ enum PointsTestDatabase {
                     "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid", [.uuid(userId)]).first
                 let rows = try await connection.query("""
                     select change_type, direction, amount, balance_after, event_id, related_event_id,
-                           coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue,
-                           (metadata -> 'ext' ->> 'requested_amount')::bigint as requested
+                           case when change_type = 'refund' then coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) else 0 end
+                               as overdue,
+                           case when change_type = 'refund' then (metadata -> 'ext' ->> 'requested_amount')::bigint end as requested
                     from points_ledger where user_id = $1::uuid order by seq
                     """, [.uuid(userId)])
                 guard let account else {

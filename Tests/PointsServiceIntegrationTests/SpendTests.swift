@@ -229,6 +229,27 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(balance.balance, 310)
     }
 
+    /// A caller's metadata may use any key, even one a refund row keeps in
+    /// the same place (`overdue_amount`): its spend is still replayed and
+    /// reversed (the key was read as a bigint on every row, so "n/a" made
+    /// the spend's row unreadable: INTERNAL, and the credits never came back).
+    func testASpendWhoseMetadataNamesARefundsKeyIsReplayedAndReversed() async throws {
+        let user = newUser()
+        _ = try await buy(user, "popular_pack")
+        for (index, metadata) in [#"{"overdue_amount":"n/a"}"#, #"{"overdue_amount":1.5}"#, #"{"overdue_amount":99999999999999999999}"#]
+            .enumerated() {
+            let run = UUID().uuidString
+            let spentEvent = "chat.turn:\(run)", refundEvent = "chat.refund:\(run)"
+            let spent = try await spend(user, 10, event: spentEvent, metadata: metadata)
+            XCTAssertFalse(spent.replayed)
+            let again = try await spend(user, 10, event: spentEvent, metadata: metadata)
+            XCTAssertTrue(again.replayed, metadata)
+            let reversed = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+            XCTAssertEqual(reversed.creditsRestored, 10, metadata)
+            XCTAssertEqual(reversed.balance, 210, "round \(index)")
+        }
+    }
+
     // MARK: Spending and refunds
 
     func testAClawbackTakesItsOwnPurchaseFirstThenTheOldestOtherCredits() async throws {

@@ -35,7 +35,8 @@ order by seq desc limit 51;
 \echo '### findEvent (replay check of every grant, clawback, spend)'
 explain (analyze, buffers, costs off, timing off)
 select id, user_id, change_type, amount, balance_after, request_fingerprint, biz_type, coalesce(biz_id, '') as biz_id,
-       coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue_amount
+       case when change_type = 'refund' then coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) else 0 end
+           as overdue_amount
 from points_ledger where event_id = :'event_id';
 \echo '### refundHistory (every clawback)'
 explain (analyze, buffers, costs off, timing off)

@@ -9,14 +9,18 @@ struct StoredLedgerEvent: Sendable {
     let amount: Int64
     let balanceAfter: Int64
     let fingerprint: String
-    /// metadata.ext.overdue_amount of a refund row, 0 otherwise.
+    /// metadata.ext.overdue_amount of a refund row, 0 otherwise. Read for
+    /// refund rows only: a spend keeps its caller's metadata under the same
+    /// `ext` key, and a caller's `"overdue_amount": "n/a"` must not make the
+    /// spend's row unreadable (it could then be neither replayed nor reversed).
     let overdueAmount: Int64
     let bizType: String
     let bizId: String
 
     static let selectSQL = """
         select id, user_id, change_type, amount, balance_after, request_fingerprint, biz_type, coalesce(biz_id, '') as biz_id,
-               coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) as overdue_amount
+               case when change_type = 'refund' then coalesce((metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) else 0 end
+                   as overdue_amount
         from points_ledger where event_id = $1
         """
 
