@@ -190,6 +190,33 @@ final class PointsStoreTests: PointsStoreTestCase {
         XCTAssertEqual(rows, 1)
     }
 
+    /// StoreKit lets a consumable be bought several at once; the starter pack
+    /// is sold one unit, once per email identity: a grant for more is
+    /// refused whole (nothing credited, the identity still free to buy one).
+    func testAStarterPackBoughtSeveralAtOnceIsRefusedAndLeavesTheIdentityFree() async throws {
+        let user = newUser()
+        let hash = PointsTestDatabase.randomEmailHash()
+        // new_user_pack is the catalog's starter kind (config/packages.json).
+        for quantity: Int32 in [2, 10] {
+            var several = grantRequest(user: user, product: "new_user_pack", emailHash: hash)
+            several.quantity = quantity
+            await expectPointsError("STARTER_PACK_INELIGIBLE") { try await self.store.grant(several) }
+            let rows = try await ledgerCount(eventId: several.eventId)
+            XCTAssertEqual(rows, 0, "quantity \(quantity)")
+        }
+        let packages = try await store.listPackages(userId: user.uuidString, emailHash: hash)
+        XCTAssertFalse(packages.starterPackPurchased)
+        var one = grantRequest(user: user, product: "new_user_pack", emailHash: hash)
+        one.quantity = 1
+        let granted = try await store.grant(one)
+        XCTAssertEqual(granted.creditsAdded, 60)
+        // Regular packs still multiply.
+        var regular = grantRequest(user: user, product: "popular_pack", emailHash: hash)
+        regular.quantity = 3
+        let popular = try await store.grant(regular)
+        XCTAssertEqual(popular.creditsAdded, 630)
+    }
+
     func testStarterPackSellsOncePerEmailIdentity() async throws {
         let user = newUser()
         let hash = PointsTestDatabase.randomEmailHash()

@@ -32,6 +32,8 @@ struct ValidatedGrant: Sendable {
         }
         emailMasked = try PointsValidation.emailMasked(request.emailMasked)
         guard let package = catalog.package(productCode: productCode) else { throw PointsError.productNotFound(productCode: productCode) }
+        // Sold once per email identity: one unit, never several at the starter price.
+        if package.kind == .starter && quantity != 1 { throw PointsError.starterPackQuantity(quantity: quantity) }
         if !source.appStoreProductId.isEmpty && source.appStoreProductId != package.appStoreProductId {
             throw PointsError.validationFailed(field: "source.app_store_product_id", problem: "does not match product_code")
         }

@@ -10,6 +10,9 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
     case eventNotFound(eventId: String)
     /// The email identity has already bought the starter pack.
     case starterPackIneligible
+    /// A starter pack bought several at once (StoreKit's quantity): it is
+    /// sold one unit, once per email identity. Nothing is credited.
+    case starterPackQuantity(quantity: Int32)
     /// A spend larger than the balance: nothing was spent.
     case insufficientCredits(balance: Int64)
     /// The event id was already used with different content.
@@ -25,7 +28,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .validationFailed: return .validationFailed
         case .productNotFound: return .productNotFound
         case .eventNotFound: return .eventNotFound
-        case .starterPackIneligible: return .starterPackIneligible
+        case .starterPackIneligible, .starterPackQuantity: return .starterPackIneligible
         case .insufficientCredits: return .insufficientCredits
         case .eventConflict: return .eventConflict
         case .databaseUnavailable: return .databaseUnavailable
@@ -38,7 +41,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return "INVALID_ARGUMENT"
         case .productNotFound, .eventNotFound: return "NOT_FOUND"
-        case .starterPackIneligible, .insufficientCredits: return "FAILED_PRECONDITION"
+        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits: return "FAILED_PRECONDITION"
         case .eventConflict: return "ALREADY_EXISTS"
         case .databaseUnavailable: return "UNAVAILABLE"
         case .internalFailure: return "INTERNAL"
@@ -50,7 +53,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return 3
         case .productNotFound, .eventNotFound: return 5
-        case .starterPackIneligible, .insufficientCredits: return 9
+        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits: return 9
         case .eventConflict: return 6
         case .databaseUnavailable: return 14
         case .internalFailure: return 13
@@ -70,6 +73,8 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .productNotFound: return "unknown product code"
         case .eventNotFound: return "no such event for this user"
         case .starterPackIneligible: return "this email identity has already bought the starter pack"
+        case .starterPackQuantity(let quantity):
+            return "a starter pack is sold one at a time, once per email identity; this purchase is for \(quantity)"
         case .insufficientCredits(let balance): return "not enough credits: the balance is \(balance)"
         case .eventConflict(_, let problem): return "event id already used: \(problem)"
         case .databaseUnavailable: return "database unavailable, retry later"
