@@ -1,3 +1,4 @@
+import Contracts
 @testable import PaymentsService
 import TestSupport
 import XCTest
@@ -315,6 +316,13 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(LedgerEventId.refund(transactionId: "7", cycle: 3), "refund.apple_iap:7:3")
         XCTAssertEqual(LedgerEventId.refundReversal(transactionId: "7", cycle: 1), "refund_reversed.apple_iap:7")
         XCTAssertEqual(LedgerEventId.refundReversal(transactionId: "7", cycle: 2), "refund_reversed.apple_iap:7:2")
+        XCTAssertEqual(LedgerEventId.purchase(transactionId: "7"), "payment.apple_iap:7")
+        // Every id the saga uses lies in a namespace PointsService keeps from spend callers.
+        for id in [LedgerEventId.purchase(transactionId: "7"), LedgerEventId.refund(transactionId: "7", cycle: 2),
+                   LedgerEventId.refundReversal(transactionId: "7")] {
+            XCTAssertTrue(LedgerEventNamespace.isReserved(id), id)
+        }
+        XCTAssertFalse(LedgerEventNamespace.isReserved("chat.turn:7"))
     }
 
     // MARK: Seeded random sequences

@@ -136,6 +136,11 @@ final class SpendTests: PointsStoreTestCase {
             (SpendCommand(eventId: "", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
             (SpendCommand(eventId: "e 1", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
             (SpendCommand(eventId: "e1", userId: "nope", amount: 1, bizType: "chat"), "user_id"),
+            // The ledger's own namespaces: a spend there would take a purchase's or a refund's event id.
+            (SpendCommand(eventId: "payment.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (SpendCommand(eventId: "refund.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (SpendCommand(eventId: "refund_reversed.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (SpendCommand(eventId: "adjust:0123abcd", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 0, bizType: "chat"), "amount"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: -5, bizType: "chat"), "amount"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1_000_000_001, bizType: "chat"), "amount"),
@@ -216,6 +221,10 @@ final class SpendTests: PointsStoreTestCase {
         }
         await expectRefusal(.eventNotFound) {
             _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "c", userId: user.uuidString, spendEventId: spentEvent + "none"))
+        }
+        await expectRefusal(.validationFailed) {
+            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: "refund.apple_iap:\(run)", userId: user.uuidString,
+                                                                      spendEventId: spentEvent))
         }
         let stranger = newUser()
         await expectRefusal(.eventNotFound) {

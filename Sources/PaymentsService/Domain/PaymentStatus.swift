@@ -1,3 +1,5 @@
+import Contracts
+
 /// `apple_iap_transactions.status`
 /// (docs/protocols/payments/apple-iap-protocol.md, 3.3): where one Apple
 /// transaction is in its life, as `PurchaseLifecycle.status` derives it for people and
@@ -35,15 +37,15 @@ enum PendingAction: String, Sendable {
 /// is `refund.apple_iap:{transaction_id}`; later
 /// cycles add `:{n}`, so each movement is its own event.
 enum LedgerEventId {
-    static func purchase(transactionId: String) -> String { "payment.apple_iap:\(transactionId)" }
+    static func purchase(transactionId: String) -> String { LedgerEventNamespace.purchase + "apple_iap:\(transactionId)" }
 
     static func refund(transactionId: String, cycle: Int = 1) -> String {
         precondition(cycle >= 1, "refund cycles count from 1")
-        return cycle == 1 ? "refund.apple_iap:\(transactionId)" : "refund.apple_iap:\(transactionId):\(cycle)"
+        return LedgerEventNamespace.refund + "apple_iap:\(transactionId)" + (cycle == 1 ? "" : ":\(cycle)")
     }
 
     static func refundReversal(transactionId: String, cycle: Int = 1) -> String {
         precondition(cycle >= 1, "refund cycles count from 1")
-        return cycle == 1 ? "refund_reversed.apple_iap:\(transactionId)" : "refund_reversed.apple_iap:\(transactionId):\(cycle)"
+        return LedgerEventNamespace.refundReversal + "apple_iap:\(transactionId)" + (cycle == 1 ? "" : ":\(cycle)")
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import UUIDText
 
@@ -22,7 +23,7 @@ public struct AdjustCommand: Sendable, Equatable {
     }
 
     /// The prefix of a derived event id ("adjust:" + 32 hex digits of the fingerprint).
-    static let derivedEventIdPrefix = "adjust:"
+    static let derivedEventIdPrefix = LedgerEventNamespace.adjustment
     /// 128 bits of SHA-256: enough that two different adjustments never share an id.
     static let derivedEventIdHexDigits = 32
 

@@ -14,7 +14,7 @@ public struct ReverseSpendCommand: Sendable, Equatable {
     }
 
     func validated() throws(PointsError) -> ValidatedSpendReversal {
-        let eventId = try PointsValidation.eventId(eventId)
+        let eventId = try PointsValidation.callerEventId(eventId)
         let userId = try PointsValidation.userId(userId)
         let spendEventId = try PointsValidation.eventId(spendEventId, field: "spend_event_id")
         guard spendEventId != eventId else {

@@ -26,7 +26,7 @@ public struct SpendCommand: Sendable, Equatable {
     static let reservedBizTypes: Set<String> = ["payment", "support"]
 
     func validated() throws(PointsError) -> ValidatedSpend {
-        let eventId = try PointsValidation.eventId(eventId)
+        let eventId = try PointsValidation.callerEventId(eventId)
         let userId = try PointsValidation.userId(userId)
         guard (1...PointsLimits.spendAmountMax).contains(amount) else {
             throw PointsError.validationFailed(field: "amount", problem: "must be 1...\(PointsLimits.spendAmountMax)")

@@ -1,3 +1,4 @@
+import Contracts
 import FieldRules
 import Foundation
 
@@ -20,6 +21,16 @@ enum PointsValidation {
             throw PointsError.validationFailed(field: field, problem: "may only contain letters, digits and . _ : -")
         }
         return text
+    }
+
+    /// A spend caller's event id (Spend, ReverseSpend): `eventId`'s rules,
+    /// outside the ledger's own namespaces (`LedgerEventNamespace`).
+    static func callerEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
+        let eventId = try eventId(text, field: field)
+        guard !LedgerEventNamespace.isReserved(eventId) else {
+            throw PointsError.validationFailed(field: field, problem: "may not start with \"payment.\", \"refund.\", \"refund_reversed.\" or \"adjust:\" (the ledger's own)")
+        }
+        return eventId
     }
 
     /// A product code: 1...64 bytes of [a-z0-9_], `FieldRules.ProductCodeRule`.

@@ -441,7 +441,8 @@ struct  Points__V1__SpendRequest
   /*
    * The caller's idempotency key, e.g. "chat.turn:{session}:{turn}"; a
    * replay answers the first result, the same key with other content is
-   * EVENT_CONFLICT.
+   * EVENT_CONFLICT. Not in the ledger's own namespaces ("payment.",
+   * "refund.", "refund_reversed.", "adjust:"): VALIDATION_FAILED.
    */
   char *event_id;
   char *user_id;
