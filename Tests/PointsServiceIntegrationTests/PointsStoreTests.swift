@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import PointsService
 import PostgresClient
+import TestSupport
 import XCTest
 
 /// Every PointsStore rule against the real database; the ledger invariants
@@ -188,6 +189,29 @@ final class PointsStoreTests: PointsStoreTestCase {
         await expectPointsError("EVENT_CONFLICT") { try await self.store.grant(two) }
         let rows = try await ledgerCount(user: user)
         XCTAssertEqual(rows, 1)
+    }
+
+    /// A grant whose reply was lost and whose product the catalog has since
+    /// removed is still answered from its row (a replay), so the saga sees
+    /// it applied; a new grant of that product is refused as before.
+    func testAGrantCreditedBeforeTheCatalogChangedIsAnsweredAsAReplay() async throws {
+        let user = newUser()
+        let request = grantRequest(user: user, product: "popular_pack")
+        let first = try await store.grant(request)
+        let shipped = try PackageCatalog.load(path: ShippedConfiguration.packagesFile)
+        let withoutIt = try PackageCatalog(packages: shipped.packages.filter { $0.productCode != "popular_pack" })
+        let changed = PointsStore(pool: store.pool, catalog: withoutIt)
+        let again = try await changed.grant(request)
+        XCTAssertTrue(again.replayed)
+        XCTAssertEqual(again.creditsAdded, first.creditsAdded)
+        XCTAssertEqual(again.ledgerEntryId, first.ledgerEntryId)
+        let rows = try await ledgerCount(eventId: request.eventId)
+        XCTAssertEqual(rows, 1)
+        // The same event id with other content is still a conflict, and a new purchase of the product is refused.
+        var other = request
+        other.bizId = UUID().uuidString
+        await expectPointsError("EVENT_CONFLICT") { try await changed.grant(other) }
+        await expectPointsError("PRODUCT_NOT_FOUND") { try await changed.grant(self.grantRequest(user: user, product: "popular_pack")) }
     }
 
     /// StoreKit lets a consumable be bought several at once; the starter pack

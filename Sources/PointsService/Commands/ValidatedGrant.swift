@@ -19,37 +19,67 @@ struct ValidatedGrant: Sendable {
     let emailMasked: String
     let fingerprint: String
 
+    /// What identifies a grant, checked without the catalog: its fields'
+    /// rules and its fingerprint. A grant the catalog refuses now is first
+    /// looked up by this (`PointsStore.grant`): one credited before (its
+    /// reply lost, then the catalog changed) is answered as a replay.
+    struct Identity: Sendable {
+        let eventId: String
+        let userId: UUID
+        let productCode: String
+        let emailHash: String?
+        let quantity: Int32
+        let bizId: String
+        let source: Contracts.PurchaseSource
+        let emailMasked: String
+        let fingerprint: String
+
+        init(request: GrantRequest) throws(PointsError) {
+            let source = request.source ?? Contracts.PurchaseSource()
+            eventId = try PointsValidation.eventId(request.eventId)
+            userId = try PointsValidation.userId(request.userId)
+            productCode = try PointsValidation.productCode(request.productCode)
+            quantity = try ValidatedGrant.validQuantity(request.quantity)
+            bizId = try PointsValidation.text(request.bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
+            for field in source.namedFields {
+                _ = try PointsValidation.text(field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
+            }
+            emailMasked = try PointsValidation.emailMasked(request.emailMasked)
+            emailHash = request.emailHash.isEmpty ? nil : try PointsValidation.emailHash(request.emailHash)
+            self.source = source
+            fingerprint = ValidatedGrant.fingerprint(userId: userId, productCode: productCode, bizId: bizId, emailHash: emailHash,
+                                                     source: source, quantity: quantity)
+        }
+    }
+
     /// Checks every field of `request` against the rules and the catalog.
     init(request: GrantRequest, catalog: PackageCatalog) throws(PointsError) {
-        let source = request.source ?? Contracts.PurchaseSource()
-        eventId = try PointsValidation.eventId(request.eventId)
-        userId = try PointsValidation.userId(request.userId)
-        let productCode = try PointsValidation.productCode(request.productCode)
-        quantity = try Self.validQuantity(request.quantity)
-        bizId = try PointsValidation.text(request.bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
-        for field in source.namedFields {
-            _ = try PointsValidation.text(field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
+        try self.init(Identity(request: request), catalog: catalog)
+    }
+
+    /// Checks an identified grant against the catalog.
+    init(_ identity: Identity, catalog: PackageCatalog) throws(PointsError) {
+        guard let package = catalog.package(productCode: identity.productCode) else {
+            throw PointsError.productNotFound(productCode: identity.productCode)
         }
-        emailMasked = try PointsValidation.emailMasked(request.emailMasked)
-        guard let package = catalog.package(productCode: productCode) else { throw PointsError.productNotFound(productCode: productCode) }
         // Sold once per email identity: one unit, never several at the starter price.
-        if package.kind == .starter && quantity != 1 { throw PointsError.starterPackQuantity(quantity: quantity) }
-        if !source.appStoreProductId.isEmpty && source.appStoreProductId != package.appStoreProductId {
+        if package.kind == .starter && identity.quantity != 1 { throw PointsError.starterPackQuantity(quantity: identity.quantity) }
+        if !identity.source.appStoreProductId.isEmpty && identity.source.appStoreProductId != package.appStoreProductId {
             throw PointsError.validationFailed(field: "source.app_store_product_id", problem: "does not match product_code")
         }
-        if request.emailHash.isEmpty {
-            guard package.kind != .starter else {
-                throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
-            }
-            emailHash = nil
-        } else {
-            emailHash = try PointsValidation.emailHash(request.emailHash)
+        if identity.emailHash == nil && package.kind == .starter {
+            throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
         }
+        eventId = identity.eventId
+        userId = identity.userId
+        emailHash = identity.emailHash
+        quantity = identity.quantity
+        bizId = identity.bizId
+        source = identity.source
+        emailMasked = identity.emailMasked
+        fingerprint = identity.fingerprint
         self.package = package
-        self.source = source
         credits = try Self.totalCredits(package: package, quantity: quantity)
-        fingerprint = Self.fingerprint(userId: userId, productCode: productCode, bizId: bizId, emailHash: emailHash,
-                                       source: source, quantity: quantity)
     }
 
     /// 0 means 1 (a caller that predates the field); 1...quantityMax otherwise.

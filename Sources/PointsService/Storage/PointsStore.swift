@@ -164,9 +164,19 @@ final class PointsStore: Sendable {
     /// arrived meanwhile, one `GrantBatchStatement`: `CommitBatcher`): the
     /// database's unique event id decides a replay, which is then answered
     /// from the stored row. A starter pack also locks its email identity's
-    /// claim, in one transaction (`applyStarterGrant`).
+    /// claim, in one transaction (`applyStarterGrant`). A grant the catalog
+    /// refuses now (a product since removed or changed) is answered from its
+    /// stored row when it was credited before: its reply may have been lost
+    /// before the catalog changed, and the saga must see it applied.
     func grant(_ request: GrantRequest) async throws(PointsError) -> GrantResult {
-        let grant = try ValidatedGrant(request: request, catalog: catalog)
+        let identity = try ValidatedGrant.Identity(request: request)
+        let grant: ValidatedGrant
+        do {
+            grant = try ValidatedGrant(identity, catalog: catalog)
+        } catch {
+            if let replay = try await storedGrant(identity) { return replay }
+            throw error
+        }
         let result: GrantResult
         if grant.package.kind == .starter {
             result = try await retryingUniqueRaces {
@@ -286,19 +296,39 @@ final class PointsStore: Sendable {
 
     /// The first application's result for an event id already used, or a
     /// conflict when it was used with different content.
+    /// The answer of a grant stored before under `identity`'s event id (a
+    /// replay, or a conflict when its content differs); nil when none is.
+    private func storedGrant(_ identity: ValidatedGrant.Identity) async throws(PointsError) -> GrantResult? {
+        try await mappingErrors {
+            try await self.pool.withConnection { connection in
+                try await self.storedGrant(eventId: identity.eventId, fingerprint: identity.fingerprint, in: connection)
+            }
+        }
+    }
+
+    /// The grant whose statement found its event id taken: a replay or a conflict.
     private func replayedGrant(_ grant: ValidatedGrant, in connection: PostgresConnection) async throws -> GrantResult {
-        let stored = try await findEvent(grant.eventId, in: connection)
-        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
-                                     expectedChangeType: "purchase", fingerprint: grant.fingerprint) {
-        case .replay:
-            let first = stored!
-            return GrantResult(eventId: grant.eventId, replayed: true, creditsAdded: first.amount, balanceAfter: first.balanceAfter,
-                               balance: try await currentBalance(first.userId, in: connection), ledgerEntryId: first.id)
-        case .conflict(let problem):
-            throw PointsError.eventConflict(eventId: grant.eventId, problem: problem)
-        case .apply:
+        guard let answer = try await storedGrant(eventId: grant.eventId, fingerprint: grant.fingerprint, in: connection) else {
             // The row that collided is gone (its transaction rolled back): try again.
             throw RetryAttempt.racedARolledBackGrant
+        }
+        return answer
+    }
+
+    /// A stored grant's answer to a grant sent again (replay), or a conflict
+    /// when the event id holds other content; nil when nothing is stored.
+    private func storedGrant(eventId: String, fingerprint: String, in connection: PostgresConnection) async throws -> GrantResult? {
+        let stored = try await findEvent(eventId, in: connection)
+        switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
+                                     expectedChangeType: "purchase", fingerprint: fingerprint) {
+        case .replay:
+            let first = stored!
+            return GrantResult(eventId: eventId, replayed: true, creditsAdded: first.amount, balanceAfter: first.balanceAfter,
+                               balance: try await currentBalance(first.userId, in: connection), ledgerEntryId: first.id)
+        case .conflict(let problem):
+            throw PointsError.eventConflict(eventId: eventId, problem: problem)
+        case .apply:
+            return nil
         }
     }
 
