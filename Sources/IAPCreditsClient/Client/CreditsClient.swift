@@ -213,7 +213,8 @@ public actor CreditsClient {
     // MARK: Shared steps
 
     /// POST verify, and on failure note it on the record and schedule a
-    /// retry (retryable) or report it (refused). Never finishes.
+    /// retry (retryable) or report it (refused; and refresh the packages
+    /// when the refusal says they are stale). Never finishes.
     func verifyAndNote(_ record: PendingPurchaseRecord) async -> Result<VerifiedGrant, CreditsError> {
         let answer: Result<VerifiedGrant, CreditsError>
         do {
@@ -234,6 +235,8 @@ public actor CreditsClient {
             cancelRetry(record.transactionId)
             setSummary(PendingPurchaseSummary(transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
                                               state: .refused(error)))
+            // The packages the app shows are stale: refresh them (offersChanged) before the user pays again.
+            if error.problemCode?.meansOffersChanged == true { _ = try? await packageOffers() }
         }
         return answer
     }

@@ -25,6 +25,18 @@ public struct ProblemPolicy: Sendable, Hashable {
 }
 
 extension ProblemCode {
+    /// Whether this answer means the app's package list is out of date
+    /// (the new user pack already bought by this email identity, a product
+    /// the catalog no longer sells as the app thinks): the client refreshes
+    /// it, so the offer is hidden before the user pays for it again
+    /// (docs/protocols/payments/apple-iap-protocol.md 4.2).
+    public var meansOffersChanged: Bool {
+        switch self {
+        case .paymentStarterPackIneligible, .paymentProductNotFound, .paymentProductMismatch: true
+        default: false
+        }
+    }
+
     /// This code's row of the table above.
     public var policy: ProblemPolicy {
         switch self {

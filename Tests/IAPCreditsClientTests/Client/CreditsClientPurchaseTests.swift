@@ -183,6 +183,29 @@ final class CreditsClientPurchaseTests: XCTestCase {
         }
     }
 
+    /// A refusal that says the package list is stale (the new user pack
+    /// already bought by this email on another device) refreshes it, so the
+    /// offer disappears before the user pays for it a second time.
+    func testARefusalThatMeansTheOffersChangedRefreshesThem() async throws {
+        for code in ProblemCode.allKnown {
+            let s = setup(configuration: noRetries)
+            let offers = try await s.client.packageOffers()
+            let before = await s.api.packagesCalls
+            await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "new_user_pack" })
+            await s.api.failVerify(Fixtures.problem(code, status: code.policy.disposition == .finish ? 409 : 422))
+            _ = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+            let after = await s.api.packagesCalls
+            if code.meansOffersChanged {
+                XCTAssertEqual(after, before + 1, "\(code)")
+                let hidden = await eventually { s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false }
+                XCTAssertTrue(hidden, "\(code): the app is told, and the bought pack is gone")
+            } else if code.policy.disposition == .keepAndReport {
+                XCTAssertEqual(after, before, "\(code): no refresh for a refusal that says nothing of the packages")
+            }
+            await s.client.stop()
+        }
+    }
+
     func testARetryableAnswerIsResubmittedWithBackoffAndFinishedOnce() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()

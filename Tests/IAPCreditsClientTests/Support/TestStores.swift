@@ -90,5 +90,10 @@ final class EventCollector: @unchecked Sendable {
         events.compactMap { if case .revoked(let id) = $0 { id } else { nil } }
     }
 
+    /// The packages of each `offersChanged`, in order.
+    var offerLists: [PackageOffers] {
+        events.compactMap { if case .offersChanged(let offers) = $0 { offers } else { nil } }
+    }
+
     deinit { task?.cancel() }
 }
