@@ -15,4 +15,7 @@ public enum ClientLimits {
     public static let requestTimeoutSecondsDefault: Double = 30
     /// Events buffered for an app that reads them slowly (the oldest are dropped).
     public static let eventsBufferedMax = 64
+    /// The longest `Retry-After` honoured; a longer one (a misconfigured
+    /// proxy) is read as this, so a purchase is still retried this launch.
+    public static let retryAfterSecondsMax = 600
 }

@@ -4,10 +4,11 @@ import Foundation
 /// 9457 problem, or neither. Pure, so every shape is tested without a network.
 enum GatewayAnswer {
     static func interpret<Response>(
-        status: Int, requestID: String?, body: Data, decode: (Data) throws -> Response
+        status: Int, requestID: String?, retryAfter: String? = nil, body: Data, decode: (Data) throws -> Response
     ) -> Result<Response, CreditsError> {
+        let retryAfterSeconds = retryAfterSeconds(retryAfter)
         guard body.count <= ClientLimits.responseBytesMax else {
-            return .failure(CreditsError(.unexpectedAnswer(status: status), requestID: requestID))
+            return .failure(CreditsError(.unexpectedAnswer(status: status), requestID: requestID, retryAfterSeconds: retryAfterSeconds))
         }
         if status == 200 {
             guard let value = try? decode(body) else {
@@ -16,9 +17,18 @@ enum GatewayAnswer {
             return .success(value)
         }
         guard let problem = problem(status: status, body: body) else {
-            return .failure(CreditsError(.unexpectedAnswer(status: status), requestID: requestID))
+            return .failure(CreditsError(.unexpectedAnswer(status: status), requestID: requestID, retryAfterSeconds: retryAfterSeconds))
         }
-        return .failure(CreditsError(.problem(problem), requestID: requestID))
+        return .failure(CreditsError(.problem(problem), requestID: requestID, retryAfterSeconds: retryAfterSeconds))
+    }
+
+    /// A `Retry-After` header's delta-seconds (RFC 9110 §10.2.3), at most
+    /// `ClientLimits.retryAfterSecondsMax`; nil when absent or not digits
+    /// (an HTTP-date is not read: the gateway sends seconds).
+    static func retryAfterSeconds(_ header: String?) -> Int? {
+        guard let header, !header.isEmpty, header.utf8.count <= 9, header.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let seconds = Int(header) else { return nil }
+        return min(seconds, ClientLimits.retryAfterSecondsMax)
     }
 
     /// A problem document needs a string `code`; the rest is optional.

@@ -85,7 +85,8 @@ public struct GatewayClient: CreditsAPI {
             throw CreditsError(.transport(Self.cause(of: error)))
         }
         let requestID = response.value(forHTTPHeaderField: "X-Request-Id")
-        return GatewayAnswer.interpret(status: response.statusCode, requestID: requestID, body: body, decode: route.decode)
+        return GatewayAnswer.interpret(status: response.statusCode, requestID: requestID,
+                                       retryAfter: response.value(forHTTPHeaderField: "Retry-After"), body: body, decode: route.decode)
     }
 
     func makeRequest<Response>(_ route: GatewayRoute<Response>, token: String) -> URLRequest {

@@ -134,12 +134,14 @@ extension CreditsClient {
         let attempt = (retryAttempts[transactionId] ?? 0) + 1
         retryTasks[transactionId]?.cancel()
         retryTasks[transactionId] = nil
-        guard let delay = configuration.retrySchedule.delayMilliseconds(beforeRetry: attempt, unitRandom: configuration.unitRandom()) else {
+        guard let scheduled = configuration.retrySchedule.delayMilliseconds(beforeRetry: attempt, unitRandom: configuration.unitRandom()) else {
             retryAttempts[transactionId] = nil
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
                                               state: .waitingForNextLaunch(error)))
             return
         }
+        // Never sooner than the answer's Retry-After.
+        let delay = max(scheduled, Int64(error.retryAfterSeconds ?? 0) * 1000)
         retryAttempts[transactionId] = attempt
         setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
                                           state: .awaitingCredit(error, nextAttemptInMilliseconds: delay)))

@@ -22,10 +22,14 @@ public struct CreditsError: Error, Sendable, Hashable, CustomStringConvertible {
     public let kind: Kind
     /// The answer's `X-Request-Id`, for support (nil when nothing answered).
     public let requestID: String?
+    /// The answer's `Retry-After` in seconds (delta-seconds, at most
+    /// `ClientLimits.retryAfterSecondsMax`): a retry waits at least this long.
+    public let retryAfterSeconds: Int?
 
-    public init(_ kind: Kind, requestID: String? = nil) {
+    public init(_ kind: Kind, requestID: String? = nil, retryAfterSeconds: Int? = nil) {
         self.kind = kind
         self.requestID = requestID
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// The problem code, when the gateway answered one.

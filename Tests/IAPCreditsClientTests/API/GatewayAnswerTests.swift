@@ -14,6 +14,26 @@ final class GatewayAnswerTests: XCTestCase {
         #"{"status":"\#(status)","productCode":"starter_pack","transactionId":"\#(id)","creditsAdded":\#(credits),"newBalance":\#(balance),"ledgerEventId":"payment.apple_iap:\#(id)"}"#
     }
 
+    /// Retry-After's delta-seconds travel with the error (bounded); a date
+    /// or anything but digits is not read.
+    func testRetryAfterIsReadAsSecondsAndBounded() {
+        let cases: [(String?, Int?)] = [
+            ("5", 5), ("0", 0), ("120", 120), ("86400", ClientLimits.retryAfterSecondsMax), (nil, nil), ("", nil), ("-1", nil),
+            ("1.5", nil), (" 5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("99999999999999999999", nil),
+        ]
+        for (header, seconds) in cases {
+            XCTAssertEqual(GatewayAnswer.retryAfterSeconds(header), seconds, header ?? "nil")
+        }
+        let route = GatewayRoutes.balance
+        let unavailable = GatewayAnswer.interpret(status: 503, requestID: "r", retryAfter: "5",
+                                                  body: Data(#"{"code":"SERVICE_UNAVAILABLE","retryable":true}"#.utf8), decode: route.decode)
+        guard case .failure(let problem) = unavailable else { return XCTFail("\(unavailable)") }
+        XCTAssertEqual(problem.retryAfterSeconds, 5)
+        let proxyPage = GatewayAnswer.interpret(status: 503, requestID: nil, retryAfter: "30", body: Data("<html>".utf8), decode: route.decode)
+        guard case .failure(let page) = proxyPage else { return XCTFail("\(proxyPage)") }
+        XCTAssertEqual(page.retryAfterSeconds, 30)
+    }
+
     func testGrantedAndAlreadyGrantedAreCredits() throws {
         XCTAssertEqual(try verifyAnswer(200, grant("granted", credits: 100)).get().status, .granted)
         let again = try verifyAnswer(200, grant("already_granted", credits: 0)).get()

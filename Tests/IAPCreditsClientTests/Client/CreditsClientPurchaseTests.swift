@@ -206,6 +206,23 @@ final class CreditsClientPurchaseTests: XCTestCase {
         }
     }
 
+    /// A retry never comes sooner than the answer's Retry-After.
+    func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+                                       retryAfterSeconds: 7)
+        await s.api.failVerify(unavailable)
+        let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
+        guard case .awaitingCredit(let id, _) = outcome else { return XCTFail("\(outcome)") }
+        let pending = await s.client.pendingPurchases()
+        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == id })?.state, let next else {
+            return XCTFail("\(pending)")
+        }
+        XCTAssertGreaterThanOrEqual(next, 7_000)
+        await s.client.stop()
+    }
+
     func testARetryableAnswerIsResubmittedWithBackoffAndFinishedOnce() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()
