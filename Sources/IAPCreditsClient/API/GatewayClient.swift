@@ -68,10 +68,21 @@ public struct GatewayClient: CreditsAPI {
     /// Sends any route (also one this library does not list yet).
     public func send<Response: Sendable>(_ route: GatewayRoute<Response>) async throws(CreditsError) -> Response {
         let first = try await attempt(route, forceRefresh: false)
-        if case .failure(let error) = first, error.problemCode == .unauthenticated {
+        if case .failure(let error) = first, Self.asksForAFreshToken(error) {
             return try await attempt(route, forceRefresh: true).get()
         }
         return try first.get()
+    }
+
+    /// UNAUTHENTICATED, or a bare 401 (a proxy or load balancer in front of
+    /// the gateway answers without a problem body): the token is refreshed
+    /// and the request sent once more.
+    static func asksForAFreshToken(_ error: CreditsError) -> Bool {
+        switch error.kind {
+        case .problem(let problem): problem.code == .unauthenticated
+        case .unexpectedAnswer(let status): status == 401
+        case .transport, .notSignedIn, .invalidRequest: false
+        }
     }
 
     private func attempt<Response>(_ route: GatewayRoute<Response>, forceRefresh: Bool) async throws(CreditsError) -> Result<Response, CreditsError> {

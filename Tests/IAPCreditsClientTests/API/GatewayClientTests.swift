@@ -97,6 +97,21 @@ final class GatewayClientTests: XCTestCase {
         XCTAssertEqual(log.refreshes, [false, true])
     }
 
+    /// A 401 without a problem body (a proxy in front of the gateway) asks
+    /// for a fresh token too; other bare statuses do not.
+    func testABare401IsRetriedOnceWithARefreshedToken() async throws {
+        let transport = ScriptedTransport([.success(.init(status: 401, body: "<html>401</html>")),
+                                           .success(.init(status: 200, body: #"{"balance":5,"lifetimeEarned":5,"lifetimeSpent":0}"#))])
+        let (refreshing, log) = client(transport)
+        let balance = try await refreshing.balance()
+        XCTAssertEqual(balance.balance, 5)
+        XCTAssertEqual(log.refreshes, [false, true])
+        let bare503 = ScriptedTransport([.success(.init(status: 503, body: "<html>503</html>"))])
+        let (other, otherLog) = client(bare503)
+        await XCTAssertThrowsCreditsError(try await other.balance()) { XCTAssertEqual($0.kind, .unexpectedAnswer(status: 503)) }
+        XCTAssertEqual(otherLog.refreshes, [false])
+    }
+
     func testUnauthenticatedTwiceIsTheError() async {
         let unauthenticated = #"{"code":"UNAUTHENTICATED","status":401,"retryable":true}"#
         let transport = ScriptedTransport([.success(.init(status: 401, body: unauthenticated)), .success(.init(status: 401, body: unauthenticated))])
