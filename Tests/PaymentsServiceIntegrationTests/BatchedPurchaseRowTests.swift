@@ -187,7 +187,7 @@ final class BatchedPurchaseRowTests: XCTestCase {
         let granted = try await withThrowingTaskGroup(of: PaymentRecord?.self) { group in
             for record in seen {
                 group.addTask {
-                    try await store.completeIfUnchanged(.grant, with: .granted, over: record,
+                    try await store.completeIfUnchanged(.grant, with: .granted(), over: record,
                                                         ledgerEventId: LedgerEventId.purchase(transactionId: record.transactionId))
                 }
             }

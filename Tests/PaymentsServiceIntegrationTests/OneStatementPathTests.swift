@@ -112,12 +112,12 @@ final class OneStatementPathTests: XCTestCase {
         }
         try await PaymentsTestDatabase.record(store, locked)
         let eventId = LedgerEventId.purchase(transactionId: fast.transactionId)
-        let granted = try await store.completeIfUnchanged(.grant, with: .granted, over: seen, ledgerEventId: eventId)
+        let granted = try await store.completeIfUnchanged(.grant, with: .granted(), over: seen, ledgerEventId: eventId)
         XCTAssertEqual(granted?.status, .granted)
         XCTAssertEqual(granted?.ledgerEventId, eventId)
         XCTAssertNil(granted?.pendingStep)
         guard case .applied(let reference) = try await store.complete(
-            .grant, with: .granted, transactionId: locked.transactionId, ledgerEventId: LedgerEventId.purchase(transactionId: locked.transactionId)) else {
+            .grant, with: .granted(), transactionId: locked.transactionId, ledgerEventId: LedgerEventId.purchase(transactionId: locked.transactionId)) else {
             return XCTFail("expected the locked path to apply")
         }
         XCTAssertEqual(granted?.state, reference.state)
@@ -127,9 +127,9 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertEqual(fastRow, lockedRow)
         XCTAssertEqual(fastRow, ["granted", nil, "applied", nil, nil, nil, "0", nil])
         // The same result again is not applied twice: the row no longer reads as `seen`.
-        let again = try await store.completeIfUnchanged(.grant, with: .granted, over: seen, ledgerEventId: eventId)
+        let again = try await store.completeIfUnchanged(.grant, with: .granted(), over: seen, ledgerEventId: eventId)
         XCTAssertNil(again)
-        guard case .stale = try await store.complete(.grant, with: .granted, transactionId: fast.transactionId) else {
+        guard case .stale = try await store.complete(.grant, with: .granted(), transactionId: fast.transactionId) else {
             return XCTFail("the locked fallback finds the result recorded")
         }
     }
@@ -153,11 +153,11 @@ final class OneStatementPathTests: XCTestCase {
         }?.detail
         XCTAssertEqual(refunded?.pendingStep, .grant, "the owed grant is completed before anything else is owed")
         let eventId = LedgerEventId.purchase(transactionId: payment.transactionId)
-        let missed = try await store.completeIfUnchanged(.grant, with: .granted, over: seen, ledgerEventId: eventId)
+        let missed = try await store.completeIfUnchanged(.grant, with: .granted(), over: seen, ledgerEventId: eventId)
         XCTAssertNil(missed, "the row changed since the runner read it")
         let untouched = try await store.find(transactionId: payment.transactionId)
         XCTAssertEqual(untouched, refunded, "a missed guard writes nothing")
-        guard case .applied(let after) = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId,
+        guard case .applied(let after) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId,
                                                                   ledgerEventId: eventId) else {
             return XCTFail("the locked path applies the grant")
         }
@@ -171,7 +171,7 @@ final class OneStatementPathTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
-        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
         let refunded = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
                                                              Self.refund, signedAt: 1_738_645_700_000)
         let step = LedgerStep.clawback(cycle: 1, amount: 100, reason: "OTHER")

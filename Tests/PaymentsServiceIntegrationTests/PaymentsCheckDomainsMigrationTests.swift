@@ -57,13 +57,13 @@ final class PaymentsCheckDomainsMigrationTests: XCTestCase {
         let owedGrant = transactionIds[0]
         let eventId = LedgerEventId.purchase(transactionId: owedGrant)
         do {
-            _ = try await store.complete(.grant, with: .granted, transactionId: owedGrant, ledgerEventId: eventId)
+            _ = try await store.complete(.grant, with: .granted(), transactionId: owedGrant, ledgerEventId: eventId)
             XCTFail("a statement prepared before the migration returns a column whose type changed")
         } catch {
             guard case .databaseUnavailable(let detail) = error else { return XCTFail("expected a transient error, got \(error)") }
             XCTAssertTrue(detail.contains("staleStatement"), detail)
         }
-        guard case .applied(let granted) = try await store.complete(.grant, with: .granted, transactionId: owedGrant, ledgerEventId: eventId)
+        guard case .applied(let granted) = try await store.complete(.grant, with: .granted(), transactionId: owedGrant, ledgerEventId: eventId)
         else { return XCTFail("run again, the result applies") }
         XCTAssertEqual(granted.status, .granted)
         var recordsAfter: [PaymentRecord] = []

@@ -18,12 +18,12 @@ enum PaymentsRowsInEveryState {
 
         let granted = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, granted)
-        _ = try await store.complete(.grant, with: .granted, transactionId: granted.transactionId,
+        _ = try await store.complete(.grant, with: .granted(), transactionId: granted.transactionId,
                                      ledgerEventId: LedgerEventId.purchase(transactionId: granted.transactionId))
 
         let refunded = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, refunded)
-        _ = try await store.complete(.grant, with: .granted, transactionId: refunded.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: refunded.transactionId)
         let word = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: refunded.transactionId, claimed: false),
                                                          Self.proratedRefund, signedAt: 1_738_645_700_000)
         let clawback = try XCTUnwrap(word.after.pendingStep)
@@ -58,7 +58,7 @@ enum PaymentsRowsInEveryState {
         let fresh = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: 1_738_645_600_000, for: payment)
         let owed = try XCTUnwrap(fresh?.after)
         XCTAssertEqual(owed.pendingStep, .grant)
-        let granted = try await store.completeIfUnchanged(.grant, with: .granted, over: owed,
+        let granted = try await store.completeIfUnchanged(.grant, with: .granted(), over: owed,
                                                           ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId))
         XCTAssertEqual(granted?.status, .granted)
         let reversal = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: refunded, claimed: false),

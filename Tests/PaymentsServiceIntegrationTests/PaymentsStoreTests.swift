@@ -94,7 +94,7 @@ final class PaymentsStoreTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         let eventId = LedgerEventId.purchase(transactionId: payment.transactionId)
-        guard case .applied(let granted) = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId, ledgerEventId: eventId) else {
+        guard case .applied(let granted) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId, ledgerEventId: eventId) else {
             return XCTFail("expected the result to apply")
         }
         XCTAssertEqual(granted.status, .granted)
@@ -103,17 +103,38 @@ final class PaymentsStoreTests: XCTestCase {
         let due = try await nextAttempt(store, payment.transactionId)
         XCTAssertNil(due)
         // The same result again (a second runner's late reply) is stale and changes nothing.
-        guard case .stale(let current) = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId) else {
+        guard case .stale(let current) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId) else {
             return XCTFail("expected a stale result")
         }
         XCTAssertEqual(current.state, granted.state)
+    }
+
+    /// The grant's result records what PointsService credited (claimed 100
+    /// from a cached catalog, credited 40), in the lone and the batched
+    /// update alike, so a later prorated refund takes its share of 40.
+    func testTheGrantRecordsTheCreditsPointsServiceAdded() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payments = [PaymentsTestDatabase.newPayment(), PaymentsTestDatabase.newPayment()]
+        for payment in payments { try await PaymentsTestDatabase.record(store, payment) }
+        guard case .applied(let lone) = try await store.complete(.grant, with: .granted(credits: 40), transactionId: payments[0].transactionId)
+        else { return XCTFail("expected the result to apply") }
+        XCTAssertEqual(lone.state.credits, 40)
+        let found = try await store.find(transactionId: payments[1].transactionId)
+        let seen = try XCTUnwrap(found)
+        let batched = try await store.completeIfUnchanged(.grant, with: .granted(credits: 40), over: seen,
+                                                           ledgerEventId: LedgerEventId.purchase(transactionId: seen.transactionId))
+        XCTAssertEqual(batched?.state.credits, 40)
+        let refunded = try await PaymentsTestDatabase.record(store, payments[0], .revoked(Revocation(
+            type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1, dateUnixMilliseconds: 1_738_645_700_000)),
+            signedAt: 1_738_645_700_000)
+        XCTAssertEqual(refunded.after.pendingStep, .clawback(cycle: 1, amount: 20, reason: "APP_ISSUE"))
     }
 
     func testAResultForAStepNoLongerOwedIsDropped() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
-        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
         let refunded = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
                                                              Self.refund, signedAt: 1_738_645_700_000)
         XCTAssertEqual(refunded.after.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
@@ -163,7 +184,7 @@ final class PaymentsStoreTests: XCTestCase {
         let second = try await store.claimDue(limit: 1000)
         XCTAssertFalse(second.contains { $0.transactionId == payment.transactionId })
         // Postponing a step the row no longer owes does nothing.
-        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
         let ignored = try await store.postpone(.grant, transactionId: payment.transactionId, error: "late")
         XCTAssertNil(ignored)
     }
@@ -191,7 +212,7 @@ final class PaymentsStoreTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
-        _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
         let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
                                               transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
         let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)

@@ -113,7 +113,7 @@ final class SyncJobLeaseTests: XCTestCase {
         let stuck = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
         XCTAssertTrue(stuck.contains { $0.transactionId == owing.transactionId })
         // Once granted, nothing is owed: owed_since is cleared.
-        _ = try await store.complete(.grant, with: .granted, transactionId: owing.transactionId)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: owing.transactionId)
         let owedSince = try await store.pool.withConnection { connection in
             try await connection.query("select owed_since from apple_iap_transactions where transaction_id = $1", [.text(owing.transactionId)])
                 .first?.optionalString("owed_since")
@@ -131,7 +131,7 @@ final class SyncJobLeaseTests: XCTestCase {
                 payment.environment = "Production"
                 payment.purchaseDateUnixMilliseconds = Int64(Date().timeIntervalSince1970 * 1000) - Int64(age) * 86_400_000
                 try await PaymentsTestDatabase.record(store, payment)
-                _ = try await store.complete(.grant, with: .granted, transactionId: payment.transactionId)
+                _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
                 if age == 1 { newest[user] = payment.transactionId }
             }
         }

@@ -10,7 +10,7 @@ final class PaymentsMetricsLabelTests: XCTestCase {
         XCTAssertEqual(LedgerStepRunner.stepLabel(.grant), .grant)
         XCTAssertEqual(LedgerStepRunner.stepLabel(.clawback(cycle: 1, amount: 10, reason: "REFUND")), .clawback)
         XCTAssertEqual(LedgerStepRunner.stepLabel(.reverse(cycle: 1)), .reversal)
-        XCTAssertEqual(LedgerStepRunner.outcomeLabel(StepOutcome.granted), .applied)
+        XCTAssertEqual(LedgerStepRunner.outcomeLabel(StepOutcome.granted()), .applied)
         XCTAssertEqual(LedgerStepRunner.outcomeLabel(StepOutcome.clawedBack(deducted: 5, overdue: 5)), .applied)
         XCTAssertEqual(LedgerStepRunner.outcomeLabel(StepOutcome.grantRefused(reason: "STARTER_PACK_INELIGIBLE")), .refused)
         XCTAssertEqual(LedgerStepRunner.outcomeLabel(StepFailure.transient(detail: "unavailable")), .deferred)

@@ -59,7 +59,7 @@ final class PurchaseLifecycleTests: XCTestCase {
     func testStartWhenRevokedProratedGrantsThenTakesTheShareBack() throws {
         var state = PurchaseLifecycle.start(verdict: prorated(25_000), signedAtUnixMilliseconds: 10, claimed: true, credits: 100)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
-        state = try completed(.grant, with: .granted, in: state)
+        state = try completed(.grant, with: .granted(), in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 25, reason: "APP_ISSUE"))
     }
 
@@ -118,7 +118,7 @@ final class PurchaseLifecycleTests: XCTestCase {
         var state = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
         state = PurchaseLifecycle.claim(credits: 420, in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
-        state = try completed(.grant, with: .granted, in: state)
+        state = try completed(.grant, with: .granted(), in: state)
         let verify = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 5, in: PurchaseLifecycle.claim(credits: 999, in: state))
         XCTAssertNil(PurchaseLifecycle.pendingStep(verify.state))
         XCTAssertEqual(verify.state.credits, 420, "the first claim's value stands")
@@ -137,6 +137,19 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
     }
 
+    /// PointsService credits from its own catalog; the figure claimed came
+    /// from a cached copy that may be older. What was credited is recorded,
+    /// and a prorated refund takes back its share of that.
+    func testTheCreditsGrantedAreWhatLaterClawbacksTakeAShareOf() throws {
+        var state = try completed(.grant, with: .granted(credits: 40), in: claimed(credits: 100))
+        XCTAssertEqual(state.credits, 40)
+        XCTAssertEqual(state.creditsHeld, 40)
+        state = PurchaseLifecycle.receive(prorated(50_000), signedAtUnixMilliseconds: 20, in: state).state
+        XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 20, reason: "APP_ISSUE"))
+        // No figure from PointsService: the claimed one stands.
+        XCTAssertEqual(try completed(.grant, with: .granted(), in: claimed(credits: 100)).credits, 100)
+    }
+
     func testAWordAndTheClaimThatCameWithItJudgeTheClaimByTheWord() throws {
         // Recorded unclaimed while Apple said "purchased" (a ONE_TIME_CHARGE
         // before the catalog knew the product); then Apple's REFUND names our
@@ -153,7 +166,7 @@ final class PurchaseLifecycleTests: XCTestCase {
         // Refunded in part: the grant, then the refunded share back.
         var partly = PurchaseLifecycle.receive(prorated(25_000), signedAtUnixMilliseconds: 20, claimingCredits: 200, in: unclaimed).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .grant)
-        partly = try completed(.grant, with: .granted, in: partly)
+        partly = try completed(.grant, with: .granted(), in: partly)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .clawback(cycle: 1, amount: 50, reason: "APP_ISSUE"))
         // A word older than the one in force changes nothing, and the claim
         // is judged by the verdict in force.
@@ -168,7 +181,7 @@ final class PurchaseLifecycleTests: XCTestCase {
         // Get Transaction Info signs "now": its revocation is newer than the
         // app's word, so the model owes the clawback; fetched again, the same
         // revocation owes nothing more.
-        var state = try completed(.grant, with: .granted, in: claimed())
+        var state = try completed(.grant, with: .granted(), in: claimed())
         state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 1_000, in: state).state
         state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
         let again = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 2_000, in: state)
@@ -235,7 +248,7 @@ final class PurchaseLifecycleTests: XCTestCase {
     func testRefundWhileTheGrantIsOwedGrantsThenClawsBack() throws {
         var state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: claimed()).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant, "the grant may have landed: complete it first")
-        state = try completed(.grant, with: .granted, in: state)
+        state = try completed(.grant, with: .granted(), in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 100, reason: "OTHER"))
     }
 
@@ -284,7 +297,7 @@ final class PurchaseLifecycleTests: XCTestCase {
     // MARK: Step results
 
     func testCompleteWhenTheStepIsNoLongerOwedIsStale() {
-        XCTAssertNil(PurchaseLifecycle.complete(.grant, with: .granted, in: granted()))
+        XCTAssertNil(PurchaseLifecycle.complete(.grant, with: .granted(), in: granted()))
         let owing = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
         XCTAssertNil(PurchaseLifecycle.complete(.clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing))
         XCTAssertNil(PurchaseLifecycle.complete(.clawback(cycle: 1, amount: 99, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing))
@@ -338,7 +351,7 @@ final class PurchaseLifecycleTests: XCTestCase {
             switch step {
             case .grant:
                 if applied["grant"] == nil { balance += credits; applied["grant"] = (0, 0) }
-                return .granted
+                return .granted(credits: credits)
             case .clawback(let cycle, let amount, _):
                 let key = "clawback\(cycle)"
                 if let first = applied[key] { return .clawedBack(deducted: first.deducted, overdue: first.overdue) }

@@ -26,7 +26,10 @@ enum LedgerStep: Equatable, Sendable, CustomStringConvertible {
 /// What PointsService answered for a step, when it answered for good.
 /// Transient failures are not outcomes: the step stays owed and is retried.
 enum StepOutcome: Equatable, Sendable {
-    case granted
+    /// `credits`: what PointsService credited (its catalog's, which may
+    /// differ from the figure claimed from a cached catalog); nil keeps the
+    /// claimed figure.
+    case granted(credits: Int64? = nil)
     case grantRefused(reason: String)
     case clawedBack(deducted: Int64, overdue: Int64)
     case reversed

@@ -126,8 +126,11 @@ enum PurchaseLifecycle {
         guard pendingStep(state) == step else { return nil }
         var next = state
         switch (step, outcome) {
-        case (.grant, .granted):
+        case (.grant, .granted(let credits)):
             next.grant = .applied
+            // What the ledger holds decides every later clawback: a prorated
+            // refund takes back a share of what was credited.
+            if let credits, credits > 0 { next.credits = credits }
         case (.grant, .grantRefused(let reason)):
             next.grant = .refused(reason: reason)
         case (.clawback, .clawedBack(let deducted, let overdue)):

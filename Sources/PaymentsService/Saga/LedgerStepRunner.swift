@@ -62,7 +62,7 @@ struct LedgerStepRunner: Sendable {
             case .success(let granted):
                 FaultInjection.hit("payments.after_step2")
                 run.grant = granted
-                outcome = .granted
+                outcome = .granted(credits: granted.creditsAdded)
             case .failed(.refused(let reason)):
                 logger.notice("grant refused", ["transaction_id": record.transactionId, "reason": reason.rawValue, "request_id": requestId ?? ""])
                 outcome = .grantRefused(reason: reason.rawValue)

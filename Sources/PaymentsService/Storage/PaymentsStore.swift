@@ -303,12 +303,15 @@ final class PaymentsStore: Sendable {
     }
 
     /// The statement `write` runs: `next`'s columns and schedule over row $1
-    /// ($2...$20, `stateUpdateValues`).
+    /// ($2...$21, `stateUpdateValues`).
     static let stateUpdate = stateUpdateStatement(where: "id = $1::uuid")
 
     /// `stateUpdate` applied only while the row still reads as the state the
-    /// caller decided on (`PurchaseStateGuard` on $21...).
-    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(.parameter, first: 21))
+    /// caller decided on (`PurchaseStateGuard` on $22...).
+    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(.parameter, first: stateValueCount + 1))
+
+    /// The values of a state update: the row's id and 20 columns (`stateUpdateValues`).
+    static let stateValueCount = 21
 
     private static func stateUpdateStatement(where condition: String) -> String {
         """
@@ -319,7 +322,8 @@ final class PaymentsStore: Sendable {
         """
     }
 
-    /// The assignments of `stateUpdate` from values 2...20 (named by `value`).
+    /// The assignments of `stateUpdate` from values 2...21 (named by `value`).
+    /// `credits` is written too: a grant records what PointsService credited.
     static func stateAssignments(_ value: StatementValue) -> String {
         """
             status = \(value[2])::text, pending_action = \(value[3])::text, revoked = \(value[4])::boolean, failure_code = \(value[5])::text,
@@ -335,11 +339,12 @@ final class PaymentsStore: Sendable {
             owed_since = case \(value[20])::integer when 0 then null when 1 then coalesce(owed_since, now()) else now() end,
             attempt_count = case \(value[20])::integer when 1 then attempt_count else 0 end,
             last_error = case \(value[20])::integer when 1 then last_error else null end,
+            credits = \(value[21])::bigint,
             updated_at = now()
         """
     }
 
-    /// $1...$20 of `stateUpdate`. The schedule follows `current`'s owed step:
+    /// $1...$21 of `stateUpdate`. The schedule follows `current`'s owed step:
     /// 0 clears it (nothing owed), 1 keeps it (the same step still owed),
     /// 2 makes a newly owed step due now.
     static func stateUpdateValues(_ next: PurchaseState, over current: PaymentRecord, ledgerEventId: String?, verdictChanged: Bool)
@@ -359,7 +364,7 @@ final class PaymentsStore: Sendable {
             .bool(verdictChanged && revocation != nil), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
             optional(revocation?.reason), optional(revocation?.type),
             revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
-            optional(ledgerEventId), .int64(schedule),
+            optional(ledgerEventId), .int64(schedule), .int64(state.credits),
         ]
     }
 

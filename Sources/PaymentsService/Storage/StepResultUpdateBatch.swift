@@ -5,7 +5,7 @@
 /// lone update), or left alone (nil: that runner records through the locked
 /// path). `PaymentsStore.completeIfUnchanged`.
 enum StepResultUpdateBatch: PurchaseRowBatchedWrite {
-    static let width = 20 + PurchaseStateGuard.valueCount
+    static let width = PaymentsStore.stateValueCount + PurchaseStateGuard.valueCount
 
     static let single = PaymentsStore.guardedStateUpdate
 
@@ -15,7 +15,7 @@ enum StepResultUpdateBatch: PurchaseRowBatchedWrite {
         \(PaymentsStore.stateAssignments(.valuesColumn))
         from \(BatchedRowValues.list(rows: rows, width: width))
         where id = v.p1::uuid
-            and \(PurchaseStateGuard.condition(.valuesColumn, first: 21))
+            and \(PurchaseStateGuard.condition(.valuesColumn, first: PaymentsStore.stateValueCount + 1))
         returning \(PaymentsStore.columns)
         """
     }
