@@ -294,8 +294,6 @@ final class PointsStore: Sendable {
 
     // MARK: Transactions
 
-    /// The first application's result for an event id already used, or a
-    /// conflict when it was used with different content.
     /// The answer of a grant stored before under `identity`'s event id (a
     /// replay, or a conflict when its content differs); nil when none is.
     private func storedGrant(_ identity: ValidatedGrant.Identity) async throws(PointsError) -> GrantResult? {
