@@ -74,11 +74,11 @@ extension CreditsClient {
         guard !stopped, inFlight.insert(transactionId).inserted else { return }
         defer { inFlight.remove(transactionId) }
         knownRecords[transactionId] = record
-        switch await verifyAndNote(record) {
+        switch await verifyOnce(record) {
         case .success(let grant):
             await finishAndForget(transactionId)
             report.credited.append(grant)
-            emit(.credited(grant))
+            announceCredit(grant)
         case .failure(let error) where error.disposition == .finish:
             await finishAndForget(transactionId)
             report.revoked.append(transactionId)

@@ -34,6 +34,13 @@ public actor CreditsClient {
     /// Transactions this client finished: a redelivery of one is not
     /// submitted again (unless it now carries a refund).
     var finishedThisSession = Set<String>()
+    /// The verify in flight for each transaction. The purchase path and a
+    /// recovery pass that meet one transaction share its call and its
+    /// answer (`verifyOnce`), so it is submitted once and both report the
+    /// same credits.
+    var verifying: [String: Task<Result<VerifiedGrant, CreditsError>, Never>] = [:]
+    /// Transactions whose `credited` event was sent (once each).
+    var announcedCredits = Set<String>()
     /// Records known to this client, also those the store failed to write.
     var knownRecords: [String: PendingPurchaseRecord] = [:]
     var retryAttempts: [String: Int] = [:]
@@ -166,15 +173,15 @@ public actor CreditsClient {
                     }
                     action = try flow.storeAnswered(answer, now: configuration.now())
                 case .record(let record):
-                    held = record.transactionId
-                    inFlight.insert(record.transactionId)
+                    // A recovery pass may hold it already: the verify is then shared (`verifyOnce`).
+                    if inFlight.insert(record.transactionId).inserted { held = record.transactionId }
                     knownRecords[record.transactionId] = record
                     // A failed write does not stop the purchase: StoreKit still
                     // holds the transaction unfinished, and a relaunch finds it.
                     try? await records.save(record)
                     action = try flow.recordAttempted()
                 case .verify(let record):
-                    action = try flow.verifyAnswered(await verifyAndNote(record))
+                    action = try flow.verifyAnswered(await verifyOnce(record))
                 case .finish(let transactionId):
                     await finishAndForget(transactionId)
                     action = try flow.finished()
@@ -201,7 +208,7 @@ public actor CreditsClient {
 
     private func announce(_ outcome: PurchaseOutcome) {
         switch outcome {
-        case .credited(let grant, _): emit(.credited(grant))
+        case .credited(let grant, _): announceCredit(grant)
         case .revoked(let transactionId): emit(.revoked(transactionId: transactionId))
         case .unverifiedByStore(let transactionId):
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil,
@@ -211,6 +218,23 @@ public actor CreditsClient {
     }
 
     // MARK: Shared steps
+
+    /// `verifyAndNote`, or the answer of the same transaction's verify
+    /// already in flight on the other path (one call for both).
+    func verifyOnce(_ record: PendingPurchaseRecord) async -> Result<VerifiedGrant, CreditsError> {
+        if let running = verifying[record.transactionId] { return await running.value }
+        let call = Task { await self.verifyAndNote(record) }
+        verifying[record.transactionId] = call
+        let answer = await call.value
+        verifying[record.transactionId] = nil
+        return answer
+    }
+
+    /// Sends `credited` for a transaction once, whichever path saw it first.
+    func announceCredit(_ grant: VerifiedGrant) {
+        guard announcedCredits.insert(grant.transactionId).inserted else { return }
+        emit(.credited(grant))
+    }
 
     /// POST verify, and on failure note it on the record and schedule a
     /// retry (retryable) or report it (refused; and refresh the packages

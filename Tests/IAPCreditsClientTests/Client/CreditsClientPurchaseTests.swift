@@ -134,6 +134,43 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await client.stop()
     }
 
+    /// A recovery pass (the app came to the foreground) that meets the
+    /// transaction the purchase call is still returning submits it first;
+    /// the purchase path shares that verify instead of calling again: one
+    /// call, the same credits for both, one `credited` event.
+    func testThePurchasePathSharesAVerifyARecoveryPassStartedFirst() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let events = EventCollector(client)
+        let offers = try await client.packageOffers()
+        let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
+        await api.holdVerifies()
+        let purchase = Task { await client.purchase(premium) }
+        let paid = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(paid, "the transaction is made, the purchase call not yet answered")
+        let pass = Task { await client.resumePendingPurchases() }
+        let recoveryVerifying = await eventually { await api.verifiesWaiting == 1 }
+        XCTAssertTrue(recoveryVerifying)
+        gated.release()
+        // The purchase path reaches its verify: it joins the one in flight.
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let calls = await api.verifyCount
+        XCTAssertEqual(calls, 1)
+        await api.releaseVerifies()
+        guard case .credited(let grant, _) = await purchase.value else { return XCTFail("not credited") }
+        _ = await pass.value
+        XCTAssertEqual(grant.status, .granted)
+        XCTAssertGreaterThan(grant.creditsAdded, 0, "the purchase reports the credits, not 0")
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 1)
+        let announced = await eventually { events.creditedIds == [grant.transactionId] }
+        XCTAssertTrue(announced, "\(events.creditedIds)")
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertEqual(events.creditedIds, [grant.transactionId], "one credited event")
+        await client.stop()
+    }
+
     func testNoAccountTokenNoPurchase() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()

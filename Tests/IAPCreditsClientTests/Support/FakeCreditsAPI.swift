@@ -17,12 +17,24 @@ actor FakeCreditsAPI: CreditsAPI {
     private var statuses: [String: TransactionStatus] = [:]
     private var accountTokenFailures: [CreditsError] = []
     private let observer: (@Sendable (String) -> Void)?
+    private var verifyHeld = false
+    private var heldVerifies: [CheckedContinuation<Void, Never>] = []
 
     init(token: UUID = UUID(), packages: [CreditPackage] = Fixtures.packages, observer: (@Sendable (String) -> Void)? = nil) {
         self.token = token
         self.packageList = packages
         self.observer = observer
     }
+
+    /// Verify calls wait from now until `releaseVerifies()`.
+    func holdVerifies() { verifyHeld = true }
+    func releaseVerifies() {
+        verifyHeld = false
+        let held = heldVerifies
+        heldVerifies.removeAll()
+        for call in held { call.resume() }
+    }
+    var verifiesWaiting: Int { heldVerifies.count }
 
     /// The next verify calls fail with these, in order.
     func failVerify(_ errors: CreditsError...) { verifyFailures.append(contentsOf: errors) }
@@ -54,6 +66,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func verify(_ request: VerifyTransactionRequest) async throws(CreditsError) -> VerifiedGrant {
         observer?("verify")
         verifyRequests.append(request)
+        if verifyHeld { await withCheckedContinuation { heldVerifies.append($0) } }
         if !verifyFailures.isEmpty { throw verifyFailures.removeFirst() }
         let ledger = "payment.apple_iap:\(request.transactionId)"
         if credited[request.transactionId] != nil {

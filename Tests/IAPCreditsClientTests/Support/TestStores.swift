@@ -27,14 +27,20 @@ actor LoggingRecordStore: PurchaseRecordStore {
     }
 }
 
-/// A store front whose purchase sheet stays up until `release()`.
+/// A store front whose purchase sheet stays up until `release()`; with
+/// `afterPayment`, the transaction is made (and unfinished) first, and only
+/// the answer to the purchase call waits.
 final class GatedStoreFront: StoreFront, @unchecked Sendable {
     let inner: ScriptedStoreFront
+    private let afterPayment: Bool
     private let lock = NSLock()
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private var open = false
 
-    init(_ inner: ScriptedStoreFront) { self.inner = inner }
+    init(_ inner: ScriptedStoreFront, afterPayment: Bool = false) {
+        self.inner = inner
+        self.afterPayment = afterPayment
+    }
 
     func release() {
         let resumed = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
@@ -50,6 +56,16 @@ final class GatedStoreFront: StoreFront, @unchecked Sendable {
     func products(for productIDs: [String]) async throws -> [StoreProduct] { try await inner.products(for: productIDs) }
 
     func purchase(productID: String, appAccountToken: UUID) async throws -> StorePurchaseOutcome {
+        if afterPayment {
+            let outcome = try await inner.purchase(productID: productID, appAccountToken: appAccountToken)
+            await gate()
+            return outcome
+        }
+        await gate()
+        return try await inner.purchase(productID: productID, appAccountToken: appAccountToken)
+    }
+
+    private func gate() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = lock.withLock { () -> Bool in
                 if open { return true }
@@ -58,7 +74,6 @@ final class GatedStoreFront: StoreFront, @unchecked Sendable {
             }
             if resumeNow { continuation.resume() }
         }
-        return try await inner.purchase(productID: productID, appAccountToken: appAccountToken)
     }
 
     func transactionUpdates() -> AsyncStream<StoreTransactionResult> { inner.transactionUpdates() }
