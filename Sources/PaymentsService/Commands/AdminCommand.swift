@@ -34,6 +34,7 @@ final class AdminCommand: @unchecked Sendable {
             specs += [StandardOptions.databaseURL, StandardOptions.pointsAddresses,
                       OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
                       StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey] + PointsConnection.optionSpecs
+                + PaymentsSettings.backoffSpecs
         }
         return specs + [StandardOptions.logLevel] + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
             + AppStoreAPISettings.optionSpecs
@@ -49,6 +50,8 @@ final class AdminCommand: @unchecked Sendable {
         /// With `ledger: true`.
         var database: ServiceDatabase.Settings?
         var points: PointsConnection.Settings?
+        /// With `ledger: true`: the saga's lease and retry timing, as the service's.
+        var backoff: RetryBackoff?
     }
 
     /// Reads every setting the command needs, reporting each problem to
@@ -69,15 +72,17 @@ final class AdminCommand: @unchecked Sendable {
         }
         var database: ServiceDatabase.Settings?
         var points: PointsConnection.Settings?
+        var backoff: RetryBackoff?
         if ledger {
             database = ServiceDatabase.Settings.read(&collector)
             points = PointsConnection.read(&collector)
+            backoff = PaymentsSettings.readBackoff(&collector)
         }
-        guard let logLevel, let verifier, let sandboxUserIds, let appStoreAPI, !ledger || (database != nil && points != nil),
-              collector.problems.isEmpty else { return nil }
+        guard let logLevel, let verifier, let sandboxUserIds, let appStoreAPI,
+              !ledger || (database != nil && points != nil && backoff != nil), collector.problems.isEmpty else { return nil }
         return Settings(logLevel: logLevel, verifier: verifier,
                         creditPolicy: SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: sandboxUserIds),
-                        appStoreAPI: appStoreAPI, database: database, points: points)
+                        appStoreAPI: appStoreAPI, database: database, points: points, backoff: backoff)
     }
 
     private init(options: CommandLineOptions, name: String, settings: Settings) throws {
@@ -88,12 +93,12 @@ final class AdminCommand: @unchecked Sendable {
         let logger = self.logger
         configuration.eventSink = { event in AppStoreAPISettings.log(event, logger) }
         client = try AppStoreServerAPIClient(configuration: configuration)
-        if let database = settings.database, let pointsSettings = settings.points {
+        if let database = settings.database, let pointsSettings = settings.points, let backoff = settings.backoff {
             let pool = ServiceDatabase.pool(database, applicationName: "payments-\(name)")
             // PointsService as the service itself calls it (mutual TLS with this service's certificate).
             let pointsClient = try PointsConnection.client(pointsSettings)
             let points = PointsLedger(client: pointsClient)
-            processor = PaymentProcessor(store: PaymentsStore(pool: pool), verifier: verifier, points: points, catalog: CatalogCache(points: points),
+            processor = PaymentProcessor(store: PaymentsStore(pool: pool, backoff: backoff), verifier: verifier, points: points, catalog: CatalogCache(points: points),
                                          logger: logger, creditPolicy: settings.creditPolicy)
             self.pool = pool
             self.pointsClient = pointsClient

@@ -22,7 +22,7 @@ enum RedriveCommand {
         StandardOptions.databaseURL, StandardOptions.pointsAddresses,
         OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
         StandardOptions.logLevel, StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PointsConnection.optionSpecs
+    ] + PointsConnection.optionSpecs + PaymentsSettings.backoffSpecs
 
     static func run(arguments: [String]) async -> Int32 {
         let options: CommandLineOptions
@@ -50,13 +50,16 @@ enum RedriveCommand {
         let logLevel = settings.logLevel()
         let database = ServiceDatabase.Settings.read(&settings)
         let points = PointsConnection.read(&settings)
+        let backoff = PaymentsSettings.readBackoff(&settings)
         do {
             try settings.finish()
         } catch {
             FileHandle.standardError.write(Data(error.report(program: "PaymentsService redrive").utf8))
             return 2
         }
-        guard let transactionId, let logLevel, let database, let points else { preconditionFailure("an unread setting is a reported problem") }
+        guard let transactionId, let logLevel, let database, let points, let backoff else {
+            preconditionFailure("an unread setting is a reported problem")
+        }
         let logger = Logger(service: "payments-redrive", minimumLevel: logLevel)
         let pool = ServiceDatabase.pool(database, applicationName: "payments-redrive")
         let client: RPCClient
@@ -67,7 +70,7 @@ enum RedriveCommand {
             await pool.close()
             return 2
         }
-        let store = PaymentsStore(pool: pool)
+        let store = PaymentsStore(pool: pool, backoff: backoff)
         let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client), logger: logger)
         var status: Int32 = 1
         do {

@@ -36,12 +36,19 @@ struct PaymentsSettings: Sendable {
         var callerPolicy: CallerPolicy
     }
 
-    static let sagaSpecs: [OptionSpec] = [
-        OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
+    /// The saga steps' lease and retry timing: the service's and every
+    /// command that runs saga steps (`redrive`, the admin commands), so a
+    /// step they claim is leased as the service's worker leases it.
+    static let backoffSpecs: [OptionSpec] = [
         OptionSpec(flag: nil, env: "SAGA_LEASE_MS", default: "30000",
                    help: "How long a claimed saga step belongs to one worker before another may retry it (covers crashed workers)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_INITIAL_MS", default: "500", help: "First retry delay of a failed saga step (doubles each attempt)."),
         OptionSpec(flag: nil, env: "SAGA_RETRY_MAX_MS", default: "300000", help: "Longest retry delay of a failed saga step."),
+    ]
+
+    static let sagaSpecs: [OptionSpec] = [
+        OptionSpec(flag: nil, env: "SAGA_POLL_INTERVAL_MS", default: "1000", help: "How often the saga worker looks for due steps."),
+    ] + backoffSpecs + [
         OptionSpec(flag: nil, env: "SAGA_STUCK_AFTER_SECONDS", default: "900",
                    help: "A purchase owing a ledger step longer than this counts in iap_saga_stuck_rows (the alert's threshold)."),
     ]
@@ -93,8 +100,9 @@ struct PaymentsSettings: Sendable {
             consumption: consumption, appStoreAPI: appStoreAPI, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 
-    /// The saga steps' retry timing (`SAGA_RETRY_*`, `SAGA_LEASE_MS`): the store needs it, `migrate` too.
-    private static func readBackoff(_ settings: inout SettingsCollector) -> RetryBackoff? {
+    /// The saga steps' retry timing (`SAGA_RETRY_*`, `SAGA_LEASE_MS`,
+    /// `backoffSpecs`): the store needs it, `migrate` and the commands too.
+    static func readBackoff(_ settings: inout SettingsCollector) -> RetryBackoff? {
         let day: Int64 = 86_400_000
         let initial = settings.integer("SAGA_RETRY_INITIAL_MS", in: 1...day, unit: "of milliseconds",
                                        because: "it is the first wait before a failed saga step is tried again")

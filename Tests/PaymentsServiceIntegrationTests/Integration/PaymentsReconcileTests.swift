@@ -179,6 +179,14 @@ final class PaymentsReconcileTests: XCTestCase {
                                                                settings: ["APPLE_API_KEY_PATH": "", "APPLE_API_KEY_ID": "", "APPLE_API_ISSUER_ID": ""])
         XCTAssertEqual(noKey.status, 2)
         XCTAssertTrue(noKey.errors.contains("this command calls the App Store Server API"), noKey.errors)
+        // The commands that run saga steps read the service's lease and retry timing too.
+        for command in [["reconcile", "--transaction-id", "2000000000000001"], ["redrive", "--transaction-id", "2000000000000001"]] {
+            let badLease = try await fixture.cluster.paymentsCommand(command, settings: ["SAGA_LEASE_MS": "0"])
+            XCTAssertEqual(badLease.status, 2, "\(command)")
+            XCTAssertTrue(badLease.errors.contains("SAGA_LEASE_MS"), badLease.errors)
+            let help = try await fixture.cluster.paymentsCommand([command[0], "--help"])
+            XCTAssertTrue(help.output.contains("SAGA_LEASE_MS"), help.output)
+        }
         fixture.assertNoSecrets(in: fixture.cluster.paymentsLogs)
     }
 }
