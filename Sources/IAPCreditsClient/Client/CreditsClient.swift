@@ -41,6 +41,8 @@ public actor CreditsClient {
     var verifying: [String: Task<Result<VerifiedGrant, CreditsError>, Never>] = [:]
     /// Transactions whose `credited` event was sent (once each).
     var announcedCredits = Set<String>()
+    /// Records rebuilt this session after PRODUCT_NOT_FOUND / PRODUCT_MISMATCH (once each).
+    var rebuiltThisSession = Set<String>()
     /// Records known to this client, also those the store failed to write.
     var knownRecords: [String: PendingPurchaseRecord] = [:]
     var retryAttempts: [String: Int] = [:]
@@ -230,6 +232,25 @@ public actor CreditsClient {
         return answer
     }
 
+    /// After PRODUCT_NOT_FOUND or PRODUCT_MISMATCH, once per transaction and
+    /// session: the record rebuilt with the product code the refreshed
+    /// packages give the transaction's App Store product, saved, to be
+    /// resubmitted (docs/protocols/payments/apple-iap-protocol.md 4.2); nil
+    /// when the packages name no other code.
+    func rebuiltOnce(_ record: PendingPurchaseRecord, after error: CreditsError) async -> PendingPurchaseRecord? {
+        guard error.problemCode == .paymentProductNotFound || error.problemCode == .paymentProductMismatch,
+              let code = cachedOffers?.productCodesByAppStoreProductId[record.appStoreProductId], code != record.productCode,
+              rebuiltThisSession.insert(record.transactionId).inserted else { return nil }
+        let rebuilt = PendingPurchaseRecord(
+            transactionId: record.transactionId, productCode: code, appStoreProductId: record.appStoreProductId,
+            signedTransactionInfo: record.signedTransactionInfo, appAccountToken: record.appAccountToken,
+            recordedAtUnixMilliseconds: record.recordedAtUnixMilliseconds, submissionCount: record.submissionCount,
+            lastFailure: record.lastFailure)
+        knownRecords[record.transactionId] = rebuilt
+        try? await records.save(rebuilt)
+        return rebuilt
+    }
+
     /// Sends `credited` for a transaction once, whichever path saw it first.
     func announceCredit(_ grant: VerifiedGrant) {
         guard announcedCredits.insert(grant.transactionId).inserted else { return }
@@ -260,7 +281,10 @@ public actor CreditsClient {
             setSummary(PendingPurchaseSummary(transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
                                               state: .refused(error)))
             // The packages the app shows are stale: refresh them (offersChanged) before the user pays again.
-            if error.problemCode?.meansOffersChanged == true { _ = try? await packageOffers() }
+            if error.problemCode?.meansOffersChanged == true {
+                _ = try? await packageOffers()
+                if let rebuilt = await rebuiltOnce(noted, after: error) { return await verifyAndNote(rebuilt) }
+            }
         }
         return answer
     }

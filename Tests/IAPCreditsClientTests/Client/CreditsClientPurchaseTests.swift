@@ -244,6 +244,49 @@ final class CreditsClientPurchaseTests: XCTestCase {
     }
 
     /// A retry never comes sooner than the answer's Retry-After.
+    /// PRODUCT_NOT_FOUND after the catalog re-keyed the product: the
+    /// packages are refreshed, the request rebuilt with the code they now
+    /// give the App Store product, and resubmitted once (protocol 4.2).
+    func testAProductNotFoundIsRebuiltFromTheRefreshedPackagesAndResubmittedOnce() async throws {
+        let s = setup(configuration: noRetries)
+        let offers = try await s.client.packageOffers()
+        await s.api.setPackages(Fixtures.packages.map { package in
+            package.productCode != "premium_pack" ? package : CreditPackage(
+                productCode: "premium_pack_v2", appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
+                displayName: package.displayName, price: package.price, currency: package.currency)
+        })
+        await s.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404))
+        let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
+        guard case .credited = outcome else { return XCTFail("\(outcome)") }
+        let codes = await s.api.verifyRequests.map(\.productCode)
+        XCTAssertEqual(codes, ["premium_pack", "premium_pack_v2"])
+        XCTAssertEqual(s.store.finishCount(nextId), 1)
+        // Refused again after the rebuild: reported and kept, not rebuilt a second time.
+        let t = setup(configuration: noRetries)
+        let stale = try await t.client.packageOffers()
+        await t.api.setPackages(Fixtures.packages.map { package in
+            package.productCode != "starter_pack" ? package : CreditPackage(
+                productCode: "starter_pack_v2", appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
+                displayName: package.displayName, price: package.price, currency: package.currency)
+        })
+        await t.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404), Fixtures.problem(.paymentProductNotFound, status: 404))
+        let kept = await t.client.purchase(try XCTUnwrap(stale.offer(productCode: "starter_pack")))
+        guard case .refused = kept else { return XCTFail("\(kept)") }
+        let twice = await t.api.verifyRequests.map(\.productCode)
+        XCTAssertEqual(twice, ["starter_pack", "starter_pack_v2"])
+        XCTAssertEqual(t.store.finishCount(nextId), 0)
+        // A code the packages still give: nothing to rebuild.
+        let u = setup(configuration: noRetries)
+        let same = try await u.client.packageOffers()
+        await u.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404))
+        _ = await u.client.purchase(try XCTUnwrap(same.offer(productCode: "starter_pack")))
+        let once = await u.api.verifyCount
+        XCTAssertEqual(once, 1)
+        await s.client.stop()
+        await t.client.stop()
+        await u.client.stop()
+    }
+
     func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()
