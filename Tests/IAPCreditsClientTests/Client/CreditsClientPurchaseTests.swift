@@ -250,11 +250,7 @@ final class CreditsClientPurchaseTests: XCTestCase {
     func testAProductNotFoundIsRebuiltFromTheRefreshedPackagesAndResubmittedOnce() async throws {
         let s = setup(configuration: noRetries)
         let offers = try await s.client.packageOffers()
-        await s.api.setPackages(Fixtures.packages.map { package in
-            package.productCode != "premium_pack" ? package : CreditPackage(
-                productCode: "premium_pack_v2", appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
-                displayName: package.displayName, price: package.price, currency: package.currency)
-        })
+        await s.api.setPackages(Self.packages(renaming: "premium_pack", to: "premium_pack_v2"))
         await s.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404))
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
         guard case .credited = outcome else { return XCTFail("\(outcome)") }
@@ -264,11 +260,7 @@ final class CreditsClientPurchaseTests: XCTestCase {
         // Refused again after the rebuild: reported and kept, not rebuilt a second time.
         let t = setup(configuration: noRetries)
         let stale = try await t.client.packageOffers()
-        await t.api.setPackages(Fixtures.packages.map { package in
-            package.productCode != "starter_pack" ? package : CreditPackage(
-                productCode: "starter_pack_v2", appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
-                displayName: package.displayName, price: package.price, currency: package.currency)
-        })
+        await t.api.setPackages(Self.packages(renaming: "starter_pack", to: "starter_pack_v2"))
         await t.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404), Fixtures.problem(.paymentProductNotFound, status: 404))
         let kept = await t.client.purchase(try XCTUnwrap(stale.offer(productCode: "starter_pack")))
         guard case .refused = kept else { return XCTFail("\(kept)") }
@@ -285,6 +277,15 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await s.client.stop()
         await t.client.stop()
         await u.client.stop()
+    }
+
+    /// The catalog with one package's code changed, its App Store product kept.
+    private static func packages(renaming code: String, to newCode: String) -> [CreditPackage] {
+        Fixtures.packages.map { package in
+            package.productCode != code ? package : CreditPackage(
+                productCode: newCode, appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
+                displayName: package.displayName, price: package.price, currency: package.currency)
+        }
     }
 
     func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
