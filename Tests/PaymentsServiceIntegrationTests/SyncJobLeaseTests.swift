@@ -109,7 +109,9 @@ final class SyncJobLeaseTests: XCTestCase {
                                            [.text(owing.transactionId)])
         }
         // The worker's retries keep touching the row; it is still stuck.
-        _ = try await store.postpone(.grant, transactionId: owing.transactionId, error: "PointsService unavailable")
+        let seen = try await store.find(transactionId: owing.transactionId)
+        _ = try await store.postpone(.grant, transactionId: owing.transactionId, seenAttemptCount: seen?.attemptCount ?? 0,
+                                     error: "PointsService unavailable")
         let stuck = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
         XCTAssertTrue(stuck.contains { $0.transactionId == owing.transactionId })
         // Once granted, nothing is owed: owed_since is cleared.
