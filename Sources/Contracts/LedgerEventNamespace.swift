@@ -16,7 +16,8 @@ public enum LedgerEventNamespace {
     /// `adjust:<hash>`: an operator's adjustment with a derived id.
     public static let adjustment = "adjust:"
 
-    static let reserved = [purchase, refund, refundReversal, adjustment]
+    /// Every namespace above.
+    public static let reserved = [purchase, refund, refundReversal, adjustment]
 
     /// Whether `eventId` lies in one of the ledger's own namespaces.
     public static func isReserved(_ eventId: String) -> Bool {

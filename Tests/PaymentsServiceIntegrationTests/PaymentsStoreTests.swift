@@ -170,8 +170,7 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertFalse(early.contains { $0.transactionId == payment.transactionId })
         let inline = try await store.claim(transactionId: payment.transactionId)
         XCTAssertNil(inline, "an inline runner respects the lease too")
-        let failed = try await store.postpone(.grant, transactionId: payment.transactionId, seenAttemptCount: recorded.attemptCount,
-                                              error: "points unavailable")
+        let failed = try await store.postpone(.grant, seen: recorded, error: "points unavailable")
         XCTAssertEqual(failed?.pendingStep, .grant)
         XCTAssertEqual(failed?.lastError, "points unavailable")
         // Backoff here is at most 1 s; poll until the worker can claim it.
@@ -185,15 +184,13 @@ final class PaymentsStoreTests: XCTestCase {
         let second = try await store.claimDue(limit: 1000)
         XCTAssertFalse(second.contains { $0.transactionId == payment.transactionId })
         // The first runner's late failure does not cut the worker's lease short.
-        let late = try await store.postpone(.grant, transactionId: payment.transactionId, seenAttemptCount: recorded.attemptCount,
-                                            error: "late failure of the first runner")
+        let late = try await store.postpone(.grant, seen: recorded, error: "late failure of the first runner")
         XCTAssertNil(late)
         let stillLeased = try await store.claimDue(limit: 1000)
         XCTAssertFalse(stillLeased.contains { $0.transactionId == payment.transactionId })
         // Postponing a step the row no longer owes does nothing.
         _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
-        let ignored = try await store.postpone(.grant, transactionId: payment.transactionId, seenAttemptCount: claimed?.attemptCount ?? 1,
-                                               error: "late")
+        let ignored = try await store.postpone(.grant, seen: try XCTUnwrap(claimed), error: "late")
         XCTAssertNil(ignored)
     }
 

@@ -110,8 +110,7 @@ final class SyncJobLeaseTests: XCTestCase {
         }
         // The worker's retries keep touching the row; it is still stuck.
         let seen = try await store.find(transactionId: owing.transactionId)
-        _ = try await store.postpone(.grant, transactionId: owing.transactionId, seenAttemptCount: seen?.attemptCount ?? 0,
-                                     error: "PointsService unavailable")
+        _ = try await store.postpone(.grant, seen: try XCTUnwrap(seen), error: "PointsService unavailable")
         let stuck = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
         XCTAssertTrue(stuck.contains { $0.transactionId == owing.transactionId })
         // Once granted, nothing is owed: owed_since is cleared.

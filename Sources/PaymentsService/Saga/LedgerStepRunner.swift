@@ -127,10 +127,7 @@ struct LedgerStepRunner: Sendable {
         case .transient, .refused:
             logger.warning("saga step deferred to the worker", fields)
         }
-        if let updated = try await store.postpone(step, transactionId: record.transactionId, seenAttemptCount: record.attemptCount,
-                                                  error: failure.detail) {
-            run.record = updated
-        }
+        if let updated = try await store.postpone(step, seen: record, error: failure.detail) { run.record = updated }
     }
 
     // MARK: Metrics

@@ -250,16 +250,15 @@ final class PaymentsStore: Sendable {
 
     /// A step that failed in a way a retry may fix: still owed, tried again
     /// after a backoff; only if the row still owes that step and no one has
-    /// claimed it since the runner's own read (`seenAttemptCount`: every
-    /// claim raises `attempt_count`, a redrive resets it). So a runner whose
-    /// lease ran out never cuts short the lease of the worker that took the
-    /// row over, nor delays an operator's redrive.
-    func postpone(_ step: LedgerStep, transactionId: String, seenAttemptCount: Int64, error: String)
-        async throws(PaymentsError) -> PaymentRecord? {
+    /// claimed it since the runner read it as `seen` (every claim raises
+    /// `attempt_count`, a redrive resets it). So a runner whose lease ran
+    /// out never cuts short the lease of the worker that took the row over,
+    /// nor delays an operator's redrive.
+    func postpone(_ step: LedgerStep, seen: PaymentRecord, error: String) async throws(PaymentsError) -> PaymentRecord? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                guard let current = try await self.lockedRecord(transactionId, in: connection),
-                      PurchaseLifecycle.pendingStep(current.state) == step, current.attemptCount == seenAttemptCount else { return nil }
+                guard let current = try await self.lockedRecord(seen.transactionId, in: connection),
+                      PurchaseLifecycle.pendingStep(current.state) == step, current.attemptCount == seen.attemptCount else { return nil }
                 let delay = self.backoff.delayMilliseconds(attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
                 return try await connection.query("""
                     update apple_iap_transactions set last_error = $2, updated_at = now(),

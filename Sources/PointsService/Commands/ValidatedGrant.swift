@@ -3,21 +3,17 @@ import Foundation
 import UUIDText
 
 /// A grant whose every field passed validation, read straight from the wire
-/// message (`points.proto` GrantRequest): the credits come from the
-/// catalog, never the caller.
+/// message (`points.proto` GrantRequest): its `Identity` (`grant.eventId`,
+/// `grant.fingerprint`, ... read through to it) and what the catalog says
+/// of it. The credits come from the catalog, never the caller.
+@dynamicMemberLookup
 struct ValidatedGrant: Sendable {
-    let eventId: String
-    let userId: UUID
-    let emailHash: String?
+    let identity: Identity
     let package: CreditPackage
-    /// 1...PointsLimits.quantityMax.
-    let quantity: Int32
     /// What the ledger row credits: package.credits x quantity.
     let credits: Int64
-    let bizId: String
-    let source: Contracts.PurchaseSource
-    let emailMasked: String
-    let fingerprint: String
+
+    subscript<Value>(dynamicMember field: KeyPath<Identity, Value>) -> Value { identity[keyPath: field] }
 
     /// What identifies a grant, checked without the catalog: its fields'
     /// rules and its fingerprint. A grant the catalog refuses now is first
@@ -28,6 +24,7 @@ struct ValidatedGrant: Sendable {
         let userId: UUID
         let productCode: String
         let emailHash: String?
+        /// 1...PointsLimits.quantityMax.
         let quantity: Int32
         let bizId: String
         let source: Contracts.PurchaseSource
@@ -70,16 +67,9 @@ struct ValidatedGrant: Sendable {
         if identity.emailHash == nil && package.kind == .starter {
             throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
         }
-        eventId = identity.eventId
-        userId = identity.userId
-        emailHash = identity.emailHash
-        quantity = identity.quantity
-        bizId = identity.bizId
-        source = identity.source
-        emailMasked = identity.emailMasked
-        fingerprint = identity.fingerprint
+        self.identity = identity
         self.package = package
-        credits = try Self.totalCredits(package: package, quantity: quantity)
+        credits = try Self.totalCredits(package: package, quantity: identity.quantity)
     }
 
     /// 0 means 1 (a caller that predates the field); 1...quantityMax otherwise.

@@ -28,7 +28,8 @@ enum PointsValidation {
     static func callerEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
         let eventId = try eventId(text, field: field)
         guard !LedgerEventNamespace.isReserved(eventId) else {
-            throw PointsError.validationFailed(field: field, problem: "may not start with \"payment.\", \"refund.\", \"refund_reversed.\" or \"adjust:\" (the ledger's own)")
+            let namespaces = LedgerEventNamespace.reserved.map { "\"\($0)\"" }.joined(separator: ", ")
+            throw PointsError.validationFailed(field: field, problem: "may not start with one of the ledger's own \(namespaces)")
         }
         return eventId
     }
