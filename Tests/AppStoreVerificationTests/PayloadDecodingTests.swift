@@ -13,6 +13,22 @@ final class PayloadDecodingTests: XCTestCase {
         XCTAssertNil(PayloadReader.exactInteger("1.5"))
         XCTAssertNil(PayloadReader.exactInteger("1e300"))
         XCTAssertEqual(PayloadReader.exactInteger("2000000847061981"), 2_000_000_847_061_981)
+        // Decided on the digits, not through a Double.
+        XCTAssertNil(PayloadReader.exactInteger("0.99999999999999999999"))
+        XCTAssertNil(PayloadReader.exactInteger("9007199254740993.5"))
+        XCTAssertEqual(PayloadReader.exactInteger("9007199254740993.0"), 9_007_199_254_740_993)
+        XCTAssertEqual(PayloadReader.exactInteger("-9223372036854775808"), Int64.min)
+        XCTAssertNil(PayloadReader.exactInteger("-9223372036854775809"))
+        XCTAssertEqual(PayloadReader.exactInteger("15e2"), 1500)
+        XCTAssertEqual(PayloadReader.exactInteger("1.5E1"), 15)
+        XCTAssertEqual(PayloadReader.exactInteger("150e-1"), 15)
+        XCTAssertNil(PayloadReader.exactInteger("15e-1"))
+        XCTAssertEqual(PayloadReader.exactInteger("0e5"), 0)
+        XCTAssertNil(PayloadReader.exactInteger("1e19"))
+        XCTAssertEqual(PayloadReader.exactInteger("9.223372036854775807e18"), Int64.max)
+        XCTAssertNil(PayloadReader.exactInteger("1e99999"))
+        XCTAssertNil(PayloadReader.exactInteger(""))
+        XCTAssertNil(PayloadReader.exactInteger("-"))
     }
 
     func testStrictBase64() {

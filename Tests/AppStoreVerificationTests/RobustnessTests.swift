@@ -44,6 +44,29 @@ final class RobustnessTests: XCTestCase {
         XCTAssertLessThan(successes, Self.iterationsMax)
     }
 
+    /// A forged JWS (no valid chain or signature) whose dates are extreme is
+    /// refused as a bad payload: the offline check reads `signedDate` before
+    /// the chain, and `Int64.min` milliseconds once overflowed the floor to
+    /// seconds and stopped the process.
+    func testForgedJWSWithExtremeDatesIsRefusedNotACrash() throws {
+        let authority = try PKI.authority()
+        let verifier = try PKI.verifier(trusting: authority)
+        let header = StrictBase64.encodeURL(Array(#"{"alg":"ES256","x5c":["AAAA","AAAA","AAAA"]}"#.utf8))
+        let signature = StrictBase64.encodeURL([UInt8](repeating: 1, count: 64))
+        for date in ["-9223372036854775808", "-9223372036854775000", "-1", "9223372036854775807", "253402300800000"] {
+            for key in ["signedDate", "receiptCreationDate"] {
+                let payload = StrictBase64.encodeURL(Array(#"{"\#(key)":\#(date)}"#.utf8))
+                XCTAssertThrowsError(try verifier.verifyTransaction("\(header).\(payload).\(signature)"), "\(key) \(date)") { error in
+                    XCTAssertEqual((error as? VerificationFailure)?.code, "invalid_payload", "\(key) \(date): \(error)")
+                }
+            }
+        }
+        XCTAssertEqual(AppStoreTimestamp(millisecondsSince1970: .min).secondsSince1970, -9_223_372_036_854_776)
+        XCTAssertEqual(AppStoreTimestamp(millisecondsSince1970: -1).secondsSince1970, -1)
+        XCTAssertEqual(AppStoreTimestamp(millisecondsSince1970: -1000).secondsSince1970, -1)
+        XCTAssertEqual(AppStoreTimestamp(millisecondsSince1970: 1999).secondsSince1970, 1)
+    }
+
     private func mutate(_ bytes: inout [UInt8], using generator: inout SeededRandom) {
         guard !bytes.isEmpty else { return }
         let position = Int.random(in: 0..<bytes.count, using: &generator)

@@ -54,6 +54,9 @@ struct PayloadReader {
 
     func timestamp(_ key: String) throws(VerificationFailure) -> AppStoreTimestamp? {
         guard let milliseconds = try int64(key) else { return nil }
+        guard AppStoreTimestamp.payloadRange.contains(milliseconds) else {
+            throw .invalidPayload(reason: "\(key) is outside 1970...9999")
+        }
         return AppStoreTimestamp(millisecondsSince1970: milliseconds)
     }
 
@@ -96,13 +99,74 @@ struct PayloadReader {
         return value
     }
 
-    /// Parses JSON number text as an exact Int64.
+    /// Parses JSON number text as an exact Int64: a fraction or exponent is
+    /// allowed when the value is still a whole number (`1.0`, `15e2`),
+    /// decided on the decimal digits themselves, never through a Double
+    /// (which would read `0.99999999999999999999` as 1).
     static func exactInteger(_ text: String) -> Int64? {
-        if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
-            return Int64(text)
+        var bytes = Substring(text).utf8[...]
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { bytes = bytes.dropFirst() }
+        var digits: [UInt8] = []
+        var pointAt: Int?
+        var exponent = 0
+        while let byte = bytes.popFirst() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard digits.count < exactIntegerDigitsMax else { return nil }
+                digits.append(byte)
+            case UInt8(ascii: ".") where pointAt == nil && !digits.isEmpty:
+                pointAt = digits.count
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                guard !digits.isEmpty, let parsed = exactExponent(bytes) else { return nil }
+                exponent = parsed
+                bytes = bytes[bytes.endIndex...]
+            default:
+                return nil
+            }
         }
-        guard let double = Double(text), double.isFinite, double.rounded(.towardZero) == double,
-              abs(double) <= 9_007_199_254_740_992 else { return nil }
-        return Int64(double)
+        guard !digits.isEmpty else { return nil }
+        // The value is digits × 10^(exponent - digits after the point).
+        let scale = exponent - (digits.count - (pointAt ?? digits.count))
+        var whole = digits
+        if scale < 0 {
+            let fractionCount = min(-scale, whole.count)
+            guard whole.suffix(fractionCount).allSatisfy({ $0 == UInt8(ascii: "0") }) else { return nil }
+            whole.removeLast(fractionCount)
+        } else if scale > 0 {
+            guard whole.contains(where: { $0 != UInt8(ascii: "0") }) else { return 0 }
+            guard scale <= 19 else { return nil }
+            whole.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: scale))
+        }
+        let magnitude = whole.drop { $0 == UInt8(ascii: "0") }
+        guard magnitude.count <= 19 else { return nil }
+        var value: Int64 = 0
+        for digit in magnitude {
+            // Accumulated negatively, so Int64.min is reachable.
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = shifted.subtractingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+            guard !overflowA, !overflowB else { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == Int64.min ? nil : -value
+    }
+
+    /// The most digits `exactInteger` reads (a JSON number's mantissa).
+    private static let exactIntegerDigitsMax = 64
+
+    /// An exponent's text (`+12`, `-3`, `7`), or nil when it is not one or
+    /// its magnitude passes 999 (no Int64 needs more than 19 either way,
+    /// beyond a mantissa's `exactIntegerDigitsMax` digits).
+    private static func exactExponent(_ text: Substring.UTF8View.SubSequence) -> Int? {
+        var rest = text
+        var sign = 1
+        if rest.first == UInt8(ascii: "+") || rest.first == UInt8(ascii: "-") {
+            sign = rest.first == UInt8(ascii: "-") ? -1 : 1
+            rest = rest.dropFirst()
+        }
+        guard !rest.isEmpty, rest.count <= 3,
+              rest.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return sign * rest.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 }
