@@ -63,7 +63,8 @@ final class AppleClaimRuleTests: XCTestCase {
     func testOnlyConsumablesAreClaimed() {
         XCTAssertEqual(decide(type: "Non-Consumable"), .unclaimed(.notConsumable))
         XCTAssertEqual(decide(type: "Auto-Renewable Subscription"), .unclaimed(.notConsumable))
-        XCTAssertEqual(decide(type: nil).isClaim, true, "older payloads without a type are treated as the verify treats them")
+        XCTAssertEqual(decide(type: nil), .unclaimed(.notConsumable), "no type: not known to be a consumable (fails closed, as verify)")
+        XCTAssertEqual(decide(type: "consumable"), .unclaimed(.notConsumable), "Apple's spelling only")
     }
 
     func testSandboxCreditPolicyAppliesAsForTheAppsVerify() {

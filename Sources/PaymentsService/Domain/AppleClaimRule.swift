@@ -72,7 +72,8 @@ enum AppleClaimRule {
         case .user(let id): user = id
         }
         guard policy.decide(environment: environment, userId: user) == .credit else { return .unclaimed(.environmentNotCredited) }
-        if let type, type != consumableType { return .unclaimed(.notConsumable) }
+        // Fails closed, as verify does: no `type`, no known consumable.
+        guard type == consumableType else { return .unclaimed(.notConsumable) }
         let quantity = quantity ?? 1
         guard (1...PaymentsLimits.quantityMax).contains(quantity) else { return .unclaimed(.quantityInvalid) }
         let found: Product

@@ -236,7 +236,9 @@ final class PaymentProcessor: Sendable {
         guard transaction.productId == request.appStoreProductId else {
             throw .productMismatch(problem: "the signed transaction is for another product")
         }
-        if let type = transaction.type, type.rawValue != "Consumable" {
+        // Fails closed: a payload without `type` (Apple always sends one) is
+        // not known to be a consumable.
+        guard transaction.type?.rawValue == AppleClaimRule.consumableType else {
             throw .productMismatch(problem: "only consumable products are credited")
         }
         guard transaction.purchaseDate != nil, transaction.environment != nil, transaction.bundleId != nil else {
