@@ -61,8 +61,10 @@ struct NotificationRecovery: Sendable {
                 do {
                     let response = try await processor.handleNotification(item.signedPayload, requestId: requestId)
                     if response.duplicate { tally.duplicates += 1 } else { tally.recorded += 1 }
-                } catch where error.isRetryable {
-                    // Our database or Apple's OCSP: this page is read again next time.
+                } catch where !Self.refusesForGood(error) {
+                    // Our database, Apple's OCSP, or a failure of ours (an
+                    // internal one, an unexpected database error): this page
+                    // is read again next time, never skipped past.
                     return (tally, .stopped(.failed(reason: error.reason.rawValue)))
                 } catch {
                     tally.skipped += 1
@@ -80,6 +82,17 @@ struct NotificationRecovery: Sendable {
             guard await checkpoint(next) else { return (tally, .stopped(.lostLease)) }
         }
         return (tally, token.map { .pageBound(nextToken: $0) } ?? .complete)
+    }
+
+    /// A notification the notification path refuses for what it is (its
+    /// JWS does not verify, its shape is not Apple's): reading it again
+    /// cannot change that, so the walk logs it and goes on. Every other
+    /// failure is ours or transient and stops the walk at its page.
+    static func refusesForGood(_ error: PaymentsError) -> Bool {
+        switch error {
+        case .transactionInvalid, .validationFailed: true
+        default: false
+        }
     }
 
     static func outcome(of error: AppStoreServerAPIError) -> SyncJobOutcome {
@@ -106,7 +119,26 @@ struct NotificationRecovery: Sendable {
                 token = nil
                 guard try await lease.saveWindow(window, pageToken: nil) else { return .lostLease }
             }
-            guard let window else { return .completed }
+            guard var window else { return .completed }
+            // A window left waiting (Apple or we failed for longer than the
+            // margin) may start before what Apple still keeps: it would be
+            // refused (4000012) on every run. Its start moves into reach.
+            let earliest = NotificationRecoveryWindow.earliestStart(
+                now: now, environment: environment, marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
+            let inReach = window.startingNoEarlier(than: earliest)
+            if inReach != window {
+                logger.error("notification history out of Apple's reach was not read", [
+                    "environment": environment.rawValue, "alert": "notification_history_gap",
+                    "from_ms": "\(window.startMilliseconds)", "to_ms": "\(min(earliest, window.endMilliseconds))",
+                ])
+                guard let inReach else {
+                    // Nothing of it is left in reach: done with it.
+                    return try await lease.completeWindow(resumeMilliseconds: window.resumeAfterCompletion) ? .moreToDo : .lostLease
+                }
+                window = inReach
+                token = nil
+                guard try await lease.saveWindow(window, pageToken: nil) else { return .lostLease }
+            }
             let request = NotificationHistoryRequest(startDate: window.startMilliseconds, endDate: window.endMilliseconds,
                                                      onlyFailures: window.onlyFailures ? true : nil)
             let (tally, end) = await walk(request, from: token, environment: environment, pagesMax: AppleSyncLimits.notificationPagesPerRunMax,

@@ -45,6 +45,17 @@ struct NotificationRecoveryWindow: Equatable, Sendable {
         return NotificationRecoveryWindow(startMilliseconds: start, endMilliseconds: now, onlyFailures: false)
     }
 
+    /// This window without what lies before `earliest` (Apple's reach): the
+    /// same window when it starts there or later; nil when all of it lies
+    /// before.
+    func startingNoEarlier(than earliest: Int64) -> NotificationRecoveryWindow? {
+        guard startMilliseconds < earliest else { return self }
+        guard earliest < endMilliseconds else { return nil }
+        var moved = self
+        moved.startMilliseconds = earliest
+        return moved
+    }
+
     /// Where the last fully processed point stands once this window is read.
     var resumeAfterCompletion: Int64 { endMilliseconds }
 }

@@ -144,6 +144,44 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         try await cluster.assertPointsInvariants(users: [user])
     }
 
+    /// A window left waiting longer than the margin (e.g. Apple's key was
+    /// wrong for days after the first deploy) starts before what Apple keeps;
+    /// Apple refuses it (4000012) on every run. Its start moves into reach,
+    /// so recovery goes on: a notification lost meanwhile is still credited.
+    func testAWindowThatFellOutOfApplesReachIsMovedIntoIt() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        let now = AppStoreSyncFixture.nowMilliseconds
+        let day: Int64 = 86_400_000
+        let before = try await historyRequests(fixture).count
+        // Between two runs (no lease held), the window becomes a stale one.
+        let stale = try await cluster.eventually {
+            try await cluster.paymentsDatabase.withConnection { connection in
+                try await connection.query("""
+                    update apple_sync_jobs set window_start_ms = $1::bigint, window_end_ms = $2::bigint, window_only_failures = true,
+                        page_token = null, next_run_at = now()
+                    where job = 'notification_recovery:Production' and (lease_until is null or lease_until < now())
+                    returning job
+                    """, [.int64(now - 200 * day), .int64(now - 190 * day)]).count == 1
+            }
+        }
+        XCTAssertTrue(stale)
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        let bought = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(bought, productCode: "starter_pack", token: token, customer: "c-\(user)"),
+        ], notifications: [AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought)])
+        let credited = try await cluster.waitSettled(bought, status: "granted")
+        XCTAssertTrue(credited, "recovery went on past the stale window")
+        try await cluster.assertGrantedOnce(bought, user: user, productCode: "starter_pack")
+        let asked = try await historyRequests(fixture).dropFirst(before)
+        XCTAssertFalse(asked.contains { $0["status"] as? Int == 400 }, "no window Apple refuses was asked for")
+        XCTAssertTrue(asked.compactMap { ($0["body"] as? [String: Any])?["startDate"] as? Int64 }.allSatisfy { $0 > now - 180 * day })
+        XCTAssertTrue(cluster.paymentsLogs.contains("\"alert\":\"notification_history_gap\""))
+        try await cluster.assertPointsInvariants(users: [user])
+    }
+
     func testPagesAreWalkedToTheEnd() async throws {
         let fixture = try await fixture()
         let cluster = fixture.cluster
