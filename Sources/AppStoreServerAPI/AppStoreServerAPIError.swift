@@ -77,10 +77,21 @@ public struct AppStoreServerAPIError: Error, Sendable, Equatable, CustomStringCo
     }
 
     /// A 404 meaning "not in this environment" (the production-then-sandbox
-    /// rule looks in sandbox after it).
+    /// rule looks in sandbox after it): one of Apple's not-found codes for
+    /// the data asked about (`notFoundInEnvironment`). A 404 without a code
+    /// (a wrong base URL, a proxy), with a retryable code, or saying the app
+    /// itself is unknown (4040003, wrong key or bundle) is a failure to fix,
+    /// never a reason to refuse a purchase as unknown to Apple.
     public var isNotFound: Bool {
-        kind == .notFound && !(apiErrorCode?.isRetryable ?? false)
+        guard kind == .notFound, let apiErrorCode else { return false }
+        return Self.notFoundInEnvironment.contains(apiErrorCode)
     }
+
+    /// Apple's 404 codes that say the transaction, original transaction,
+    /// account or app transaction asked about does not exist here.
+    public static let notFoundInEnvironment: Set<APIErrorCode> = [
+        .transactionIdNotFound, .originalTransactionIdNotFound, .accountNotFound, .appTransactionDoesNotExist,
+    ]
 
     public var description: String {
         var text = "\(kind)"

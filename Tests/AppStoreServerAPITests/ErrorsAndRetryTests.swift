@@ -28,6 +28,23 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertFalse(error.isNotFound, "a retryable 404 must not send the lookup to sandbox")
     }
 
+    /// Only Apple's codes for "no such data here" mean not found: a 404
+    /// without a body or code (a wrong base URL, a proxy) or for an unknown
+    /// app (a wrong bundle or key) once sent the lookup to sandbox and made
+    /// the receipt route refuse paid purchases as unknown to Apple.
+    func testOnlyApplesNotFoundCodesMeanNotInThisEnvironment() {
+        for code in [4_040_010, 4_040_005, 4_040_001, 4_040_019] {
+            let error = AppStoreServerAPIClient.error(from: response(404, #"{"errorCode":\#(code),"errorMessage":"x"}"#), parser: parser)
+            XCTAssertTrue(error.isNotFound, "\(code)")
+        }
+        for body in [#"{"errorCode":4040003,"errorMessage":"App not found."}"#, #"{"errorCode":4040000,"errorMessage":"Not found."}"#,
+                     "", "<html>not found</html>", #"{"errorCode":4040008,"errorMessage":"x"}"#] {
+            let error = AppStoreServerAPIClient.error(from: response(404, body), parser: parser)
+            XCTAssertEqual(error.kind, .notFound)
+            XCTAssertFalse(error.isNotFound, body)
+        }
+    }
+
     func testRateLimitCarriesRetryAfter() {
         let error = AppStoreServerAPIClient.error(
             from: response(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#, headers: [("retry-after", "3")]), parser: parser)

@@ -48,6 +48,46 @@ final class AppleSyncPlanningTests: XCTestCase {
                                                         environment: .production, marginMilliseconds: hour))
     }
 
+    func testAWindowKeepsOnlyWhatAppleStillKeeps() {
+        let window = NotificationRecoveryWindow(startMilliseconds: now - 10 * day, endMilliseconds: now - day, onlyFailures: true)
+        XCTAssertEqual(window.startingNoEarlier(than: now - 20 * day), window, "in reach: unchanged")
+        XCTAssertEqual(window.startingNoEarlier(than: now - 10 * day), window)
+        XCTAssertEqual(window.startingNoEarlier(than: now - 5 * day),
+                       NotificationRecoveryWindow(startMilliseconds: now - 5 * day, endMilliseconds: now - day, onlyFailures: true))
+        XCTAssertNil(window.startingNoEarlier(than: now - day), "nothing of it left")
+        XCTAssertNil(window.startingNoEarlier(than: now))
+    }
+
+    /// Only a notification refused for what it is is skipped; a failure of
+    /// ours (internal, database) stops the walk so the page is read again.
+    func testRecoverySkipsOnlyNotificationsRefusedForWhatTheyAre() {
+        XCTAssertTrue(NotificationRecovery.refusesForGood(.transactionInvalid(jwsFailure: "bad_signature", problem: "")))
+        XCTAssertTrue(NotificationRecovery.refusesForGood(.validationFailed(field: "signed_payload", problem: "is required")))
+        XCTAssertFalse(NotificationRecovery.refusesForGood(.internalFailure(detail: "insert conflicted but no row is visible")))
+        XCTAssertFalse(NotificationRecovery.refusesForGood(.databaseUnavailable(detail: "")))
+        XCTAssertFalse(NotificationRecovery.refusesForGood(.grantFailed(detail: "")))
+        XCTAssertFalse(NotificationRecovery.refusesForGood(.appleUnavailable(detail: "ocsp")))
+    }
+
+    /// A sweep skips a customer only for Apple's word on that customer's
+    /// data; a failure of the whole run (cancelled at shutdown, TLS, the
+    /// key, a malformed answer) stops it instead of skipping everyone.
+    func testASweepSkipsOnlyFailuresOfOneCustomer() {
+        func apple(_ kind: AppStoreServerAPIError.Kind, _ code: Int? = nil) -> Reconciler.Failure {
+            .apple(AppStoreServerAPIError(kind: kind, detail: "", httpStatus: nil, apiErrorCode: code.map { APIErrorCode(rawValue: Int64($0)) }))
+        }
+        XCTAssertTrue(apple(.badRequest, 4_000_006).concernsOnlyThisItem)
+        XCTAssertTrue(apple(.notFound, 4_040_010).concernsOnlyThisItem)
+        XCTAssertTrue(apple(.responseTooLarge).concernsOnlyThisItem)
+        XCTAssertTrue(apple(.invalidArgument).concernsOnlyThisItem, "an id the client refuses to send")
+        for kind: AppStoreServerAPIError.Kind in [.cancelled, .tlsFailed, .signingFailed, .invalidResponse, .unauthorized, .forbidden,
+                                                  .unexpectedStatus, .timeout, .serverError, .rateLimited] {
+            XCTAssertFalse(apple(kind).concernsOnlyThisItem, "\(kind)")
+        }
+        XCTAssertFalse(apple(.notFound).concernsOnlyThisItem, "a 404 without Apple's code: a wrong base URL")
+        XCTAssertFalse(apple(.notFound, 4_040_003).concernsOnlyThisItem, "the app is unknown: our configuration")
+    }
+
     // MARK: SyncJobSchedule
 
     func testNextRunAfterEachOutcome() {

@@ -48,11 +48,14 @@ struct Reconciler: Sendable {
         /// customer's history, one transaction) and would fail the same way
         /// on every run: a sweep logs it and moves on, so one bad item never
         /// holds up the others. Anything else (Apple or our database
-        /// unavailable, Apple refusing the key) stops the run, to be
-        /// retried from the same place.
+        /// unavailable, Apple refusing the key, TLS, a cancelled run, an
+        /// answer not as Apple documents it) stops the run, to be retried
+        /// from the same place: skipping every customer for a reason that
+        /// is not theirs would mark the pass complete with none swept.
         var concernsOnlyThisItem: Bool {
             switch self {
-            case .apple(let error): !error.isRetryable && error.kind != .unauthorized && error.kind != .forbidden
+            case .apple(let error):
+                !error.isRetryable && (error.isNotFound || [.badRequest, .invalidArgument, .responseTooLarge].contains(error.kind))
             case .payments(let error): !error.isRetryable
             }
         }

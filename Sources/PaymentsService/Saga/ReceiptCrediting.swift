@@ -108,7 +108,15 @@ struct ReceiptCrediting: Sendable {
         } catch let error as AppStoreServerAPIError where error.isNotFound {
             log.notice("Apple does not know a transaction of the receipt")
             throw .transactionInvalid(jwsFailure: "not_found_at_apple", problem: "Apple does not know the transaction")
+        } catch let error as AppStoreServerAPIError where error.kind == .badRequest {
+            // Apple refuses the id itself (4000006 InvalidTransactionId):
+            // asking again cannot change that.
+            log.notice("Apple refuses a transaction id of the receipt", ["error_code": error.apiErrorCode.map { "\($0.rawValue)" } ?? ""])
+            throw .transactionInvalid(jwsFailure: "refused_by_apple", problem: "Apple refuses the transaction id")
         } catch let error as AppStoreServerAPIError {
+            // Transient, or ours to fix (401, 403, TLS, a 404 without Apple's
+            // code; the client logged it, a 401 as an alert): the app's
+            // retry succeeds once it is fixed.
             throw .appleUnavailable(detail: "App Store Server API: \(error.kind.rawValue)")
         } catch {
             throw .internalFailure(detail: "unexpected error looking up a transaction")
