@@ -1,4 +1,6 @@
 import Foundation
+import Locking
+import Logging
 @testable import PaymentsService
 import PostgresClient
 import XCTest
@@ -58,6 +60,50 @@ final class SyncJobLeaseTests: XCTestCase {
         XCTAssertFalse(finished)
         let renewed = try await store.renewSyncJob(job, owner: "b", lease: .seconds(30))
         XCTAssertTrue(renewed)
+    }
+
+    /// A run longer than its lease (one call to Apple with retries and a
+    /// Retry-After wait) keeps the job: the heartbeat renews the lease, so
+    /// no second instance runs the job beside it. Before, the 20 s lease ran
+    /// out under a live holder.
+    func testALiveHoldersHeartbeatKeepsTheLeaseThroughALongRun() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let job = job()
+        let lease = SyncJobLease(job: job, owner: "a", duration: .milliseconds(300), store: store)
+        _ = try await store.acquireSyncJob(job, owner: "a", lease: lease.duration)
+        let rivalWon = Mutex(false)
+        let outcome = await SyncJobRunner.holdingLease(lease, logger: Logger(service: "test")) {
+            // Three leases long, a rival trying all along.
+            for _ in 0..<9 {
+                try? await Task.sleep(for: .milliseconds(100))
+                if (try? await store.acquireSyncJob(job, owner: "b", lease: .seconds(30))) != nil { rivalWon.withLock { $0 = true } }
+            }
+            return .completed
+        }
+        XCTAssertEqual(outcome, SyncJobOutcome.completed)
+        XCTAssertFalse(rivalWon.withLock { $0 }, "no other instance took the job while its holder ran")
+        let renewed = try await store.renewSyncJob(job, owner: "a", lease: .seconds(30))
+        XCTAssertTrue(renewed, "still a's")
+    }
+
+    /// A holder whose lease was taken over (it stalled past it) stops: the
+    /// body is cancelled and the run ends lostLease.
+    func testAHeartbeatThatFindsTheLeaseTakenOverStopsTheRun() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let job = job()
+        let lease = SyncJobLease(job: job, owner: "a", duration: .milliseconds(300), store: store)
+        _ = try await store.acquireSyncJob(job, owner: "a", lease: lease.duration)
+        try await store.pool.withConnection { connection in
+            _ = try await connection.query("update apple_sync_jobs set lease_owner = 'b', lease_until = now() + interval '30 seconds' where job = $1",
+                                           [.text(job)])
+        }
+        let started = ContinuousClock.now
+        let outcome = await SyncJobRunner.holdingLease(lease, logger: Logger(service: "test")) {
+            try? await Task.sleep(for: .seconds(20))
+            return .completed
+        }
+        XCTAssertEqual(outcome, SyncJobOutcome.lostLease)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "the body was cancelled")
     }
 
     func testTheWindowInProgressAndTheResumePointSurviveTheHolder() async throws {

@@ -27,7 +27,7 @@ struct SyncJobRunner: Sendable {
             do {
                 if let state = try await store.acquireSyncJob(job, owner: owner, lease: lease) {
                     let started = ContinuousClock.now
-                    let outcome = await body(handle, state)
+                    let outcome = await Self.holdingLease(handle, logger: logger) { await body(handle, state) }
                     let now = Int64(Date().timeIntervalSince1970 * 1000)
                     if let next = SyncJobSchedule.nextRun(after: outcome, nowMilliseconds: now, interval: interval) {
                         _ = try await store.finishSyncJob(job, owner: owner, nextRunAtMilliseconds: next, outcome: outcome.label)
@@ -46,6 +46,39 @@ struct SyncJobRunner: Sendable {
                 logger.warning("apple sync job cannot reach its schedule", ["job": job, "error": "\(error)"])
             }
             try? await Task.sleep(for: wait)
+        }
+    }
+
+    /// Runs `body` while a heartbeat renews the lease every third of its
+    /// duration, so one long call to Apple (retries and a `Retry-After`
+    /// wait can take minutes) never lets the lease run out under a live
+    /// holder and a second instance run the job beside it. A holder that
+    /// stops (crashed, hung) stops renewing, and its lease runs out as
+    /// before. When a renewal finds the lease taken over, `body` is
+    /// cancelled (its writes are fenced anyway) and the run ends `lostLease`.
+    static func holdingLease(_ lease: SyncJobLease, logger: Logger,
+                             _ body: @escaping @Sendable () async -> SyncJobOutcome) async -> SyncJobOutcome {
+        await withTaskGroup(of: SyncJobOutcome?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: lease.duration / 3)
+                    if Task.isCancelled { break }
+                    // A failed renewal (the database) is tried again next beat.
+                    if (try? await lease.renew()) == false {
+                        logger.warning("apple sync job lease taken over during the run", ["job": lease.job])
+                        return nil
+                    }
+                }
+                return nil
+            }
+            var result: SyncJobOutcome?
+            while let finished = await group.next() {
+                // The first to finish: the body (its outcome), or the heartbeat (lease lost).
+                group.cancelAll()
+                if result == nil { result = finished ?? .lostLease }
+            }
+            return result ?? .lostLease
         }
     }
 }
