@@ -52,6 +52,8 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
         case signedByStranger
         /// thisUpdate/nextUpdate both in the past.
         case stale
+        /// GOOD, thisUpdate a week old and no nextUpdate (a replayed answer).
+        case oldWithoutNextUpdate
         /// Responder status `tryLater`, no basic response.
         case tryLater
     }

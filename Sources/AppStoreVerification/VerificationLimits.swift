@@ -18,4 +18,7 @@ public enum VerificationLimits {
     public static let ocspFetchesInFlightMax = 8
     /// Allowed clock skew when checking OCSP thisUpdate/nextUpdate.
     public static let ocspClockSkewSeconds = 300
+    /// The oldest `thisUpdate` accepted from an OCSP answer without
+    /// `nextUpdate` (which would otherwise never go stale): a day.
+    public static let ocspAnswerWithoutNextUpdateAgeMaxSeconds = 86_400
 }

@@ -154,6 +154,8 @@ final class ClaimsAndPayloadTests: XCTestCase {
         XCTAssertEqual(make([.sandbox], appAppleId: nil, roots: []), .noTrustedRoots)
         XCTAssertEqual(make([], appAppleId: nil, roots: [authority.rootDER]), .noAllowedEnvironments)
         XCTAssertEqual(make([.sandbox], appAppleId: nil, roots: [Data([1, 2, 3])]), .invalidTrustedRoot(index: 0))
+        // The store, and the good root it took, are freed (LeakSanitizer sees them otherwise).
+        XCTAssertEqual(make([.sandbox], appAppleId: nil, roots: [authority.rootDER, Data([1, 2, 3])]), .invalidTrustedRoot(index: 1))
         XCTAssertNil(make([.sandbox], appAppleId: nil, roots: [authority.rootDER]))
     }
 

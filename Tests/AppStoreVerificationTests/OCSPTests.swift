@@ -96,7 +96,7 @@ final class OCSPTests: XCTestCase {
     }
 
     func testStaleAndTryLaterAnswersAreRetryable() async throws {
-        for answer in [LocalTestingCertificateAuthority.OCSPAnswer.stale, .tryLater] {
+        for answer in [LocalTestingCertificateAuthority.OCSPAnswer.stale, .tryLater, .oldWithoutNextUpdate] {
             let (authority, verifier, _) = try setUp(answer: answer)
             let failure = await expectFailure(verifier, try authority.sign(payloadJSON: PKI.transactionJSON()))
             XCTAssertEqual(failure?.isRetryable, true, "\(answer): \(String(describing: failure))")

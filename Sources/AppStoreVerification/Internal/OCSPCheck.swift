@@ -95,6 +95,11 @@ struct OCSPCheck {
         if let nextUpdate {
             guard let nextUpdateSeconds = X509Certificate.seconds(nextUpdate), nextUpdateSeconds >= nowSeconds - skewSeconds
             else { throw .retryable(reason: "stale OCSP response") }
+        } else {
+            // No nextUpdate sets no end: without an age bound an old GOOD
+            // answer replayed from the plain-HTTP path would pass forever.
+            guard thisUpdateSeconds >= nowSeconds - Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds) - skewSeconds
+            else { throw .retryable(reason: "stale OCSP response (no nextUpdate)") }
         }
         switch status {
         case V_OCSP_CERTSTATUS_GOOD: return

@@ -54,7 +54,8 @@ struct OCSPResponder {
     ) -> [UInt8]? {
         guard let basic = OCSP_BASICRESP_new() else { return nil }
         defer { OCSP_BASICRESP_free(basic) }
-        let thisSeconds = answer == .stale ? nowSeconds - 7 * 86_400 : nowSeconds - 60
+        let old = answer == .stale || answer == .oldWithoutNextUpdate
+        let thisSeconds = old ? nowSeconds - 7 * 86_400 : nowSeconds - 60
         let nextSeconds = answer == .stale ? nowSeconds - 6 * 86_400 : nowSeconds + 86_400
         guard let thisUpdate = ASN1_GENERALIZEDTIME_set(nil, time_t(thisSeconds)) else { return nil }
         defer { ASN1_GENERALIZEDTIME_free(thisUpdate) }
@@ -68,7 +69,8 @@ struct OCSPResponder {
         }
         guard OCSP_basic_add1_status(
             basic, certificateId, status, status == V_OCSP_CERTSTATUS_REVOKED ? OCSP_REVOKED_STATUS_KEYCOMPROMISE : -1,
-            status == V_OCSP_CERTSTATUS_REVOKED ? thisUpdate : nil, thisUpdate, nextUpdate) != nil
+            status == V_OCSP_CERTSTATUS_REVOKED ? thisUpdate : nil, thisUpdate,
+            answer == .oldWithoutNextUpdate ? nil : nextUpdate) != nil
         else { return nil }
         let stranger = answer == .signedByStranger
         let signer = stranger ? strangerCertificate : issuer

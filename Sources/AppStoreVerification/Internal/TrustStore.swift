@@ -17,7 +17,12 @@ final class TrustStore: @unchecked Sendable {
         self.store = store
         var fingerprints: [[UInt8]] = []
         for (index, der) in rootsDER.enumerated() {
-            guard let root = X509Certificate(der: der) else { throw .invalidTrustedRoot(index: index) }
+            guard let root = X509Certificate(der: der) else {
+                // A throwing init never runs deinit: free the store (and the
+                // roots it took references to) here.
+                X509_STORE_free(store)
+                throw .invalidTrustedRoot(index: index)
+            }
             let added = root.withPointer { X509_STORE_add_cert(store, $0) }
             // add_cert takes its own reference; a duplicate root is harmless.
             if added != 1 { ERR_clear_error() }
