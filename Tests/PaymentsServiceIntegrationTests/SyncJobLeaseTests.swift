@@ -144,6 +144,20 @@ final class SyncJobLeaseTests: XCTestCase {
         XCTAssertFalse(first.contains { $0.transactionId == young.transactionId }, "received a moment ago")
         let second = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
         XCTAssertFalse(second.contains { $0.transactionId == received.transactionId }, "asked about within the hour")
+        // A sweep that stopped before asking about it releases it: due at once.
+        try await store.releaseStuckRows(transactionIds: [received.transactionId])
+        let third = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
+        XCTAssertTrue(third.contains { $0.transactionId == received.transactionId }, "released")
+    }
+
+    func testTextArrayLiteralReadsBackAsItself() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let elements = ["1000000123", "", "a,b", #"quo"te"#, #"back\slash"#, "{brace}", "NULL", " spaced "]
+        let read = try await store.pool.withConnection { connection in
+            try await connection.query("select unnest($1::text[]) as element", [.text(PaymentsStore.textArrayLiteral(elements))])
+                .map { try $0.string("element") }
+        }
+        XCTAssertEqual(read, elements)
     }
 
     func testARowOwingAStepIsStuckFromWhenItBecameOwedWhateverItsRetries() async throws {

@@ -148,5 +148,8 @@ final class AppleSyncPlanningTests: XCTestCase {
         XCTAssertThrowsError(try settings(["REVOKED_SWEEP_INTERVAL_SECONDS": "99999999"]))
         XCTAssertThrowsError(try settings(["REVOKED_SWEEP_LOOKBACK_DAYS": "0"]))
         XCTAssertThrowsError(try settings(["APPLE_SYNC_LEASE_SECONDS": "ten"]))
+        XCTAssertThrowsError(try settings(["NOTIFICATION_RECOVERY_OVERLAP_SECONDS": "0"]), "notifications indexed late would fall between windows")
+        XCTAssertThrowsError(try settings(["NOTIFICATION_RECOVERY_OVERLAP_SECONDS": "59"]))
+        XCTAssertEqual(try settings(["NOTIFICATION_RECOVERY_OVERLAP_SECONDS": "60"]).notificationRecoveryOverlap, .seconds(60))
     }
 }

@@ -14,8 +14,10 @@ extension Reconciler {
     /// One run of the stuck-row sweep: at most
     /// `AppleSyncLimits.stuckRowsPerRunMax` rows that owed a step or stayed
     /// `received` for longer than `stuckAfter`, each asked about at most once
-    /// per `stuckAfter`. A rate limit stops the run (the rest waits for the
-    /// next one); another failure is logged and the sweep moves on.
+    /// per `stuckAfter`. A failure of one row (`Failure.concernsOnlyThisItem`)
+    /// is logged and the sweep moves on; a rate limit or any other failure
+    /// stops the run, and the rows not asked about yet are released to the
+    /// next run.
     func sweepStuck(lease: SyncJobLease, stuckAfter: Duration) async -> SyncJobOutcome {
         let rows: [PaymentRecord]
         do {
@@ -25,7 +27,7 @@ extension Reconciler {
             return .failed(reason: error.reason.rawValue)
         }
         var failures = 0
-        for row in rows {
+        for (index, row) in rows.enumerated() {
             do {
                 guard try await lease.renew() else { return .lostLease }
             } catch {
@@ -33,8 +35,14 @@ extension Reconciler {
             }
             do {
                 _ = try await reconcile(transactionId: row.transactionId, requestId: "reconcile-stuck")
-            } catch where error.isRateLimited {
-                return .rateLimited(retryAfter: error.retryAfter)
+            } catch where error.isRateLimited || !error.concernsOnlyThisItem {
+                // Not this row's fault (Apple limiting or unavailable, the
+                // key, TLS, our database): stop, and the rows not asked
+                // about yet are due at the next run, not a threshold later.
+                let unasked = rows[index...].map(\.transactionId)
+                logger.warning("stuck-row sweep stopped", ["rows_left": "\(unasked.count)", "error": "\(error)"])
+                _ = try? await processor.store.releaseStuckRows(transactionIds: unasked)
+                return error.isRateLimited ? .rateLimited(retryAfter: error.retryAfter) : .failed(reason: "reconcile of a stuck row")
             } catch {
                 failures += 1
                 logger.warning("stuck row not reconciled", ["transaction_id": row.transactionId, "error": "\(error)"])

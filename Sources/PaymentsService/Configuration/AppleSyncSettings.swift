@@ -38,6 +38,12 @@ struct AppleSyncSettings: Sendable, Equatable {
                    help: "How long one instance holds a job's lease between renewals (a crashed holder's job moves on after it)."),
     ]
 
+    /// The shortest recovery overlap accepted: a window ends at our clock's
+    /// now, Apple indexes a notification some time after sending it, and
+    /// clocks differ; without overlap those notifications fall between
+    /// two windows.
+    static let overlapSecondsMin: Int64 = 60
+
     /// The longest interval or window accepted (one year).
     static let secondsMax = 366 * 86_400
 
@@ -54,8 +60,9 @@ struct AppleSyncSettings: Sendable, Equatable {
         }
         let recovery = seconds("NOTIFICATION_RECOVERY_INTERVAL_SECONDS", allowZero: true,
                                "it is how often notifications Apple could not deliver are fetched again (0 turns the job off)")
-        let overlap = seconds("NOTIFICATION_RECOVERY_OVERLAP_SECONDS", allowZero: true,
-                              "each recovery window reaches back this far so a notification on the edge is not missed")
+        let overlap = settings.integer("NOTIFICATION_RECOVERY_OVERLAP_SECONDS", in: Self.overlapSecondsMin...Int64(secondsMax), unit: "of seconds",
+                                       because: "each recovery window reaches back this far so a notification Apple indexed late, or sent on the edge, is not missed")
+            .map { Duration.seconds($0) }
         let reconcile = seconds("RECONCILE_INTERVAL_SECONDS", allowZero: true,
                                 "it is how often stuck purchases are compared with Apple's view (0 turns the job off)")
         let stuck = seconds("RECONCILE_STUCK_AFTER_SECONDS", allowZero: false, "a purchase older than this that still owes a step counts as stuck")

@@ -140,6 +140,27 @@ extension PaymentsStore {
         }
     }
 
+    /// Rows `claimStuckRows` stamped but the sweep did not ask Apple about
+    /// (it stopped): due again at the next run.
+    func releaseStuckRows(transactionIds: [String]) async throws(PaymentsError) {
+        guard !transactionIds.isEmpty else { return }
+        try await mappingErrors {
+            _ = try await self.pool.withConnection { connection in
+                try await connection.query("update apple_iap_transactions set apple_checked_at = null where transaction_id = any($1::text[])",
+                                           [.text(Self.textArrayLiteral(transactionIds))])
+            }
+        }
+    }
+
+    /// A `text[]` parameter's text: each element double-quoted, with `"` and
+    /// `\` escaped, so any string reads back as itself.
+    static func textArrayLiteral(_ elements: [String]) -> String {
+        let quoted = elements.map { element in
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        return "{" + quoted.joined(separator: ",") + "}"
+    }
+
     /// One user's credited purchases the revoked sweep asks about: in each
     /// environment, the newest one bought within the lookback (any
     /// transaction id of the customer opens their history at Apple).
