@@ -1,12 +1,21 @@
 /// Percent-encoding of `grpc-message` as the gRPC HTTP/2 protocol specifies:
-/// UTF-8 bytes outside printable ASCII, and `%` itself, become `%XX`.
+/// UTF-8 bytes outside printable ASCII, and `%` itself, become `%XX`; so do
+/// leading and trailing spaces, which an HTTP/2 field value may not have
+/// (RFC 9113 8.2.1: nghttp2 drops such a field, and the status text with it).
 public enum GRPCMessageEncoding {
     public static func encode(_ message: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(message.utf8.count)
         let hex = Array("0123456789ABCDEF".utf8)
-        for byte in message.utf8 {
-            if byte >= 0x20 && byte <= 0x7E && byte != UInt8(ascii: "%") {
+        let bytes = message.utf8
+        let space = UInt8(ascii: " ")
+        // The message's spaces before `first` and after `last` are its edges.
+        let first = bytes.firstIndex { $0 != space } ?? bytes.endIndex
+        let last = bytes.lastIndex { $0 != space } ?? bytes.startIndex
+        for index in bytes.indices {
+            let byte = bytes[index]
+            let isEdgeSpace = byte == space && (index < first || index > last)
+            if byte >= 0x20 && byte <= 0x7E && byte != UInt8(ascii: "%") && !isEdgeSpace {
                 out.append(byte)
             } else {
                 out.append(UInt8(ascii: "%")); out.append(hex[Int(byte >> 4)]); out.append(hex[Int(byte & 0xF)])

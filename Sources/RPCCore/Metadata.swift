@@ -132,10 +132,19 @@ extension Metadata {
                     continue
                 }
                 guard string.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { continue }
-                fields.append(HTTPHeaderField(name: entry.key, value: string))
+                // A field value has no leading or trailing whitespace (RFC
+                // 9110 5.5; an HTTP/2 peer drops a field that has some).
+                fields.append(HTTPHeaderField(name: entry.key, value: Self.trimmingSpaces(string)))
             }
         }
         return fields
+    }
+
+    private static func trimmingSpaces(_ string: String) -> String {
+        let bytes = string.utf8
+        guard bytes.first == 0x20 || bytes.last == 0x20 else { return string }
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 }), let last = bytes.lastIndex(where: { $0 != 0x20 }) else { return "" }
+        return String(string[first...last])
     }
 
     private static func isASCII(_ string: String) -> Bool {

@@ -87,6 +87,17 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(GRPCMessageEncoding.decode("bad %zz and %4"), "bad %zz and %4")
     }
 
+    /// An HTTP/2 field value may not start or end with a space (nghttp2
+    /// drops the field, and the status text with it): edge spaces are escaped.
+    func testGRPCMessageEdgeSpacesAreEscaped() {
+        XCTAssertEqual(GRPCMessageEncoding.encode(" not found  "), "%20not found%20%20")
+        XCTAssertEqual(GRPCMessageEncoding.encode("   "), "%20%20%20")
+        XCTAssertEqual(GRPCMessageEncoding.encode("a b"), "a b")
+        for text in [" not found  ", "   ", " ", "x "] {
+            XCTAssertEqual(GRPCMessageEncoding.decode(GRPCMessageEncoding.encode(text)), text)
+        }
+    }
+
     func testBase64EncodesPaddedAndDecodesUnpadded() {
         XCTAssertEqual(Base64.encode([]), "")
         XCTAssertEqual(Base64.encode([0xFF]), "/w==")
@@ -114,6 +125,11 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(decoded[stringValues: "x-mixed-case"], ["v"])
         XCTAssertEqual(decoded[binaryValues: "x-b-bin"], [[0, 1]])
         XCTAssertEqual(decoded[binaryValues: "x-c-bin"], [[1], [2]])
+        var spaced = Metadata()
+        spaced.addString("  padded value ", forKey: "x-a")
+        spaced.addString("   ", forKey: "x-b")
+        XCTAssertEqual(spaced.wireFields(), [HTTPHeaderField(name: "x-a", value: "padded value"), HTTPHeaderField(name: "x-b", value: "")],
+                       "no field value with edge whitespace (an HTTP/2 peer drops it)")
     }
 
     /// Found by Fuzz/GRPCFuzz: "grpC-x" passed the (case-sensitive)
