@@ -50,21 +50,39 @@ extension PostgresPool {
             self.socketEvents = socketEvents
         }
 
-        /// Keyword/value pairs for PQconnectdbParams; the session is pinned to
-        /// UTC and ISO dates so the text decoders can rely on the format. The
-        /// connection string's own `options` come first and are kept.
+        /// Keyword/value pairs for PQconnectdbParams, read in order (a later
+        /// keyword overrides an earlier one; the connection string is expanded
+        /// where `dbname` stands). Before it, defaults the connection string
+        /// may override: the connect timeout, the application name and the
+        /// dead-peer detection (`deadPeerDetection`). After it, what the
+        /// decoders rely on: UTF-8, UTC and ISO dates; the connection
+        /// string's own `options` come first in `options` and are kept.
         var libpqParameters: [(String, String)] {
             var options = ConnectionStringOptions.options(in: connectionString).map { $0 + " " } ?? ""
             options += "-c statement_timeout=\(Self.wholeMilliseconds(statementTimeout)) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
             if let searchPath { options += " -c search_path=\(searchPath)" }
             return [
-                ("dbname", connectionString),
                 ("connect_timeout", String(max(2, connectTimeoutSeconds))),
                 ("application_name", applicationName),
+            ] + Self.deadPeerDetection + [
+                ("dbname", connectionString),
                 ("client_encoding", "UTF8"),
                 ("options", options),
             ]
         }
+
+        /// TCP settings that fail a connection whose server went away without
+        /// a reset (its host died, a partition, a dropped NAT entry) within
+        /// about a minute: data unacknowledged for 30 s (`tcp_user_timeout`),
+        /// or no answer to keepalive probes sent after 30 s idle, every 10 s,
+        /// 3 times. Without them a statement waits for TCP to give up
+        /// (about 15 minutes with unacknowledged data, 2 hours without),
+        /// `statement_timeout` cannot help (the server is gone), and the
+        /// pool, its connections hung, never opens one to a new primary.
+        static let deadPeerDetection: [(String, String)] = [
+            ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
+        ]
 
         /// A duration in whole milliseconds (rounded down), as PostgreSQL's settings take it.
         static func wholeMilliseconds(_ duration: Duration) -> Int64 {

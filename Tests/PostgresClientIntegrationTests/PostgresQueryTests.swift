@@ -125,6 +125,20 @@ final class PostgresQueryTests: XCTestCase {
         XCTAssertEqual(stats.openConnections, 1)
     }
 
+    /// libpq hands out a COPY result for ever: reading on spun the reactor
+    /// thread every statement of the process shares. The statement fails,
+    /// its connection is given up, and the pool serves on.
+    func testACopyStatementFailsAndThePoolServesOn() async throws {
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
+        for sql in ["copy (select 1) to stdout", "copy (select 1) to stdout; select 1"] {
+            let error = await expectPostgresError { try await pool.withConnection { try await $0.execute(sql) } }
+            XCTAssertEqual(error?.message, "COPY is not supported by this client", sql)
+            let value = try await pool.withConnection { try await $0.query("select 8 as v").first!.int64("v") }
+            XCTAssertEqual(value, 8)
+        }
+        await pool.close()
+    }
+
     func testNulBytesAreRefusedRatherThanTruncated() async throws {
         let pool = try await TestDatabase.pool(connectionsMax: 1)
         let inParameter = await expectPostgresError { try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) } }

@@ -18,6 +18,20 @@ final class PoolConfigurationTests: XCTestCase {
         XCTAssertTrue(try XCTUnwrap(options(fractional)).contains("-c statement_timeout=1500 "))
     }
 
+    /// Defaults the connection string may override come before it (libpq
+    /// keeps the last value of a keyword); what the decoders need, after.
+    func testDefaultsPrecedeTheConnectionStringAndPinnedSettingsFollowIt() throws {
+        let keywords = PostgresPool.Configuration(connectionString: "postgresql://iap@127.0.0.1/points").libpqParameters.map(\.0)
+        let dbname = try XCTUnwrap(keywords.firstIndex(of: "dbname"))
+        for keyword in ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+                        "keepalives_count", "tcp_user_timeout"] {
+            XCTAssertLessThan(try XCTUnwrap(keywords.firstIndex(of: keyword), keyword), dbname, keyword)
+        }
+        for keyword in ["client_encoding", "options"] {
+            XCTAssertGreaterThan(try XCTUnwrap(keywords.firstIndex(of: keyword), keyword), dbname, keyword)
+        }
+    }
+
     func testWholeMillisecondsRoundDown() {
         XCTAssertEqual(PostgresPool.Configuration.wholeMilliseconds(.milliseconds(1)), 1)
         XCTAssertEqual(PostgresPool.Configuration.wholeMilliseconds(.nanoseconds(999_999)), 0)

@@ -44,6 +44,22 @@ final class PoolStateMachineTests: XCTestCase {
         XCTAssertFalse(machine.waiterLeft(stays), "a served waiter cannot time out any more")
     }
 
+    /// While no connection comes back (a hung database), callers time out
+    /// one after another: their places in the order are dropped as they
+    /// leave, not kept until the next release (8 bytes per caller, for ever).
+    func testTheOrderOfWaitersStaysBoundedWhileNoneIsServed() {
+        var machine = Machine(connectionsMax: 1, waitersMax: 100)
+        _ = acquire(&machine)
+        guard case .wait(let first) = acquire(&machine) else { return XCTFail() }
+        for _ in 0..<50_000 {
+            guard case .wait(let id) = acquire(&machine) else { return XCTFail() }
+            XCTAssertTrue(machine.waiterLeft(id))
+        }
+        XCTAssertLessThanOrEqual(machine.waiterOrderCount, 2 * machine.waiterCount + 1_025)
+        guard case .handOver(_, let to) = machine.release(1, broken: false) else { return XCTFail() }
+        XCTAssertEqual(to, first, "the order of those still waiting is kept")
+    }
+
     func testABrokenReleaseEvictsTheIdleConnections() {
         var machine = Machine(connectionsMax: 4, waitersMax: 10)
         for _ in 0..<3 { guard case .open = acquire(&machine) else { return XCTFail() } }

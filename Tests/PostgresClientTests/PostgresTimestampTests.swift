@@ -11,7 +11,8 @@ final class PostgresTimestampTests: XCTestCase {
     }
 
     func testRejectsMalformedText() {
-        for text in ["", "2026-11-29", "2026/11/29 00:00:00+00", "2026-11-29 0a:00:00+00", "2026-11-29 00:00:00 UTC", "infinity"] {
+        for text in ["", "2026-11-29", "2026/11/29 00:00:00+00", "2026-11-29 0a:00:00+00", "2026-11-29 00:00:00 UTC", "infinity",
+                     "0044-03-15 12:00:00+00 BC", "2026-11-29 00:00:00+00:00:30", "2026-11-29 00:00:00+00x", "2026-11-29 00:00:00.5+01:3"] {
             XCTAssertNil(PostgresTimestamp.parse(text), text)
         }
     }

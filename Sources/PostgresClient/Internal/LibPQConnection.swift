@@ -88,11 +88,17 @@ final class LibPQConnection: @unchecked Sendable {
         return PostgresError(code: .connectionFailed, message: message, isConnectionLoss: true)
     }
 
-    /// True once libpq reports the connection unusable (or after `close()`).
+    /// True once libpq reports the connection unusable (or after `close()`),
+    /// or a statement left it in COPY state (`advance`).
     var isBroken: Bool {
-        guard let handle else { return true }
+        guard let handle, !leftInCopyState else { return true }
         return PQstatus(handle) != CONNECTION_OK
     }
+
+    /// A statement started a COPY, which this client does not speak: the
+    /// connection is given up (set on the reactor's thread before the
+    /// statement's continuation resumes, read after it).
+    private var leftInCopyState = false
 
     /// Frees the handle (sends libpq's Terminate message; never blocks: the socket is non-blocking).
     func close() {
@@ -242,6 +248,17 @@ final class LibPQConnection: @unchecked Sendable {
             guard let result = PQgetResult(handle) else {
                 return pending.finish(pending.takeKept().map { consume($0, handle: handle, layoutHint: pending.layoutHint) } ?? .failure(PostgresError(
                     code: .queryFailed, message: "the server sent no result", isConnectionLoss: isBroken)))
+            }
+            let status = PQresultStatus(result)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+                // libpq hands out a COPY result for ever (PQgetResult never
+                // returns NULL in COPY state): reading on would spin this
+                // thread, which every statement of the process shares. The
+                // connection is lost to us: reported so, the pool drops it.
+                PQclear(result)
+                leftInCopyState = true
+                return pending.finish(.failure(PostgresError(code: .queryFailed, message: "COPY is not supported by this client",
+                                                             isConnectionLoss: true)))
             }
             pending.keep(result)
         }

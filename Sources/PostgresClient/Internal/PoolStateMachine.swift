@@ -108,8 +108,19 @@ struct PoolStateMachine<Connection> {
 
     /// A waiter gave up (timeout or cancellation); false if it was already served.
     mutating func waiterLeft(_ id: WaiterID) -> Bool {
-        waiting.remove(id) != nil
+        guard waiting.remove(id) != nil else { return false }
+        // Its place in `waiterOrder` is skipped when reached; while no
+        // connection comes back nothing reaches it, so the order is
+        // compacted here too, or it would grow with every timed-out caller.
+        if waiterOrder.count - waiterOrderStart > 2 * waiting.count + 1_024 {
+            waiterOrder = waiterOrder[waiterOrderStart...].filter { waiting.contains($0) }
+            waiterOrderStart = 0
+        }
+        return true
     }
+
+    /// Entries kept for the waiting order (tests: bounded by the waiters).
+    var waiterOrderCount: Int { waiterOrder.count - waiterOrderStart }
 
     /// Shuts the pool: returns the idle connections to close and the waiters to fail.
     mutating func close() -> (idle: [Connection], waiters: [WaiterID]) {

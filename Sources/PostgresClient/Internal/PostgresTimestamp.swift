@@ -27,12 +27,17 @@ enum PostgresTimestamp {
             let sign = bytes[position]
             guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"), let offsetHours = number(bytes, position + 1, 2) else { return nil }
             var offsetMinutes = 0
-            if bytes.count >= position + 6, bytes[position + 3] == UInt8(ascii: ":") {
-                guard let minutes = number(bytes, position + 4, 2) else { return nil }
+            position += 3
+            if bytes.count >= position + 3, bytes[position] == UInt8(ascii: ":") {
+                guard let minutes = number(bytes, position + 1, 2) else { return nil }
                 offsetMinutes = minutes
+                position += 3
             }
             offsetSeconds = (offsetHours * 3600 + offsetMinutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
         }
+        // Nothing may follow: " BC" (a year before 1) or seconds in the
+        // offset would otherwise be read as another instant.
+        guard position == bytes.count else { return nil }
         var components = DateComponents()
         components.calendar = Calendar(identifier: .gregorian)
         components.timeZone = TimeZone(secondsFromGMT: 0)
