@@ -1,6 +1,7 @@
 /// An error from the PostgreSQL client: what went wrong (`code`), the
 /// server's SQLSTATE when the server answered, and whether the connection
-/// was lost (so the caller knows a retry on a fresh connection may succeed).
+/// was lost (a retry on a fresh connection may succeed; but a write lost
+/// during COMMIT, `commitOutcomeUnknown`, may already have been applied).
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure; a struct of constants so kinds can grow.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -26,6 +27,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         public static let invalidParameter = Code("invalidParameter")
         /// A column was missing or its text could not be decoded.
         public static let decodingFailed = Code("decodingFailed")
+        /// The connection was lost during COMMIT: the transaction may or may
+        /// not have been applied. Only a write that is idempotent (an event
+        /// id, a state guard) may be sent again; read back what happened.
+        public static let commitOutcomeUnknown = Code("commitOutcomeUnknown")
         /// COMMIT found the transaction already aborted (it was rolled back).
         public static let transactionAborted = Code("transactionAborted")
         /// A migration already applied has different text now.

@@ -96,7 +96,16 @@ public final class PostgresPool: Sendable {
             let outcome: Result<Value, any Error>
             do {
                 let value = try await body(connection)
-                let tag = try await connection.execute("COMMIT").commandTag
+                let tag: String
+                do {
+                    tag = try await connection.execute("COMMIT").commandTag
+                } catch {
+                    // The COMMIT may have been applied before the connection
+                    // went: never "not committed", so nobody retries blindly.
+                    guard error.isConnectionLoss else { throw error }
+                    throw PostgresError(code: .commitOutcomeUnknown, sqlState: error.sqlState,
+                                        message: "the connection was lost during COMMIT: \(error.message)", isConnectionLoss: true)
+                }
                 outcome = tag == "COMMIT"
                     ? .success(value)
                     : .failure(PostgresError(code: .transactionAborted, message: "transaction was aborted and rolled back"))

@@ -139,6 +139,25 @@ final class PostgresQueryTests: XCTestCase {
         await pool.close()
     }
 
+    /// A connection lost at COMMIT leaves the outcome unknown: reported as
+    /// such, never as a plain loss a caller could take for "not applied".
+    func testALossAtCommitIsReportedAsAnUnknownOutcome() async throws {
+        let pool = try await TestDatabase.pool(connectionsMax: 1)
+        let killer = try await TestDatabase.pool(connectionsMax: 1)
+        let error = await expectPostgresError {
+            try await pool.withTransaction { connection in
+                let pid = try await connection.query("select pg_backend_pid() as pid").first!.int64("pid")
+                _ = try await killer.withConnection { try await $0.query("select pg_terminate_backend($1::int, 5000)", [.int64(pid)]) }
+            }
+        }
+        XCTAssertEqual(error?.code, .commitOutcomeUnknown)
+        XCTAssertEqual(error?.isConnectionLoss, true)
+        let value = try await pool.withConnection { try await $0.query("select 9 as v").first!.int64("v") }
+        XCTAssertEqual(value, 9, "the pool opened a fresh connection")
+        await pool.close()
+        await killer.close()
+    }
+
     func testNulBytesAreRefusedRatherThanTruncated() async throws {
         let pool = try await TestDatabase.pool(connectionsMax: 1)
         let inParameter = await expectPostgresError { try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) } }
