@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
         .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "Logging", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit", "ServiceKitDatabase"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "Metrics"]),
-        .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON"]),
+        .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON", "Locking", "Logging"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging"]),
         .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport", "UTCTime"]),
