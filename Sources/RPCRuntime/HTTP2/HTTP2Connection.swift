@@ -22,7 +22,10 @@ public final class HTTP2Connection {
     public var onNewStream: ((HTTP2Stream) -> any HTTP2StreamDelegate)?
     /// Called once when the connection is closed (after every stream closed).
     public var onClose: (() -> Void)?
-    /// Client side: the peer sent GOAWAY; open no new streams here.
+    /// Client side: this connection takes no new streams, as after the
+    /// peer's GOAWAY: the peer sent one, or our stream ids ran out (then we
+    /// sent GOAWAY ourselves). Streams already open finish; open new ones on
+    /// another connection. Called at most once.
     public var onGoAway: (() -> Void)?
 
     private let fd: Int32
@@ -42,6 +45,8 @@ public final class HTTP2Connection {
     private var closeRequested = false
     public private(set) var isClosed = false
     public private(set) var receivedGoAway = false
+    /// Client side: nghttp2 has no stream id left (2^31 - 1 is the last).
+    public private(set) var streamIDsExhausted = false
     private var shutdownTimer: EventLoop.TimerID?
     private var lingerTimer: EventLoop.TimerID?
     /// Work posted from other threads, run on the loop in batches.
@@ -77,6 +82,10 @@ public final class HTTP2Connection {
 
     /// Number of open streams.
     public var activeStreamCount: Int { streams.count }
+
+    /// Client side: whether `startRequest` may still open a stream here.
+    /// False after the peer's GOAWAY, once the stream ids ran out, or when closed.
+    public var acceptsNewStreams: Bool { !isClosed && !receivedGoAway && !streamIDsExhausted }
 
     /// The peer's verified client certificate names (a TLS server with a
     /// client CA); nil otherwise, and before the handshake finished.
@@ -153,13 +162,21 @@ public final class HTTP2Connection {
     // MARK: Streams
 
     /// Client side: opens a request stream. Returns nil when the session refuses.
+    /// When the stream ids run out (after 2^30 requests), the connection
+    /// retires itself as a received GOAWAY would: it sends GOAWAY, calls
+    /// `onGoAway`, lets its open streams finish and then closes; nothing was
+    /// sent for the refused request, so the caller may send it elsewhere.
     public func startRequest(headers: [HTTPHeaderField], body: [UInt8]?, delegate: any HTTP2StreamDelegate) -> HTTP2Stream? {
         loop.assertInEventLoop()
-        guard role == .client, let session, !isClosed, !receivedGoAway else { return nil }
+        guard role == .client, let session, acceptsNewStreams else { return nil }
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: dataReadCallback)
         let id = withNameValues(headers) { nva, count in
             if body == nil { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
             return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+        }
+        if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {
+            retireForExhaustedStreamIDs()
+            return nil
         }
         guard id > 0 else { return nil }
         let stream = HTTP2Stream(id: id, connection: self)
@@ -172,6 +189,29 @@ public final class HTTP2Connection {
         streams[id] = stream
         flush()
         return stream
+    }
+
+    /// No stream id is left: tell the server we are done (GOAWAY; a client
+    /// names last stream 0, as it accepts no pushed streams), so it closes
+    /// the connection once the open streams end, and our session, having
+    /// sent GOAWAY, stops wanting to read then too (`flush` lingers and closes).
+    private func retireForExhaustedStreamIDs() {
+        guard let session, !streamIDsExhausted else { return }
+        streamIDsExhausted = true
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        flushUnlessInSession()
+        let onGoAway = self.onGoAway
+        self.onGoAway = nil
+        onGoAway?()
+    }
+
+    /// Tests: the next stream id a client opens (odd, not below the next
+    /// one), so a test reaches the end of the id space without 2^30 requests.
+    func setNextStreamID(_ id: Int32) {
+        loop.assertInEventLoop()
+        guard let session else { return }
+        let result = nghttp2_session_set_next_stream_id(session, id)
+        precondition(result == 0, "nghttp2_session_set_next_stream_id(\(id)) failed: \(result)")
     }
 
     func sendHeaders(on stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
@@ -465,6 +505,8 @@ public final class HTTP2Connection {
             }
         case NGHTTP2_GOAWAY.rawValue:
             receivedGoAway = true
+            let onGoAway = self.onGoAway
+            self.onGoAway = nil
             onGoAway?()
         default:
             break
