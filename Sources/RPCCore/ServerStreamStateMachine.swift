@@ -143,9 +143,12 @@ public struct ServerStreamStateMachine: Sendable {
         deframer.append(bytes)
         do {
             while let next = try deframer.next() {
-                if message != nil { return respond(RPCError(code: .internal, message: "Too many request messages for a unary call")) }
+                if message != nil { return respond(Self.tooManyMessages) }
                 message = next
             }
+            // A second message is refused at its length prefix, before any
+            // of its body is buffered (up to `messageSizeBytesMax` otherwise).
+            if message != nil && deframer.awaitsMessageBody { return respond(Self.tooManyMessages) }
             if endStream { try deframer.finish() }
         } catch {
             return respond(Self.rpcError(for: error))
@@ -222,6 +225,8 @@ public struct ServerStreamStateMachine: Sendable {
         state = .clientClosedServerClosed
         return .respond(Self.trailersOnly(error))
     }
+
+    private static let tooManyMessages = RPCError(code: .internal, message: "Too many request messages for a unary call")
 
     static func rpcError(for failure: MessageDeframer.Failure) -> RPCError {
         switch failure {

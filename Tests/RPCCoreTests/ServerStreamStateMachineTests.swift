@@ -196,6 +196,26 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(status(fields), "13")
     }
 
+    /// A second message is refused at its length prefix, before its body
+    /// arrives (it was refused only once complete, after buffering it).
+    func testReceiveSecondPrefixWhenClientOpenServerIdleRespondsInternalAtOnce() {
+        var machine = openMachine()
+        XCTAssertEqual(machine.receiveData(MessageFramer.frame([1]), endStream: false), .none)
+        XCTAssertEqual(machine.receiveData([0, 0, 0x10], endStream: false), .none, "three bytes are not a prefix yet")
+        guard case .respond(let fields) = machine.receiveData([0, 0], endStream: false) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+        XCTAssertEqual(fields.first(named: "grpc-message"), "Too many request messages for a unary call")
+        XCTAssertEqual(machine.receiveData([UInt8](repeating: 7, count: 64), endStream: true), .none)
+    }
+
+    func testReceiveMessageAndSecondPrefixInOneChunkWhenClientOpenServerIdleRespondsInternal() {
+        var machine = openMachine()
+        guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + [0, 0, 1, 0, 0, 9, 9], endStream: false) else {
+            return XCTFail()
+        }
+        XCTAssertEqual(status(fields), "13")
+    }
+
     func testReceiveNoMessageWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
         guard case .respond(let fields) = machine.receiveData([], endStream: true) else { return XCTFail() }
