@@ -15,8 +15,19 @@ public struct RPCLimits: Sendable, Hashable {
     public var headerListBytesMax: Int = 16 * 1024
     /// Bytes read from a socket per read call.
     public var readChunkBytes: Int = 64 * 1024
-    /// Pending outbound bytes per connection before we stop producing more.
-    public var writeBufferBytesMax: Int = 4 * 1024 * 1024
+    /// Request bytes one server connection holds, over all its streams,
+    /// that no handler has taken yet (a message still arriving, or complete
+    /// and waiting for END_STREAM). nghttp2 returns the flow-control window
+    /// as soon as it hands us DATA, so without this a peer could park
+    /// `messageSizeBytesMax` on each of `concurrentStreamsMax` streams (~4 GiB)
+    /// for as long as it likes (calls need no grpc-timeout). A stream whose
+    /// DATA would pass it is answered RESOURCE_EXHAUSTED and reset, which
+    /// frees its bytes. 16 MiB: four largest messages arriving at once on
+    /// one connection, while the services' requests are a few KiB (a
+    /// StoreKit 1 receipt, the largest, under 1 MiB). Never below
+    /// `messageSizeBytesMax` plus a length prefix, so one largest message
+    /// always fits (a smaller value is raised to that).
+    public var requestBytesBufferedPerConnectionMax: Int = 16 * 1024 * 1024
     /// Longest deadline we honour; larger grpc-timeout values are clamped.
     public var deadlineMax: Duration = .seconds(24 * 60 * 60)
 

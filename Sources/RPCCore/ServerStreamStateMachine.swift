@@ -164,6 +164,31 @@ public struct ServerStreamStateMachine: Sendable {
         return .runHandler(head, message: message)
     }
 
+    /// The connection holds as many request bytes as it may
+    /// (`RPCLimits.requestBytesBufferedPerConnectionMax`) and refused this
+    /// stream's DATA: answer RESOURCE_EXHAUSTED and drop what it buffered.
+    public mutating func bufferedBytesLimitExceeded() -> OnReceiveData {
+        switch state {
+        case .clientOpenServerIdle:
+            return respond(RPCError(
+                code: .resourceExhausted,
+                message: "Request bytes buffered on this connection exceed \(limits.requestBytesBufferedPerConnectionMax)"))
+        case .clientClosedServerClosed:
+            return .none
+        case .clientIdleServerIdle:
+            return respond(invariantViolated("request data before headers"))
+        case .clientClosedServerIdle:
+            return respond(invariantViolated("request data after END_STREAM"))
+        }
+    }
+
+    /// True while request bytes arrive and are buffered here; in every other
+    /// state the stream holds none (handed to the handler, or dropped).
+    public var isReceivingRequest: Bool {
+        if case .clientOpenServerIdle = state { return true }
+        return false
+    }
+
     public mutating func handlerFinished(_ result: Result<ServerResponse<[UInt8]>, RPCError>) -> OnHandlerFinished {
         switch state {
         case .clientClosedServerIdle:

@@ -48,6 +48,9 @@ public final class HTTP2Connection {
     /// Client side: nghttp2 has no stream id left (2^31 - 1 is the last).
     public private(set) var streamIDsExhausted = false
     private var shutdownTimer: EventLoop.TimerID?
+    /// Server side: request bytes handed to stream delegates and not yet
+    /// released by them, bounded per connection.
+    private var bufferedBytes: BufferedBytesBudget
     private var lingerTimer: EventLoop.TimerID?
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
@@ -70,6 +73,9 @@ public final class HTTP2Connection {
         self.remotePeer = remotePeer
         self.limits = limits
         self.readBuffer = [UInt8](repeating: 0, count: limits.readChunkBytes)
+        self.bufferedBytes = BufferedBytesBudget(
+            bytesMax: limits.requestBytesBufferedPerConnectionMax,
+            bytesMin: limits.messageSizeBytesMax + MessageFramer.prefixBytes)
         try makeSession()
     }
 
@@ -525,11 +531,25 @@ public final class HTTP2Connection {
 
     fileprivate func dataChunk(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard let stream = streams[streamID] else { return 0 }
+        // A server counts what its delegates hold; a stream that would pass
+        // the bound gets none of these bytes and is told to give up its own.
+        if role == .server, !bufferedBytes.admit(bytes.count, stream: streamID) {
+            stream.delegate?.streamDidExceedBufferedBytesLimit(stream)
+            bufferedBytes.release(stream: streamID)
+            return 0
+        }
         stream.delegate?.streamDidReceiveData(stream, bytes: Array(bytes), endStream: false)
         return 0
     }
 
+    /// The stream's delegate no longer holds the DATA bytes it received.
+    func releaseBufferedBytes(of stream: HTTP2Stream) {
+        loop.assertInEventLoop()
+        bufferedBytes.release(stream: stream.id)
+    }
+
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) -> Int32 {
+        bufferedBytes.release(stream: streamID)
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
         stream.isClosed = true
         stream.delegate?.streamDidClose(stream, errorCode: errorCode)
