@@ -31,6 +31,19 @@ public struct RPCLimits: Sendable, Hashable {
     /// Longest deadline we honour; larger grpc-timeout values are clamped.
     public var deadlineMax: Duration = .seconds(24 * 60 * 60)
 
+    /// Server side: how long a new connection has to finish its TLS
+    /// handshake (if any) and send the HTTP/2 preface and SETTINGS before it
+    /// is closed. Sockets that send nothing would otherwise hold their
+    /// places among `connectionsMax` for ever and lock every later client
+    /// out. 10 s leaves a slow network's handshake several round trips.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// Server side: a connection with no open stream for this long gets
+    /// GOAWAY and is closed (gRPC's MAX_CONNECTION_IDLE); clients reconnect
+    /// for their next call. 5 minutes: longer than a balancer's health
+    /// interval and any quiet spell between a service's calls, short enough
+    /// that forgotten connections give back their places.
+    public var idleTimeout: Duration = .seconds(300)
+
     /// After a finished session is half-closed, how long to wait for the
     /// peer to hang up before closing the socket.
     public var closeLinger: Duration = .milliseconds(500)

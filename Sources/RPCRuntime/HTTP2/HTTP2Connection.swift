@@ -52,6 +52,15 @@ public final class HTTP2Connection {
     /// released by them, bounded per connection.
     private var bufferedBytes: BufferedBytesBudget
     private var lingerTimer: EventLoop.TimerID?
+    /// Server side: closes the connection unless the peer's SETTINGS (after
+    /// the preface, and the TLS handshake if any) arrive in time.
+    private var handshakeTimer: EventLoop.TimerID?
+    private var peerSettingsReceived = false
+    /// Server side: one timer per connection, moved only when it fires (not
+    /// per stream), GOAWAY once no stream was open for `limits.idleTimeout`.
+    private var idleTimer: EventLoop.TimerID?
+    /// Server side: when the last stream closed; nil while streams are open.
+    private var idleSince: ContinuousClock.Instant?
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
@@ -155,7 +164,48 @@ public final class HTTP2Connection {
         try loop.register(fd: fd, events: .readable) { [weak self] events in
             self?.handle(events)
         }
+        if role == .server {
+            handshakeTimer = loop.schedule(after: limits.handshakeTimeout) { [weak self] in self?.handshakeTimedOut() }
+        }
         flush()
+    }
+
+    // MARK: Server timers
+
+    private func handshakeTimedOut() {
+        handshakeTimer = nil
+        guard !isClosed, !peerSettingsReceived else { return }
+        close()
+    }
+
+    /// The peer's first SETTINGS: the handshake is over, the idle clock starts.
+    private func handshakeCompleted() {
+        guard role == .server, !peerSettingsReceived else { return }
+        peerSettingsReceived = true
+        if let handshakeTimer { loop.cancel(handshakeTimer) }
+        handshakeTimer = nil
+        let now = ContinuousClock.now
+        if streams.isEmpty { idleSince = now }
+        armIdleTimer(at: now.advanced(by: limits.idleTimeout))
+    }
+
+    private func armIdleTimer(at deadline: ContinuousClock.Instant) {
+        idleTimer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired() }
+    }
+
+    /// Idle long enough: GOAWAY (notice, then final), and the connection
+    /// closes once no stream is left. Otherwise the timer moves to the
+    /// earliest moment the connection could have been idle long enough.
+    private func idleTimerFired() {
+        idleTimer = nil
+        guard !isClosed, shutdownTimer == nil else { return }
+        let now = ContinuousClock.now
+        guard streams.isEmpty, let idleSince else {
+            return armIdleTimer(at: now.advanced(by: limits.idleTimeout))
+        }
+        let idleUntil = idleSince.advanced(by: limits.idleTimeout)
+        guard idleUntil <= now else { return armIdleTimer(at: idleUntil) }
+        beginGracefulShutdown()
     }
 
     /// Processes input the transport already holds (an adopted connection's
@@ -294,6 +344,8 @@ public final class HTTP2Connection {
         isClosed = true
         if let shutdownTimer { loop.cancel(shutdownTimer) }
         if let lingerTimer { loop.cancel(lingerTimer) }
+        if let handshakeTimer { loop.cancel(handshakeTimer) }
+        if let idleTimer { loop.cancel(idleTimer) }
         loop.unregister(fd: fd)
         Glibc.close(fd)
         let open = streams.values.sorted { $0.id < $1.id }
@@ -477,6 +529,7 @@ public final class HTTP2Connection {
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
         let stream = HTTP2Stream(id: frame.pointee.hd.stream_id, connection: self)
         streams[stream.id] = stream
+        idleSince = nil
         stream.delegate = onNewStream?(stream)
         return 0
     }
@@ -509,6 +562,8 @@ public final class HTTP2Connection {
             if endStream, let stream = streams[header.stream_id] {
                 stream.delegate?.streamDidReceiveData(stream, bytes: [], endStream: true)
             }
+        case NGHTTP2_SETTINGS.rawValue:
+            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { handshakeCompleted() }
         case NGHTTP2_GOAWAY.rawValue:
             receivedGoAway = true
             let onGoAway = self.onGoAway
@@ -551,6 +606,7 @@ public final class HTTP2Connection {
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) -> Int32 {
         bufferedBytes.release(stream: streamID)
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        if role == .server && streams.isEmpty { idleSince = .now }
         stream.isClosed = true
         stream.delegate?.streamDidClose(stream, errorCode: errorCode)
         stream.delegate = nil
