@@ -92,6 +92,11 @@ public final class HTTPServer: @unchecked Sendable {
         limits.connectionWindowBytes = HTTPServerLimits.http2ConnectionWindowBytes
         limits.headerListBytesMax = HTTPServerLimits.headerBlockBytesMax
         limits.readChunkBytes = HTTPServerLimits.readChunkBytes
+        // Request bodies are bounded here by path and by the request timeout,
+        // and held until the stream closes: admit every stream's largest body.
+        let (streamsBodyBytes, overflow) = HTTPServerLimits.http2ConcurrentStreamsMax
+            .multipliedReportingOverflow(by: configuration.bodyLimits.largestBytesMax)
+        limits.requestBytesBufferedPerConnectionMax = overflow ? Int.max : streamsBodyBytes
         // The HTTP/2 server never listens itself: it serves the connections
         // this listener hands over, on its loop, which is ours too.
         let requestTimeout = configuration.http2RequestTimeoutMilliseconds

@@ -60,6 +60,14 @@ public struct MessageDeframer: Sendable {
         }
     }
 
+    /// True once a length prefix was read whose message has not fully
+    /// arrived: a unary server refuses a second message at this point,
+    /// before buffering its body.
+    public var awaitsMessageBody: Bool {
+        if case .awaitingBody = state { return true }
+        return false
+    }
+
     /// Called when the peer ended the stream: fails if bytes are left over,
     /// or if a length prefix was read whose message never came (even when
     /// none of its bytes did: the prefix alone is an unfinished message).

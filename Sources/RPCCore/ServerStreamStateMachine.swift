@@ -143,9 +143,12 @@ public struct ServerStreamStateMachine: Sendable {
         deframer.append(bytes)
         do {
             while let next = try deframer.next() {
-                if message != nil { return respond(RPCError(code: .internal, message: "Too many request messages for a unary call")) }
+                if message != nil { return respond(Self.tooManyMessages) }
                 message = next
             }
+            // A second message is refused at its length prefix, before any
+            // of its body is buffered (up to `messageSizeBytesMax` otherwise).
+            if message != nil && deframer.awaitsMessageBody { return respond(Self.tooManyMessages) }
             if endStream { try deframer.finish() }
         } catch {
             return respond(Self.rpcError(for: error))
@@ -159,6 +162,31 @@ public struct ServerStreamStateMachine: Sendable {
         }
         state = .clientClosedServerIdle(head)
         return .runHandler(head, message: message)
+    }
+
+    /// The connection holds as many request bytes as it may
+    /// (`RPCLimits.requestBytesBufferedPerConnectionMax`) and refused this
+    /// stream's DATA: answer RESOURCE_EXHAUSTED and drop what it buffered.
+    public mutating func bufferedBytesLimitExceeded() -> OnReceiveData {
+        switch state {
+        case .clientOpenServerIdle:
+            return respond(RPCError(
+                code: .resourceExhausted,
+                message: "Request bytes buffered on this connection exceed \(limits.requestBytesBufferedPerConnectionMax)"))
+        case .clientClosedServerClosed:
+            return .none
+        case .clientIdleServerIdle:
+            return respond(invariantViolated("request data before headers"))
+        case .clientClosedServerIdle:
+            return respond(invariantViolated("request data after END_STREAM"))
+        }
+    }
+
+    /// True while request bytes arrive and are buffered here; in every other
+    /// state the stream holds none (handed to the handler, or dropped).
+    public var isReceivingRequest: Bool {
+        if case .clientOpenServerIdle = state { return true }
+        return false
     }
 
     public mutating func handlerFinished(_ result: Result<ServerResponse<[UInt8]>, RPCError>) -> OnHandlerFinished {
@@ -222,6 +250,8 @@ public struct ServerStreamStateMachine: Sendable {
         state = .clientClosedServerClosed
         return .respond(Self.trailersOnly(error))
     }
+
+    private static let tooManyMessages = RPCError(code: .internal, message: "Too many request messages for a unary call")
 
     static func rpcError(for failure: MessageDeframer.Failure) -> RPCError {
         switch failure {

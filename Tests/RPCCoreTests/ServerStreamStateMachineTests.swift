@@ -196,6 +196,44 @@ final class ServerStreamStateMachineTests: XCTestCase {
         XCTAssertEqual(status(fields), "13")
     }
 
+    /// A second message is refused at its length prefix, before its body
+    /// arrives (it was refused only once complete, after buffering it).
+    func testReceiveSecondPrefixWhenClientOpenServerIdleRespondsInternalAtOnce() {
+        var machine = openMachine()
+        XCTAssertEqual(machine.receiveData(MessageFramer.frame([1]), endStream: false), .none)
+        XCTAssertTrue(machine.isReceivingRequest)
+        XCTAssertEqual(machine.receiveData([0, 0, 0x10], endStream: false), .none, "three bytes are not a prefix yet")
+        guard case .respond(let fields) = machine.receiveData([0, 0], endStream: false) else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+        XCTAssertEqual(fields.first(named: "grpc-message"), "Too many request messages for a unary call")
+        XCTAssertFalse(machine.isReceivingRequest, "nothing more is buffered")
+        XCTAssertEqual(machine.receiveData([UInt8](repeating: 7, count: 64), endStream: true), .none)
+    }
+
+    func testReceiveMessageAndSecondPrefixInOneChunkWhenClientOpenServerIdleRespondsInternal() {
+        var machine = openMachine()
+        guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + [0, 0, 1, 0, 0, 9, 9], endStream: false) else {
+            return XCTFail()
+        }
+        XCTAssertEqual(status(fields), "13")
+    }
+
+    func testBufferedBytesLimitExceededWhenClientOpenServerIdleRespondsResourceExhausted() {
+        var machine = openMachine()
+        XCTAssertEqual(machine.receiveData([0, 0, 0, 0, 9, 1, 2], endStream: false), .none)
+        guard case .respond(let fields) = machine.bufferedBytesLimitExceeded() else { return XCTFail() }
+        XCTAssertEqual(status(fields), "8")
+        XCTAssertFalse(machine.isReceivingRequest)
+        XCTAssertEqual(machine.receiveData([3, 4, 5, 6, 7, 8, 9], endStream: true), .none, "later data is ignored")
+        XCTAssertEqual(machine.bufferedBytesLimitExceeded(), .none)
+    }
+
+    func testBufferedBytesLimitExceededWhenClientIdleServerIdleIsAnInvariantViolation() {
+        var machine = releaseMachine()
+        guard case .respond(let fields) = machine.bufferedBytesLimitExceeded() else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+    }
+
     func testReceiveNoMessageWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
         guard case .respond(let fields) = machine.receiveData([], endStream: true) else { return XCTFail() }
@@ -280,6 +318,15 @@ final class ServerStreamStateMachineTests: XCTestCase {
     }
 
     // MARK: clientClosedServerClosed
+
+    func testBufferedBytesLimitExceededWhenClientClosedServerIdleIsAnInvariantViolation() {
+        var machine = ServerStreamStateMachine(assertsOnInvariantViolation: false)
+        _ = machine.receiveHeaders(requestHeaders(), endStream: false, now: now, isKnownPath: known)
+        _ = machine.receiveData(MessageFramer.frame([5]), endStream: true)
+        XCTAssertFalse(machine.isReceivingRequest, "the handler has the message")
+        guard case .respond(let fields) = machine.bufferedBytesLimitExceeded() else { return XCTFail() }
+        XCTAssertEqual(status(fields), "13")
+    }
 
     func testEventsWhenClientClosedServerClosedDoNothing() {
         var machine = runningMachine()

@@ -14,6 +14,9 @@ public final class RPCClient: UnaryCaller {
         public var connectTimeout: Duration
         /// When set, connections use TLS with ALPN "h2".
         public var tls: TLSConfiguration?
+        /// Tests only: the first stream id of each new connection (odd), to
+        /// reach the end of HTTP/2's id space without 2^30 calls.
+        var firstStreamIDForTesting: Int32?
 
         public init(limits: RPCLimits = .default, backoff: ConnectionBackoff = .init(),
                     connectTimeout: Duration = .seconds(5), tls: TLSConfiguration? = nil) {

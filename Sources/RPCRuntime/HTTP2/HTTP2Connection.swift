@@ -22,7 +22,10 @@ public final class HTTP2Connection {
     public var onNewStream: ((HTTP2Stream) -> any HTTP2StreamDelegate)?
     /// Called once when the connection is closed (after every stream closed).
     public var onClose: (() -> Void)?
-    /// Client side: the peer sent GOAWAY; open no new streams here.
+    /// Client side: this connection takes no new streams, as after the
+    /// peer's GOAWAY: the peer sent one, or our stream ids ran out (then we
+    /// sent GOAWAY ourselves). Streams already open finish; open new ones on
+    /// another connection. Called at most once.
     public var onGoAway: (() -> Void)?
 
     private let fd: Int32
@@ -42,8 +45,22 @@ public final class HTTP2Connection {
     private var closeRequested = false
     public private(set) var isClosed = false
     public private(set) var receivedGoAway = false
+    /// Client side: nghttp2 has no stream id left (2^31 - 1 is the last).
+    public private(set) var streamIDsExhausted = false
     private var shutdownTimer: EventLoop.TimerID?
+    /// Server side: request bytes handed to stream delegates and not yet
+    /// released by them, bounded per connection.
+    private var bufferedBytes: BufferedBytesBudget
     private var lingerTimer: EventLoop.TimerID?
+    /// Server side: closes the connection unless the peer's SETTINGS (after
+    /// the preface, and the TLS handshake if any) arrive in time.
+    private var handshakeTimer: EventLoop.TimerID?
+    private var peerSettingsReceived = false
+    /// Server side: one timer per connection, moved only when it fires (not
+    /// per stream), GOAWAY once no stream was open for `limits.idleTimeout`.
+    private var idleTimer: EventLoop.TimerID?
+    /// Server side: when the last stream closed; nil while streams are open.
+    private var idleSince: ContinuousClock.Instant?
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
@@ -65,6 +82,9 @@ public final class HTTP2Connection {
         self.remotePeer = remotePeer
         self.limits = limits
         self.readBuffer = [UInt8](repeating: 0, count: limits.readChunkBytes)
+        self.bufferedBytes = BufferedBytesBudget(
+            bytesMax: limits.requestBytesBufferedPerConnectionMax,
+            bytesMin: limits.messageSizeBytesMax + MessageFramer.prefixBytes)
         try makeSession()
     }
 
@@ -77,6 +97,10 @@ public final class HTTP2Connection {
 
     /// Number of open streams.
     public var activeStreamCount: Int { streams.count }
+
+    /// Client side: whether `startRequest` may still open a stream here.
+    /// False after the peer's GOAWAY, once the stream ids ran out, or when closed.
+    public var acceptsNewStreams: Bool { !isClosed && !receivedGoAway && !streamIDsExhausted }
 
     /// The peer's verified client certificate names (a TLS server with a
     /// client CA); nil otherwise, and before the handshake finished.
@@ -140,7 +164,48 @@ public final class HTTP2Connection {
         try loop.register(fd: fd, events: .readable) { [weak self] events in
             self?.handle(events)
         }
+        if role == .server {
+            handshakeTimer = loop.schedule(after: limits.handshakeTimeout) { [weak self] in self?.handshakeTimedOut() }
+        }
         flush()
+    }
+
+    // MARK: Server timers
+
+    private func handshakeTimedOut() {
+        handshakeTimer = nil
+        guard !isClosed, !peerSettingsReceived else { return }
+        close()
+    }
+
+    /// The peer's first SETTINGS: the handshake is over, the idle clock starts.
+    private func handshakeCompleted() {
+        guard role == .server, !peerSettingsReceived else { return }
+        peerSettingsReceived = true
+        if let handshakeTimer { loop.cancel(handshakeTimer) }
+        handshakeTimer = nil
+        let now = ContinuousClock.now
+        if streams.isEmpty { idleSince = now }
+        armIdleTimer(at: now.advanced(by: limits.idleTimeout))
+    }
+
+    private func armIdleTimer(at deadline: ContinuousClock.Instant) {
+        idleTimer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired() }
+    }
+
+    /// Idle long enough: GOAWAY (notice, then final), and the connection
+    /// closes once no stream is left. Otherwise the timer moves to the
+    /// earliest moment the connection could have been idle long enough.
+    private func idleTimerFired() {
+        idleTimer = nil
+        guard !isClosed, shutdownTimer == nil else { return }
+        let now = ContinuousClock.now
+        guard streams.isEmpty, let idleSince else {
+            return armIdleTimer(at: now.advanced(by: limits.idleTimeout))
+        }
+        let idleUntil = idleSince.advanced(by: limits.idleTimeout)
+        guard idleUntil <= now else { return armIdleTimer(at: idleUntil) }
+        beginGracefulShutdown()
     }
 
     /// Processes input the transport already holds (an adopted connection's
@@ -153,13 +218,21 @@ public final class HTTP2Connection {
     // MARK: Streams
 
     /// Client side: opens a request stream. Returns nil when the session refuses.
+    /// When the stream ids run out (after 2^30 requests), the connection
+    /// retires itself as a received GOAWAY would: it sends GOAWAY, calls
+    /// `onGoAway`, lets its open streams finish and then closes; nothing was
+    /// sent for the refused request, so the caller may send it elsewhere.
     public func startRequest(headers: [HTTPHeaderField], body: [UInt8]?, delegate: any HTTP2StreamDelegate) -> HTTP2Stream? {
         loop.assertInEventLoop()
-        guard role == .client, let session, !isClosed, !receivedGoAway else { return nil }
+        guard role == .client, let session, acceptsNewStreams else { return nil }
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: dataReadCallback)
         let id = withNameValues(headers) { nva, count in
             if body == nil { return nghttp2_submit_request(session, nil, nva, count, nil, nil) }
             return nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+        }
+        if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {
+            retireForExhaustedStreamIDs()
+            return nil
         }
         guard id > 0 else { return nil }
         let stream = HTTP2Stream(id: id, connection: self)
@@ -172,6 +245,29 @@ public final class HTTP2Connection {
         streams[id] = stream
         flush()
         return stream
+    }
+
+    /// No stream id is left: tell the server we are done (GOAWAY; a client
+    /// names last stream 0, as it accepts no pushed streams), so it closes
+    /// the connection once the open streams end, and our session, having
+    /// sent GOAWAY, stops wanting to read then too (`flush` lingers and closes).
+    private func retireForExhaustedStreamIDs() {
+        guard let session, !streamIDsExhausted else { return }
+        streamIDsExhausted = true
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        flushUnlessInSession()
+        let onGoAway = self.onGoAway
+        self.onGoAway = nil
+        onGoAway?()
+    }
+
+    /// Tests: the next stream id a client opens (odd, not below the next
+    /// one), so a test reaches the end of the id space without 2^30 requests.
+    func setNextStreamID(_ id: Int32) {
+        loop.assertInEventLoop()
+        guard let session else { return }
+        let result = nghttp2_session_set_next_stream_id(session, id)
+        precondition(result == 0, "nghttp2_session_set_next_stream_id(\(id)) failed: \(result)")
     }
 
     func sendHeaders(on stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
@@ -248,6 +344,8 @@ public final class HTTP2Connection {
         isClosed = true
         if let shutdownTimer { loop.cancel(shutdownTimer) }
         if let lingerTimer { loop.cancel(lingerTimer) }
+        if let handshakeTimer { loop.cancel(handshakeTimer) }
+        if let idleTimer { loop.cancel(idleTimer) }
         loop.unregister(fd: fd)
         Glibc.close(fd)
         let open = streams.values.sorted { $0.id < $1.id }
@@ -431,6 +529,7 @@ public final class HTTP2Connection {
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
         let stream = HTTP2Stream(id: frame.pointee.hd.stream_id, connection: self)
         streams[stream.id] = stream
+        idleSince = nil
         stream.delegate = onNewStream?(stream)
         return 0
     }
@@ -463,8 +562,12 @@ public final class HTTP2Connection {
             if endStream, let stream = streams[header.stream_id] {
                 stream.delegate?.streamDidReceiveData(stream, bytes: [], endStream: true)
             }
+        case NGHTTP2_SETTINGS.rawValue:
+            if header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0 { handshakeCompleted() }
         case NGHTTP2_GOAWAY.rawValue:
             receivedGoAway = true
+            let onGoAway = self.onGoAway
+            self.onGoAway = nil
             onGoAway?()
         default:
             break
@@ -483,12 +586,27 @@ public final class HTTP2Connection {
 
     fileprivate func dataChunk(streamID: Int32, bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard let stream = streams[streamID] else { return 0 }
+        // A server counts what its delegates hold; a stream that would pass
+        // the bound gets none of these bytes and is told to give up its own.
+        if role == .server, !bufferedBytes.admit(bytes.count, stream: streamID) {
+            stream.delegate?.streamDidExceedBufferedBytesLimit(stream)
+            bufferedBytes.release(stream: streamID)
+            return 0
+        }
         stream.delegate?.streamDidReceiveData(stream, bytes: Array(bytes), endStream: false)
         return 0
     }
 
+    /// The stream's delegate no longer holds the DATA bytes it received.
+    func releaseBufferedBytes(of stream: HTTP2Stream) {
+        loop.assertInEventLoop()
+        bufferedBytes.release(stream: stream.id)
+    }
+
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) -> Int32 {
+        bufferedBytes.release(stream: streamID)
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        if role == .server && streams.isEmpty { idleSince = .now }
         stream.isClosed = true
         stream.delegate?.streamDidClose(stream, errorCode: errorCode)
         stream.delegate = nil

@@ -9,6 +9,18 @@ public protocol HTTP2StreamDelegate: AnyObject {
     /// The stream is gone: `errorCode` 0 after a normal close, otherwise the
     /// RST_STREAM code, or `HTTP2ErrorCodes.connectionClosed` when the connection dropped.
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32)
+    /// Server side: this stream's DATA would make the connection hold more
+    /// request bytes than `RPCLimits.requestBytesBufferedPerConnectionMax`;
+    /// the chunk was not delivered. Answer or reset the stream and drop what
+    /// it buffered (its count is released after this returns).
+    func streamDidExceedBufferedBytesLimit(_ stream: HTTP2Stream)
+}
+
+extension HTTP2StreamDelegate {
+    /// By default the stream is reset with ENHANCE_YOUR_CALM.
+    public func streamDidExceedBufferedBytesLimit(_ stream: HTTP2Stream) {
+        stream.reset(errorCode: HTTP2Stream.ErrorCode.enhanceYourCalm)
+    }
 }
 
 /// One HTTP/2 stream. Loop-confined: use it only on its connection's event loop.
@@ -20,6 +32,7 @@ public final class HTTP2Stream {
         public static let internalError: UInt32 = 0x2
         public static let refusedStream: UInt32 = 0x7
         public static let cancel: UInt32 = 0x8
+        public static let enhanceYourCalm: UInt32 = 0xB
     }
 
     public let id: Int32
@@ -61,6 +74,14 @@ public final class HTTP2Stream {
     /// Queues trailers, sent after all queued data, ending the stream.
     public func sendTrailers(_ trailers: [HTTPHeaderField]) {
         connection?.sendTrailers(on: self, trailers: trailers)
+    }
+
+    /// Server side: the delegate has handed on or dropped every request
+    /// byte it received so far; they no longer count against the
+    /// connection's `requestBytesBufferedPerConnectionMax` (a closed stream's
+    /// are released anyway).
+    public func releaseBufferedBytes() {
+        connection?.releaseBufferedBytes(of: self)
     }
 
     /// Sends RST_STREAM.

@@ -16,6 +16,9 @@ final class ClientCall: HTTP2StreamDelegate {
     private var timer: EventLoop.TimerID?
     private let loop: EventLoop
     private(set) var isFinished = false
+    /// The call's connection took no new streams before any of it was sent,
+    /// and it was handed to a fresh connection (at most once).
+    var movedToFreshConnection = false
 
     init(path: String, metadata: Metadata, body: [UInt8], timeout: Duration?, limits: RPCLimits, loop: EventLoop) {
         self.path = path

@@ -64,6 +64,13 @@ final class ClientTarget {
             headers: call.requestHeaders(authority: address.description, scheme: scheme), body: call.body, delegate: call)
         if let stream {
             call.attach(stream)
+        } else if !connection.acceptsNewStreams && !call.movedToFreshConnection {
+            // GOAWAY or no stream id left (the connection retired itself and
+            // `retire` ran): nothing of the call was sent, so it goes to a
+            // fresh connection instead of failing; once, so it cannot bounce.
+            retire(connection)
+            call.movedToFreshConnection = true
+            submit(call)
         } else {
             call.fail(RPCError(code: .unavailable, message: "Connection to \(address) cannot open a stream"))
         }
@@ -105,6 +112,7 @@ final class ClientTarget {
             let key = ObjectIdentifier(connection)
             connection.onGoAway = { [weak self, unowned connection] in self?.retire(connection) }
             connection.onClose = { [weak self] in self?.connectionClosed(key) }
+            if let id = configuration.firstStreamIDForTesting { connection.setNextStreamID(id) }
             state = .ready(connection)
             consecutiveFailures = 0
             try connection.start()
@@ -127,7 +135,8 @@ final class ClientTarget {
         for call in waiting { call.fail(error) }
     }
 
-    /// The server said GOAWAY: new calls go to a fresh connection.
+    /// The server said GOAWAY, or the connection ran out of stream ids: new
+    /// calls go to a fresh connection, this one closes after its last stream.
     private func retire(_ connection: HTTP2Connection) {
         if case .ready(let current) = state, current === connection {
             state = .idle

@@ -63,15 +63,26 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     }
 
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
-        switch machine.receiveData(bytes, endStream: endStream) {
+        perform(machine.receiveData(bytes, endStream: endStream), on: stream, requestComplete: endStream)
+    }
+
+    func streamDidExceedBufferedBytesLimit(_ stream: HTTP2Stream) {
+        perform(machine.bufferedBytesLimitExceeded(), on: stream, requestComplete: false)
+    }
+
+    private func perform(_ action: ServerStreamStateMachine.OnReceiveData, on stream: HTTP2Stream, requestComplete: Bool) {
+        switch action {
         case .none:
             break
         case .respond(let fields):
             cancelDeadlineTimer()
-            respondEarly(stream, fields, requestComplete: endStream)
+            respondEarly(stream, fields, requestComplete: requestComplete)
         case .runHandler(let head, let message):
             runHandler(head: head, message: message, remotePeer: stream.remotePeer, peerIdentity: stream.connection?.peerIdentity)
         }
+        // The request bytes went to the handler or were dropped: the
+        // connection may count them no more.
+        if !machine.isReceivingRequest { stream.releaseBufferedBytes() }
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
@@ -143,6 +154,7 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             task?.cancel()
             task = nil
             stream?.sendHeaders(fields, endStream: true)
+            stream?.releaseBufferedBytes()
         }
     }
 
