@@ -28,6 +28,12 @@ public struct ClientResponseStateMachine: Sendable {
         self.messageSizeBytesMax = messageSizeBytesMax
     }
 
+    /// True until the response's first HEADERS arrived (or the call ended).
+    public var awaitsResponseHeaders: Bool {
+        if case .awaitingHeaders = state { return true }
+        return false
+    }
+
     /// The outcome once known.
     public var result: Result<Response, RPCError>? {
         if case .finished(let result) = state { return result }

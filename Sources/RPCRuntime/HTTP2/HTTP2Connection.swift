@@ -55,7 +55,11 @@ public final class HTTP2Connection {
     /// Server side: closes the connection unless the peer's SETTINGS (after
     /// the preface, and the TLS handshake if any) arrive in time.
     private var handshakeTimer: EventLoop.TimerID?
-    private var peerSettingsReceived = false
+    /// The peer's first SETTINGS arrived (after the preface, and the TLS
+    /// handshake if any): the connection is established.
+    public private(set) var peerSettingsReceived = false
+    /// Called once, when the peer's first SETTINGS arrive (either role).
+    public var onPeerSettings: (() -> Void)?
     /// Server side: one timer per connection, moved only when it fires (not
     /// per stream), GOAWAY once no stream was open for `limits.idleTimeout`.
     private var idleTimer: EventLoop.TimerID?
@@ -180,8 +184,12 @@ public final class HTTP2Connection {
 
     /// The peer's first SETTINGS: the handshake is over, the idle clock starts.
     private func handshakeCompleted() {
-        guard role == .server, !peerSettingsReceived else { return }
+        guard !peerSettingsReceived else { return }
         peerSettingsReceived = true
+        let onPeerSettings = self.onPeerSettings
+        self.onPeerSettings = nil
+        onPeerSettings?()
+        guard role == .server else { return }
         if let handshakeTimer { loop.cancel(handshakeTimer) }
         handshakeTimer = nil
         let now = ContinuousClock.now

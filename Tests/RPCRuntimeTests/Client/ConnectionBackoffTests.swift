@@ -1,3 +1,5 @@
+import Foundation
+import RPCCore
 import RPCRuntime
 import XCTest
 
@@ -10,4 +12,49 @@ final class ConnectionBackoffTests: XCTestCase {
         XCTAssertEqual(backoff.delay(afterFailures: 4), .milliseconds(500))
         XCTAssertEqual(backoff.delay(afterFailures: 1000), .milliseconds(500))
     }
+}
+
+/// A server that accepts and closes at once (at its connection limit, or
+/// not speaking HTTP/2) counts as a failed connect: calls back off instead of
+/// reconnecting each time. The backoff once reset as soon as TCP connected.
+final class ConnectionBackoffUntilSettingsTests: XCTestCase {
+    func testAConnectionClosedBeforeTheServersSettingsBacksOff() async throws {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, backlog: 64)
+        let accepted = ManagedCounter()
+        let acceptor = Thread {
+            let until = Date().addingTimeInterval(5)
+            while Date() < until && !accepted.stopped {
+                if let socket = try? listener.accept() {
+                    accepted.increment()
+                    socket.close()
+                } else {
+                    usleep(1_000)
+                }
+            }
+        }
+        acceptor.start()
+        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: listener.port)],
+                                   configuration: .init(backoff: ConnectionBackoff(initialDelay: .seconds(2), maximumDelay: .seconds(2))))
+        let method = MethodDescriptor(service: "testing.v1.Echo", method: "Unary")
+        for _ in 0..<10 {
+            let error = await expectRPCError { _ = try await client.unaryRaw(method, request: [1], metadata: [:], timeout: .seconds(2)) }
+            XCTAssertEqual(error?.code, .unavailable)
+        }
+        XCTAssertLessThanOrEqual(accepted.value, 2, "backing off, not a connection per call")
+        accepted.stop()
+        await client.close()
+        while !acceptor.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        listener.close()
+    }
+}
+
+/// A counter and a stop flag shared with the acceptor thread.
+private final class ManagedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var isStopped = false
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+    func stop() { lock.withLock { isStopped = true } }
+    var stopped: Bool { lock.withLock { isStopped } }
 }

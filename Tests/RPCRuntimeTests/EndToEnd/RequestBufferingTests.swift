@@ -31,6 +31,31 @@ final class RequestBufferingTests: XCTestCase {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
+    /// A deadline that passes while the request is still arriving is
+    /// answered DEADLINE_EXCEEDED, then RST_STREAM(NO_ERROR) asks the client
+    /// to stop sending: the stream gives back its place at once.
+    func testADeadlineMidUploadIsAnsweredThenTheStreamIsReset() async throws {
+        let (server, port) = try startTestServer()
+        let (status, resetCode) = try await onDedicatedThread { () -> (String?, UInt32?) in
+            let client = try RawHTTP2Client(port: port)
+            try client.sendPreface()
+            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath, extra: [("grpc-timeout", "200m")]))
+            try client.sendData(streamID: 1, bytes: Self.partialMessage(announcing: 1000, sending: 10), endStream: false)
+            let status = client.readResponse(streamID: 1)?.value("grpc-status")
+            for _ in 0..<100 {
+                guard let frame = client.readFrame() else { break }
+                if frame.type == 0x3, frame.streamID == 1, frame.payload.count == 4 {
+                    return (status, UInt32(frame.payload[0]) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2]) << 8 | UInt32(frame.payload[3]))
+                }
+            }
+            return (status, nil)
+        }
+        XCTAssertEqual(status, "4")
+        XCTAssertEqual(resetCode, 0, "RST_STREAM(NO_ERROR) after the answer")
+        try await assertServerAnswers(port: port)
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
     func testStreamPastTheConnectionsBufferedBytesIsRefusedAndItsBytesFreed() async throws {
         var limits = RPCLimits()
         limits.messageSizeBytesMax = 1000

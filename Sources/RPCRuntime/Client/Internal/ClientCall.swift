@@ -19,6 +19,15 @@ final class ClientCall: HTTP2StreamDelegate {
     /// The call's connection took no new streams before any of it was sent,
     /// and it was handed to a fresh connection (at most once).
     var movedToFreshConnection = false
+    /// Where a call the server refused unprocessed (RST_STREAM
+    /// REFUSED_STREAM before any response, e.g. a stream above a GOAWAY's
+    /// last id) is sent again, once; nil: such a call fails UNAVAILABLE.
+    var resubmitAfterRefusal: ((ClientCall) -> Void)?
+    private var resubmittedAfterRefusal = false
+    /// When the caller's timeout runs out: the `grpc-timeout` sent is what
+    /// is left of it when the stream opens (after a connect or a refusal),
+    /// so the server never works past the moment the caller gave up.
+    private let deadline: ContinuousClock.Instant?
 
     init(path: String, metadata: Metadata, body: [UInt8], timeout: Duration?, limits: RPCLimits, loop: EventLoop) {
         self.path = path
@@ -27,6 +36,7 @@ final class ClientCall: HTTP2StreamDelegate {
         self.timeout = timeout
         self.machine = ClientResponseStateMachine(messageSizeBytesMax: limits.messageSizeBytesMax)
         self.loop = loop
+        deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
     }
 
     /// Installs the continuation and arms the deadline timer. Returns false if
@@ -57,7 +67,10 @@ final class ClientCall: HTTP2StreamDelegate {
             HTTPHeaderField(name: "te", value: "trailers"),
             HTTPHeaderField(name: "user-agent", value: "iap-rpcruntime/1"),
         ]
-        if let timeout { headers.append(HTTPHeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(timeout))) }
+        if let deadline {
+            let left = max(.milliseconds(1), deadline - ContinuousClock.now)
+            headers.append(HTTPHeaderField(name: "grpc-timeout", value: GRPCTimeout.encode(left)))
+        }
         return headers + metadata.wireFields()
     }
 
@@ -92,8 +105,16 @@ final class ClientCall: HTTP2StreamDelegate {
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
-        machine.streamClosed(errorCode: errorCode)
         self.stream = nil
+        // REFUSED_STREAM: the server processed none of it (RFC 9113 8.7), so
+        // sending it again cannot run it twice, as a stock gRPC client's
+        // transparent retry does.
+        if errorCode == HTTP2Stream.ErrorCode.refusedStream, machine.awaitsResponseHeaders, !isFinished,
+           !resubmittedAfterRefusal, let resubmit = resubmitAfterRefusal {
+            resubmittedAfterRefusal = true
+            return resubmit(self)
+        }
+        machine.streamClosed(errorCode: errorCode)
         finish()
     }
 

@@ -63,6 +63,10 @@ final class ClientTarget {
         let stream = connection.startRequest(
             headers: call.requestHeaders(authority: address.description, scheme: scheme), body: call.body, delegate: call)
         if let stream {
+            call.resubmitAfterRefusal = { [weak self] call in
+                guard let self else { return call.fail(RPCError(code: .unavailable, message: "Client closed")) }
+                self.submit(call)
+            }
             call.attach(stream)
         } else if !connection.acceptsNewStreams && !call.movedToFreshConnection {
             // GOAWAY or no stream id left (the connection retired itself and
@@ -111,10 +115,15 @@ final class ClientTarget {
                                                  remotePeer: address.description, limits: configuration.limits)
             let key = ObjectIdentifier(connection)
             connection.onGoAway = { [weak self, unowned connection] in self?.retire(connection) }
-            connection.onClose = { [weak self] in self?.connectionClosed(key) }
+            connection.onClose = { [weak self, unowned connection] in
+                self?.connectionClosed(key, completedHandshake: connection.peerSettingsReceived)
+            }
+            // A connection counts as made once the server's SETTINGS came: a
+            // server that accepts and closes at once (at its connection
+            // limit) keeps the backoff growing instead of a reconnect per call.
+            connection.onPeerSettings = { [weak self] in self?.consecutiveFailures = 0 }
             if let id = configuration.firstStreamIDForTesting { connection.setNextStreamID(id) }
             state = .ready(connection)
-            consecutiveFailures = 0
             try connection.start()
             for call in waiting where !call.isFinished { start(call, on: connection) }
         } catch {
@@ -144,9 +153,15 @@ final class ClientTarget {
         }
     }
 
-    private func connectionClosed(_ key: ObjectIdentifier) {
+    private func connectionClosed(_ key: ObjectIdentifier, completedHandshake: Bool) {
         draining[key] = nil
-        if case .ready(let current) = state, ObjectIdentifier(current) == key { state = .idle }
+        guard case .ready(let current) = state, ObjectIdentifier(current) == key else { return }
+        if completedHandshake || isShutDown {
+            state = .idle
+        } else {
+            consecutiveFailures += 1
+            state = .backoff(until: .now.advanced(by: configuration.backoff.delay(afterFailures: consecutiveFailures)))
+        }
     }
 
     /// Closes every connection; in-flight calls fail with UNAVAILABLE.

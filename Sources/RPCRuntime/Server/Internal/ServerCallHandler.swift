@@ -147,14 +147,18 @@ final class ServerCallHandler: HTTP2StreamDelegate {
 
     private func deadlineExpired() {
         deadlineTimer = nil
+        let requestComplete = !machine.isReceivingRequest
         switch machine.deadlineExpired() {
         case .none:
             break
         case .cancelAndRespond(let fields):
             task?.cancel()
             task = nil
-            stream?.sendHeaders(fields, endStream: true)
-            stream?.releaseBufferedBytes()
+            guard let stream else { return }
+            // Mid-upload, RST_STREAM(NO_ERROR) follows the answer, so the
+            // client stops sending and the stream gives back its place.
+            respondEarly(stream, fields, requestComplete: requestComplete)
+            stream.releaseBufferedBytes()
         }
     }
 
