@@ -269,6 +269,10 @@ def test_every_service_selects_a_deployment_and_a_named_port():
             assert port["targetPort"] in names, f"Service {name} targets {port['targetPort']}"
     published = sorted(name for name, service in of_kind("Service").items() if service["spec"].get("type", "ClusterIP") != "ClusterIP")
     assert published == ["gateway"], "only the gateway is reachable from outside"
+    # The notification rate limit is per client address: the published
+    # Service must keep it (Cluster rewrites it to the node's address).
+    for name in published:
+        assert of_kind("Service")[name]["spec"].get("externalTrafficPolicy") == "Local", name
 
 
 def test_budgets_and_autoscalers_target_deployments():
