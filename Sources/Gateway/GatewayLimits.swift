@@ -110,6 +110,10 @@ public enum GatewayLimits {
     /// HMAC keys (JWT_HS256_SECRET, EMAIL_HASH_SECRET): at least the hash
     /// size, as RFC 7518 section 3.2 asks of HS256 keys.
     public static let hmacSecretBytesMin = 32
+    /// ES256 public keys in JWT_ES256_PUBLIC_KEY's bundle: the current one
+    /// and the next (or the last) while an issuer rotates, with room to
+    /// spare. Each is tried in turn on a token the cache has not seen.
+    public static let es256PublicKeysMax = 4
     /// Verified bearer tokens remembered (`VerifiedTokenCache`), each at
     /// most `verifiedTokenCachedBytesMax` long (longer ones are verified
     /// every time): about 4.5 MiB at worst, and only tokens the identity

@@ -87,7 +87,9 @@ public struct JWTVerifier: Sendable {
 
         guard let issuerValue = claims["iss"] else { throw AuthFailure.missingClaim("iss") }
         guard case .string(let issuer) = issuerValue else { throw AuthFailure.invalidClaim("iss") }
-        guard issuer == configuration.issuer else { throw AuthFailure.issuerMismatch }
+        // Compared as bytes (RFC 7519 2: no transformation), never as
+        // Swift strings, which equate canonically equivalent Unicode.
+        guard issuer.utf8.elementsEqual(configuration.issuer.utf8) else { throw AuthFailure.issuerMismatch }
         try checkAudience(claims["aud"])
 
         guard let subjectValue = claims["sub"] else { throw AuthFailure.missingClaim("sub") }
@@ -115,14 +117,14 @@ public struct JWTVerifier: Sendable {
         case nil:
             throw AuthFailure.missingClaim("aud")
         case .string(let audience)?:
-            guard audience == configuration.audience else { throw AuthFailure.audienceMismatch }
+            guard audience.utf8.elementsEqual(configuration.audience.utf8) else { throw AuthFailure.audienceMismatch }
         case .array(let elements)?:
             var audiences: [String] = []
             for element in elements {
                 guard case .string(let audience) = element else { throw AuthFailure.invalidClaim("aud") }
                 audiences.append(audience)
             }
-            guard audiences.contains(configuration.audience) else { throw AuthFailure.audienceMismatch }
+            guard audiences.contains(where: { $0.utf8.elementsEqual(configuration.audience.utf8) }) else { throw AuthFailure.audienceMismatch }
         default:
             throw AuthFailure.invalidClaim("aud")
         }

@@ -43,7 +43,7 @@ public struct GatewaySettings: Sendable {
         OptionSpec(flag: "--payments-addr", env: "PAYMENTS_ADDR", default: "127.0.0.1:50051",
                    help: "PaymentsService addresses, comma-separated host:port (round-robin)"),
         OptionSpec(flag: nil, env: "JWT_HS256_SECRET", help: "HS256 shared secret (at least 32 bytes)", isSecret: true),
-        OptionSpec(flag: nil, env: "JWT_ES256_PUBLIC_KEY", help: "path of a PEM P-256 public key for ES256 tokens"),
+        OptionSpec(flag: nil, env: "JWT_ES256_PUBLIC_KEY", help: "path of a PEM bundle of P-256 public keys for ES256 tokens (up to 4, tried in turn: the issuer's current and next key)"),
         OptionSpec(flag: nil, env: "JWT_ISSUER", help: "required `iss` of bearer tokens"),
         OptionSpec(flag: nil, env: "JWT_AUDIENCE", help: "required `aud` of bearer tokens"),
         OptionSpec(flag: nil, env: "EMAIL_HASH_SECRET",

@@ -69,6 +69,39 @@ final class JWTVerifierTests: XCTestCase {
         XCTAssertEqual(user.userId, userId.lowercased())
     }
 
+    /// JWT_ES256_PUBLIC_KEY may hold several keys (an issuer rotating its
+    /// signing key): a token signed with any of them passes, one signed
+    /// with none fails, and more than the bound is a configuration error.
+    func testAnES256BundleAcceptsEachOfItsKeys() throws {
+        let current = try ES256SigningKey()
+        let next = try ES256SigningKey()
+        let stranger = try ES256SigningKey()
+        let bundle = Array(("# the issuer's keys\n" + current.publicKeyPEM + "\n" + next.publicKeyPEM).utf8)
+        let verifier = try verifier(hs256: false, es256PEM: bundle)
+        XCTAssertEqual(try verifier.verify(token: esToken(current, claims: claims()), nowSeconds: now).userId, userId.lowercased())
+        XCTAssertEqual(try verifier.verify(token: esToken(next, claims: claims()), nowSeconds: now).userId, userId.lowercased())
+        XCTAssertEqual(failure(esToken(stranger, claims: claims()), verifier), .invalidSignature)
+        XCTAssertEqual(JWTKeySet.publicKeyBlocks(in: bundle).count, 2)
+        let five = try (0..<5).map { _ in try ES256SigningKey().publicKeyPEM }.joined(separator: "\n")
+        XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: Array(five.utf8)))
+        let broken = Array((current.publicKeyPEM + "\n-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n").utf8)
+        XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: broken), "every key of the bundle must read")
+    }
+
+    /// iss and aud are compared as bytes: Swift's == equates canonically
+    /// equivalent strings ("é" and "e" + U+0301), RFC 7519 does not.
+    func testIssuerAndAudienceAreComparedAsBytes() throws {
+        let keys = try JWTKeySet(hs256Secret: secret, es256PublicKeyPEM: nil)
+        let composed = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: "https://caf\u{E9}.test", audience: "\u{E9}"))
+        XCTAssertEqual(failure(minter.sign(header: hsHeader, claims: claims(["iss": .string("https://cafe\u{301}.test"), "aud": .string("\u{E9}")])),
+                               composed), .issuerMismatch)
+        XCTAssertEqual(failure(minter.sign(header: hsHeader, claims: claims(["iss": .string("https://caf\u{E9}.test"), "aud": .string("e\u{301}")])),
+                               composed), .audienceMismatch)
+        XCTAssertEqual(failure(minter.sign(header: hsHeader, claims: claims(["iss": .string("https://caf\u{E9}.test"), "aud": .array([.string("e\u{301}")])])),
+                               composed), .audienceMismatch)
+        XCTAssertNil(failure(minter.sign(header: hsHeader, claims: claims(["iss": .string("https://caf\u{E9}.test"), "aud": .string("\u{E9}")])), composed))
+    }
+
     func testAudienceMayBeAnArray() throws {
         let token = minter.sign(header: hsHeader, claims: claims(["aud": .array([.string("other"), .string(audience)])]))
         XCTAssertNoThrow(try verifier().verify(token: token, nowSeconds: now))
