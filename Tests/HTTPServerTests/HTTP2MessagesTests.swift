@@ -49,9 +49,15 @@ final class HTTP2MessagesTests: XCTestCase {
             ("GET", "/api/v1/payments/apple/transactions/\u{E9}", .invalidTarget),
             ("GET", "/a%4", .invalidTarget),
             ("GET", "*", .invalidTarget),
-            ("GET", "http://gw/a", .invalidTarget),
             ("GET", longTarget, .requestLineTooLong),
         ]
+        // The one difference: HTTP/1.1 must accept an absolute-form target
+        // (RFC 9112 3.2.2), while HTTP/2's :path holds only path and query
+        // (RFC 9113 8.3.1).
+        if case .success = HTTP2Messages.request(
+            fields: [(":method", "GET"), (":scheme", "http"), (":path", "http://gw/a"), (":authority", "gw")], body: []) {
+            XCTFail("HTTP/2: an absolute-form :path is refused")
+        }
         for (method, target, reason) in cases {
             var parser = HTTPRequestParser()
             let events = parser.feed(Array("\(method) \(target) HTTP/1.1\r\nHost: gw\r\n\r\n".utf8))

@@ -1,4 +1,4 @@
-/// Matches method and path against `RouteSpec.all`. Paths compare segment by
+/// Matches method and path against `RouteSpec.all` (HEAD as GET). Paths compare segment by
 /// segment, byte for byte, without decoding; the query is ignored; a
 /// trailing slash or an empty segment is a different path (404). Among
 /// matching patterns only the most specific (most literal segments) count,
@@ -12,6 +12,13 @@ public struct RouteTable: Sendable {
     public let specs: [RouteSpec]
     /// Indices into `specs` by segment count, each in table order.
     private let specsBySegmentCount: [[Int]]
+
+    /// Whether a route of `routeMethod` answers a request of `method`: its
+    /// own, and HEAD for GET (RFC 9110 9.3.2: a server that answers GET
+    /// answers HEAD; the HTTP server sends the same head without the body).
+    static func serves(_ routeMethod: String, _ method: String) -> Bool {
+        routeMethod == method || (method == "HEAD" && routeMethod == "GET")
+    }
 
     public init(specs: [RouteSpec] = RouteSpec.all) {
         self.specs = specs
@@ -62,7 +69,7 @@ public struct RouteTable: Sendable {
                     bestFirst = index
                     hit = nil
                 }
-                if literals == best, hit == nil, specs[index].method == method { hit = index }
+                if literals == best, hit == nil, Self.serves(specs[index].method, method) { hit = index }
             }
             guard best >= 0 else { return (.notFound, nil) }
             if let hit {
@@ -76,6 +83,7 @@ public struct RouteTable: Sendable {
             var allowed = Set<String>()
             for index in group where specs[index].literalSegmentCount == best && Self.fits(specs[index], path, bytes) {
                 allowed.insert(specs[index].method)
+                if specs[index].method == "GET" { allowed.insert("HEAD") }
             }
             return (.methodNotAllowed(allowedMethods: allowed.sorted()), specs[bestFirst].pattern)
         }

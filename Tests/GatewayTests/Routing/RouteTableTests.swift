@@ -31,21 +31,30 @@ final class RouteTableTests: XCTestCase {
     }
 
     func testWrongMethodIs405WithAllow() {
-        XCTAssertEqual(router.match(method: "POST", target: "/api/v1/points/balance"), .methodNotAllowed(allowedMethods: ["GET"]))
+        XCTAssertEqual(router.match(method: "POST", target: "/api/v1/points/balance"), .methodNotAllowed(allowedMethods: ["GET", "HEAD"]))
         XCTAssertEqual(
             router.match(method: "GET", target: "/api/v1/payments/apple/transactions/verify"),
             .methodNotAllowed(allowedMethods: ["POST"]), "the literal route is not shadowed by {transactionId}")
         XCTAssertEqual(
             router.match(method: "DELETE", target: "/api/v1/payments/apple/transactions/123"),
-            .methodNotAllowed(allowedMethods: ["GET"]))
+            .methodNotAllowed(allowedMethods: ["GET", "HEAD"]))
         let problem = router.match(method: "PUT", target: "/healthz").problem
         XCTAssertEqual(problem?.status, 405)
-        XCTAssertEqual(problem?.response.headers.first("allow"), "GET")
+        XCTAssertEqual(problem?.response.headers.first("allow"), "GET, HEAD")
         XCTAssertEqual(router.match(method: "GET", target: "/nope").problem?.status, 404)
     }
 
     func testMethodIsCaseSensitive() {
-        XCTAssertEqual(router.match(method: "get", target: "/healthz"), .methodNotAllowed(allowedMethods: ["GET"]))
+        XCTAssertEqual(router.match(method: "get", target: "/healthz"), .methodNotAllowed(allowedMethods: ["GET", "HEAD"]))
+    }
+
+    /// A server that answers GET answers HEAD (RFC 9110 9.3.2): the same
+    /// route, whose body the HTTP server leaves out; never a POST route.
+    func testHeadIsServedByTheGetRoute() {
+        XCTAssertEqual(router.match(method: "HEAD", target: "/healthz"), router.match(method: "GET", target: "/healthz"))
+        XCTAssertEqual(router.match(method: "HEAD", target: "/api/v1/points/balance"), router.match(method: "GET", target: "/api/v1/points/balance"))
+        XCTAssertEqual(router.match(method: "HEAD", target: "/api/v1/payments/apple/transactions/verify"),
+                       .methodNotAllowed(allowedMethods: ["POST"]))
     }
 
     /// The table reads the path's bytes in place; over random paths built
@@ -56,7 +65,7 @@ final class RouteTableTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         let pieces = Array(Set(router.specs.flatMap { $0.pattern.split(separator: "/").map(String.init) }))
             + ["", "2000000847061981", "x", "Balance", "\u{00e9}t\u{00e9}", "a b", "%2F"]
-        let methods = ["GET", "POST", "PUT", "DELETE", "get"]
+        let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "get"]
         for _ in 0..<20_000 {
             let count = Int.random(in: 0...8, using: &generator)
             var target = "/" + (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined(separator: "/")
@@ -97,9 +106,10 @@ final class RouteTableTests: XCTestCase {
         }
         guard let best = candidates.map(\.spec.literalSegmentCount).max() else { return (.notFound, nil) }
         let mostSpecific = candidates.filter { $0.spec.literalSegmentCount == best }
-        if let hit = mostSpecific.first(where: { $0.spec.method == method }) {
+        if let hit = mostSpecific.first(where: { $0.spec.method == method || (method == "HEAD" && $0.spec.method == "GET") }) {
             return (.matched(hit.spec.make(hit.parameters), requiresAuthentication: hit.spec.requiresAuthentication), hit.spec.pattern)
         }
-        return (.methodNotAllowed(allowedMethods: Array(Set(mostSpecific.map(\.spec.method))).sorted()), mostSpecific.first?.spec.pattern)
+        let allowed = Set(mostSpecific.map(\.spec.method))
+        return (.methodNotAllowed(allowedMethods: Array(allowed.union(allowed.contains("GET") ? ["HEAD"] : [])).sorted()), mostSpecific.first?.spec.pattern)
     }
 }

@@ -31,6 +31,27 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         await harness.stop()
     }
 
+    /// HEAD is answered as GET without the body (RFC 9110 9.3.2): the same
+    /// status and Content-Length, and the next response on the connection
+    /// follows right after the head.
+    func testHeadIsAnsweredLikeGetWithoutTheBody() async throws {
+        let harness = try await GatewayHarness.start()
+        let port = harness.port
+        let token = GatewayHarness.bearer
+        let (head, get) = try await onDedicatedThread {
+            let client = try RawHTTPClient(port: port)
+            try client.send(GatewayHarness.requestText("HEAD", "/api/v1/points/balance", headers: [token])
+                            + GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [token]))
+            return (try client.readResponse(toHead: true), try client.readResponse())
+        }
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(get.status, 200)
+        XCTAssertEqual(head.header("content-length"), get.header("content-length"))
+        XCTAssertTrue(head.body.isEmpty)
+        XCTAssertEqual(get.json["balance"] as? Int, 180, "the GET after it read whole: no body bytes came for the HEAD")
+        await harness.stop()
+    }
+
     func testPipelinedRequestsFollowedByAHalfCloseEndTheConnection() async throws {
         let harness = try await GatewayHarness.start()
         let port = harness.port

@@ -84,15 +84,16 @@ final class RawHTTPClient: @unchecked Sendable {
         throw RawClientError(description: "recv failed: errno \(errno)")
     }
 
-    /// Reads one response (Content-Length framed; 1xx responses skipped).
-    func readResponse() throws -> RawResponse {
+    /// Reads one response (Content-Length framed; 1xx responses skipped);
+    /// `toHead`: the answer to a HEAD, whose Content-Length has no body.
+    func readResponse(toHead: Bool = false) throws -> RawResponse {
         while true {
-            let response = try readOneResponse()
+            let response = try readOneResponse(toHead: toHead)
             if response.status >= 200 { return response }
         }
     }
 
-    private func readOneResponse() throws -> RawResponse {
+    private func readOneResponse(toHead: Bool) throws -> RawResponse {
         let terminator: [UInt8] = [13, 10, 13, 10]
         var headEnd: Int?
         while headEnd == nil {
@@ -114,7 +115,7 @@ final class RawHTTPClient: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
-        let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
+        let length = toHead ? 0 : headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
         while buffer.count < length {
             if try !fill() { throw RawClientError(description: "connection closed inside a body") }
         }

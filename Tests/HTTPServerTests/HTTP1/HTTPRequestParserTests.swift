@@ -21,6 +21,17 @@ final class HTTPRequestParserTests: XCTestCase {
         return nil
     }
 
+    /// A server must accept the absolute form (RFC 9112 3.2.2): the target
+    /// is kept as its path and query, which routing and body limits read.
+    func testAbsoluteFormTargetsAreReadAsTheirPathAndQuery() {
+        let cases = [("http://gw/healthz", "/healthz"), ("HTTPS://gw.example:8443/a/b?x=1", "/a/b?x=1"),
+                     ("http://gw", "/"), ("http://gw?x=1", "/?x=1"), ("http://[::1]:80/a", "/a"), ("/plain", "/plain")]
+        for (target, expected) in cases {
+            let parsed = requests(feedAll("GET \(target) HTTP/1.1\r\nHost: gw\r\n\r\n"))
+            XCTAssertEqual(parsed.first?.target, expected, target)
+        }
+    }
+
     private func assertFailure(
         _ text: String, _ reason: HTTPRequestError.Reason, status: Int, file: StaticString = #filePath, line: UInt = #line
     ) {
@@ -89,7 +100,10 @@ final class HTTPRequestParserTests: XCTestCase {
         assertFailure("GET /\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
         assertFailure("GET / http/1.1\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
         assertFailure("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", .invalidMethod, status: 400)
-        assertFailure("GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
+        assertFailure("GET ftp://a/ HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
+        assertFailure("GET http:///a HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
+        assertFailure("GET http://user@a/ HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
+        assertFailure("GET http://a/b#frag HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
         assertFailure("GET /a#frag HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
         assertFailure("GET /a%zz HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)
         assertFailure("GET /a\u{01} HTTP/1.1\r\nHost: a\r\n\r\n", .invalidTarget, status: 400)

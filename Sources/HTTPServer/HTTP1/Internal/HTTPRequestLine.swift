@@ -1,5 +1,7 @@
-/// The request line: method SP origin-form-target SP HTTP-version, with
-/// exactly one space between parts (RFC 9112 §3).
+/// The request line: method SP request-target SP HTTP-version, with
+/// exactly one space between parts (RFC 9112 §3). The target is kept in
+/// origin form: an absolute-form target ("http://host/path?q", which a
+/// server must accept, RFC 9112 §3.2.2) is reduced to its path and query.
 struct HTTPRequestLine: Sendable {
     /// Methods the gateway implements; other valid tokens answer 501.
     static let implementedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
@@ -15,9 +17,45 @@ struct HTTPRequestLine: Sendable {
         }
         version = try Self.parseVersion(parts[2])
         guard parts[0].allSatisfy(HTTPByte.isTokenCharacter) else { throw HTTPRequestError(.invalidMethod) }
-        guard Self.isOriginForm(parts[1]) else { throw HTTPRequestError(.invalidTarget) }
+        guard let originForm = Self.originForm(of: parts[1]) else { throw HTTPRequestError(.invalidTarget) }
         method = String(decoding: parts[0], as: UTF8.self)
-        target = String(decoding: parts[1], as: UTF8.self)
+        target = String(decoding: originForm, as: UTF8.self)
+    }
+
+    /// The target in origin form: itself, or an absolute-form target's path
+    /// and query ("/" when it has no path); nil when it is neither.
+    static func originForm(of target: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        if isOriginForm(target) { return target }
+        let lowered = target.prefix(8).map { $0 | 0x20 }
+        let schemeLength: Int
+        if lowered.starts(with: Array("http://".utf8)) {
+            schemeLength = 7
+        } else if lowered.starts(with: Array("https://".utf8)) {
+            schemeLength = 8
+        } else {
+            return nil
+        }
+        let afterScheme = target.dropFirst(schemeLength)
+        let pathStart = afterScheme.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? afterScheme.endIndex
+        let authority = afterScheme[..<pathStart]
+        guard !authority.isEmpty, authority.allSatisfy(isAuthorityCharacter) else { return nil }
+        let rest = afterScheme[pathStart...]
+        if rest.isEmpty { return Array("/".utf8)[...] }
+        // "http://host?q" has an empty path: "/?q".
+        let path = rest.first == UInt8(ascii: "?") ? ArraySlice(Array("/".utf8) + rest) : rest
+        return isOriginForm(path) ? path : nil
+    }
+
+    /// host [ ":" port ] as RFC 3986 allows it: reg-name or IPv4 characters,
+    /// an IP literal's brackets, and the port's colon; no userinfo.
+    private static func isAuthorityCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("-._~!$&'()*+,;=:[]%".utf8).contains(byte)
+        }
     }
 
     /// "HTTP/" DIGIT "." DIGIT; 1.0 and 1.x (x >= 1, treated as 1.1).
@@ -35,7 +73,7 @@ struct HTTPRequestLine: Sendable {
     }
 
     /// absolute-path [ "?" query ] with pchar, "/" and "?" only and every
-    /// "%" followed by two hex digits. No fragments, no absolute-form.
+    /// "%" followed by two hex digits. No fragments.
     static func isOriginForm(_ bytes: ArraySlice<UInt8>) -> Bool {
         guard bytes.first == UInt8(ascii: "/") else { return false }
         var index = bytes.startIndex
