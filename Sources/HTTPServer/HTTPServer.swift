@@ -39,6 +39,11 @@ public final class HTTPServer: @unchecked Sendable {
         public var tlsHandshakeTimeoutMilliseconds: Int64
         /// The largest request body, by path.
         public var bodyLimits: HTTPBodyLimits
+        /// Request bytes held at once over every connection (buffers and
+        /// bodies, HTTP/1.1 and HTTP/2); a request that would pass it is
+        /// answered 503 (`bufferedBytesExhausted`), its connection closed
+        /// (HTTP/1.1) or its stream reset (HTTP/2).
+        public var requestBytesBufferedMax: Int
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = HTTPServerLimits.connectionsMax,
@@ -46,10 +51,11 @@ public final class HTTPServer: @unchecked Sendable {
             http2RequestTimeoutMilliseconds: Int64 = HTTPServerLimits.http2RequestTimeoutMilliseconds,
             tls: TLSConfiguration? = nil,
             tlsHandshakeTimeoutMilliseconds: Int64 = HTTPServerLimits.requestHeadTimeoutMilliseconds,
-            bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
+            bodyLimits: HTTPBodyLimits = HTTPBodyLimits(),
+            requestBytesBufferedMax: Int = HTTPServerLimits.requestBytesBufferedMax
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
-            precondition(tlsHandshakeTimeoutMilliseconds > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
@@ -58,6 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.tls = tls
             self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
             self.bodyLimits = bodyLimits
+            self.requestBytesBufferedMax = requestBytesBufferedMax
         }
     }
 
@@ -66,6 +73,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let http2: HTTP2Server
     private let tlsContext: TLSServerContext?
     private let boundPort = Mutex<Int?>(nil)
+    /// Loop-confined, shared by every connection and stream.
+    private let requestBytes: RequestBytesBudget
 
     // Loop-confined state. The connection tables are reached only through
     // the accessors below, which assert the loop on every touch.
@@ -101,10 +110,12 @@ public final class HTTPServer: @unchecked Sendable {
         // this listener hands over, on its loop, which is ours too.
         let requestTimeout = configuration.http2RequestTimeoutMilliseconds
         let bodyLimits = configuration.bodyLimits
+        let requestBytes = RequestBytesBudget(bytesMax: configuration.requestBytesBufferedMax)
+        self.requestBytes = requestBytes
         http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits), loop: loop) { stream in
             HTTP2RequestStream(
                 stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
-                requestTimeoutMilliseconds: requestTimeout)
+                requestTimeoutMilliseconds: requestTimeout, budget: requestBytes)
         }
     }
 
@@ -261,7 +272,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func startHTTP1(_ socket: ConnectedSocket) {
         guard let readBuffer else { return socket.close() }
         let connection = HTTP1Connection(
-            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits)
+            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits,
+            budget: requestBytes)
         let key = ObjectIdentifier(connection)
         connection.onClose = { [unowned self] in
             connections[key] = nil

@@ -32,6 +32,7 @@ extension HTTPRequestError: ProblemConvertible {
         case 429: code = .rateLimited
         case 431: code = .headerFieldsTooLarge
         case 501: code = .featureUnsupported
+        case 503: code = .serviceUnavailable
         case 505: code = .httpVersionNotSupported
         default: code = .validationFailedMalformed
         }

@@ -116,6 +116,29 @@ public struct HTTPConnectionStateMachine: Sendable {
         return actions
     }
 
+    /// Request bytes the connection holds: the parser's, and the bodies of
+    /// requests queued behind the one in flight (whose body its I/O layer
+    /// holds and counts).
+    public var heldByteCount: Int {
+        queue.reduce(parser.heldByteCount) { held, item in
+            if case .request(let request) = item { return held + request.body.count }
+            return held
+        }
+    }
+
+    /// The server may hold no more request bytes: what this connection
+    /// holds beyond the request in flight is dropped, it reads no more, and
+    /// it answers 503 (`bufferedBytesExhausted`) after the answer in
+    /// flight, then closes.
+    public mutating func bufferedBytesExhausted(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+        guard !isClosed else { return [] }
+        parser.abandon()
+        headStartedAtMilliseconds = nil
+        bodyStartedAtMilliseconds = nil
+        queue = [.failure(HTTPRequestError(.bufferedBytesExhausted))]
+        return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+    }
+
     /// The response to the dispatched request has been written completely.
     public mutating func responseWritten(nowMilliseconds: Int64) -> [HTTPConnectionAction] {
         guard inFlight else { return invariantViolated("responseWritten without a request in flight") }

@@ -44,6 +44,10 @@ public struct HTTPRequestError: Error, Sendable, Equatable {
         case unsupportedTransferCoding
         // 505
         case unsupportedVersion
+        // 503
+        /// The server holds as many request bytes as it may, over all its
+        /// connections (`HTTPServer.Configuration.requestBytesBufferedMax`).
+        case bufferedBytesExhausted
     }
 
     public let reason: Reason
@@ -61,6 +65,7 @@ public struct HTTPRequestError: Error, Sendable, Equatable {
         case .headerBlockTooLarge, .tooManyHeaderFields: return 431
         case .methodNotImplemented, .unsupportedTransferCoding: return 501
         case .unsupportedVersion: return 505
+        case .bufferedBytesExhausted: return 503
         default: return 400
         }
     }

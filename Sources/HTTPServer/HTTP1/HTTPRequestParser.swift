@@ -58,6 +58,19 @@ public struct HTTPRequestParser: Sendable {
     /// True after a failure: the parser ignores everything from then on.
     public var hasFailed: Bool { phase == .failed }
 
+    /// Bytes held: read and not yet consumed, and the body being read.
+    public var heldByteCount: Int { buffer.count - position + body.count }
+
+    /// Drops everything held and reads nothing more, as after a failure
+    /// (the caller answers for it).
+    public mutating func abandon() {
+        phase = .failed
+        buffer = []
+        position = 0
+        body = []
+        pending = nil
+    }
+
     /// Feeds bytes from the connection and returns what they complete.
     public mutating func feed(_ bytes: some Collection<UInt8>) -> [HTTPParserEvent] {
         if phase == .failed { return [] }

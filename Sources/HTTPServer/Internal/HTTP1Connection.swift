@@ -60,6 +60,11 @@ final class HTTP1Connection {
     private var draining = false
     private var lingerDeadlineMilliseconds: Int64 = 0
     private var lingerDiscardedBytes = 0
+    /// The server's bound on request bytes held, and this connection's share.
+    private let budget: RequestBytesBudget
+    private var budgetedBytes = 0
+    /// The body of the request in flight, held by the responder's task.
+    private var inFlightBodyBytes = 0
 
     /// Called once when the connection closed (not after a hand-over).
     var onClose: (() -> Void)?
@@ -68,12 +73,13 @@ final class HTTP1Connection {
     var onHandOver: ((ConnectedSocket, [UInt8]) -> Void)?
 
     init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
-         bodyLimits: HTTPBodyLimits) {
+         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget) {
         loop.assertInEventLoop()
         self.socket = socket
         self.loop = loop
         self.responder = responder
         self.readBuffer = readBuffer
+        self.budget = budget
         machine = HTTPConnectionStateMachine(nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits)
     }
 
@@ -132,6 +138,8 @@ final class HTTP1Connection {
         guard phase == .http1, let current = inFlight else { return }
         inFlight = nil
         inFlightTask = nil
+        inFlightBodyBytes = 0
+        accountHeldBytes()
         let keepAlive = current.keepAlive && !draining
         let date = HTTPServerClock.imfFixdate()
         enqueue(
@@ -192,9 +200,11 @@ final class HTTP1Connection {
                 let first = sniffed
                 sniffed = []
                 run(machine.bytesReceived(first, nowMilliseconds: now))
+                accountHeldBytes()
             }
         case .http1:
             run(machine.bytesReceived(bytes, nowMilliseconds: now))
+            accountHeldBytes()
         case .lingering:
             lingerDiscardedBytes += bytes.count
             if lingerDiscardedBytes > HTTPServerLimits.closeLingerDiscardBytesMax { closeNow() }
@@ -238,6 +248,8 @@ final class HTTP1Connection {
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
         inFlight = InFlight(version: request.version, isHead: request.method == "HEAD", keepAlive: keepAlive)
+        // Its body leaves the machine's count for ours until the answer.
+        inFlightBodyBytes = request.body.count
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
         let responder = self.responder
@@ -253,6 +265,22 @@ final class HTTP1Connection {
                 loop.execute { bound.value.responseReady(response) }
             }
         }
+    }
+
+    /// Brings this connection's share of the server's request-bytes budget
+    /// to what it holds now; when the server may hold no more, the machine
+    /// drops what it buffered and answers 503 (after the answer in flight).
+    private func accountHeldBytes() {
+        guard phase == .http1 else { return }
+        let held = machine.heldByteCount + inFlightBodyBytes
+        if budget.resize(from: budgetedBytes, to: held) {
+            budgetedBytes = held
+            return
+        }
+        run(machine.bufferedBytesExhausted(nowMilliseconds: HTTPServerClock.monotonicMilliseconds()))
+        let kept = machine.heldByteCount + inFlightBodyBytes
+        // What is left is at most what was counted before (the request in flight).
+        if budget.resize(from: budgetedBytes, to: kept) { budgetedBytes = kept }
     }
 
     // MARK: Writing
@@ -317,6 +345,8 @@ final class HTTP1Connection {
     private func closeNow() {
         guard phase != .finished else { return }
         phase = .finished
+        _ = budget.resize(from: budgetedBytes, to: 0)
+        budgetedBytes = 0
         // Nobody can read the answer any more: stop the work behind it.
         inFlightTask?.cancel()
         inFlightTask = nil
@@ -330,6 +360,8 @@ final class HTTP1Connection {
 
     private func handOver() {
         phase = .finished
+        _ = budget.resize(from: budgetedBytes, to: 0)
+        budgetedBytes = 0
         releaseLoopResources()
         let bytes = sniffed
         sniffed = []

@@ -19,12 +19,17 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// The responder's Task until its answer is sent: cancelled when the
     /// stream is reset or the connection drops first.
     private var responseTask: Task<Void, Never>?
+    /// The server's bound on request bytes held, and this stream's share
+    /// (its body, until the answer is sent or the stream closes).
+    private let budget: RequestBytesBudget
+    private var budgetedBytes = 0
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
     init(stream: HTTP2Stream, loop: EventLoop, responder: any HTTPResponder, bodyLimits: HTTPBodyLimits,
-         requestTimeoutMilliseconds: Int64) {
+         requestTimeoutMilliseconds: Int64, budget: RequestBytesBudget) {
         self.stream = stream
+        self.budget = budget
         self.loop = loop
         self.responder = responder
         self.bodyLimits = bodyLimits
@@ -77,12 +82,25 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             finish()
             return respondEarly(stream, HTTPRequestError(.bodyTooLarge))
         }
+        guard budget.resize(from: budgetedBytes, to: body.count + bytes.count) else {
+            finish()
+            releaseBudget()
+            body = []
+            return respondEarly(stream, HTTPRequestError(.bufferedBytesExhausted))
+        }
+        budgetedBytes = body.count + bytes.count
         body.append(contentsOf: bytes)
         if endStream { dispatch() }
     }
 
+    private func releaseBudget() {
+        _ = budget.resize(from: budgetedBytes, to: 0)
+        budgetedBytes = 0
+    }
+
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
         finish()
+        releaseBudget()
         // Closed before our answer (RST_STREAM or a dropped connection).
         responseTask?.cancel()
         responseTask = nil
@@ -116,6 +134,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     private func send(_ response: HTTPResponse, isHead: Bool) {
         responseTask = nil
+        releaseBudget()
         guard let stream, !stream.isClosed else { return }
         let date = HTTPServerClock.imfFixdate()
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: date))

@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+@testable import HTTPServer
+import RPCRuntime
+import TestSupport
+import XCTest
+
+/// One bound on the request bytes a server holds over all its connections:
+/// many connections each sending a body under its limit, and stalling,
+/// once could hold more than the process may use, before any token check.
+final class RequestBytesBudgetTests: XCTestCase {
+    /// Answers with the length of the body it got.
+    private struct BodyLength: HTTPResponder {
+        func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
+            HTTPResponse(status: 200, body: Array("\(request.body.count)".utf8))
+        }
+
+        func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
+            HTTPResponse(status: error.status, body: Array(error.reason.rawValue.utf8))
+        }
+    }
+
+    /// A blocking loopback client, used off the cooperative pool.
+    private final class Client: @unchecked Sendable {
+        private let fd: Int32
+
+        init(port: Int) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        }
+
+        deinit { close(fd) }
+
+        func send(_ bytes: [UInt8]) {
+            var sent = 0
+            while sent < bytes.count {
+                let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard count > 0 else { return }
+                sent += count
+            }
+        }
+
+        /// Everything until the server closes or 5 s pass, as text.
+        func readUntilClosed() -> String {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                received += buffer[0..<count]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
+    private static func head(contentLength: Int) -> [UInt8] {
+        Array("POST /upload HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: \(contentLength)\r\n\r\n".utf8)
+    }
+
+    func testAConnectionPastTheServersBoundIsAnswered503WhileOthersGoOn() async throws {
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 100_000), responder: BodyLength())
+        let port = try await server.start()
+        let (first, refused, afterwards) = try await offPool { () -> (String, String, String) in
+            // A holds 50,000 bytes of a 60,000-byte body and stalls.
+            let holder = try Client(port: port)
+            holder.send(Self.head(contentLength: 60_000) + [UInt8](repeating: 0x61, count: 50_000))
+            Thread.sleep(forTimeInterval: 0.2)
+            // B's 55,000 would make 105,000: refused, and closed.
+            let late = try Client(port: port)
+            late.send(Self.head(contentLength: 60_000) + [UInt8](repeating: 0x62, count: 55_000))
+            let refused = late.readUntilClosed()
+            // A finishes within the bound and is answered.
+            holder.send([UInt8](repeating: 0x61, count: 10_000))
+            let first = holder.readUntilClosed()
+            // Both gave their bytes back: a third body fits again.
+            let next = try Client(port: port)
+            next.send(Self.head(contentLength: 60_000) + [UInt8](repeating: 0x63, count: 60_000))
+            return (first, refused, next.readUntilClosed())
+        }
+        XCTAssertTrue(refused.hasPrefix("HTTP/1.1 503 "), refused.prefix(80).description)
+        XCTAssertTrue(refused.hasSuffix("bufferedBytesExhausted"), refused.suffix(80).description)
+        XCTAssertTrue(first.hasPrefix("HTTP/1.1 200 ") && first.hasSuffix("\r\n\r\n60000"), first.suffix(80).description)
+        XCTAssertTrue(afterwards.hasPrefix("HTTP/1.1 200 ") && afterwards.hasSuffix("\r\n\r\n60000"), afterwards.suffix(80).description)
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    func testTheBudgetRefusesOnlyWhatDoesNotFit() {
+        let budget = RequestBytesBudget(bytesMax: 100)
+        XCTAssertTrue(budget.resize(from: 0, to: 60))
+        XCTAssertFalse(budget.resize(from: 0, to: 41), "101 held")
+        XCTAssertEqual(budget.bytesHeld, 60, "a refused increase changes nothing")
+        XCTAssertTrue(budget.resize(from: 0, to: 40))
+        XCTAssertTrue(budget.resize(from: 60, to: 0), "a decrease always applies")
+        XCTAssertTrue(budget.resize(from: 40, to: 100))
+        XCTAssertEqual(budget.bytesHeld, 100)
+    }
+
+    /// While a request is in flight, the 503 waits for its answer.
+    func testTheMachineAnswers503AfterTheRequestInFlight() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
+        let actions = machine.bytesReceived(Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345".utf8),
+                                            nowMilliseconds: 0)
+        guard case .dispatch = actions.first else { return XCTFail("\(actions)") }
+        XCTAssertEqual(machine.heldByteCount, 5, "the partial body")
+        XCTAssertTrue(machine.bufferedBytesExhausted(nowMilliseconds: 1).isEmpty, "the answer in flight goes first")
+        XCTAssertEqual(machine.heldByteCount, 0)
+        XCTAssertFalse(machine.wantsRead)
+        let after = machine.responseWritten(nowMilliseconds: 2)
+        XCTAssertEqual(after.count, 1)
+        guard case .writeErrorAndClose(let error) = after.first else { return XCTFail("\(after)") }
+        XCTAssertEqual(error.reason, .bufferedBytesExhausted)
+        XCTAssertEqual(error.status, 503)
+    }
+}
