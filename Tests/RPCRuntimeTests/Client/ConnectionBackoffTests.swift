@@ -1,6 +1,6 @@
 import Foundation
 import RPCCore
-import RPCRuntime
+@testable import RPCRuntime
 import XCTest
 
 final class ConnectionBackoffTests: XCTestCase {
@@ -57,4 +57,26 @@ private final class ManagedCounter: @unchecked Sendable {
     var value: Int { lock.withLock { count } }
     func stop() { lock.withLock { isStopped = true } }
     var stopped: Bool { lock.withLock { isStopped } }
+}
+
+/// Outgoing connections notice a peer gone without a reset within about a
+/// minute (TCP keepalive and TCP_USER_TIMEOUT), not TCP's 15 min to 2 h.
+final class DeadPeerDetectionTests: XCTestCase {
+    func testOutgoingSocketsCarryKeepaliveAndAUserTimeout() throws {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, backlog: 4)
+        defer { listener.close() }
+        let (fd, _) = try Socket.connect(host: "127.0.0.1", port: listener.port)
+        defer { close(fd) }
+        func option(_ level: Int32, _ name: Int32) -> Int32 {
+            var value: Int32 = -1
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            XCTAssertEqual(getsockopt(fd, level, name, &value, &length), 0)
+            return value
+        }
+        XCTAssertEqual(option(SOL_SOCKET, SO_KEEPALIVE), 1)
+        XCTAssertEqual(option(Int32(IPPROTO_TCP), TCP_KEEPIDLE), 30)
+        XCTAssertEqual(option(Int32(IPPROTO_TCP), TCP_KEEPINTVL), 10)
+        XCTAssertEqual(option(Int32(IPPROTO_TCP), TCP_KEEPCNT), 3)
+        XCTAssertEqual(option(Int32(IPPROTO_TCP), TCP_USER_TIMEOUT), 30_000)
+    }
 }
