@@ -232,6 +232,12 @@ final class LifecycleTests: XCTestCase {
             XCTAssertEqual(balance, 277)
             let status = try await system.send("GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: user.token)
             XCTAssertEqual(status.json["status"] as? String, "refunded", status.text)
+            // The app, its transaction still unfinished, submits it again: the
+            // rest is still credited, so it hears already_granted and finishes
+            // (it had heard 409 REVOKED and kept the transaction for ever).
+            let again = try await system.verify(user, productCode: "premium_pack", transactionId: transactionId, jws: purchased)
+            XCTAssertEqual(again.status, 200, again.text)
+            XCTAssertEqual(again.json["status"] as? String, "already_granted", again.text)
             // Apple later refunds the rest (REFUND_FULL): the first share is given back, all is taken.
             let fullAt = clock.tick()
             _ = try await system.deliver(try system.signedNotification("REFUND", signedAt: fullAt, transaction: try system.signedTransaction(

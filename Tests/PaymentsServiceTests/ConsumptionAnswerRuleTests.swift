@@ -38,6 +38,20 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
             refundPreference: .grantProrated)))
     }
 
+    /// Apple refuses GRANT_PRORATED with a consumption of 0 (400, and a
+    /// refused answer is not sent again): nothing consumed or nothing
+    /// delivered prorates to the whole, GRANT_FULL.
+    func testAProratedPreferenceWithNothingConsumedIsSentAsGrantFull() {
+        for zero in [facts(spent: 0, preference: .grantProrated), facts(delivered: false, preference: .grantProrated),
+                     facts(credited: nil, spent: nil, preference: .grantProrated)] {
+            guard case .send(let request) = ConsumptionAnswerRule.decide(zero) else { return XCTFail("expected send") }
+            XCTAssertEqual(request.consumptionPercentage, 0)
+            XCTAssertEqual(request.refundPreference, .grantFull)
+        }
+        guard case .send(let declined) = ConsumptionAnswerRule.decide(facts(spent: 0, preference: .decline)) else { return XCTFail() }
+        XCTAssertEqual(declined.refundPreference, .decline, "other preferences are sent as set")
+    }
+
     func testNothingIsSentWithoutConsentOrWhenDisabled() {
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: false)), .skip(reason: "no_consent"))
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: nil)), .skip(reason: "no_consent"), "never said is not consent")

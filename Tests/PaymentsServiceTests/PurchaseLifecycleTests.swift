@@ -278,6 +278,13 @@ final class PurchaseLifecycleTests: XCTestCase {
         }
         XCTAssertEqual(share("REFUND_PRORATED", 50_000, of: 415), 207)
         XCTAssertEqual(share("REFUND_PRORATED", 33_333, of: 100), 33)
+        // Apple rounds the percentage to a milliunit: one of 3 items (33.333 %)
+        // of 630 credits is 210, not 209.99 rounded down; two of 3 (66.667 %) 420.
+        XCTAssertEqual(share("REFUND_PRORATED", 33_333, of: 630), 210)
+        XCTAssertEqual(share("REFUND_PRORATED", 66_667, of: 630), 420)
+        XCTAssertEqual(share("REFUND_PRORATED", 14_286, of: 7 * 210), 210, "one of 7 items")
+        XCTAssertEqual(share("REFUND_PRORATED", 28_571, of: 7 * 210), 420, "two of 7 items")
+        XCTAssertEqual(share("REFUND_PRORATED", 50_000, of: 21), 10, "a genuine half credit stays with the customer")
         XCTAssertEqual(share("REFUND_PRORATED", 100_000, of: 60), 60)
         XCTAssertEqual(share("REFUND_PRORATED", 0, of: 60), 0)
         XCTAssertEqual(share("REFUND_PRORATED", 250_000, of: 60), 60, "clamped to 100%")

@@ -48,14 +48,23 @@ struct Revocation: Equatable, Sendable {
     /// Credits to take back of a purchase worth `credits`. Everything, unless
     /// Apple refunded a share (REFUND_PRORATED): then that share, rounded
     /// down, so a fraction of a credit stays with the customer who paid for
-    /// the rest. FAMILY_REVOKE, REFUND_FULL, no type (older payloads) and any
+    /// the rest; but a share that falls short of a whole credit by no more
+    /// than Apple's own rounding of the percentage (to a milliunit: half of
+    /// one in 100,000 of `credits`) is that whole credit. Apple refunds one
+    /// of 3 items as 33.333 %, which is 209.99 of 630 credits: the refund
+    /// is 210. FAMILY_REVOKE, REFUND_FULL, no type (older payloads) and any
     /// type Apple adds later take back everything: a revocation we do not
     /// understand must not leave paid-back credits in place.
     func creditsToTakeBack(of credits: Int64) -> Int64 {
         guard type == Self.prorated, let percentage = percentageMilliunits else { return credits }
         let share = min(max(Int64(percentage), 0), Self.percentageMilliunitsFull)
         // credits <= balanceMax (1e12) and share <= 1e5: the product fits in Int64.
-        return credits * share / Self.percentageMilliunitsFull
+        let exact = credits * share
+        let (whole, fraction) = exact.quotientAndRemainder(dividingBy: Self.percentageMilliunitsFull)
+        // Short of whole + 1 by (full - fraction) / full credits; Apple's
+        // rounding moves the product by at most credits / 2 of those units.
+        if fraction > 0 && (Self.percentageMilliunitsFull - fraction) * 2 <= credits { return whole + 1 }
+        return whole
     }
 
     static func reasonText(revocationReason: Int32?, type: String?) -> String {

@@ -36,7 +36,18 @@ enum ConsumptionAnswerRule {
             // purchase not (yet) credited was not delivered for a reason
             // other than quality or the wrong item.
             deliveryStatus: facts.delivered ? .delivered : .undeliveredOther,
-            sampleContentProvided: false, consumptionPercentage: percentage, refundPreference: facts.refundPreference))
+            sampleContentProvided: false, consumptionPercentage: percentage,
+            refundPreference: refundPreference(facts.refundPreference, consumptionPercentage: percentage)))
+    }
+
+    /// The operator's preference as Apple accepts it: GRANT_PRORATED needs a
+    /// consumption above 0 (Apple refuses the answer otherwise, 400, and a
+    /// refused answer is not sent again); nothing consumed (or nothing
+    /// delivered) prorates to the whole, GRANT_FULL.
+    static func refundPreference(_ preference: ConsumptionRequest.RefundPreference?,
+                                 consumptionPercentage: Int) -> ConsumptionRequest.RefundPreference? {
+        if preference == .grantProrated && consumptionPercentage == 0 { return .grantFull }
+        return preference
     }
 
     /// spent / credited in milliunits (100000 = 100 %), rounded down; 0 when

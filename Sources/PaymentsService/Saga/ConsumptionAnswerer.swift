@@ -76,7 +76,11 @@ struct ConsumptionAnswerer: Sendable {
                                                             "delivery_status": request.deliveryStatus.rawValue])
                 await finish("sent", body: body, appleStatus: 202)
             } catch {
-                let transient = error.isRetryable
+                // Sent again until the 12 h window closes, unless Apple
+                // refused the answer itself (400) or knows no such
+                // transaction: a key or a base URL fixed within the window
+                // (401, 403, a 404 without Apple's code) is still in time.
+                let transient = !(error.kind == .badRequest || error.isNotFound)
                 log.warning("consumption information not sent", ["error": "\(error.kind)", "http_status": "\(error.httpStatus ?? 0)",
                                                                   "retried": "\(transient)"])
                 await finish(transient ? "pending" : "failed", body: body, appleStatus: error.httpStatus, detail: "\(error.kind)")

@@ -144,7 +144,10 @@ final class PaymentProcessor: Sendable {
     private func answer(_ run: LedgerStepRunner.Run, claimedHere: Bool, log: Logger,
                         requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
         let record = run.record
-        if record.state.verdict.revocation != nil {
+        // Refused only when Apple's word leaves the purchase nothing: after a
+        // prorated refund the rest stays credited, and the app must hear
+        // granted or already_granted, so it finishes the transaction.
+        if record.state.verdict.revocation != nil && record.state.verdict.creditsKept(of: record.state.credits) == 0 {
             log.notice("refused a refunded or revoked transaction", ["status": record.status.rawValue])
             throw .transactionRevoked
         }

@@ -15,7 +15,12 @@ struct ConsumptionAnswerRow: Sendable, Equatable {
 extension PaymentsStore {
     /// Bounds of one pass over due answers.
     static let consumptionAnswersPerPassMax = 50
-    static let consumptionAnswerLeaseSeconds: Int64 = 120
+    /// One attempt's hold on its answer: longer than one call to Apple can
+    /// take (`AppStoreServerAPILimits`: 4 attempts of a 10 s connect and a
+    /// 30 s request, and 120 s of waits between them, 280 s), so a slow
+    /// attempt's lease never runs out and a second instance sends the same
+    /// answer beside it.
+    static let consumptionAnswerLeaseSeconds: Int64 = 300
 
     func setConsumptionConsent(userId: UUID, consented: Bool) async throws(PaymentsError) {
         try await mappingErrors {

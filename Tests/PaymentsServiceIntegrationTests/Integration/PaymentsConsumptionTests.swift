@@ -166,6 +166,25 @@ final class PaymentsConsumptionTests: XCTestCase {
         XCTAssertGreaterThan(puts.count, 5 - 1, "the failures were answered first")
     }
 
+    /// A refusal of our key (401) is ours to fix within the 12 h window:
+    /// the answer stays due and goes out once Apple takes the key. It was
+    /// marked failed for good.
+    func testAnAnswerRefusedForOurKeyIsSentOnceTheKeyWorks() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        _ = try await consent(cluster, user, true)
+        let purchase = try await buy(fixture, user: user)
+        let path = "/inApps/v2/transactions/consumption/\(purchase.transactionId)"
+        try await fixture.standIn.fault(["kind": "status", "status": 401, "errorCode": 4010000], match: path, environment: "Production", count: 1)
+        let uuid = UUID()
+        _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
+        let sentLater = try await cluster.eventually(timeout: .seconds(40)) { try await self.answerRow(cluster, uuid)?.status == "sent" }
+        XCTAssertTrue(sentLater, "still due after the 401, sent once the key works")
+        let bodies = try await sent(fixture, purchase.transactionId)
+        XCTAssertEqual(bodies.count, 1)
+    }
+
     func testDisabledNothingIsSentEvenWithConsent() async throws {
         let fixture = try await fixture(enabled: false)
         let cluster = fixture.cluster
