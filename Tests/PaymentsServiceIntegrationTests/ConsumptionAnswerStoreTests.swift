@@ -60,6 +60,40 @@ final class ConsumptionAnswerStoreTests: XCTestCase {
         XCTAssertEqual(inTimeClaim.map(\.notificationUUID), [inTime])
     }
 
+    /// The window closing while an attempt is in flight does not expire its
+    /// answer: the attempt's outcome (here Apple's 202) is recorded. Once no
+    /// attempt holds it, a pending answer past the window expires.
+    func testAnAnswerInFlightWhenTheWindowClosesKeepsItsOutcome() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let uuid = UUID()
+        try await owe(store, uuid, requestedAgoMilliseconds: 11 * 3_600_000)
+        let claimed = try await store.claimDueConsumptionAnswers(only: uuid)
+        XCTAssertEqual(claimed.map(\.notificationUUID), [uuid])
+        try await store.pool.withConnection {
+            _ = try await $0.query("update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
+                                   [.uuid(uuid)])
+        }
+        _ = try await store.claimDueConsumptionAnswers()
+        let during = try await status(store, uuid)
+        XCTAssertEqual(during, "pending", "held by the attempt in flight")
+        try await store.finishConsumptionAnswer(uuid, status: "sent", bodyJSON: #"{"customerConsented":true}"#, appleStatus: 202, detail: nil,
+                                                retrySeconds: 0)
+        let sent = try await status(store, uuid)
+        XCTAssertEqual(sent, "sent", "Apple took it: recorded so")
+
+        let other = UUID()
+        try await owe(store, other, requestedAgoMilliseconds: 11 * 3_600_000)
+        _ = try await store.claimDueConsumptionAnswers(only: other)
+        try await store.pool.withConnection {
+            _ = try await $0.query("update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
+                                   [.uuid(other)])
+        }
+        try await store.finishConsumptionAnswer(other, status: "pending", bodyJSON: nil, appleStatus: 503, detail: "x", retrySeconds: 0)
+        _ = try await store.claimDueConsumptionAnswers(only: other)
+        let expired = try await status(store, other)
+        XCTAssertEqual(expired, "expired")
+    }
+
     func testConsentIsStoredIdempotentlyAndNeverSaidIsNil() async throws {
         let store = try await PaymentsTestDatabase.store()
         let user = UUID()

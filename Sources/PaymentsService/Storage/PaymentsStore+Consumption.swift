@@ -58,13 +58,15 @@ extension PaymentsStore {
 
     /// Claims due answers for one attempt each (a lease, so two instances
     /// never send the same answer at once); answers past Apple's window
-    /// become `expired` first. `only` restricts it to one notification.
+    /// become `expired` first, unless an attempt holds one (its outcome,
+    /// perhaps Apple's 202, is recorded first). `only` restricts it to one
+    /// notification.
     func claimDueConsumptionAnswers(only: UUID? = nil) async throws(PaymentsError) -> [ConsumptionAnswerRow] {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
                 _ = try await connection.query("""
                     update consumption_answers set status = 'expired', lease_until = null, detail = coalesce(detail, 'window passed')
-                    where status = 'pending' and deadline <= now()
+                    where status = 'pending' and deadline <= now() and (lease_until is null or lease_until < now())
                     """)
                 return try await connection.query("""
                     update consumption_answers a set lease_until = now() + make_interval(secs => $1::bigint), attempts = attempts + 1
