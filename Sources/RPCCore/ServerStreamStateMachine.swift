@@ -131,13 +131,8 @@ public struct ServerStreamStateMachine: Sendable {
         switch state {
         case .clientOpenServerIdle(let openHead, let openDeframer, let openMessage):
             (head, deframer, message) = (openHead, openDeframer, openMessage)
-        case .clientClosedServerClosed:
-            // The peer may still be sending after an early answer: ignore it.
-            return .none
-        case .clientIdleServerIdle:
-            return respond(invariantViolated("request data before headers"))
-        case .clientClosedServerIdle:
-            return respond(invariantViolated("request data after END_STREAM"))
+        case .clientClosedServerClosed, .clientIdleServerIdle, .clientClosedServerIdle:
+            return dataOutsideTheRequest()
         }
         state = .clientClosedServerClosed  // Avoid a copy of the deframer while mutating.
         deframer.append(bytes)
@@ -173,12 +168,19 @@ public struct ServerStreamStateMachine: Sendable {
             return respond(RPCError(
                 code: .resourceExhausted,
                 message: "Request bytes buffered on this connection exceed \(limits.requestBytesBufferedPerConnectionMax)"))
-        case .clientClosedServerClosed:
-            return .none
-        case .clientIdleServerIdle:
-            return respond(invariantViolated("request data before headers"))
-        case .clientClosedServerIdle:
-            return respond(invariantViolated("request data after END_STREAM"))
+        case .clientClosedServerClosed, .clientIdleServerIdle, .clientClosedServerIdle:
+            return dataOutsideTheRequest()
+        }
+    }
+
+    /// Request data in a state that takes none: after the answer the peer
+    /// may still be sending (ignored); before the headers or after
+    /// END_STREAM it cannot come from nghttp2 (an invariant violation).
+    private mutating func dataOutsideTheRequest() -> OnReceiveData {
+        switch state {
+        case .clientIdleServerIdle: return respond(invariantViolated("request data before headers"))
+        case .clientClosedServerIdle: return respond(invariantViolated("request data after END_STREAM"))
+        case .clientOpenServerIdle, .clientClosedServerClosed: return .none
         }
     }
 

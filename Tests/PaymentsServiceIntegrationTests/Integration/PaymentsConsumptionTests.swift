@@ -144,25 +144,33 @@ final class PaymentsConsumptionTests: XCTestCase {
         XCTAssertFalse(no.consented)
     }
 
-    func testATransientFailureIsRetriedAndSentOnce() async throws {
+    /// A consenting user's purchase whose consumption answer meets `count`
+    /// faults of Apple's first: whether the answer was sent within 40 s.
+    private func answerAfterFaults(_ fault: [String: Any], count: Int) async throws
+        -> (fixture: AppStoreSyncFixture, transactionId: String, path: String, uuid: UUID, sent: Bool) {
         let fixture = try await fixture()
         let cluster = fixture.cluster
         let user = UUID()
         _ = try await consent(cluster, user, true)
         let purchase = try await buy(fixture, user: user)
         let path = "/inApps/v2/transactions/consumption/\(purchase.transactionId)"
-        // More failures than the client's own attempts (4): the first answer fails.
-        try await fixture.standIn.fault(["kind": "status", "status": 503], match: path, environment: "Production", count: 5)
+        try await fixture.standIn.fault(fault, match: path, environment: "Production", count: count)
         let uuid = UUID()
         _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
-        let sentLater = try await cluster.eventually(timeout: .seconds(40)) { try await self.answerRow(cluster, uuid)?.status == "sent" }
-        XCTAssertTrue(sentLater)
-        let row = try await answerRow(cluster, uuid)
+        let sent = try await cluster.eventually(timeout: .seconds(40)) { try await self.answerRow(cluster, uuid)?.status == "sent" }
+        return (fixture, purchase.transactionId, path, uuid, sent)
+    }
+
+    func testATransientFailureIsRetriedAndSentOnce() async throws {
+        // More failures than the client's own attempts (4): the first answer fails.
+        let answer = try await answerAfterFaults(["kind": "status", "status": 503], count: 5)
+        XCTAssertTrue(answer.sent)
+        let row = try await answerRow(answer.fixture.cluster, answer.uuid)
         XCTAssertGreaterThanOrEqual(row?.attempts ?? 0, 2, "the answer was tried again")
-        let bodies = try await sent(fixture, purchase.transactionId)
+        let bodies = try await sent(answer.fixture, answer.transactionId)
         XCTAssertEqual(bodies.count, 1)
         XCTAssertEqual(bodies.first?["consumptionPercentage"] as? Int, 0, "nothing spent")
-        let puts = try await fixture.requests(path)
+        let puts = try await answer.fixture.requests(answer.path)
         XCTAssertGreaterThan(puts.count, 5 - 1, "the failures were answered first")
     }
 
@@ -170,18 +178,9 @@ final class PaymentsConsumptionTests: XCTestCase {
     /// the answer stays due and goes out once Apple takes the key. It was
     /// marked failed for good.
     func testAnAnswerRefusedForOurKeyIsSentOnceTheKeyWorks() async throws {
-        let fixture = try await fixture()
-        let cluster = fixture.cluster
-        let user = UUID()
-        _ = try await consent(cluster, user, true)
-        let purchase = try await buy(fixture, user: user)
-        let path = "/inApps/v2/transactions/consumption/\(purchase.transactionId)"
-        try await fixture.standIn.fault(["kind": "status", "status": 401, "errorCode": 4010000], match: path, environment: "Production", count: 1)
-        let uuid = UUID()
-        _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
-        let sentLater = try await cluster.eventually(timeout: .seconds(40)) { try await self.answerRow(cluster, uuid)?.status == "sent" }
-        XCTAssertTrue(sentLater, "still due after the 401, sent once the key works")
-        let bodies = try await sent(fixture, purchase.transactionId)
+        let answer = try await answerAfterFaults(["kind": "status", "status": 401, "errorCode": 4010000], count: 1)
+        XCTAssertTrue(answer.sent, "still due after the 401, sent once the key works")
+        let bodies = try await sent(answer.fixture, answer.transactionId)
         XCTAssertEqual(bodies.count, 1)
     }
 

@@ -2,6 +2,7 @@ import CNGHTTP2
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// A deliberately dumb HTTP/2 client on a blocking socket, for feeding the
@@ -23,19 +24,8 @@ final class RawHTTP2Client: @unchecked Sendable {
     private var pending: [UInt8] = []
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
         // Bounded waits: a read never hangs a test for more than 5 s.
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        fd = try connectLoopbackSocket(port: port)
         nghttp2_hd_inflate_new(&inflater)
     }
 
