@@ -127,7 +127,7 @@ struct NotificationRecovery: Sendable {
                 now: now, environment: environment, marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
             let inReach = window.startingNoEarlier(than: earliest)
             if inReach != window {
-                logger.error("notification history out of Apple's reach was not read", [
+                logger.critical("ALERT notification history out of Apple's reach was not read", [
                     "environment": environment.rawValue, "alert": "notification_history_gap",
                     "from_ms": "\(window.startMilliseconds)", "to_ms": "\(min(earliest, window.endMilliseconds))",
                 ])

@@ -31,6 +31,9 @@ final class ConnectionBackoffUntilSettingsTests: XCTestCase {
                     usleep(1_000)
                 }
             }
+            // The listener is the acceptor's: closed on its thread, then said so.
+            listener.close()
+            accepted.finish()
         }
         acceptor.start()
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: listener.port)],
@@ -43,12 +46,11 @@ final class ConnectionBackoffUntilSettingsTests: XCTestCase {
         XCTAssertLessThanOrEqual(accepted.value, 2, "backing off, not a connection per call")
         accepted.stop()
         await client.close()
-        while !acceptor.isFinished { try await Task.sleep(for: .milliseconds(5)) }
-        listener.close()
+        while !accepted.finished { try await Task.sleep(for: .milliseconds(5)) }
     }
 }
 
-/// A counter and a stop flag shared with the acceptor thread.
+/// A counter, a stop flag and an end flag shared with the acceptor thread.
 private final class ManagedCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
@@ -57,6 +59,9 @@ private final class ManagedCounter: @unchecked Sendable {
     var value: Int { lock.withLock { count } }
     func stop() { lock.withLock { isStopped = true } }
     var stopped: Bool { lock.withLock { isStopped } }
+    private var isFinished = false
+    func finish() { lock.withLock { isFinished = true } }
+    var finished: Bool { lock.withLock { isFinished } }
 }
 
 /// Outgoing connections notice a peer gone without a reset within about a
