@@ -24,6 +24,11 @@ public struct HTTPConnectionStateMachine: Sendable {
     private var bodyStartedAtMilliseconds: Int64?
     /// When the connection last became idle (opened or answered).
     private var idleSinceMilliseconds: Int64
+    /// A request whose head asked for 100 Continue is waiting behind an
+    /// earlier one: the interim response goes out when it reaches the head
+    /// of the line, unless its body arrives first (RFC 9110 10.1.1: a
+    /// server that reads the body must send 100 or a final status).
+    private var continueOwed = false
 
     public let requestsPerConnectionMax: Int
 
@@ -101,8 +106,10 @@ public struct HTTPConnectionStateMachine: Sendable {
             case .continueRequired:
                 // Only when nothing is ahead of it: an interim response may
                 // not overtake the answers to earlier pipelined requests.
-                if !inFlight && queue.isEmpty { actions.append(.writeContinue) }
+                if !inFlight && queue.isEmpty { actions.append(.writeContinue) } else { continueOwed = true }
             case .request(let request):
+                // Its body came whole: no interim response is owed any more.
+                continueOwed = false
                 queue.append(.request(request))
             case .failure(let error):
                 queue.append(.failure(error))
@@ -148,7 +155,13 @@ public struct HTTPConnectionStateMachine: Sendable {
             return [.close]
         }
         idleSinceMilliseconds = nowMilliseconds
-        return dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+        var actions = dispatchNextIfIdle(nowMilliseconds: nowMilliseconds)
+        if continueOwed && !inFlight && queue.isEmpty && !isClosed && !parser.hasFailed {
+            // The request that asked for it is now at the head of the line.
+            continueOwed = false
+            actions.append(.writeContinue)
+        }
+        return actions
     }
 
     /// The peer closed its side (read returned 0). TCP cannot tell a

@@ -110,11 +110,25 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 1)).first?.0.body, Array("ok".utf8))
     }
 
-    func testExpectContinueBehindInFlightRequestIsNotWritten() {
+    func testExpectContinueBehindInFlightRequestIsWrittenWhenItsTurnComes() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
         _ = machine.bytesReceived(get, nowMilliseconds: 0)
         let head = Array("POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8)
-        XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 1), [])
+        XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 1), [], "not before the answer ahead of it")
+        // RFC 9110 10.1.1: the client waits for 100 or a final status; once
+        // the answer ahead is out, the interim response is owed to it.
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.writeContinue])
+        XCTAssertEqual(dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 3)).first?.0.body, Array("ok".utf8))
+    }
+
+    func testExpectContinueWhoseBodyCameAnywayIsNotWrittenLate() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
+        _ = machine.bytesReceived(get, nowMilliseconds: 0)
+        let request = Array("POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok".utf8)
+        XCTAssertEqual(machine.bytesReceived(request, nowMilliseconds: 1), [])
+        let next = machine.responseWritten(nowMilliseconds: 2)
+        XCTAssertEqual(dispatched(next).first?.0.body, Array("ok".utf8))
+        XCTAssertFalse(next.contains(.writeContinue), "its body is here: no interim response after it")
     }
 
     func testPeerClosedWhileInFlightCancelsItDropsTheQueueAndClosesAfterTheResponse() {
