@@ -22,18 +22,7 @@ public struct JWTKeySet: Sendable {
         } else {
             self.hs256Secret = nil
         }
-        if let es256PublicKeyPEM {
-            let blocks = Self.publicKeyBlocks(in: es256PublicKeyPEM)
-            guard blocks.count <= GatewayLimits.es256PublicKeysMax else {
-                throw .invalidPublicKey("more than \(GatewayLimits.es256PublicKeysMax) keys")
-            }
-            // No block found: the whole file, for the parser's own error.
-            var keys: [ES256PublicKey] = []
-            for block in blocks.isEmpty ? [es256PublicKeyPEM] : blocks { keys.append(try Self.es256PublicKey(pem: block)) }
-            es256PublicKeys = keys
-        } else {
-            es256PublicKeys = []
-        }
+        es256PublicKeys = try es256PublicKeyPEM.map(Self.es256PublicKeys(pem:)) ?? []
     }
 
     /// The algorithms this set can verify.
@@ -53,29 +42,31 @@ public struct JWTKeySet: Sendable {
         }
     }
 
-    /// Each "-----BEGIN PUBLIC KEY-----" ... "-----END PUBLIC KEY-----"
-    /// block of a PEM bundle, in order (text around them is ignored).
-    static func publicKeyBlocks(in pem: [UInt8]) -> [[UInt8]] {
-        let begin = Array("-----BEGIN PUBLIC KEY-----".utf8)
-        let end = Array("-----END PUBLIC KEY-----".utf8)
-        var blocks: [[UInt8]] = []
-        var searchFrom = pem.startIndex
-        while let start = pem[searchFrom...].firstRange(of: begin)?.lowerBound,
-              let finish = pem[start...].firstRange(of: end)?.upperBound {
-            blocks.append(Array(pem[start..<finish]) + [UInt8(ascii: "\n")])
-            searchFrom = finish
-        }
-        return blocks
-    }
-
-    /// A PEM "PUBLIC KEY" on P-256; the error says why not, without key bytes.
-    private static func es256PublicKey(pem: [UInt8]) throws(JWTConfigurationError) -> ES256PublicKey {
+    /// The "PUBLIC KEY" blocks of a PEM bundle (other blocks and text
+    /// between them ignored), each on P-256, at most
+    /// `GatewayLimits.es256PublicKeysMax`; the error says why not, without
+    /// key bytes.
+    private static func es256PublicKeys(pem: [UInt8]) throws(JWTConfigurationError) -> [ES256PublicKey] {
+        let blocks: [PEMBlock]
         do {
-            return try ES256PublicKey(pem: pem)
-        } catch .notP256, .notEC, .unsupportedCurve {
-            throw .invalidPublicKey("not an EC P-256 key")
+            blocks = try PEMBlock.blocks(in: pem).filter { $0.label == "PUBLIC KEY" }
         } catch {
             throw .invalidPublicKey("not a PEM public key")
         }
+        guard !blocks.isEmpty else { throw .invalidPublicKey("not a PEM public key") }
+        guard blocks.count <= GatewayLimits.es256PublicKeysMax else {
+            throw .invalidPublicKey("more than \(GatewayLimits.es256PublicKeysMax) keys")
+        }
+        var keys: [ES256PublicKey] = []
+        for block in blocks {
+            do {
+                keys.append(try ES256PublicKey(spkiDER: block.der))
+            } catch .notP256, .notEC, .unsupportedCurve {
+                throw .invalidPublicKey("not an EC P-256 key")
+            } catch {
+                throw .invalidPublicKey("not a PEM public key")
+            }
+        }
+        return keys
     }
 }

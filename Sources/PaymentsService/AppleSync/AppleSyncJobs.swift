@@ -31,8 +31,8 @@ enum AppleSyncJobs {
         if settings.reconcileInterval > .zero {
             let stuckAfter = settings.stuckAfter
             tasks.append(Task {
-                await runner.run(job: "reconcile_stuck", interval: settings.reconcileInterval) { lease, _ in
-                    await reconciler.sweepStuck(lease: lease, stuckAfter: stuckAfter)
+                await runner.run(job: "reconcile_stuck", interval: settings.reconcileInterval) { _, _ in
+                    await reconciler.sweepStuck(stuckAfter: stuckAfter)
                 }
             })
         }

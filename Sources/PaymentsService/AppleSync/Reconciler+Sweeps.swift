@@ -18,7 +18,7 @@ extension Reconciler {
     /// is logged and the sweep moves on; a rate limit or any other failure
     /// stops the run, and the rows not asked about yet are released to the
     /// next run.
-    func sweepStuck(lease: SyncJobLease, stuckAfter: Duration) async -> SyncJobOutcome {
+    func sweepStuck(stuckAfter: Duration) async -> SyncJobOutcome {
         let rows: [PaymentRecord]
         do {
             rows = try await processor.store.claimStuckRows(stuckAfter: stuckAfter, maximumAgeDays: Self.stuckRowAgeDaysMax,
@@ -27,15 +27,11 @@ extension Reconciler {
             return .failed(reason: error.reason.rawValue)
         }
         var failures = 0
+        // The runner's heartbeat holds the lease meanwhile (`SyncJobRunner.holdingLease`).
         for (index, row) in rows.enumerated() {
             do {
-                guard try await lease.renew() else { return .lostLease }
-            } catch {
-                return .failed(reason: error.reason.rawValue)
-            }
-            do {
                 _ = try await reconcile(transactionId: row.transactionId, requestId: "reconcile-stuck")
-            } catch where error.isRateLimited || !error.concernsOnlyThisItem {
+            } catch where !error.concernsOnlyThisItem {
                 // Not this row's fault (Apple limiting or unavailable, the
                 // key, TLS, our database): stop, and the rows not asked
                 // about yet are due at the next run, not a threshold later.

@@ -81,7 +81,7 @@ final class JWTVerifierTests: XCTestCase {
         XCTAssertEqual(try verifier.verify(token: esToken(current, claims: claims()), nowSeconds: now).userId, userId.lowercased())
         XCTAssertEqual(try verifier.verify(token: esToken(next, claims: claims()), nowSeconds: now).userId, userId.lowercased())
         XCTAssertEqual(failure(esToken(stranger, claims: claims()), verifier), .invalidSignature)
-        XCTAssertEqual(JWTKeySet.publicKeyBlocks(in: bundle).count, 2)
+        XCTAssertEqual(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: bundle).es256PublicKeys.count, 2)
         let five = try (0..<5).map { _ in try ES256SigningKey().publicKeyPEM }.joined(separator: "\n")
         XCTAssertThrowsError(try JWTKeySet(hs256Secret: nil, es256PublicKeyPEM: Array(five.utf8)))
         let broken = Array((current.publicKeyPEM + "\n-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n").utf8)

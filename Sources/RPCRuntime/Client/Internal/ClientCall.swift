@@ -19,10 +19,12 @@ final class ClientCall: HTTP2StreamDelegate {
     /// The call's connection took no new streams before any of it was sent,
     /// and it was handed to a fresh connection (at most once).
     var movedToFreshConnection = false
-    /// Where a call the server refused unprocessed (RST_STREAM
-    /// REFUSED_STREAM before any response, e.g. a stream above a GOAWAY's
-    /// last id) is sent again, once; nil: such a call fails UNAVAILABLE.
-    var resubmitAfterRefusal: ((ClientCall) -> Void)?
+    /// The target whose connection carries the call: a call the server
+    /// refused unprocessed (RST_STREAM REFUSED_STREAM before any response,
+    /// e.g. a stream above a GOAWAY's last id) is submitted to it again,
+    /// once. Weak: the target outlives its calls, and a closed client's
+    /// refused call fails UNAVAILABLE.
+    weak var target: ClientTarget?
     private var resubmittedAfterRefusal = false
     /// When the caller's timeout runs out: the `grpc-timeout` sent is what
     /// is left of it when the stream opens (after a connect or a refusal),
@@ -110,9 +112,9 @@ final class ClientCall: HTTP2StreamDelegate {
         // sending it again cannot run it twice, as a stock gRPC client's
         // transparent retry does.
         if errorCode == HTTP2Stream.ErrorCode.refusedStream, machine.awaitsResponseHeaders, !isFinished,
-           !resubmittedAfterRefusal, let resubmit = resubmitAfterRefusal {
+           !resubmittedAfterRefusal, let target {
             resubmittedAfterRefusal = true
-            return resubmit(self)
+            return target.submit(self)
         }
         machine.streamClosed(errorCode: errorCode)
         finish()

@@ -63,10 +63,7 @@ final class ClientTarget {
         let stream = connection.startRequest(
             headers: call.requestHeaders(authority: address.description, scheme: scheme), body: call.body, delegate: call)
         if let stream {
-            call.resubmitAfterRefusal = { [weak self] call in
-                guard let self else { return call.fail(RPCError(code: .unavailable, message: "Client closed")) }
-                self.submit(call)
-            }
+            call.target = self
             call.attach(stream)
         } else if !connection.acceptsNewStreams && !call.movedToFreshConnection {
             // GOAWAY or no stream id left (the connection retired itself and
