@@ -50,7 +50,8 @@ public struct AdminResponder: HTTPResponder {
             let state = readiness()
             response = Self.text(state.isReady ? 200 : 503, (state.isReady ? "ready" : "not ready") + " " + state.detail + "\n")
         }
-        if method == "HEAD" { response.body = [] }
+        // HEAD keeps the body: the server sends GET's Content-Length and
+        // leaves the body out (RFC 9110 9.3.2).
         return response
     }
 

@@ -50,10 +50,13 @@ final class AdminResponderTests: XCTestCase {
         XCTAssertEqual(responder.answer(method: "DELETE", target: "/metrics").status, 405)
     }
 
-    func testHeadHasNoBody() throws {
+    /// HEAD carries GET's body: the HTTP server sends its length and leaves
+    /// the body out (an empty body had advertised Content-Length: 0).
+    func testHeadCarriesGetsBodyForItsLength() throws {
         let (responder, _) = try responder()
         let head = responder.answer(method: "HEAD", target: "/readyz")
         XCTAssertEqual(head.status, 200)
-        XCTAssertTrue(head.body.isEmpty)
+        XCTAssertEqual(head.body, responder.answer(method: "GET", target: "/readyz").body)
+        XCTAssertFalse(head.body.isEmpty)
     }
 }

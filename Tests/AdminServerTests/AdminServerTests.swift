@@ -45,4 +45,29 @@ final class AdminServerTests: XCTestCase {
         let afterShutdown = try await curl(["http://127.0.0.1:\(port)/livez"])
         XCTAssertNotEqual(afterShutdown.status, 0, "nothing listens after shutdown")
     }
+
+    /// HEAD is answered with GET's Content-Length and no body (RFC 9110
+    /// 9.3.2), over HTTP/1.1 and h2c; it had advertised 0.
+    func testHeadAdvertisesTheLengthGetSends() async throws {
+        let registry = MetricsRegistry()
+        _ = try registry.makeCounter(name: "test_scrapes_total", help: "Things counted.").labels()
+        let server = try AdminServer(listen: HostAndPort(host: "127.0.0.1", port: 0), registry: registry) {
+            AdminReadiness(isReady: true, detail: "database=up")
+        }
+        let port = try await server.start()
+        for path in ["/metrics", "/readyz", "/livez"] {
+            let get = try await curl(["-o", "/dev/null", "-w", "%{size_download}", "http://127.0.0.1:\(port)\(path)"])
+            XCTAssertEqual(get.status, 0, get.output)
+            let getLength = try XCTUnwrap(Int(get.output))
+            XCTAssertGreaterThan(getLength, 0, path)
+            for protocolArguments in [["--http1.1"], ["--http2-prior-knowledge"]] {
+                let head = try await curl(protocolArguments + ["--head", "http://127.0.0.1:\(port)\(path)"])
+                XCTAssertEqual(head.status, 0, head.output)
+                let length = head.output.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .map { $0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces) }
+                XCTAssertEqual(length, String(getLength), "\(path) \(protocolArguments): \(head.output)")
+            }
+        }
+        await server.shutdown()
+    }
 }
