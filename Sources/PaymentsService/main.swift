@@ -65,7 +65,7 @@ do {
         logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
     let registry = MetricsRegistry()
-    let metrics = try PaymentsMetrics(registry: registry)
+    let metrics = try PaymentsMetrics(registry: registry, notificationTypes: NotificationType.knownValues.map(\.rawValue))
     let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service")
     let store = PaymentsStore(pool: pool, backoff: settings.backoff) { statement, writes, failed in
         metrics.recordSagaCommit(statement.label, writes: writes, failed: failed)

@@ -1,4 +1,5 @@
 @testable import AppStoreServerAPI
+import AppStoreVerification
 import Metrics
 @testable import PaymentsService
 import XCTest
@@ -59,5 +60,29 @@ final class PaymentsMetricsLabelTests: XCTestCase {
         XCTAssertEqual(requests.labels("get_transaction_info", "sandbox", "rate_limited").value, 1)
         XCTAssertEqual(requests.labels("get_transaction_info", "sandbox", "ok").value, 1)
         XCTAssertEqual(metrics.appStoreAPIRequestDuration.labels("get_transaction_info", "sandbox").count, 2)
+    }
+
+    /// The series the notification and App Store Server API alerts watch
+    /// with increase()/rate() exist at zero from the start: one that first
+    /// appears at 1 has no earlier sample, and its first event is not seen.
+    func testTheSeriesTheAlertsWatchStartAtZero() throws {
+        let registry = MetricsRegistry()
+        _ = try PaymentsMetrics(registry: registry, notificationTypes: NotificationType.knownValues.map(\.rawValue),
+                                processSampler: { nil })
+        let lines = Set(registry.render().split(separator: "\n").map(String.init))
+        for type in ["unknown", "REFUND", "REVOKE", "CONSUMPTION_REQUEST", "ONE_TIME_CHARGE", "TEST"] {
+            for outcome in ["failed", "invalid"] {
+                XCTAssertTrue(lines.contains("iap_notifications_total{type=\"\(type)\",outcome=\"\(outcome)\"} 0"), "\(type) \(outcome)")
+            }
+        }
+        for endpoint in AppStoreAPIEndpointLabel.allCases {
+            for environment in ["production", "sandbox"] {
+                for outcome in [AppStoreServerAPIError.Kind.unauthorized, .forbidden] {
+                    let line = "iap_app_store_api_requests_total{endpoint=\"\(endpoint.rawValue)\",environment=\"\(environment)\",outcome=\"\(outcome.rawValue)\"} 0"
+                    XCTAssertTrue(lines.contains(line), line)
+                }
+            }
+        }
+        XCTAssertFalse(registry.render().contains("metrics_label_overflow_total{"), "every zero series fits its family's bound")
     }
 }

@@ -27,8 +27,12 @@ public struct GatewayMetrics: Sendable {
     /// One answered request. `route` is the matched route's pattern (or
     /// `IAPMetricLabels.unmatchedRoute`), `problemCode` the `ProblemCode`
     /// raw value when the answer was a problem.
+    /// A 405 is counted with method `other`: its method is one the route
+    /// does not serve, chosen by the client, and (route × method) pairs of
+    /// anonymous 405s would otherwise fill the families' series tables and
+    /// push real pairs not yet seen into `other`.
     public func recordRequest(route: String, method: String, status: Int, duration: Duration, problemCode: String? = nil) {
-        let methodLabel = IAPMetricLabels.method(method)
+        let methodLabel = status == 405 ? IAPMetricLabels.otherMethod : IAPMetricLabels.method(method)
         httpRequests.labels(route, methodLabel, String(status)).increment()
         httpRequestDuration.labels(route, methodLabel).observe(duration)
         if let problemCode { httpProblems.labels(route, problemCode).increment() }

@@ -16,6 +16,10 @@ public enum IAPMetricLabels {
     public static let jwsVerified = "verified"
     /// `outcome` of an App Store Server API attempt that succeeded.
     public static let appStoreAPISucceeded = "ok"
+    /// `outcome`s of App Store Server API attempts Apple refused for our
+    /// key or its account (`AppStoreServerAPIError.Kind` raw values), which
+    /// an alert watches with `increase()`.
+    public static let appStoreAPIAuthorizationFailures = ["unauthorized", "forbidden"]
 
     /// The method label for a request method: itself when standard, else `other`.
     public static func method(_ method: String) -> String {

@@ -2,9 +2,12 @@
 /// its database, the saga, refunds, Apple's notifications and signed data,
 /// the App Store Server API, and the process.
 ///
-/// The series the alerts watch with `increase()` are created at zero here
-/// (every step and outcome, both clawback results), so the first event
-/// after a start is seen.
+/// The series the alerts watch with `increase()` or `rate()` are created at
+/// zero here (every step and outcome, both clawback results, the failed
+/// and invalid notifications of every type, the App Store Server API's
+/// authorization failures by endpoint and environment), so the first event
+/// after a start is seen: a series that appears at 1 has no earlier sample
+/// for `increase()` to measure from.
 public struct PaymentsMetrics: Sendable {
     public let rpcServer: RPCServerMetrics
     public let rpcClient: RPCClientMetrics
@@ -25,7 +28,10 @@ public struct PaymentsMetrics: Sendable {
     public let appStoreAPIRequests: Counter
     public let appStoreAPIRequestDuration: Histogram
 
-    public init(registry: MetricsRegistry,
+    /// `notificationTypes`: the notificationType raw values whose failed and
+    /// invalid series start at zero (`IAPMetricLabels.unknownNotificationType`
+    /// is always among them).
+    public init(registry: MetricsRegistry, notificationTypes: [String] = [],
                 processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
         rpcServer = try RPCServerMetrics(registry: registry)
         rpcClient = try RPCClientMetrics(registry: registry)
@@ -55,6 +61,16 @@ public struct PaymentsMetrics: Sendable {
         for statement in SagaStatementLabel.allCases { _ = sagaWriteBatchesFailed.labels(statement.rawValue) }
         for result in ClawbackResultLabel.allCases { _ = clawbacks.labels(result.rawValue) }
         for result in ChainCacheResultLabel.allCases { _ = jwsChainCacheLookups.labels(result.rawValue) }
+        for type in [IAPMetricLabels.unknownNotificationType] + notificationTypes {
+            for outcome in [NotificationOutcomeLabel.failed, .invalid] { _ = notifications.labels(type, outcome.rawValue) }
+        }
+        for endpoint in AppStoreAPIEndpointLabel.allCases {
+            for environment in AppStoreEnvironmentLabel.allCases {
+                for outcome in IAPMetricLabels.appStoreAPIAuthorizationFailures {
+                    _ = appStoreAPIRequests.labels(endpoint.rawValue, environment.rawValue, outcome)
+                }
+            }
+        }
     }
 
     /// A ledger step finished with `outcome`; `isRetry` when it was not the

@@ -46,4 +46,34 @@ final class GatewayMetricsCountingTests: XCTestCase {
         XCTAssertEqual(requests(IAPMetricLabels.unmatchedRoute, IAPMetricLabels.otherMethod, 501), 1, "an unknown method is `other`")
         XCTAssertEqual(harness.metrics.httpProblems.labels(IAPMetricLabels.unmatchedRoute, "NOT_IMPLEMENTED").value, 1)
     }
+
+    func testA405IsCountedWithMethodOther() async throws {
+        let response = try await harness.request("DELETE", "/api/v1/points/balance", headers: [GatewayHarness.bearer])
+        XCTAssertEqual(response.status, 405)
+        XCTAssertEqual(requests("/api/v1/points/balance", IAPMetricLabels.otherMethod, 405), 1)
+        XCTAssertEqual(requests("/api/v1/points/balance", "DELETE", 405), 0)
+    }
+
+    /// Anonymous 405s on every route with every method cannot fill the
+    /// latency family's table: a real pair first seen afterwards still gets
+    /// its own series (it went to `other` when each 405 kept its method).
+    func testAnonymous405sLeaveRoomForEveryRealRouteAndMethod() throws {
+        let registry = MetricsRegistry()
+        let metrics = try GatewayMetrics(registry: registry, processSampler: { nil })
+        let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "BREW"]
+        for spec in RouteSpec.all {
+            for method in methods { metrics.recordRequest(route: spec.pattern, method: method, status: 405, duration: .milliseconds(1)) }
+        }
+        for method in methods {
+            metrics.recordRequest(route: IAPMetricLabels.unmatchedRoute, method: method, status: 404, duration: .milliseconds(1))
+        }
+        for spec in RouteSpec.all {
+            for method in spec.method == "GET" ? ["GET", "HEAD"] : [spec.method] {
+                metrics.recordRequest(route: spec.pattern, method: method, status: 200, duration: .milliseconds(1))
+                XCTAssertEqual(metrics.httpRequestDuration.labels(spec.pattern, method).count, 1, "\(method) \(spec.pattern)")
+            }
+        }
+        XCTAssertFalse(registry.render().contains("metrics_label_overflow_total{metric=\"iap_http_request_duration_seconds\"}"),
+                       registry.render())
+    }
 }
