@@ -82,10 +82,11 @@ public final class GatewayRuntime: Sendable {
         return try await server.start()
     }
 
-    /// Stops accepting, lets in-flight requests finish within
-    /// `gracePeriod`, stops the probe, closes the backend clients and stops
-    /// the loop.
+    /// Turns /readyz to not ready, stops accepting, lets in-flight requests
+    /// finish within `gracePeriod`, stops the probe, closes the backend
+    /// clients and stops the loop.
     public func shutdown(gracePeriod: Duration) async {
+        readiness.beginShutdown()
         await server.shutdown(gracePeriod: gracePeriod)
         let task = probeTask.withLock { task -> Task<Void, Never>? in
             defer { task = nil }

@@ -176,6 +176,22 @@ final class GatewayRoutesTests: XCTestCase {
         XCTAssertEqual(harness.doubles.recordedMethods, [], "readiness reads the cached probe, calling nothing else")
     }
 
+    /// Once the gateway begins to shut down, /readyz (public and admin,
+    /// which read the same probe) says not ready though both backends
+    /// still serve, and a later probe does not turn it back.
+    func testReadinessEndsWhenTheShutdownBegins() async throws {
+        let ready = await harness.awaitReadiness(true)
+        XCTAssertTrue(ready)
+        harness.readiness.beginShutdown()
+        XCTAssertFalse(harness.readiness.isReady)
+        let probed = await harness.readiness.probeOnce()
+        XCTAssertFalse(probed)
+        XCTAssertFalse(harness.readiness.isReady)
+        XCTAssertTrue(harness.readiness.detail.hasPrefix("shutting_down "), harness.readiness.detail)
+        let unready = try await harness.request("GET", "/readyz")
+        XCTAssertEqual(unready.status, 503)
+    }
+
     func testLogsCarryNoTokenEmailOrJWS() async throws {
         let token = GatewayHarness.token()
         _ = try await harness.request(

@@ -36,7 +36,9 @@ final class GatewayRuntimeTests: XCTestCase {
             return try client.readResponse()
         }
         XCTAssertEqual(balance.status, 200)
+        XCTAssertTrue(gateway.readiness.isReady)
         await gateway.shutdown(gracePeriod: .seconds(1))
+        XCTAssertFalse(gateway.readiness.isReady, "the admin listener's /readyz, which outlives the drain, says not ready")
         await doubles.stop()
     }
 }
