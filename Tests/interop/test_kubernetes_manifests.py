@@ -121,7 +121,9 @@ def test_the_pinned_tools_are_the_ones_in_requirements():
 def test_the_system_is_complete_and_in_one_namespace():
     assert set(of_kind("Namespace")) == {NAMESPACE}
     assert set(of_kind("Deployment")) == set(BINARIES)
-    assert set(of_kind("Service")) == set(BINARIES)
+    # One Service per workload, and a headless one naming its admin
+    # listener for Prometheus (monitoring.yaml).
+    assert set(of_kind("Service")) == set(BINARIES) | {f"{name}-admin" for name in BINARIES}
     assert set(of_kind("PodDisruptionBudget")) == set(BINARIES)
     assert "gateway" in of_kind("HorizontalPodAutoscaler")
     assert "package-catalog" in of_kind("ConfigMap")

@@ -184,6 +184,41 @@ def test_prometheus_config_is_valid_and_scrapes_the_local_run():
             assert any(re.fullmatch(job, name) for name in targets), f"{rule['alert']}: job {job} is not scraped"
 
 
+def test_kubernetes_config_is_valid_and_scrapes_every_workload_under_the_alerts_job_names():
+    """deploy/prometheus/kubernetes.yml names its jobs as prometheus.yml and
+    the alerts do, and each job's DNS SRV name is a headless Service in
+    deploy/kubernetes that selects that workload's pods (ready or not) and
+    targets its admin port."""
+    result = promtool("check", "config", str(PROMETHEUS / "kubernetes.yml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    config = yaml.safe_load((PROMETHEUS / "kubernetes.yml").read_text())
+    local = {job["job_name"] for job in yaml.safe_load((PROMETHEUS / "prometheus.yml").read_text())["scrape_configs"]}
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert set(jobs) == local == {"iap-gateway", "iap-payments", "iap-points"}
+    manifests = [item for path in sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml"))
+                 for item in yaml.safe_load_all(path.read_text()) if item]
+    services = {item["metadata"]["name"]: item for item in manifests if item["kind"] == "Service"}
+    deployments = {item["metadata"]["name"]: item for item in manifests if item["kind"] == "Deployment"}
+    for job_name, job in jobs.items():
+        workload = job_name.removeprefix("iap-")
+        names = [name for sd in job["dns_sd_configs"] for name in sd["names"]]
+        assert len(names) == 1, names
+        match = re.fullmatch(r"_([a-z]+)\._tcp\.([a-z-]+)\.([a-z-]+)\.svc\.cluster\.local", names[0])
+        assert match, names[0]
+        port_name, service_name, namespace = match.groups()
+        service = services[service_name]
+        assert service["metadata"]["namespace"] == namespace
+        assert service["spec"].get("clusterIP") == "None", "SRV records name each pod only for a headless Service"
+        assert service["spec"].get("publishNotReadyAddresses") is True, "a pod that is not ready is still scraped"
+        pod_labels = deployments[workload]["spec"]["template"]["metadata"]["labels"]
+        assert all(pod_labels.get(k) == v for k, v in service["spec"]["selector"].items()), job_name
+        container_ports = {p["name"]: p["containerPort"]
+                           for p in deployments[workload]["spec"]["template"]["spec"]["containers"][0]["ports"]}
+        annotations = deployments[workload]["spec"]["template"]["metadata"]["annotations"]
+        [port] = [p for p in service["spec"]["ports"] if p["name"] == port_name]
+        assert container_ports[port["targetPort"]] == port["port"] == int(annotations["prometheus.io/port"]), job_name
+
+
 def test_operations_doc_covers_every_alert_and_every_metric():
     text = OPERATIONS.read_text()
     headings = re.findall(r"^### (\w+)$", text, flags=re.MULTILINE)
