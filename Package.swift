@@ -126,7 +126,7 @@ let package = Package(
             dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport", "PostgresClient"]),
         .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport"]),

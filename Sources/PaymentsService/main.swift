@@ -66,7 +66,7 @@ do {
     }
     let registry = MetricsRegistry()
     let metrics = try PaymentsMetrics(registry: registry, notificationTypes: NotificationType.knownValues.map(\.rawValue))
-    let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service")
+    let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service", logger: logger)
     let store = PaymentsStore(pool: pool, backoff: settings.backoff) { statement, writes, failed in
         metrics.recordSagaCommit(statement.label, writes: writes, failed: failed)
     }

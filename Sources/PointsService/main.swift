@@ -45,7 +45,7 @@ do {
     // iteration of the loop. Stopped last.
     let loop = try EventLoop(name: "points", submittedRoundsPerIterationMax: EventLoop.submittedRoundsForServingLoop)
     let pool = ServiceDatabase.pool(
-        settings.database, applicationName: "points-service", socketEvents: EventLoopSocketEvents(loop: loop))
+        settings.database, applicationName: "points-service", logger: logger, socketEvents: EventLoopSocketEvents(loop: loop))
     let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
                             observeSpendCommits: metrics.recordSpendCommit, batchExecutor: loop)
     try await store.migrate()

@@ -24,7 +24,8 @@ public final class PostgresConnection: @unchecked Sendable {
         let parameters = configuration.libpqParameters
         let limit = configuration.preparedStatementsPerConnectionMax
         let connection = try await LibPQConnection.connect(
-            parameters: parameters, maxPreparedStatements: limit, socketEvents: configuration.socketEvents).get()
+            parameters: parameters, maxPreparedStatements: limit, socketEvents: configuration.socketEvents,
+            noticeHandler: configuration.noticeHandler).get()
         return PostgresConnection(connection: connection)
     }
 

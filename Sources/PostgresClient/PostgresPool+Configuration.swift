@@ -24,6 +24,14 @@ extension PostgresPool {
         /// Where statements wait for their sockets; nil: the process's
         /// reactor thread (`PostgresSocketEvents`).
         public var socketEvents: (any PostgresSocketEvents)?
+        /// Receives the server's notices and warnings on every connection,
+        /// on whichever thread is reading that connection's answer (keep it
+        /// short and non-blocking); nil: libpq's default, a line on stderr.
+        /// A service passes its logger here, so a notice is a JSON log line
+        /// like the rest of its stderr. Notices sent while a connection is
+        /// being opened come before the handler is set and take libpq's
+        /// default.
+        public var noticeHandler: (@Sendable (PostgresNotice) -> Void)?
 
         public init(
             connectionString: String,
@@ -35,7 +43,8 @@ extension PostgresPool {
             preparedStatementsPerConnectionMax: Int = 256,
             applicationName: String = "iap-credits",
             searchPath: String? = nil,
-            socketEvents: (any PostgresSocketEvents)? = nil
+            socketEvents: (any PostgresSocketEvents)? = nil,
+            noticeHandler: (@Sendable (PostgresNotice) -> Void)? = nil
         ) {
             precondition(connectionsMax > 0 && waitersMax >= 0 && acquireTimeout > .zero && statementTimeout >= .milliseconds(1))
             self.connectionString = connectionString
@@ -48,6 +57,7 @@ extension PostgresPool {
             self.applicationName = applicationName
             self.searchPath = searchPath
             self.socketEvents = socketEvents
+            self.noticeHandler = noticeHandler
         }
 
         /// Keyword/value pairs for PQconnectdbParams, read in order (a later

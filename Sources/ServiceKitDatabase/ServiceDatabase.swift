@@ -23,18 +23,26 @@ public enum ServiceDatabase {
         }
     }
 
-    /// A pool from `DATABASE_URL` and `DATABASE_MAX_CONNECTIONS` (1...200).
-    public static func pool(_ options: CommandLineOptions, applicationName: String) throws(SettingsError) -> PostgresPool {
-        return pool(try SettingsCollector.reading(options) { Settings.read(&$0) }, applicationName: applicationName)
-    }
-
     /// A pool with `settings` (connects lazily). `socketEvents`: where its
     /// statements wait for their sockets (nil: PostgresClient's reactor thread).
-    public static func pool(_ settings: Settings, applicationName: String,
+    /// The server's notices and warnings go to `logger` (`noticeLogger`),
+    /// so the process's stderr stays JSON lines.
+    public static func pool(_ settings: Settings, applicationName: String, logger: Logger,
                             socketEvents: (any PostgresSocketEvents)? = nil) -> PostgresPool {
         PostgresPool(configuration: .init(
             connectionString: settings.connectionString, connectionsMax: settings.connectionsMax, applicationName: applicationName,
-            socketEvents: socketEvents))
+            socketEvents: socketEvents, noticeHandler: noticeLogger(logger)))
+    }
+
+    /// A server notice as a log line: a WARNING at warning level, anything
+    /// else (NOTICE, INFO, ...) at info. Its text is the server's message
+    /// about our own statements (no statement parameters are in it).
+    public static func noticeLogger(_ logger: Logger) -> @Sendable (PostgresNotice) -> Void {
+        { notice in
+            var fields = ["severity": notice.severity, "detail": notice.message]
+            if let sqlState = notice.sqlState { fields["sqlstate"] = sqlState }
+            logger.log(notice.isWarning ? .warning : .info, "postgres notice", fields)
+        }
     }
 
     /// After the start-up migrations: `migrate` exits here (they were all it

@@ -94,7 +94,7 @@ final class AdminCommand: @unchecked Sendable {
         configuration.eventSink = { event in AppStoreAPISettings.log(event, logger) }
         client = try AppStoreServerAPIClient(configuration: configuration)
         if let database = settings.database, let pointsSettings = settings.points, let backoff = settings.backoff {
-            let pool = ServiceDatabase.pool(database, applicationName: "payments-\(name)")
+            let pool = ServiceDatabase.pool(database, applicationName: "payments-\(name)", logger: logger)
             // PointsService as the service itself calls it (mutual TLS with this service's certificate).
             let pointsClient = try PointsConnection.client(pointsSettings)
             let points = PointsLedger(client: pointsClient)

@@ -61,7 +61,7 @@ enum RedriveCommand {
             preconditionFailure("an unread setting is a reported problem")
         }
         let logger = Logger(service: "payments-redrive", minimumLevel: logLevel)
-        let pool = ServiceDatabase.pool(database, applicationName: "payments-redrive")
+        let pool = ServiceDatabase.pool(database, applicationName: "payments-redrive", logger: logger)
         let client: RPCClient
         do {
             client = try PointsConnection.client(points)

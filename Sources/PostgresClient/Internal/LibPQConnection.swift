@@ -26,6 +26,9 @@ final class LibPQConnection: @unchecked Sendable {
     private let maxPreparedStatements: Int
     private let reactor: any PostgresSocketEvents
     private let inFlight = Atomic<Bool>(false)
+    /// The notice receiver's context: kept alive as long as the handle
+    /// (libpq calls the receiver only while the handle exists).
+    private let noticeSink: NoticeSink?
 
     /// `PGconn` handles allocated and not yet freed, process-wide, counted
     /// from `PQconnectdbParams` to `PQfinish` on every path (tests check
@@ -33,10 +36,15 @@ final class LibPQConnection: @unchecked Sendable {
     static var liveHandleCount: Int { liveHandles.withLock { $0 } }
     private static let liveHandles = LockedCounter()
 
-    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: any PostgresSocketEvents) {
+    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
+                 noticeHandler: (@Sendable (PostgresNotice) -> Void)?) {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
         self.reactor = reactor
+        noticeSink = noticeHandler.map(NoticeSink.init)
+        if let noticeSink {
+            PQsetNoticeReceiver(handle, NoticeSink.receive, Unmanaged.passUnretained(noticeSink).toOpaque())
+        }
         // Made on the connect thread, used by whichever thread runs the first
         // statement: that statement's acquiring exchange of `inFlight` pairs
         // with this releasing store, which publishes the fields above in a way
@@ -52,11 +60,13 @@ final class LibPQConnection: @unchecked Sendable {
     /// URL is expanded (later keywords override it).
     /// `socketEvents` nil: the process's `PostgresSocketReactor`.
     static func connect(parameters: [(String, String)], maxPreparedStatements: Int,
-                        socketEvents: (any PostgresSocketEvents)? = nil) async -> Result<LibPQConnection, PostgresError> {
+                        socketEvents: (any PostgresSocketEvents)? = nil,
+                        noticeHandler: (@Sendable (PostgresNotice) -> Void)? = nil) async -> Result<LibPQConnection, PostgresError> {
         let reactor = socketEvents ?? PostgresSocketReactor.shared
         return await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: connectBlocking(parameters: parameters, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
+                continuation.resume(returning: connectBlocking(parameters: parameters, maxPreparedStatements: maxPreparedStatements,
+                                                               reactor: reactor, noticeHandler: noticeHandler))
             }
             thread.name = "postgres-connect"
             thread.stackSize = 512 * 1024
@@ -64,7 +74,8 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
-    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: any PostgresSocketEvents) -> Result<LibPQConnection, PostgresError> {
+    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
+                                        noticeHandler: (@Sendable (PostgresNotice) -> Void)?) -> Result<LibPQConnection, PostgresError> {
         let handle = withCStringArray(parameters.map(\.0)) { keywords in
             withCStringArray(parameters.map(\.1)) { values in
                 PQconnectdbParams(keywords, values, 1)
@@ -78,7 +89,8 @@ final class LibPQConnection: @unchecked Sendable {
         guard PQsetnonblocking(handle, 1) == 0 else {
             return .failure(finishFailed(handle, message: "cannot switch to non-blocking mode: \(lastMessage(handle))"))
         }
-        return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor))
+        return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor,
+                                        noticeHandler: noticeHandler))
     }
 
     /// Frees a handle whose connect failed; the error to report.
