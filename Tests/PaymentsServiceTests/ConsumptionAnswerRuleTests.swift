@@ -69,6 +69,36 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertNil(unknown.refundPreference)
     }
 
+    /// A grant still owed (the saga retrying through a PointsService
+    /// outage) is waited for while more than an hour of Apple's window is
+    /// left, then answered as undelivered for a server outage; it had been
+    /// answered at once as UNDELIVERED_OTHER.
+    func testAnOwedGrantIsWaitedForThenAnsweredAsAServerOutage() {
+        var owed = facts(delivered: false, preference: .grantProrated)
+        owed.grantOwed = true
+        owed.windowLeftMilliseconds = ConsumptionAnswerRule.answerWindowMilliseconds - 5_000
+        XCTAssertEqual(ConsumptionAnswerRule.decide(owed), .postpone(reason: "grant_owed"))
+        owed.windowLeftMilliseconds = ConsumptionAnswerRule.owedGrantWaitsWhileMillisecondsLeft + 1
+        XCTAssertEqual(ConsumptionAnswerRule.decide(owed), .postpone(reason: "grant_owed"))
+        owed.windowLeftMilliseconds = ConsumptionAnswerRule.owedGrantWaitsWhileMillisecondsLeft
+        guard case .send(let outage) = ConsumptionAnswerRule.decide(owed) else { return XCTFail("expected send") }
+        XCTAssertEqual(outage.deliveryStatus, .undeliveredServerOutage)
+        XCTAssertEqual(outage.consumptionPercentage, 0)
+        XCTAssertEqual(outage.refundPreference, .grantFull)
+        var withoutConsent = owed
+        withoutConsent.consented = nil
+        XCTAssertEqual(ConsumptionAnswerRule.decide(withoutConsent), .skip(reason: "no_consent"), "consent is asked first")
+    }
+
+    func testSampleContentIsTheOperatorsWord() {
+        var sampled = facts()
+        sampled.sampleContentProvided = true
+        guard case .send(let request) = ConsumptionAnswerRule.decide(sampled) else { return XCTFail("expected send") }
+        XCTAssertTrue(request.sampleContentProvided)
+        guard case .send(let plain) = ConsumptionAnswerRule.decide(facts()) else { return XCTFail("expected send") }
+        XCTAssertFalse(plain.sampleContentProvided)
+    }
+
     func testTheBodyIsRecordedAsSent() {
         let request = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
                                          consumptionPercentage: 30_000, refundPreference: .decline)
@@ -86,8 +116,10 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertTrue(on.enabled)
         XCTAssertEqual(on.refundPreference, .grantProrated)
         XCTAssertEqual(on.retry, .seconds(5))
+        XCTAssertFalse(on.sampleContentProvided)
+        XCTAssertTrue(try settings(["CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "on"]).sampleContentProvided)
         for bad in [["CONSUMPTION_ANSWERS": "yes"], ["CONSUMPTION_REFUND_PREFERENCE": "grant_full"], ["CONSUMPTION_RETRY_SECONDS": "0"],
-                    ["CONSUMPTION_RETRY_SECONDS": "3601"]] {
+                    ["CONSUMPTION_RETRY_SECONDS": "3601"], ["CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "true"]] {
             XCTAssertThrowsError(try settings(bad), "\(bad)")
         }
     }

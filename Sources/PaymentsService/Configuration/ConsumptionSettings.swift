@@ -10,6 +10,9 @@ struct ConsumptionSettings: Sendable, Equatable {
     var refundPreference: ConsumptionRequest.RefundPreference?
     /// How long after a transient failure an answer is tried again (within Apple's 12 hours).
     var retry: Duration = .seconds(60)
+    /// Apple's `sampleContentProvided`: the app gave a free sample or trial
+    /// of the content before the purchase (e.g. credits at sign-up).
+    var sampleContentProvided = false
 
     static let refundPreferences: [ConsumptionRequest.RefundPreference] = [.decline, .grantFull, .grantProrated]
 
@@ -20,6 +23,8 @@ struct ConsumptionSettings: Sendable, Equatable {
                    help: "refundPreference sent with consumption answers: DECLINE, GRANT_FULL, GRANT_PRORATED, or empty to send none."),
         OptionSpec(flag: nil, env: "CONSUMPTION_RETRY_SECONDS", default: "60",
                    help: "Delay before a consumption answer that failed transiently is sent again (1...3600; within Apple's 12 hours)."),
+        OptionSpec(flag: nil, env: "CONSUMPTION_SAMPLE_CONTENT_PROVIDED", default: "off",
+                   help: "on: tell Apple the app gives a free sample or trial of the content before purchase (e.g. free credits at sign-up); off: it does not."),
     ]
 
     init() {}
@@ -28,7 +33,7 @@ struct ConsumptionSettings: Sendable, Equatable {
         self = try SettingsCollector.reading(options) { Self.read(&$0) }
     }
 
-    /// Reads the three settings, reporting each problem to `settings`.
+    /// Reads the four settings, reporting each problem to `settings`.
     static func read(_ settings: inout SettingsCollector) -> ConsumptionSettings? {
         let enabled = settings.choice("CONSUMPTION_ANSWERS", ["on": true, "off": false],
                                       because: "answering Apple's refund questions with a user's consumption is the operator's decision")
@@ -44,11 +49,14 @@ struct ConsumptionSettings: Sendable, Equatable {
         }
         let retry = settings.integer("CONSUMPTION_RETRY_SECONDS", in: 1...3600, unit: "of seconds",
                                      because: "a failed answer is sent again after it, well within Apple's 12 hours")
-        guard let enabled, let preference, let retry else { return nil }
+        let sample = settings.choice("CONSUMPTION_SAMPLE_CONTENT_PROVIDED", ["on": true, "off": false],
+                                     because: "it is Apple's sampleContentProvided in each consumption answer, a fact of the app only the operator knows")
+        guard let enabled, let preference, let retry, let sample else { return nil }
         var result = ConsumptionSettings()
         result.enabled = enabled
         result.refundPreference = preference
         result.retry = .seconds(retry)
+        result.sampleContentProvided = sample
         return result
     }
 }

@@ -5,6 +5,11 @@ import AppStoreServerAPI
 enum ConsumptionAnswerRule {
     /// Apple accepts an answer for 12 hours after its CONSUMPTION_REQUEST.
     static let answerWindowMilliseconds: Int64 = 12 * 3_600_000
+    /// A purchase whose grant is still owed (the saga is retrying it: a
+    /// PointsService outage) waits for the grant while more than this is
+    /// left of Apple's window; then it is answered as undelivered for a
+    /// server outage.
+    static let owedGrantWaitsWhileMillisecondsLeft: Int64 = 3_600_000
 
     /// What the ledger knows about the purchase's credits (PointsService's
     /// credit lot); nil fields when PointsService has no lot for it.
@@ -15,28 +20,46 @@ enum ConsumptionAnswerRule {
         var consented: Bool?
         /// True once the purchase's grant was applied.
         var delivered: Bool
+        /// True while the grant is owed and not applied (the saga retries it).
+        var grantOwed = false
+        /// What is left of Apple's answer window.
+        var windowLeftMilliseconds: Int64 = ConsumptionAnswerRule.answerWindowMilliseconds
         var credited: Int64?
         var spent: Int64?
         var refundPreference: ConsumptionRequest.RefundPreference?
+        /// The operator's word (`CONSUMPTION_SAMPLE_CONTENT_PROVIDED`).
+        var sampleContentProvided = false
     }
 
     enum Decision: Sendable, Equatable {
         case send(ConsumptionRequest)
         /// Nothing is sent, for good; the reason is stored.
         case skip(reason: String)
+        /// Nothing is sent yet: asked again at the next retry.
+        case postpone(reason: String)
     }
 
     static func decide(_ facts: Facts) -> Decision {
         guard facts.enabled else { return .skip(reason: "disabled") }
         guard facts.consented == true else { return .skip(reason: "no_consent") }
+        // Credits are delivered the moment the grant is applied. One still
+        // owed is waited for (it may land in a moment), until the window is
+        // nearly over: then it was not delivered because our side was down.
+        // A purchase not credited otherwise (not claimed, refused) was not
+        // delivered for a reason other than quality or the wrong item.
+        let deliveryStatus: ConsumptionRequest.DeliveryStatus
+        if facts.delivered {
+            deliveryStatus = .delivered
+        } else if facts.grantOwed {
+            guard facts.windowLeftMilliseconds <= owedGrantWaitsWhileMillisecondsLeft else { return .postpone(reason: "grant_owed") }
+            deliveryStatus = .undeliveredServerOutage
+        } else {
+            deliveryStatus = .undeliveredOther
+        }
         let percentage = facts.delivered ? percentageMilliunits(spent: facts.spent ?? 0, credited: facts.credited ?? 0) : 0
         return .send(ConsumptionRequest(
-            customerConsented: true,
-            // Credits are delivered the moment the grant is applied; a
-            // purchase not (yet) credited was not delivered for a reason
-            // other than quality or the wrong item.
-            deliveryStatus: facts.delivered ? .delivered : .undeliveredOther,
-            sampleContentProvided: false, consumptionPercentage: percentage,
+            customerConsented: true, deliveryStatus: deliveryStatus,
+            sampleContentProvided: facts.sampleContentProvided, consumptionPercentage: percentage,
             refundPreference: refundPreference(facts.refundPreference, consumptionPercentage: percentage)))
     }
 

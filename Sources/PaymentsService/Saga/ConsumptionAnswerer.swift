@@ -64,6 +64,9 @@ struct ConsumptionAnswerer: Sendable {
         case .skip(let reason):
             log.info("consumption request not answered", ["reason": reason])
             await finish("skipped", detail: reason)
+        case .postpone(let reason):
+            log.info("consumption answer postponed", ["reason": reason])
+            await finish("pending", detail: reason)
         case .send(let request):
             let body = Self.bodyJSON(request)
             guard let client, let environment = AppStoreServerEnvironment(rawValue: row.environment) else {
@@ -94,11 +97,14 @@ struct ConsumptionAnswerer: Sendable {
     private func gather(_ row: ConsumptionAnswerRow) async throws(Postponed) -> ConsumptionAnswerRule.Facts {
         var facts = ConsumptionAnswerRule.Facts(enabled: settings.enabled, consented: nil, delivered: false,
                                                 refundPreference: settings.refundPreference)
+        facts.sampleContentProvided = settings.sampleContentProvided
+        facts.windowLeftMilliseconds = row.deadlineUnixMilliseconds - Int64(Date().timeIntervalSince1970 * 1000)
         guard settings.enabled else { return facts }
         do {
             guard let record = try await store.find(transactionId: row.transactionId), let userId = record.userId else { return facts }
             facts.consented = try await store.consumptionConsent(userId: userId)
             facts.delivered = record.state.grant == .applied
+            facts.grantOwed = record.state.grant == .owed
             guard facts.consented == true, facts.delivered else { return facts }
             switch await points.purchaseConsumption(userId: userId, transactionId: row.transactionId, requestId: nil) {
             case .success(let lot):
