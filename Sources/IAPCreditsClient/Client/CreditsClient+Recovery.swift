@@ -157,8 +157,18 @@ extension CreditsClient {
         retryAttempts[transactionId] = nil
     }
 
+    /// A scheduled resubmission. While StoreKit holds the transaction
+    /// unfinished it goes through the plan with StoreKit's current copy (a
+    /// refund may have come since the retry was scheduled); otherwise the
+    /// record is resubmitted as it is.
     private func retry(_ transactionId: String) async {
         retryTasks[transactionId] = nil
+        guard !stopped, knownRecords[transactionId] != nil else { return }
+        let current = await storeFront.unfinishedTransactions().filter { $0.transaction.id == transactionId }
+        guard current.isEmpty else {
+            _ = await runPass(unfinished: current)
+            return
+        }
         guard !stopped, let record = knownRecords[transactionId] else { return }
         var report = RecoveryReport()
         await submit(record, into: &report)

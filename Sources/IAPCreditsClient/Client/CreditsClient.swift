@@ -241,11 +241,7 @@ public actor CreditsClient {
         guard error.problemCode == .paymentProductNotFound || error.problemCode == .paymentProductMismatch,
               let code = cachedOffers?.productCodesByAppStoreProductId[record.appStoreProductId], code != record.productCode,
               rebuiltThisSession.insert(record.transactionId).inserted else { return nil }
-        let rebuilt = PendingPurchaseRecord(
-            transactionId: record.transactionId, productCode: code, appStoreProductId: record.appStoreProductId,
-            signedTransactionInfo: record.signedTransactionInfo, appAccountToken: record.appAccountToken,
-            recordedAtUnixMilliseconds: record.recordedAtUnixMilliseconds, submissionCount: record.submissionCount,
-            lastFailure: record.lastFailure)
+        let rebuilt = record.replacing(productCode: code)
         knownRecords[record.transactionId] = rebuilt
         try? await records.save(rebuilt)
         return rebuilt

@@ -77,6 +77,53 @@ final class CreditsClientRecoveryTests: XCTestCase {
         await client.stop()
     }
 
+    /// Apple refunded a purchase the app had recorded but not yet got
+    /// credited: StoreKit hands it back revoked, and that copy (not the one
+    /// saved at payment) is what is sent, so a backend that has not yet
+    /// heard of the refund does not credit it. The record keeps its
+    /// package code and counters, and stores the new copy.
+    func testARecordIsResubmittedWithStoreKitsCurrentCopyOfItsTransaction() async throws {
+        let transaction = try await paidThenKilled()
+        var stored = PendingPurchaseRecord(transaction: transaction, productCode: "starter_pack", now: Date())
+        stored.submissionCount = 2
+        stored.lastFailure = "transport"
+        try await records.save(stored)
+        let revoked = try store.refund(transaction.id)
+        XCTAssertNotEqual(revoked.signedTransactionInfo, transaction.signedTransactionInfo)
+        await api.failVerify(Fixtures.problem(.paymentGrantFailed))
+        let client = launch(Fixtures.fastConfiguration(attempts: 1))
+        _ = await client.start()
+        let first = try await XCTUnwrapAsync(await api.verifyRequests.first)
+        XCTAssertEqual(first.signedTransactionInfo, revoked.signedTransactionInfo)
+        XCTAssertTrue(first.signedTransactionInfo.contains("-revoked"))
+        XCTAssertEqual(first.productCode, "starter_pack")
+        let kept = try await XCTUnwrapAsync(await records.allRecords().first)
+        XCTAssertEqual(kept.signedTransactionInfo, revoked.signedTransactionInfo)
+        XCTAssertEqual(kept.productCode, "starter_pack")
+        XCTAssertEqual(kept.submissionCount, 3)
+        XCTAssertEqual(kept.recordedAtUnixMilliseconds, stored.recordedAtUnixMilliseconds)
+        await client.stop()
+    }
+
+    /// A retry scheduled before StoreKit delivered the refund sends the
+    /// refunded copy, not the one it was scheduled with.
+    func testARetryAfterARefundSendsTheRefundedCopy() async throws {
+        let transaction = try await paidThenKilled()
+        await api.failVerify(CreditsError(.transport("offline")))
+        let client = launch(CreditsClientConfiguration(
+            retrySchedule: RetrySchedule(initialDelayMilliseconds: 300, maximumDelayMilliseconds: 300, attemptsPerSessionMax: 2),
+            unitRandom: { 0.99 }))
+        _ = await client.start()
+        let revoked = try store.refund(transaction.id)
+        let api = self.api
+        let resubmitted = await eventually { await api.verifyCount >= 2 }
+        XCTAssertTrue(resubmitted)
+        let sent = await api.verifyRequests.map(\.signedTransactionInfo)
+        XCTAssertEqual(sent.first, transaction.signedTransactionInfo, "before the refund")
+        XCTAssertEqual(Array(sent.dropFirst()), [revoked.signedTransactionInfo], "every later submission")
+        await client.stop()
+    }
+
     func testRetriesStopAfterTheSessionBudgetAndResumeOnTheNextLaunch() async throws {
         let transaction = try await paidThenKilled()
         for _ in 0..<3 { await api.failVerify(CreditsError(.transport("offline"))) }
