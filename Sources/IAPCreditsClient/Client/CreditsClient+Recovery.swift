@@ -76,11 +76,11 @@ extension CreditsClient {
         knownRecords[transactionId] = record
         switch await verifyOnce(record) {
         case .success(let grant):
-            await finishAndForget(transactionId)
+            await finishAndForget(transactionId, settledAs: .credited(grant, balance: nil))
             report.credited.append(grant)
             announceCredit(grant)
         case .failure(let error) where error.disposition == .finish:
-            await finishAndForget(transactionId)
+            await finishAndForget(transactionId, settledAs: .revoked(transactionId: transactionId))
             report.revoked.append(transactionId)
             emit(.revoked(transactionId: transactionId))
         case .failure:
@@ -121,9 +121,9 @@ extension CreditsClient {
         let transaction = update.transaction
         guard !stopped, !inFlight.contains(transaction.id) else { return }
         // StoreKit delivers unfinished transactions again at launch; one
-        // finished here already is done, unless it now carries a refund
-        // (submitted so the backend hears of it from the app too).
-        if finishedThisSession.contains(transaction.id) && transaction.revocationDate == nil { return }
+        // settled here already is done, unless it now carries a refund of a
+        // credit (submitted so the backend hears of it from the app too).
+        if let settled = settledThisSession[transaction.id], transaction.revocationDate == nil || settled.isRevoked { return }
         _ = await runPass(unfinished: [update])
     }
 

@@ -31,9 +31,11 @@ public actor CreditsClient {
     var stopped = false
     /// Transactions being submitted or finished right now (never twice at once).
     var inFlight = Set<String>()
-    /// Transactions this client finished: a redelivery of one is not
-    /// submitted again (unless it now carries a refund).
-    var finishedThisSession = Set<String>()
+    /// How each transaction this client finished was settled (`.credited`
+    /// or `.revoked`): a redelivery of one is not submitted again (unless it
+    /// now carries a refund), and a purchase call that gets its transaction
+    /// back after a recovery pass settled it reports that settlement.
+    var settledThisSession: [String: PurchaseOutcome] = [:]
     /// The verify in flight for each transaction. The purchase path and a
     /// recovery pass that meet one transaction share its call and its
     /// answer (`verifyOnce`), so it is submitted once and both report the
@@ -175,6 +177,13 @@ public actor CreditsClient {
                     }
                     action = try flow.storeAnswered(answer, now: configuration.now())
                 case .record(let record):
+                    // A recovery pass (the app came to the foreground as the sheet
+                    // closed) credited and finished it already: report that, without
+                    // a record for a finished transaction or a second verify.
+                    if let settled = settledThisSession[record.transactionId] {
+                        action = try flow.settledElsewhere(settled)
+                        continue
+                    }
                     // A recovery pass may hold it already: the verify is then shared (`verifyOnce`).
                     if inFlight.insert(record.transactionId).inserted { held = record.transactionId }
                     knownRecords[record.transactionId] = record
@@ -185,7 +194,7 @@ public actor CreditsClient {
                 case .verify(let record):
                     action = try flow.verifyAnswered(await verifyOnce(record))
                 case .finish(let transactionId):
-                    await finishAndForget(transactionId)
+                    if case .finishing(_, let outcome) = flow.state { await finishAndForget(transactionId, settledAs: outcome) }
                     action = try flow.finished()
                 case .refresh:
                     action = try flow.refreshed(balance: await refreshAfterChange())
@@ -295,12 +304,18 @@ public actor CreditsClient {
         }
     }
 
-    /// Finishes the StoreKit transaction and forgets it. Asking StoreKit to
-    /// finish a transaction it holds finished already does nothing, so a
-    /// redelivered refund is finished too.
-    func finishAndForget(_ transactionId: String) async {
+    /// Finishes the StoreKit transaction and forgets it, `outcome` (`.credited`
+    /// or `.revoked`) being how it was settled. Asking StoreKit to finish a
+    /// transaction it holds finished already does nothing, so a redelivered
+    /// refund is finished too.
+    func finishAndForget(_ transactionId: String, settledAs outcome: PurchaseOutcome) async {
         guard !stopped else { return }
-        finishedThisSession.insert(transactionId)
+        assert(outcome.settles(transactionId))
+        // The purchase call and a recovery pass that shared one verify both
+        // get here with its answer: StoreKit is asked once. A refund after a
+        // credit is a new settlement, finished again.
+        let earlier = settledThisSession.updateValue(outcome, forKey: transactionId)
+        if let earlier, earlier.isRevoked == outcome.isRevoked { return }
         await storeFront.finish(transactionID: transactionId)
         // Removal failing leaves a record whose resubmission answers
         // already_granted; it is removed then.

@@ -6,6 +6,7 @@ import Foundation
 ///
 ///     idle ──start──▶ purchasing ──store: verified──▶ recording ──▶ verifying
 ///                        │ pending / cancelled / failed / unverified: completed (no gateway call)
+///     recording ──settled elsewhere (a recovery pass credited it)──▶ refreshing
 ///     verifying ──granted, already_granted, REVOKED──▶ finishing ──▶ refreshing ──▶ completed
 ///     verifying ──retryable or refused──▶ completed (transaction kept unfinished)
 ///
@@ -85,6 +86,18 @@ public struct PurchaseFlow: Sendable {
         guard case .recording(let record) = state else { throw PurchaseFlowViolation(event: "recordAttempted", state: state) }
         state = .verifying(record)
         return .verify(record)
+    }
+
+    /// Paid, but the transaction was settled already (`.credited` or
+    /// `.revoked` by a recovery pass that found it unfinished as the sheet
+    /// closed, and finished it): nothing to record, verify or finish; the
+    /// balance and packages are refreshed and that settlement reported.
+    public mutating func settledElsewhere(_ outcome: PurchaseOutcome) throws(PurchaseFlowViolation) -> Action {
+        guard case .recording(let record) = state, outcome.settles(record.transactionId) else {
+            throw PurchaseFlowViolation(event: "settledElsewhere", state: state)
+        }
+        state = .refreshing(outcome)
+        return .refresh
     }
 
     /// The gateway answered the verify.

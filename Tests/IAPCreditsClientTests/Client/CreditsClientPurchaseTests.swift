@@ -168,6 +168,43 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertTrue(announced, "\(events.creditedIds)")
         try await Task.sleep(nanoseconds: 50_000_000)
         XCTAssertEqual(events.creditedIds, [grant.transactionId], "one credited event")
+        XCTAssertEqual(gated.inner.finishCount(grant.transactionId), 1)
+        XCTAssertEqual(gated.inner.redundantFinishCount, 0, "one finish for the shared answer")
+        await client.stop()
+    }
+
+    /// The sheet closed and the app came to the foreground: a recovery pass
+    /// found the transaction unfinished, credited it, finished it and
+    /// removed its record before the purchase call got its answer. The
+    /// purchase reports that credit; it neither writes a record for the
+    /// finished transaction nor verifies or finishes it again.
+    func testThePurchasePathReportsACreditARecoveryPassAlreadySettled() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let records = LoggingRecordStore()
+        let client = CreditsClient(api: api, storeFront: gated, records: records, configuration: noRetries)
+        let events = EventCollector(client)
+        let offers = try await client.packageOffers()
+        let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
+        let purchase = Task { await client.purchase(premium) }
+        let paid = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(paid, "the transaction is made, the purchase call not yet answered")
+        let pass = await client.resumePendingPurchases()
+        XCTAssertEqual(pass.credited.map(\.creditsAdded), [415])
+        gated.release()
+        guard case .credited(let grant, _) = await purchase.value else { return XCTFail("not credited") }
+        XCTAssertEqual(grant.status, .granted)
+        XCTAssertEqual(grant.creditsAdded, 415, "the credits the pass got, not the already_granted 0")
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 1)
+        XCTAssertEqual(gated.inner.finishCount(grant.transactionId), 1)
+        XCTAssertEqual(gated.inner.redundantFinishCount, 0)
+        let left = try await records.allRecords()
+        XCTAssertTrue(left.isEmpty, "no record written for a finished transaction")
+        let pending = await client.pendingPurchases()
+        XCTAssertTrue(pending.isEmpty)
+        let announced = await eventually { events.creditedIds == [grant.transactionId] }
+        XCTAssertTrue(announced, "\(events.creditedIds)")
         await client.stop()
     }
 
