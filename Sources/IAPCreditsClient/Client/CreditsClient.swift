@@ -27,6 +27,8 @@ public actor CreditsClient {
 
     var cachedAccountToken: UUID?
     var cachedOffers: PackageOffers?
+    /// When `cachedOffers` was read (the configuration's clock).
+    var cachedOffersAt: Date?
     var purchaseRunning = false
     var stopped = false
     /// Transactions being submitted or finished right now (never twice at once).
@@ -118,6 +120,7 @@ public actor CreditsClient {
         let products = (try? await storeFront.products(for: PackageOffers.productIDs(of: packages))) ?? []
         let offers = PackageOffers.match(packages: packages, products: products)
         cachedOffers = offers
+        cachedOffersAt = configuration.now()
         emit(.offersChanged(offers))
         return offers
     }
@@ -149,17 +152,23 @@ public actor CreditsClient {
     /// Buys `offer` (docs/protocols/payments/apple-iap-protocol.md 3.2 and 4.1): StoreKit's sheet with the
     /// user's appAccountToken; a verified payment is recorded, submitted,
     /// finished only once credited, then balance and packages are refreshed.
+    /// The new user pack, and any offer from a list older than
+    /// `ClientLimits.offersReuseSecondsMax`, is looked up in a fresh list
+    /// first: `.productUnavailable` when it is gone.
     public func purchase(_ offer: PackageOffer) async -> PurchaseOutcome {
         guard !stopped else { return .notStarted(CreditsError(.notSignedIn)) }
         guard !purchaseRunning else { return .alreadyInProgress }
         purchaseRunning = true
         defer { purchaseRunning = false }
         let token: UUID
+        let listed: PackageOffer?
         do {
             token = try await accountToken()
+            listed = try await offerListedNow(offer)
         } catch {
             return .notStarted(error)
         }
+        guard let offer = listed else { return .productUnavailable }
         var flow = PurchaseFlow(offers: cachedOffers ?? PackageOffers(offers: [offer]))
         var held: String?
         defer { if let held { inFlight.remove(held) } }
@@ -208,6 +217,29 @@ public actor CreditsClient {
             // A runner bug: keep whatever was paid, unfinished.
             return Self.abandoned(held)
         }
+    }
+
+    /// `offer` as the gateway lists it now (nil: gone). The new user pack
+    /// sells once per email identity and another device may have bought it
+    /// since the list was shown: paying for it then means a refusal and a
+    /// manual refund, so it is looked up again, and not bought when the list
+    /// cannot be read. Another package is looked up again only when the list
+    /// is stale; if that read fails it is bought from the list shown (it
+    /// cannot become ineligible, and a re-keyed one is rebuilt on verify).
+    private func offerListedNow(_ offer: PackageOffer) async throws(CreditsError) -> PackageOffer? {
+        guard offer.isStarterPack || !cachedOffersAreFresh else { return offer }
+        do {
+            return try await packageOffers().offer(productCode: offer.productCode)
+        } catch {
+            if offer.isStarterPack { throw error }
+            return offer
+        }
+    }
+
+    private var cachedOffersAreFresh: Bool {
+        guard let cachedOffersAt else { return false }
+        let ageSeconds = configuration.now().timeIntervalSince(cachedOffersAt)
+        return ageSeconds >= 0 && ageSeconds <= Double(ClientLimits.offersReuseSecondsMax)
     }
 
     /// The outcome of a purchase the runner stopped driving (the client was

@@ -208,6 +208,64 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await client.stop()
     }
 
+    /// The new user pack was bought on another device: this device's list
+    /// still shows it, but the packages are read again before the sheet, so
+    /// the user is not charged for a pack the backend refuses
+    /// (PAYMENT_STARTER_PACK_INELIGIBLE, a manual refund).
+    func testAStarterPackGoneFromThePackagesIsNotBought() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let pack = try XCTUnwrap(offers.offer(productCode: "new_user_pack"))
+        await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "new_user_pack" })
+        let outcome = await s.client.purchase(pack)
+        XCTAssertEqual(outcome, .productUnavailable)
+        XCTAssertEqual(s.store.purchaseCount, 0)
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 0)
+        let hidden = await eventually { s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false }
+        XCTAssertTrue(hidden, "the app is told the pack is gone")
+        await s.client.stop()
+    }
+
+    /// Still listed: bought, after the packages were read again; when they
+    /// cannot be read, the pack is not bought (its eligibility is unknown).
+    func testAStarterPackIsBoughtOnlyOnceThePackagesStillListIt() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let pack = try XCTUnwrap(offers.offer(productCode: "new_user_pack"))
+        await s.api.failPackages(CreditsError(.transport("offline")))
+        let offline = await s.client.purchase(pack)
+        XCTAssertEqual(offline, .notStarted(CreditsError(.transport("offline"))))
+        XCTAssertEqual(s.store.purchaseCount, 0)
+        let before = s.log.calls.count
+        guard case .credited(let grant, _) = await s.client.purchase(pack) else { return XCTFail() }
+        XCTAssertEqual(grant.creditsAdded, 60)
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(3)), ["packages", "products", "purchase"], "read again before the sheet")
+        await s.client.stop()
+    }
+
+    /// Any package from a list older than `ClientLimits.offersReuseSecondsMax`
+    /// is checked against a fresh one; a fresher list is trusted.
+    func testAnOfferFromAStaleListIsCheckedAgainstTheGateway() async throws {
+        let clock = ManualClock()
+        var configuration = noRetries
+        configuration.now = { clock.now }
+        let s = setup(configuration: configuration)
+        let offers = try await s.client.packageOffers()
+        let popular = try XCTUnwrap(offers.offer(productCode: "popular_pack"))
+        clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax - 1))
+        let before = s.log.calls.count
+        guard case .credited = await s.client.purchase(popular) else { return XCTFail() }
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(2)), ["accountToken", "purchase"], "a fresh list is trusted")
+        // The list refreshed after that credit is the one shown; it grows stale.
+        await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "popular_pack" })
+        clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax + 1))
+        let stale = await s.client.purchase(popular)
+        XCTAssertEqual(stale, .productUnavailable)
+        XCTAssertEqual(s.store.purchaseCount, 1)
+        await s.client.stop()
+    }
+
     func testNoAccountTokenNoPurchase() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()

@@ -16,6 +16,7 @@ actor FakeCreditsAPI: CreditsAPI {
     private var balanceValue: Int64 = 0
     private var statuses: [String: TransactionStatus] = [:]
     private var accountTokenFailures: [CreditsError] = []
+    private var packagesFailures: [CreditsError] = []
     private let observer: (@Sendable (String) -> Void)?
     private var verifyHeld = false
     private var heldVerifies: [CheckedContinuation<Void, Never>] = []
@@ -39,6 +40,7 @@ actor FakeCreditsAPI: CreditsAPI {
     /// The next verify calls fail with these, in order.
     func failVerify(_ errors: CreditsError...) { verifyFailures.append(contentsOf: errors) }
     func failAccountToken(_ errors: CreditsError...) { accountTokenFailures.append(contentsOf: errors) }
+    func failPackages(_ errors: CreditsError...) { packagesFailures.append(contentsOf: errors) }
     func setPackages(_ packages: [CreditPackage]) { packageList = packages }
     func setStatus(_ status: TransactionStatus) { statuses[status.transactionId] = status }
     var verifyCount: Int { verifyRequests.count }
@@ -54,6 +56,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func packages() async throws(CreditsError) -> [CreditPackage] {
         observer?("packages")
         packagesCalls += 1
+        if !packagesFailures.isEmpty { throw packagesFailures.removeFirst() }
         return packageList
     }
 
