@@ -4,15 +4,16 @@ extension CreditsClient {
     /// Resubmits every paid purchase not yet credited: StoreKit's unfinished
     /// transactions and the library's records (docs/protocols/payments/apple-iap-protocol.md 4.4). Runs
     /// at `start()`; call it again when the app comes to the foreground or
-    /// after the user signs in again. Resets this launch's retry budget.
+    /// after the user signs in again. A purchase waiting out its backoff or
+    /// an answer's Retry-After is left to its timer; one whose retries this
+    /// launch are used up is resubmitted with a fresh budget.
     @discardableResult
     public func resumePendingPurchases() async -> RecoveryReport {
         guard !stopped else { return RecoveryReport() }
-        for transactionId in Array(retryTasks.keys) { cancelRetry(transactionId) }
-        retryAttempts.removeAll()
-        passRetryTask?.cancel()
-        passRetryTask = nil
-        passRetryAttempt = 0
+        if !passIsWaiting {
+            cancelPassRetry()
+            passRetryAttempt = 0
+        }
         return await runPass(unfinished: nil)
     }
 
@@ -20,12 +21,17 @@ extension CreditsClient {
     func runPass(unfinished given: [StoreTransactionResult]?) async -> RecoveryReport {
         var report = RecoveryReport()
         guard !stopped else { return report }
+        if passIsWaiting, let passRetry {
+            report.failure = passRetry.failure
+            report.pending = pendingPurchases()
+            return report
+        }
         let token: UUID
         do {
             token = try await accountToken()
         } catch {
             report.failure = error
-            if error.disposition == .keepAndRetry { schedulePassRetry() }
+            if error.disposition == .keepAndRetry { schedulePassRetry(after: error) }
             return report
         }
         let unfinished: [StoreTransactionResult]
@@ -42,13 +48,23 @@ extension CreditsClient {
             records: records.values.sorted { $0.recordedAtUnixMilliseconds < $1.recordedAtUnixMilliseconds },
             unfinished: unfinished, accountToken: token, productCodes: await productCodes(for: unfinished, records: records),
             now: configuration.now())
-        for item in plan.items.prefix(ClientLimits.submissionsPerPassMax) {
+        let now = ContinuousClock.now
+        for item in plan.items.filter({ !isWaitingForRetry($0, now: now) }).prefix(ClientLimits.submissionsPerPassMax) {
             guard !stopped else { break }
             await carryOut(item, into: &report)
         }
         if !report.credited.isEmpty || !report.revoked.isEmpty { _ = await refreshAfterChange() }
+        // The pass ran: a later pass failure starts a fresh budget.
+        if passRetry == nil { passRetryAttempt = 0 }
         report.pending = pendingPurchases()
         return report
+    }
+
+    /// A submission whose backoff or Retry-After has not passed: its timer
+    /// submits it, not this pass.
+    private func isWaitingForRetry(_ item: RecoveryPlan.Item, now: ContinuousClock.Instant) -> Bool {
+        guard case .submit(let record, _) = item, let notBefore = retryNotBefore[record.transactionId] else { return false }
+        return notBefore > now
     }
 
     private func carryOut(_ item: RecoveryPlan.Item, into report: inout RecoveryReport) async {
@@ -98,7 +114,7 @@ extension CreditsClient {
             return PendingPurchaseRecord(transaction: transaction, productCode: status.productCode, now: configuration.now())
         } catch {
             setSummary(PendingPurchaseSummary(transactionId: transaction.id, appStoreProductId: transaction.productID, state: .unknownProduct))
-            if error.disposition == .keepAndRetry { schedulePassRetry() }
+            if error.disposition == .keepAndRetry { schedulePassRetry(after: error) }
             return nil
         }
     }
@@ -132,17 +148,16 @@ extension CreditsClient {
     func scheduleRetry(_ record: PendingPurchaseRecord, after error: CreditsError) {
         let transactionId = record.transactionId
         let attempt = (retryAttempts[transactionId] ?? 0) + 1
-        retryTasks[transactionId]?.cancel()
-        retryTasks[transactionId] = nil
-        guard let scheduled = configuration.retrySchedule.delayMilliseconds(beforeRetry: attempt, unitRandom: configuration.unitRandom()) else {
-            retryAttempts[transactionId] = nil
+        cancelRetry(transactionId)
+        guard let delay = retryDelayMilliseconds(beforeRetry: attempt, after: error) else {
+            // Used up: the next launch or a foreground resubmits it, never before the Retry-After.
+            if let seconds = error.retryAfterSeconds { retryNotBefore[transactionId] = .now + .seconds(seconds) }
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
                                               state: .waitingForNextLaunch(error)))
             return
         }
-        // Never sooner than the answer's Retry-After.
-        let delay = max(scheduled, Int64(error.retryAfterSeconds ?? 0) * 1000)
         retryAttempts[transactionId] = attempt
+        retryNotBefore[transactionId] = .now + .milliseconds(delay)
         setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
                                           state: .awaitingCredit(error, nextAttemptInMilliseconds: delay)))
         retryTasks[transactionId] = Task { [weak self] in
@@ -155,6 +170,17 @@ extension CreditsClient {
     func cancelRetry(_ transactionId: String) {
         retryTasks.removeValue(forKey: transactionId)?.cancel()
         retryAttempts[transactionId] = nil
+        retryNotBefore[transactionId] = nil
+    }
+
+    /// The wait before retry `attempt` after `error`: the backoff, never
+    /// shorter than the answer's Retry-After; nil once this launch's retries
+    /// are used up.
+    private func retryDelayMilliseconds(beforeRetry attempt: Int, after error: CreditsError) -> Int64? {
+        guard let backoff = configuration.retrySchedule.delayMilliseconds(beforeRetry: attempt, unitRandom: configuration.unitRandom()) else {
+            return nil
+        }
+        return max(backoff, Int64(error.retryAfterSeconds ?? 0) * 1000)
     }
 
     /// A scheduled resubmission. While StoreKit holds the transaction
@@ -163,6 +189,7 @@ extension CreditsClient {
     /// record is resubmitted as it is.
     private func retry(_ transactionId: String) async {
         retryTasks[transactionId] = nil
+        retryNotBefore[transactionId] = nil
         guard !stopped, knownRecords[transactionId] != nil else { return }
         let current = await storeFront.unfinishedTransactions().filter { $0.transaction.id == transactionId }
         guard current.isEmpty else {
@@ -175,20 +202,43 @@ extension CreditsClient {
         if !report.credited.isEmpty || !report.revoked.isEmpty { _ = await refreshAfterChange() }
     }
 
-    /// A whole pass failed (no account token): try it again with backoff.
-    private func schedulePassRetry() {
-        guard passRetryTask == nil, !stopped else { return }
+    /// A whole pass failed (no account token), or the gateway could not say
+    /// which package a transaction is: the pass again, with backoff and
+    /// never before the answer's Retry-After.
+    private func schedulePassRetry(after error: CreditsError) {
+        guard passRetry == nil, !stopped else { return }
         passRetryAttempt += 1
-        guard let delay = configuration.retrySchedule.delayMilliseconds(beforeRetry: passRetryAttempt, unitRandom: configuration.unitRandom()) else { return }
-        passRetryTask = Task { [weak self] in
+        guard let delay = retryDelayMilliseconds(beforeRetry: passRetryAttempt, after: error) else { return }
+        let task = Task { [weak self] in
             try? await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000)
             guard !Task.isCancelled else { return }
             await self?.retryPass()
         }
+        passRetry = PassRetry(task: task, notBefore: .now + .milliseconds(delay), failure: error)
     }
 
     private func retryPass() async {
-        passRetryTask = nil
+        passRetry = nil
         _ = await runPass(unfinished: nil)
+    }
+
+    func cancelPassRetry() {
+        passRetry?.task.cancel()
+        passRetry = nil
+    }
+
+    /// No pass can run before the account token's backoff or Retry-After
+    /// has passed (its timer runs the pass then).
+    private var passIsWaiting: Bool {
+        guard cachedAccountToken == nil, let passRetry else { return false }
+        return passRetry.notBefore > .now
+    }
+
+    /// The pass waiting to run again: its timer, when it may run, and the
+    /// failure it waits out.
+    struct PassRetry {
+        let task: Task<Void, Never>
+        let notBefore: ContinuousClock.Instant
+        let failure: CreditsError
     }
 }

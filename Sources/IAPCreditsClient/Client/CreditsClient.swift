@@ -51,8 +51,12 @@ public actor CreditsClient {
     var knownRecords: [String: PendingPurchaseRecord] = [:]
     var retryAttempts: [String: Int] = [:]
     var retryTasks: [String: Task<Void, Never>] = [:]
+    /// When each transaction with a retry scheduled may be submitted again:
+    /// the later of its backoff and the answer's Retry-After. A recovery
+    /// pass (a foreground) leaves it to its timer until then.
+    var retryNotBefore: [String: ContinuousClock.Instant] = [:]
     var passRetryAttempt = 0
-    var passRetryTask: Task<Void, Never>?
+    var passRetry: PassRetry?
     var summaries: [String: PendingPurchaseSummary] = [:]
     var updatesTask: Task<Void, Never>?
 
@@ -67,7 +71,7 @@ public actor CreditsClient {
 
     deinit {
         updatesTask?.cancel()
-        passRetryTask?.cancel()
+        passRetry?.task.cancel()
         for task in retryTasks.values { task.cancel() }
         eventSink.finish()
     }
@@ -95,8 +99,7 @@ public actor CreditsClient {
         stopped = true
         updatesTask?.cancel()
         updatesTask = nil
-        passRetryTask?.cancel()
-        passRetryTask = nil
+        cancelPassRetry()
         for task in retryTasks.values { task.cancel() }
         retryTasks.removeAll()
         eventSink.finish()

@@ -399,6 +399,56 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await s.client.stop()
     }
 
+    /// The app comes to the foreground a moment after a 503 with
+    /// Retry-After 7: the purchase is not posted again before its time.
+    func testAForegroundDoesNotCutARetryAfterShort() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+                                       retryAfterSeconds: 7)
+        await s.api.failVerify(unavailable)
+        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+            return XCTFail()
+        }
+        let report = await s.client.resumePendingPurchases()
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 1, "not before the Retry-After")
+        guard case .awaitingCredit(_, let next)? = report.pending.first(where: { $0.transactionId == id })?.state, let next else {
+            return XCTFail("\(report.pending)")
+        }
+        XCTAssertGreaterThanOrEqual(next, 7_000)
+        await s.client.stop()
+    }
+
+    /// Nor during a backoff: its timer resubmits it.
+    func testAForegroundDoesNotCutABackoffShort() async throws {
+        let t = setup(configuration: noRetries)
+        let again = try await t.client.packageOffers()
+        await t.api.failVerify(CreditsError(.transport("offline")))
+        guard case .awaitingCredit = await t.client.purchase(try XCTUnwrap(again.offer(productCode: "premium_pack"))) else { return XCTFail() }
+        _ = await t.client.resumePendingPurchases()
+        let once = await t.api.verifyCount
+        XCTAssertEqual(once, 1, "not before the backoff")
+        await t.client.stop()
+    }
+
+    /// This launch's retries used up: a foreground resubmits it at once.
+    func testAForegroundResubmitsAPurchaseWhoseRetriesAreUsedUp() async throws {
+        let s = setup(configuration: Fixtures.fastConfiguration(attempts: 1))
+        let offers = try await s.client.packageOffers()
+        await s.api.failVerify(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
+        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+            return XCTFail()
+        }
+        let exhausted = await eventually { await s.client.pendingPurchases().first?.state == .waitingForNextLaunch(CreditsError(.transport("offline"))) }
+        XCTAssertTrue(exhausted)
+        let report = await s.client.resumePendingPurchases()
+        XCTAssertEqual(report.credited.map(\.transactionId), [id])
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 3)
+        await s.client.stop()
+    }
+
     func testARetryableAnswerIsResubmittedWithBackoffAndFinishedOnce() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()

@@ -281,6 +281,56 @@ final class CreditsClientRecoveryTests: XCTestCase {
         await client.stop()
     }
 
+    /// The account token answered 503 with Retry-After 7: the pass waits
+    /// for it, and a foreground does not ask again sooner.
+    func testAPassWithoutAnAccountTokenWaitsOutTheRetryAfter() async throws {
+        _ = try await paidThenKilled()
+        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+                                       retryAfterSeconds: 7)
+        await api.failAccountToken(unavailable)
+        let client = launch()
+        let report = await client.start()
+        XCTAssertEqual(report.failure, unavailable)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let resumed = await client.resumePendingPurchases()
+        XCTAssertEqual(resumed.failure, unavailable, "still waiting")
+        let asked = await api.accountTokenCalls
+        XCTAssertEqual(asked, 1, "not before the Retry-After, though the backoff (20 ms) is long past")
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 0)
+        await client.stop()
+    }
+
+    /// A pass retry that succeeded gives the next failure a fresh budget:
+    /// here the account token failed once at launch, and later the gateway
+    /// could not say which package a delivered purchase was twice in a row
+    /// (a budget of 2 pass retries).
+    func testThePassRetryBudgetStartsAgainAfterAPassThatRan() async throws {
+        await api.failAccountToken(CreditsError(.transport("offline")))
+        let client = launch(Fixtures.fastConfiguration(attempts: 2))
+        let report = await client.start()
+        XCTAssertNotNil(report.failure)
+        let api = self.api
+        let ran = await eventually { await api.accountTokenCalls == 2 }
+        XCTAssertTrue(ran)
+        try await Task.sleep(nanoseconds: 100_000_000)
+
+        await api.setPackages(Array(Fixtures.packages.dropFirst()))
+        await api.failStatus(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
+        await api.setStatus(TransactionStatus(
+            transactionId: nextId, originalTransactionId: nextId, productCode: "new_user_pack",
+            appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .verified, credits: 60,
+            purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
+        let bought = try store.deliverNewPurchase(productID: "com.meeyao.qianwen.new_user_pack", appAccountToken: api.token)
+        XCTAssertEqual(bought.id, nextId)
+        let store = self.store
+        let credited = await eventually(timeoutMilliseconds: 2_000) { store.finishCount(bought.id) == 1 }
+        XCTAssertTrue(credited)
+        let statusCalls = await api.statusCalls
+        XCTAssertEqual(statusCalls, [bought.id, bought.id, bought.id])
+        await client.stop()
+    }
+
     func testNoAccountTokenAtLaunchIsRetriedWithBackoff() async throws {
         let transaction = try await paidThenKilled()
         await api.failAccountToken(CreditsError(.transport("offline")))

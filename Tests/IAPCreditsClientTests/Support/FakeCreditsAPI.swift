@@ -17,6 +17,8 @@ actor FakeCreditsAPI: CreditsAPI {
     private var statuses: [String: TransactionStatus] = [:]
     private var accountTokenFailures: [CreditsError] = []
     private var packagesFailures: [CreditsError] = []
+    private var statusFailures: [CreditsError] = []
+    private(set) var accountTokenCalls = 0
     private let observer: (@Sendable (String) -> Void)?
     private var verifyHeld = false
     private var heldVerifies: [CheckedContinuation<Void, Never>] = []
@@ -41,6 +43,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func failVerify(_ errors: CreditsError...) { verifyFailures.append(contentsOf: errors) }
     func failAccountToken(_ errors: CreditsError...) { accountTokenFailures.append(contentsOf: errors) }
     func failPackages(_ errors: CreditsError...) { packagesFailures.append(contentsOf: errors) }
+    func failStatus(_ errors: CreditsError...) { statusFailures.append(contentsOf: errors) }
     func setPackages(_ packages: [CreditPackage]) { packageList = packages }
     func setStatus(_ status: TransactionStatus) { statuses[status.transactionId] = status }
     var verifyCount: Int { verifyRequests.count }
@@ -49,6 +52,7 @@ actor FakeCreditsAPI: CreditsAPI {
 
     func accountToken() async throws(CreditsError) -> UUID {
         observer?("accountToken")
+        accountTokenCalls += 1
         if !accountTokenFailures.isEmpty { throw accountTokenFailures.removeFirst() }
         return token
     }
@@ -86,6 +90,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func transactionStatus(transactionId: String) async throws(CreditsError) -> TransactionStatus {
         observer?("status")
         statusCalls.append(transactionId)
+        if !statusFailures.isEmpty { throw statusFailures.removeFirst() }
         guard let status = statuses[transactionId] else {
             throw CreditsError(.problem(GatewayProblem(code: .notFound, status: 404, retryable: false)))
         }
