@@ -178,7 +178,7 @@ public actor CreditsClient {
         do {
             var action = try flow.start(offer, appAccountToken: token)
             for _ in 0..<PurchaseFlowRunner.stepsMax {
-                if stopped { return Self.abandoned(held) }
+                if stopped { return flow.outcomeIfAbandoned(Self.stoppedError) }
                 switch action {
                 case .purchase(let productID, let appAccountToken):
                     let answer: Result<StorePurchaseOutcome, StoreFailure>
@@ -218,7 +218,7 @@ public actor CreditsClient {
             preconditionFailure("the purchase flow ends within \(PurchaseFlowRunner.stepsMax) steps")
         } catch {
             // A runner bug: keep whatever was paid, unfinished.
-            return Self.abandoned(held)
+            return flow.outcomeIfAbandoned(Self.stoppedError)
         }
     }
 
@@ -245,12 +245,8 @@ public actor CreditsClient {
         return ageSeconds >= 0 && ageSeconds <= Double(ClientLimits.offersReuseSecondsMax)
     }
 
-    /// The outcome of a purchase the runner stopped driving (the client was
-    /// stopped): what was paid stays unfinished and recorded.
-    private static func abandoned(_ held: String?) -> PurchaseOutcome {
-        let error = CreditsError(.transport("client stopped"))
-        return held.map { .awaitingCredit(transactionId: $0, error) } ?? .notStarted(error)
-    }
+    /// Why a purchase the runner stopped driving did not complete.
+    private static let stoppedError = CreditsError(.transport("client stopped"))
 
     private func announce(_ outcome: PurchaseOutcome) {
         switch outcome {

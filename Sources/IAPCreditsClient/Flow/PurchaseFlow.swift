@@ -133,6 +133,20 @@ public struct PurchaseFlow: Sendable {
         return complete(outcome)
     }
 
+    /// The outcome to report when the runner stops driving the flow (the
+    /// client was stopped, or a runner bug): nothing was paid before the
+    /// store answered; once paid, the transaction stays unfinished for the
+    /// next launch, so it awaits credit until StoreKit has finished it;
+    /// after that, its settlement stands.
+    public func outcomeIfAbandoned(_ error: CreditsError) -> PurchaseOutcome {
+        switch state {
+        case .idle, .purchasing: .notStarted(error)
+        case .recording(let record), .verifying(let record): .awaitingCredit(transactionId: record.transactionId, error)
+        case .finishing(let transactionId, _): .awaitingCredit(transactionId: transactionId, error)
+        case .refreshing(let outcome), .completed(let outcome): outcome
+        }
+    }
+
     private mutating func complete(_ outcome: PurchaseOutcome) -> Action {
         state = .completed(outcome)
         return .complete(outcome)

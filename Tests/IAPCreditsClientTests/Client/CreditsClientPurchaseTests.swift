@@ -481,6 +481,27 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await s.client.stop()
     }
 
+    /// The user signed out while the sheet was up and then paid: the
+    /// purchase is reported awaiting credit (kept unfinished for the next
+    /// client), not as never started.
+    func testAPurchasePaidAfterTheClientStoppedIsAwaitingCredit() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let offers = try await client.packageOffers()
+        let purchase = Task { await client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) }
+        let sheetUp = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(sheetUp)
+        await client.stop()
+        gated.release()
+        let outcome = try await purchase.value
+        guard case .awaitingCredit(let id, _) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(gated.inner.unfinishedIds, [id], "kept unfinished for the next client")
+        XCTAssertEqual(outcome.advice, .retryLater)
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 0)
+    }
+
     func testAStoppedClientDoesNothing() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()

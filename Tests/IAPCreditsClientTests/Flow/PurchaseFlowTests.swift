@@ -194,6 +194,30 @@ final class PurchaseFlowTests: XCTestCase {
         XCTAssertEqual(try flow.verifyAnswered(.failure(error)), .complete(.refused(transactionId: "2000000000000001", error)))
     }
 
+    // MARK: Abandoned (the client stopped)
+
+    /// Nothing paid before the store answered; once paid, the purchase is
+    /// kept unfinished and awaits credit until StoreKit's finish is done;
+    /// after that, its settlement stands.
+    func testOutcomeIfAbandonedInEachState() throws {
+        let stopped = CreditsError(.transport("client stopped"))
+        let id = "2000000000000001"
+        var flow = PurchaseFlow(offers: offers)
+        XCTAssertEqual(flow.outcomeIfAbandoned(stopped), .notStarted(stopped), "idle")
+        _ = try flow.start(starter, appAccountToken: token)
+        XCTAssertEqual(flow.outcomeIfAbandoned(stopped), .notStarted(stopped), "purchasing")
+        var (paid, _) = try paidFlow()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "recording")
+        _ = try paid.recordAttempted()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "verifying")
+        _ = try paid.verifyAnswered(.success(grant(.granted)))
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "finishing")
+        _ = try paid.finished()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .credited(grant(.granted), balance: nil), "refreshing")
+        _ = try paid.refreshed(balance: nil)
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .credited(grant(.granted), balance: nil), "completed")
+    }
+
     // MARK: Events in the wrong state
 
     func testEventsOutOfOrderAreViolations() throws {
