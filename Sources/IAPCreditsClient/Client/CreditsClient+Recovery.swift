@@ -34,6 +34,7 @@ extension CreditsClient {
             if error.disposition == .keepAndRetry { schedulePassRetry(after: error) }
             return report
         }
+        await saveUnsavedRecords()
         let unfinished: [StoreTransactionResult]
         if let given { unfinished = given } else { unfinished = await storeFront.unfinishedTransactions() }
         var records = knownRecords
@@ -70,7 +71,7 @@ extension CreditsClient {
     private func carryOut(_ item: RecoveryPlan.Item, into report: inout RecoveryReport) async {
         switch item {
         case .submit(let record, let isNew):
-            if isNew { try? await records.save(record) }
+            if isNew { await saveRecord(record) }
             await submit(record, into: &report)
         case .otherAccount(let transactionId):
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: knownRecords[transactionId]?.appStoreProductId,
@@ -79,7 +80,7 @@ extension CreditsClient {
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil, state: .unverifiedByStore(reason: reason)))
         case .unknownProduct(let transaction):
             guard let record = await resolveUnknownProduct(transaction) else { return }
-            try? await records.save(record)
+            await saveRecord(record)
             await submit(record, into: &report)
         }
     }

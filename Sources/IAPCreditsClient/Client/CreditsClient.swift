@@ -49,6 +49,8 @@ public actor CreditsClient {
     var rebuiltThisSession = Set<String>()
     /// Records known to this client, also those the store failed to write.
     var knownRecords: [String: PendingPurchaseRecord] = [:]
+    /// Known records whose last write failed: the next pass writes them again.
+    var unsavedRecords = Set<String>()
     var retryAttempts: [String: Int] = [:]
     var retryTasks: [String: Task<Void, Never>] = [:]
     /// When each transaction with a retry scheduled may be submitted again:
@@ -199,9 +201,7 @@ public actor CreditsClient {
                     // A recovery pass may hold it already: the verify is then shared (`verifyOnce`).
                     if inFlight.insert(record.transactionId).inserted { held = record.transactionId }
                     knownRecords[record.transactionId] = record
-                    // A failed write does not stop the purchase: StoreKit still
-                    // holds the transaction unfinished, and a relaunch finds it.
-                    try? await records.save(record)
+                    await saveRecord(record)
                     action = try flow.recordAttempted()
                 case .verify(let record):
                     action = try flow.verifyAnswered(await verifyOnce(record))
@@ -283,8 +283,32 @@ public actor CreditsClient {
               rebuiltThisSession.insert(record.transactionId).inserted else { return nil }
         let rebuilt = record.replacing(productCode: code)
         knownRecords[record.transactionId] = rebuilt
-        try? await records.save(rebuilt)
+        await saveRecord(rebuilt)
         return rebuilt
+    }
+
+    /// Writes `record` to the store. A failed write stops nothing (StoreKit
+    /// still holds the transaction unfinished, so a relaunch finds it, and
+    /// this client keeps the record in `knownRecords`), but it is not
+    /// forgotten either: the next pass writes it again.
+    func saveRecord(_ record: PendingPurchaseRecord) async {
+        do {
+            try await records.save(record)
+            unsavedRecords.remove(record.transactionId)
+        } catch {
+            unsavedRecords.insert(record.transactionId)
+        }
+    }
+
+    /// Writes again the known records whose last write failed.
+    func saveUnsavedRecords() async {
+        for transactionId in unsavedRecords.sorted() {
+            if let record = knownRecords[transactionId] {
+                await saveRecord(record)
+            } else {
+                unsavedRecords.remove(transactionId)
+            }
+        }
     }
 
     /// Sends `credited` for a transaction once, whichever path saw it first.
@@ -308,7 +332,7 @@ public actor CreditsClient {
         noted.submissionCount += 1
         noted.lastFailure = error.problemCode?.wireCode ?? Self.failureText(error)
         knownRecords[record.transactionId] = noted
-        try? await records.save(noted)
+        await saveRecord(noted)
         switch error.disposition {
         case .finish: assertionFailure("returned above")
         case .keepAndRetry: scheduleRetry(noted, after: error)
@@ -352,6 +376,7 @@ public actor CreditsClient {
         // already_granted; it is removed then.
         try? await records.remove(transactionId: transactionId)
         knownRecords[transactionId] = nil
+        unsavedRecords.remove(transactionId)
         cancelRetry(transactionId)
         summaries[transactionId] = nil
     }

@@ -502,6 +502,27 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertEqual(verifies, 0)
     }
 
+    /// The record could not be written (a full disk, a failed rename): the
+    /// client does not forget it, it writes it again on its next pass, even
+    /// while the purchase waits out its backoff.
+    func testARecordThatCouldNotBeWrittenIsWrittenOnTheNextPass() async throws {
+        let s = setup(configuration: noRetries, failWrites: true)
+        let offers = try await s.client.packageOffers()
+        await s.api.failVerify(CreditsError(.transport("offline")))
+        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+            return XCTFail()
+        }
+        let none = try await s.records.allRecords()
+        XCTAssertTrue(none.isEmpty)
+        await s.records.setFailWrites(false)
+        _ = await s.client.resumePendingPurchases()
+        let written = try await s.records.allRecords()
+        XCTAssertEqual(written.map(\.transactionId), [id])
+        XCTAssertEqual(written.first?.submissionCount, 1)
+        XCTAssertEqual(written.first?.lastFailure, "transport")
+        await s.client.stop()
+    }
+
     func testAStoppedClientDoesNothing() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()
