@@ -383,19 +383,30 @@ final class CreditsClientPurchaseTests: XCTestCase {
         }
     }
 
-    func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
-        let s = setup()
+    /// Buys the premium pack, its verify answered 503 with Retry-After 7:
+    /// the transaction id of the purchase now awaiting credit.
+    private func purchaseAnsweredRetryAfterSeven(_ s: Setup) async throws -> String {
         let offers = try await s.client.packageOffers()
         let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
                                        retryAfterSeconds: 7)
         await s.api.failVerify(unavailable)
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
-        guard case .awaitingCredit(let id, _) = outcome else { return XCTFail("\(outcome)") }
+        var id: String?
+        if case .awaitingCredit(let awaiting, _) = outcome { id = awaiting }
+        return try XCTUnwrap(id, "\(outcome)")
+    }
+
+    /// The delay before the next attempt `pending` gives for `transactionId`.
+    private func nextAttemptMilliseconds(_ transactionId: String, in pending: [PendingPurchaseSummary]) -> Int64? {
+        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == transactionId })?.state else { return nil }
+        return next
+    }
+
+    func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
+        let s = setup()
+        let id = try await purchaseAnsweredRetryAfterSeven(s)
         let pending = await s.client.pendingPurchases()
-        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == id })?.state, let next else {
-            return XCTFail("\(pending)")
-        }
-        XCTAssertGreaterThanOrEqual(next, 7_000)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(nextAttemptMilliseconds(id, in: pending), "\(pending)"), 7_000)
         await s.client.stop()
     }
 
@@ -403,20 +414,11 @@ final class CreditsClientPurchaseTests: XCTestCase {
     /// Retry-After 7: the purchase is not posted again before its time.
     func testAForegroundDoesNotCutARetryAfterShort() async throws {
         let s = setup()
-        let offers = try await s.client.packageOffers()
-        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
-                                       retryAfterSeconds: 7)
-        await s.api.failVerify(unavailable)
-        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
-            return XCTFail()
-        }
+        let id = try await purchaseAnsweredRetryAfterSeven(s)
         let report = await s.client.resumePendingPurchases()
         let verifies = await s.api.verifyCount
         XCTAssertEqual(verifies, 1, "not before the Retry-After")
-        guard case .awaitingCredit(_, let next)? = report.pending.first(where: { $0.transactionId == id })?.state, let next else {
-            return XCTFail("\(report.pending)")
-        }
-        XCTAssertGreaterThanOrEqual(next, 7_000)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(nextAttemptMilliseconds(id, in: report.pending), "\(report.pending)"), 7_000)
         await s.client.stop()
     }
 
