@@ -13,6 +13,15 @@ public enum ClientLimits {
     public static let packagesMax = 64
     /// A request's timeout when the configuration gives none.
     public static let requestTimeoutSecondsDefault: Double = 30
+    /// How old a package list may be for a purchase of a regular package to
+    /// trust it; an older one is read again before the payment sheet (the new
+    /// user pack is always read again: another device may have bought it).
+    public static let offersReuseSecondsMax = 300
+    /// A record store's temporary file older than this is a save that was
+    /// interrupted (the app died before its rename) and is deleted; a
+    /// younger one may be another store's save on the same folder, in
+    /// progress, and is left alone.
+    public static let abandonedTemporaryFileAgeSecondsMin = 600
     /// Events buffered for an app that reads them slowly (the oldest are dropped).
     public static let eventsBufferedMax = 64
     /// The longest `Retry-After` honoured; a longer one (a misconfigured

@@ -27,13 +27,17 @@ public actor CreditsClient {
 
     var cachedAccountToken: UUID?
     var cachedOffers: PackageOffers?
+    /// When `cachedOffers` was read (the configuration's clock).
+    var cachedOffersAt: Date?
     var purchaseRunning = false
     var stopped = false
     /// Transactions being submitted or finished right now (never twice at once).
     var inFlight = Set<String>()
-    /// Transactions this client finished: a redelivery of one is not
-    /// submitted again (unless it now carries a refund).
-    var finishedThisSession = Set<String>()
+    /// How each transaction this client finished was settled (`.credited`
+    /// or `.revoked`): a redelivery of one is not submitted again (unless it
+    /// now carries a refund), and a purchase call that gets its transaction
+    /// back after a recovery pass settled it reports that settlement.
+    var settledThisSession: [String: PurchaseOutcome] = [:]
     /// The verify in flight for each transaction. The purchase path and a
     /// recovery pass that meet one transaction share its call and its
     /// answer (`verifyOnce`), so it is submitted once and both report the
@@ -45,10 +49,16 @@ public actor CreditsClient {
     var rebuiltThisSession = Set<String>()
     /// Records known to this client, also those the store failed to write.
     var knownRecords: [String: PendingPurchaseRecord] = [:]
+    /// Known records whose last write failed: the next pass writes them again.
+    var unsavedRecords = Set<String>()
     var retryAttempts: [String: Int] = [:]
     var retryTasks: [String: Task<Void, Never>] = [:]
+    /// When each transaction with a retry scheduled may be submitted again:
+    /// the later of its backoff and the answer's Retry-After. A recovery
+    /// pass (a foreground) leaves it to its timer until then.
+    var retryNotBefore: [String: ContinuousClock.Instant] = [:]
     var passRetryAttempt = 0
-    var passRetryTask: Task<Void, Never>?
+    var passRetry: PassRetry?
     var summaries: [String: PendingPurchaseSummary] = [:]
     var updatesTask: Task<Void, Never>?
 
@@ -63,7 +73,7 @@ public actor CreditsClient {
 
     deinit {
         updatesTask?.cancel()
-        passRetryTask?.cancel()
+        passRetry?.task.cancel()
         for task in retryTasks.values { task.cancel() }
         eventSink.finish()
     }
@@ -91,8 +101,7 @@ public actor CreditsClient {
         stopped = true
         updatesTask?.cancel()
         updatesTask = nil
-        passRetryTask?.cancel()
-        passRetryTask = nil
+        cancelPassRetry()
         for task in retryTasks.values { task.cancel() }
         retryTasks.removeAll()
         eventSink.finish()
@@ -116,6 +125,7 @@ public actor CreditsClient {
         let products = (try? await storeFront.products(for: PackageOffers.productIDs(of: packages))) ?? []
         let offers = PackageOffers.match(packages: packages, products: products)
         cachedOffers = offers
+        cachedOffersAt = configuration.now()
         emit(.offersChanged(offers))
         return offers
     }
@@ -147,24 +157,30 @@ public actor CreditsClient {
     /// Buys `offer` (docs/protocols/payments/apple-iap-protocol.md 3.2 and 4.1): StoreKit's sheet with the
     /// user's appAccountToken; a verified payment is recorded, submitted,
     /// finished only once credited, then balance and packages are refreshed.
+    /// The new user pack, and any offer from a list older than
+    /// `ClientLimits.offersReuseSecondsMax`, is looked up in a fresh list
+    /// first: `.productUnavailable` when it is gone.
     public func purchase(_ offer: PackageOffer) async -> PurchaseOutcome {
         guard !stopped else { return .notStarted(CreditsError(.notSignedIn)) }
         guard !purchaseRunning else { return .alreadyInProgress }
         purchaseRunning = true
         defer { purchaseRunning = false }
         let token: UUID
+        let listed: PackageOffer?
         do {
             token = try await accountToken()
+            listed = try await offerListedNow(offer)
         } catch {
             return .notStarted(error)
         }
+        guard let offer = listed else { return .productUnavailable }
         var flow = PurchaseFlow(offers: cachedOffers ?? PackageOffers(offers: [offer]))
         var held: String?
         defer { if let held { inFlight.remove(held) } }
         do {
             var action = try flow.start(offer, appAccountToken: token)
             for _ in 0..<PurchaseFlowRunner.stepsMax {
-                if stopped { return Self.abandoned(held) }
+                if stopped { return flow.outcomeIfAbandoned(Self.stoppedError) }
                 switch action {
                 case .purchase(let productID, let appAccountToken):
                     let answer: Result<StorePurchaseOutcome, StoreFailure>
@@ -175,17 +191,22 @@ public actor CreditsClient {
                     }
                     action = try flow.storeAnswered(answer, now: configuration.now())
                 case .record(let record):
+                    // A recovery pass (the app came to the foreground as the sheet
+                    // closed) credited and finished it already: report that, without
+                    // a record for a finished transaction or a second verify.
+                    if let settled = settledThisSession[record.transactionId] {
+                        action = try flow.settledElsewhere(settled)
+                        continue
+                    }
                     // A recovery pass may hold it already: the verify is then shared (`verifyOnce`).
                     if inFlight.insert(record.transactionId).inserted { held = record.transactionId }
                     knownRecords[record.transactionId] = record
-                    // A failed write does not stop the purchase: StoreKit still
-                    // holds the transaction unfinished, and a relaunch finds it.
-                    try? await records.save(record)
+                    await saveRecord(record)
                     action = try flow.recordAttempted()
                 case .verify(let record):
                     action = try flow.verifyAnswered(await verifyOnce(record))
                 case .finish(let transactionId):
-                    await finishAndForget(transactionId)
+                    if case .finishing(_, let outcome) = flow.state { await finishAndForget(transactionId, settledAs: outcome) }
                     action = try flow.finished()
                 case .refresh:
                     action = try flow.refreshed(balance: await refreshAfterChange())
@@ -197,16 +218,35 @@ public actor CreditsClient {
             preconditionFailure("the purchase flow ends within \(PurchaseFlowRunner.stepsMax) steps")
         } catch {
             // A runner bug: keep whatever was paid, unfinished.
-            return Self.abandoned(held)
+            return flow.outcomeIfAbandoned(Self.stoppedError)
         }
     }
 
-    /// The outcome of a purchase the runner stopped driving (the client was
-    /// stopped): what was paid stays unfinished and recorded.
-    private static func abandoned(_ held: String?) -> PurchaseOutcome {
-        let error = CreditsError(.transport("client stopped"))
-        return held.map { .awaitingCredit(transactionId: $0, error) } ?? .notStarted(error)
+    /// `offer` as the gateway lists it now (nil: gone). The new user pack
+    /// sells once per email identity and another device may have bought it
+    /// since the list was shown: paying for it then means a refusal and a
+    /// manual refund, so it is looked up again, and not bought when the list
+    /// cannot be read. Another package is looked up again only when the list
+    /// is stale; if that read fails it is bought from the list shown (it
+    /// cannot become ineligible, and a re-keyed one is rebuilt on verify).
+    private func offerListedNow(_ offer: PackageOffer) async throws(CreditsError) -> PackageOffer? {
+        guard offer.isStarterPack || !cachedOffersAreFresh else { return offer }
+        do {
+            return try await packageOffers().offer(productCode: offer.productCode)
+        } catch {
+            if offer.isStarterPack { throw error }
+            return offer
+        }
     }
+
+    private var cachedOffersAreFresh: Bool {
+        guard let cachedOffersAt else { return false }
+        let ageSeconds = configuration.now().timeIntervalSince(cachedOffersAt)
+        return ageSeconds >= 0 && ageSeconds <= Double(ClientLimits.offersReuseSecondsMax)
+    }
+
+    /// Why a purchase the runner stopped driving did not complete.
+    private static let stoppedError = CreditsError(.transport("client stopped"))
 
     private func announce(_ outcome: PurchaseOutcome) {
         switch outcome {
@@ -241,14 +281,34 @@ public actor CreditsClient {
         guard error.problemCode == .paymentProductNotFound || error.problemCode == .paymentProductMismatch,
               let code = cachedOffers?.productCodesByAppStoreProductId[record.appStoreProductId], code != record.productCode,
               rebuiltThisSession.insert(record.transactionId).inserted else { return nil }
-        let rebuilt = PendingPurchaseRecord(
-            transactionId: record.transactionId, productCode: code, appStoreProductId: record.appStoreProductId,
-            signedTransactionInfo: record.signedTransactionInfo, appAccountToken: record.appAccountToken,
-            recordedAtUnixMilliseconds: record.recordedAtUnixMilliseconds, submissionCount: record.submissionCount,
-            lastFailure: record.lastFailure)
+        let rebuilt = record.replacing(productCode: code)
         knownRecords[record.transactionId] = rebuilt
-        try? await records.save(rebuilt)
+        await saveRecord(rebuilt)
         return rebuilt
+    }
+
+    /// Writes `record` to the store. A failed write stops nothing (StoreKit
+    /// still holds the transaction unfinished, so a relaunch finds it, and
+    /// this client keeps the record in `knownRecords`), but it is not
+    /// forgotten either: the next pass writes it again.
+    func saveRecord(_ record: PendingPurchaseRecord) async {
+        do {
+            try await records.save(record)
+            unsavedRecords.remove(record.transactionId)
+        } catch {
+            unsavedRecords.insert(record.transactionId)
+        }
+    }
+
+    /// Writes again the known records whose last write failed.
+    func saveUnsavedRecords() async {
+        for transactionId in unsavedRecords.sorted() {
+            if let record = knownRecords[transactionId] {
+                await saveRecord(record)
+            } else {
+                unsavedRecords.remove(transactionId)
+            }
+        }
     }
 
     /// Sends `credited` for a transaction once, whichever path saw it first.
@@ -272,7 +332,7 @@ public actor CreditsClient {
         noted.submissionCount += 1
         noted.lastFailure = error.problemCode?.wireCode ?? Self.failureText(error)
         knownRecords[record.transactionId] = noted
-        try? await records.save(noted)
+        await saveRecord(noted)
         switch error.disposition {
         case .finish: assertionFailure("returned above")
         case .keepAndRetry: scheduleRetry(noted, after: error)
@@ -299,17 +359,24 @@ public actor CreditsClient {
         }
     }
 
-    /// Finishes the StoreKit transaction and forgets it. Asking StoreKit to
-    /// finish a transaction it holds finished already does nothing, so a
-    /// redelivered refund is finished too.
-    func finishAndForget(_ transactionId: String) async {
+    /// Finishes the StoreKit transaction and forgets it, `outcome` (`.credited`
+    /// or `.revoked`) being how it was settled. Asking StoreKit to finish a
+    /// transaction it holds finished already does nothing, so a redelivered
+    /// refund is finished too.
+    func finishAndForget(_ transactionId: String, settledAs outcome: PurchaseOutcome) async {
         guard !stopped else { return }
-        finishedThisSession.insert(transactionId)
+        assert(outcome.settles(transactionId))
+        // The purchase call and a recovery pass that shared one verify both
+        // get here with its answer: StoreKit is asked once. A refund after a
+        // credit is a new settlement, finished again.
+        let earlier = settledThisSession.updateValue(outcome, forKey: transactionId)
+        if let earlier, earlier.isRevoked == outcome.isRevoked { return }
         await storeFront.finish(transactionID: transactionId)
         // Removal failing leaves a record whose resubmission answers
         // already_granted; it is removed then.
         try? await records.remove(transactionId: transactionId)
         knownRecords[transactionId] = nil
+        unsavedRecords.remove(transactionId)
         cancelRetry(transactionId)
         summaries[transactionId] = nil
     }

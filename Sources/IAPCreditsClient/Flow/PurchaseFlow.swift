@@ -6,6 +6,7 @@ import Foundation
 ///
 ///     idle ──start──▶ purchasing ──store: verified──▶ recording ──▶ verifying
 ///                        │ pending / cancelled / failed / unverified: completed (no gateway call)
+///     recording ──settled elsewhere (a recovery pass credited it)──▶ refreshing
 ///     verifying ──granted, already_granted, REVOKED──▶ finishing ──▶ refreshing ──▶ completed
 ///     verifying ──retryable or refused──▶ completed (transaction kept unfinished)
 ///
@@ -87,6 +88,18 @@ public struct PurchaseFlow: Sendable {
         return .verify(record)
     }
 
+    /// Paid, but the transaction was settled already (`.credited` or
+    /// `.revoked` by a recovery pass that found it unfinished as the sheet
+    /// closed, and finished it): nothing to record, verify or finish; the
+    /// balance and packages are refreshed and that settlement reported.
+    public mutating func settledElsewhere(_ outcome: PurchaseOutcome) throws(PurchaseFlowViolation) -> Action {
+        guard case .recording(let record) = state, outcome.settles(record.transactionId) else {
+            throw PurchaseFlowViolation(event: "settledElsewhere", state: state)
+        }
+        state = .refreshing(outcome)
+        return .refresh
+    }
+
     /// The gateway answered the verify.
     public mutating func verifyAnswered(_ answer: Result<VerifiedGrant, CreditsError>) throws(PurchaseFlowViolation) -> Action {
         guard case .verifying(let record) = state else { throw PurchaseFlowViolation(event: "verifyAnswered", state: state) }
@@ -118,6 +131,20 @@ public struct PurchaseFlow: Sendable {
         guard case .refreshing(let outcome) = state else { throw PurchaseFlowViolation(event: "refreshed", state: state) }
         if case .credited(let grant, _) = outcome { return complete(.credited(grant, balance: balance)) }
         return complete(outcome)
+    }
+
+    /// The outcome to report when the runner stops driving the flow (the
+    /// client was stopped, or a runner bug): nothing was paid before the
+    /// store answered; once paid, the transaction stays unfinished for the
+    /// next launch, so it awaits credit until StoreKit has finished it;
+    /// after that, its settlement stands.
+    public func outcomeIfAbandoned(_ error: CreditsError) -> PurchaseOutcome {
+        switch state {
+        case .idle, .purchasing: .notStarted(error)
+        case .recording(let record), .verifying(let record): .awaitingCredit(transactionId: record.transactionId, error)
+        case .finishing(let transactionId, _): .awaitingCredit(transactionId: transactionId, error)
+        case .refreshing(let outcome), .completed(let outcome): outcome
+        }
     }
 
     private mutating func complete(_ outcome: PurchaseOutcome) -> Action {

@@ -55,3 +55,18 @@ public enum PurchaseOutcome: Sendable, Hashable {
         }
     }
 }
+
+extension PurchaseOutcome {
+    /// A settlement (`.credited` or `.revoked`) of `transactionId`.
+    func settles(_ transactionId: String) -> Bool {
+        switch self {
+        case .credited(let grant, _): grant.transactionId == transactionId
+        case .revoked(let id): id == transactionId
+        default: false
+        }
+    }
+
+    var isRevoked: Bool {
+        if case .revoked = self { true } else { false }
+    }
+}

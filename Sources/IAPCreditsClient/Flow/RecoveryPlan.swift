@@ -12,13 +12,19 @@ import Foundation
 /// - A transaction without a record gets one (its package code from the
 ///   packages shown); one no package names is resolved by asking the
 ///   gateway where it stands.
+/// - A transaction with a record is submitted with StoreKit's current copy
+///   of it, not the one saved at payment: after a refund StoreKit hands it
+///   back with a `revocationDate`, and the saved copy, sent to a backend
+///   that has not yet heard of the refund, would be credited. The record
+///   keeps its package code and counters and is written again.
 /// - A record StoreKit no longer lists unfinished is submitted too (the app
 ///   died after finishing but before removing the record, or before
 ///   writing it): the answer confirms the credit, and finishing it again
 ///   does nothing.
 public struct RecoveryPlan: Sendable, Hashable {
     public enum Item: Sendable, Hashable {
-        /// Submit it (`isNew`: write the record first).
+        /// Submit it (`isNew`: the record is new, or now holds StoreKit's
+        /// newer copy of the transaction: write it first).
         case submit(PendingPurchaseRecord, isNew: Bool)
         /// Bought by another account on this device: leave it for that account.
         case otherAccount(transactionId: String)
@@ -52,8 +58,9 @@ public struct RecoveryPlan: Sendable, Hashable {
             }
             if belongsToOther(transaction.appAccountToken) {
                 items.append(.otherAccount(transactionId: transaction.id))
-            } else if let record = recordsById[transaction.id] {
-                items.append(.submit(record, isNew: false))
+            } else if let stored = recordsById[transaction.id] {
+                let current = stored.replacing(signedTransactionInfo: transaction.signedTransactionInfo)
+                items.append(.submit(current, isNew: current != stored))
             } else if let productCode = productCodes[transaction.productID], PendingPurchaseRecord.isValidTransactionId(transaction.id) {
                 items.append(.submit(PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: now), isNew: true))
             } else {

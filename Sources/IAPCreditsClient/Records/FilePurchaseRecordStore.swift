@@ -4,9 +4,14 @@ import Foundation
 /// folder of the app's private storage (e.g. Application Support). The
 /// folder is made mode 0700 and every file is created mode 0600 (on iOS
 /// also protected until the first unlock after boot, so a background
-/// launch can still read it). A save writes a temporary file, syncs it and
-/// renames it over the old one, then syncs the folder: a crash leaves
-/// either the old record or the new one.
+/// launch can still read it). A save writes a temporary file, syncs it
+/// (`F_FULLFSYNC` on Apple platforms, where `fsync` may leave it in the
+/// drive's cache) and renames it over the old one, then syncs the folder: a
+/// crash leaves either the old record or the new one. Several stores may
+/// share one folder (one per signed-in account, an app extension): a
+/// temporary file is swept only once it is older than
+/// `ClientLimits.abandonedTemporaryFileAgeSecondsMin`, so no store deletes
+/// another's save in progress.
 ///
 /// The files hold signed transactions (needed to resubmit) and never a
 /// bearer token. Do not put the folder in a shared container or a backup
@@ -45,8 +50,9 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
         for name in names.sorted() {
             let path = directory.appendingPathComponent(name).path
             if name.hasPrefix(Self.temporaryPrefix) {
-                // A save interrupted before its rename: the old record (if any) stands.
-                unlink(path)
+                // A save interrupted before its rename (the old record, if any,
+                // stands), or another store's save still being written.
+                if Self.isAbandoned(temporaryFileAt: path) { unlink(path) }
                 continue
             }
             guard name.hasSuffix(Self.fileSuffix) else { continue }
@@ -91,6 +97,14 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
         try syncDirectory()
     }
 
+    /// Older than `ClientLimits.abandonedTemporaryFileAgeSecondsMin` by its
+    /// modification time (a clock set back makes it look young: it stays
+    /// until it is old again).
+    private static func isAbandoned(temporaryFileAt path: String) -> Bool {
+        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return false }
+        return Date().timeIntervalSince(modified) > Double(ClientLimits.abandonedTemporaryFileAgeSecondsMin)
+    }
+
     private func path(of transactionId: String) -> String {
         directory.appendingPathComponent(transactionId + Self.fileSuffix).path
     }
@@ -106,7 +120,7 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
         do {
             defer { close(descriptor) }
             try Self.writeAll(data, to: descriptor)
-            guard fsync(descriptor) == 0 else { throw PurchaseRecordStoreError.io(operation: "fsync", errno: errno) }
+            try Self.syncToStorage(descriptor, operation: "fsync")
         }
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         try? FileManager.default.setAttributes(
@@ -136,6 +150,19 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
         let descriptor = open(directory.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw PurchaseRecordStoreError.io(operation: "open directory", errno: errno) }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw PurchaseRecordStoreError.io(operation: "fsync directory", errno: errno) }
+        try Self.syncToStorage(descriptor, operation: "fsync directory")
+    }
+
+    /// Flushes `descriptor` to stable storage: `F_FULLFSYNC` where the
+    /// platform has it (Apple's `fsync` only hands the data to the drive,
+    /// which may keep it in its cache across a power loss), `fsync`
+    /// otherwise or when the file system refuses `F_FULLFSYNC`. Retries EINTR.
+    private static func syncToStorage(_ descriptor: Int32, operation: String) throws {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) == 0 { return }
+        #endif
+        while fsync(descriptor) != 0 {
+            guard errno == EINTR else { throw PurchaseRecordStoreError.io(operation: operation, errno: errno) }
+        }
     }
 }

@@ -44,6 +44,25 @@ public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringCo
                   recordedAtUnixMilliseconds: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }
 
+    /// This record with StoreKit's current copy of its transaction (one that
+    /// now carries a refund, say): package code, timestamps and counters kept.
+    public func replacing(signedTransactionInfo: String) -> PendingPurchaseRecord {
+        copy(productCode: productCode, signedTransactionInfo: signedTransactionInfo)
+    }
+
+    /// This record submitted as another package (the packages re-keyed its
+    /// App Store product): everything else kept.
+    public func replacing(productCode: String) -> PendingPurchaseRecord {
+        copy(productCode: productCode, signedTransactionInfo: signedTransactionInfo)
+    }
+
+    private func copy(productCode: String, signedTransactionInfo: String) -> PendingPurchaseRecord {
+        PendingPurchaseRecord(transactionId: transactionId, productCode: productCode, appStoreProductId: appStoreProductId,
+                              signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken,
+                              recordedAtUnixMilliseconds: recordedAtUnixMilliseconds, submissionCount: submissionCount,
+                              lastFailure: lastFailure)
+    }
+
     /// The verify request that resubmits it.
     public var verifyRequest: VerifyTransactionRequest {
         VerifyTransactionRequest(productCode: productCode, appStoreProductId: appStoreProductId, transactionId: transactionId,

@@ -168,7 +168,102 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertTrue(announced, "\(events.creditedIds)")
         try await Task.sleep(nanoseconds: 50_000_000)
         XCTAssertEqual(events.creditedIds, [grant.transactionId], "one credited event")
+        XCTAssertEqual(gated.inner.finishCount(grant.transactionId), 1)
+        XCTAssertEqual(gated.inner.redundantFinishCount, 0, "one finish for the shared answer")
         await client.stop()
+    }
+
+    /// The sheet closed and the app came to the foreground: a recovery pass
+    /// found the transaction unfinished, credited it, finished it and
+    /// removed its record before the purchase call got its answer. The
+    /// purchase reports that credit; it neither writes a record for the
+    /// finished transaction nor verifies or finishes it again.
+    func testThePurchasePathReportsACreditARecoveryPassAlreadySettled() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let records = LoggingRecordStore()
+        let client = CreditsClient(api: api, storeFront: gated, records: records, configuration: noRetries)
+        let events = EventCollector(client)
+        let offers = try await client.packageOffers()
+        let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
+        let purchase = Task { await client.purchase(premium) }
+        let paid = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(paid, "the transaction is made, the purchase call not yet answered")
+        let pass = await client.resumePendingPurchases()
+        XCTAssertEqual(pass.credited.map(\.creditsAdded), [415])
+        gated.release()
+        guard case .credited(let grant, _) = await purchase.value else { return XCTFail("not credited") }
+        XCTAssertEqual(grant.status, .granted)
+        XCTAssertEqual(grant.creditsAdded, 415, "the credits the pass got, not the already_granted 0")
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 1)
+        XCTAssertEqual(gated.inner.finishCount(grant.transactionId), 1)
+        XCTAssertEqual(gated.inner.redundantFinishCount, 0)
+        let left = try await records.allRecords()
+        XCTAssertTrue(left.isEmpty, "no record written for a finished transaction")
+        let pending = await client.pendingPurchases()
+        XCTAssertTrue(pending.isEmpty)
+        let announced = await eventually { events.creditedIds == [grant.transactionId] }
+        XCTAssertTrue(announced, "\(events.creditedIds)")
+        await client.stop()
+    }
+
+    /// The new user pack was bought on another device: this device's list
+    /// still shows it, but the packages are read again before the sheet, so
+    /// the user is not charged for a pack the backend refuses
+    /// (PAYMENT_STARTER_PACK_INELIGIBLE, a manual refund).
+    func testAStarterPackGoneFromThePackagesIsNotBought() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let pack = try XCTUnwrap(offers.offer(productCode: "new_user_pack"))
+        await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "new_user_pack" })
+        let outcome = await s.client.purchase(pack)
+        XCTAssertEqual(outcome, .productUnavailable)
+        XCTAssertEqual(s.store.purchaseCount, 0)
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 0)
+        let hidden = await eventually { s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false }
+        XCTAssertTrue(hidden, "the app is told the pack is gone")
+        await s.client.stop()
+    }
+
+    /// Still listed: bought, after the packages were read again; when they
+    /// cannot be read, the pack is not bought (its eligibility is unknown).
+    func testAStarterPackIsBoughtOnlyOnceThePackagesStillListIt() async throws {
+        let s = setup()
+        let offers = try await s.client.packageOffers()
+        let pack = try XCTUnwrap(offers.offer(productCode: "new_user_pack"))
+        await s.api.failPackages(CreditsError(.transport("offline")))
+        let offline = await s.client.purchase(pack)
+        XCTAssertEqual(offline, .notStarted(CreditsError(.transport("offline"))))
+        XCTAssertEqual(s.store.purchaseCount, 0)
+        let before = s.log.calls.count
+        guard case .credited(let grant, _) = await s.client.purchase(pack) else { return XCTFail() }
+        XCTAssertEqual(grant.creditsAdded, 60)
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(3)), ["packages", "products", "purchase"], "read again before the sheet")
+        await s.client.stop()
+    }
+
+    /// Any package from a list older than `ClientLimits.offersReuseSecondsMax`
+    /// is checked against a fresh one; a fresher list is trusted.
+    func testAnOfferFromAStaleListIsCheckedAgainstTheGateway() async throws {
+        let clock = ManualClock()
+        var configuration = noRetries
+        configuration.now = { clock.now }
+        let s = setup(configuration: configuration)
+        let offers = try await s.client.packageOffers()
+        let popular = try XCTUnwrap(offers.offer(productCode: "popular_pack"))
+        clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax - 1))
+        let before = s.log.calls.count
+        guard case .credited = await s.client.purchase(popular) else { return XCTFail() }
+        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(2)), ["accountToken", "purchase"], "a fresh list is trusted")
+        // The list refreshed after that credit is the one shown; it grows stale.
+        await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "popular_pack" })
+        clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax + 1))
+        let stale = await s.client.purchase(popular)
+        XCTAssertEqual(stale, .productUnavailable)
+        XCTAssertEqual(s.store.purchaseCount, 1)
+        await s.client.stop()
     }
 
     func testNoAccountTokenNoPurchase() async throws {
@@ -288,19 +383,71 @@ final class CreditsClientPurchaseTests: XCTestCase {
         }
     }
 
-    func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
-        let s = setup()
+    /// Buys the premium pack, its verify answered 503 with Retry-After 7:
+    /// the transaction id of the purchase now awaiting credit.
+    private func purchaseAnsweredRetryAfterSeven(_ s: Setup) async throws -> String {
         let offers = try await s.client.packageOffers()
         let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
                                        retryAfterSeconds: 7)
         await s.api.failVerify(unavailable)
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
-        guard case .awaitingCredit(let id, _) = outcome else { return XCTFail("\(outcome)") }
+        var id: String?
+        if case .awaitingCredit(let awaiting, _) = outcome { id = awaiting }
+        return try XCTUnwrap(id, "\(outcome)")
+    }
+
+    /// The delay before the next attempt `pending` gives for `transactionId`.
+    private func nextAttemptMilliseconds(_ transactionId: String, in pending: [PendingPurchaseSummary]) -> Int64? {
+        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == transactionId })?.state else { return nil }
+        return next
+    }
+
+    func testARetryWaitsAtLeastTheAnswersRetryAfter() async throws {
+        let s = setup()
+        let id = try await purchaseAnsweredRetryAfterSeven(s)
         let pending = await s.client.pendingPurchases()
-        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == id })?.state, let next else {
-            return XCTFail("\(pending)")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(nextAttemptMilliseconds(id, in: pending), "\(pending)"), 7_000)
+        await s.client.stop()
+    }
+
+    /// The app comes to the foreground a moment after a 503 with
+    /// Retry-After 7: the purchase is not posted again before its time.
+    func testAForegroundDoesNotCutARetryAfterShort() async throws {
+        let s = setup()
+        let id = try await purchaseAnsweredRetryAfterSeven(s)
+        let report = await s.client.resumePendingPurchases()
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 1, "not before the Retry-After")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(nextAttemptMilliseconds(id, in: report.pending), "\(report.pending)"), 7_000)
+        await s.client.stop()
+    }
+
+    /// Nor during a backoff: its timer resubmits it.
+    func testAForegroundDoesNotCutABackoffShort() async throws {
+        let t = setup(configuration: noRetries)
+        let again = try await t.client.packageOffers()
+        await t.api.failVerify(CreditsError(.transport("offline")))
+        guard case .awaitingCredit = await t.client.purchase(try XCTUnwrap(again.offer(productCode: "premium_pack"))) else { return XCTFail() }
+        _ = await t.client.resumePendingPurchases()
+        let once = await t.api.verifyCount
+        XCTAssertEqual(once, 1, "not before the backoff")
+        await t.client.stop()
+    }
+
+    /// This launch's retries used up: a foreground resubmits it at once.
+    func testAForegroundResubmitsAPurchaseWhoseRetriesAreUsedUp() async throws {
+        let s = setup(configuration: Fixtures.fastConfiguration(attempts: 1))
+        let offers = try await s.client.packageOffers()
+        await s.api.failVerify(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
+        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+            return XCTFail()
         }
-        XCTAssertGreaterThanOrEqual(next, 7_000)
+        let exhausted = await eventually { await s.client.pendingPurchases().first?.state == .waitingForNextLaunch(CreditsError(.transport("offline"))) }
+        XCTAssertTrue(exhausted)
+        let report = await s.client.resumePendingPurchases()
+        XCTAssertEqual(report.credited.map(\.transactionId), [id])
+        let verifies = await s.api.verifyCount
+        XCTAssertEqual(verifies, 3)
         await s.client.stop()
     }
 
@@ -333,6 +480,48 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let offers = try await s.client.packageOffers()
         guard case .credited = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
         XCTAssertEqual(s.store.finishCount(nextId), 1)
+        await s.client.stop()
+    }
+
+    /// The user signed out while the sheet was up and then paid: the
+    /// purchase is reported awaiting credit (kept unfinished for the next
+    /// client), not as never started.
+    func testAPurchasePaidAfterTheClientStoppedIsAwaitingCredit() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let offers = try await client.packageOffers()
+        let purchase = Task { await client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) }
+        let sheetUp = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(sheetUp)
+        await client.stop()
+        gated.release()
+        let outcome = try await purchase.value
+        guard case .awaitingCredit(let id, _) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(gated.inner.unfinishedIds, [id], "kept unfinished for the next client")
+        XCTAssertEqual(outcome.advice, .retryLater)
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 0)
+    }
+
+    /// The record could not be written (a full disk, a failed rename): the
+    /// client does not forget it, it writes it again on its next pass, even
+    /// while the purchase waits out its backoff.
+    func testARecordThatCouldNotBeWrittenIsWrittenOnTheNextPass() async throws {
+        let s = setup(configuration: noRetries, failWrites: true)
+        let offers = try await s.client.packageOffers()
+        await s.api.failVerify(CreditsError(.transport("offline")))
+        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+            return XCTFail()
+        }
+        let none = try await s.records.allRecords()
+        XCTAssertTrue(none.isEmpty)
+        await s.records.setFailWrites(false)
+        _ = await s.client.resumePendingPurchases()
+        let written = try await s.records.allRecords()
+        XCTAssertEqual(written.map(\.transactionId), [id])
+        XCTAssertEqual(written.first?.submissionCount, 1)
+        XCTAssertEqual(written.first?.lastFailure, "transport")
         await s.client.stop()
     }
 

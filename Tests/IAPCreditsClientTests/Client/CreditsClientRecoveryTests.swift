@@ -77,6 +77,53 @@ final class CreditsClientRecoveryTests: XCTestCase {
         await client.stop()
     }
 
+    /// Apple refunded a purchase the app had recorded but not yet got
+    /// credited: StoreKit hands it back revoked, and that copy (not the one
+    /// saved at payment) is what is sent, so a backend that has not yet
+    /// heard of the refund does not credit it. The record keeps its
+    /// package code and counters, and stores the new copy.
+    func testARecordIsResubmittedWithStoreKitsCurrentCopyOfItsTransaction() async throws {
+        let transaction = try await paidThenKilled()
+        var stored = PendingPurchaseRecord(transaction: transaction, productCode: "starter_pack", now: Date())
+        stored.submissionCount = 2
+        stored.lastFailure = "transport"
+        try await records.save(stored)
+        let revoked = try store.refund(transaction.id)
+        XCTAssertNotEqual(revoked.signedTransactionInfo, transaction.signedTransactionInfo)
+        await api.failVerify(Fixtures.problem(.paymentGrantFailed))
+        let client = launch(Fixtures.fastConfiguration(attempts: 1))
+        _ = await client.start()
+        let first = try await XCTUnwrapAsync(await api.verifyRequests.first)
+        XCTAssertEqual(first.signedTransactionInfo, revoked.signedTransactionInfo)
+        XCTAssertTrue(first.signedTransactionInfo.contains("-revoked"))
+        XCTAssertEqual(first.productCode, "starter_pack")
+        let kept = try await XCTUnwrapAsync(await records.allRecords().first)
+        XCTAssertEqual(kept.signedTransactionInfo, revoked.signedTransactionInfo)
+        XCTAssertEqual(kept.productCode, "starter_pack")
+        XCTAssertEqual(kept.submissionCount, 3)
+        XCTAssertEqual(kept.recordedAtUnixMilliseconds, stored.recordedAtUnixMilliseconds)
+        await client.stop()
+    }
+
+    /// A retry scheduled before StoreKit delivered the refund sends the
+    /// refunded copy, not the one it was scheduled with.
+    func testARetryAfterARefundSendsTheRefundedCopy() async throws {
+        let transaction = try await paidThenKilled()
+        await api.failVerify(CreditsError(.transport("offline")))
+        let client = launch(CreditsClientConfiguration(
+            retrySchedule: RetrySchedule(initialDelayMilliseconds: 300, maximumDelayMilliseconds: 300, attemptsPerSessionMax: 2),
+            unitRandom: { 0.99 }))
+        _ = await client.start()
+        let revoked = try store.refund(transaction.id)
+        let api = self.api
+        let resubmitted = await eventually { await api.verifyCount >= 2 }
+        XCTAssertTrue(resubmitted)
+        let sent = await api.verifyRequests.map(\.signedTransactionInfo)
+        XCTAssertEqual(sent.first, transaction.signedTransactionInfo, "before the refund")
+        XCTAssertEqual(Array(sent.dropFirst()), [revoked.signedTransactionInfo], "every later submission")
+        await client.stop()
+    }
+
     func testRetriesStopAfterTheSessionBudgetAndResumeOnTheNextLaunch() async throws {
         let transaction = try await paidThenKilled()
         for _ in 0..<3 { await api.failVerify(CreditsError(.transport("offline"))) }
@@ -231,6 +278,56 @@ final class CreditsClientRecoveryTests: XCTestCase {
         XCTAssertEqual(store.finishCount(transaction.id), 1)
         let credited = await api.creditedIds()
         XCTAssertEqual(credited, [transaction.id])
+        await client.stop()
+    }
+
+    /// The account token answered 503 with Retry-After 7: the pass waits
+    /// for it, and a foreground does not ask again sooner.
+    func testAPassWithoutAnAccountTokenWaitsOutTheRetryAfter() async throws {
+        _ = try await paidThenKilled()
+        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+                                       retryAfterSeconds: 7)
+        await api.failAccountToken(unavailable)
+        let client = launch()
+        let report = await client.start()
+        XCTAssertEqual(report.failure, unavailable)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let resumed = await client.resumePendingPurchases()
+        XCTAssertEqual(resumed.failure, unavailable, "still waiting")
+        let asked = await api.accountTokenCalls
+        XCTAssertEqual(asked, 1, "not before the Retry-After, though the backoff (20 ms) is long past")
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 0)
+        await client.stop()
+    }
+
+    /// A pass retry that succeeded gives the next failure a fresh budget:
+    /// here the account token failed once at launch, and later the gateway
+    /// could not say which package a delivered purchase was twice in a row
+    /// (a budget of 2 pass retries).
+    func testThePassRetryBudgetStartsAgainAfterAPassThatRan() async throws {
+        await api.failAccountToken(CreditsError(.transport("offline")))
+        let client = launch(Fixtures.fastConfiguration(attempts: 2))
+        let report = await client.start()
+        XCTAssertNotNil(report.failure)
+        let api = self.api
+        let ran = await eventually { await api.accountTokenCalls == 2 }
+        XCTAssertTrue(ran)
+        try await Task.sleep(nanoseconds: 100_000_000)
+
+        await api.setPackages(Array(Fixtures.packages.dropFirst()))
+        await api.failStatus(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
+        await api.setStatus(TransactionStatus(
+            transactionId: nextId, originalTransactionId: nextId, productCode: "new_user_pack",
+            appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .verified, credits: 60,
+            purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
+        let bought = try store.deliverNewPurchase(productID: "com.meeyao.qianwen.new_user_pack", appAccountToken: api.token)
+        XCTAssertEqual(bought.id, nextId)
+        let store = self.store
+        let credited = await eventually(timeoutMilliseconds: 2_000) { store.finishCount(bought.id) == 1 }
+        XCTAssertTrue(credited)
+        let statusCalls = await api.statusCalls
+        XCTAssertEqual(statusCalls, [bought.id, bought.id, bought.id])
         await client.stop()
     }
 

@@ -118,6 +118,26 @@ final class PurchaseFlowTests: XCTestCase {
         XCTAssertEqual(flow.state, .verifying(record))
     }
 
+    /// A recovery pass credited the transaction while the sheet was closing:
+    /// no record, no verify, no finish; refreshed, then that credit reported.
+    func testSettledElsewhereWhenRecordingRefreshesThenCompletesWithThatSettlement() throws {
+        var (flow, _) = try paidFlow()
+        XCTAssertEqual(try flow.settledElsewhere(.credited(grant(.granted), balance: nil)), .refresh)
+        let balance = CreditBalance(balance: 100, lifetimeEarned: 100, lifetimeSpent: 0)
+        XCTAssertEqual(try flow.refreshed(balance: balance), .complete(.credited(grant(.granted), balance: balance)))
+        var (revoked, _) = try paidFlow()
+        XCTAssertEqual(try revoked.settledElsewhere(.revoked(transactionId: "2000000000000001")), .refresh)
+        XCTAssertEqual(try revoked.refreshed(balance: nil), .complete(.revoked(transactionId: "2000000000000001")))
+    }
+
+    func testSettledElsewhereWithAnotherTransactionOrNoSettlementIsAViolation() throws {
+        var (flow, _) = try paidFlow()
+        XCTAssertThrowsError(try flow.settledElsewhere(.credited(grant(.granted, id: "2000000000000002"), balance: nil)))
+        XCTAssertThrowsError(try flow.settledElsewhere(.awaitingCredit(transactionId: "2000000000000001", Fixtures.problem(.internalError))))
+        var (verifying, _) = try verifyingFlow()
+        XCTAssertThrowsError(try verifying.settledElsewhere(.credited(grant(.granted), balance: nil)), "only before the record")
+    }
+
     func testVerifyAnsweredGrantedWhenVerifyingFinishesThenRefreshesThenCompletes() throws {
         var (flow, _) = try verifyingFlow()
         XCTAssertEqual(try flow.verifyAnswered(.success(grant(.granted))), .finish(transactionId: "2000000000000001"))
@@ -172,6 +192,30 @@ final class PurchaseFlowTests: XCTestCase {
         var (flow, _) = try verifyingFlow()
         let error = Fixtures.problem(.paymentEnvironmentNotAllowed, status: 403, retryable: false)
         XCTAssertEqual(try flow.verifyAnswered(.failure(error)), .complete(.refused(transactionId: "2000000000000001", error)))
+    }
+
+    // MARK: Abandoned (the client stopped)
+
+    /// Nothing paid before the store answered; once paid, the purchase is
+    /// kept unfinished and awaits credit until StoreKit's finish is done;
+    /// after that, its settlement stands.
+    func testOutcomeIfAbandonedInEachState() throws {
+        let stopped = CreditsError(.transport("client stopped"))
+        let id = "2000000000000001"
+        var flow = PurchaseFlow(offers: offers)
+        XCTAssertEqual(flow.outcomeIfAbandoned(stopped), .notStarted(stopped), "idle")
+        _ = try flow.start(starter, appAccountToken: token)
+        XCTAssertEqual(flow.outcomeIfAbandoned(stopped), .notStarted(stopped), "purchasing")
+        var (paid, _) = try paidFlow()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "recording")
+        _ = try paid.recordAttempted()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "verifying")
+        _ = try paid.verifyAnswered(.success(grant(.granted)))
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .awaitingCredit(transactionId: id, stopped), "finishing")
+        _ = try paid.finished()
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .credited(grant(.granted), balance: nil), "refreshing")
+        _ = try paid.refreshed(balance: nil)
+        XCTAssertEqual(paid.outcomeIfAbandoned(stopped), .credited(grant(.granted), balance: nil), "completed")
     }
 
     // MARK: Events in the wrong state

@@ -29,6 +29,24 @@ final class RecoveryPlanTests: XCTestCase {
         XCTAssertEqual(plan.items, [.submit(stored, isNew: false)])
     }
 
+    /// StoreKit handed the transaction back refunded: its copy is sent, the
+    /// record's package code and counters kept, and the record written again.
+    func testARecordedTransactionIsSubmittedWithStoreKitsCurrentCopy() {
+        var stored = record("20", token: me)
+        stored.submissionCount = 4
+        stored.lastFailure = "PAYMENT_GRANT_FAILED"
+        let refunded = Fixtures.transaction(id: "20", token: me, revoked: true)
+        let current = StoreTransaction(id: refunded.id, originalID: refunded.originalID, productID: refunded.productID,
+                                       appAccountToken: refunded.appAccountToken, purchaseDate: refunded.purchaseDate,
+                                       revocationDate: refunded.revocationDate, signedTransactionInfo: "eyJhbGciOiJFUzI1NiJ9.payload-20-revoked.c2ln")
+        let plan = RecoveryPlan.make(records: [stored], unfinished: [.verified(current)], accountToken: me, productCodes: codes, now: now)
+        let expected = PendingPurchaseRecord(
+            transactionId: "20", productCode: "starter_pack", appStoreProductId: stored.appStoreProductId,
+            signedTransactionInfo: current.signedTransactionInfo, appAccountToken: me,
+            recordedAtUnixMilliseconds: stored.recordedAtUnixMilliseconds, submissionCount: 4, lastFailure: "PAYMENT_GRANT_FAILED")
+        XCTAssertEqual(plan.items, [.submit(expected, isNew: true)])
+    }
+
     func testARecordStoreKitNoLongerHoldsIsStillSubmitted() {
         let stored = record("13", token: me)
         let plan = RecoveryPlan.make(records: [stored], unfinished: [], accountToken: me, productCodes: codes, now: now)

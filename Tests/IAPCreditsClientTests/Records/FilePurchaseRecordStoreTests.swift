@@ -58,15 +58,62 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
         XCTAssertEqual(try mode(directory.path), 0o700)
     }
 
+    /// A temporary file as a save interrupted `ageSeconds` ago left it.
+    private func temporaryFile(ageSeconds: Int) throws -> URL {
+        let torn = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        try Data("{\"version\":1,\"transactionId\":\"2000".utf8).write(to: torn)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -Double(ageSeconds))], ofItemAtPath: torn.path)
+        return torn
+    }
+
     func testAnInterruptedSaveLeavesTheOldRecordAndItsTemporaryFileGoes() async throws {
         let store = try FilePurchaseRecordStore(directory: directory)
         let kept = record("2000000000000004")
         try await store.save(kept)
-        let torn = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
-        try Data("{\"version\":1,\"transactionId\":\"2000".utf8).write(to: torn)
+        let torn = try temporaryFile(ageSeconds: ClientLimits.abandonedTemporaryFileAgeSecondsMin + 60)
         let records = try await store.allRecords()
         XCTAssertEqual(records, [kept])
         XCTAssertFalse(FileManager.default.fileExists(atPath: torn.path))
+    }
+
+    /// Another store on the same folder (another account's client, an app
+    /// extension) is writing: its temporary file is not swept from under it.
+    func testAFreshTemporaryFileIsLeftToTheSaveWritingIt() async throws {
+        let store = try FilePurchaseRecordStore(directory: directory)
+        let writing = try temporaryFile(ageSeconds: 1)
+        let records = try await store.allRecords()
+        XCTAssertTrue(records.isEmpty)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: writing.path))
+    }
+
+    /// Two stores over one folder: every save of one survives the other
+    /// listing (and sweeping) the folder at the same time.
+    func testSavesSurviveAnotherStoreListingTheFolder() async throws {
+        let writer = try FilePurchaseRecordStore(directory: directory)
+        let reader = try FilePurchaseRecordStore(directory: directory)
+        let count = 100
+        let listing = Task {
+            var lists = 0
+            while !Task.isCancelled {
+                _ = try? await reader.allRecords()
+                lists += 1
+            }
+            return lists
+        }
+        var failures: [String] = []
+        for index in 0..<count {
+            do {
+                try await writer.save(record(String(5_000_000 + index), at: Int64(index)))
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        listing.cancel()
+        let lists = await listing.value
+        XCTAssertGreaterThan(lists, 0)
+        XCTAssertEqual(failures, [])
+        let saved = try await writer.allRecords()
+        XCTAssertEqual(saved.count, count)
     }
 
     func testAnUnreadableFileIsSkippedAndKept() async throws {

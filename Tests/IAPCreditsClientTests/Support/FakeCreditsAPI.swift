@@ -16,6 +16,9 @@ actor FakeCreditsAPI: CreditsAPI {
     private var balanceValue: Int64 = 0
     private var statuses: [String: TransactionStatus] = [:]
     private var accountTokenFailures: [CreditsError] = []
+    private var packagesFailures: [CreditsError] = []
+    private var statusFailures: [CreditsError] = []
+    private(set) var accountTokenCalls = 0
     private let observer: (@Sendable (String) -> Void)?
     private var verifyHeld = false
     private var heldVerifies: [CheckedContinuation<Void, Never>] = []
@@ -39,6 +42,8 @@ actor FakeCreditsAPI: CreditsAPI {
     /// The next verify calls fail with these, in order.
     func failVerify(_ errors: CreditsError...) { verifyFailures.append(contentsOf: errors) }
     func failAccountToken(_ errors: CreditsError...) { accountTokenFailures.append(contentsOf: errors) }
+    func failPackages(_ errors: CreditsError...) { packagesFailures.append(contentsOf: errors) }
+    func failStatus(_ errors: CreditsError...) { statusFailures.append(contentsOf: errors) }
     func setPackages(_ packages: [CreditPackage]) { packageList = packages }
     func setStatus(_ status: TransactionStatus) { statuses[status.transactionId] = status }
     var verifyCount: Int { verifyRequests.count }
@@ -47,6 +52,7 @@ actor FakeCreditsAPI: CreditsAPI {
 
     func accountToken() async throws(CreditsError) -> UUID {
         observer?("accountToken")
+        accountTokenCalls += 1
         if !accountTokenFailures.isEmpty { throw accountTokenFailures.removeFirst() }
         return token
     }
@@ -54,6 +60,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func packages() async throws(CreditsError) -> [CreditPackage] {
         observer?("packages")
         packagesCalls += 1
+        if !packagesFailures.isEmpty { throw packagesFailures.removeFirst() }
         return packageList
     }
 
@@ -83,6 +90,7 @@ actor FakeCreditsAPI: CreditsAPI {
     func transactionStatus(transactionId: String) async throws(CreditsError) -> TransactionStatus {
         observer?("status")
         statusCalls.append(transactionId)
+        if !statusFailures.isEmpty { throw statusFailures.removeFirst() }
         guard let status = statuses[transactionId] else {
             throw CreditsError(.problem(GatewayProblem(code: .notFound, status: 404, retryable: false)))
         }

@@ -77,3 +77,11 @@ final class CallLog: @unchecked Sendable {
     func note(_ name: String) { lock.withLock { names.append(name) } }
     var calls: [String] { lock.withLock { names } }
 }
+
+/// A wall clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date(timeIntervalSince1970: 1_700_000_000)
+    var now: Date { lock.withLock { current } }
+    func advance(seconds: Double) { lock.withLock { current += seconds } }
+}

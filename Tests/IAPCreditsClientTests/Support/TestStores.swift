@@ -15,6 +15,8 @@ actor LoggingRecordStore: PurchaseRecordStore {
 
     func allRecords() async throws -> [PendingPurchaseRecord] { await inner.allRecords() }
 
+    func setFailWrites(_ fail: Bool) { failWrites = fail }
+
     func save(_ record: PendingPurchaseRecord) async throws {
         log?.note("save")
         if failWrites { throw PurchaseRecordStoreError.io(operation: "write", errno: 28) }
