@@ -217,6 +217,34 @@ final class PointsRulesTests: XCTestCase {
         XCTAssertThrowsError(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: -1))
     }
 
+    func testAClawbacksReversalAlsoGivesBackWhatSettlementsPaidOfItsOverdue() throws {
+        XCTAssertEqual(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: 20, overdueSettled: 80),
+                       ReversalPlan(creditsRestored: 100, balanceAfter: 100, lifetimeEarnedAfter: 100, overdueSettledRestored: 80))
+        XCTAssertThrowsError(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: 20, overdueSettled: -1))
+        XCTAssertThrowsError(try ReversalPlan.make(balance: PointsLimits.balanceMax - 99, lifetimeEarned: 0, clawbackDeducted: 20,
+                                                   overdueSettled: 80))
+    }
+
+    func testOnlyCreditsGivenBackToAnOwedPurchasesLotSettleUpToWhatIsOwed() {
+        let owed = [OwedClawback(clawbackEventId: "refund.apple_iap:1", purchaseEventId: "payment.apple_iap:1", bizId: "b1", outstanding: 30),
+                    OwedClawback(clawbackEventId: "refund.apple_iap:2", purchaseEventId: "payment.apple_iap:2", bizId: "b2", outstanding: 0)]
+        let restored = [LotShare(sourceEventId: "payment.apple_iap:1", amount: 40), LotShare(sourceEventId: "payment.apple_iap:2", amount: 5),
+                        LotShare(sourceEventId: "payment.apple_iap:3", amount: 200)]
+        XCTAssertEqual(OverdueSettlement.plan(restored: restored, owed: owed), [
+            OverdueSettlement(clawbackEventId: "refund.apple_iap:1", purchaseEventId: "payment.apple_iap:1", bizId: "b1",
+                              outstandingBefore: 30, amount: 30),
+        ])
+        XCTAssertEqual(OverdueSettlement.plan(restored: [LotShare(sourceEventId: "payment.apple_iap:1", amount: 12)], owed: owed).map(\.amount),
+                       [12], "less than is owed: all of it settles")
+        XCTAssertEqual(OverdueSettlement.plan(restored: restored, owed: []), [])
+        let id = OverdueSettlement.eventId(spendReversalEventId: "chat.undo:1", clawbackEventId: "refund.apple_iap:1")
+        XCTAssertTrue(id.hasPrefix(LedgerEventNamespace.refund), "in a namespace no caller may use")
+        XCTAssertEqual(id.utf8.count, OverdueSettlement.eventIdPrefix.utf8.count + 64)
+        XCTAssertNoThrow(try PointsValidation.eventId(id))
+        XCTAssertNotEqual(id, OverdueSettlement.eventId(spendReversalEventId: "chat.undo:2", clawbackEventId: "refund.apple_iap:1"))
+        XCTAssertNotEqual(id, OverdueSettlement.eventId(spendReversalEventId: "chat.undo:1", clawbackEventId: "refund.apple_iap:1:2"))
+    }
+
     func testReplayDecision() {
         XCTAssertEqual(ReplayDecision.decide(stored: nil, expectedChangeType: "purchase", fingerprint: "f"), .apply)
         XCTAssertEqual(ReplayDecision.decide(stored: ("purchase", "f"), expectedChangeType: "purchase", fingerprint: "f"), .replay)
