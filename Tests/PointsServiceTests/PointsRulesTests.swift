@@ -245,6 +245,23 @@ final class PointsRulesTests: XCTestCase {
         XCTAssertNotEqual(id, OverdueSettlement.eventId(spendReversalEventId: "chat.undo:1", clawbackEventId: "refund.apple_iap:1:2"))
     }
 
+    /// A refusal at the balance ceiling depends on the account: FAILED_PRECONDITION.
+    /// Its reason must be one PaymentsService's saga treats as needing an
+    /// operator (alerted, retried with backoff): a permanent reason. An
+    /// unknown one would be retried silently (`PointsLedger.call`).
+    func testTheBalanceCeilingIsAFailedPreconditionTheSagaAlertsOn() {
+        let error = PointsError.balanceLimitReached(credits: 100)
+        XCTAssertEqual(error.grpcCodeName, "FAILED_PRECONDITION")
+        XCTAssertEqual(error.grpcStatusCode, 9)
+        XCTAssertTrue(ErrorReason.all.contains(error.reason), "a reason PaymentsService knows")
+        XCTAssertTrue(error.reason.isPermanent, "PaymentsService alerts on it and keeps the step owed")
+        XCTAssertFalse(error.isTransient)
+        XCTAssertTrue(LedgerAudit.isRefusal(error), "a decision on the account: audited")
+        XCTAssertThrowsError(try ReversalPlan.make(balance: PointsLimits.balanceMax - 39, lifetimeEarned: 0, clawbackDeducted: 40)) { thrown in
+            XCTAssertEqual(thrown as? PointsError, .balanceLimitReached(credits: 40))
+        }
+    }
+
     func testReplayDecision() {
         XCTAssertEqual(ReplayDecision.decide(stored: nil, expectedChangeType: "purchase", fingerprint: "f"), .apply)
         XCTAssertEqual(ReplayDecision.decide(stored: ("purchase", "f"), expectedChangeType: "purchase", fingerprint: "f"), .replay)

@@ -17,7 +17,7 @@ struct ReversalPlan: Equatable, Sendable {
         }
         let restored = clawbackDeducted + overdueSettled
         guard balance <= PointsLimits.balanceMax - restored, lifetimeEarned <= PointsLimits.balanceMax - restored else {
-            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.balanceLimitReached(credits: restored)
         }
         return ReversalPlan(creditsRestored: restored, balanceAfter: balance + restored, lifetimeEarnedAfter: lifetimeEarned + restored,
                             overdueSettledRestored: overdueSettled)

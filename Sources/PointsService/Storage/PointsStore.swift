@@ -342,7 +342,7 @@ final class PointsStore: Sendable {
             return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.credits, balanceAfter: balanceAfter,
                                balance: balanceAfter, ledgerEntryId: ledgerEntryId)
         case .refusedAtBalanceMax:
-            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.balanceLimitReached(credits: grant.credits)
         }
     }
 
@@ -614,7 +614,7 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the spend was already given back by another event")
         }
         guard account.balance <= PointsLimits.balanceMax - spent.amount else {
-            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.balanceLimitReached(credits: spent.amount)
         }
         _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
         let restored = try await CreditLotLedger.restore(reversal.spendEventId, amount: spent.amount, of: reversal.userId,
