@@ -276,6 +276,7 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(refunded?.spent, 70, "70% of the refunded purchase had been spent")
         let other = try await lot(user, second)
         XCTAssertEqual(other?.remaining, 140)
+        XCTAssertEqual(other?.spent, 70, "the second purchase's 70 paid for what was used of the refunded one")
         // The reversal gives back to the same lots.
         _ = try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(first)", userId: user.uuidString,
                                                                    clawbackEventId: "refund.\(first)", bizId: UUID().uuidString))
@@ -283,6 +284,54 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(restoredFirst?.remaining, 30)
         let restoredOther = try await lot(user, second)
         XCTAssertEqual(restoredOther?.remaining, 210)
+        XCTAssertEqual(restoredOther?.spent, 0)
+    }
+
+    /// P1 (100) and P2 (210); 100 spent, all of P1; P1 refunded: the
+    /// clawback takes 100 of P2. Those paid for what was used, so P2's
+    /// consumption (what Apple is told if P2 is refunded too) says 100
+    /// spent; it said 0. Reversing the refund takes that off again.
+    func testCreditsAClawbackTakesFromAnotherPurchaseCountAsSpentFromIt() async throws {
+        let user = newUser()
+        let p1 = try await buy(user, "starter_pack")
+        let p2 = try await buy(user, "popular_pack")
+        _ = try await spend(user, 100)
+        let clawback = try await clawBack(user, p1)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.overdueAmount, clawback.balance], [100, 0, 110])
+        let second = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(second, PurchaseConsumption(credited: 210, spent: 100, remaining: 110))
+        let first = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p1)
+        XCTAssertEqual(first, PurchaseConsumption(credited: 100, spent: 100, remaining: 0), "the refunded purchase's own history stays")
+        let replayed = try await clawBack(user, p1)
+        XCTAssertTrue(replayed.replayed)
+        let afterReplay = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(afterReplay, second)
+
+        let reversal = try await reverseClawback(user, p1)
+        XCTAssertEqual([reversal.creditsRestored, reversal.balance], [100, 210])
+        let secondRestored = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(secondRestored, PurchaseConsumption(credited: 210, spent: 0, remaining: 210))
+    }
+
+    /// Only the refunded purchase's spent credits move: what its lot had
+    /// lost to a negative adjustment is not spending. P1 (100): -30 by an
+    /// operator, 50 spent, 20 left; P2 (210); refunding P1 takes 20 of it
+    /// and 80 of P2, of which 50 count as spent from P2.
+    func testACreditTakenFromAnotherPurchaseCountsAsSpentOnlyUpToWhatWasSpentOfTheRefundedOne() async throws {
+        let user = newUser()
+        let p1 = try await buy(user, "starter_pack")
+        _ = try await store.adjust(AdjustCommand(userId: user.uuidString, amount: -30, reason: "duplicate", operatorName: "tests"))
+        _ = try await spend(user, 50)
+        let p2 = try await buy(user, "popular_pack")
+        let clawback = try await clawBack(user, p1)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.balance], [100, 130])
+        let second = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(second, PurchaseConsumption(credited: 210, spent: 50, remaining: 130))
+        _ = try await reverseClawback(user, p1)
+        let restored = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(restored, PurchaseConsumption(credited: 210, spent: 0, remaining: 210))
+        let first = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p1)
+        XCTAssertEqual(first, PurchaseConsumption(credited: 100, spent: 50, remaining: 20))
     }
 
     func testARefundOfASpentPurchaseTakesWhatIsLeftAndRecordsTheRestOverdue() async throws {

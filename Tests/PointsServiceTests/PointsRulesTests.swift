@@ -262,6 +262,18 @@ final class PointsRulesTests: XCTestCase {
         }
     }
 
+    func testWhatAClawbackTakesOfOtherLotsCountsAsSpentUpToWhatWasSpentOfItsPurchase() {
+        let taken = [LotShare(sourceEventId: "p1", amount: 20), LotShare(sourceEventId: "p0", amount: 30),
+                     LotShare(sourceEventId: "p2", amount: 50)]
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 60),
+                       [LotShare(sourceEventId: "p0", amount: 30), LotShare(sourceEventId: "p2", amount: 30)])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 500),
+                       [LotShare(sourceEventId: "p0", amount: 30), LotShare(sourceEventId: "p2", amount: 50)])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 0), [])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: [LotShare(sourceEventId: "p1", amount: 20)], purchase: "p1", purchaseSpent: 80), [],
+                       "its own lot is not elsewhere")
+    }
+
     func testReplayDecision() {
         XCTAssertEqual(ReplayDecision.decide(stored: nil, expectedChangeType: "purchase", fingerprint: "f"), .apply)
         XCTAssertEqual(ReplayDecision.decide(stored: ("purchase", "f"), expectedChangeType: "purchase", fingerprint: "f"), .replay)

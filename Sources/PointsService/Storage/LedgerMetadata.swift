@@ -31,16 +31,20 @@ enum LedgerMetadata {
     /// amount + overdue_amount == requested_amount <= purchase_credits.
     /// `cycle` counts the purchase's clawbacks: 1 for the first, n for the
     /// one after n - 1 reversals (PaymentsService's refund cycle n).
+    /// `spent_attributed` (only when > 0): what it took from other lots
+    /// as their spent credits, which its reversal takes off them again.
     static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
-                       cycle: Int64) -> String {
-        encode([
+                       cycle: Int64, spentAttributed: Int64) -> String {
+        var ext: [String: any Sendable] = [
             "refund_cycle": cycle,
             "original_event_id": clawback.originalEventId,
             "refund_reason": clawback.reason,
             "requested_amount": requestedAmount,
             "overdue_amount": plan.overdueAmount,
             "purchase_credits": purchaseCredits,
-        ])
+        ]
+        if spentAttributed > 0 { ext["spent_attributed"] = spentAttributed }
+        return encode(ext)
     }
 
     /// `overdue_settled_restored`, only when spend reversals had settled

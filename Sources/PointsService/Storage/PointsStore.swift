@@ -415,17 +415,23 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase has a clawback that is not reversed")
         }
         let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
-        // What is left of the purchase goes first, then the user's other credits, oldest first.
+        // What is left of the purchase goes first, then the user's other credits, oldest first;
+        // what those others give in place of the purchase's spent credits counts as spent from them.
         let lots = try await CreditLotLedger.openLots(clawback.userId, balance: account.balance, in: transaction).lots
-        try await CreditLotLedger.move(CreditLots.take(plan.creditsDeducted, from: lots, preferring: clawback.originalEventId),
-                                       of: clawback.userId, eventId: clawback.eventId, taking: true, countsAsSpent: false, in: transaction)
+        let taken = CreditLots.take(plan.creditsDeducted, from: lots, preferring: clawback.originalEventId)
+        let spentElsewhere = CreditLots.spentElsewhere(
+            taken: taken, purchase: clawback.originalEventId,
+            purchaseSpent: try await CreditLotLedger.spent(clawback.originalEventId, of: clawback.userId, in: transaction))
+        try await CreditLotLedger.move(taken, of: clawback.userId, eventId: clawback.eventId, taking: true, countsAsSpent: false, in: transaction)
+        try await CreditLotLedger.shiftSpent(spentElsewhere, of: clawback.userId, adding: true, in: transaction)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
                          .text(clawback.bizId), .text(clawback.originalEventId), .text(fingerprint),
                          .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount,
-                                                     cycle: history.refunds + 1)),
+                                                     cycle: history.refunds + 1,
+                                                     spentAttributed: spentElsewhere.reduce(0) { $0 + $1.amount })),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
             in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
@@ -460,6 +466,12 @@ final class PointsStore: Sendable {
         let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount,
                                          overdueSettled: settled.reduce(0) { $0 + $1.amount })
         _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
+        // What the clawback counted as spent from other lots (the same shares: its movements in lot order) first,
+        // so no lot holds more than it was credited while the credits go back.
+        try await CreditLotLedger.shiftSpent(
+            CreditLots.spentElsewhere(taken: try await movements(of: reversal.clawbackEventId, in: transaction),
+                                      purchase: refund.relatedEventId, purchaseSpent: refund.spentAttributed),
+            of: reversal.userId, adding: false, in: transaction)
         _ = try await CreditLotLedger.restore(reversal.clawbackEventId, amount: refund.amount, of: reversal.userId,
                                               countsAsSpent: false, in: transaction)
         for settlement in settled {
