@@ -266,11 +266,10 @@ final class PointsRPCTests: XCTestCase {
 
         let grantee = UUID()
         try await PointsTestDatabase.adjust(store, userId: grantee, amount: nearCeiling)
-        await expectError(.failedPrecondition, reason: "VALIDATION_FAILED") {
-            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: grantee, product: "popular_pack"), timeout: .seconds(10))
+        let grant = grantRequest(user: grantee, product: "popular_pack")
+        try await expectRefusedAtTheCeiling(grantee, rowsKept: 1, "only the adjustment") {
+            _ = try await self.client.call(PointsMethods.grant, grant, timeout: .seconds(10))
         }
-        let granteeRows = try await ledgerRows(grantee)
-        XCTAssertEqual(granteeRows, 1, "only the adjustment")
 
         let refunded = UUID()
         let purchase = grantRequest(user: refunded)
@@ -288,11 +287,9 @@ final class PointsRPCTests: XCTestCase {
         reversal.userId = refunded.uuidString
         reversal.clawbackEventId = clawback.eventId
         reversal.bizId = purchase.bizId
-        await expectError(.failedPrecondition, reason: "VALIDATION_FAILED") {
+        try await expectRefusedAtTheCeiling(refunded, rowsKept: 3, "purchase, refund, adjustment") {
             _ = try await self.client.call(PointsMethods.reverseClawback, reversal, timeout: .seconds(10))
         }
-        let refundedRows = try await ledgerRows(refunded)
-        XCTAssertEqual(refundedRows, 3, "purchase, refund, adjustment")
 
         // The store keeps balance + unreversed spends <= lifetime_earned <= the ceiling, so only credits
         // written outside it (a legacy writer: ledger row, account and opening lot) reach this refusal.
@@ -321,15 +318,21 @@ final class PointsRPCTests: XCTestCase {
         reverseSpend.eventId = "chat.ceiling.undo:\(UUID().uuidString)"
         reverseSpend.userId = spender.uuidString
         reverseSpend.spendEventId = spend.eventId
-        await expectError(.failedPrecondition, reason: "VALIDATION_FAILED") {
+        try await expectRefusedAtTheCeiling(spender, rowsKept: 3, "adjustment, spend, the legacy grant") {
             _ = try await self.client.call(PointsMethods.reverseSpend, reverseSpend, timeout: .seconds(10))
         }
-        let spenderRows = try await ledgerRows(spender)
-        XCTAssertEqual(spenderRows, 3, "adjustment, spend, the legacy grant")
         for user in [grantee, refunded, spender] {
             let balance = try await store.getBalance(userId: user.uuidString).balance
             XCTAssertEqual(balance, nearCeiling)
         }
+    }
+
+    /// A refusal at the balance ceiling (status and reason) that left `user`'s ledger at `rowsKept` rows.
+    private func expectRefusedAtTheCeiling(_ user: UUID, rowsKept: Int64, _ rows: String, _ call: () async throws -> Void,
+                                           file: StaticString = #filePath, line: UInt = #line) async throws {
+        await expectError(.failedPrecondition, reason: "VALIDATION_FAILED", call, file: file, line: line)
+        let count = try await ledgerRows(user)
+        XCTAssertEqual(count, rowsKept, rows, file: file, line: line)
     }
 
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {

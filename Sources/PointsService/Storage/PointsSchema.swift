@@ -514,7 +514,10 @@ enum PointsSchema {
         // the stored rows still pass. Catalog only: the CHECK keeps calling
         // the function by name, nothing is scanned or rebuilt. Settlements
         // are read by user (`points_ledger_user_seq`) on the rare paths that
-        // need them, so no index is built under a lock.
+        // need them, so no index is built under a lock. The function is
+        // written out whole, as it now reads, rather than patched from
+        // migration 10's text (as migration 11 patches the spend functions):
+        // a rule list is reviewed as one piece.
         PostgresMigration(version: 12, name: "refund_settlements", sql: """
             create or replace function points_ledger_rules(p_change_type text, p_direction smallint, p_biz_type text, p_biz_id text,
                                                            p_related_event_id text)
