@@ -70,6 +70,32 @@ final class AdjustCommandLineTests: XCTestCase {
         assertUsageError(baseArguments + ["extra"], mentions: "extra")
     }
 
+    /// An explicit event id may not take a purchase's, a refund's, a
+    /// refund reversal's or a settlement's: the purchase's grant would then
+    /// be EVENT_CONFLICT forever and its refund would find no purchase.
+    /// The adjustments' own namespace stays open, derived or explicit.
+    func testAnExplicitEventIdInAPaymentMovementsNamespaceIsAUsageError() throws {
+        for taken in ["payment.apple_iap:2000000847061981", "refund.apple_iap:2000000847061981", "refund.apple_iap:2000000847061981:2",
+                      "refund_reversed.apple_iap:2000000847061981", "refund.settlement:0a1b"] {
+            assertUsageError(baseArguments + ["--event-id", taken], mentions: "--event-id")
+            XCTAssertThrowsError(try AdjustCommand(userId: user.uuidString, amount: 25, reason: "r", operatorName: "o", eventId: taken)
+                .validated()) { error in
+                XCTAssertEqual(error as? PointsError,
+                               .validationFailed(field: "event_id", problem: "may not start with one of the payment movements' "
+                                                 + #""payment.", "refund.", "refund_reversed.""#), taken)
+            }
+        }
+        for open in ["adjust:manual-4711", "support:1", "payments.note:1", "refunds:1"] {
+            let parsed = try XCTUnwrap(try AdjustCommandLine.parse(arguments: baseArguments + ["--event-id", open], environment: environment))
+            XCTAssertEqual(parsed.adjustment.eventId, open)
+        }
+        let derived = try XCTUnwrap(try AdjustCommandLine.parse(arguments: baseArguments, environment: environment))
+        XCTAssertTrue(derived.adjustment.eventId.hasPrefix("adjust:"))
+        let again = try XCTUnwrap(try AdjustCommandLine.parse(arguments: baseArguments + ["--event-id", derived.adjustment.eventId],
+                                                              environment: environment))
+        XCTAssertEqual(again.adjustment, derived.adjustment, "the derived id given explicitly is the same adjustment")
+    }
+
     func testEveryProblemIsReportedAtOnceOneSentencePerLine() async {
         let outcome = await AdjustCommandLine.run(
             arguments: ["--user-id", "42", "--amount", "0", "--operator", "\u{7}bell", "--event-id", "not ok", "extra"], environment: [:])
@@ -177,6 +203,29 @@ final class AdjustCommandLineTests: XCTestCase {
                 .map { "\(try $0.string("change_type"))/\(try $0.string("biz_type"))" }
         }
         XCTAssertEqual(rows, ["purchase/payment", "adjust/support", "adjust/support"])
+        try await PointsTestDatabase.assertInvariants(store, users: [user])
+    }
+
+    /// The defect this guards: `adjust --event-id payment.apple_iap:<id>`
+    /// was applied, so that purchase's grant was EVENT_CONFLICT forever and
+    /// its refund EVENT_NOT_FOUND. Now it is a usage error that writes
+    /// nothing, and the purchase is credited and refunded as usual.
+    func testTheBinaryRefusesAPurchasesEventIdAndThePurchaseIsStillCreditedAndRefunded() async throws {
+        let url = try TestDatabases.url("POINTS_DATABASE_URL")
+        let store = try await PointsTestDatabase.store()
+        let transactionId = UInt64.random(in: 1...UInt64.max)
+        let purchaseId = try await runBinary(baseArguments + ["--event-id", "payment.apple_iap:\(transactionId)"], databaseURL: url)
+        XCTAssertEqual(purchaseId.status, AdjustCommandLine.usageStatus)
+        XCTAssertTrue(purchaseId.errors.contains("--event-id"), purchaseId.errors)
+        XCTAssertEqual(purchaseId.output, "")
+        let purchased = try await store.grant(GrantRequest(eventId: "payment.apple_iap:\(transactionId)", userId: user.uuidString,
+                                                           emailHash: "", productCode: "starter_pack", bizId: UUID().uuidString))
+        XCTAssertFalse(purchased.replayed)
+        XCTAssertEqual(purchased.balance, 100, "the adjustment wrote nothing")
+        let refunded = try await store.clawback(ClawbackCommand(eventId: "refund.apple_iap:\(transactionId)", userId: user.uuidString,
+                                                                originalEventId: "payment.apple_iap:\(transactionId)",
+                                                                bizId: UUID().uuidString, reason: "OTHER"))
+        XCTAssertEqual([refunded.creditsDeducted, refunded.overdueAmount, refunded.balance], [100, 0, 0])
         try await PointsTestDatabase.assertInvariants(store, users: [user])
     }
 }

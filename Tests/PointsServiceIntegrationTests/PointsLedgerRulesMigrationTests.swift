@@ -133,7 +133,7 @@ final class PointsLedgerRulesMigrationTests: XCTestCase {
     }
 
     /// The constraint a check_violation names, or nil when `statement` succeeds; any other error fails the test.
-    private static func refusal<Result>(_ what: String, _ connection: PostgresConnection,
+    static func refusal<Result>(_ what: String, _ connection: PostgresConnection,
                                         _ statement: (PostgresConnection) async throws -> Result) async throws -> String? {
         do {
             _ = try await statement(connection)

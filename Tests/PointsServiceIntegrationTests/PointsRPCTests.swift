@@ -1,6 +1,7 @@
 import Contracts
 import FieldRules
 import Foundation
+@testable import PointsService
 import PostgresClient
 import RPCCore
 import RPCRuntime
@@ -252,6 +253,86 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(replay.balance, 420)
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 5)
+    }
+
+    /// Crediting past `PointsLimits.balanceMax` depends on the account, not
+    /// on the request: FAILED_PRECONDITION (it was INVALID_ARGUMENT, which
+    /// says the caller sent something wrong), writing nothing. The reason
+    /// stays VALIDATION_FAILED until PaymentsService's saga knows one of its
+    /// own: on it the saga alerts and retries (`StepFailure.needsOperator`).
+    func testCreditingPastTheBalanceCeilingIsFailedPreconditionAndWritesNothing() async throws {
+        let store = try await PointsTestDatabase.store()
+        let nearCeiling = PointsLimits.balanceMax - 50
+
+        let grantee = UUID()
+        try await PointsTestDatabase.adjust(store, userId: grantee, amount: nearCeiling)
+        let grant = grantRequest(user: grantee, product: "popular_pack")
+        try await expectRefusedAtTheCeiling(grantee, rowsKept: 1, "only the adjustment") {
+            _ = try await self.client.call(PointsMethods.grant, grant, timeout: .seconds(10))
+        }
+
+        let refunded = UUID()
+        let purchase = grantRequest(user: refunded)
+        _ = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10))
+        var clawback = ClawbackRequest()
+        clawback.eventId = "refund." + purchase.eventId
+        clawback.userId = refunded.uuidString
+        clawback.originalEventId = purchase.eventId
+        clawback.bizId = purchase.bizId
+        clawback.reason = "CUSTOMER_REQUEST"
+        _ = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(10))
+        try await PointsTestDatabase.adjust(store, userId: refunded, amount: nearCeiling)
+        var reversal = ReverseClawbackRequest()
+        reversal.eventId = "refund_reversed." + purchase.eventId
+        reversal.userId = refunded.uuidString
+        reversal.clawbackEventId = clawback.eventId
+        reversal.bizId = purchase.bizId
+        try await expectRefusedAtTheCeiling(refunded, rowsKept: 3, "purchase, refund, adjustment") {
+            _ = try await self.client.call(PointsMethods.reverseClawback, reversal, timeout: .seconds(10))
+        }
+
+        // The store keeps balance + unreversed spends <= lifetime_earned <= the ceiling, so only credits
+        // written outside it (a legacy writer: ledger row, account and opening lot) reach this refusal.
+        let spender = UUID()
+        users.append(spender)
+        try await PointsTestDatabase.adjust(store, userId: spender, amount: nearCeiling)
+        var spend = SpendRequest()
+        spend.eventId = "chat.ceiling:\(UUID().uuidString)"
+        spend.userId = spender.uuidString
+        spend.amount = 100
+        spend.bizType = "chat"
+        _ = try await client.call(PointsMethods.spend, spend, timeout: .seconds(10))
+        try await store.pool.withTransaction { transaction in
+            try await transaction.query("""
+                update user_points set balance = balance + 100, lifetime_earned = lifetime_earned + 100 where user_id = $1::uuid
+                """, [.uuid(spender)])
+            try await transaction.query("""
+                insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
+                values ($1::uuid, $2, 'grant', 1, 100, $3::bigint, 'chat', '')
+                """, [.uuid(spender), .text("legacy.grant:\(UUID().uuidString)"), .int64(nearCeiling)])
+            try await transaction.query("""
+                insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, $2, 100, 100)
+                """, [.uuid(spender), .text(CreditLotLedger.openingSource(spender))])
+        }
+        var reverseSpend = ReverseSpendRequest()
+        reverseSpend.eventId = "chat.ceiling.undo:\(UUID().uuidString)"
+        reverseSpend.userId = spender.uuidString
+        reverseSpend.spendEventId = spend.eventId
+        try await expectRefusedAtTheCeiling(spender, rowsKept: 3, "adjustment, spend, the legacy grant") {
+            _ = try await self.client.call(PointsMethods.reverseSpend, reverseSpend, timeout: .seconds(10))
+        }
+        for user in [grantee, refunded, spender] {
+            let balance = try await store.getBalance(userId: user.uuidString).balance
+            XCTAssertEqual(balance, nearCeiling)
+        }
+    }
+
+    /// A refusal at the balance ceiling (status and reason) that left `user`'s ledger at `rowsKept` rows.
+    private func expectRefusedAtTheCeiling(_ user: UUID, rowsKept: Int64, _ rows: String, _ call: () async throws -> Void,
+                                           file: StaticString = #filePath, line: UInt = #line) async throws {
+        await expectError(.failedPrecondition, reason: "VALIDATION_FAILED", call, file: file, line: line)
+        let count = try await ledgerRows(user)
+        XCTAssertEqual(count, rowsKept, rows, file: file, line: line)
     }
 
     func testMalformedUTF8OnTheWireIsInvalidArgument() async throws {

@@ -79,7 +79,10 @@ enum PointsTestDatabase {
     ///   amounts existed), which is never more than the purchase's credits;
     /// - a purchase has at most one unreversed refund at any point of the
     ///   ledger: a new refund of it only after the previous one's reversal;
-    /// - every reversal restores exactly its refund's deduction, once.
+    /// - a settlement (a spend reversal paying a refund's overdue) pays an
+    ///   unreversed refund, and a refund's settlements never pass its overdue;
+    /// - every reversal restores exactly its refund's deduction and
+    ///   settlements, once.
     static func assertInvariants(_ store: PointsStore, users: [UUID], file: StaticString = #filePath, line: UInt = #line) async throws {
         try await assertInvariants(pool: store.pool, users: users, file: file, line: line)
     }
@@ -129,6 +132,8 @@ enum PointsTestDatabase {
                 var openRefund: [String: String] = [:]
                 var purchaseOfRefund: [String: String] = [:]
                 var reversed = Set<String>()
+                var overdueOfRefund: [String: Int64] = [:]
+                var settledOfRefund: [String: Int64] = [:]
                 for row in rows {
                     switch try row.string("change_type") {
                     case "refund":
@@ -141,9 +146,18 @@ enum PointsTestDatabase {
                         let requested = try row.optionalInt64("requested") ?? credits
                         XCTAssertLessThanOrEqual(requested, credits, "a refund takes back at most the purchase", file: file, line: line)
                         XCTAssertEqual(try row.int64("amount") + (try row.int64("overdue")), requested, "deducted + overdue == requested", file: file, line: line)
+                        overdueOfRefund[refund] = try row.int64("overdue")
+                    case "refund_settlement":
+                        let refund = try XCTUnwrap(try row.optionalString("related_event_id"))
+                        let purchase = try XCTUnwrap(purchaseOfRefund[refund], "a settlement of an unknown refund", file: file, line: line)
+                        XCTAssertEqual(openRefund[purchase], refund, "a settlement pays an unreversed refund", file: file, line: line)
+                        settledOfRefund[refund, default: 0] += try row.int64("amount")
+                        XCTAssertLessThanOrEqual(settledOfRefund[refund] ?? 0, overdueOfRefund[refund] ?? 0,
+                                                 "settlements never pass the refund's overdue", file: file, line: line)
                     case "refund_reversal":
                         let refund = try XCTUnwrap(try row.optionalString("related_event_id"))
-                        XCTAssertEqual(try row.int64("amount"), amounts[refund], "reversal restores the deduction", file: file, line: line)
+                        XCTAssertEqual(try row.int64("amount"), (amounts[refund] ?? -1) + (settledOfRefund[refund] ?? 0),
+                                       "reversal restores the deduction and the settlements", file: file, line: line)
                         XCTAssertTrue(reversed.insert(refund).inserted, "one reversal per refund", file: file, line: line)
                         let purchase = try XCTUnwrap(purchaseOfRefund[refund], "a reversal of an unknown refund", file: file, line: line)
                         XCTAssertEqual(openRefund[purchase], refund, "a reversal undoes the purchase's open refund", file: file, line: line)

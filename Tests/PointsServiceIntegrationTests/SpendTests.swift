@@ -276,6 +276,7 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(refunded?.spent, 70, "70% of the refunded purchase had been spent")
         let other = try await lot(user, second)
         XCTAssertEqual(other?.remaining, 140)
+        XCTAssertEqual(other?.spent, 70, "the second purchase's 70 paid for what was used of the refunded one")
         // The reversal gives back to the same lots.
         _ = try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(first)", userId: user.uuidString,
                                                                    clawbackEventId: "refund.\(first)", bizId: UUID().uuidString))
@@ -283,6 +284,54 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(restoredFirst?.remaining, 30)
         let restoredOther = try await lot(user, second)
         XCTAssertEqual(restoredOther?.remaining, 210)
+        XCTAssertEqual(restoredOther?.spent, 0)
+    }
+
+    /// P1 (100) and P2 (210); 100 spent, all of P1; P1 refunded: the
+    /// clawback takes 100 of P2. Those paid for what was used, so P2's
+    /// consumption (what Apple is told if P2 is refunded too) says 100
+    /// spent; it said 0. Reversing the refund takes that off again.
+    func testCreditsAClawbackTakesFromAnotherPurchaseCountAsSpentFromIt() async throws {
+        let user = newUser()
+        let p1 = try await buy(user, "starter_pack")
+        let p2 = try await buy(user, "popular_pack")
+        _ = try await spend(user, 100)
+        let clawback = try await clawBack(user, p1)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.overdueAmount, clawback.balance], [100, 0, 110])
+        let second = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(second, PurchaseConsumption(credited: 210, spent: 100, remaining: 110))
+        let first = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p1)
+        XCTAssertEqual(first, PurchaseConsumption(credited: 100, spent: 100, remaining: 0), "the refunded purchase's own history stays")
+        let replayed = try await clawBack(user, p1)
+        XCTAssertTrue(replayed.replayed)
+        let afterReplay = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(afterReplay, second)
+
+        let reversal = try await reverseClawback(user, p1)
+        XCTAssertEqual([reversal.creditsRestored, reversal.balance], [100, 210])
+        let secondRestored = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(secondRestored, PurchaseConsumption(credited: 210, spent: 0, remaining: 210))
+    }
+
+    /// Only the refunded purchase's spent credits move: what its lot had
+    /// lost to a negative adjustment is not spending. P1 (100): -30 by an
+    /// operator, 50 spent, 20 left; P2 (210); refunding P1 takes 20 of it
+    /// and 80 of P2, of which 50 count as spent from P2.
+    func testACreditTakenFromAnotherPurchaseCountsAsSpentOnlyUpToWhatWasSpentOfTheRefundedOne() async throws {
+        let user = newUser()
+        let p1 = try await buy(user, "starter_pack")
+        _ = try await store.adjust(AdjustCommand(userId: user.uuidString, amount: -30, reason: "duplicate", operatorName: "tests"))
+        _ = try await spend(user, 50)
+        let p2 = try await buy(user, "popular_pack")
+        let clawback = try await clawBack(user, p1)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.balance], [100, 130])
+        let second = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(second, PurchaseConsumption(credited: 210, spent: 50, remaining: 130))
+        _ = try await reverseClawback(user, p1)
+        let restored = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
+        XCTAssertEqual(restored, PurchaseConsumption(credited: 210, spent: 0, remaining: 210))
+        let first = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p1)
+        XCTAssertEqual(first, PurchaseConsumption(credited: 100, spent: 50, remaining: 20))
     }
 
     func testARefundOfASpentPurchaseTakesWhatIsLeftAndRecordsTheRestOverdue() async throws {
@@ -335,6 +384,157 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(spent.balance, 30)
         XCTAssertEqual(spent.attributions, [LotShare(sourceEventId: purchase, amount: 100),
                                             LotShare(sourceEventId: CreditLotLedger.openingSource(user), amount: 20)])
+    }
+
+    // MARK: Reversing a spend its purchase's refund could not take back
+
+    private func clawBack(_ user: UUID, _ purchase: String) async throws -> ClawbackResult {
+        try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                                                 bizId: "apple_iap:\(purchase)", reason: "OTHER"))
+    }
+
+    private func reverseClawback(_ user: UUID, _ purchase: String) async throws -> ReverseClawbackResult {
+        try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(purchase)", userId: user.uuidString,
+                                                               clawbackEventId: "refund.\(purchase)", bizId: "apple_iap:\(purchase)"))
+    }
+
+    private func reverseSpend(_ user: UUID, _ spendEventId: String, event: String? = nil) async throws -> ReverseSpendResult {
+        try await store.reverseSpend(ReverseSpendCommand(eventId: event ?? "chat.undo:\(spendEventId)", userId: user.uuidString,
+                                                         spendEventId: spendEventId))
+    }
+
+    /// A clawback's overdue still owed: its overdue at clawback time less its settlements.
+    private func outstandingOverdue(_ user: UUID, clawback: String) async throws -> Int64 {
+        try await store.pool.withConnection {
+            try await $0.query("""
+                select (select (metadata -> 'ext' ->> 'overdue_amount')::bigint from points_ledger where event_id = $2)
+                     - coalesce((select sum(amount) from points_ledger
+                                 where user_id = $1::uuid and change_type = 'refund_settlement' and related_event_id = $2), 0) as owed
+                """, [.uuid(user), .text(clawback)]).first!.int64("owed")
+        }
+    }
+
+    /// Buy 100, spend 80, refund: the clawback takes the 20 left and 80 are
+    /// overdue. Giving the spend back restores the 80 to the refunded
+    /// purchase's lot, and they pay the overdue instead of reaching the
+    /// balance (before: the user had the refund and 80 credits).
+    func testAReversedSpendPaysItsRefundedPurchasesOverdueInsteadOfComingBack() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        let spent = try await spend(user, 80)
+        let clawback = try await clawBack(user, purchase)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.overdueAmount, clawback.balance], [20, 80, 0])
+
+        let reversed = try await reverseSpend(user, spent.eventId)
+        XCTAssertFalse(reversed.replayed)
+        XCTAssertEqual(reversed.creditsRestored, 0, "nothing comes back to the balance")
+        XCTAssertEqual(reversed.overdueSettled, 80)
+        XCTAssertEqual(reversed.balance, 0)
+        let owed = try await outstandingOverdue(user, clawback: "refund.\(purchase)")
+        XCTAssertEqual(owed, 0)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0))
+        let consumption = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
+        XCTAssertEqual(consumption, PurchaseConsumption(credited: 100, spent: 0, remaining: 0), "all of it taken back, none spent")
+        await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 1) }
+        let page = try await store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "")
+        XCTAssertEqual(page.entries.map(\.changeType), ["refund_settlement", "consume_reversal", "refund", "consume", "purchase"])
+        let settlement = try XCTUnwrap(page.entries.first)
+        XCTAssertEqual([settlement.direction, Int32(settlement.amount), Int32(settlement.balanceAfter)], [-1, 80, 0])
+        XCTAssertEqual(settlement.bizType, "payment")
+        XCTAssertTrue(settlement.eventId.hasPrefix("refund.settlement:"), settlement.eventId)
+
+        // A replay answers the first result and writes nothing.
+        let rows = try await ledgerRows(user)
+        let again = try await reverseSpend(user, spent.eventId)
+        XCTAssertTrue(again.replayed)
+        XCTAssertEqual([again.creditsRestored, again.overdueSettled, again.balance], [0, 80, 0])
+        let rowsAfterReplay = try await ledgerRows(user)
+        XCTAssertEqual(rowsAfterReplay, rows)
+    }
+
+    /// Apple reverses the refund after a spend reversal settled its overdue:
+    /// the reversal gives back the clawback's deduction and the settlement,
+    /// so the user holds the whole purchase again; the spend reversal still
+    /// replays its first result; a new refund cycle takes it all back.
+    func testAClawbacksReversalAfterASettlementGivesBackTheDeductionAndTheSettlement() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        let spent = try await spend(user, 80)
+        _ = try await clawBack(user, purchase)
+        _ = try await reverseSpend(user, spent.eventId)
+
+        let restored = try await reverseClawback(user, purchase)
+        XCTAssertEqual(restored.creditsRestored, 100, "20 deducted + 80 settled")
+        XCTAssertEqual(restored.balance, 100)
+        let replayed = try await reverseClawback(user, purchase)
+        XCTAssertTrue(replayed.replayed)
+        XCTAssertEqual(replayed.creditsRestored, 100)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 100, lifetimeEarned: 100, lifetimeSpent: 0))
+        let consumption = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
+        XCTAssertEqual(consumption, PurchaseConsumption(credited: 100, spent: 0, remaining: 100))
+        let spendReplay = try await reverseSpend(user, spent.eventId)
+        XCTAssertTrue(spendReplay.replayed)
+        XCTAssertEqual([spendReplay.creditsRestored, spendReplay.overdueSettled, spendReplay.balance], [0, 80, 100])
+
+        let cycle2 = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase):2", userId: user.uuidString, originalEventId: purchase,
+                                                              bizId: "apple_iap:\(purchase)", reason: "OTHER"))
+        XCTAssertEqual([cycle2.creditsDeducted, cycle2.overdueAmount, cycle2.balance], [100, 0, 0])
+    }
+
+    /// The clawback reversed first: nothing is owed any more, so the spend
+    /// given back afterwards comes back in full.
+    func testASpendGivenBackAfterTheClawbacksReversalComesBackInFull() async throws {
+        let user = newUser()
+        let purchase = try await buy(user, "starter_pack")
+        let spent = try await spend(user, 80)
+        _ = try await clawBack(user, purchase)
+        let restoredClawback = try await reverseClawback(user, purchase)
+        XCTAssertEqual([restoredClawback.creditsRestored, restoredClawback.balance], [20, 20])
+        let reversed = try await reverseSpend(user, spent.eventId)
+        XCTAssertEqual([reversed.creditsRestored, reversed.overdueSettled, reversed.balance], [80, 0, 100])
+    }
+
+    /// Only what comes back to the refunded purchase's own lot settles, and
+    /// never more than is owed; credits given back to other purchases are
+    /// restored as usual. P (100) and Q (210): S1 takes 60 of P; S2 takes
+    /// P's last 40 and 200 of Q. Refunding P takes Q's last 10 (P's lot is
+    /// empty): 90 overdue. S1 given back settles 60 (30 owed); S2 gives 40
+    /// to P's lot (30 settle, 10 stay) and 200 to Q's. Reversing the refund
+    /// then gives back 10 + 60 + 30: both purchases whole again.
+    func testOnlyCreditsGivenBackToTheRefundedPurchaseSettleAndNeverMoreThanIsOwed() async throws {
+        let user = newUser()
+        let p = try await buy(user, "starter_pack")
+        let s1 = try await spend(user, 60)
+        let q = try await buy(user, "popular_pack")
+        let s2 = try await spend(user, 240)
+        XCTAssertEqual(s2.attributions, [LotShare(sourceEventId: p, amount: 40), LotShare(sourceEventId: q, amount: 200)])
+        let clawback = try await clawBack(user, p)
+        XCTAssertEqual([clawback.creditsDeducted, clawback.overdueAmount, clawback.balance], [10, 90, 0])
+
+        let first = try await reverseSpend(user, s1.eventId)
+        XCTAssertEqual([first.creditsRestored, first.overdueSettled, first.balance], [0, 60, 0])
+        let owedAfterFirst = try await outstandingOverdue(user, clawback: "refund.\(p)")
+        XCTAssertEqual(owedAfterFirst, 30)
+        let second = try await reverseSpend(user, s2.eventId)
+        XCTAssertEqual([second.creditsRestored, second.overdueSettled, second.balance], [210, 30, 210])
+        let owedAfterSecond = try await outstandingOverdue(user, clawback: "refund.\(p)")
+        XCTAssertEqual(owedAfterSecond, 0)
+        let pLot = try await lot(user, p)
+        XCTAssertEqual(pLot?.remaining, 10)
+        XCTAssertEqual(pLot?.spent, 0)
+        let qLot = try await lot(user, q)
+        XCTAssertEqual(qLot?.remaining, 200)
+
+        let reversal = try await reverseClawback(user, p)
+        XCTAssertEqual([reversal.creditsRestored, reversal.balance], [100, 310])
+        let pRestored = try await lot(user, p)
+        XCTAssertEqual(pRestored?.remaining, 100)
+        let qRestored = try await lot(user, q)
+        XCTAssertEqual(qRestored?.remaining, 210)
+        let balance = try await store.getBalance(userId: user.uuidString)
+        XCTAssertEqual(balance, PointsBalance(userId: user, balance: 310, lifetimeEarned: 310, lifetimeSpent: 0))
     }
 
     // MARK: Concurrency

@@ -217,6 +217,63 @@ final class PointsRulesTests: XCTestCase {
         XCTAssertThrowsError(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: -1))
     }
 
+    func testAClawbacksReversalAlsoGivesBackWhatSettlementsPaidOfItsOverdue() throws {
+        XCTAssertEqual(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: 20, overdueSettled: 80),
+                       ReversalPlan(creditsRestored: 100, balanceAfter: 100, lifetimeEarnedAfter: 100, overdueSettledRestored: 80))
+        XCTAssertThrowsError(try ReversalPlan.make(balance: 0, lifetimeEarned: 0, clawbackDeducted: 20, overdueSettled: -1))
+        XCTAssertThrowsError(try ReversalPlan.make(balance: PointsLimits.balanceMax - 99, lifetimeEarned: 0, clawbackDeducted: 20,
+                                                   overdueSettled: 80))
+    }
+
+    func testOnlyCreditsGivenBackToAnOwedPurchasesLotSettleUpToWhatIsOwed() {
+        let owed = [OwedClawback(clawbackEventId: "refund.apple_iap:1", purchaseEventId: "payment.apple_iap:1", bizId: "b1", outstanding: 30),
+                    OwedClawback(clawbackEventId: "refund.apple_iap:2", purchaseEventId: "payment.apple_iap:2", bizId: "b2", outstanding: 0)]
+        let restored = [LotShare(sourceEventId: "payment.apple_iap:1", amount: 40), LotShare(sourceEventId: "payment.apple_iap:2", amount: 5),
+                        LotShare(sourceEventId: "payment.apple_iap:3", amount: 200)]
+        XCTAssertEqual(OverdueSettlement.plan(restored: restored, owed: owed), [
+            OverdueSettlement(clawbackEventId: "refund.apple_iap:1", purchaseEventId: "payment.apple_iap:1", bizId: "b1",
+                              outstandingBefore: 30, amount: 30),
+        ])
+        XCTAssertEqual(OverdueSettlement.plan(restored: [LotShare(sourceEventId: "payment.apple_iap:1", amount: 12)], owed: owed).map(\.amount),
+                       [12], "less than is owed: all of it settles")
+        XCTAssertEqual(OverdueSettlement.plan(restored: restored, owed: []), [])
+        let id = OverdueSettlement.eventId(spendReversalEventId: "chat.undo:1", clawbackEventId: "refund.apple_iap:1")
+        XCTAssertTrue(id.hasPrefix(LedgerEventNamespace.refund), "in a namespace no caller may use")
+        XCTAssertEqual(id.utf8.count, OverdueSettlement.eventIdPrefix.utf8.count + 64)
+        XCTAssertNoThrow(try PointsValidation.eventId(id))
+        XCTAssertNotEqual(id, OverdueSettlement.eventId(spendReversalEventId: "chat.undo:2", clawbackEventId: "refund.apple_iap:1"))
+        XCTAssertNotEqual(id, OverdueSettlement.eventId(spendReversalEventId: "chat.undo:1", clawbackEventId: "refund.apple_iap:1:2"))
+    }
+
+    /// A refusal at the balance ceiling depends on the account: FAILED_PRECONDITION.
+    /// Its reason must be one PaymentsService's saga treats as needing an
+    /// operator (alerted, retried with backoff): a permanent reason. An
+    /// unknown one would be retried silently (`PointsLedger.call`).
+    func testTheBalanceCeilingIsAFailedPreconditionTheSagaAlertsOn() {
+        let error = PointsError.balanceLimitReached(credits: 100)
+        XCTAssertEqual(error.grpcCodeName, "FAILED_PRECONDITION")
+        XCTAssertEqual(error.grpcStatusCode, 9)
+        XCTAssertTrue(ErrorReason.all.contains(error.reason), "a reason PaymentsService knows")
+        XCTAssertTrue(error.reason.isPermanent, "PaymentsService alerts on it and keeps the step owed")
+        XCTAssertFalse(error.isTransient)
+        XCTAssertTrue(LedgerAudit.isRefusal(error), "a decision on the account: audited")
+        XCTAssertThrowsError(try ReversalPlan.make(balance: PointsLimits.balanceMax - 39, lifetimeEarned: 0, clawbackDeducted: 40)) { thrown in
+            XCTAssertEqual(thrown as? PointsError, .balanceLimitReached(credits: 40))
+        }
+    }
+
+    func testWhatAClawbackTakesOfOtherLotsCountsAsSpentUpToWhatWasSpentOfItsPurchase() {
+        let taken = [LotShare(sourceEventId: "p1", amount: 20), LotShare(sourceEventId: "p0", amount: 30),
+                     LotShare(sourceEventId: "p2", amount: 50)]
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 60),
+                       [LotShare(sourceEventId: "p0", amount: 30), LotShare(sourceEventId: "p2", amount: 30)])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 500),
+                       [LotShare(sourceEventId: "p0", amount: 30), LotShare(sourceEventId: "p2", amount: 50)])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: taken, purchase: "p1", purchaseSpent: 0), [])
+        XCTAssertEqual(CreditLots.spentElsewhere(taken: [LotShare(sourceEventId: "p1", amount: 20)], purchase: "p1", purchaseSpent: 80), [],
+                       "its own lot is not elsewhere")
+    }
+
     func testReplayDecision() {
         XCTAssertEqual(ReplayDecision.decide(stored: nil, expectedChangeType: "purchase", fingerprint: "f"), .apply)
         XCTAssertEqual(ReplayDecision.decide(stored: ("purchase", "f"), expectedChangeType: "purchase", fingerprint: "f"), .replay)

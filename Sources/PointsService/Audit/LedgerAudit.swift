@@ -66,7 +66,8 @@ struct LedgerAudit: Sendable {
     /// invalid request or a failure to decide.
     static func isRefusal(_ error: PointsError) -> Bool {
         switch error {
-        case .productNotFound, .eventNotFound, .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .eventConflict: return true
+        case .productNotFound, .eventNotFound, .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached,
+             .eventConflict: return true
         case .validationFailed, .databaseUnavailable, .internalFailure: return false
         }
     }

@@ -41,7 +41,7 @@ public struct AdjustCommand: Sendable, Equatable {
             kind: "adjust.v1", fields: [UUIDText.lowercased(userId), String(amount), reason, operatorName])
         let eventId = eventId.isEmpty
             ? Self.derivedEventIdPrefix + fingerprint.prefix(Self.derivedEventIdHexDigits)
-            : try PointsValidation.eventId(eventId)
+            : try PointsValidation.adjustmentEventId(eventId)
         return ValidatedAdjustment(eventId: eventId, userId: userId, amount: amount, reason: reason, operatorName: operatorName,
                                    fingerprint: fingerprint)
     }

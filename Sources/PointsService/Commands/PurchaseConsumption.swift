@@ -3,6 +3,9 @@
 /// (never credited, or credited before attribution began).
 public struct PurchaseConsumption: Sendable, Equatable {
     public let credited: Int64
+    /// Taken by spends (net of reversed spends), and by a clawback of
+    /// another purchase in place of that purchase's spent credits
+    /// (`CreditLots.spentElsewhere`): those paid for what was used.
     public let spent: Int64
     public let remaining: Int64
 

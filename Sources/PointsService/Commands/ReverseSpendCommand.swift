@@ -37,6 +37,10 @@ struct ValidatedSpendReversal: Sendable {
 public struct ReverseSpendResult: Sendable, Equatable {
     public let eventId: String
     public let replayed: Bool
+    /// What came back to the balance: the spend, less `overdueSettled`.
     public let creditsRestored: Int64
+    /// What went to a clawback still owed credits by the purchase the spend
+    /// had taken them from (`OverdueSettlement`), instead of to the balance.
+    public let overdueSettled: Int64
     public let balance: Int64
 }

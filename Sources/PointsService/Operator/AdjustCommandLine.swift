@@ -30,7 +30,8 @@ enum AdjustCommandLine {
         OptionSpec(flag: "--event-id", env: nil, help: """
             Idempotency key ([A-Za-z0-9._:-], at most \(PointsLimits.eventIdBytesMax) bytes). Default: "adjust:" + a hash of \
             user id, amount, reason and operator, so re-running the same command is a replay; pass one to apply the same \
-            adjustment twice on purpose.
+            adjustment twice on purpose. Never in a payment movement's namespace \
+            (\(PointsValidation.quoted(PointsValidation.paymentNamespaces))).
             """),
         StandardOptions.databaseURL,
     ]
@@ -114,7 +115,7 @@ enum AdjustCommandLine {
             } catch { settings.report(problem(error)) }
         }
         if !eventId.isEmpty {
-            do throws(PointsError) { _ = try PointsValidation.eventId(eventId) } catch { settings.report(problem(error)) }
+            do throws(PointsError) { _ = try PointsValidation.adjustmentEventId(eventId) } catch { settings.report(problem(error)) }
         }
         do {
             try settings.finish()

@@ -20,7 +20,8 @@ struct LotShare: Equatable, Sendable {
 /// already spent is known (Apple's consumption answer and support use it).
 /// A clawback takes first from its own purchase's lot, then oldest first:
 /// the user pays a refund back with what is left of that purchase before
-/// anything else.
+/// anything else; what it takes of other lots for the purchase's spent
+/// credits counts as spent from them (`spentElsewhere`).
 enum CreditLots {
     /// Shares of `amount` from `lots` (given oldest first), starting with
     /// the lot of `preferred` when it is among them. Precondition: the lots
@@ -39,6 +40,26 @@ enum CreditLots {
             left -= share
         }
         precondition(left == 0, "the lots hold less than the balance: \(amount - left) of \(amount)")
+        return shares
+    }
+
+    /// What a clawback of `purchase` took from other lots in place of its
+    /// purchase's spent credits, counted as spent from those lots: the
+    /// other shares of `taken`, in order, up to `purchaseSpent` (what had
+    /// been spent of the purchase). P1 (100, all spent) refunded while P2
+    /// (210) is untouched: the clawback takes 100 of P2, and those 100 paid
+    /// for what was used, so P2's consumption says 100 spent, not 0. Credits
+    /// taken from others beyond that (the purchase's own lot had lost
+    /// credits otherwise, e.g. to a negative adjustment) are not spending.
+    static func spentElsewhere(taken: [LotShare], purchase: String, purchaseSpent: Int64) -> [LotShare] {
+        precondition(purchaseSpent >= 0, "a negative spent figure")
+        var left = purchaseSpent
+        var shares: [LotShare] = []
+        for share in taken where share.sourceEventId != purchase && left > 0 && share.amount > 0 {
+            let part = min(share.amount, left)
+            shares.append(LotShare(sourceEventId: share.sourceEventId, amount: part))
+            left -= part
+        }
         return shares
     }
 }

@@ -15,6 +15,11 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
     case starterPackQuantity(quantity: Int32)
     /// A spend larger than the balance: nothing was spent.
     case insufficientCredits(balance: Int64)
+    /// Crediting would take the balance past `PointsLimits.balanceMax` (a
+    /// grant, a clawback's reversal, a spend's reversal): the account's
+    /// state refuses it, not the request, so it is FAILED_PRECONDITION;
+    /// the same request may apply once the balance is lower. Nothing is written.
+    case balanceLimitReached(credits: Int64)
     /// The event id was already used with different content.
     case eventConflict(eventId: String, problem: String)
     /// The database could not be reached or was overloaded; retrying may succeed.
@@ -30,6 +35,11 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .eventNotFound: return .eventNotFound
         case .starterPackIneligible, .starterPackQuantity: return .starterPackIneligible
         case .insufficientCredits: return .insufficientCredits
+        // Its own reason waits for Contracts.ErrorReason (and PaymentsService's
+        // saga) to know one: the saga alerts and retries on VALIDATION_FAILED,
+        // but would retry an unknown reason silently (docs/ARCHITECTURE.md,
+        // "The ledger write path").
+        case .balanceLimitReached: return .validationFailed
         case .eventConflict: return .eventConflict
         case .databaseUnavailable: return .databaseUnavailable
         case .internalFailure: return .internalFailure
@@ -41,7 +51,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return "INVALID_ARGUMENT"
         case .productNotFound, .eventNotFound: return "NOT_FOUND"
-        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits: return "FAILED_PRECONDITION"
+        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached: return "FAILED_PRECONDITION"
         case .eventConflict: return "ALREADY_EXISTS"
         case .databaseUnavailable: return "UNAVAILABLE"
         case .internalFailure: return "INTERNAL"
@@ -53,7 +63,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return 3
         case .productNotFound, .eventNotFound: return 5
-        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits: return 9
+        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached: return 9
         case .eventConflict: return 6
         case .databaseUnavailable: return 14
         case .internalFailure: return 13
@@ -76,6 +86,7 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .starterPackQuantity(let quantity):
             return "a starter pack is sold one at a time, once per email identity; this purchase is for \(quantity)"
         case .insufficientCredits(let balance): return "not enough credits: the balance is \(balance)"
+        case .balanceLimitReached(let credits): return "crediting \(credits) would take the balance past \(PointsLimits.balanceMax)"
         case .eventConflict(_, let problem): return "event id already used: \(problem)"
         case .databaseUnavailable: return "database unavailable, retry later"
         case .internalFailure: return "internal error"

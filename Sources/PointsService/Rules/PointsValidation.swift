@@ -28,10 +28,33 @@ enum PointsValidation {
     static func callerEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
         let eventId = try eventId(text, field: field)
         guard !LedgerEventNamespace.isReserved(eventId) else {
-            let namespaces = LedgerEventNamespace.reserved.map { "\"\($0)\"" }.joined(separator: ", ")
-            throw PointsError.validationFailed(field: field, problem: "may not start with one of the ledger's own \(namespaces)")
+            throw PointsError.validationFailed(field: field, problem: "may not start with one of the ledger's own \(quoted(LedgerEventNamespace.reserved))")
         }
         return eventId
+    }
+
+    /// An operator adjustment's explicit event id (`PointsService adjust
+    /// --event-id`): `eventId`'s rules, outside the namespaces of
+    /// PaymentsService's movements (purchases, refunds, their reversals and
+    /// settlements). An adjustment under `payment.apple_iap:<id>` would take
+    /// that purchase's id: its grant would be EVENT_CONFLICT on every retry
+    /// and a refund's clawback would find no purchase, so the user kept
+    /// refunded credits. The adjustments' own `adjust:` namespace stays
+    /// open: the ids `adjust` derives live there.
+    static func adjustmentEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
+        let eventId = try eventId(text, field: field)
+        guard !paymentNamespaces.contains(where: { eventId.hasPrefix($0) }) else {
+            throw PointsError.validationFailed(field: field, problem: "may not start with one of the payment movements' \(quoted(paymentNamespaces))")
+        }
+        return eventId
+    }
+
+    /// The ledger's own namespaces but the adjustments'.
+    static let paymentNamespaces = LedgerEventNamespace.reserved.filter { $0 != LedgerEventNamespace.adjustment }
+
+    /// `["a.", "b."]` as `"a.", "b."`, for messages and help.
+    static func quoted(_ namespaces: [String]) -> String {
+        namespaces.map { "\"\($0)\"" }.joined(separator: ", ")
     }
 
     /// A product code: 1...64 bytes of [a-z0-9_], `FieldRules.ProductCodeRule`.

@@ -69,6 +69,24 @@ enum CreditLotLedger {
             """, [.uuid(userId), .json(json(shares)), .int64(sign), .bool(countsAsSpent), eventId.map(PostgresValue.text) ?? .null])
     }
 
+    /// Moves the lots' spent figure alone by `shares` (up when `adding`):
+    /// credits a clawback took from other lots in place of its purchase's
+    /// spent ones (`CreditLots.spentElsewhere`), and their return.
+    static func shiftSpent(_ shares: [LotShare], of userId: UUID, adding: Bool, in transaction: PostgresConnection) async throws {
+        guard !shares.isEmpty else { return }
+        try await transaction.query("""
+            with shares as (select * from jsonb_to_recordset($2::jsonb) as s(source_event_id text, amount bigint))
+            update credit_lots lot set spent = lot.spent + $3::bigint * s.amount
+            from shares s where lot.user_id = $1::uuid and lot.source_event_id = s.source_event_id
+            """, [.uuid(userId), .json(json(shares)), .int64(adding ? 1 : -1)])
+    }
+
+    /// What has been spent of one lot (0 when there is none).
+    static func spent(_ sourceEventId: String, of userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
+        try await transaction.query("select spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
+                                    [.uuid(userId), .text(sourceEventId)]).first?.int64("spent") ?? 0
+    }
+
     /// Gives back what `eventId` took (its recorded movements) and returns
     /// the shares. Credits it took before movements were recorded (before
     /// attribution began) go back to the opening lot, so the lots still add

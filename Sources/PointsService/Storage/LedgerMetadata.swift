@@ -31,22 +31,52 @@ enum LedgerMetadata {
     /// amount + overdue_amount == requested_amount <= purchase_credits.
     /// `cycle` counts the purchase's clawbacks: 1 for the first, n for the
     /// one after n - 1 reversals (PaymentsService's refund cycle n).
+    /// `spent_attributed` (only when > 0): what it took from other lots
+    /// as their spent credits, which its reversal takes off them again.
     static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
-                       cycle: Int64) -> String {
-        encode([
+                       cycle: Int64, spentAttributed: Int64) -> String {
+        var ext: [String: any Sendable] = [
             "refund_cycle": cycle,
             "original_event_id": clawback.originalEventId,
             "refund_reason": clawback.reason,
             "requested_amount": requestedAmount,
             "overdue_amount": plan.overdueAmount,
             "purchase_credits": purchaseCredits,
-        ])
+        ]
+        if spentAttributed > 0 { ext["spent_attributed"] = spentAttributed }
+        return encode(ext)
     }
 
+    /// `overdue_settled_restored`, only when spend reversals had settled
+    /// part of the clawback's overdue: that part comes back too.
     static func reversal(_ reversal: ValidatedReversal, plan: ReversalPlan) -> String {
-        encode([
+        var ext: [String: any Sendable] = [
             "clawback_event_id": reversal.clawbackEventId,
             "credits_restored": plan.creditsRestored,
+        ]
+        if plan.overdueSettledRestored > 0 { ext["overdue_settled_restored"] = plan.overdueSettledRestored }
+        return encode(ext)
+    }
+
+    /// A spend reversal's row; `overdue_settled` (only when > 0) is what it
+    /// gave to owed clawbacks instead of the user, so a replay answers the
+    /// first result (`StoredLedgerEvent.overdueSettled`).
+    static func spendReversal(_ reversal: ValidatedSpendReversal, overdueSettled: Int64) -> String {
+        var ext: [String: any Sendable] = ["spend_event_id": reversal.spendEventId]
+        if overdueSettled > 0 { ext["overdue_settled"] = overdueSettled }
+        return encode(ext)
+    }
+
+    /// A `refund_settlement` row: which clawback it pays, from which spend
+    /// reversal, and the clawback's outstanding overdue before and after.
+    static func settlement(_ settlement: OverdueSettlement, reversal: ValidatedSpendReversal) -> String {
+        encode([
+            "clawback_event_id": settlement.clawbackEventId,
+            "original_event_id": settlement.purchaseEventId,
+            "spend_event_id": reversal.spendEventId,
+            "spend_reversal_event_id": reversal.eventId,
+            "overdue_before": settlement.outstandingBefore,
+            "overdue_after": settlement.outstandingAfter,
         ])
     }
 
@@ -59,10 +89,6 @@ enum LedgerMetadata {
             "reason": adjustment.reason,
             "amount": adjustment.amount,
         ])
-    }
-
-    static func spendReversal(_ reversal: ValidatedSpendReversal) -> String {
-        encode(["spend_event_id": reversal.spendEventId])
     }
 
     /// `document` written by the one JSON writer (StrictJSON).

@@ -503,6 +503,61 @@ enum PointsSchema {
             end
             $$;
             """),
+        // Spend reversals settle refunds' overdue (`OverdueSettlement`): a
+        // spend given back to the lot of a purchase whose clawback could
+        // not take everything pays that clawback first, as one
+        // `refund_settlement` row (direction -1, biz_type payment, the
+        // clawback's biz_id, related_event_id the clawback). The rules
+        // function gains that change type and its direction rule
+        // (`points_ledger_refund_settlement_direction`, checked in name
+        // order like the others); every other row is judged as before, so
+        // the stored rows still pass. Catalog only: the CHECK keeps calling
+        // the function by name, nothing is scanned or rebuilt. Settlements
+        // are read by user (`points_ledger_user_seq`) on the rare paths that
+        // need them, so no index is built under a lock. The function is
+        // written out whole, as it now reads, rather than patched from
+        // migration 10's text (as migration 11 patches the spend functions):
+        // a rule list is reviewed as one piece.
+        PostgresMigration(version: 12, name: "refund_settlements", sql: """
+            create or replace function points_ledger_rules(p_change_type text, p_direction smallint, p_biz_type text, p_biz_id text,
+                                                           p_related_event_id text)
+            returns boolean language plpgsql immutable as $$
+            declare
+                v_broken text;
+            begin
+                if (p_change_type in ('register', 'consume', 'consume_reversal', 'grant', 'adjust', 'purchase', 'refund',
+                                      'refund_reversal', 'refund_settlement')) is false then
+                    v_broken := 'points_ledger_change_type_check';
+                elsif (p_change_type <> 'consume' or p_direction = -1) is false then
+                    v_broken := 'points_ledger_consume_direction';
+                elsif (p_change_type <> 'consume_reversal' or (p_direction = 1 and p_related_event_id is not null)) is false then
+                    v_broken := 'points_ledger_consume_reversal_direction';
+                elsif (p_change_type not in ('purchase', 'refund', 'refund_reversal', 'refund_settlement')
+                       or (p_biz_type = 'payment' and p_biz_id is not null and p_biz_id <> '')) is false then
+                    v_broken := 'points_ledger_payment_biz';
+                elsif (p_biz_type <> 'payment' or p_change_type in ('purchase', 'refund', 'refund_reversal', 'refund_settlement')) is false then
+                    v_broken := 'points_ledger_payment_biz_only';
+                elsif (p_change_type <> 'purchase' or p_direction = 1) is false then
+                    v_broken := 'points_ledger_purchase_direction';
+                elsif (p_change_type <> 'refund' or p_direction = -1) is false then
+                    v_broken := 'points_ledger_refund_direction';
+                elsif (p_change_type <> 'refund_reversal' or p_direction = 1) is false then
+                    v_broken := 'points_ledger_refund_reversal_direction';
+                elsif (p_change_type <> 'refund_settlement' or p_direction = -1) is false then
+                    v_broken := 'points_ledger_refund_settlement_direction';
+                elsif (p_change_type not in ('refund', 'refund_reversal', 'refund_settlement') or p_related_event_id is not null) is false then
+                    v_broken := 'points_ledger_related_event';
+                elsif (p_biz_type <> 'support' or p_change_type = 'adjust') is false then
+                    v_broken := 'points_ledger_support_biz';
+                end if;
+                if v_broken is not null then
+                    raise exception 'new row for relation "points_ledger" violates check constraint "%"', v_broken
+                        using errcode = 'check_violation', constraint = v_broken, table = 'points_ledger';
+                end if;
+                return true;
+            end
+            $$;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) async throws {

@@ -342,7 +342,7 @@ final class PointsStore: Sendable {
             return GrantResult(eventId: grant.eventId, replayed: false, creditsAdded: grant.credits, balanceAfter: balanceAfter,
                                balance: balanceAfter, ledgerEntryId: ledgerEntryId)
         case .refusedAtBalanceMax:
-            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.balanceLimitReached(credits: grant.credits)
         }
     }
 
@@ -415,24 +415,31 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: clawback.eventId, problem: "the purchase has a clawback that is not reversed")
         }
         let plan = try ClawbackPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, amount: amount)
-        // What is left of the purchase goes first, then the user's other credits, oldest first.
+        // What is left of the purchase goes first, then the user's other credits, oldest first;
+        // what those others give in place of the purchase's spent credits counts as spent from them.
         let lots = try await CreditLotLedger.openLots(clawback.userId, balance: account.balance, in: transaction).lots
-        try await CreditLotLedger.move(CreditLots.take(plan.creditsDeducted, from: lots, preferring: clawback.originalEventId),
-                                       of: clawback.userId, eventId: clawback.eventId, taking: true, countsAsSpent: false, in: transaction)
+        let taken = CreditLots.take(plan.creditsDeducted, from: lots, preferring: clawback.originalEventId)
+        let spentElsewhere = CreditLots.spentElsewhere(
+            taken: taken, purchase: clawback.originalEventId,
+            purchaseSpent: try await CreditLotLedger.spent(clawback.originalEventId, of: clawback.userId, in: transaction))
+        try await CreditLotLedger.move(taken, of: clawback.userId, eventId: clawback.eventId, taking: true, countsAsSpent: false, in: transaction)
+        try await CreditLotLedger.shiftSpent(spentElsewhere, of: clawback.userId, adding: true, in: transaction)
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
             parameters: [.uuid(clawback.userId), .text(clawback.eventId), .int64(plan.creditsDeducted), .int64(plan.balanceAfter),
                          .text(clawback.bizId), .text(clawback.originalEventId), .text(fingerprint),
                          .json(LedgerMetadata.refund(clawback, plan: plan, requestedAmount: amount, purchaseCredits: purchase.amount,
-                                                     cycle: history.refunds + 1)),
+                                                     cycle: history.refunds + 1,
+                                                     spentAttributed: spentElsewhere.reduce(0) { $0 + $1.amount })),
                          .int64(plan.balanceAfter), .int64(plan.lifetimeEarnedAfter)],
             in: transaction)
         return ClawbackResult(eventId: clawback.eventId, replayed: false, creditsDeducted: plan.creditsDeducted,
                               overdueAmount: plan.overdueAmount, balance: plan.balanceAfter)
     }
 
-    /// Replay check, find the clawback, lock the account, restore exactly what it deducted.
+    /// Replay check, find the clawback, lock the account, restore exactly
+    /// what it took: its deduction and what settlements paid of its overdue.
     private func applyReversal(_ reversal: ValidatedReversal, in transaction: PostgresConnection) async throws -> ReverseClawbackResult {
         let stored = try await findEvent(reversal.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
@@ -454,10 +461,23 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the clawback was already reversed by another event")
         }
         let account = try await lockAccount(reversal.userId, in: transaction)
-        let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount)
+        // What spend reversals settled of its overdue was taken by the clawback too: it comes back with the deduction.
+        let settled = try await settlements(of: reversal.clawbackEventId, reversal.userId, in: transaction)
+        let plan = try ReversalPlan.make(balance: account.balance, lifetimeEarned: account.lifetimeEarned, clawbackDeducted: refund.amount,
+                                         overdueSettled: settled.reduce(0) { $0 + $1.amount })
         _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
-        _ = try await CreditLotLedger.restore(reversal.clawbackEventId, amount: plan.creditsRestored, of: reversal.userId,
+        // What the clawback counted as spent from other lots (the same shares: its movements in lot order) first,
+        // so no lot holds more than it was credited while the credits go back.
+        try await CreditLotLedger.shiftSpent(
+            CreditLots.spentElsewhere(taken: try await movements(of: reversal.clawbackEventId, in: transaction),
+                                      purchase: refund.relatedEventId, purchaseSpent: refund.spentAttributed),
+            of: reversal.userId, adding: false, in: transaction)
+        _ = try await CreditLotLedger.restore(reversal.clawbackEventId, amount: refund.amount, of: reversal.userId,
                                               countsAsSpent: false, in: transaction)
+        for settlement in settled {
+            _ = try await CreditLotLedger.restore(settlement.sourceEventId, amount: settlement.amount, of: reversal.userId,
+                                                  countsAsSpent: false, in: transaction)
+        }
         _ = try await appendLedgerEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'refund_reversal', 1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
@@ -581,14 +601,17 @@ final class PointsStore: Sendable {
 
     /// Lock the account, replay check, find the spend (this user's), refuse
     /// a second reversal, give back exactly what it took to the lots it took
-    /// it from.
+    /// it from; what goes back to the lot of a purchase whose clawback is
+    /// still owed credits settles that debt instead (`OverdueSettlement`).
     private func applySpendReversal(_ reversal: ValidatedSpendReversal, in transaction: PostgresConnection) async throws -> ReverseSpendResult {
         let account = try await lockAccount(reversal.userId, in: transaction)
         let stored = try await findEvent(reversal.eventId, in: transaction)
         switch ReplayDecision.decide(stored: stored.map { ($0.changeType, $0.fingerprint) },
                                      expectedChangeType: "consume_reversal", fingerprint: reversal.fingerprint) {
         case .replay:
-            return ReverseSpendResult(eventId: reversal.eventId, replayed: true, creditsRestored: stored!.amount, balance: account.balance)
+            let first = stored!
+            return ReverseSpendResult(eventId: reversal.eventId, replayed: true, creditsRestored: first.amount - first.overdueSettled,
+                                      overdueSettled: first.overdueSettled, balance: account.balance)
         case .conflict(let problem):
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: problem)
         case .apply:
@@ -603,21 +626,88 @@ final class PointsStore: Sendable {
             throw PointsError.eventConflict(eventId: reversal.eventId, problem: "the spend was already given back by another event")
         }
         guard account.balance <= PointsLimits.balanceMax - spent.amount else {
-            throw PointsError.validationFailed(field: "credits", problem: "balance would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.balanceLimitReached(credits: spent.amount)
         }
         _ = try await CreditLotLedger.openLots(reversal.userId, balance: account.balance, in: transaction)
-        _ = try await CreditLotLedger.restore(reversal.spendEventId, amount: spent.amount, of: reversal.userId, countsAsSpent: true,
-                                              in: transaction)
-        let balanceAfter = account.balance + spent.amount
+        let restored = try await CreditLotLedger.restore(reversal.spendEventId, amount: spent.amount, of: reversal.userId,
+                                                         countsAsSpent: true, in: transaction)
+        let settlements = OverdueSettlement.plan(
+            restored: restored, owed: try await owedClawbacks(reversal.userId, purchaseEventIds: restored.map(\.sourceEventId), in: transaction))
+        let settled = settlements.reduce(0) { $0 + $1.amount }
+        let balanceRestored = account.balance + spent.amount
         _ = try await appendSpendingEntry(
             columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
             values: "$1::uuid, $2, 'consume_reversal', 1, $3::bigint, $4::bigint, $5, nullif($6, ''), $7, $8, $9::jsonb",
-            parameters: [.uuid(reversal.userId), .text(reversal.eventId), .int64(spent.amount), .int64(balanceAfter), .text(spent.bizType),
+            parameters: [.uuid(reversal.userId), .text(reversal.eventId), .int64(spent.amount), .int64(balanceRestored), .text(spent.bizType),
                          .text(spent.bizId), .text(reversal.spendEventId), .text(reversal.fingerprint),
-                         .json(LedgerMetadata.spendReversal(reversal)),
-                         .int64(balanceAfter), .int64(max(0, account.lifetimeSpent - spent.amount))],
+                         .json(LedgerMetadata.spendReversal(reversal, overdueSettled: settled)),
+                         .int64(balanceRestored), .int64(max(0, account.lifetimeSpent - spent.amount))],
             in: transaction)
-        return ReverseSpendResult(eventId: reversal.eventId, replayed: false, creditsRestored: spent.amount, balance: balanceAfter)
+        let balanceAfter = try await settle(settlements, of: reversal, balance: balanceRestored, lifetimeEarned: account.lifetimeEarned,
+                                            in: transaction)
+        return ReverseSpendResult(eventId: reversal.eventId, replayed: false, creditsRestored: spent.amount - settled,
+                                  overdueSettled: settled, balance: balanceAfter)
+    }
+
+    /// The unreversed clawbacks of `purchaseEventIds` still owed credits:
+    /// each one's overdue at clawback time less what settlements paid since.
+    /// Under the account lock, like every write of this user's ledger.
+    private func owedClawbacks(_ userId: UUID, purchaseEventIds: [String], in transaction: PostgresConnection) async throws -> [OwedClawback] {
+        guard !purchaseEventIds.isEmpty else { return [] }
+        // The change types are literals so the partial indexes apply to the prepared statement's generic plan.
+        return try await transaction.query("""
+            select refund.event_id, refund.related_event_id, coalesce(refund.biz_id, '') as biz_id,
+                   (coalesce((refund.metadata -> 'ext' ->> 'overdue_amount')::bigint, 0) - coalesce((
+                       select sum(settlement.amount) from points_ledger settlement
+                       where settlement.user_id = $1::uuid and settlement.change_type = 'refund_settlement'
+                         and settlement.related_event_id = refund.event_id), 0))::bigint as outstanding
+            from points_ledger refund
+            where refund.change_type = 'refund' and refund.user_id = $1::uuid
+              and refund.related_event_id = any(array(select jsonb_array_elements_text($2::jsonb)))
+              and not exists (select 1 from points_ledger reversal
+                              where reversal.change_type = 'refund_reversal' and reversal.related_event_id = refund.event_id)
+            """, [.uuid(userId), .json(JSONWriter.string(of: .array(purchaseEventIds.map(JSONValue.string))))]).map { row in
+            OwedClawback(clawbackEventId: try row.string("event_id"), purchaseEventId: try row.string("related_event_id"),
+                         bizId: try row.string("biz_id"), outstanding: try row.int64("outstanding"))
+        }
+    }
+
+    /// Writes each settlement: takes its credits back out of the purchase's
+    /// lot (recorded as the settlement's movements, so the clawback's
+    /// reversal gives them back) and one `refund_settlement` row, which
+    /// lowers the balance and lifetime_earned as the clawback's deduction
+    /// did. Returns the balance after them.
+    private func settle(_ settlements: [OverdueSettlement], of reversal: ValidatedSpendReversal, balance: Int64, lifetimeEarned: Int64,
+                        in transaction: PostgresConnection) async throws -> Int64 {
+        var balance = balance
+        var earned = lifetimeEarned
+        for settlement in settlements {
+            guard settlement.amount <= balance, settlement.amount <= earned else {
+                throw PointsError.internalFailure(detail: "a settlement of \(settlement.amount) exceeds the restored balance or lifetime_earned")
+            }
+            balance -= settlement.amount
+            earned -= settlement.amount
+            let eventId = OverdueSettlement.eventId(spendReversalEventId: reversal.eventId, clawbackEventId: settlement.clawbackEventId)
+            try await CreditLotLedger.move([LotShare(sourceEventId: settlement.purchaseEventId, amount: settlement.amount)],
+                                           of: reversal.userId, eventId: eventId, taking: true, countsAsSpent: false, in: transaction)
+            _ = try await appendLedgerEntry(
+                columns: "user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id, related_event_id, request_fingerprint, metadata",
+                values: "$1::uuid, $2, 'refund_settlement', -1, $3::bigint, $4::bigint, 'payment', $5, $6, $7, $8::jsonb",
+                parameters: [.uuid(reversal.userId), .text(eventId), .int64(settlement.amount), .int64(balance), .text(settlement.bizId),
+                             .text(settlement.clawbackEventId), .text(reversal.fingerprint),
+                             .json(LedgerMetadata.settlement(settlement, reversal: reversal)),
+                             .int64(balance), .int64(earned)],
+                in: transaction)
+        }
+        return balance
+    }
+
+    /// The settlements that paid part of a clawback's overdue (event id, amount), oldest first.
+    private func settlements(of clawbackEventId: String, _ userId: UUID, in transaction: PostgresConnection) async throws -> [LotShare] {
+        try await transaction.query("""
+            select event_id, amount from points_ledger
+            where user_id = $1::uuid and change_type = 'refund_settlement' and related_event_id = $2 order by seq
+            """, [.uuid(userId), .text(clawbackEventId)]).map { LotShare(sourceEventId: try $0.string("event_id"), amount: try $0.int64("amount")) }
     }
 
     /// The lots an event took credits from, oldest first.
