@@ -260,6 +260,41 @@ final class PointsRPCTests: XCTestCase {
     /// says the caller sent something wrong), writing nothing. The reason
     /// stays VALIDATION_FAILED until PaymentsService's saga knows one of its
     /// own: on it the saga alerts and retries (`StepFailure.needsOperator`).
+    /// A spend given back to a refunded purchase whose clawback could not
+    /// take it all answers what paid that debt (overdue_settled) apart from
+    /// what came back to the balance (credits_restored), first time and replay.
+    func testAReversedSpendAnswersWhatSettledTheOverdueOverGRPC() async throws {
+        let user = UUID()
+        users.append(user)
+        let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
+        let purchase = grantRequest(user: user, event: "payment.apple_iap:\(transactionId)", product: "popular_pack")
+        let credited = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10)).creditsAdded
+        XCTAssertGreaterThan(credited, 10)
+        var spend = SpendRequest()
+        spend.eventId = "chat.turn:\(UUID().uuidString)"
+        spend.userId = user.uuidString
+        spend.amount = credited - 10
+        spend.bizType = "chat"
+        _ = try await client.call(PointsMethods.spend, spend, timeout: .seconds(10))
+        var clawback = ClawbackRequest()
+        clawback.eventId = "refund.apple_iap:\(transactionId)"
+        clawback.userId = user.uuidString
+        clawback.originalEventId = purchase.eventId
+        clawback.bizId = purchase.bizId
+        clawback.reason = "CUSTOMER_REQUEST"
+        let clawedBack = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(10))
+        XCTAssertEqual([clawedBack.creditsDeducted, clawedBack.overdueAmount], [10, credited - 10])
+        var reverse = ReverseSpendRequest()
+        reverse.eventId = "chat.undo:\(UUID().uuidString)"
+        reverse.userId = user.uuidString
+        reverse.spendEventId = spend.eventId
+        for replayed in [false, true] {
+            let answer = try await client.call(PointsMethods.reverseSpend, reverse, timeout: .seconds(10))
+            XCTAssertEqual(answer.replayed, replayed)
+            XCTAssertEqual([answer.creditsRestored, answer.overdueSettled, answer.balance], [0, credited - 10, 0])
+        }
+    }
+
     func testCreditingPastTheBalanceCeilingIsFailedPreconditionAndWritesNothing() async throws {
         let store = try await PointsTestDatabase.store()
         let nearCeiling = PointsLimits.balanceMax - 50

@@ -249,6 +249,7 @@ public struct ReverseSpendResponse: ProtobufMessage, Equatable {
     public var replayed = false
     public var creditsRestored: Int64 = 0
     public var balance: Int64 = 0
+    public var overdueSettled: Int64 = 0
     public init() {}
 }
 

@@ -11,7 +11,7 @@ public struct LedgerResponseBody: JSONResponseBody, Equatable {
     public struct Entry: Sendable, Equatable {
         public let id: String
         public let eventId: String
-        /// purchase, refund, refund_reversal, consume, consume_reversal, adjust, register, grant.
+        /// purchase, refund, refund_reversal, refund_settlement, consume, consume_reversal, adjust, register, grant.
         public let changeType: String
         /// 1 credits the user, -1 debits.
         public let direction: Int32

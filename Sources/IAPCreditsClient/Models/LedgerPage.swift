@@ -7,7 +7,7 @@ public struct LedgerPage: Sendable, Hashable, Decodable {
     public struct Entry: Sendable, Hashable, Decodable {
         public let id: String
         public let eventId: String
-        /// purchase, refund, refund_reversal, consume, consume_reversal, adjust, ...
+        /// purchase, refund, refund_reversal, refund_settlement, consume, consume_reversal, adjust, ...
         public let changeType: String
         /// 1 credits in, -1 credits out.
         public let direction: Int

@@ -113,6 +113,7 @@ struct PointsRPCService: Sendable {
             response.replayed = result.replayed
             response.creditsRestored = result.creditsRestored
             response.balance = result.balance
+            response.overdueSettled = result.overdueSettled
             return response
         }
         router.register(PointsMethods.getPurchaseConsumption) { request, _ in

@@ -2967,7 +2967,7 @@ const ProtobufCMessageDescriptor points__v1__reverse_spend_request__descriptor =
   (ProtobufCMessageInit) points__v1__reverse_spend_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor points__v1__reverse_spend_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor points__v1__reverse_spend_response__field_descriptors[5] =
 {
   {
     "event_id",
@@ -3017,17 +3017,30 @@ static const ProtobufCFieldDescriptor points__v1__reverse_spend_response__field_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "overdue_settled",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Points__V1__ReverseSpendResponse, overdue_settled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned points__v1__reverse_spend_response__field_indices_by_name[] = {
   3,   /* field[3] = balance */
   2,   /* field[2] = credits_restored */
   0,   /* field[0] = event_id */
+  4,   /* field[4] = overdue_settled */
   1,   /* field[1] = replayed */
 };
 static const ProtobufCIntRange points__v1__reverse_spend_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor =
 {
@@ -3037,7 +3050,7 @@ const ProtobufCMessageDescriptor points__v1__reverse_spend_response__descriptor 
   "Points__V1__ReverseSpendResponse",
   "points.v1",
   sizeof(Points__V1__ReverseSpendResponse),
-  4,
+  5,
   points__v1__reverse_spend_response__field_descriptors,
   points__v1__reverse_spend_response__field_indices_by_name,
   1,  points__v1__reverse_spend_response__number_ranges,

@@ -398,7 +398,7 @@ struct  Points__V1__LedgerEntry
   char *id;
   char *event_id;
   /*
-   * register, consume, consume_reversal, grant, adjust, purchase, refund, refund_reversal
+   * register, consume, consume_reversal, grant, adjust, purchase, refund, refund_reversal, refund_settlement
    */
   char *change_type;
   /*
@@ -537,12 +537,21 @@ struct  Points__V1__ReverseSpendResponse
   ProtobufCMessage base;
   char *event_id;
   protobuf_c_boolean replayed;
+  /*
+   * back in the balance
+   */
   int64_t credits_restored;
   int64_t balance;
+  /*
+   * Given back to the lot of a refunded purchase whose clawback is still
+   * owed credits: paid toward that debt (a refund_settlement row) instead
+   * of the balance. credits_restored + overdue_settled = the spend's amount.
+   */
+  int64_t overdue_settled;
 };
 #define POINTS__V1__REVERSE_SPEND_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&points__v1__reverse_spend_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
 
 
 struct  Points__V1__GetPurchaseConsumptionRequest
@@ -576,9 +585,12 @@ struct  Points__V1__GetPurchaseConsumptionResponse
    */
   int64_t credited;
   /*
-   * taken by spends (net of reversed spends)
+   * taken by spends (net of reversed spends), and what a clawback of
    */
   int64_t spent;
+  /*
+   * another purchase took from this one in place of its spent credits
+   */
   /*
    * still in the balance
    */
