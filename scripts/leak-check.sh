@@ -275,7 +275,12 @@ run_asan() {
   write_suppressions
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$work/lsan.supp:print_suppressions=0"
-  eval "$(timeout 120 "$root/scripts/pg.sh" start | sed 's/^/export /')"
+  # Into a variable first, and its failure returned by hand: this function
+  # runs in `run_asan || status=1`, where set -e is off.
+  local pg_env
+  pg_env="$(timeout 120 "$root/scripts/pg.sh" start | sed 's/^/export /')" \
+    || { echo "asan: scripts/pg.sh start failed" >&2; return 1; }
+  eval "$pg_env"
   local skip=()
   if [[ ! -x "$root/.venv/bin/python" ]]; then
     echo "asan: no .venv (scripts/install-deps.sh): skipping PythonServerInteropTests" >&2

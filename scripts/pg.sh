@@ -4,8 +4,10 @@
 # on a free port. One database per service (points, payments).
 #
 #   scripts/pg.sh start   init if needed, start, create databases; prints env
+#                         (on the saved port, or a new one when another
+#                         process has taken it since)
 #   scripts/pg.sh stop    fast shutdown
-#   scripts/pg.sh restart stop then start on the same port
+#   scripts/pg.sh restart stop then start on the same port (fails if taken)
 #   scripts/pg.sh env     print PG_PORT, POINTS_DATABASE_URL, PAYMENTS_DATABASE_URL
 #   scripts/pg.sh status  exit 0 when running
 #   scripts/pg.sh destroy stop and delete the cluster
@@ -46,7 +48,39 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 PY
 }
 
+# True when PostgreSQL could listen on 127.0.0.1:$1 (it binds with
+# SO_REUSEADDR, so a port in TIME_WAIT counts as free, as for it).
+port_free() {
+  python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+finally:
+    s.close()
+PY
+}
+
 port() { cat "$portfile"; }
+
+# Keeps the saved port unless another process holds it (the port was free
+# when it was picked, not for good: after a reboot anything may have it);
+# with $1 = same-port (restart: running clients hold URLs with the port)
+# that is an error instead.
+choose_port() {
+  if [[ -f "$portfile" ]] && ! port_free "$(port)"; then
+    if [[ "${1:-}" == same-port ]]; then
+      echo "pg.sh: port $(port) is taken by another process: the cluster cannot start on it again" >&2
+      exit 1
+    fi
+    local taken; taken="$(port)"
+    free_port > "$portfile"
+    echo "pg.sh: port $taken is taken by another process: the cluster moves to port $(port)" >&2
+  fi
+  [[ -f "$portfile" ]] || free_port > "$portfile"
+}
 
 print_env() {
   local p; p="$(port)"
@@ -75,8 +109,8 @@ log_min_messages = warning
 CONF
   fi
   as_owner mkdir -p "$sockdir"
-  [[ -f "$portfile" ]] || free_port > "$portfile"
   if ! is_running; then
+    choose_port "${1:-}"
     # wal_compression on the command line, so clusters made before it get it too
     # (docs/OPERATIONS.md, "PostgreSQL settings").
     as_owner "$bindir/pg_ctl" -D "$pgdata" -l "$logfile" -o "-p $(port) -c wal_compression=lz4" -w -t 60 start >/dev/null
@@ -96,9 +130,9 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
-  restart) stop; start ;;
+  restart) stop; start same-port ;;
   env) print_env ;;
   status) is_running ;;
   destroy) stop; rm -rf "$pgdata" "$sockdir" "$portfile" "$logfile" ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac

@@ -127,7 +127,10 @@ if [[ "$command" == demo ]]; then
 fi
 
 scripts/install-deps.sh
-eval "$(scripts/pg.sh start | sed 's/^/export /')"
+# Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
+# does, where `eval "$(...)"` would go on without a cluster.
+pg_env="$(scripts/pg.sh start | sed 's/^/export /')"
+eval "$pg_env"
 
 for name in "${services[@]}"; do
   if alive "$name" "$(binary_name "$name")"; then

@@ -8,7 +8,10 @@ cd "$root"
 
 scripts/install-deps.sh
 scripts/generate-protos.sh --check
-eval "$(scripts/pg.sh start | sed 's/^/export /')"
+# Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
+# does, where `eval "$(...)"` would go on without a cluster.
+pg_env="$(scripts/pg.sh start | sed 's/^/export /')"
+eval "$pg_env"
 
 # Everything the build and the tests write to the temporary directory (the
 # services' logs, scratch keys and certificates, the compiler's scratch
