@@ -350,7 +350,10 @@ run_asan() {
 # --- growth --------------------------------------------------------------------------
 run_growth() {
   echo "growth: building EchoServer (release)" >&2
-  timeout 900 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null
+  # `|| return 1` by hand: this function runs in `run_growth || status=1`,
+  # where set -e is off, and a failed build would measure a stale binary.
+  timeout 900 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null \
+    || { echo "growth: the release build of EchoServer failed" >&2; return 1; }
   start_server "$root/.build/release/EchoServer"
   local port="${address##*:}" round rss baseline=0 last=0
   local -a samples=()
