@@ -175,7 +175,9 @@ start_service() {
   local name="$1" binary="$2"
   shift 2
   : > "$logs/$name.out"
-  env "$@" setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null &
+  # Exported in a subshell rather than passed through env(1): DATABASE_URL
+  # carries the cluster's password, and a command line is visible to every user.
+  ( export "$@"; exec setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null ) &
   echo $! > "$pids/$name.pid"
   local waited=0 address=""
   while ((waited < ready_timeout_seconds * 10)); do

@@ -31,7 +31,7 @@ fi
 
 # The pure targets beside the …IntegrationTests ones must need no database:
 # run them once without the cluster's settings (a few seconds).
-if ! env -u PG_PORT -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_URL \
+if ! env -u PG_PORT -u PGPASSFILE -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_URL \
     timeout 300 swift test --skip-build --filter '^(PostgresClientTests|PointsServiceTests|PaymentsServiceTests)\.' \
     > .data/swift-pure-test.log 2>&1; then
   grep -E "error:" .data/swift-pure-test.log | head -20 >&2
