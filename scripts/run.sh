@@ -20,11 +20,15 @@
 # .out (stdout). Secrets are generated once into .data/secrets.env.
 # Environment knobs (for CI and tests): POINTS_LISTEN, PAYMENTS_LISTEN,
 # GATEWAY_LISTEN (HOST:PORT, port 0 picks one; the gateway's chosen address
-# is written to $RUN_STATE_DIR/gateway.addr), RUN_STATE_DIR (default .data;
-# pids and logs go there), BUILD_CONFIGURATION (release or debug),
-# APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases are credited),
-# RUN_INTERNAL_AUTH (mtls, the default, or off: cleartext between the
-# services, which they allow on loopback only).
+# is written to $RUN_STATE_DIR/gateway.addr), POINTS_ADMIN_LISTEN,
+# PAYMENTS_ADMIN_LISTEN, GATEWAY_ADMIN_LISTEN (each service's admin
+# listener, ADMIN_LISTEN_ADDR: by default 127.0.0.1 on its default port
+# 9182, 9181, 9180, or on port 0 when the service's own listen port is 0, so
+# a run on port 0 takes no fixed port; announced in logs/NAME.out),
+# RUN_STATE_DIR (default .data; pids and logs go there), BUILD_CONFIGURATION
+# (release or debug), APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases
+# are credited), RUN_INTERNAL_AUTH (mtls, the default, or off: cleartext
+# between the services, which they allow on loopback only).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -36,6 +40,11 @@ configuration="${BUILD_CONFIGURATION:-release}"
 points_listen="${POINTS_LISTEN:-127.0.0.1:50052}"
 payments_listen="${PAYMENTS_LISTEN:-127.0.0.1:50051}"
 gateway_listen="${GATEWAY_LISTEN:-127.0.0.1:8080}"
+# The admin listener of a service listening on $1, whose default admin port is $2.
+admin_listen() { if [[ "$1" == *:0 ]]; then echo 127.0.0.1:0; else echo "127.0.0.1:$2"; fi; }
+points_admin_listen="${POINTS_ADMIN_LISTEN:-$(admin_listen "$points_listen" 9182)}"
+payments_admin_listen="${PAYMENTS_ADMIN_LISTEN:-$(admin_listen "$payments_listen" 9181)}"
+gateway_admin_listen="${GATEWAY_ADMIN_LISTEN:-$(admin_listen "$gateway_listen" 9180)}"
 services=(gateway payments points) # stop order
 internal_auth="${RUN_INTERNAL_AUTH:-mtls}"
 [[ "$internal_auth" == mtls || "$internal_auth" == off ]] || { echo "RUN_INTERNAL_AUTH must be mtls or off" >&2; exit 2; }
@@ -49,7 +58,7 @@ for argument in "$@"; do
     --detach) detach=1 ;;
     stop) command=stop ;;
     demo) command=demo ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument $argument (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -210,19 +219,19 @@ fail_start() {
 
 echo "== start"
 points_address="$(start_service points PointsService \
-  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" "${points_auth[@]}")" || fail_start
+  LISTEN_ADDR="$points_listen" ADMIN_LISTEN_ADDR="$points_admin_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" "${points_auth[@]}")" || fail_start
 echo "PointsService   $points_address   log $logs/points.log"
 # Shaped like production with an App Review allow-list (Sandbox credited only
 # to APPLE_SANDBOX_USER_IDS), plus Xcode in local-testing mode, which is
 # credited for every user: the demo buys there as a fresh user.
 payments_address="$(start_service payments PaymentsService \
-  LISTEN_ADDR="$payments_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
+  LISTEN_ADDR="$payments_listen" ADMIN_LISTEN_ADDR="$payments_admin_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
   APPLE_ROOT_CERTS="$root/config/AppleRootCA-G3.cer,$root/.data/local-ca/root.pem" APPLE_LOCAL_TESTING=1 \
   APPLE_ENVIRONMENTS=Production,Sandbox,Xcode APPLE_SANDBOX_USER_IDS="${APPLE_SANDBOX_USER_IDS:-}" \
   APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID" "${payments_auth[@]}")" || fail_start
 echo "PaymentsService $payments_address   log $logs/payments.log"
 gateway_address="$(start_service gateway Gateway \
-  LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address" "${gateway_auth[@]}")" || fail_start
+  LISTEN_ADDR="$gateway_listen" ADMIN_LISTEN_ADDR="$gateway_admin_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address" "${gateway_auth[@]}")" || fail_start
 echo "Gateway         $gateway_address   log $logs/gateway.log"
 echo "$gateway_address" > "$state/gateway.addr"
 
