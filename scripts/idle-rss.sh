@@ -58,7 +58,7 @@ for ((start = 1; start <= starts; start++)); do
   fi
   sleep "$idle_seconds"
   for name in "${services[@]}"; do
-    echo "start=$start service=$name $(read_memory "$(cat "$state/pids/$name.pid")")" | tee -a "$work/readings"
+    echo "start=$start service=$name $(read_memory "$(head -1 "$state/pids/$name.pid")")" | tee -a "$work/readings"
   done
   stop_run
 done

@@ -63,12 +63,43 @@ for argument in "$@"; do
   esac
 done
 
-# True when pid file $1 names a live process of ours (not a recycled pid).
+# The start time of process $1 (/proc/PID/stat field 22, clock ticks since
+# boot): with the pid it names one process, never a later one given the pid.
+start_time() {
+  local stat fields
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  read -ra fields <<< "${stat##*) }" # after the name, which may hold spaces and parentheses
+  echo "${fields[19]}"
+}
+
+# The executable process $1 runs ("... (deleted)" once a rebuild replaced it).
+executable() {
+  local path
+  path="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 1
+  echo "${path% (deleted)}"
+}
+
+# write_pid_file NAME PID BINARY: the pid file names the process by its pid,
+# start time and executable's path, one per line. (A pid file written by an
+# older run.sh holds only the pid: alive() then checks the executable's name.)
+write_pid_file() {
+  printf '%s\n%s\n%s\n' "$2" "$(start_time "$2")" "$(readlink -f "$bin/$3")" > "$pids/$1.pid"
+}
+pid_of() { head -1 "$pids/$1.pid"; }
+
+# True when pid file $1 names a live process we started with binary $2: the
+# same pid, start time and executable, so a recycled pid is never signalled.
 alive() {
-  local file="$pids/$1.pid" pid
+  local file="$pids/$1.pid" pid="" start="" path="" running
   [[ -f "$file" ]] || return 1
-  pid="$(cat "$file")"
-  [[ -r "/proc/$pid/cmdline" ]] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$2"
+  { read -r pid; read -r start; read -r path; } < "$file" || true
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  running="$(executable "$pid")" || return 1
+  if [[ -z "$start" ]]; then
+    [[ "${running##*/}" == "$2" ]]
+    return
+  fi
+  [[ "$(start_time "$pid")" == "$start" && "$running" == "$path" ]]
 }
 
 binary_name() {
@@ -79,7 +110,7 @@ stop_services() {
   local name pid waited
   for name in "${services[@]}"; do
     if alive "$name" "$(binary_name "$name")"; then
-      pid="$(cat "$pids/$name.pid")"
+      pid="$(pid_of "$name")"
       kill -TERM "$pid" 2>/dev/null || true
       waited=0
       while kill -0 "$pid" 2>/dev/null && ((waited < stop_timeout_seconds * 10)); do sleep 0.1; waited=$((waited + 1)); done
@@ -143,7 +174,7 @@ eval "$pg_env"
 
 for name in "${services[@]}"; do
   if alive "$name" "$(binary_name "$name")"; then
-    echo "$name is already running (pid $(cat "$pids/$name.pid")): scripts/run.sh stop first" >&2
+    echo "$name is already running (pid $(pid_of "$name")): scripts/run.sh stop first" >&2
     exit 1
   fi
 done
@@ -187,12 +218,12 @@ start_service() {
   # Exported in a subshell rather than passed through env(1): DATABASE_URL
   # carries the cluster's password, and a command line is visible to every user.
   ( export "$@"; exec setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null ) &
-  echo $! > "$pids/$name.pid"
-  local waited=0 address=""
+  local pid=$! waited=0 address=""
+  write_pid_file "$name" "$pid" "$binary"
   while ((waited < ready_timeout_seconds * 10)); do
     address="$(sed -n '/ admin listening on /!s/.*listening on \([^ ]*\)$/\1/p' "$logs/$name.out" | head -1)"
     [[ -n "$address" ]] && break
-    if ! kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null; then
+    if ! kill -0 "$pid" 2>/dev/null; then
       echo "$binary exited during start-up; last log lines:" >&2
       tail -20 "$logs/$name.log" >&2
       return 1

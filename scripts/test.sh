@@ -41,14 +41,31 @@ if ! env -u PG_PORT -u PGPASSFILE -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_UR
 fi
 
 # The whole suite must finish well inside CI's time; a hung test fails it.
+# Then the `swift test` this script started is killed with everything it
+# started (the XCTest process, the services the tests run), by pid: its
+# descendants, found before the kill, and nothing of another run, in this
+# checkout or another.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do echo "$child"; descendants "$child"; done
+}
+swift_timeout_seconds="${SWIFT_TEST_TIMEOUT_SECONDS:-1200}"
 swift_status=0
-timeout --signal=KILL "${SWIFT_TEST_TIMEOUT_SECONDS:-1200}" \
-  stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 || swift_status=$?
-# A KILLed `swift test` (timeout's status 137) leaves its test process
-# behind: end it too, by pid, and only this checkout's (other checkouts on the
-# machine run their own suites).
-if [[ $swift_status -eq 137 ]]; then
-  for pid in $(pgrep -f "^$root/\.build/.*/IAPCreditsPackageTests\.xctest" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 &
+swift_pid=$!
+sleep "$swift_timeout_seconds" &
+timer_pid=$!
+finished=""
+wait -n -p finished "$swift_pid" "$timer_pid" || swift_status=$?
+if [[ "$finished" == "$timer_pid" ]]; then
+  echo "swift test did not finish within ${swift_timeout_seconds}s: killing it and what it started" >&2
+  mapfile -t tree < <(descendants "$swift_pid")
+  kill -KILL "$swift_pid" "${tree[@]}" 2>/dev/null || true
+  wait "$swift_pid" 2>/dev/null || true
+  swift_status=137
+else
+  kill "$timer_pid" 2>/dev/null || true
+  wait "$timer_pid" 2>/dev/null || true
 fi
 grep -E "error:|Executed [0-9]+ tests?, with [1-9][0-9]* failures?" .data/swift-test.log | head -40 || true
 summary=$(grep -E "^\s*Executed [0-9]+ tests?, with [0-9]+ failures?" .data/swift-test.log | tail -1 || true)
