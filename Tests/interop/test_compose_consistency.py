@@ -197,3 +197,32 @@ def test_services_authenticate_each_other_by_mutual_tls():
     for name in instances("points"):
         points = svc[name]["environment"]
         assert points["PAYMENTS_IDENTITY"] == "payments" and points["GATEWAY_IDENTITY"] == "gateway"
+
+
+def brace_expanded(word: str) -> list:
+    """A shell word with at most one {a,b,...} group, expanded."""
+    match = re.search(r"\{([^{}]*)\}", word)
+    if not match:
+        return [word]
+    return [word[:match.start()] + choice + word[match.end():] for choice in match.group(1).split(",")]
+
+
+def test_the_key_handover_sets_the_mode_first_and_gives_uid_10001_only_what_containers_read():
+    """The header's recipe, and the runbook's: `chmod` after `chown 10001`
+    fails without root (the file is no longer yours), which left pgpass
+    readable by others and so ignored by libpq; and uid 10001 gets exactly
+    the files mounted as keys and pgpass, never the CA's key."""
+    mounted = {"compose/" + spec["file"].removeprefix("./")
+               for name, spec in document()["secrets"].items() if name.endswith("_key") or name == "pgpass"}
+    assert len(mounted) == 4 and not any(path.endswith("ca.key") for path in mounted)
+    header = [line.lstrip("#").strip() for line in COMPOSE.read_text().splitlines() if line.startswith("#")]
+    runbook = [line.strip() for line in (ROOT / "docs" / "OPERATIONS.md").read_text().splitlines()]
+    for where, lines in [("compose header", header), ("docs/OPERATIONS.md", runbook)]:
+        commands = [line.split() for line in lines if re.match(r"(sudo )?(chmod|chown) ", line)]
+        handover = [c for c in commands if "pgpass" in " ".join(c)]
+        assert [c[:2] for c in handover] == [["chmod", "600"], ["sudo", "chown"]], f"{where}: {handover}"
+        for command in handover:
+            operands = command[2:] if command[0] == "chmod" else command[3:]
+            assert command[0] == "chmod" or command[2] == "10001", f"{where}: {command}"
+            files = {path for word in operands for path in brace_expanded(word)}
+            assert files == mounted, f"{where}: {' '.join(command)} should name exactly {sorted(mounted)}"
