@@ -275,6 +275,37 @@ def test_every_service_selects_a_deployment_and_a_named_port():
         assert of_kind("Service")[name]["spec"].get("externalTrafficPolicy") == "Local", name
 
 
+def test_the_public_service_serves_only_tls_from_a_secret():
+    """Bearer tokens and Apple's notifications (which Apple sends only to
+    HTTPS URLs) never cross the network in clear: the published Service has
+    one port, 443, to the gateway's listener, which serves TLS with a
+    certificate and key mounted from a Secret (and then refuses plaintext);
+    the probes of that port speak HTTPS."""
+    gateway = of_kind("Deployment")["gateway"]
+    variables = env(gateway)
+    ports = {port["name"]: port["containerPort"] for port in container(gateway)["ports"]}
+    service = of_kind("Service")["gateway"]["spec"]
+    assert [(port["port"], port["protocol"]) for port in service["ports"]] == [(443, "TCP")], service["ports"]
+    target = service["ports"][0]["targetPort"]
+    assert ports[target] == contract.port(variables["LISTEN_ADDR"]["value"]), "443 reaches the public listener"
+    assert {"TLS_CERT", "TLS_KEY"} <= contract.allowed("Gateway")
+    assert "--tls-cert" in contract.help_text("Gateway") and "plaintext clients are refused" in contract.help_text("Gateway")
+    mounts = {m["name"]: m["mountPath"] for m in container(gateway)["volumeMounts"]}
+    volumes = {v["name"]: v for v in gateway["spec"]["template"]["spec"]["volumes"]}
+    secrets = set()
+    for variable in ["TLS_CERT", "TLS_KEY"]:
+        path = variables[variable]["value"]
+        volume = next(name for name, mount in mounts.items() if path.startswith(mount + "/"))
+        secrets.add(volumes[volume]["secret"]["secretName"])
+    assert secrets == {"gateway-public-tls"}, "the public certificate and its key come from one Secret"
+    assert variables["BACKEND_TLS_CERT"]["value"] != variables["TLS_CERT"]["value"], "the public certificate is not the internal identity"
+    for kind in ["startupProbe", "readinessProbe", "livenessProbe"]:
+        probe = container(gateway)[kind]["httpGet"]
+        if probe["port"] in (target, ports[target]):
+            assert probe.get("scheme") == "HTTPS", f"the gateway's {kind} speaks plaintext to a TLS-only port"
+    assert service["externalTrafficPolicy"] == "Local", "TLS passes through the balancer with the client's address"
+
+
 def test_budgets_and_autoscalers_target_deployments():
     deployments = of_kind("Deployment")
     for name, budget in of_kind("PodDisruptionBudget").items():
@@ -348,7 +379,7 @@ def test_every_policy_selector_matches_a_workload():
 
 def test_ingress_is_the_caller_policy():
     ports = {name: {port["name"]: port["containerPort"] for port in container(d)["ports"]} for name, d in of_kind("Deployment").items()}
-    assert rules("gateway", "ingress") == {("*", ports["gateway"]["http"]), ("prometheus", ports["gateway"]["admin"])}
+    assert rules("gateway", "ingress") == {("*", ports["gateway"]["https"]), ("prometheus", ports["gateway"]["admin"])}
     assert rules("payments", "ingress") == {("gateway", ports["payments"]["grpc"]), ("prometheus", ports["payments"]["admin"])}
     assert rules("points", "ingress") == {
         ("gateway", ports["points"]["grpc"]), ("payments", ports["points"]["grpc"]), ("prometheus", ports["points"]["admin"])}
