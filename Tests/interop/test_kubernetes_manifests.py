@@ -46,6 +46,10 @@ def container(deployment: dict) -> dict:
     return containers[0]
 
 
+def init_containers(deployment: dict) -> list:
+    return deployment["spec"]["template"]["spec"].get("initContainers", [])
+
+
 def env(deployment: dict) -> dict:
     return {entry["name"]: entry for entry in container(deployment)["env"]}
 
@@ -196,6 +200,36 @@ def test_probes_hit_served_paths_readiness_is_dependencies_liveness_is_the_proce
         assert spec["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{name}: ready means its dependencies are"
         assert spec["livenessProbe"]["httpGet"]["path"] in {"/livez", "/healthz"}, f"{name}: alive means the process, never the database"
         assert spec["startupProbe"]["failureThreshold"] * spec["startupProbe"]["periodSeconds"] >= 60
+
+
+def test_migrations_run_in_an_init_container_before_the_service():
+    """A service applies its migrations at start-up before its admin
+    listener (the probes' port) opens, so a migration longer than the
+    startup probe's 2 minutes got the pod killed and started again, the
+    migration again with it, in a loop. The migrations run in an init
+    container instead (`migrate`: apply them and exit), and the service
+    container, probes and all, starts once they are applied."""
+    deployments = of_kind("Deployment")
+    for name in ["points", "payments"]:
+        deployment = deployments[name]
+        assert [c["name"] for c in init_containers(deployment)] == ["migrate"], name
+        migrate, service = init_containers(deployment)[0], container(deployment)
+        assert migrate["command"] == [binary(deployment), "migrate"], name
+        assert re.search(r"^  migrate +Apply database migrations and exit\.$", contract.help_text(binary(deployment)), re.M)
+        assert migrate["image"] == service["image"], f"{name}: the migrations of the release that starts"
+        variables = {entry["name"]: entry for entry in migrate["env"]}
+        unknown = set(variables) - contract.allowed(binary(deployment))
+        assert not unknown, f"{name}'s migrate sets {sorted(unknown)}, which {binary(deployment)} --help does not document"
+        assert variables["DATABASE_URL"] == env(deployment)["DATABASE_URL"], f"{name}: the service's own database"
+        for variable in ["PACKAGES_FILE", "LOG_LEVEL"]:
+            if variable in env(deployment):
+                assert variables.get(variable) == env(deployment)[variable], f"{name}: migrate reads {variable} as the service does"
+        assert not {"ports", "startupProbe", "readinessProbe", "livenessProbe"} & set(migrate), f"{name}: migrate serves nothing"
+        assert migrate["securityContext"] == service["securityContext"], name
+        assert {"cpu", "memory"} <= set(migrate["resources"]["requests"]) and "memory" in migrate["resources"]["limits"]
+        volumes = {volume["name"] for volume in deployment["spec"]["template"]["spec"]["volumes"]}
+        assert {mount["name"] for mount in migrate["volumeMounts"]} <= volumes, name
+    assert not init_containers(deployments["gateway"]), "the gateway has no database"
 
 
 def test_pods_run_as_non_root_with_resources_and_at_least_two_replicas():
