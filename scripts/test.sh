@@ -44,29 +44,36 @@ fi
 # Then the `swift test` this script started is killed with everything it
 # started (the XCTest process, the services the tests run), by pid: its
 # descendants, found before the kill, and nothing of another run, in this
-# checkout or another.
+# checkout or another. Started in the background (so a timer can run
+# beside it), it ignores SIGINT: Ctrl-C or SIGTERM here ends it the same way.
 descendants() {
   local child
   for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do echo "$child"; descendants "$child"; done
+}
+kill_tree() { # SIGNAL PID
+  local tree
+  mapfile -t tree < <(descendants "$2")
+  kill "-$1" "$2" "${tree[@]}" 2>/dev/null || true
 }
 swift_timeout_seconds="${SWIFT_TEST_TIMEOUT_SECONDS:-1200}"
 swift_status=0
 stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 &
 swift_pid=$!
-sleep "$swift_timeout_seconds" &
+sleep "$swift_timeout_seconds" > /dev/null 2>&1 < /dev/null &
 timer_pid=$!
+trap 'kill_tree TERM "$swift_pid"; kill "$timer_pid" 2>/dev/null || true; keep_run_tmp; exit 130' INT TERM
 finished=""
 wait -n -p finished "$swift_pid" "$timer_pid" || swift_status=$?
 if [[ "$finished" == "$timer_pid" ]]; then
   echo "swift test did not finish within ${swift_timeout_seconds}s: killing it and what it started" >&2
-  mapfile -t tree < <(descendants "$swift_pid")
-  kill -KILL "$swift_pid" "${tree[@]}" 2>/dev/null || true
+  kill_tree KILL "$swift_pid"
   wait "$swift_pid" 2>/dev/null || true
   swift_status=137
 else
   kill "$timer_pid" 2>/dev/null || true
   wait "$timer_pid" 2>/dev/null || true
 fi
+trap - INT TERM
 grep -E "error:|Executed [0-9]+ tests?, with [1-9][0-9]* failures?" .data/swift-test.log | head -40 || true
 summary=$(grep -E "^\s*Executed [0-9]+ tests?, with [0-9]+ failures?" .data/swift-test.log | tail -1 || true)
 echo "swift: ${summary:-no summary (the test process died or hung: see .data/swift-test.log)}"
