@@ -8,7 +8,7 @@
 #                         process has taken it since)
 #   scripts/pg.sh stop    fast shutdown
 #   scripts/pg.sh restart stop then start on the same port (fails if taken)
-#   scripts/pg.sh env     print PG_PORT, POINTS_DATABASE_URL, PAYMENTS_DATABASE_URL
+#   scripts/pg.sh env     print what start prints (PG_PORT, PGPASSFILE, the URLs, ...)
 #   scripts/pg.sh status  exit 0 when running
 #   scripts/pg.sh destroy stop and delete the cluster
 # PostgreSQL refuses to run as root, so as root the cluster is owned by the
