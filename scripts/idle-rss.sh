@@ -50,14 +50,15 @@ read_memory() {
 for ((start = 1; start <= starts; start++)); do
   state="$work/run-$start"
   mkdir -p "$state"
+  # Listen ports 0: run.sh then puts the admin listeners on port 0 too.
   if ! RUN_STATE_DIR="$state" POINTS_LISTEN=127.0.0.1:0 PAYMENTS_LISTEN=127.0.0.1:0 GATEWAY_LISTEN=127.0.0.1:0 \
-      ADMIN_LISTEN_ADDR="${ADMIN_LISTEN_ADDR:-127.0.0.1:0}" scripts/run.sh --detach --no-demo > "$work/run-$start.log" 2>&1; then
+      scripts/run.sh --detach --no-demo > "$work/run-$start.log" 2>&1; then
     cat "$work/run-$start.log" >&2
     exit 1
   fi
   sleep "$idle_seconds"
   for name in "${services[@]}"; do
-    echo "start=$start service=$name $(read_memory "$(cat "$state/pids/$name.pid")")" | tee -a "$work/readings"
+    echo "start=$start service=$name $(read_memory "$(head -1 "$state/pids/$name.pid")")" | tee -a "$work/readings"
   done
   stop_run
 done

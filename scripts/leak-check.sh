@@ -275,7 +275,12 @@ run_asan() {
   write_suppressions
   export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$work/lsan.supp:print_suppressions=0"
-  eval "$(timeout 120 "$root/scripts/pg.sh" start | sed 's/^/export /')"
+  # Into a variable first, and its failure returned by hand: this function
+  # runs in `run_asan || status=1`, where set -e is off.
+  local pg_env
+  pg_env="$(timeout 120 "$root/scripts/pg.sh" start | sed 's/^/export /')" \
+    || { echo "asan: scripts/pg.sh start failed" >&2; return 1; }
+  eval "$pg_env"
   local skip=()
   if [[ ! -x "$root/.venv/bin/python" ]]; then
     echo "asan: no .venv (scripts/install-deps.sh): skipping PythonServerInteropTests" >&2
@@ -345,7 +350,10 @@ run_asan() {
 # --- growth --------------------------------------------------------------------------
 run_growth() {
   echo "growth: building EchoServer (release)" >&2
-  timeout 900 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null
+  # `|| return 1` by hand: this function runs in `run_growth || status=1`,
+  # where set -e is off, and a failed build would measure a stale binary.
+  timeout 900 "$root/scripts/build-release.sh" --product EchoServer --package-path "$root" >/dev/null \
+    || { echo "growth: the release build of EchoServer failed" >&2; return 1; }
   start_server "$root/.build/release/EchoServer"
   local port="${address##*:}" round rss baseline=0 last=0
   local -a samples=()

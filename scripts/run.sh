@@ -20,11 +20,15 @@
 # .out (stdout). Secrets are generated once into .data/secrets.env.
 # Environment knobs (for CI and tests): POINTS_LISTEN, PAYMENTS_LISTEN,
 # GATEWAY_LISTEN (HOST:PORT, port 0 picks one; the gateway's chosen address
-# is written to $RUN_STATE_DIR/gateway.addr), RUN_STATE_DIR (default .data;
-# pids and logs go there), BUILD_CONFIGURATION (release or debug),
-# APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases are credited),
-# RUN_INTERNAL_AUTH (mtls, the default, or off: cleartext between the
-# services, which they allow on loopback only).
+# is written to $RUN_STATE_DIR/gateway.addr), POINTS_ADMIN_LISTEN,
+# PAYMENTS_ADMIN_LISTEN, GATEWAY_ADMIN_LISTEN (each service's admin
+# listener, ADMIN_LISTEN_ADDR: by default 127.0.0.1 on its default port
+# 9182, 9181, 9180, or on port 0 when the service's own listen port is 0, so
+# a run on port 0 takes no fixed port; announced in logs/NAME.out),
+# RUN_STATE_DIR (default .data; pids and logs go there), BUILD_CONFIGURATION
+# (release or debug), APPLE_SANDBOX_USER_IDS (users whose Sandbox purchases
+# are credited), RUN_INTERNAL_AUTH (mtls, the default, or off: cleartext
+# between the services, which they allow on loopback only).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -36,6 +40,11 @@ configuration="${BUILD_CONFIGURATION:-release}"
 points_listen="${POINTS_LISTEN:-127.0.0.1:50052}"
 payments_listen="${PAYMENTS_LISTEN:-127.0.0.1:50051}"
 gateway_listen="${GATEWAY_LISTEN:-127.0.0.1:8080}"
+# The admin listener of a service listening on $1, whose default admin port is $2.
+admin_listen() { if [[ "$1" == *:0 ]]; then echo 127.0.0.1:0; else echo "127.0.0.1:$2"; fi; }
+points_admin_listen="${POINTS_ADMIN_LISTEN:-$(admin_listen "$points_listen" 9182)}"
+payments_admin_listen="${PAYMENTS_ADMIN_LISTEN:-$(admin_listen "$payments_listen" 9181)}"
+gateway_admin_listen="${GATEWAY_ADMIN_LISTEN:-$(admin_listen "$gateway_listen" 9180)}"
 services=(gateway payments points) # stop order
 internal_auth="${RUN_INTERNAL_AUTH:-mtls}"
 [[ "$internal_auth" == mtls || "$internal_auth" == off ]] || { echo "RUN_INTERNAL_AUTH must be mtls or off" >&2; exit 2; }
@@ -49,17 +58,48 @@ for argument in "$@"; do
     --detach) detach=1 ;;
     stop) command=stop ;;
     demo) command=demo ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "unknown argument $argument (see --help)" >&2; exit 2 ;;
   esac
 done
 
-# True when pid file $1 names a live process of ours (not a recycled pid).
+# The start time of process $1 (/proc/PID/stat field 22, clock ticks since
+# boot): with the pid it names one process, never a later one given the pid.
+start_time() {
+  local stat fields
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  read -ra fields <<< "${stat##*) }" # after the name, which may hold spaces and parentheses
+  echo "${fields[19]}"
+}
+
+# The executable process $1 runs ("... (deleted)" once a rebuild replaced it).
+executable() {
+  local path
+  path="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 1
+  echo "${path% (deleted)}"
+}
+
+# write_pid_file NAME PID BINARY: the pid file names the process by its pid,
+# start time and executable's path, one per line. (A pid file written by an
+# older run.sh holds only the pid: alive() then checks the executable's name.)
+write_pid_file() {
+  printf '%s\n%s\n%s\n' "$2" "$(start_time "$2")" "$(readlink -f "$bin/$3")" > "$pids/$1.pid"
+}
+pid_of() { head -1 "$pids/$1.pid"; }
+
+# True when pid file $1 names a live process we started with binary $2: the
+# same pid, start time and executable, so a recycled pid is never signalled.
 alive() {
-  local file="$pids/$1.pid" pid
+  local file="$pids/$1.pid" pid="" start="" path="" running
   [[ -f "$file" ]] || return 1
-  pid="$(cat "$file")"
-  [[ -r "/proc/$pid/cmdline" ]] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q "$2"
+  { read -r pid; read -r start; read -r path; } < "$file" || true
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  running="$(executable "$pid")" || return 1
+  if [[ -z "$start" ]]; then
+    [[ "${running##*/}" == "$2" ]]
+    return
+  fi
+  [[ "$(start_time "$pid")" == "$start" && "$running" == "$path" ]]
 }
 
 binary_name() {
@@ -70,7 +110,7 @@ stop_services() {
   local name pid waited
   for name in "${services[@]}"; do
     if alive "$name" "$(binary_name "$name")"; then
-      pid="$(cat "$pids/$name.pid")"
+      pid="$(pid_of "$name")"
       kill -TERM "$pid" 2>/dev/null || true
       waited=0
       while kill -0 "$pid" 2>/dev/null && ((waited < stop_timeout_seconds * 10)); do sleep 0.1; waited=$((waited + 1)); done
@@ -127,11 +167,14 @@ if [[ "$command" == demo ]]; then
 fi
 
 scripts/install-deps.sh
-eval "$(scripts/pg.sh start | sed 's/^/export /')"
+# Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
+# does, where `eval "$(...)"` would go on without a cluster.
+pg_env="$(scripts/pg.sh start | sed 's/^/export /')"
+eval "$pg_env"
 
 for name in "${services[@]}"; do
   if alive "$name" "$(binary_name "$name")"; then
-    echo "$name is already running (pid $(cat "$pids/$name.pid")): scripts/run.sh stop first" >&2
+    echo "$name is already running (pid $(pid_of "$name")): scripts/run.sh stop first" >&2
     exit 1
   fi
 done
@@ -172,13 +215,15 @@ start_service() {
   local name="$1" binary="$2"
   shift 2
   : > "$logs/$name.out"
-  env "$@" setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null &
-  echo $! > "$pids/$name.pid"
-  local waited=0 address=""
+  # Exported in a subshell rather than passed through env(1): DATABASE_URL
+  # carries the cluster's password, and a command line is visible to every user.
+  ( export "$@"; exec setsid "$bin/$binary" >> "$logs/$name.out" 2>> "$logs/$name.log" < /dev/null ) &
+  local pid=$! waited=0 address=""
+  write_pid_file "$name" "$pid" "$binary"
   while ((waited < ready_timeout_seconds * 10)); do
     address="$(sed -n '/ admin listening on /!s/.*listening on \([^ ]*\)$/\1/p' "$logs/$name.out" | head -1)"
     [[ -n "$address" ]] && break
-    if ! kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null; then
+    if ! kill -0 "$pid" 2>/dev/null; then
       echo "$binary exited during start-up; last log lines:" >&2
       tail -20 "$logs/$name.log" >&2
       return 1
@@ -205,19 +250,19 @@ fail_start() {
 
 echo "== start"
 points_address="$(start_service points PointsService \
-  LISTEN_ADDR="$points_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" "${points_auth[@]}")" || fail_start
+  LISTEN_ADDR="$points_listen" ADMIN_LISTEN_ADDR="$points_admin_listen" DATABASE_URL="$POINTS_DATABASE_URL" PACKAGES_FILE="$root/config/packages.json" "${points_auth[@]}")" || fail_start
 echo "PointsService   $points_address   log $logs/points.log"
 # Shaped like production with an App Review allow-list (Sandbox credited only
 # to APPLE_SANDBOX_USER_IDS), plus Xcode in local-testing mode, which is
 # credited for every user: the demo buys there as a fresh user.
 payments_address="$(start_service payments PaymentsService \
-  LISTEN_ADDR="$payments_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
+  LISTEN_ADDR="$payments_listen" ADMIN_LISTEN_ADDR="$payments_admin_listen" DATABASE_URL="$PAYMENTS_DATABASE_URL" POINTS_ADDR="$points_address" \
   APPLE_ROOT_CERTS="$root/config/AppleRootCA-G3.cer,$root/.data/local-ca/root.pem" APPLE_LOCAL_TESTING=1 \
   APPLE_ENVIRONMENTS=Production,Sandbox,Xcode APPLE_SANDBOX_USER_IDS="${APPLE_SANDBOX_USER_IDS:-}" \
   APPLE_APP_APPLE_ID="$APPLE_APP_APPLE_ID" APPLE_BUNDLE_ID="$APPLE_BUNDLE_ID" "${payments_auth[@]}")" || fail_start
 echo "PaymentsService $payments_address   log $logs/payments.log"
 gateway_address="$(start_service gateway Gateway \
-  LISTEN_ADDR="$gateway_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address" "${gateway_auth[@]}")" || fail_start
+  LISTEN_ADDR="$gateway_listen" ADMIN_LISTEN_ADDR="$gateway_admin_listen" POINTS_ADDR="$points_address" PAYMENTS_ADDR="$payments_address" "${gateway_auth[@]}")" || fail_start
 echo "Gateway         $gateway_address   log $logs/gateway.log"
 echo "$gateway_address" > "$state/gateway.addr"
 

@@ -8,7 +8,10 @@ cd "$root"
 
 scripts/install-deps.sh
 scripts/generate-protos.sh --check
-eval "$(scripts/pg.sh start | sed 's/^/export /')"
+# Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
+# does, where `eval "$(...)"` would go on without a cluster.
+pg_env="$(scripts/pg.sh start | sed 's/^/export /')"
+eval "$pg_env"
 
 # Everything the build and the tests write to the temporary directory (the
 # services' logs, scratch keys and certificates, the compiler's scratch
@@ -28,7 +31,7 @@ fi
 
 # The pure targets beside the …IntegrationTests ones must need no database:
 # run them once without the cluster's settings (a few seconds).
-if ! env -u PG_PORT -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_URL \
+if ! env -u PG_PORT -u PGPASSFILE -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_URL \
     timeout 300 swift test --skip-build --filter '^(PostgresClientTests|PointsServiceTests|PaymentsServiceTests)\.' \
     > .data/swift-pure-test.log 2>&1; then
   grep -E "error:" .data/swift-pure-test.log | head -20 >&2
@@ -38,15 +41,39 @@ if ! env -u PG_PORT -u POINTS_DATABASE_URL -u PAYMENTS_DATABASE_URL -u DATABASE_
 fi
 
 # The whole suite must finish well inside CI's time; a hung test fails it.
+# Then the `swift test` this script started is killed with everything it
+# started (the XCTest process, the services the tests run), by pid: its
+# descendants, found before the kill, and nothing of another run, in this
+# checkout or another. Started in the background (so a timer can run
+# beside it), it ignores SIGINT: Ctrl-C or SIGTERM here ends it the same way.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do echo "$child"; descendants "$child"; done
+}
+kill_tree() { # SIGNAL PID
+  local tree
+  mapfile -t tree < <(descendants "$2")
+  kill "-$1" "$2" "${tree[@]}" 2>/dev/null || true
+}
+swift_timeout_seconds="${SWIFT_TEST_TIMEOUT_SECONDS:-1200}"
 swift_status=0
-timeout --signal=KILL "${SWIFT_TEST_TIMEOUT_SECONDS:-1200}" \
-  stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 || swift_status=$?
-# A KILLed `swift test` (timeout's status 137) leaves its test process
-# behind: end it too, by pid, and only this checkout's (other checkouts on the
-# machine run their own suites).
-if [[ $swift_status -eq 137 ]]; then
-  for pid in $(pgrep -f "^$root/\.build/.*/IAPCreditsPackageTests\.xctest" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+stdbuf -oL swift test --skip-build > .data/swift-test.log 2>&1 &
+swift_pid=$!
+sleep "$swift_timeout_seconds" > /dev/null 2>&1 < /dev/null &
+timer_pid=$!
+trap 'kill_tree TERM "$swift_pid"; kill "$timer_pid" 2>/dev/null || true; keep_run_tmp; exit 130' INT TERM
+finished=""
+wait -n -p finished "$swift_pid" "$timer_pid" || swift_status=$?
+if [[ "$finished" == "$timer_pid" ]]; then
+  echo "swift test did not finish within ${swift_timeout_seconds}s: killing it and what it started" >&2
+  kill_tree KILL "$swift_pid"
+  wait "$swift_pid" 2>/dev/null || true
+  swift_status=137
+else
+  kill "$timer_pid" 2>/dev/null || true
+  wait "$timer_pid" 2>/dev/null || true
 fi
+trap - INT TERM
 grep -E "error:|Executed [0-9]+ tests?, with [1-9][0-9]* failures?" .data/swift-test.log | head -40 || true
 summary=$(grep -E "^\s*Executed [0-9]+ tests?, with [0-9]+ failures?" .data/swift-test.log | tail -1 || true)
 echo "swift: ${summary:-no summary (the test process died or hung: see .data/swift-test.log)}"

@@ -27,7 +27,10 @@ echo "building with ThreadSanitizer into $scratch" >&2
 timeout 3600 swift build --package-path "$root" --build-tests --sanitize=thread -Xswiftc -DTSAN_VISIBLE_LOCKS \
   --scratch-path "$scratch" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log" >&2; exit 1; }
 
-eval "$("$root/scripts/pg.sh" start | sed 's/^/export /')"
+# Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
+# does, where `eval "$(...)"` would go on without a cluster.
+pg_env="$("$root/scripts/pg.sh" start | sed 's/^/export /')"
+eval "$pg_env"
 echo "running the tests matching '$filter' under ThreadSanitizer" >&2
 status=0
 TSAN_OPTIONS="halt_on_error=0 history_size=4 log_path=$work/tsan" \

@@ -4,7 +4,8 @@ runs a command that exists, sets only variables that binary documents in
 --help (see service_contract.py), listens on the
 ports its defaults use, lists every instance of its peers, has a health check
 that hits a path and port the process serves, and gets its secrets from
-files only."""
+files only; the image's build context (.dockerignore) leaves out local
+state and secrets but nothing the Dockerfile copies."""
 import pathlib
 import re
 import subprocess
@@ -99,7 +100,8 @@ def test_every_container_has_a_health_check_on_a_served_path_and_port():
         check = service.get("healthcheck")
         assert check and check["test"], f"{name} has no health check"
         if name == "postgres":
-            assert "pg_isready" in " ".join(check["test"])
+            # Over TCP: on first start the image's init server answers on the socket only.
+            assert re.search(r"\bpg_isready -h 127\.0\.0\.1 ", " ".join(check["test"])), check["test"]
             continue
         binary = BINARIES[kind_of(name)]
         url = next(word for word in check["test"] if word.startswith("http://"))
@@ -197,3 +199,76 @@ def test_services_authenticate_each_other_by_mutual_tls():
     for name in instances("points"):
         points = svc[name]["environment"]
         assert points["PAYMENTS_IDENTITY"] == "payments" and points["GATEWAY_IDENTITY"] == "gateway"
+
+
+def brace_expanded(word: str) -> list:
+    """A shell word with at most one {a,b,...} group, expanded."""
+    match = re.search(r"\{([^{}]*)\}", word)
+    if not match:
+        return [word]
+    return [word[:match.start()] + choice + word[match.end():] for choice in match.group(1).split(",")]
+
+
+def test_the_key_handover_sets_the_mode_first_and_gives_uid_10001_only_what_containers_read():
+    """The header's recipe, and the runbook's: `chmod` after `chown 10001`
+    fails without root (the file is no longer yours), which left pgpass
+    readable by others and so ignored by libpq; and uid 10001 gets exactly
+    the files mounted as keys and pgpass, never the CA's key."""
+    mounted = {"compose/" + spec["file"].removeprefix("./")
+               for name, spec in document()["secrets"].items() if name.endswith("_key") or name == "pgpass"}
+    assert len(mounted) == 4 and not any(path.endswith("ca.key") for path in mounted)
+    header = [line.lstrip("#").strip() for line in COMPOSE.read_text().splitlines() if line.startswith("#")]
+    runbook = [line.strip() for line in (ROOT / "docs" / "OPERATIONS.md").read_text().splitlines()]
+    for where, lines in [("compose header", header), ("docs/OPERATIONS.md", runbook)]:
+        commands = [line.split() for line in lines if re.match(r"(sudo )?(chmod|chown) ", line)]
+        handover = [c for c in commands if "pgpass" in " ".join(c)]
+        assert [c[:2] for c in handover] == [["chmod", "600"], ["sudo", "chown"]], f"{where}: {handover}"
+        for command in handover:
+            operands = command[2:] if command[0] == "chmod" else command[3:]
+            assert command[0] == "chmod" or command[2] == "10001", f"{where}: {command}"
+            files = {path for word in operands for path in brace_expanded(word)}
+            assert files == mounted, f"{where}: {' '.join(command)} should name exactly {sorted(mounted)}"
+
+
+def dockerignore_patterns() -> list:
+    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()]
+    patterns = [line for line in lines if line and not line.startswith("#")]
+    assert not any(p.startswith("!") for p in patterns), "no exceptions: the matcher below does not model them"
+    return patterns
+
+
+def dockerignored(path: str, patterns: list) -> bool:
+    """Docker's rule: a path is left out when it or a folder above it matches
+    a pattern (`*` and `?` within one segment, `**` across segments)."""
+    def regex(pattern):
+        out, i = "", 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                out, i = out + "(?:.*/)?", i + 3
+            elif pattern.startswith("**", i):
+                out, i = out + ".*", i + 2
+            else:
+                out += {"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i]))
+                i += 1
+        return re.compile(out + "$")
+    compiled = [regex(p.strip("/")) for p in patterns]
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return any(r.match(prefix) for r in compiled for prefix in prefixes)
+
+
+def test_the_build_context_leaves_out_state_and_secrets_but_not_what_the_image_copies():
+    patterns = dockerignore_patterns()
+    assert dockerignored(".build/x", patterns) and not dockerignored("Sources/x.swift", patterns), "the matcher itself"
+    for path in [".git/HEAD", ".build/release/Gateway", ".build-asan/x", ".data/pg.pass", ".data/internal-pki/ca.key",
+                 ".venv/bin/python", "compose/certs/ca.key", "compose/certs/points.key", "compose/secrets/pgpass",
+                 "compose/secrets/gateway.env", "compose/secrets/AuthKey.p8", "compose/.env"]:
+        assert dockerignored(path, patterns), f"{path} reaches the image's build context"
+    dockerfile = (COMPOSE_DIR / "Dockerfile").read_text()
+    sources = [word for line in re.findall(r"^COPY (?!--from)(.*)$", dockerfile, re.M) for word in line.split()[:-1]]
+    assert {"Package.swift", "Sources", "config"} <= set(sources), sources
+    for source in sources:
+        tracked = subprocess.run(["git", "ls-files", "--", source], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+        assert tracked, f"COPY {source}: nothing tracked there"
+        left_out = [path for path in tracked if dockerignored(path, patterns)]
+        assert not left_out, f"COPY {source} would miss {left_out[:5]}"

@@ -46,6 +46,10 @@ def container(deployment: dict) -> dict:
     return containers[0]
 
 
+def init_containers(deployment: dict) -> list:
+    return deployment["spec"]["template"]["spec"].get("initContainers", [])
+
+
 def env(deployment: dict) -> dict:
     return {entry["name"]: entry for entry in container(deployment)["env"]}
 
@@ -200,6 +204,36 @@ def test_probes_hit_served_paths_readiness_is_dependencies_liveness_is_the_proce
         assert spec["startupProbe"]["failureThreshold"] * spec["startupProbe"]["periodSeconds"] >= 60
 
 
+def test_migrations_run_in_an_init_container_before_the_service():
+    """A service applies its migrations at start-up before its admin
+    listener (the probes' port) opens, so a migration longer than the
+    startup probe's 2 minutes got the pod killed and started again, the
+    migration again with it, in a loop. The migrations run in an init
+    container instead (`migrate`: apply them and exit), and the service
+    container, probes and all, starts once they are applied."""
+    deployments = of_kind("Deployment")
+    for name in ["points", "payments"]:
+        deployment = deployments[name]
+        assert [c["name"] for c in init_containers(deployment)] == ["migrate"], name
+        migrate, service = init_containers(deployment)[0], container(deployment)
+        assert migrate["command"] == [binary(deployment), "migrate"], name
+        assert re.search(r"^  migrate +Apply database migrations and exit\.$", contract.help_text(binary(deployment)), re.M)
+        assert migrate["image"] == service["image"], f"{name}: the migrations of the release that starts"
+        variables = {entry["name"]: entry for entry in migrate["env"]}
+        unknown = set(variables) - contract.allowed(binary(deployment))
+        assert not unknown, f"{name}'s migrate sets {sorted(unknown)}, which {binary(deployment)} --help does not document"
+        assert variables["DATABASE_URL"] == env(deployment)["DATABASE_URL"], f"{name}: the service's own database"
+        for variable in ["PACKAGES_FILE", "LOG_LEVEL"]:
+            if variable in env(deployment):
+                assert variables.get(variable) == env(deployment)[variable], f"{name}: migrate reads {variable} as the service does"
+        assert not {"ports", "startupProbe", "readinessProbe", "livenessProbe"} & set(migrate), f"{name}: migrate serves nothing"
+        assert migrate["securityContext"] == service["securityContext"], name
+        assert {"cpu", "memory"} <= set(migrate["resources"]["requests"]) and "memory" in migrate["resources"]["limits"]
+        volumes = {volume["name"] for volume in deployment["spec"]["template"]["spec"]["volumes"]}
+        assert {mount["name"] for mount in migrate["volumeMounts"]} <= volumes, name
+    assert not init_containers(deployments["gateway"]), "the gateway has no database"
+
+
 def test_pods_run_as_non_root_with_resources_and_at_least_two_replicas():
     for name, deployment in of_kind("Deployment").items():
         pod = deployment["spec"]["template"]["spec"]
@@ -277,6 +311,37 @@ def test_every_service_selects_a_deployment_and_a_named_port():
         assert of_kind("Service")[name]["spec"].get("externalTrafficPolicy") == "Local", name
 
 
+def test_the_public_service_serves_only_tls_from_a_secret():
+    """Bearer tokens and Apple's notifications (which Apple sends only to
+    HTTPS URLs) never cross the network in clear: the published Service has
+    one port, 443, to the gateway's listener, which serves TLS with a
+    certificate and key mounted from a Secret (and then refuses plaintext);
+    the probes of that port speak HTTPS."""
+    gateway = of_kind("Deployment")["gateway"]
+    variables = env(gateway)
+    ports = {port["name"]: port["containerPort"] for port in container(gateway)["ports"]}
+    service = of_kind("Service")["gateway"]["spec"]
+    assert [(port["port"], port["protocol"]) for port in service["ports"]] == [(443, "TCP")], service["ports"]
+    target = service["ports"][0]["targetPort"]
+    assert ports[target] == contract.port(variables["LISTEN_ADDR"]["value"]), "443 reaches the public listener"
+    assert {"TLS_CERT", "TLS_KEY"} <= contract.allowed("Gateway")
+    assert "--tls-cert" in contract.help_text("Gateway") and "plaintext clients are refused" in contract.help_text("Gateway")
+    mounts = {m["name"]: m["mountPath"] for m in container(gateway)["volumeMounts"]}
+    volumes = {v["name"]: v for v in gateway["spec"]["template"]["spec"]["volumes"]}
+    secrets = set()
+    for variable in ["TLS_CERT", "TLS_KEY"]:
+        path = variables[variable]["value"]
+        volume = next(name for name, mount in mounts.items() if path.startswith(mount + "/"))
+        secrets.add(volumes[volume]["secret"]["secretName"])
+    assert secrets == {"gateway-public-tls"}, "the public certificate and its key come from one Secret"
+    assert variables["BACKEND_TLS_CERT"]["value"] != variables["TLS_CERT"]["value"], "the public certificate is not the internal identity"
+    for kind in ["startupProbe", "readinessProbe", "livenessProbe"]:
+        probe = container(gateway)[kind]["httpGet"]
+        if probe["port"] in (target, ports[target]):
+            assert probe.get("scheme") == "HTTPS", f"the gateway's {kind} speaks plaintext to a TLS-only port"
+    assert service["externalTrafficPolicy"] == "Local", "TLS passes through the balancer with the client's address"
+
+
 def test_budgets_and_autoscalers_target_deployments():
     deployments = of_kind("Deployment")
     for name, budget in of_kind("PodDisruptionBudget").items():
@@ -350,7 +415,7 @@ def test_every_policy_selector_matches_a_workload():
 
 def test_ingress_is_the_caller_policy():
     ports = {name: {port["name"]: port["containerPort"] for port in container(d)["ports"]} for name, d in of_kind("Deployment").items()}
-    assert rules("gateway", "ingress") == {("*", ports["gateway"]["http"]), ("prometheus", ports["gateway"]["admin"])}
+    assert rules("gateway", "ingress") == {("*", ports["gateway"]["https"]), ("prometheus", ports["gateway"]["admin"])}
     assert rules("payments", "ingress") == {("gateway", ports["payments"]["grpc"]), ("prometheus", ports["payments"]["admin"])}
     assert rules("points", "ingress") == {
         ("gateway", ports["points"]["grpc"]), ("payments", ports["points"]["grpc"]), ("prometheus", ports["points"]["admin"])}

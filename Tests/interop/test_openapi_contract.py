@@ -1,12 +1,14 @@
 """OpenAPI contract: every gateway route's REAL responses, from the whole
-system started by `scripts/run.sh --detach --no-demo` (debug build, port 0,
-a state folder of its own), are checked against docs/openapi.yaml: the status
-is documented for the operation (or covered by `default`), the media type is
-the documented one, and the JSON body validates against the documented
-schema (required members, types, enums, formats) with no undocumented
-members. Purchases are signed with the local-testing CA run.sh trusts; the
-system accepts Production, so Sandbox purchases are credited only to the
-reviewer this test lists in APPLE_SANDBOX_USER_IDS."""
+system started by `scripts/run.sh --detach --no-demo` (debug build, port 0
+for every listener, the admin ones too, so it runs beside `scripts/run.sh`
+and other checkouts' suites; a state folder of its own), are checked
+against docs/openapi.yaml: the status is documented for the operation (or
+covered by `default`), the media type is the documented one, and the JSON
+body validates against the documented schema (required members, types,
+enums, formats) with no undocumented members. Purchases are signed with
+the local-testing CA run.sh trusts; the system accepts Production, so
+Sandbox purchases are credited only to the reviewer this test lists in
+APPLE_SANDBOX_USER_IDS."""
 import base64
 import json
 import os
@@ -50,7 +52,7 @@ def system():
         with open(os.path.join(state, "gateway.addr")) as f:
             address = f.read().strip()
         secrets = dict(line.strip().split("=", 1) for line in open(os.path.join(state, "secrets.env")) if "=" in line)
-        yield {"base": f"http://{address}", "secret": secrets["JWT_HS256_SECRET"],
+        yield {"base": f"http://{address}", "secret": secrets["JWT_HS256_SECRET"], "state": state,
                "issuer": "https://auth.iap-credits.local", "audience": "iap-credits-demo", "reviewer": reviewer,
                "ca": load_ca(os.path.join(ROOT, ".data", "local-ca", "ca.pem"))}
     finally:
@@ -121,6 +123,17 @@ def request(system, method, path, token=None, body=None, raw=None, content_type=
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read()
+
+
+def test_the_system_takes_no_fixed_port(system):
+    """Listen ports 0 put the admin listeners on port 0 too: a fixed one (the
+    defaults 9180-9182) fails the start whenever `scripts/run.sh` or another
+    checkout's suite holds it."""
+    for name in ["points", "payments", "gateway"]:
+        with open(os.path.join(system["state"], "logs", f"{name}.out")) as f:
+            announced = re.findall(r" admin listening on 127\.0\.0\.1:(\d+)$", f.read(), re.M)
+        assert len(announced) == 1, f"{name} announced no admin listener on 127.0.0.1"
+        assert int(announced[0]) not in {0, 9180, 9181, 9182}, f"{name}'s admin listener took a fixed port"
 
 
 # ---------------------------------------------------------------- the contract
