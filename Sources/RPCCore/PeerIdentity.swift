@@ -24,6 +24,15 @@ public struct PeerIdentity: Sendable, Hashable, CustomStringConvertible {
     /// that names callers.
     public var names: [String] { dnsNames + uris }
 
+    /// Whether the certificate names `identity` as configured
+    /// (`CallerPolicy.identity`): an identity with a `:` is a URI and is
+    /// matched against the URIs only, any other against the DNS names only.
+    /// A `URI:payments` or a `DNS:spiffe://...` name therefore never passes
+    /// for the other kind, where a CA restricts one kind and not the other.
+    public func names(_ identity: String) -> Bool {
+        identity.contains(":") ? uris.contains(identity) : dnsNames.contains(identity)
+    }
+
     public var description: String {
         names.isEmpty ? "(no subjectAltName; CN \(commonName ?? "none"))" : names.joined(separator: ",")
     }

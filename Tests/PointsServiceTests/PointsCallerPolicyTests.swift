@@ -73,4 +73,20 @@ final class PointsCallerPolicyTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("POINTS_SPEND_CALLERS"), "\(error)")
         }
     }
+
+    /// One identity, one role: the gateway named as PaymentsService or as a
+    /// spend caller (or PaymentsService as a spend caller) is a settings
+    /// error, not a gateway that may grant or spend.
+    func testAnIdentityInTwoRolesIsRefused() throws {
+        for (environment, setting) in [
+            (["GATEWAY_IDENTITY": "Payments"], "GATEWAY_IDENTITY"),
+            (["POINTS_SPEND_CALLERS": "chat,gateway"], "POINTS_SPEND_CALLERS"),
+            (["POINTS_SPEND_CALLERS": "payments"], "POINTS_SPEND_CALLERS"),
+        ] {
+            XCTAssertThrowsError(try PointsCallerPolicy.make(CommandLineOptions(
+                specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: environment)), "\(environment)") { error in
+                XCTAssertTrue("\(error)".contains(setting) && "\(error)".contains("one role"), "\(error)")
+            }
+        }
+    }
 }

@@ -51,6 +51,19 @@ enum PointsCallerPolicy {
         let spendText = settings.value("POINTS_SPEND_CALLERS") ?? ""
         let spend = settings.read { () throws(SettingProblem) in try CallerPolicy.identities(spendText, setting: "POINTS_SPEND_CALLERS") }
         guard let payments, let gateway, let spend else { return nil }
+        // One identity, one role: a typo that names the internet-facing
+        // gateway as PaymentsService or as a spend caller would hand it grants,
+        // clawbacks or spends.
+        let roleReason = "each certificate identity has one role: the gateway must not grant, claw back or spend"
+        var problems: [SettingProblem] = []
+        if gateway == payments {
+            problems.append(SettingProblem("GATEWAY_IDENTITY", "must differ from PAYMENTS_IDENTITY", because: roleReason))
+        }
+        for role in [(payments, "PAYMENTS_IDENTITY"), (gateway, "GATEWAY_IDENTITY")] where spend.contains(role.0) {
+            problems.append(SettingProblem("POINTS_SPEND_CALLERS", "must not name \(role.1) (\(role.0))", because: roleReason))
+        }
+        for problem in problems { settings.report(problem) }
+        guard problems.isEmpty else { return nil }
         return make(payments: payments, gateway: gateway, spendCallers: spend)
     }
 }

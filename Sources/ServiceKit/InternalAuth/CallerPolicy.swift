@@ -2,8 +2,8 @@ import Foundation
 import RPCCore
 
 /// Which callers may call which method: a pure table from method to the
-/// caller identities allowed (the subjectAltName names of a verified client
-/// certificate, `PeerIdentity.names`), built at start-up from configuration
+/// caller identities allowed (a subjectAltName DNS name or URI of a verified
+/// client certificate, `PeerIdentity.names(_:)`), built at start-up from configuration
 /// and consulted by `CallerAuthorization` before any handler runs.
 ///
 /// A method the table does not name is refused to everyone: adding a
@@ -44,7 +44,7 @@ public struct CallerPolicy: Sendable, Equatable {
         if case .anyone? = rules[method.path] { return .allow }
         guard let caller else { return .unauthenticated }
         guard case .only(let allowed)? = rules[method.path] else { return .permissionDenied }
-        return caller.names.contains(where: allowed.contains) ? .allow : .permissionDenied
+        return allowed.contains(where: caller.names) ? .allow : .permissionDenied
     }
 }
 

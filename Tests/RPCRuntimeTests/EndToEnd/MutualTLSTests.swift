@@ -43,9 +43,9 @@ final class MutualTLSTests: XCTestCase {
         return router
     }
 
-    private func startServer(_ router: Router) throws -> (RPCServer, Int) {
+    private func startServer(_ router: Router, certificate: String = "server") throws -> (RPCServer, Int) {
         let tls = TLSConfiguration.server(
-            certificateChainPath: pki.certificatePath("server"), privateKeyPath: pki.keyPath("server"),
+            certificateChainPath: pki.certificatePath(certificate), privateKeyPath: pki.keyPath(certificate),
             clientCertificateTrustRootsPath: pki.caPath)
         let server = RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0), tls: tls), router: router)
         return (server, try server.start())
@@ -113,6 +113,21 @@ final class MutualTLSTests: XCTestCase {
         XCTAssertEqual(error?.code, .unavailable)
         await misdirected.close()
         await server.shutdown(gracePeriod: .seconds(1))
+    }
+
+    /// The expected name must be one of the server certificate's DNS names:
+    /// a certificate of the same CA whose subject CN is that name, with no
+    /// DNS name (CN-only, or URI-only as SPIFFE certificates are), is
+    /// refused. OpenSSL's host check falls back to the CN otherwise.
+    func testTheClientNeverTakesTheServersCommonNameForItsName() async throws {
+        for certificate in ["cn-only", "uri"] {
+            let (server, port) = try startServer(router(), certificate: certificate)
+            let impostor = try client(port: port, identity: "payments", serverName: certificate)
+            let error = await expectRPCError { _ = try await self.whoAmI(impostor) }
+            XCTAssertEqual(error?.code, .unavailable, certificate)
+            await impostor.close()
+            await server.shutdown(gracePeriod: .seconds(1))
+        }
     }
 
     func testAClientCertificateNeedsItsKey() throws {

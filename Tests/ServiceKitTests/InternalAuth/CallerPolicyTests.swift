@@ -25,6 +25,9 @@ final class CallerPolicyTests: XCTestCase {
         "cn-only": PeerIdentity(dnsNames: [], commonName: "payments"),
         "stranger": PeerIdentity(dnsNames: ["stranger"]),
         "payments-prefix": PeerIdentity(dnsNames: ["payments.evil"]),
+        // The right text in the other kind of name: a URI "payments", a DNS name that spells the SPIFFE id.
+        "payments-as-uri": PeerIdentity(dnsNames: [], uris: ["payments"]),
+        "chat-as-dns": PeerIdentity(dnsNames: ["spiffe://iap/Chat"]),
     ]
 
     func testEveryRuleAgainstEveryCaller() {
@@ -33,12 +36,14 @@ final class CallerPolicyTests: XCTestCase {
             "One": [
                 "none": .unauthenticated, "payments": .allow, "gateway": .permissionDenied, "both": .permissionDenied,
                 "chat-uri": .permissionDenied, "chat-uri-other-case": .permissionDenied, "cn-only": .permissionDenied,
-                "stranger": .permissionDenied, "payments-prefix": .permissionDenied,
+                "stranger": .permissionDenied, "payments-prefix": .permissionDenied, "payments-as-uri": .permissionDenied,
+                "chat-as-dns": .permissionDenied,
             ],
             "Two": [
                 "none": .unauthenticated, "payments": .permissionDenied, "gateway": .allow, "both": .allow,
                 "chat-uri": .allow, "chat-uri-other-case": .permissionDenied, "cn-only": .permissionDenied,
-                "stranger": .permissionDenied, "payments-prefix": .permissionDenied,
+                "stranger": .permissionDenied, "payments-prefix": .permissionDenied, "payments-as-uri": .permissionDenied,
+                "chat-as-dns": .permissionDenied,
             ],
             "Nobody": callers.mapValues { $0 == nil ? .unauthenticated : .permissionDenied },
             "Unlisted": callers.mapValues { $0 == nil ? .unauthenticated : .permissionDenied },

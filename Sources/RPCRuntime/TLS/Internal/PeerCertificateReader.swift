@@ -61,8 +61,9 @@ enum PeerCertificateReader {
         guard index >= 0, let entry = X509_NAME_get_entry(subject, index), let value = X509_NAME_ENTRY_get_data(entry) else { return nil }
         var utf8: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&utf8, value)
+        // Freed whatever the length: an empty string still allocates its buffer.
+        defer { if let utf8 { CIAP_OPENSSL_free(utf8) } }
         guard length > 0, let utf8 else { return nil }
-        defer { CIAP_OPENSSL_free(utf8) }
         guard Int(length) <= commonNameBytesMax else { return nil }
         let bytes = UnsafeBufferPointer(start: utf8, count: Int(length))
         guard !bytes.contains(0) else { return nil }
