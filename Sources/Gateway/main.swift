@@ -67,6 +67,8 @@ let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)
 do {
     let registry = MetricsRegistry()
     let metrics = try GatewayMetrics(registry: registry)
+    try CertificateExpiryCheck.check([settings.tls, settings.pointsBackendTLS, settings.paymentsBackendTLS],
+                                     metrics: metrics.certificates, logger: logger)
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,

@@ -73,6 +73,7 @@ do {
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
+    try CertificateExpiryCheck.check([server.tls, server.points.tls], metrics: metrics.certificates, logger: logger)
 
     let verifier = server.verifier
     let pointsClient = try PointsConnection.client(server.points)

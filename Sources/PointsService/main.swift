@@ -51,6 +51,7 @@ do {
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
+    try CertificateExpiryCheck.check([server.tls], metrics: metrics.certificates, logger: logger)
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)

@@ -32,6 +32,7 @@ enum ExpositionSamples {
         metrics.rpcClient.record(method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(38))
         metrics.rpcClient.record(method: "/points.v1.Points/GetBalance", code: "UNAVAILABLE", duration: .seconds(1))
         metrics.dependencies.report(.payments, isUp: true)
+        metrics.certificates.record(path: "/etc/iap/public/tls.crt", expiresAtUnixSeconds: 1_798_761_600)
         return registry.render()
     }
 
@@ -46,6 +47,7 @@ enum ExpositionSamples {
         metrics.database.recordAcquire(waited: .zero, timedOut: false)
         metrics.database.recordAcquire(waited: .milliseconds(5_000), timedOut: true)
         metrics.dependencies.report(.database, isUp: true)
+        metrics.certificates.record(path: "/etc/iap/tls/tls.crt", expiresAtUnixSeconds: 1_798_761_600)
         metrics.recordSagaStep(.grant, .applied, isRetry: false)
         metrics.recordSagaStep(.grant, .deferred, isRetry: false)
         metrics.recordSagaStep(.grant, .applied, isRetry: true)
@@ -83,6 +85,7 @@ enum ExpositionSamples {
         metrics.database.update(inUse: 0, max: 8, waiters: 0)
         metrics.database.recordAcquire(waited: .microseconds(300), timedOut: false)
         metrics.dependencies.report(.database, isUp: false)
+        metrics.certificates.record(path: "/etc/iap/tls/ca.crt", expiresAtUnixSeconds: 2_082_758_400)
         metrics.recordGrantCommit(grants: 1, failed: false)
         metrics.recordGrantCommit(grants: 12, failed: false)
         metrics.recordGrantCommit(grants: 3, failed: true)

@@ -9,6 +9,7 @@ public struct GatewayMetrics: Sendable {
     /// Balance reads each GetBalances call carried (`BalanceReadBatcher`).
     public let balanceReadsPerCall: Histogram
     public let dependencies: DependencyMetrics
+    public let certificates: CertificateExpiryMetrics
 
     /// Registers the gateway's families (and the process metrics, read by
     /// `processSampler`) in `registry`.
@@ -21,6 +22,7 @@ public struct GatewayMetrics: Sendable {
         rpcClient = try RPCClientMetrics(registry: registry)
         balanceReadsPerCall = try registry.makeHistogram(IAPMetricNames.gatewayBalanceReadsPerCall)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.payments, .points])
+        certificates = try CertificateExpiryMetrics(registry: registry)
         try ProcessMetrics.register(in: registry, sampler: processSampler)
     }
 

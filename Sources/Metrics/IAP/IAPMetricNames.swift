@@ -88,6 +88,15 @@ public enum IAPMetricNames {
         help: "1 when the last health probe of the dependency succeeded, else 0.",
         kind: .gauge, labelNames: ["dependency"], seriesMax: 8)
 
+    /// When each certificate file a process loaded at start stops being
+    /// valid (its earliest notAfter), by the file's path: its own
+    /// certificate and the CA bundles it checks peers with. Certificates are
+    /// read once at start, so a renewed file counts only after a restart.
+    public static let tlsCertificateExpiry = MetricDescriptor(
+        name: "iap_tls_certificate_expiry_timestamp_seconds",
+        help: "Unix time at which the earliest certificate of a loaded TLS certificate file expires, by path.",
+        kind: .gauge, labelNames: ["path"], seriesMax: 16)
+
     /// Pooled PostgreSQL connections lent out right now.
     public static let databasePoolConnectionsInUse = MetricDescriptor(
         name: "iap_db_pool_connections_in_use",
@@ -293,7 +302,7 @@ public enum IAPMetricNames {
     public static let all: [MetricDescriptor] = [
         httpRequests, httpRequestDuration, httpProblems, httpRefusals,
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
-        dependencyUp, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
+        dependencyUp, tlsCertificateExpiry, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts, gatewayBalanceReadsPerCall,
         pointsGrantsPerCommit, pointsGrantBatchesFailed, pointsSpendsPerCommit, pointsSpendBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,

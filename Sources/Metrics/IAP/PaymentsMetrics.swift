@@ -13,6 +13,7 @@ public struct PaymentsMetrics: Sendable {
     public let rpcClient: RPCClientMetrics
     public let database: DatabasePoolMetrics
     public let dependencies: DependencyMetrics
+    public let certificates: CertificateExpiryMetrics
     public let sagaSteps: Counter
     public let sagaStepRetries: Counter
     public let sagaStuckRows: Gauge
@@ -37,6 +38,7 @@ public struct PaymentsMetrics: Sendable {
         rpcClient = try RPCClientMetrics(registry: registry)
         database = try DatabasePoolMetrics(registry: registry)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.database])
+        certificates = try CertificateExpiryMetrics(registry: registry)
         sagaSteps = try registry.makeCounter(IAPMetricNames.sagaSteps)
         sagaStepRetries = try registry.makeCounter(IAPMetricNames.sagaStepRetries)
         sagaStuckRows = try registry.makeGauge(IAPMetricNames.sagaStuckRows)

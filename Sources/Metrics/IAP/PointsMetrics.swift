@@ -4,6 +4,7 @@ public struct PointsMetrics: Sendable {
     public let rpcServer: RPCServerMetrics
     public let database: DatabasePoolMetrics
     public let dependencies: DependencyMetrics
+    public let certificates: CertificateExpiryMetrics
     public let grantsPerCommit: Histogram
     public let grantBatchesFailed: Counter
     public let spendsPerCommit: Histogram
@@ -14,6 +15,7 @@ public struct PointsMetrics: Sendable {
         rpcServer = try RPCServerMetrics(registry: registry)
         database = try DatabasePoolMetrics(registry: registry)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.database])
+        certificates = try CertificateExpiryMetrics(registry: registry)
         grantsPerCommit = try registry.makeHistogram(IAPMetricNames.pointsGrantsPerCommit)
         grantBatchesFailed = try registry.makeCounter(IAPMetricNames.pointsGrantBatchesFailed)
         spendsPerCommit = try registry.makeHistogram(IAPMetricNames.pointsSpendsPerCommit)
