@@ -99,7 +99,7 @@ extension CreditsClient {
         case .failure(let error) where error.disposition == .finish:
             await finishAndForget(transactionId, settledAs: .revoked(transactionId: transactionId))
             report.revoked.append(transactionId)
-            emit(.revoked(transactionId: transactionId))
+            announceRevocation(transactionId)
         case .failure:
             break
         }

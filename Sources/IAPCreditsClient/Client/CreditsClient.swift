@@ -45,6 +45,8 @@ public actor CreditsClient {
     var verifying: [String: Task<Result<VerifiedGrant, CreditsError>, Never>] = [:]
     /// Transactions whose `credited` event was sent (once each).
     var announcedCredits = Set<String>()
+    /// Transactions whose `revoked` event was sent (once each).
+    var announcedRevocations = Set<String>()
     /// Records rebuilt this session after PRODUCT_NOT_FOUND / PRODUCT_MISMATCH (once each).
     var rebuiltThisSession = Set<String>()
     /// Records known to this client, also those the store failed to write.
@@ -251,7 +253,7 @@ public actor CreditsClient {
     private func announce(_ outcome: PurchaseOutcome) {
         switch outcome {
         case .credited(let grant, _): announceCredit(grant)
-        case .revoked(let transactionId): emit(.revoked(transactionId: transactionId))
+        case .revoked(let transactionId): announceRevocation(transactionId)
         case .unverifiedByStore(let transactionId):
             setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil,
                                               state: .unverifiedByStore(reason: "StoreKit could not verify the transaction")))
@@ -315,6 +317,13 @@ public actor CreditsClient {
     func announceCredit(_ grant: VerifiedGrant) {
         guard announcedCredits.insert(grant.transactionId).inserted else { return }
         emit(.credited(grant))
+    }
+
+    /// Sends `revoked` for a transaction once, whichever path saw it first
+    /// (the purchase path and a recovery pass sharing one verify both learn it).
+    func announceRevocation(_ transactionId: String) {
+        guard announcedRevocations.insert(transactionId).inserted else { return }
+        emit(.revoked(transactionId: transactionId))
     }
 
     /// POST verify, and on failure note it on the record and schedule a

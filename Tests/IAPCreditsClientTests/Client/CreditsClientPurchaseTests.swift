@@ -173,6 +173,38 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await client.stop()
     }
 
+    /// As above, but the shared verify answers REVOKED: both paths learn it,
+    /// the app hears `revoked` once and StoreKit's finish runs once.
+    func testARevocationLearnedByBothPathsIsAnnouncedOnce() async throws {
+        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
+        let api = FakeCreditsAPI()
+        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let events = EventCollector(client)
+        let offers = try await client.packageOffers()
+        let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
+        await api.failVerify(Fixtures.problem(.paymentTransactionRevoked, status: 409))
+        await api.holdVerifies()
+        let purchase = Task { await client.purchase(premium) }
+        let paid = await eventually { gated.sheetsWaiting == 1 }
+        XCTAssertTrue(paid)
+        let pass = Task { await client.resumePendingPurchases() }
+        let recoveryVerifying = await eventually { await api.verifiesWaiting == 1 }
+        XCTAssertTrue(recoveryVerifying)
+        gated.release()
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await api.releaseVerifies()
+        guard case .revoked(let transactionId) = await purchase.value else { return XCTFail("not revoked") }
+        _ = await pass.value
+        let verifies = await api.verifyCount
+        XCTAssertEqual(verifies, 1)
+        let announced = await eventually { events.revokedIds == [transactionId] }
+        XCTAssertTrue(announced, "\(events.revokedIds)")
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertEqual(events.revokedIds, [transactionId], "one revoked event")
+        XCTAssertEqual(gated.inner.finishCount(transactionId), 1)
+        await client.stop()
+    }
+
     /// The sheet closed and the app came to the foreground: a recovery pass
     /// found the transaction unfinished, credited it, finished it and
     /// removed its record before the purchase call got its answer. The
