@@ -8,10 +8,12 @@ public enum Command {
     /// Runs `arguments[0]` (a path) with the rest as arguments; stdout and
     /// stderr go to /dev/null unless `outputPath` is given (stderr goes to
     /// `errorPath` when that is given too). `environment`, when given, is
-    /// added to this process's. Returns the exit status.
+    /// added to this process's, or is the whole environment when
+    /// `inheritsEnvironment` is false (as `env -i`, without putting the
+    /// values on a command line other users can read). Returns the exit status.
     @discardableResult
     public static func run(_ arguments: [String], outputPath: String? = nil, errorPath: String? = nil,
-                           environment: [String: String]? = nil) throws -> Int32 {
+                           environment: [String: String]? = nil, inheritsEnvironment: Bool = true) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -28,7 +30,7 @@ public enum Command {
         defer { for pointer in argv { free(pointer) } }
         var envp: [UnsafeMutablePointer<CChar>?] = []
         if let environment {
-            var merged = ProcessInfo.processInfo.environment
+            var merged = inheritsEnvironment ? ProcessInfo.processInfo.environment : [:]
             merged.merge(environment) { _, new in new }
             envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }

@@ -187,11 +187,12 @@ final class PaymentsCluster: @unchecked Sendable {
     func redrive(_ transactionId: String) async throws -> (status: Int32, output: String) {
         let outputPath = NSTemporaryDirectory() + "/redrive-\(UUID().uuidString).out"
         let arguments = [
-            "/usr/bin/env", "DATABASE_URL=\(paymentsURL)", "POINTS_ADDR=127.0.0.1:\(points.port)", "LOG_LEVEL=error",
-        ] + internalAuthEnvironment("payments").map { "\($0.key)=\($0.value)" } + [
             ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive", "--transaction-id", transactionId,
         ]
-        let status = try await offPool { try Command.run(arguments, outputPath: outputPath) }
+        // Passed in the environment, not on a command line: the database URL holds the cluster's password.
+        let environment = ["DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "error"]
+            .merging(internalAuthEnvironment("payments")) { _, auth in auth }
+        let status = try await offPool { try Command.run(arguments, outputPath: outputPath, environment: environment) }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: outputPath)
         return (status, output)
