@@ -44,7 +44,8 @@ struct CompactJWS: Sendable {
         }
         guard case .object(let header) = headerValue else { throw .malformed(reason: "header is not a JSON object") }
         guard case .string(let algorithm)? = header["alg"] else { throw .unsupportedAlgorithm("(missing)") }
-        guard algorithm == "ES256" else { throw .unsupportedAlgorithm(algorithm) }
+        // Compared byte for byte: String's == would normalize the sender's text first.
+        guard algorithm.utf8.elementsEqual("ES256".utf8) else { throw .unsupportedAlgorithm(algorithm) }
 
         guard let payloadText = String(validating: payloadBytes, as: UTF8.self) else {
             throw .malformed(reason: "payload is not UTF-8")

@@ -92,9 +92,18 @@ public enum GatewayLimits {
 
     /// Nesting depth of arrays and objects in any JSON the gateway parses.
     public static let jsonDepthMax = 32
-    /// Characters of an unknown or repeated member or query parameter name
-    /// that a problem's `field` echoes (the name is the client's own text).
-    public static let echoedFieldNameCharactersMax = 64
+    /// Bytes of an unknown or repeated member or query parameter name that
+    /// a problem's `field` echoes (the name is the client's own text).
+    public static let echoedFieldNameBytesMax = 64
+
+    /// What a problem's `field` echoes of a client's unknown name: its first
+    /// `echoedFieldNameBytesMax` bytes when it is printable ASCII, else
+    /// nothing (one character can be a letter and thousands of combining
+    /// marks, so a cap in characters bounded nothing).
+    static func echoedFieldName(_ name: some StringProtocol) -> String? {
+        guard name.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) else { return nil }
+        return String(decoding: name.utf8.prefix(echoedFieldNameBytesMax), as: UTF8.self)
+    }
     /// The verify body's `signedTransactionInfo` JWS.
     public static let signedTransactionInfoBytesMax = 64 * 1024
     /// The receipt body's `receiptData`: the base64 of PaymentsService's

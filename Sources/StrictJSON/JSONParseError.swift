@@ -26,6 +26,9 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
         case duplicateKey(String)
         /// Arrays and objects nest deeper than the limit.
         case depthLimitExceeded
+        /// A string holds a longer run of combining marks than
+        /// `StrictJSONLimits.combiningMarksInARowMax` (not stream-safe text).
+        case tooManyCombiningMarks
 
         public var description: String {
             switch self {
@@ -40,6 +43,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
             case .invalidNumber: return "invalid number"
             case .duplicateKey(let key): return "duplicate key (\(key.utf8.count) bytes)"
             case .depthLimitExceeded: return "nesting too deep"
+            case .tooManyCombiningMarks: return "too many combining marks in a row"
             }
         }
     }

@@ -176,22 +176,45 @@ private struct Cursor {
     /// validated and appended whole, which is much cheaper than decoding
     /// scalar by scalar. A string without escapes is a single run.
     mutating func parseString() throws(JSONParseError) -> String {
+        let start = index
         index += 1  // opening quote
         var text = ""
+        var isASCII = true
         while true {
             let runStart = index
             let run = Self.plainRun(in: bytes, from: runStart)
             index = run.end
             try appendRun(from: runStart, isASCII: run.isASCII, into: &text)
+            isASCII = isASCII && run.isASCII
             guard index < bytes.count else { throw fail(.unexpectedEnd) }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
+                if !isASCII && !Self.isStreamSafe(text) { throw fail(.tooManyCombiningMarks, at: start) }
                 return text
             }
             if byte < 0x20 { throw fail(.controlCharacterInString) }
-            text.unicodeScalars.append(try parseEscape())
+            let scalar = try parseEscape()
+            isASCII = isASCII && scalar.isASCII
+            text.unicodeScalars.append(scalar)
         }
+    }
+
+    /// Whether `text` has no run of more than
+    /// `StrictJSONLimits.combiningMarksInARowMax` non-starters: scalars with
+    /// a combining class, and the three whose class is 0 but whose
+    /// decomposition starts with non-starters (U+0F73, U+0F75, U+0F81; UAX
+    /// #15's non-starter decompositions). Linear; called for non-ASCII
+    /// strings only.
+    static func isStreamSafe(_ text: String) -> Bool {
+        var run = 0
+        for scalar in text.unicodeScalars {
+            let isNonStarter = scalar.properties.canonicalCombiningClass != .notReordered
+                || scalar.value == 0x0F73 || scalar.value == 0x0F75 || scalar.value == 0x0F81
+            run = isNonStarter ? run + 1 : 0
+            if run > StrictJSONLimits.combiningMarksInARowMax { return false }
+        }
+        return true
     }
 
     /// Where the run of plain string bytes (no quote, backslash or control

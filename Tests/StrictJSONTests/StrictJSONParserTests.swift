@@ -193,6 +193,33 @@ final class StrictJSONParserTests: XCTestCase {
         }
         XCTAssertLessThan(parsedCount, 5000)
     }
+
+    /// Strings are stream-safe text (UAX #15): at most 30 combining marks in
+    /// a row, raw or escaped, in keys and values. Swift sorts a run of marks
+    /// with an insertion sort whenever the string is hashed or compared, so
+    /// a long run in descending class order cost quadratic time in a lookup.
+    func testALongRunOfCombiningMarksIsRefused() throws {
+        let thirty = String(repeating: "\u{0301}", count: 30)
+        XCTAssertEqual(try parser.parse(Array("[\"e\(thirty)\"]".utf8)), .array([.string("e" + thirty)]))
+        guard case .object(let object) = try parser.parse(Array("{\"\(thirty)x\(thirty)\": 1}".utf8)) else { return XCTFail() }
+        XCTAssertEqual(object.keys, ["\(thirty)x\(thirty)"], "two runs of 30, apart")
+        let text = "\"e" + thirty + "\u{0316}" + "\""
+        XCTAssertEqual(kind(text), .tooManyCombiningMarks)
+        XCTAssertEqual(kind("{" + text + ": 1}"), .tooManyCombiningMarks, "a key")
+        XCTAssertEqual(kind("\"e" + String(repeating: "\\u0301", count: 31) + "\""), .tooManyCombiningMarks, "escaped")
+        XCTAssertEqual(kind("\"" + String(repeating: "\u{0F73}", count: 31) + "\""), .tooManyCombiningMarks,
+                       "class 0, but it decomposes into marks")
+        // The audit's input: 16,000 marks of class 230 then 16,000 of class 220, as a key.
+        let attack = "{\"a" + String(repeating: "\u{0301}", count: 16_000) + String(repeating: "\u{0316}", count: 16_000) + "\":0}"
+        XCTAssertEqual(kind(Array(attack.utf8)), .tooManyCombiningMarks)
+        do {
+            _ = try parser.parse(Array("[\"\(String(repeating: "\u{0301}", count: 31))\"]".utf8))
+            XCTFail("expected a parse error")
+        } catch {
+            XCTAssertEqual(error.byteOffset, 1, "the string's opening quote")
+            XCTAssertEqual(error.description, "too many combining marks in a row at byte 1")
+        }
+    }
 }
 
 /// A deterministic 64-bit linear congruential generator (Knuth's MMIX

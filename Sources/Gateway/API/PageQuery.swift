@@ -24,11 +24,14 @@ public struct PageQuery: Sendable, Equatable {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0], value = parts.count == 2 ? parts[1] : ""
             guard seen.insert(name).inserted else {
-                throw ValidationError(field: String(name.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
+                throw ValidationError(field: GatewayLimits.echoedFieldName(name), reason: .unknownField)
             }
             switch name {
             case "pageSize":
-                guard let parsed = Int32(value), (1...sizeMax).contains(parsed) else {
+                // Canonical digits only: no sign, no leading zero (Int32("+5") and Int32("05") would pass).
+                guard value.utf8.count <= 9, value.utf8.first.map({ $0 != UInt8(ascii: "0") }) == true,
+                      value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                      let parsed = Int32(value), (1...sizeMax).contains(parsed) else {
                     throw ValidationError(field: "pageSize", reason: .invalidFormat(rule: "an integer 1...\(sizeMax)"))
                 }
                 size = parsed
@@ -39,7 +42,7 @@ public struct PageQuery: Sendable, Equatable {
                 }
                 token = String(value)
             default:
-                throw ValidationError(field: String(name.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
+                throw ValidationError(field: GatewayLimits.echoedFieldName(name), reason: .unknownField)
             }
         }
         return PageQuery(pageSize: size, pageToken: token)

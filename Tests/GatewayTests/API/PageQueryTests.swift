@@ -20,6 +20,7 @@ final class PageQueryTests: XCTestCase {
             ("pageSize=-1", "pageSize", 200), ("pageSize=abc", "pageSize", 200), ("pageSize=", "pageSize", 200),
             ("pageToken=a%2Fb", "pageToken", 200), ("pageToken=" + String(repeating: "a", count: 129), "pageToken", 200),
             ("sort=asc", "sort", 200), ("pageSize=1&pageSize=2", "pageSize", 200), ("&", "", 200),
+            ("pageSize=+5", "pageSize", 200), ("pageSize=05", "pageSize", 200), ("pageSize=0000000000005", "pageSize", 200),
         ]
         for (query, field, sizeMax) in cases {
             XCTAssertThrowsError(try PageQuery.parse(query, sizeMax: sizeMax), String(query)) { error in

@@ -74,8 +74,27 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
         fields[key] = "x"
         let unknown = error(body(fields))
         XCTAssertEqual(unknown?.reason, .unknownField)
-        XCTAssertEqual(unknown?.field, String(repeating: "k", count: GatewayLimits.echoedFieldNameCharactersMax))
+        XCTAssertEqual(unknown?.field, String(repeating: "k", count: GatewayLimits.echoedFieldNameBytesMax))
         XCTAssertLessThan(unknown?.problem.response.body.count ?? .max, 1_024)
+        // One character of a letter and 30 combining marks (as much as the
+        // parser lets a string hold) per 62 bytes: a cap counted in characters
+        // echoed it all; one counted in bytes cut it mid-character. Not ASCII: not echoed.
+        var marked = valid
+        marked[String(repeating: "a" + String(repeating: "\u{0301}", count: 30) + "b", count: 100)] = "x"
+        let markedUnknown = error(body(marked))
+        XCTAssertEqual(markedUnknown?.reason, .unknownField)
+        XCTAssertNil(markedUnknown?.field)
+        XCTAssertLessThan(markedUnknown?.problem.response.body.count ?? .max, 1_024)
+    }
+
+    /// A key of 16,000 marks of one class then 16,000 of a lower one cost a
+    /// quadratic sort when the gateway looked it up among the allowed keys:
+    /// the parser refuses it (more than 30 marks in a row) before any lookup.
+    func testAKeyOfManyCombiningMarksIsMalformedJSON() {
+        let key = "a" + String(repeating: "\u{0301}", count: 16_000) + String(repeating: "\u{0316}", count: 16_000)
+        let failure = error(Array("{\"\(key)\":0}".utf8))
+        XCTAssertEqual(failure?.reason, .malformedJSON(.tooManyCombiningMarks))
+        XCTAssertEqual(failure?.problem.status, 400)
     }
 
     func testOversizedBodyIs413() {

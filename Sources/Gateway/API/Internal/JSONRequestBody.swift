@@ -22,11 +22,13 @@ struct JSONRequestBody {
     }
 
     /// Fails on the first member (in document order) outside `allowed`,
-    /// named by at most `GatewayLimits.echoedFieldNameCharactersMax`
-    /// characters of its key (the problem's `field` echoes it).
+    /// named by `GatewayLimits.echoedFieldName` (the problem's `field`).
+    /// Keys are compared byte for byte, as the parser compares them: never
+    /// through String's Unicode equivalence, which normalizes the client's
+    /// text first.
     func rejectUnknownFields(allowed: Set<String>) throws(ValidationError) {
-        if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
-            throw ValidationError(field: String(unknown.prefix(GatewayLimits.echoedFieldNameCharactersMax)), reason: .unknownField)
+        if let unknown = object.keys.first(where: { key in !allowed.contains { $0.utf8.elementsEqual(key.utf8) } }) {
+            throw ValidationError(field: GatewayLimits.echoedFieldName(unknown), reason: .unknownField)
         }
     }
 
