@@ -57,7 +57,10 @@ struct ReceiptCrediting: Sendable {
                         requestId: String?) async -> ReceiptItemResult {
         var result = ReceiptItemResult()
         result.transactionId = transactionId
-        let itemLog = log.with(["transaction_id": transactionId])
+        // The receipt's unsigned text: logged only once it is a transaction id
+        // (it could be an email or a token someone put there).
+        let isTransactionId = (try? TransactionIDRule.validated(transactionId, field: "transaction_id")) != nil
+        let itemLog = log.with(["transaction_id": isTransactionId ? transactionId : "(not a transaction id)"])
         do throws(PaymentsError) {
             do {
                 _ = try TransactionIDRule.validated(transactionId, field: "transaction_id")

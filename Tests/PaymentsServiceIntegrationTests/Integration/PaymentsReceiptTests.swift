@@ -133,6 +133,20 @@ final class PaymentsReceiptTests: XCTestCase {
         assertLogsClean(fixture, receipts: [one, none])
     }
 
+    /// A receipt's transaction id is the receipt's own unsigned text until it
+    /// passes the id rule: one holding an email is refused for that item and
+    /// never logged (it had been, on the item's log lines).
+    func testAnItemThatIsNotATransactionIdIsRefusedAndNeverLogged() async throws {
+        let (fixture, signer) = try await fixture()
+        let planted = "alice.secret.\(UInt32.random(in: 0...UInt32.max))@example.com"
+        let receipt = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [planted])
+        let answer = try await verifyReceipt(fixture.cluster, user: UUID(), receipt)
+        XCTAssertEqual(answer.results.count, 1)
+        XCTAssertEqual(answer.results.first?.status, .failed)
+        XCTAssertFalse(fixture.cluster.paymentsLogs.contains(planted), "the receipt's text reached the log")
+        assertLogsClean(fixture, receipts: [receipt])
+    }
+
     func testUnreadableTooLargeAndForeignReceiptsAreRefusedWholeAndWriteNothing() async throws {
         let (fixture, signer) = try await fixture()
         let cluster = fixture.cluster
