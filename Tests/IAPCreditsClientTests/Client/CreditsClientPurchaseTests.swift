@@ -134,17 +134,20 @@ final class CreditsClientPurchaseTests: XCTestCase {
         await client.stop()
     }
 
-    /// A recovery pass (the app came to the foreground) that meets the
-    /// transaction the purchase call is still returning submits it first;
-    /// the purchase path shares that verify instead of calling again: one
-    /// call, the same credits for both, one `credited` event.
-    func testThePurchasePathSharesAVerifyARecoveryPassStartedFirst() async throws {
+    /// A purchase of the premium pack and a recovery pass meeting its
+    /// transaction: the pass's verify is held until the purchase path
+    /// reached its own (it must join the one in flight: one call), then
+    /// answered (`verifyFailure` first, when given). The purchase's outcome,
+    /// the collected events and the stores, once both paths are done.
+    private func purchaseRacingARecoveryPass(verifyFailure: CreditsError? = nil) async throws
+        -> (outcome: PurchaseOutcome, events: EventCollector, gated: GatedStoreFront, verifies: Int) {
         let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
         let api = FakeCreditsAPI()
         let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
         let events = EventCollector(client)
         let offers = try await client.packageOffers()
         let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
+        if let verifyFailure { await api.failVerify(verifyFailure) }
         await api.holdVerifies()
         let purchase = Task { await client.purchase(premium) }
         let paid = await eventually { gated.sheetsWaiting == 1 }
@@ -158,51 +161,42 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let calls = await api.verifyCount
         XCTAssertEqual(calls, 1)
         await api.releaseVerifies()
-        guard case .credited(let grant, _) = await purchase.value else { return XCTFail("not credited") }
+        let outcome = await purchase.value
         _ = await pass.value
+        let verifies = await api.verifyCount
+        await client.stop()
+        return (outcome, events, gated, verifies)
+    }
+
+    /// A recovery pass (the app came to the foreground) that meets the
+    /// transaction the purchase call is still returning submits it first;
+    /// the purchase path shares that verify instead of calling again: one
+    /// call, the same credits for both, one `credited` event.
+    func testThePurchasePathSharesAVerifyARecoveryPassStartedFirst() async throws {
+        let race = try await purchaseRacingARecoveryPass()
+        guard case .credited(let grant, _) = race.outcome else { return XCTFail("not credited") }
         XCTAssertEqual(grant.status, .granted)
         XCTAssertGreaterThan(grant.creditsAdded, 0, "the purchase reports the credits, not 0")
-        let verifies = await api.verifyCount
-        XCTAssertEqual(verifies, 1)
-        let announced = await eventually { events.creditedIds == [grant.transactionId] }
-        XCTAssertTrue(announced, "\(events.creditedIds)")
+        XCTAssertEqual(race.verifies, 1)
+        let announced = await eventually { race.events.creditedIds == [grant.transactionId] }
+        XCTAssertTrue(announced, "\(race.events.creditedIds)")
         try await Task.sleep(nanoseconds: 50_000_000)
-        XCTAssertEqual(events.creditedIds, [grant.transactionId], "one credited event")
-        XCTAssertEqual(gated.inner.finishCount(grant.transactionId), 1)
-        XCTAssertEqual(gated.inner.redundantFinishCount, 0, "one finish for the shared answer")
-        await client.stop()
+        XCTAssertEqual(race.events.creditedIds, [grant.transactionId], "one credited event")
+        XCTAssertEqual(race.gated.inner.finishCount(grant.transactionId), 1)
+        XCTAssertEqual(race.gated.inner.redundantFinishCount, 0, "one finish for the shared answer")
     }
 
     /// As above, but the shared verify answers REVOKED: both paths learn it,
     /// the app hears `revoked` once and StoreKit's finish runs once.
     func testARevocationLearnedByBothPathsIsAnnouncedOnce() async throws {
-        let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
-        let api = FakeCreditsAPI()
-        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
-        let events = EventCollector(client)
-        let offers = try await client.packageOffers()
-        let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
-        await api.failVerify(Fixtures.problem(.paymentTransactionRevoked, status: 409))
-        await api.holdVerifies()
-        let purchase = Task { await client.purchase(premium) }
-        let paid = await eventually { gated.sheetsWaiting == 1 }
-        XCTAssertTrue(paid)
-        let pass = Task { await client.resumePendingPurchases() }
-        let recoveryVerifying = await eventually { await api.verifiesWaiting == 1 }
-        XCTAssertTrue(recoveryVerifying)
-        gated.release()
-        try await Task.sleep(nanoseconds: 100_000_000)
-        await api.releaseVerifies()
-        guard case .revoked(let transactionId) = await purchase.value else { return XCTFail("not revoked") }
-        _ = await pass.value
-        let verifies = await api.verifyCount
-        XCTAssertEqual(verifies, 1)
-        let announced = await eventually { events.revokedIds == [transactionId] }
-        XCTAssertTrue(announced, "\(events.revokedIds)")
+        let race = try await purchaseRacingARecoveryPass(verifyFailure: Fixtures.problem(.paymentTransactionRevoked, status: 409))
+        guard case .revoked(let transactionId) = race.outcome else { return XCTFail("not revoked") }
+        XCTAssertEqual(race.verifies, 1)
+        let announced = await eventually { race.events.revokedIds == [transactionId] }
+        XCTAssertTrue(announced, "\(race.events.revokedIds)")
         try await Task.sleep(nanoseconds: 50_000_000)
-        XCTAssertEqual(events.revokedIds, [transactionId], "one revoked event")
-        XCTAssertEqual(gated.inner.finishCount(transactionId), 1)
-        await client.stop()
+        XCTAssertEqual(race.events.revokedIds, [transactionId], "one revoked event")
+        XCTAssertEqual(race.gated.inner.finishCount(transactionId), 1)
     }
 
     /// The sheet closed and the app came to the foreground: a recovery pass
