@@ -151,6 +151,39 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(failureCode, "INSUFFICIENT_BALANCE")
     }
 
+    /// The step-3 update committed and its reply was lost (the batcher then
+    /// runs it again alone, and its guard misses): the replay finds the row
+    /// reading exactly as its own result left it, so it is answered as
+    /// applied (the overdue alert, the metric and the audit line follow
+    /// `.applied`) and writes nothing a second time.
+    func testAResultReplayedOverTheSameSeenRowIsAppliedAndWrittenOnce() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
+        try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+                                              Self.refund, signedAt: 1_738_645_700_000)
+        let claimed = try await store.claim(transactionId: payment.transactionId)
+        let seen = try XCTUnwrap(claimed)
+        let step = LedgerStep.clawback(cycle: 1, amount: 100, reason: "OTHER")
+        let overdue = StepOutcome.clawedBack(deducted: 70, overdue: 30)
+        guard case .applied(let first) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+            return XCTFail("expected the first recording to apply")
+        }
+        XCTAssertEqual(first.status, .refundedInsufficient)
+        let version = try await column(store, payment.transactionId, "xmin")
+        guard case .applied(let replayed) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+            return XCTFail("the replay of this attempt's own result must be reported as applied")
+        }
+        XCTAssertEqual(replayed.state, first.state)
+        let versionAfterReplay = try await column(store, payment.transactionId, "xmin")
+        XCTAssertEqual(versionAfterReplay, version, "the replay wrote nothing")
+        // Another answer for the same step is still stale.
+        guard case .stale = try await store.recordResult(step, with: .clawedBack(deducted: 100, overdue: 0), over: seen, ledgerEventId: nil) else {
+            return XCTFail("a different result for a step already recorded is stale")
+        }
+    }
+
     func testAnOlderWordChangesNothing() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()

@@ -55,6 +55,36 @@ extension PaymentsStore {
         return try await run(write, through: stepResultBatcher)
     }
 
+    /// Records `outcome` of `step`, which the runner ran over `seen` (the
+    /// row as it read it when it took the lease): in one guarded statement
+    /// while the row still reads as `seen` (`completeIfUnchanged`), otherwise
+    /// under the row lock (`complete`), which decides on the row as it is now.
+    ///
+    /// `.applied` too when the locked path finds the row reading exactly as
+    /// this result leaves `seen`: the guarded update committed, its reply was
+    /// lost with its connection, and run again (`CommitBatcher` answers
+    /// `.runAlone`) it missed its own write. The outcome is then this
+    /// attempt's to report (step metrics, the overdue-refund alert, the
+    /// audit line), and nothing is written twice. Limit: a second runner
+    /// that ran the same step with the same answer after this one's lease
+    /// ran out reports it again (its observers count it twice, the ledger
+    /// and the row once).
+    func recordResult(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
+        async throws(PaymentsError) -> StepRecording {
+        if let applied = try await completeIfUnchanged(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) {
+            return .applied(applied)
+        }
+        let recorded = try await complete(step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId)
+        guard case .stale(let current) = recorded, Self.readsAsRecorded(current, step, with: outcome, over: seen) else { return recorded }
+        return .applied(current)
+    }
+
+    /// Whether `current` reads exactly as `outcome` of `step` leaves `seen`.
+    static func readsAsRecorded(_ current: PaymentRecord, _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord) -> Bool {
+        guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return false }
+        return current.state == next
+    }
+
     /// The guarded update of `completeIfUnchanged` as one row of
     /// `StepResultUpdateBatch`; nil when `seen` does not owe `step`.
     static func stepResultWrite(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
