@@ -246,6 +246,59 @@ final class PaymentsStoreTests: XCTestCase {
         }
     }
 
+    /// A redrive of a refused grant recreates the state a runner leased
+    /// before it read (grant owed, attempt 1): that runner's late refusal
+    /// must not be recorded over the redriven grant, nor postpone it, and
+    /// the redrive's own runner records its grant.
+    func testAResultOfARunnerLeasedBeforeARedriveIsStale() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        try await makeDue(store, payment.transactionId)
+        let claimedBefore = try await store.claim(transactionId: payment.transactionId)
+        let stale = try XCTUnwrap(claimedBefore)
+        let refusal = StepOutcome.grantRefused(reason: "STARTER_PACK_INELIGIBLE")
+        _ = try await store.complete(.grant, with: refusal, transactionId: payment.transactionId)
+        _ = try await store.redrive(transactionId: payment.transactionId)
+        let claimedAfter = try await store.claim(transactionId: payment.transactionId)
+        let current = try XCTUnwrap(claimedAfter)
+        XCTAssertEqual(current.state, stale.state, "the redrive recreates the state the stale runner read")
+        XCTAssertEqual(current.attemptCount, stale.attemptCount)
+        let late = try await store.completeIfUnchanged(.grant, with: refusal, over: stale)
+        XCTAssertNil(late, "the guard tells the owing periods apart")
+        guard case .stale = try await store.recordResult(.grant, with: refusal, over: stale, ledgerEventId: nil) else {
+            return XCTFail("the locked path tells the owing periods apart too")
+        }
+        let postponed = try await store.postpone(.grant, seen: stale, error: "late")
+        XCTAssertNil(postponed)
+        guard case .applied(let granted) = try await store.recordResult(
+            .grant, with: .granted(), over: current, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)) else {
+            return XCTFail("the redrive's runner records its grant")
+        }
+        XCTAssertEqual(granted.status, .granted)
+    }
+
+    /// A redrive of a step still owed keeps its attempt count, so the next
+    /// claim never hands out the number a runner leased before it holds,
+    /// and that runner's late failure does not cut the new lease short.
+    func testARedriveOfAStepStillOwedNeverReusesAnAttemptNumber() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        try await makeDue(store, payment.transactionId)
+        let claimedBefore = try await store.claim(transactionId: payment.transactionId)
+        let stale = try XCTUnwrap(claimedBefore)
+        let (_, redriven) = try await store.redrive(transactionId: payment.transactionId)
+        XCTAssertEqual(redriven.pendingStep, .grant)
+        let claimedAfter = try await store.claim(transactionId: payment.transactionId)
+        let current = try XCTUnwrap(claimedAfter)
+        XCTAssertNotEqual(current.attemptCount, stale.attemptCount)
+        let postponed = try await store.postpone(.grant, seen: stale, error: "late failure of the runner leased before the redrive")
+        XCTAssertNil(postponed)
+        let stillLeased = try await store.claimDue(limit: 1000)
+        XCTAssertFalse(stillLeased.contains { $0.transactionId == payment.transactionId })
+    }
+
     func testNotificationIsRecordedOnceAndAppliesItsEffectInTheSameTransaction() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
@@ -361,6 +414,13 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(owner, user)
         let nobody = try await store.pool.withConnection { try await store.userId(forAccountToken: UUID(), in: $0) }
         XCTAssertNil(nobody)
+    }
+
+    /// Ends the inserting caller's lease at once.
+    private func makeDue(_ store: PaymentsStore, _ transactionId: String) async throws {
+        try await store.pool.withConnection {
+            _ = try await $0.query("update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1", [.text(transactionId)])
+        }
     }
 
     private func nextAttempt(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {

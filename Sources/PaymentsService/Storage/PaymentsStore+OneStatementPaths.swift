@@ -33,7 +33,8 @@ extension PaymentsStore {
     /// guarded update: `outcome` of `step` is applied to `seen`, the row as
     /// the runner read it when it took the lease, by
     /// `PurchaseLifecycle.complete` on `seen.state`, and written only where
-    /// the row still reads as exactly `seen.state` (`PurchaseStateGuard`).
+    /// the row still reads as exactly `seen.state` in `seen`'s owing period
+    /// (`PurchaseStateGuard`).
     /// Nil when the guard misses (Apple's word, another runner or an
     /// operator changed the row since): nothing was written, and the caller
     /// records through `complete`, which decides again on the locked row.
@@ -74,7 +75,7 @@ extension PaymentsStore {
         if let applied = try await completeIfUnchanged(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) {
             return .applied(applied)
         }
-        let recorded = try await complete(step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId)
+        let recorded = try await complete(step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId, within: seen)
         guard case .stale(let current) = recorded, Self.readsAsRecorded(current, step, with: outcome, over: seen) else { return recorded }
         return .applied(current)
     }
@@ -91,7 +92,7 @@ extension PaymentsStore {
         -> PurchaseRowWrite? {
         guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
         let values = stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
-            + PurchaseStateGuard.values(seen.state)
+            + PurchaseStateGuard.values(seen)
         return PurchaseRowWrite(transactionId: seen.transactionId, values: values)
     }
 
