@@ -84,7 +84,8 @@ struct LedgerStepRunner: Sendable {
                 return try await postpone(step, record, failure, &run, requestId: requestId)
             }
         }
-        let ledgerEventId = step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
+        // Only a credited purchase names its ledger entry (docs/protocols/payments/apple-iap-protocol.md: "present once credited").
+        let ledgerEventId: String? = if case .granted = outcome { LedgerEventId.purchase(transactionId: record.transactionId) } else { nil }
         switch try await store.recordResult(step, with: outcome, over: record, ledgerEventId: ledgerEventId) {
         case .applied(let updated):
             if step == .grant { FaultInjection.hit("payments.after_step3") }
