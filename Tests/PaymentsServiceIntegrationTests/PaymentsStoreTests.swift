@@ -251,12 +251,7 @@ final class PaymentsStoreTests: XCTestCase {
     /// must not be recorded over the redriven grant, nor postpone it, and
     /// the redrive's own runner records its grant.
     func testAResultOfARunnerLeasedBeforeARedriveIsStale() async throws {
-        let store = try await PaymentsTestDatabase.store()
-        let payment = PaymentsTestDatabase.newPayment()
-        try await PaymentsTestDatabase.record(store, payment)
-        try await makeDue(store, payment.transactionId)
-        let claimedBefore = try await store.claim(transactionId: payment.transactionId)
-        let stale = try XCTUnwrap(claimedBefore)
+        let (store, payment, stale) = try await purchaseClaimedOnce()
         let refusal = StepOutcome.grantRefused(reason: "STARTER_PACK_INELIGIBLE")
         _ = try await store.complete(.grant, with: refusal, transactionId: payment.transactionId)
         _ = try await store.redrive(transactionId: payment.transactionId)
@@ -282,12 +277,7 @@ final class PaymentsStoreTests: XCTestCase {
     /// claim never hands out the number a runner leased before it holds,
     /// and that runner's late failure does not cut the new lease short.
     func testARedriveOfAStepStillOwedNeverReusesAnAttemptNumber() async throws {
-        let store = try await PaymentsTestDatabase.store()
-        let payment = PaymentsTestDatabase.newPayment()
-        try await PaymentsTestDatabase.record(store, payment)
-        try await makeDue(store, payment.transactionId)
-        let claimedBefore = try await store.claim(transactionId: payment.transactionId)
-        let stale = try XCTUnwrap(claimedBefore)
+        let (store, payment, stale) = try await purchaseClaimedOnce()
         let (_, redriven) = try await store.redrive(transactionId: payment.transactionId)
         XCTAssertEqual(redriven.pendingStep, .grant)
         let claimedAfter = try await store.claim(transactionId: payment.transactionId)
@@ -416,11 +406,17 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertNil(nobody)
     }
 
-    /// Ends the inserting caller's lease at once.
-    private func makeDue(_ store: PaymentsStore, _ transactionId: String) async throws {
+    /// A new purchase whose grant a runner claimed at attempt 1 (the
+    /// inserting caller's lease ended at once).
+    private func purchaseClaimedOnce() async throws -> (store: PaymentsStore, payment: NewPayment, leased: PaymentRecord) {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
         try await store.pool.withConnection {
-            _ = try await $0.query("update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1", [.text(transactionId)])
+            _ = try await $0.query("update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1", [.text(payment.transactionId)])
         }
+        let claimed = try await store.claim(transactionId: payment.transactionId)
+        return (store, payment, try XCTUnwrap(claimed))
     }
 
     private func nextAttempt(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {
