@@ -151,6 +151,39 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(failureCode, "INSUFFICIENT_BALANCE")
     }
 
+    /// The step-3 update committed and its reply was lost (the batcher then
+    /// runs it again alone, and its guard misses): the replay finds the row
+    /// reading exactly as its own result left it, so it is answered as
+    /// applied (the overdue alert, the metric and the audit line follow
+    /// `.applied`) and writes nothing a second time.
+    func testAResultReplayedOverTheSameSeenRowIsAppliedAndWrittenOnce() async throws {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
+        try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+                                              Self.refund, signedAt: 1_738_645_700_000)
+        let claimed = try await store.claim(transactionId: payment.transactionId)
+        let seen = try XCTUnwrap(claimed)
+        let step = LedgerStep.clawback(cycle: 1, amount: 100, reason: "OTHER")
+        let overdue = StepOutcome.clawedBack(deducted: 70, overdue: 30)
+        guard case .applied(let first) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+            return XCTFail("expected the first recording to apply")
+        }
+        XCTAssertEqual(first.status, .refundedInsufficient)
+        let version = try await column(store, payment.transactionId, "xmin")
+        guard case .applied(let replayed) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+            return XCTFail("the replay of this attempt's own result must be reported as applied")
+        }
+        XCTAssertEqual(replayed.state, first.state)
+        let versionAfterReplay = try await column(store, payment.transactionId, "xmin")
+        XCTAssertEqual(versionAfterReplay, version, "the replay wrote nothing")
+        // Another answer for the same step is still stale.
+        guard case .stale = try await store.recordResult(step, with: .clawedBack(deducted: 100, overdue: 0), over: seen, ledgerEventId: nil) else {
+            return XCTFail("a different result for a step already recorded is stale")
+        }
+    }
+
     func testAnOlderWordChangesNothing() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
@@ -211,6 +244,49 @@ final class PaymentsStoreTests: XCTestCase {
         } catch {
             XCTAssertEqual(error, .transactionNotFound)
         }
+    }
+
+    /// A redrive of a refused grant recreates the state a runner leased
+    /// before it read (grant owed, attempt 1): that runner's late refusal
+    /// must not be recorded over the redriven grant, nor postpone it, and
+    /// the redrive's own runner records its grant.
+    func testAResultOfARunnerLeasedBeforeARedriveIsStale() async throws {
+        let (store, payment, stale) = try await purchaseClaimedOnce()
+        let refusal = StepOutcome.grantRefused(reason: "STARTER_PACK_INELIGIBLE")
+        _ = try await store.complete(.grant, with: refusal, transactionId: payment.transactionId)
+        _ = try await store.redrive(transactionId: payment.transactionId)
+        let claimedAfter = try await store.claim(transactionId: payment.transactionId)
+        let current = try XCTUnwrap(claimedAfter)
+        XCTAssertEqual(current.state, stale.state, "the redrive recreates the state the stale runner read")
+        XCTAssertEqual(current.attemptCount, stale.attemptCount)
+        let late = try await store.completeIfUnchanged(.grant, with: refusal, over: stale)
+        XCTAssertNil(late, "the guard tells the owing periods apart")
+        guard case .stale = try await store.recordResult(.grant, with: refusal, over: stale, ledgerEventId: nil) else {
+            return XCTFail("the locked path tells the owing periods apart too")
+        }
+        let postponed = try await store.postpone(.grant, seen: stale, error: "late")
+        XCTAssertNil(postponed)
+        guard case .applied(let granted) = try await store.recordResult(
+            .grant, with: .granted(), over: current, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)) else {
+            return XCTFail("the redrive's runner records its grant")
+        }
+        XCTAssertEqual(granted.status, .granted)
+    }
+
+    /// A redrive of a step still owed keeps its attempt count, so the next
+    /// claim never hands out the number a runner leased before it holds,
+    /// and that runner's late failure does not cut the new lease short.
+    func testARedriveOfAStepStillOwedNeverReusesAnAttemptNumber() async throws {
+        let (store, payment, stale) = try await purchaseClaimedOnce()
+        let (_, redriven) = try await store.redrive(transactionId: payment.transactionId)
+        XCTAssertEqual(redriven.pendingStep, .grant)
+        let claimedAfter = try await store.claim(transactionId: payment.transactionId)
+        let current = try XCTUnwrap(claimedAfter)
+        XCTAssertNotEqual(current.attemptCount, stale.attemptCount)
+        let postponed = try await store.postpone(.grant, seen: stale, error: "late failure of the runner leased before the redrive")
+        XCTAssertNil(postponed)
+        let stillLeased = try await store.claimDue(limit: 1000)
+        XCTAssertFalse(stillLeased.contains { $0.transactionId == payment.transactionId })
     }
 
     func testNotificationIsRecordedOnceAndAppliesItsEffectInTheSameTransaction() async throws {
@@ -328,6 +404,19 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(owner, user)
         let nobody = try await store.pool.withConnection { try await store.userId(forAccountToken: UUID(), in: $0) }
         XCTAssertNil(nobody)
+    }
+
+    /// A new purchase whose grant a runner claimed at attempt 1 (the
+    /// inserting caller's lease ended at once).
+    private func purchaseClaimedOnce() async throws -> (store: PaymentsStore, payment: NewPayment, leased: PaymentRecord) {
+        let store = try await PaymentsTestDatabase.store()
+        let payment = PaymentsTestDatabase.newPayment()
+        try await PaymentsTestDatabase.record(store, payment)
+        try await store.pool.withConnection {
+            _ = try await $0.query("update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1", [.text(payment.transactionId)])
+        }
+        let claimed = try await store.claim(transactionId: payment.transactionId)
+        return (store, payment, try XCTUnwrap(claimed))
     }
 
     private func nextAttempt(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {

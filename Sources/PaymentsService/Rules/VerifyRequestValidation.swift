@@ -20,8 +20,10 @@ enum PaymentsLimits {
     static let signedPayloadBytesMax = 64 * 1024
     /// The shared rules' sizes live in FieldRules; this one is still read here.
     static let transactionIdBytesMax = FieldLimits.transactionIdDigitsMax
-    /// Rows the saga worker claims per poll, and steps it runs at once.
-    static let workerBatchMax = 32
+    /// Rows the saga worker claims per poll, all run at once: a row is
+    /// claimed only when it can start, so its lease (`SAGA_LEASE_MS`) runs
+    /// from its start. A claimed row waiting for a slot could see its lease
+    /// end before its step began, and another instance run it meanwhile.
     static let workerConcurrencyMax = 8
     /// Steps one runner takes in a row for one transaction (a grant, then a
     /// clawback and a reversal at most, with room to spare).

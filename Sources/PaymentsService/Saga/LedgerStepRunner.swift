@@ -84,8 +84,9 @@ struct LedgerStepRunner: Sendable {
                 return try await postpone(step, record, failure, &run, requestId: requestId)
             }
         }
-        let ledgerEventId = step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
-        switch try await recordResult(step, outcome, over: record, ledgerEventId: ledgerEventId) {
+        // Only a credited purchase names its ledger entry (docs/protocols/payments/apple-iap-protocol.md: "present once credited").
+        let ledgerEventId: String? = if case .granted = outcome { LedgerEventId.purchase(transactionId: record.transactionId) } else { nil }
+        switch try await store.recordResult(step, with: outcome, over: record, ledgerEventId: ledgerEventId) {
         case .applied(let updated):
             if step == .grant { FaultInjection.hit("payments.after_step3") }
             run.record = updated
@@ -100,17 +101,6 @@ struct LedgerStepRunner: Sendable {
             logger.info("saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
             run.record = current
         }
-    }
-
-    /// Records `outcome` in one guarded statement when the row is still as
-    /// this runner read it (`completeIfUnchanged`), otherwise under the row
-    /// lock (`complete`), which decides on the row as it is now.
-    private func recordResult(_ step: LedgerStep, _ outcome: StepOutcome, over record: PaymentRecord,
-                              ledgerEventId: String?) async throws(PaymentsError) -> PaymentsStore.StepRecording {
-        if let applied = try await store.completeIfUnchanged(step, with: outcome, over: record, ledgerEventId: ledgerEventId) {
-            return .applied(applied)
-        }
-        return try await store.complete(step, with: outcome, transactionId: record.transactionId, ledgerEventId: ledgerEventId)
     }
 
     private func postpone(

@@ -163,6 +163,12 @@ extension PaymentProcessor {
         }
         let word = try await recordAppleWord(verdict, signedAtUnixMilliseconds: signedAt, transaction: transaction, signed: signed,
                                              product: product, in: connection)
+        if case .unclaimed(.catalogUnavailable) = word.decision, !word.word.after.state.claimed {
+            // A purchase of a user of ours that only the catalog kept from
+            // being claimed: rolled back with the notification, and answered
+            // retryable, so Apple delivers it again once the catalog can be read.
+            throw PaymentsError.pointsUnavailable(detail: "catalog unavailable: the purchase cannot be claimed yet")
+        }
         return (Self.outcomeLabel(effect, word.word, decision: word.decision), word)
     }
 

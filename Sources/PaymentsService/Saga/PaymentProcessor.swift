@@ -344,7 +344,8 @@ final class PaymentProcessor: Sendable {
         out.revocationType = revocation?.type ?? ""
         out.revocationPercentage = revocation?.percentageMilliunits ?? 0
         out.creditsTakenBack = record.state.cycle.map { $0.isInForce && $0.phase != .clawbackOwed ? $0.deducted + $0.overdue : 0 } ?? 0
-        out.ledgerEventId = record.ledgerEventId ?? ""
+        // Present once credited: a refused grant stored before the runner stopped passing its event id still names one.
+        out.ledgerEventId = record.state.grant == .applied ? record.ledgerEventId ?? "" : ""
         out.failureCode = {
             if case .refused(let reason) = record.state.grant { return reason }
             return (record.state.cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : ""

@@ -102,6 +102,7 @@ struct PointsLedger: Sendable {
     /// `refusals`: the permanent reasons that are a business answer for this
     /// call (the saga records them). Any other permanent reason is a fault an
     /// operator must fix (alert, retried with backoff); the rest is transient.
+    /// A failure without a reason is judged by its code (`codesNeedingOperator`).
     private func call<Request, Response>(
         _ method: UnaryMethod<Request, Response>, _ request: Request, requestId: String?, refusals: Set<ErrorReason>
     ) async -> Result<Response> {
@@ -111,7 +112,10 @@ struct PointsLedger: Sendable {
             return .success(try await CountedCaller(client, metrics: metrics).call(method, request, metadata: metadata, timeout: timeout))
         } catch let error as RPCError {
             let detail = "\(method.descriptor.method): \(error.code): \(error.message)"
-            guard let reason = ErrorReason.reason(of: error).map(ErrorReason.init(rawValue:)) else { return .failed(.transient(detail: detail)) }
+            guard let reason = ErrorReason.reason(of: error).map(ErrorReason.init(rawValue:)) else {
+                guard Self.codesNeedingOperator.contains(error.code) else { return .failed(.transient(detail: detail)) }
+                return .failed(.needsOperator(reason: ErrorReason(rawValue: error.code.description), detail: detail))
+            }
             if refusals.contains(reason) { return .failed(.refused(reason: reason)) }
             if reason.isPermanent || reason == .productNotFound { return .failed(.needsOperator(reason: reason, detail: detail)) }
             return .failed(.transient(detail: detail))
@@ -119,6 +123,14 @@ struct PointsLedger: Sendable {
             return .failed(.transient(detail: "\(method.descriptor.method): \(error)"))
         }
     }
+
+    /// Codes that no retry fixes whoever answers them, PointsService or a
+    /// proxy in front of it, with or without an `error-reason`: our identity
+    /// refused (a certificate or INTERNAL_ALLOWED_CALLERS) or a method the
+    /// peer does not serve (a rollout out of order). They need an operator
+    /// (alerted, retried with backoff, as a permanent reason is), where a
+    /// failure without a reason is otherwise retried silently.
+    static let codesNeedingOperator: [RPCError.Code] = [.permissionDenied, .unauthenticated, .unimplemented]
 }
 
 /// Why a call into PointsService did not succeed, as the saga treats it.

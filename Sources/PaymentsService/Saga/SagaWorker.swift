@@ -12,21 +12,19 @@ struct SagaWorker: Sendable {
         while !Task.isCancelled {
             let claimed: [PaymentRecord]
             do {
-                claimed = try await runner.store.claimDue(limit: PaymentsLimits.workerBatchMax)
+                claimed = try await runner.store.claimDue(limit: PaymentsLimits.workerConcurrencyMax)
             } catch {
                 runner.logger.warning("saga worker cannot claim work", ["error": "\(error)"])
                 claimed = []
             }
             if !claimed.isEmpty {
+                // Every claimed row starts now, inside its lease.
                 await withTaskGroup(of: Void.self) { group in
-                    for (index, record) in claimed.enumerated() {
-                        if index >= PaymentsLimits.workerConcurrencyMax { await group.next() }
-                        group.addTask { _ = await runner.runOwedSteps(record) }
-                    }
+                    for record in claimed { group.addTask { _ = await runner.runOwedSteps(record) } }
                 }
             }
             // A full batch means more may be due: go again at once.
-            if claimed.count < PaymentsLimits.workerBatchMax {
+            if claimed.count < PaymentsLimits.workerConcurrencyMax {
                 try? await Task.sleep(for: pollInterval)
             }
         }

@@ -24,6 +24,12 @@ struct PaymentRecord: Equatable, Sendable {
     var lastError: String?
     var createdAtUnixMilliseconds: Int64
     var updatedAtUnixMilliseconds: Int64
+    /// Since when the row owes its pending step (`owed_since`, nil when
+    /// nothing is owed): the step's owing period. A step stays in one period
+    /// until its result is recorded; only a redrive of a refused grant owes
+    /// the same step again, in a new period. A runner's result and its
+    /// postponement apply only within the period it was leased in.
+    var owedSinceUnixMicroseconds: Int64? = nil
 
     var status: PaymentStatus { PurchaseLifecycle.status(state) }
     var pendingStep: LedgerStep? { PurchaseLifecycle.pendingStep(state) }

@@ -33,7 +33,8 @@ extension PaymentsStore {
     /// guarded update: `outcome` of `step` is applied to `seen`, the row as
     /// the runner read it when it took the lease, by
     /// `PurchaseLifecycle.complete` on `seen.state`, and written only where
-    /// the row still reads as exactly `seen.state` (`PurchaseStateGuard`).
+    /// the row still reads as exactly `seen.state` in `seen`'s owing period
+    /// (`PurchaseStateGuard`).
     /// Nil when the guard misses (Apple's word, another runner or an
     /// operator changed the row since): nothing was written, and the caller
     /// records through `complete`, which decides again on the locked row.
@@ -55,13 +56,43 @@ extension PaymentsStore {
         return try await run(write, through: stepResultBatcher)
     }
 
+    /// Records `outcome` of `step`, which the runner ran over `seen` (the
+    /// row as it read it when it took the lease): in one guarded statement
+    /// while the row still reads as `seen` (`completeIfUnchanged`), otherwise
+    /// under the row lock (`complete`), which decides on the row as it is now.
+    ///
+    /// `.applied` too when the locked path finds the row reading exactly as
+    /// this result leaves `seen`: the guarded update committed, its reply was
+    /// lost with its connection, and run again (`CommitBatcher` answers
+    /// `.runAlone`) it missed its own write. The outcome is then this
+    /// attempt's to report (step metrics, the overdue-refund alert, the
+    /// audit line), and nothing is written twice. Limit: a second runner
+    /// that ran the same step with the same answer after this one's lease
+    /// ran out reports it again (its observers count it twice, the ledger
+    /// and the row once).
+    func recordResult(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
+        async throws(PaymentsError) -> StepRecording {
+        if let applied = try await completeIfUnchanged(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) {
+            return .applied(applied)
+        }
+        let recorded = try await complete(step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId, within: seen)
+        guard case .stale(let current) = recorded, Self.readsAsRecorded(current, step, with: outcome, over: seen) else { return recorded }
+        return .applied(current)
+    }
+
+    /// Whether `current` reads exactly as `outcome` of `step` leaves `seen`.
+    static func readsAsRecorded(_ current: PaymentRecord, _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord) -> Bool {
+        guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return false }
+        return current.state == next
+    }
+
     /// The guarded update of `completeIfUnchanged` as one row of
     /// `StepResultUpdateBatch`; nil when `seen` does not owe `step`.
     static func stepResultWrite(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
         -> PurchaseRowWrite? {
         guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
         let values = stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
-            + PurchaseStateGuard.values(seen.state)
+            + PurchaseStateGuard.values(seen)
         return PurchaseRowWrite(transactionId: seen.transactionId, values: values)
     }
 

@@ -234,14 +234,19 @@ final class PaymentsStore: Sendable {
     }
 
     /// Applies `outcome` of `step` under the row lock, only if the row still
-    /// owes exactly that step (compare-and-set on the step's identity).
-    func complete(_ step: LedgerStep, with outcome: StepOutcome, transactionId: String, ledgerEventId: String? = nil)
-        async throws(PaymentsError) -> StepRecording {
+    /// owes exactly that step (compare-and-set on the step's identity) and,
+    /// given the row a runner leased (`within`), still in that owing period
+    /// (`PaymentRecord.owedSinceUnixMicroseconds`): after a redrive of a
+    /// refused grant, a runner leased before it finds the same step owed
+    /// again, and its late answer must not stand for the redrive's.
+    func complete(_ step: LedgerStep, with outcome: StepOutcome, transactionId: String, ledgerEventId: String? = nil,
+                  within leased: PaymentRecord? = nil) async throws(PaymentsError) -> StepRecording {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 guard let current = try await self.lockedRecord(transactionId, in: connection) else {
                     throw PaymentsError.transactionNotFound
                 }
+                if let leased, current.owedSinceUnixMicroseconds != leased.owedSinceUnixMicroseconds { return .stale(current) }
                 guard let next = PurchaseLifecycle.complete(step, with: outcome, in: current.state) else { return .stale(current) }
                 return .applied(try await self.write(next, over: current, in: connection, ledgerEventId: ledgerEventId, verdictChanged: false))
             }
@@ -249,16 +254,18 @@ final class PaymentsStore: Sendable {
     }
 
     /// A step that failed in a way a retry may fix: still owed, tried again
-    /// after a backoff; only if the row still owes that step and no one has
-    /// claimed it since the runner read it as `seen` (every claim raises
-    /// `attempt_count`, a redrive resets it). So a runner whose lease ran
-    /// out never cuts short the lease of the worker that took the row over,
-    /// nor delays an operator's redrive.
+    /// after a backoff; only if the row still owes that step, in the same
+    /// owing period, and no one has claimed it since the runner read it as
+    /// `seen` (every claim raises `attempt_count`, which only a new owing
+    /// period resets). So a runner whose lease ran out never cuts short the
+    /// lease of the worker that took the row over, nor delays an operator's
+    /// redrive.
     func postpone(_ step: LedgerStep, seen: PaymentRecord, error: String) async throws(PaymentsError) -> PaymentRecord? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 guard let current = try await self.lockedRecord(seen.transactionId, in: connection),
-                      PurchaseLifecycle.pendingStep(current.state) == step, current.attemptCount == seen.attemptCount else { return nil }
+                      PurchaseLifecycle.pendingStep(current.state) == step, current.owedSinceUnixMicroseconds == seen.owedSinceUnixMicroseconds,
+                      current.attemptCount == seen.attemptCount else { return nil }
                 let delay = self.backoff.delayMilliseconds(attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
                 return try await connection.query("""
                     update apple_iap_transactions set last_error = $2, updated_at = now(),
@@ -269,8 +276,12 @@ final class PaymentsStore: Sendable {
         }
     }
 
-    /// An operator's redrive: a refused grant is owed again, and whatever
-    /// step is owed is due now with a fresh attempt count.
+    /// An operator's redrive: a refused grant is owed again (a new owing
+    /// period: attempts from 0, `owed_since` now), and whatever step is owed
+    /// is due now. A step that stays owed keeps its attempt count: an
+    /// attempt number is never handed out twice in one owing period, so a
+    /// runner leased before the redrive is told from the one after it
+    /// (`postpone`); its next failure backs off from that count.
     func redrive(transactionId: String) async throws(PaymentsError) -> (before: PaymentRecord, after: PaymentRecord) {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
@@ -281,7 +292,7 @@ final class PaymentsStore: Sendable {
                 let written = try await self.write(next, over: current, in: connection, ledgerEventId: nil, verdictChanged: false)
                 guard written.pendingStep != nil else { return (current, written) }
                 let due = try await connection.query("""
-                    update apple_iap_transactions set next_attempt_at = now(), attempt_count = 0, last_error = null, updated_at = now()
+                    update apple_iap_transactions set next_attempt_at = now(), last_error = null, updated_at = now()
                     where id = $1::uuid returning \(Self.columns)
                     """, [.uuid(current.id)]).first.map(Self.record)
                 return (current, due ?? written)
@@ -485,8 +496,12 @@ final class PaymentsStore: Sendable {
         revocation_percentage, revoked, (extract(epoch from verdict_signed_at) * 1000)::bigint as verdict_signed_ms,
         claimed, credits, grant_state, failure_code, clawback_cycle, cycle_phase, cycle_amount, cycle_reason, cycle_deducted,
         overdue_amount, currency, price_milliunits, ledger_event_id, email_hash, email_masked, attempt_count, last_error,
-        (extract(epoch from created_at) * 1000)::bigint as created_ms, (extract(epoch from updated_at) * 1000)::bigint as updated_ms
+        (extract(epoch from created_at) * 1000)::bigint as created_ms, (extract(epoch from updated_at) * 1000)::bigint as updated_ms,
+        \(owedSinceMicroseconds) as owed_since_us
         """
+
+    /// `owed_since` as the integer microseconds `PaymentRecord` and `PurchaseStateGuard` compare.
+    static let owedSinceMicroseconds = "(extract(epoch from owed_since) * 1000000)::bigint"
 
     static func record(_ row: PostgresRow) throws -> PaymentRecord {
         PaymentRecord(
@@ -510,7 +525,8 @@ final class PaymentsStore: Sendable {
             attemptCount: try row.int64("attempt_count"),
             lastError: try row.optionalString("last_error"),
             createdAtUnixMilliseconds: try row.int64("created_ms"),
-            updatedAtUnixMilliseconds: try row.int64("updated_ms"))
+            updatedAtUnixMilliseconds: try row.int64("updated_ms"),
+            owedSinceUnixMicroseconds: try row.optionalInt64("owed_since_us"))
     }
 
     private static func state(_ row: PostgresRow) throws -> PurchaseState {

@@ -8,11 +8,14 @@ import PostgresClient
 /// applies only while the row's state is still the one the caller decided
 /// on, and is evaluated on the newest row version under the row lock, so
 /// such an update is a compare-and-set of the whole state in one statement.
+/// It compares the owing period too (`owed_since`,
+/// `PaymentRecord.owedSinceUnixMicroseconds`): a redrive of a refused grant
+/// recreates the very state a runner leased before it read.
 enum PurchaseStateGuard {
     /// How many values `condition` takes, from `first` on.
-    static let valueCount = 16
+    static let valueCount = 17
 
-    /// The condition on values first...first+15 (named by `value`, bound with `values`).
+    /// The condition on values first...first+16 (named by `value`, bound with `values`).
     static func condition(_ value: StatementValue, first n: Int) -> String {
         """
         revoked = \(value[n])::boolean
@@ -28,11 +31,13 @@ enum PurchaseStateGuard {
                 and (clawback_cycle = 0 or (cycle_phase = \(value[n + 11])::text and cycle_amount = \(value[n + 12])::bigint
                     and coalesce(cycle_reason, '') = \(value[n + 13])::text and cycle_deducted = \(value[n + 14])::bigint
                     and overdue_amount = \(value[n + 15])::bigint))
+                and \(PaymentsStore.owedSinceMicroseconds) is not distinct from \(value[n + 16])::bigint
         """
     }
 
-    /// The parameters of `condition` for `state` (NULL where a part is absent).
-    static func values(_ state: PurchaseState) -> [PostgresValue] {
+    /// The parameters of `condition` for `seen`'s state and owing period (NULL where a part is absent).
+    static func values(_ seen: PaymentRecord) -> [PostgresValue] {
+        let state = seen.state
         let revocation = state.verdict.revocation
         let cycle = state.cycle
         var refusal: String?
@@ -44,6 +49,7 @@ enum PurchaseStateGuard {
             .bool(state.claimed), .int64(state.credits), .text(PurchaseStateColumns.grantState(state.grant)), text(refusal),
             .int64(Int64(cycle?.number ?? 0)), text(cycle?.phase.rawValue), cycle.map { .int64($0.amount) } ?? .null,
             text(cycle?.reason), cycle.map { .int64($0.deducted) } ?? .null, cycle.map { .int64($0.overdue) } ?? .null,
+            seen.owedSinceUnixMicroseconds.map(PostgresValue.int64) ?? .null,
         ]
     }
 

@@ -179,6 +179,17 @@ final class PaymentsFlowTests: XCTestCase {
             XCTAssertEqual(row?.status, "failed")
             XCTAssertEqual(row?.failureCode, "STARTER_PACK_INELIGIBLE")
             XCTAssertNil(row?.pendingAction)
+            XCTAssertNil(row?.ledgerEventId, "a refused grant has no ledger entry to name")
+            let refused = try await cluster.transaction(user, transactionId)
+            XCTAssertEqual(refused.status, .failed)
+            XCTAssertEqual(refused.ledgerEventId, "", "present once credited")
+            // A refused row stored before the fix names the event id; it is still not presented.
+            try await cluster.paymentsDatabase.withConnection {
+                _ = try await $0.query("update apple_iap_transactions set ledger_event_id = $2 where transaction_id = $1",
+                                       [.text(transactionId), .text("payment.apple_iap:\(transactionId)")])
+            }
+            let storedBefore = try await cluster.transaction(user, transactionId)
+            XCTAssertEqual(storedBefore.ledgerEventId, "")
             let rows = try await cluster.purchaseRows(transactionId)
             XCTAssertEqual(rows, 0)
         }

@@ -176,6 +176,45 @@ final class PaymentsOneTimeChargeTests: XCTestCase {
         XCTAssertEqual(rows, 0)
     }
 
+    /// PointsService down and a fresh PaymentsService (no catalog cached):
+    /// a ONE_TIME_CHARGE carrying a user's token cannot be claimed, so it is
+    /// answered retryable and nothing is written; Apple's redelivery once
+    /// the catalog can be read credits it once.
+    func testOneTimeChargeWhileTheCatalogCannotBeReadIsAnsweredRetryableAndWritesNothing() async throws {
+        let cluster = try await PaymentsCluster.start(environments: "Production", appAppleId: "1234")
+        addTeardownBlock { await cluster.shutdown() }
+        let user = UUID()
+        let token = try await cluster.accountToken(user)
+        try await cluster.killPoints()
+        try await cluster.killPayments()
+        try await cluster.startPayments()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        let uuid = UUID()
+        let notification = try cluster.signedOneTimeCharge(transactionId, productCode: "popular_pack", appAccountToken: token,
+                                                           environment: "Production", uuid: uuid)
+        await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE") { _ = try await cluster.notify(notification) }
+        let row = try await cluster.row(transactionId)
+        XCTAssertNil(row, "nothing half-written")
+        let recorded = try await cluster.paymentsDatabase.withConnection {
+            try await $0.query("select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(uuid)]).first!.int64("n")
+        }
+        XCTAssertEqual(recorded, 0, "the notification is rolled back with its effect, so Apple's retry is not a duplicate")
+
+        try await cluster.startPoints()
+        // Apple redelivers until it gets 200 (PaymentsService reconnects to PointsService meanwhile).
+        var redelivered: HandleNotificationResponse?
+        let delivered = try await cluster.eventually {
+            redelivered = try? await cluster.notify(notification)
+            return redelivered != nil
+        }
+        XCTAssertTrue(delivered)
+        XCTAssertEqual(redelivered?.outcome, "grant_scheduled")
+        XCTAssertEqual(redelivered?.duplicate, false)
+        let settled = try await cluster.waitSettled(transactionId, status: "granted")
+        XCTAssertTrue(settled)
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+    }
+
     func testSandboxOneTimeChargeIsCreditedOnlyForListedUsersNextToProduction() async throws {
         let cluster = try await cluster()
         let unlisted = UUID()

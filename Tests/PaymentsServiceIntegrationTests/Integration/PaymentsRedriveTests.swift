@@ -42,6 +42,8 @@ final class PaymentsRedriveTests: XCTestCase {
         XCTAssertTrue(redriven.output.contains("\"after\":{\"status\":\"granted\""), redriven.output)
         let granted = try await cluster.status(second)
         XCTAssertEqual(granted, "granted")
+        let credited = try await cluster.transaction(user, second)
+        XCTAssertEqual(credited.ledgerEventId, "payment.apple_iap:\(second)", "named once the redriven grant credited it")
         let account = try await cluster.balance(user)
         XCTAssertEqual(account.balance, 120)
         // The app's resubmission is now answered already_granted.
