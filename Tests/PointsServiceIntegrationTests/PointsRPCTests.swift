@@ -46,6 +46,19 @@ final class PointsRPCTests: XCTestCase {
         return request
     }
 
+    /// The clawback (PaymentsService's refund cycle, `suffix` ":n" from the
+    /// second) of `purchase`, a `payment.apple_iap:` grant of `user`'s.
+    private func clawbackRequest(of purchase: GrantRequest, user: UUID, suffix: String = "", amount: Int64 = 0) -> ClawbackRequest {
+        var request = ClawbackRequest()
+        request.eventId = "refund." + purchase.eventId.dropFirst("payment.".count) + suffix
+        request.userId = user.uuidString
+        request.originalEventId = purchase.eventId
+        request.bizId = purchase.bizId
+        request.reason = "CUSTOMER_REQUEST"
+        request.amount = amount
+        return request
+    }
+
     private static func randomHash() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
 
     private func ledgerRows(_ user: UUID) async throws -> Int64 {
@@ -212,14 +225,7 @@ final class PointsRPCTests: XCTestCase {
         purchase.quantity = 2
         _ = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10))
         func clawback(_ suffix: String, amount: Int64) -> ClawbackRequest {
-            var request = ClawbackRequest()
-            request.eventId = "refund.apple_iap:\(transactionId)\(suffix)"
-            request.userId = user.uuidString
-            request.originalEventId = purchase.eventId
-            request.bizId = purchase.bizId
-            request.reason = "CUSTOMER_REQUEST"
-            request.amount = amount
-            return request
+            clawbackRequest(of: purchase, user: user, suffix: suffix, amount: amount)
         }
         func reversal(_ suffix: String) -> ReverseClawbackRequest {
             var request = ReverseClawbackRequest()
@@ -276,13 +282,7 @@ final class PointsRPCTests: XCTestCase {
         spend.amount = credited - 10
         spend.bizType = "chat"
         _ = try await client.call(PointsMethods.spend, spend, timeout: .seconds(10))
-        var clawback = ClawbackRequest()
-        clawback.eventId = "refund.apple_iap:\(transactionId)"
-        clawback.userId = user.uuidString
-        clawback.originalEventId = purchase.eventId
-        clawback.bizId = purchase.bizId
-        clawback.reason = "CUSTOMER_REQUEST"
-        let clawedBack = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(10))
+        let clawedBack = try await client.call(PointsMethods.clawback, clawbackRequest(of: purchase, user: user), timeout: .seconds(10))
         XCTAssertEqual([clawedBack.creditsDeducted, clawedBack.overdueAmount], [10, credited - 10])
         var reverse = ReverseSpendRequest()
         reverse.eventId = "chat.undo:\(UUID().uuidString)"
@@ -309,12 +309,7 @@ final class PointsRPCTests: XCTestCase {
         let refunded = UUID()
         let purchase = grantRequest(user: refunded)
         _ = try await client.call(PointsMethods.grant, purchase, timeout: .seconds(10))
-        var clawback = ClawbackRequest()
-        clawback.eventId = "refund." + purchase.eventId
-        clawback.userId = refunded.uuidString
-        clawback.originalEventId = purchase.eventId
-        clawback.bizId = purchase.bizId
-        clawback.reason = "CUSTOMER_REQUEST"
+        let clawback = clawbackRequest(of: purchase, user: refunded)
         _ = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(10))
         try await PointsTestDatabase.adjust(store, userId: refunded, amount: nearCeiling)
         var reversal = ReverseClawbackRequest()

@@ -47,7 +47,7 @@ public final class ReadinessProbe: Sendable {
         state.withLock { $0.points = result.0; $0.payments = result.1 }
         dependencies?.report(.points, isUp: result.0)
         dependencies?.report(.payments, isUp: result.1)
-        return result.0 && result.1 && !state.withLock { $0.shuttingDown }
+        return isReady
     }
 
     /// Probes every `interval` until the task is cancelled,
