@@ -81,8 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var listener: TCPListener?
     private var connectionsOnLoop: [ObjectIdentifier: HTTP1Connection] = [:]
     private var handshakesOnLoop: [ObjectIdentifier: TLSHandshake] = [:]
-    private var http2ConnectionsOnLoop: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
-    private var http2SweepScheduled = false
+    private var http2ConnectionsOnLoop: [ObjectIdentifier: HTTP2Connection] = [:]
     private var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var readBuffer: SharedReadBuffer?
@@ -101,6 +100,9 @@ public final class HTTPServer: @unchecked Sendable {
         limits.connectionWindowBytes = HTTPServerLimits.http2ConnectionWindowBytes
         limits.headerListBytesMax = HTTPServerLimits.headerBlockBytesMax
         limits.readChunkBytes = HTTPServerLimits.readChunkBytes
+        // Each connection's own idle timer (moved by its streams opening and
+        // closing, not sampled): GOAWAY once no stream was open this long.
+        limits.idleTimeout = .milliseconds(configuration.http2IdleTimeoutMilliseconds)
         // Request bodies are bounded here by path and by the request timeout,
         // and held until the stream closes: admit every stream's largest body.
         let (streamsBodyBytes, overflow) = HTTPServerLimits.http2ConcurrentStreamsMax
@@ -134,8 +136,8 @@ public final class HTTPServer: @unchecked Sendable {
         _modify { loop.assertInEventLoop(); yield &handshakesOnLoop }
     }
 
-    /// Adopted HTTP/2 connections and since when each has had no stream.
-    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] {
+    /// Adopted HTTP/2 connections (they time out idleness themselves).
+    private var http2Connections: [ObjectIdentifier: HTTP2Connection] {
         _read { loop.assertInEventLoop(); yield http2ConnectionsOnLoop }
         _modify { loop.assertInEventLoop(); yield &http2ConnectionsOnLoop }
     }
@@ -297,40 +299,10 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if !connection.isClosed {
                 key = ObjectIdentifier(connection)
-                http2Connections[ObjectIdentifier(connection)] = (connection, nil)
-                scheduleHTTP2Sweep()
+                http2Connections[ObjectIdentifier(connection)] = connection
             }
         } catch {
             // The HTTP/2 server closed the descriptor and counted nothing.
-        }
-    }
-
-    /// Looks for HTTP/2 connections without streams; one that stayed idle
-    /// for the idle timeout gets GOAWAY (it closes once its streams end).
-    private func scheduleHTTP2Sweep() {
-        guard !http2SweepScheduled, !http2Connections.isEmpty else { return }
-        http2SweepScheduled = true
-        let period = min(HTTPServerLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
-        loop.schedule(after: .milliseconds(period)) { [weak self] in
-            guard let self else { return }
-            http2SweepScheduled = false
-            sweepHTTP2Connections()
-            scheduleHTTP2Sweep()
-        }
-    }
-
-    private func sweepHTTP2Connections() {
-        let now = HTTPServerClock.monotonicMilliseconds()
-        for (key, entry) in http2Connections {
-            if entry.connection.activeStreamCount > 0 {
-                http2Connections[key]?.idleSince = nil
-            } else if let idleSince = entry.idleSince {
-                if now - idleSince >= configuration.http2IdleTimeoutMilliseconds {
-                    entry.connection.beginGracefulShutdown()
-                }
-            } else {
-                http2Connections[key]?.idleSince = now
-            }
         }
     }
 }

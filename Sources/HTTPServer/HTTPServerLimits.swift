@@ -73,8 +73,6 @@ public enum HTTPServerLimits {
     public static let http2RequestTimeoutMilliseconds: Int64 = 30_000
     /// HTTP/2: a connection without open streams for this long gets GOAWAY.
     public static let http2IdleTimeoutMilliseconds: Int64 = 30_000
-    /// HTTP/2: how often idle connections are looked for (at most).
-    public static let http2IdleSweepMilliseconds: Int64 = 1_000
     /// Paths a listener may give a body limit of their own (`HTTPBodyLimits`).
     public static let bodyLimitPathCountMax = 16
 }

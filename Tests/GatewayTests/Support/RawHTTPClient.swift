@@ -163,6 +163,23 @@ extension RawHTTPClient {
         try send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(type: 0x4, flags: 0, streamID: 0, payload: []))
     }
 
+    /// Reads the next frame; nil once the server closed the connection.
+    /// Throws when the receive timeout passes first.
+    func readFrame() throws -> Frame? {
+        while true {
+            if buffer.count >= 9 {
+                let length = Int(buffer[0]) << 16 | Int(buffer[1]) << 8 | Int(buffer[2])
+                if buffer.count - 9 >= length {
+                    let streamID = UInt32(buffer[5] & 0x7F) << 24 | UInt32(buffer[6]) << 16 | UInt32(buffer[7]) << 8 | UInt32(buffer[8])
+                    let frame = Frame(type: buffer[3], flags: buffer[4], streamID: streamID, payload: Array(buffer[9..<(9 + length)]))
+                    buffer.removeFirst(9 + length)
+                    return frame
+                }
+            }
+            if try !fill() { return nil }
+        }
+    }
+
     /// Reads frames until the connection closes or a read times out,
     /// acknowledging nothing; returns what arrived and whether it closed.
     func readFrames() throws -> (frames: [Frame], closed: Bool) {
