@@ -44,6 +44,13 @@ public final class HTTPServer: @unchecked Sendable {
         /// answered 503 (`bufferedBytesExhausted`), its connection closed
         /// (HTTP/1.1) or its stream reset (HTTP/2).
         public var requestBytesBufferedMax: Int
+        /// A response the client does not take within this time closes its
+        /// connection: HTTP/1.1 output that made no progress this long, or
+        /// (HTTP/2) a response not out this long after it was submitted,
+        /// held by a zero flow-control window or a client that reads
+        /// nothing (GOAWAY first, and the connection's other requests are
+        /// cancelled).
+        public var responseWriteTimeoutMilliseconds: Int64
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = HTTPServerLimits.connectionsMax,
@@ -52,10 +59,11 @@ public final class HTTPServer: @unchecked Sendable {
             tls: TLSConfiguration? = nil,
             tlsHandshakeTimeoutMilliseconds: Int64 = HTTPServerLimits.requestHeadTimeoutMilliseconds,
             bodyLimits: HTTPBodyLimits = HTTPBodyLimits(),
-            requestBytesBufferedMax: Int = HTTPServerLimits.requestBytesBufferedMax
+            requestBytesBufferedMax: Int = HTTPServerLimits.requestBytesBufferedMax,
+            responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
-            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0 && responseWriteTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
@@ -65,6 +73,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
             self.bodyLimits = bodyLimits
             self.requestBytesBufferedMax = requestBytesBufferedMax
+            self.responseWriteTimeoutMilliseconds = responseWriteTimeoutMilliseconds
         }
     }
 
@@ -114,7 +123,10 @@ public final class HTTPServer: @unchecked Sendable {
         let bodyLimits = configuration.bodyLimits
         let requestBytes = RequestBytesBudget(bytesMax: configuration.requestBytesBufferedMax)
         self.requestBytes = requestBytes
-        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits), loop: loop) { stream in
+        let http2Configuration = HTTP2Server.Configuration(
+            host: configuration.host, port: 0, limits: limits,
+            responseWriteTimeout: .milliseconds(configuration.responseWriteTimeoutMilliseconds))
+        http2 = try HTTP2Server(configuration: http2Configuration, loop: loop) { stream in
             HTTP2RequestStream(
                 stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
                 requestTimeoutMilliseconds: requestTimeout, budget: requestBytes)
@@ -275,7 +287,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let readBuffer else { return socket.close() }
         let connection = HTTP1Connection(
             socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits,
-            budget: requestBytes)
+            budget: requestBytes, responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
         let key = ObjectIdentifier(connection)
         connection.onClose = { [unowned self] in
             connections[key] = nil

@@ -53,7 +53,8 @@ public enum HTTPServerLimits {
     /// Reads per readiness event before yielding to other connections.
     public static let readsPerEventMax = 16
     /// A response the client does not read within this time closes the
-    /// connection (slow readers hold no buffers for ever).
+    /// connection (slow readers hold no buffers for ever); HTTP/2 too
+    /// (`HTTPServer.Configuration.responseWriteTimeoutMilliseconds`).
     public static let responseWriteTimeoutMilliseconds: Int64 = 30_000
     /// After our last byte, how long to drain the peer's input before
     /// closing (closing with unread input would reset the connection and

@@ -65,6 +65,8 @@ final class HTTP1Connection {
     private var budgetedBytes = 0
     /// The body of the request in flight, held by the responder's task.
     private var inFlightBodyBytes = 0
+    /// Output that made no progress this long closes the connection.
+    private let responseWriteTimeoutMilliseconds: Int64
 
     /// Called once when the connection closed (not after a hand-over).
     var onClose: (() -> Void)?
@@ -73,8 +75,10 @@ final class HTTP1Connection {
     var onHandOver: ((ConnectedSocket, [UInt8]) -> Void)?
 
     init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
-         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget) {
+         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget,
+         responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds) {
         loop.assertInEventLoop()
+        self.responseWriteTimeoutMilliseconds = responseWriteTimeoutMilliseconds
         self.socket = socket
         self.loop = loop
         self.responder = responder
@@ -117,7 +121,7 @@ final class HTTP1Connection {
         timer = nil
         guard phase != .finished else { return }
         let now = HTTPServerClock.monotonicMilliseconds()
-        if let stalled = outputStalledSinceMilliseconds, now - stalled >= HTTPServerLimits.responseWriteTimeoutMilliseconds {
+        if let stalled = outputStalledSinceMilliseconds, now - stalled >= responseWriteTimeoutMilliseconds {
             return closeNow()
         }
         switch phase {
@@ -442,7 +446,7 @@ final class HTTP1Connection {
         }
         if hasPendingOutput {
             let stalled = outputStalledSinceMilliseconds ?? now
-            candidates.append(stalled + HTTPServerLimits.responseWriteTimeoutMilliseconds)
+            candidates.append(stalled + responseWriteTimeoutMilliseconds)
             if peerFinished { candidates.append(now + Self.writeRetryMilliseconds) }
         }
         return candidates.min()

@@ -65,6 +65,18 @@ public final class HTTP2Connection {
     private var idleTimer: EventLoop.TimerID?
     /// Server side: when the last stream closed; nil while streams are open.
     private var idleSince: ContinuousClock.Instant?
+    /// Server side: how long a response may take to leave, from its
+    /// submission until its last frame is serialized and every serialized
+    /// byte is taken by the socket (nil: no bound). Past it the peer is
+    /// holding the connection without reading (a zero flow-control window,
+    /// or no reads at all), and the connection gets GOAWAY and is closed.
+    let responseWriteTimeout: Duration?
+    /// One timer per connection while a response is pending, moved only
+    /// when it fires (to the oldest pending response's deadline).
+    private var writeProgressTimer: EventLoop.TimerID?
+    /// Since when `writeBuffer` has held bytes the socket would not take;
+    /// nil once it drained.
+    private var writeStalledSince: ContinuousClock.Instant?
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
@@ -77,8 +89,12 @@ public final class HTTP2Connection {
     private static let writeBatchBytes = 64 * 1024
 
     /// Wraps a connected non-blocking socket; takes ownership of `fd`.
-    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits) throws {
+    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits,
+         responseWriteTimeout: Duration? = nil) throws {
         loop.assertInEventLoop()
+        precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
+        precondition(responseWriteTimeout == nil || role == .server, "a response write timeout is for servers")
+        self.responseWriteTimeout = responseWriteTimeout
         self.loop = loop
         self.fd = fd
         self.transport = transport
@@ -197,6 +213,43 @@ public final class HTTP2Connection {
         armIdleTimer(at: now.advanced(by: limits.idleTimeout))
     }
 
+    /// Starts the write-progress clock unless it runs already: an armed
+    /// timer fires no later than any deadline that starts after it.
+    private func armWriteProgressTimer(from start: ContinuousClock.Instant) {
+        guard let responseWriteTimeout, writeProgressTimer == nil, !isClosed else { return }
+        writeProgressTimer = loop.schedule(at: start.advanced(by: responseWriteTimeout)) { [weak self] in
+            self?.writeProgressTimerFired()
+        }
+    }
+
+    /// The oldest write still pending: a submitted response whose last
+    /// frame is not serialized yet, or serialized bytes the socket refused.
+    private var oldestPendingWrite: ContinuousClock.Instant? {
+        var oldest = writeStalledSince
+        for stream in streams.values {
+            guard let since = stream.responsePendingSince else { continue }
+            if oldest.map({ since < $0 }) ?? true { oldest = since }
+        }
+        return oldest
+    }
+
+    /// A pending write older than the timeout: the peer holds its responses
+    /// (a zero window, or no reads) and with them the connection, which no
+    /// idle timer would ever close. Otherwise the timer moves to the oldest.
+    private func writeProgressTimerFired() {
+        writeProgressTimer = nil
+        guard !isClosed, let responseWriteTimeout, let oldest = oldestPendingWrite else { return }
+        let deadline = oldest.advanced(by: responseWriteTimeout)
+        guard deadline <= .now else { return armWriteProgressTimer(from: oldest) }
+        if let session {
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_ENHANCE_YOUR_CALM.rawValue, nil, 0)
+        }
+        // Best effort: a peer that does not read will not see it.
+        flush()
+        close()
+    }
+
     private func armIdleTimer(at deadline: ContinuousClock.Instant) {
         idleTimer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired() }
     }
@@ -287,7 +340,13 @@ public final class HTTP2Connection {
             if endStream { return nghttp2_submit_response(session, stream.id, nva, count, nil) }
             return nghttp2_submit_response(session, stream.id, nva, count, &provider)
         }
-        if result != 0 { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError) }
+        if result != 0 {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError)
+        } else if responseWriteTimeout != nil {
+            let now = ContinuousClock.now
+            stream.responsePendingSince = now
+            armWriteProgressTimer(from: now)
+        }
         flushUnlessInSession()
     }
 
@@ -354,6 +413,7 @@ public final class HTTP2Connection {
         if let lingerTimer { loop.cancel(lingerTimer) }
         if let handshakeTimer { loop.cancel(handshakeTimer) }
         if let idleTimer { loop.cancel(idleTimer) }
+        if let writeProgressTimer { loop.cancel(writeProgressTimer) }
         loop.unregister(fd: fd)
         Glibc.close(fd)
         let open = streams.values.sorted { $0.id < $1.id }
@@ -477,6 +537,7 @@ public final class HTTP2Connection {
         guard !isClosed, let session else { return }
         while true {
             if writeIndex == writeBuffer.count {
+                writeStalledSince = nil
                 writeBuffer.removeAll(keepingCapacity: true)
                 writeIndex = 0
                 inSessionCall = true
@@ -502,6 +563,11 @@ public final class HTTP2Connection {
             case .wrote(let count):
                 writeIndex += count
             case .wouldBlock:
+                if writeStalledSince == nil && responseWriteTimeout != nil {
+                    let now = ContinuousClock.now
+                    writeStalledSince = now
+                    armWriteProgressTimer(from: now)
+                }
                 // TLS may instead wait for readability (handshake); reads then flush again.
                 watchWritable(transport.needsWritable)
                 return
@@ -585,8 +651,12 @@ public final class HTTP2Connection {
 
     fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let header = frame.pointee.hd
-        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
-              let stream = streams[header.stream_id], let code = stream.resetAfterEndStream, let session else { return 0 }
+        // END_STREAM (on HEADERS or DATA; no stream frame carries ACK).
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, let stream = streams[header.stream_id] else { return 0 }
+        // The whole response is serialized; what is left of it waits in
+        // `writeBuffer`, timed by `writeStalledSince`.
+        stream.responsePendingSince = nil
+        guard let code = stream.resetAfterEndStream, let session else { return 0 }
         stream.resetAfterEndStream = nil
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, code)
         return 0
