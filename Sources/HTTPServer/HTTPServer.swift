@@ -39,10 +39,11 @@ public final class HTTPServer: @unchecked Sendable {
         public var tlsHandshakeTimeoutMilliseconds: Int64
         /// The largest request body, by path.
         public var bodyLimits: HTTPBodyLimits
-        /// Request bytes held at once over every connection (buffers and
-        /// bodies, HTTP/1.1 and HTTP/2); a request that would pass it is
-        /// answered 503 (`bufferedBytesExhausted`), its connection closed
-        /// (HTTP/1.1) or its stream reset (HTTP/2).
+        /// Request bytes held at once over every connection (buffers,
+        /// bodies and HTTP/2 header lists as decoded, HTTP/1.1 and HTTP/2);
+        /// a request that would pass it is answered 503
+        /// (`bufferedBytesExhausted`), its connection closed (HTTP/1.1) or
+        /// its stream reset (HTTP/2).
         public var requestBytesBufferedMax: Int
         /// A response the client does not take within this time closes its
         /// connection: HTTP/1.1 output that made no progress this long, or
