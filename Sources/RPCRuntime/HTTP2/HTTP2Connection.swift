@@ -77,6 +77,14 @@ public final class HTTP2Connection {
     /// Since when `writeBuffer` has held bytes the socket would not take;
     /// nil once it drained.
     private var writeStalledSince: ContinuousClock.Instant?
+    /// Server side: streams reset before our answer was out, bounded as
+    /// nghttp2 bounds the RST_STREAM frames it receives
+    /// (`limits.streamResetBurstMax`, refilled at `streamResetRefillPerSecond`).
+    private var resetBudget: StreamResetBudget
+    /// The reset budget ran out inside an nghttp2 callback; the session is
+    /// terminated once the call returns.
+    private var resetBudgetExhausted = false
+    private var terminatedForResets = false
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
@@ -105,6 +113,8 @@ public final class HTTP2Connection {
         self.bufferedBytes = BufferedBytesBudget(
             bytesMax: limits.requestBytesBufferedPerConnectionMax,
             bytesMin: limits.messageSizeBytesMax + MessageFramer.prefixBytes)
+        self.resetBudget = StreamResetBudget(
+            burstMax: limits.streamResetBurstMax, refillPerSecond: limits.streamResetRefillPerSecond, now: .now)
         try makeSession()
     }
 
@@ -501,6 +511,7 @@ public final class HTTP2Connection {
                 inSessionCall = true
                 let consumed = readBuffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, count) }
                 inSessionCall = false
+                terminateIfResetBudgetExhausted()
                 if consumed < 0 || closeRequested {
                     // Let nghttp2 put its GOAWAY on the wire, best effort, before closing.
                     flush()
@@ -554,6 +565,8 @@ public final class HTTP2Connection {
                 }
                 inSessionCall = false
                 if closeRequested { close(); return }
+                // Its GOAWAY is serialized on the next round.
+                if terminateIfResetBudgetExhausted() { continue }
                 if writeBuffer.isEmpty { break }
             }
             let outcome = writeBuffer.withUnsafeBytes { bytes in
@@ -580,6 +593,19 @@ public final class HTTP2Connection {
         if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             lingerThenClose()
         }
+    }
+
+    /// The peer made more streams end in resets before our answers than
+    /// `resetBudget` allows: GOAWAY(ENHANCE_YOUR_CALM), no further input
+    /// read, and the connection closes once the GOAWAY is out (as after
+    /// nghttp2's own rapid-reset limit). Outside nghttp2's calls only.
+    /// True when it terminated the session just now.
+    @discardableResult
+    private func terminateIfResetBudgetExhausted() -> Bool {
+        guard resetBudgetExhausted, !terminatedForResets, let session else { return false }
+        terminatedForResets = true
+        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        return true
     }
 
     private func watchWritable(_ writable: Bool) {
@@ -653,6 +679,7 @@ public final class HTTP2Connection {
         let header = frame.pointee.hd
         // END_STREAM (on HEADERS or DATA; no stream frame carries ACK).
         guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, let stream = streams[header.stream_id] else { return 0 }
+        stream.endStreamSent = true
         // The whole response is serialized; what is left of it waits in
         // `writeBuffer`, timed by `writeStalledSince`.
         stream.responsePendingSince = nil
@@ -685,6 +712,10 @@ public final class HTTP2Connection {
         bufferedBytes.release(stream: streamID)
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
         if role == .server && streams.isEmpty { idleSince = .now }
+        // Closed without our END_STREAM: reset, by the peer or for its error.
+        if role == .server, !stream.endStreamSent, !resetBudgetExhausted, !resetBudget.spend(now: .now) {
+            resetBudgetExhausted = true
+        }
         stream.isClosed = true
         stream.delegate?.streamDidClose(stream, errorCode: errorCode)
         stream.delegate = nil
