@@ -17,7 +17,8 @@ import ServiceKit
 /// status 499, nginx's "client closed request", not as a 503 of ours; one
 /// already gone when its request reaches us (its stream reset while the
 /// Task waited to start) is answered so at once: no admission, token check
-/// or backend call runs for it.
+/// or backend call runs for it (the probes and unmatched paths, which cost
+/// nothing, are answered as usual).
 /// Logs and labels carry no Authorization header, token, email or JWS:
 /// only method, path (no query; the route pattern in metrics), status,
 /// duration, ids and the problem code.
@@ -58,7 +59,8 @@ public struct GatewayApplication: HTTPResponder {
         let resolved = preparer.router.resolve(method: request.method, target: request.target)
         // A client that reset its stream at once (or provoked the reset)
         // costs no work: each such request would otherwise run in full.
-        let goneAtEntry = Task.isCancelled
+        // The probes and unmatched paths, which cost nothing, still answer.
+        let goneAtEntry = Task.isCancelled && Self.routeDoesWork(resolved.match)
         let verdict: RequestAdmission.Verdict =
             goneAtEntry ? .exempt : admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
         defer { if verdict == .admitted { admission?.leave() } }
@@ -111,6 +113,15 @@ public struct GatewayApplication: HTTPResponder {
         fields["request_id"] = requestId
         logger.log(level, clientGone ? "client closed request" : "request", fields)
         return response
+    }
+
+    /// A matched route other than the probes: admission, usually a token
+    /// and a backend call.
+    private static func routeDoesWork(_ match: RouteMatch) -> Bool {
+        switch match {
+        case .matched(.health, _), .matched(.readiness, _), .notFound, .methodNotAllowed: return false
+        case .matched: return true
+        }
     }
 
     public func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
