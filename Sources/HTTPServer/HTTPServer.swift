@@ -14,7 +14,9 @@ import RPCRuntime
 /// the cooperative pool (the gateway's and admin endpoints' work is short). With `Configuration.tls` set, every
 /// connection does a TLS handshake first (bounded by
 /// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
-/// no ALPN to HTTP/1.1; plaintext clients are refused.
+/// no ALPN to HTTP/1.1, where the HTTP/2 preface is an HTTP/1.1 request
+/// like any other (refused: RFC 9113 3.3 allows HTTP/2 in TLS only by
+/// ALPN); plaintext clients are refused.
 ///
 /// The gateway's public listener and every process's admin listener are one
 /// of these. Use: `let server = try HTTPServer(configuration: .init(port: 0),
@@ -254,7 +256,7 @@ public final class HTTPServer: @unchecked Sendable {
             if let tlsContext {
                 startHandshake(socket, context: tlsContext)
             } else {
-                startHTTP1(socket)
+                startHTTP1(socket, sniffsHTTP2Preface: true)
             }
         }
     }
@@ -273,7 +275,8 @@ public final class HTTPServer: @unchecked Sendable {
                 if socket.negotiatedProtocol == "h2" {
                     adoptHTTP2(socket, initialBytes: [])
                 } else {
-                    startHTTP1(socket)
+                    // HTTP/2 over TLS only by ALPN (RFC 9113 3.3): no sniffing.
+                    startHTTP1(socket, sniffsHTTP2Preface: false)
                 }
             } else {
                 socket.close()
@@ -284,11 +287,12 @@ public final class HTTPServer: @unchecked Sendable {
         handshake.start(timeoutMilliseconds: configuration.tlsHandshakeTimeoutMilliseconds)
     }
 
-    private func startHTTP1(_ socket: ConnectedSocket) {
+    private func startHTTP1(_ socket: ConnectedSocket, sniffsHTTP2Preface: Bool) {
         guard let readBuffer else { return socket.close() }
         let connection = HTTP1Connection(
             socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits,
-            budget: requestBytes, responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
+            budget: requestBytes, sniffsHTTP2Preface: sniffsHTTP2Preface,
+            responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
         let key = ObjectIdentifier(connection)
         connection.onClose = { [unowned self] in
             connections[key] = nil

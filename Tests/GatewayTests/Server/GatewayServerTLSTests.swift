@@ -150,6 +150,33 @@ final class GatewayServerTLSTests: XCTestCase {
         await harness.stop()
     }
 
+    /// HTTP/2 inside TLS only by ALPN "h2" (RFC 9113 3.3): a client that
+    /// agreed on http/1.1 and then sends the HTTP/2 preface is read as
+    /// HTTP/1.1 (and refused), never answered with HTTP/2 SETTINGS.
+    func testThePrefaceAfterALPNHTTP1IsNotHTTP2() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        let input = credentials.directory.appendingPathComponent("preface.bin").path
+        let output = credentials.directory.appendingPathComponent("preface.out").path
+        let errors = credentials.directory.appendingPathComponent("preface.err").path
+        // The preface and an empty SETTINGS frame.
+        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        try Data(preface).write(to: URL(fileURLWithPath: input))
+        // s_client -quiet keeps the connection after its input ends, until
+        // the server closes it (or `timeout` ends it).
+        let command = "exec /usr/bin/timeout 20 /usr/bin/openssl s_client -connect 127.0.0.1:\(harness.port) "
+            + "-alpn http/1.1 -quiet -CAfile \(credentials.certificatePath) < \(input)"
+        let status = try await onDedicatedThread { try Command.run(["/bin/sh", "-c", command], outputPath: output, errorPath: errors) }
+        let answer = (try? Data(contentsOf: URL(fileURLWithPath: output))).map { [UInt8]($0) } ?? []
+        let text = String(decoding: answer, as: UTF8.self)
+        XCTAssertNotEqual(status, 124, "the server closed the connection itself")
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 4") || text.hasPrefix("HTTP/1.1 5"), "an HTTP/1.1 refusal, not HTTP/2: \(answer.prefix(40))")
+        await harness.stop()
+    }
+
     func testSettingsReadTheCertificateAndKeyTogether() throws {
         func settings(_ arguments: [String], _ environment: [String: String] = [:]) throws -> GatewaySettings {
             try GatewaySettings(options: CommandLineOptions(
