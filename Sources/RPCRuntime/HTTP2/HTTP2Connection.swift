@@ -471,7 +471,12 @@ public final class HTTP2Connection {
     private func handle(_ events: EventLoop.IOEvents) {
         guard !isClosed else { return }
         if lingerTimer != nil { return discardInput() }
-        if events.contains(.readable) || !events.intersection(.hangup).isEmpty {
+        // A TLS read may stop until the socket is writable (SSL_read wants
+        // to write, e.g. to answer a key update): `flush` then watches
+        // writability, and the read is retried when it comes, or input
+        // already received would wait for the next readable event.
+        let readRetry = events.contains(.writable) && transport.needsWritable
+        if events.contains(.readable) || !events.intersection(.hangup).isEmpty || readRetry {
             readingInput = true
             readAvailable()
             readingInput = false
