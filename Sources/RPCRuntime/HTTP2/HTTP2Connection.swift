@@ -30,6 +30,9 @@ public final class HTTP2Connection {
 
     private let fd: Int32
     private let transport: any ByteTransport
+    /// The TLS session under `transport`, if any: a finished session sends
+    /// its close_notify before the socket is half-closed.
+    private let tlsSession: TLSTransport?
     private var session: OpaquePointer?
     private var streams: [Int32: HTTP2Stream] = [:]
     private var readBuffer: [UInt8]
@@ -97,8 +100,11 @@ public final class HTTP2Connection {
     private static let writeBatchBytes = 64 * 1024
 
     /// Wraps a connected non-blocking socket; takes ownership of `fd`.
+    /// `tlsSession`: the TLS session under `transport` when that wraps it
+    /// (an adopted connection's `PrefixedTransport`); a `TLSTransport`
+    /// passed as `transport` itself is found without it.
     init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits,
-         responseWriteTimeout: Duration? = nil) throws {
+         responseWriteTimeout: Duration? = nil, tlsSession: TLSTransport? = nil) throws {
         loop.assertInEventLoop()
         precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
         precondition(responseWriteTimeout == nil || role == .server, "a response write timeout is for servers")
@@ -106,6 +112,7 @@ public final class HTTP2Connection {
         self.loop = loop
         self.fd = fd
         self.transport = transport
+        self.tlsSession = tlsSession ?? (transport as? TLSTransport)
         self.role = role
         self.remotePeer = remotePeer
         self.limits = limits
@@ -451,6 +458,9 @@ public final class HTTP2Connection {
     /// discard input until the peer hangs up or a short linger passes.
     private func lingerThenClose() {
         guard lingerTimer == nil, !isClosed else { return }
+        // Over TLS, say so first (close_notify, one non-blocking attempt):
+        // without it the peer cannot tell our end from a cut connection.
+        tlsSession?.sendCloseNotify()
         Glibc.shutdown(fd, Int32(SHUT_WR))
         lingerTimer = loop.schedule(after: limits.closeLinger) { [weak self] in
             self?.close()

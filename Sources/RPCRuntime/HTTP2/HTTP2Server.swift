@@ -220,7 +220,7 @@ public final class HTTP2Server: @unchecked Sendable {
         do {
             connection = try HTTP2Connection(
                 loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer, limits: configuration.limits,
-                responseWriteTimeout: configuration.responseWriteTimeout)
+                responseWriteTimeout: configuration.responseWriteTimeout, tlsSession: base as? TLSTransport)
         } catch {
             Glibc.close(fd)
             throw error
