@@ -36,12 +36,12 @@ public enum HTTPServerLimits {
 
     // MARK: Server (the shared HTTP/1.1 + h2c port).
 
-    /// Open client connections (HTTP/1.1 and HTTP/2 together); further
     /// Request bytes one server holds at once over all its connections
     /// (`HTTPServer.Configuration.requestBytesBufferedMax`): 64 MiB, a
     /// hundred of the largest bodies (the receipt route's 768 KiB), well
     /// inside a gateway's memory; past it, requests are answered 503.
     public static let requestBytesBufferedMax = 64 * 1024 * 1024
+    /// Open client connections (HTTP/1.1 and HTTP/2 together); further
     /// accepts are closed at once.
     public static let connectionsMax = 10_000
     /// Pending connections the kernel queues before we accept them.
