@@ -14,7 +14,9 @@ import RPCRuntime
 /// the cooperative pool (the gateway's and admin endpoints' work is short). With `Configuration.tls` set, every
 /// connection does a TLS handshake first (bounded by
 /// `tlsHandshakeTimeoutMilliseconds`, the request-head timeout by default) and ALPN picks the protocol: "h2" goes to HTTP/2, "http/1.1" or
-/// no ALPN to HTTP/1.1; plaintext clients are refused.
+/// no ALPN to HTTP/1.1, where the HTTP/2 preface is an HTTP/1.1 request
+/// like any other (refused: RFC 9113 3.3 allows HTTP/2 in TLS only by
+/// ALPN); plaintext clients are refused.
 ///
 /// The gateway's public listener and every process's admin listener are one
 /// of these. Use: `let server = try HTTPServer(configuration: .init(port: 0),
@@ -39,11 +41,19 @@ public final class HTTPServer: @unchecked Sendable {
         public var tlsHandshakeTimeoutMilliseconds: Int64
         /// The largest request body, by path.
         public var bodyLimits: HTTPBodyLimits
-        /// Request bytes held at once over every connection (buffers and
-        /// bodies, HTTP/1.1 and HTTP/2); a request that would pass it is
-        /// answered 503 (`bufferedBytesExhausted`), its connection closed
-        /// (HTTP/1.1) or its stream reset (HTTP/2).
+        /// Request bytes held at once over every connection (buffers,
+        /// bodies and HTTP/2 header lists as decoded, HTTP/1.1 and HTTP/2);
+        /// a request that would pass it is answered 503
+        /// (`bufferedBytesExhausted`), its connection closed (HTTP/1.1) or
+        /// its stream reset (HTTP/2).
         public var requestBytesBufferedMax: Int
+        /// A response the client does not take within this time closes its
+        /// connection: HTTP/1.1 output that made no progress this long, or
+        /// (HTTP/2) a response not out this long after it was submitted,
+        /// held by a zero flow-control window or a client that reads
+        /// nothing (GOAWAY first, and the connection's other requests are
+        /// cancelled).
+        public var responseWriteTimeoutMilliseconds: Int64
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, connectionsMax: Int = HTTPServerLimits.connectionsMax,
@@ -52,10 +62,11 @@ public final class HTTPServer: @unchecked Sendable {
             tls: TLSConfiguration? = nil,
             tlsHandshakeTimeoutMilliseconds: Int64 = HTTPServerLimits.requestHeadTimeoutMilliseconds,
             bodyLimits: HTTPBodyLimits = HTTPBodyLimits(),
-            requestBytesBufferedMax: Int = HTTPServerLimits.requestBytesBufferedMax
+            requestBytesBufferedMax: Int = HTTPServerLimits.requestBytesBufferedMax,
+            responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
-            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0)
+            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0 && responseWriteTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
@@ -65,6 +76,7 @@ public final class HTTPServer: @unchecked Sendable {
             self.tlsHandshakeTimeoutMilliseconds = tlsHandshakeTimeoutMilliseconds
             self.bodyLimits = bodyLimits
             self.requestBytesBufferedMax = requestBytesBufferedMax
+            self.responseWriteTimeoutMilliseconds = responseWriteTimeoutMilliseconds
         }
     }
 
@@ -81,8 +93,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var listener: TCPListener?
     private var connectionsOnLoop: [ObjectIdentifier: HTTP1Connection] = [:]
     private var handshakesOnLoop: [ObjectIdentifier: TLSHandshake] = [:]
-    private var http2ConnectionsOnLoop: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] = [:]
-    private var http2SweepScheduled = false
+    private var http2ConnectionsOnLoop: [ObjectIdentifier: HTTP2Connection] = [:]
     private var draining = false
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
     private var readBuffer: SharedReadBuffer?
@@ -101,6 +112,9 @@ public final class HTTPServer: @unchecked Sendable {
         limits.connectionWindowBytes = HTTPServerLimits.http2ConnectionWindowBytes
         limits.headerListBytesMax = HTTPServerLimits.headerBlockBytesMax
         limits.readChunkBytes = HTTPServerLimits.readChunkBytes
+        // Each connection's own idle timer (moved by its streams opening and
+        // closing, not sampled): GOAWAY once no stream was open this long.
+        limits.idleTimeout = .milliseconds(configuration.http2IdleTimeoutMilliseconds)
         // Request bodies are bounded here by path and by the request timeout,
         // and held until the stream closes: admit every stream's largest body.
         let (streamsBodyBytes, overflow) = HTTPServerLimits.http2ConcurrentStreamsMax
@@ -112,7 +126,10 @@ public final class HTTPServer: @unchecked Sendable {
         let bodyLimits = configuration.bodyLimits
         let requestBytes = RequestBytesBudget(bytesMax: configuration.requestBytesBufferedMax)
         self.requestBytes = requestBytes
-        http2 = try HTTP2Server(configuration: .init(host: configuration.host, port: 0, limits: limits), loop: loop) { stream in
+        let http2Configuration = HTTP2Server.Configuration(
+            host: configuration.host, port: 0, limits: limits,
+            responseWriteTimeout: .milliseconds(configuration.responseWriteTimeoutMilliseconds))
+        http2 = try HTTP2Server(configuration: http2Configuration, loop: loop) { stream in
             HTTP2RequestStream(
                 stream: stream, loop: stream.connection!.loop, responder: responder, bodyLimits: bodyLimits,
                 requestTimeoutMilliseconds: requestTimeout, budget: requestBytes)
@@ -134,8 +151,8 @@ public final class HTTPServer: @unchecked Sendable {
         _modify { loop.assertInEventLoop(); yield &handshakesOnLoop }
     }
 
-    /// Adopted HTTP/2 connections and since when each has had no stream.
-    private var http2Connections: [ObjectIdentifier: (connection: HTTP2Connection, idleSince: Int64?)] {
+    /// Adopted HTTP/2 connections (they time out idleness themselves).
+    private var http2Connections: [ObjectIdentifier: HTTP2Connection] {
         _read { loop.assertInEventLoop(); yield http2ConnectionsOnLoop }
         _modify { loop.assertInEventLoop(); yield &http2ConnectionsOnLoop }
     }
@@ -239,7 +256,7 @@ public final class HTTPServer: @unchecked Sendable {
             if let tlsContext {
                 startHandshake(socket, context: tlsContext)
             } else {
-                startHTTP1(socket)
+                startHTTP1(socket, sniffsHTTP2Preface: true)
             }
         }
     }
@@ -258,7 +275,8 @@ public final class HTTPServer: @unchecked Sendable {
                 if socket.negotiatedProtocol == "h2" {
                     adoptHTTP2(socket, initialBytes: [])
                 } else {
-                    startHTTP1(socket)
+                    // HTTP/2 over TLS only by ALPN (RFC 9113 3.3): no sniffing.
+                    startHTTP1(socket, sniffsHTTP2Preface: false)
                 }
             } else {
                 socket.close()
@@ -269,11 +287,12 @@ public final class HTTPServer: @unchecked Sendable {
         handshake.start(timeoutMilliseconds: configuration.tlsHandshakeTimeoutMilliseconds)
     }
 
-    private func startHTTP1(_ socket: ConnectedSocket) {
+    private func startHTTP1(_ socket: ConnectedSocket, sniffsHTTP2Preface: Bool) {
         guard let readBuffer else { return socket.close() }
         let connection = HTTP1Connection(
             socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits,
-            budget: requestBytes)
+            budget: requestBytes, sniffsHTTP2Preface: sniffsHTTP2Preface,
+            responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
         let key = ObjectIdentifier(connection)
         connection.onClose = { [unowned self] in
             connections[key] = nil
@@ -297,40 +316,10 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if !connection.isClosed {
                 key = ObjectIdentifier(connection)
-                http2Connections[ObjectIdentifier(connection)] = (connection, nil)
-                scheduleHTTP2Sweep()
+                http2Connections[ObjectIdentifier(connection)] = connection
             }
         } catch {
             // The HTTP/2 server closed the descriptor and counted nothing.
-        }
-    }
-
-    /// Looks for HTTP/2 connections without streams; one that stayed idle
-    /// for the idle timeout gets GOAWAY (it closes once its streams end).
-    private func scheduleHTTP2Sweep() {
-        guard !http2SweepScheduled, !http2Connections.isEmpty else { return }
-        http2SweepScheduled = true
-        let period = min(HTTPServerLimits.http2IdleSweepMilliseconds, max(1, configuration.http2IdleTimeoutMilliseconds / 2))
-        loop.schedule(after: .milliseconds(period)) { [weak self] in
-            guard let self else { return }
-            http2SweepScheduled = false
-            sweepHTTP2Connections()
-            scheduleHTTP2Sweep()
-        }
-    }
-
-    private func sweepHTTP2Connections() {
-        let now = HTTPServerClock.monotonicMilliseconds()
-        for (key, entry) in http2Connections {
-            if entry.connection.activeStreamCount > 0 {
-                http2Connections[key]?.idleSince = nil
-            } else if let idleSince = entry.idleSince {
-                if now - idleSince >= configuration.http2IdleTimeoutMilliseconds {
-                    entry.connection.beginGracefulShutdown()
-                }
-            } else {
-                http2Connections[key]?.idleSince = now
-            }
         }
     }
 }

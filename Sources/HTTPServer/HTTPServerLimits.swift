@@ -36,12 +36,12 @@ public enum HTTPServerLimits {
 
     // MARK: Server (the shared HTTP/1.1 + h2c port).
 
-    /// Open client connections (HTTP/1.1 and HTTP/2 together); further
     /// Request bytes one server holds at once over all its connections
     /// (`HTTPServer.Configuration.requestBytesBufferedMax`): 64 MiB, a
     /// hundred of the largest bodies (the receipt route's 768 KiB), well
     /// inside a gateway's memory; past it, requests are answered 503.
     public static let requestBytesBufferedMax = 64 * 1024 * 1024
+    /// Open client connections (HTTP/1.1 and HTTP/2 together); further
     /// accepts are closed at once.
     public static let connectionsMax = 10_000
     /// Pending connections the kernel queues before we accept them.
@@ -53,7 +53,8 @@ public enum HTTPServerLimits {
     /// Reads per readiness event before yielding to other connections.
     public static let readsPerEventMax = 16
     /// A response the client does not read within this time closes the
-    /// connection (slow readers hold no buffers for ever).
+    /// connection (slow readers hold no buffers for ever); HTTP/2 too
+    /// (`HTTPServer.Configuration.responseWriteTimeoutMilliseconds`).
     public static let responseWriteTimeoutMilliseconds: Int64 = 30_000
     /// After our last byte, how long to drain the peer's input before
     /// closing (closing with unread input would reset the connection and
@@ -73,8 +74,6 @@ public enum HTTPServerLimits {
     public static let http2RequestTimeoutMilliseconds: Int64 = 30_000
     /// HTTP/2: a connection without open streams for this long gets GOAWAY.
     public static let http2IdleTimeoutMilliseconds: Int64 = 30_000
-    /// HTTP/2: how often idle connections are looked for (at most).
-    public static let http2IdleSweepMilliseconds: Int64 = 1_000
     /// Paths a listener may give a body limit of their own (`HTTPBodyLimits`).
     public static let bodyLimitPathCountMax = 16
 }

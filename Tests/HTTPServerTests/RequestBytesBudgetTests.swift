@@ -83,6 +83,41 @@ final class RequestBytesBudgetTests: XCTestCase {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
+    /// HTTP/2 header lists count as decoded (HPACK lets a few wire bytes
+    /// stand for a whole field): a stream whose headers would pass the
+    /// bound is answered 503 at once and reset; the others go on, and what
+    /// an answered stream held is given back.
+    func testHTTP2HeaderListsCountAgainstTheServersBound() async throws {
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLength())
+        let port = try await server.start()
+        // About 12,100 bytes counted each: one fits, two do not.
+        let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
+        let (refused, refusedReset, first, next) = try await offPool {
+            () -> ([H2CClient.Frame]?, H2CClient.Frame?, [H2CClient.Frame]?, [H2CClient.Frame]?) in
+            let client = try H2CClient(port: port)
+            try client.sendPreface()
+            // Stream 1's headers arrive and it waits for its body.
+            try client.sendHeaders(streamID: 1, fields: padded, endStream: false)
+            // Stream 3's would pass the bound.
+            try client.sendHeaders(streamID: 3, fields: padded, endStream: false)
+            let refused = client.readStream(3)
+            let refusedReset = client.readStream(3)?.last
+            // Stream 1 ends and is answered.
+            try client.sendData(streamID: 1, bytes: Array("hello".utf8), endStream: true)
+            let first = client.readStream(1)
+            // Stream 1 gave its share back: the same headers fit again.
+            try client.sendHeaders(streamID: 5, fields: padded, endStream: true)
+            return (refused, refusedReset, first, client.readStream(5))
+        }
+        XCTAssertEqual(refused?.map(\.type), [H2CClient.FrameType.headers, H2CClient.FrameType.data], "an early answer")
+        XCTAssertEqual(refused?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "bufferedBytesExhausted")
+        XCTAssertEqual(refusedReset?.type, H2CClient.FrameType.resetStream)
+        XCTAssertEqual(refusedReset?.errorCode, 0, "RST_STREAM(NO_ERROR) after the answer")
+        XCTAssertEqual(first?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "5", "stream 1's body length")
+        XCTAssertEqual(next?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "0", "answered, not refused")
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
     func testTheBudgetRefusesOnlyWhatDoesNotFit() {
         let budget = RequestBytesBudget(bytesMax: 100)
         XCTAssertTrue(budget.resize(from: 0, to: 60))

@@ -14,7 +14,11 @@ import ServiceKit
 /// one count (`GatewayMetrics`: route pattern, method, status, latency,
 /// problem code, refusal reason) per request. A request whose client went
 /// away (its Task cancelled by the server) is logged and counted with
-/// status 499, nginx's "client closed request", not as a 503 of ours.
+/// status 499, nginx's "client closed request", not as a 503 of ours; one
+/// already gone when its request reaches us (its stream reset while the
+/// Task waited to start) is answered so at once: no admission, token check
+/// or backend call runs for it (the probes and unmatched paths, which cost
+/// nothing, are answered as usual).
 /// Logs and labels carry no Authorization header, token, email or JWS:
 /// only method, path (no query; the route pattern in metrics), status,
 /// duration, ids and the problem code.
@@ -53,13 +57,22 @@ public struct GatewayApplication: HTTPResponder {
         var refusal: RefusalReasonLabel?
         var clientGone = false
         let resolved = preparer.router.resolve(method: request.method, target: request.target)
-        let verdict = admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
+        // A client that reset its stream at once (or provoked the reset)
+        // costs no work: each such request would otherwise run in full.
+        // The probes and unmatched paths, which cost nothing, still answer.
+        let goneAtEntry = Task.isCancelled && Self.routeDoesWork(resolved.match)
+        let verdict: RequestAdmission.Verdict =
+            goneAtEntry ? .exempt : admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
         defer { if verdict == .admitted { admission?.leave() } }
         switch verdict {
         case .refused(let problem, let reason):
             response = problem.response
             problemCode = problem.code
             refusal = reason
+        case .exempt where goneAtEntry:
+            // Never admitted (see `goneAtEntry`); answered as a cancelled call is.
+            response = RPCFailureMapping.problem(grpcCode: RPCFailureMapping.GRPCCode.cancelled, reason: nil, instance: instance).response
+            clientGone = true
         case .admitted, .exempt:
             let prepared = preparer.prepareRouted(request, resolved: resolved, nowSeconds: HTTPServerClock.unixSeconds())
             switch prepared.result {
@@ -100,6 +113,15 @@ public struct GatewayApplication: HTTPResponder {
         fields["request_id"] = requestId
         logger.log(level, clientGone ? "client closed request" : "request", fields)
         return response
+    }
+
+    /// A matched route other than the probes: admission, usually a token
+    /// and a backend call.
+    private static func routeDoesWork(_ match: RouteMatch) -> Bool {
+        switch match {
+        case .matched(.health, _), .matched(.readiness, _), .notFound, .methodNotAllowed: return false
+        case .matched: return true
+        }
     }
 
     public func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {

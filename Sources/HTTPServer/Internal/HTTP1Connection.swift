@@ -1,7 +1,7 @@
 import RPCRuntime
 
-/// One accepted HTTP/1.1 connection on the shared port: sniffs the HTTP/2 preface
-/// (handing h2c connections over), otherwise drives the pure
+/// One accepted HTTP/1.1 connection on the shared port: on plaintext sniffs
+/// the HTTP/2 preface (handing h2c connections over), otherwise drives the pure
 /// `HTTPConnectionStateMachine` over a non-blocking socket. The only place
 /// with side effects for HTTP/1.1: it performs the machine's actions,
 /// arms its one timer, and keeps epoll interest to what it can use (no
@@ -41,7 +41,7 @@ final class HTTP1Connection {
     private let responder: any HTTPResponder
     private let readBuffer: SharedReadBuffer
     private var machine: HTTPConnectionStateMachine
-    private var phase = Phase.sniffing
+    private var phase: Phase
     private var sniffed: [UInt8] = []
     private var firstByteAtMilliseconds: Int64?
     private var output: [UInt8] = []
@@ -65,6 +65,8 @@ final class HTTP1Connection {
     private var budgetedBytes = 0
     /// The body of the request in flight, held by the responder's task.
     private var inFlightBodyBytes = 0
+    /// Output that made no progress this long closes the connection.
+    private let responseWriteTimeoutMilliseconds: Int64
 
     /// Called once when the connection closed (not after a hand-over).
     var onClose: (() -> Void)?
@@ -72,9 +74,15 @@ final class HTTP1Connection {
     /// bytes read so far. The connection is finished afterwards.
     var onHandOver: ((ConnectedSocket, [UInt8]) -> Void)?
 
+    /// `sniffsHTTP2Preface`: false on TLS, where ALPN already chose HTTP/1.1
+    /// (or nothing): HTTP/2 inside TLS needs ALPN "h2" (RFC 9113 3.3), so a
+    /// preface there is an HTTP/1.1 request like any other (and refused).
     init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
-         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget) {
+         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget, sniffsHTTP2Preface: Bool = true,
+         responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds) {
         loop.assertInEventLoop()
+        phase = sniffsHTTP2Preface ? .sniffing : .http1
+        self.responseWriteTimeoutMilliseconds = responseWriteTimeoutMilliseconds
         self.socket = socket
         self.loop = loop
         self.responder = responder
@@ -117,7 +125,7 @@ final class HTTP1Connection {
         timer = nil
         guard phase != .finished else { return }
         let now = HTTPServerClock.monotonicMilliseconds()
-        if let stalled = outputStalledSinceMilliseconds, now - stalled >= HTTPServerLimits.responseWriteTimeoutMilliseconds {
+        if let stalled = outputStalledSinceMilliseconds, now - stalled >= responseWriteTimeoutMilliseconds {
             return closeNow()
         }
         switch phase {
@@ -442,7 +450,7 @@ final class HTTP1Connection {
         }
         if hasPendingOutput {
             let stalled = outputStalledSinceMilliseconds ?? now
-            candidates.append(stalled + HTTPServerLimits.responseWriteTimeoutMilliseconds)
+            candidates.append(stalled + responseWriteTimeoutMilliseconds)
             if peerFinished { candidates.append(now + Self.writeRetryMilliseconds) }
         }
         return candidates.min()

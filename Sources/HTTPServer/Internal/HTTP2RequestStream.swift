@@ -20,9 +20,14 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// stream is reset or the connection drops first.
     private var responseTask: Task<Void, Never>?
     /// The server's bound on request bytes held, and this stream's share
-    /// (its body, until the answer is sent or the stream closes).
+    /// (its header list and body, until the answer is sent or the stream
+    /// closes).
     private let budget: RequestBytesBudget
     private var budgetedBytes = 0
+    /// The header list's share: HPACK lets a few bytes on the wire stand
+    /// for a whole field held here, so it is counted as decoded (name,
+    /// value and 32 bytes per field, as SETTINGS_MAX_HEADER_LIST_SIZE counts).
+    private var headerBytes = 0
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
@@ -68,10 +73,20 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         guard !finished else { return }
         if !hasHeaders {
             hasHeaders = true
+            let listBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + Self.fieldOverheadBytes }
+            guard budget.resize(from: budgetedBytes, to: budgetedBytes + listBytes) else {
+                finish()
+                return respondEarly(stream, HTTPRequestError(.bufferedBytesExhausted))
+            }
+            budgetedBytes += listBytes
+            headerBytes = listBytes
             fields = headers.map { (name: $0.name, value: $0.value) }
         }
         if endStream { dispatch() }
     }
+
+    /// What RFC 9113 6.5.2 adds to each field's name and value.
+    private static let fieldOverheadBytes = 32
 
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
         guard !finished else { return }
@@ -82,13 +97,14 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             finish()
             return respondEarly(stream, HTTPRequestError(.bodyTooLarge))
         }
-        guard budget.resize(from: budgetedBytes, to: body.count + bytes.count) else {
+        guard budget.resize(from: budgetedBytes, to: headerBytes + body.count + bytes.count) else {
             finish()
             releaseBudget()
+            fields = []
             body = []
             return respondEarly(stream, HTTPRequestError(.bufferedBytesExhausted))
         }
-        budgetedBytes = body.count + bytes.count
+        budgetedBytes = headerBytes + body.count + bytes.count
         body.append(contentsOf: bytes)
         if endStream { dispatch() }
     }
@@ -96,6 +112,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     private func releaseBudget() {
         _ = budget.resize(from: budgetedBytes, to: 0)
         budgetedBytes = 0
+        headerBytes = 0
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {

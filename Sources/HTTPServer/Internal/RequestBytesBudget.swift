@@ -1,6 +1,6 @@
 /// The request bytes all connections of one `HTTPServer` hold at once
 /// (HTTP/1.1 read buffers, partial, queued and in-flight bodies; HTTP/2
-/// request bodies), against one bound:
+/// request header lists, counted as decoded, and bodies), against one bound:
 /// `HTTPServer.Configuration.requestBytesBufferedMax`. Per-path body limits
 /// bound one request; without this, many connections each sending a body
 /// under its limit, and stalling, could hold more than the process may use

@@ -69,7 +69,8 @@ public final class RPCClient: UnaryCaller {
     /// Calls `method` once with serialized messages (`unary`, from
     /// `UnaryCaller`, converts them). Throws `RPCError`: UNAVAILABLE when no
     /// connection could be made, DEADLINE_EXCEEDED after `timeout`, CANCELLED
-    /// when the task is cancelled, RESOURCE_EXHAUSTED when the request is too
+    /// when the task is cancelled (before anything is sent when it already
+    /// was at the call), RESOURCE_EXHAUSTED when the request is too
     /// large or the client's loop already has `EventLoop.submissionsQueuedMax`
     /// calls waiting, or the server's status.
     public func unaryRaw(
@@ -79,6 +80,11 @@ public final class RPCClient: UnaryCaller {
             throw RPCError(code: .resourceExhausted, message: "Request message larger than \(configuration.limits.messageSizeBytesMax) bytes")
         }
         if closed.withLock({ $0 }) { throw RPCError(code: .unavailable, message: "Client closed") }
+        // A caller already cancelled sends nothing: from a task on the loop
+        // the call would be sent at once and reset a moment later by the
+        // cancellation handler, a stream the server opens (and may start a
+        // handler for) for nothing.
+        if Task.isCancelled { throw RPCError(code: .cancelled, message: "Call cancelled") }
         let loop = self.loop
         let state = self.state
         let limits = configuration.limits

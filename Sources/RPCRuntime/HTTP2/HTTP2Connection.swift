@@ -30,6 +30,9 @@ public final class HTTP2Connection {
 
     private let fd: Int32
     private let transport: any ByteTransport
+    /// The TLS session under `transport`, if any: a finished session sends
+    /// its close_notify before the socket is half-closed.
+    private let tlsSession: TLSTransport?
     private var session: OpaquePointer?
     private var streams: [Int32: HTTP2Stream] = [:]
     private var readBuffer: [UInt8]
@@ -65,6 +68,26 @@ public final class HTTP2Connection {
     private var idleTimer: EventLoop.TimerID?
     /// Server side: when the last stream closed; nil while streams are open.
     private var idleSince: ContinuousClock.Instant?
+    /// Server side: how long a response may take to leave, from its
+    /// submission until its last frame is serialized and every serialized
+    /// byte is taken by the socket (nil: no bound). Past it the peer is
+    /// holding the connection without reading (a zero flow-control window,
+    /// or no reads at all), and the connection gets GOAWAY and is closed.
+    let responseWriteTimeout: Duration?
+    /// One timer per connection while a response is pending, moved only
+    /// when it fires (to the oldest pending response's deadline).
+    private var writeProgressTimer: EventLoop.TimerID?
+    /// Since when `writeBuffer` has held bytes the socket would not take;
+    /// nil once it drained.
+    private var writeStalledSince: ContinuousClock.Instant?
+    /// Server side: streams reset before our answer was out, bounded as
+    /// nghttp2 bounds the RST_STREAM frames it receives
+    /// (`limits.streamResetBurstMax`, refilled at `streamResetRefillPerSecond`).
+    private var resetBudget: StreamResetBudget
+    /// The reset budget ran out inside an nghttp2 callback; the session is
+    /// terminated once the call returns.
+    private var resetBudgetExhausted = false
+    private var terminatedForResets = false
     /// Work posted from other threads, run on the loop in batches.
     private(set) lazy var mailbox = ConnectionMailbox(connection: self, loop: loop)
 
@@ -77,11 +100,19 @@ public final class HTTP2Connection {
     private static let writeBatchBytes = 64 * 1024
 
     /// Wraps a connected non-blocking socket; takes ownership of `fd`.
-    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits) throws {
+    /// `tlsSession`: the TLS session under `transport` when that wraps it
+    /// (an adopted connection's `PrefixedTransport`); a `TLSTransport`
+    /// passed as `transport` itself is found without it.
+    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits,
+         responseWriteTimeout: Duration? = nil, tlsSession: TLSTransport? = nil) throws {
         loop.assertInEventLoop()
+        precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
+        precondition(responseWriteTimeout == nil || role == .server, "a response write timeout is for servers")
+        self.responseWriteTimeout = responseWriteTimeout
         self.loop = loop
         self.fd = fd
         self.transport = transport
+        self.tlsSession = tlsSession ?? (transport as? TLSTransport)
         self.role = role
         self.remotePeer = remotePeer
         self.limits = limits
@@ -89,6 +120,8 @@ public final class HTTP2Connection {
         self.bufferedBytes = BufferedBytesBudget(
             bytesMax: limits.requestBytesBufferedPerConnectionMax,
             bytesMin: limits.messageSizeBytesMax + MessageFramer.prefixBytes)
+        self.resetBudget = StreamResetBudget(
+            burstMax: limits.streamResetBurstMax, refillPerSecond: limits.streamResetRefillPerSecond, now: .now)
         try makeSession()
     }
 
@@ -197,6 +230,43 @@ public final class HTTP2Connection {
         armIdleTimer(at: now.advanced(by: limits.idleTimeout))
     }
 
+    /// Starts the write-progress clock unless it runs already: an armed
+    /// timer fires no later than any deadline that starts after it.
+    private func armWriteProgressTimer(from start: ContinuousClock.Instant) {
+        guard let responseWriteTimeout, writeProgressTimer == nil, !isClosed else { return }
+        writeProgressTimer = loop.schedule(at: start.advanced(by: responseWriteTimeout)) { [weak self] in
+            self?.writeProgressTimerFired()
+        }
+    }
+
+    /// The oldest write still pending: a submitted response whose last
+    /// frame is not serialized yet, or serialized bytes the socket refused.
+    private var oldestPendingWrite: ContinuousClock.Instant? {
+        var oldest = writeStalledSince
+        for stream in streams.values {
+            guard let since = stream.responsePendingSince else { continue }
+            if oldest.map({ since < $0 }) ?? true { oldest = since }
+        }
+        return oldest
+    }
+
+    /// A pending write older than the timeout: the peer holds its responses
+    /// (a zero window, or no reads) and with them the connection, which no
+    /// idle timer would ever close. Otherwise the timer moves to the oldest.
+    private func writeProgressTimerFired() {
+        writeProgressTimer = nil
+        guard !isClosed, let responseWriteTimeout, let oldest = oldestPendingWrite else { return }
+        let deadline = oldest.advanced(by: responseWriteTimeout)
+        guard deadline <= .now else { return armWriteProgressTimer(from: oldest) }
+        if let session {
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                  nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_ENHANCE_YOUR_CALM.rawValue, nil, 0)
+        }
+        // Best effort: a peer that does not read will not see it.
+        flush()
+        close()
+    }
+
     private func armIdleTimer(at deadline: ContinuousClock.Instant) {
         idleTimer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired() }
     }
@@ -287,7 +357,13 @@ public final class HTTP2Connection {
             if endStream { return nghttp2_submit_response(session, stream.id, nva, count, nil) }
             return nghttp2_submit_response(session, stream.id, nva, count, &provider)
         }
-        if result != 0 { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError) }
+        if result != 0 {
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError)
+        } else if responseWriteTimeout != nil {
+            let now = ContinuousClock.now
+            stream.responsePendingSince = now
+            armWriteProgressTimer(from: now)
+        }
         flushUnlessInSession()
     }
 
@@ -354,6 +430,7 @@ public final class HTTP2Connection {
         if let lingerTimer { loop.cancel(lingerTimer) }
         if let handshakeTimer { loop.cancel(handshakeTimer) }
         if let idleTimer { loop.cancel(idleTimer) }
+        if let writeProgressTimer { loop.cancel(writeProgressTimer) }
         loop.unregister(fd: fd)
         Glibc.close(fd)
         let open = streams.values.sorted { $0.id < $1.id }
@@ -381,6 +458,9 @@ public final class HTTP2Connection {
     /// discard input until the peer hangs up or a short linger passes.
     private func lingerThenClose() {
         guard lingerTimer == nil, !isClosed else { return }
+        // Over TLS, say so first (close_notify, one non-blocking attempt):
+        // without it the peer cannot tell our end from a cut connection.
+        tlsSession?.sendCloseNotify()
         Glibc.shutdown(fd, Int32(SHUT_WR))
         lingerTimer = loop.schedule(after: limits.closeLinger) { [weak self] in
             self?.close()
@@ -401,7 +481,12 @@ public final class HTTP2Connection {
     private func handle(_ events: EventLoop.IOEvents) {
         guard !isClosed else { return }
         if lingerTimer != nil { return discardInput() }
-        if events.contains(.readable) || !events.intersection(.hangup).isEmpty {
+        // A TLS read may stop until the socket is writable (SSL_read wants
+        // to write, e.g. to answer a key update): `flush` then watches
+        // writability, and the read is retried when it comes, or input
+        // already received would wait for the next readable event.
+        let readRetry = events.contains(.writable) && transport.needsWritable
+        if events.contains(.readable) || !events.intersection(.hangup).isEmpty || readRetry {
             readingInput = true
             readAvailable()
             readingInput = false
@@ -441,6 +526,7 @@ public final class HTTP2Connection {
                 inSessionCall = true
                 let consumed = readBuffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, count) }
                 inSessionCall = false
+                terminateIfResetBudgetExhausted()
                 if consumed < 0 || closeRequested {
                     // Let nghttp2 put its GOAWAY on the wire, best effort, before closing.
                     flush()
@@ -477,6 +563,7 @@ public final class HTTP2Connection {
         guard !isClosed, let session else { return }
         while true {
             if writeIndex == writeBuffer.count {
+                writeStalledSince = nil
                 writeBuffer.removeAll(keepingCapacity: true)
                 writeIndex = 0
                 inSessionCall = true
@@ -493,6 +580,8 @@ public final class HTTP2Connection {
                 }
                 inSessionCall = false
                 if closeRequested { close(); return }
+                // Its GOAWAY is serialized on the next round.
+                if terminateIfResetBudgetExhausted() { continue }
                 if writeBuffer.isEmpty { break }
             }
             let outcome = writeBuffer.withUnsafeBytes { bytes in
@@ -502,6 +591,11 @@ public final class HTTP2Connection {
             case .wrote(let count):
                 writeIndex += count
             case .wouldBlock:
+                if writeStalledSince == nil && responseWriteTimeout != nil {
+                    let now = ContinuousClock.now
+                    writeStalledSince = now
+                    armWriteProgressTimer(from: now)
+                }
                 // TLS may instead wait for readability (handshake); reads then flush again.
                 watchWritable(transport.needsWritable)
                 return
@@ -514,6 +608,19 @@ public final class HTTP2Connection {
         if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             lingerThenClose()
         }
+    }
+
+    /// The peer made more streams end in resets before our answers than
+    /// `resetBudget` allows: GOAWAY(ENHANCE_YOUR_CALM), no further input
+    /// read, and the connection closes once the GOAWAY is out (as after
+    /// nghttp2's own rapid-reset limit). Outside nghttp2's calls only.
+    /// True when it terminated the session just now.
+    @discardableResult
+    private func terminateIfResetBudgetExhausted() -> Bool {
+        guard resetBudgetExhausted, !terminatedForResets, let session else { return false }
+        terminatedForResets = true
+        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        return true
     }
 
     private func watchWritable(_ writable: Bool) {
@@ -585,8 +692,13 @@ public final class HTTP2Connection {
 
     fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let header = frame.pointee.hd
-        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
-              let stream = streams[header.stream_id], let code = stream.resetAfterEndStream, let session else { return 0 }
+        // END_STREAM (on HEADERS or DATA; no stream frame carries ACK).
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, let stream = streams[header.stream_id] else { return 0 }
+        stream.endStreamSent = true
+        // The whole response is serialized; what is left of it waits in
+        // `writeBuffer`, timed by `writeStalledSince`.
+        stream.responsePendingSince = nil
+        guard let code = stream.resetAfterEndStream, let session else { return 0 }
         stream.resetAfterEndStream = nil
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, code)
         return 0
@@ -615,6 +727,10 @@ public final class HTTP2Connection {
         bufferedBytes.release(stream: streamID)
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
         if role == .server && streams.isEmpty { idleSince = .now }
+        // Closed without our END_STREAM: reset, by the peer or for its error.
+        if role == .server, !stream.endStreamSent, !resetBudgetExhausted, !resetBudget.spend(now: .now) {
+            resetBudgetExhausted = true
+        }
         stream.isClosed = true
         stream.delegate?.streamDidClose(stream, errorCode: errorCode)
         stream.delegate = nil

@@ -17,14 +17,25 @@ public final class HTTP2Server: @unchecked Sendable {
         public var tls: TLSConfiguration?
         /// Pending connections the kernel queues before we accept them.
         public var backlog: Int32
+        /// A response not out within this time of its submission (its last
+        /// frame serialized, and the socket taking every byte serialized)
+        /// closes its connection after GOAWAY(ENHANCE_YOUR_CALM): a peer
+        /// that keeps its flow-control window at zero, or reads nothing,
+        /// would otherwise hold the connection for ever, as streams that
+        /// wait on it are not idle. nil: no bound (the gRPC servers, whose
+        /// peers are the system's own clients). Not in `RPCLimits` (RPCCore)
+        /// because only `HTTPServer` sets it so far.
+        public var responseWriteTimeout: Duration?
 
         public init(host: String = "127.0.0.1", port: Int = 0, limits: RPCLimits = .default,
-                    tls: TLSConfiguration? = nil, backlog: Int32 = 1024) {
+                    tls: TLSConfiguration? = nil, backlog: Int32 = 1024, responseWriteTimeout: Duration? = nil) {
+            precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
             self.host = host
             self.port = port
             self.limits = limits
             self.tls = tls
             self.backlog = backlog
+            self.responseWriteTimeout = responseWriteTimeout
         }
     }
 
@@ -141,7 +152,8 @@ public final class HTTP2Server: @unchecked Sendable {
                 }
                 let created = try HTTP2Connection(
                     loop: loop, fd: accepted.fd, transport: transport, role: .server,
-                    remotePeer: accepted.peer, limits: configuration.limits)
+                    remotePeer: accepted.peer, limits: configuration.limits,
+                    responseWriteTimeout: configuration.responseWriteTimeout)
                 connection = created
                 let factory = makeStreamDelegate
                 created.onNewStream = { stream in factory(stream) }
@@ -207,7 +219,8 @@ public final class HTTP2Server: @unchecked Sendable {
         let connection: HTTP2Connection
         do {
             connection = try HTTP2Connection(
-                loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer, limits: configuration.limits)
+                loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer, limits: configuration.limits,
+                responseWriteTimeout: configuration.responseWriteTimeout, tlsSession: base as? TLSTransport)
         } catch {
             Glibc.close(fd)
             throw error

@@ -52,6 +52,12 @@ public final class HTTP2Stream {
     public internal(set) var isClosed = false
     /// RST_STREAM code to send once our END_STREAM is on the wire.
     var resetAfterEndStream: UInt32?
+    /// Our END_STREAM is serialized: the answer (or request) is complete,
+    /// and a reset from here on costs the peer nothing of ours.
+    var endStreamSent = false
+    /// Server side, with a response write timeout: when our response was
+    /// submitted; nil before, and once its END_STREAM is serialized.
+    var responsePendingSince: ContinuousClock.Instant?
 
     init(id: Int32, connection: HTTP2Connection) {
         self.id = id

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Metrics
 import XCTest
 @testable import Gateway
@@ -72,6 +73,75 @@ final class GatewayClientGoneTests: XCTestCase {
         let connections = await harness.server.connectionCount()
         XCTAssertEqual(connections, 1, "a reset stream is not a closed connection")
         shutdown(client.fd, Int32(SHUT_RDWR))
+        await harness.stop()
+    }
+
+    /// The request's Task is cancelled before it ever ran (its stream was
+    /// reset at once): the gateway answers without admission, token check or
+    /// backend call, and logs and counts the 499 as for a client gone later.
+    func testARequestWhoseClientIsGoneBeforeItStartsCostsNoWork() async throws {
+        let harness = try await GatewayHarness.start()
+        let application = harness.application
+        var headers = HTTPHeaders()
+        headers.add(name: "host", value: "gateway.test")
+        headers.add(name: GatewayHarness.bearer.0, value: GatewayHarness.bearer.1)
+        let request = HTTPRequest(
+            method: "GET", target: "/api/v1/points/balance", version: .http1_1, headers: headers, body: [], keepAlive: true)
+        let task = Task(executorPreference: harness.loop) { () -> HTTPResponse in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await application.respond(to: request, origin: RequestOrigin(protocolName: "HTTP/2", remotePeer: "127.0.0.1:1"))
+        }
+        _ = await task.value
+        XCTAssertEqual(harness.doubles.recordedMethods, [], "no backend call")
+        let line = try XCTUnwrap(harness.logs.allLines.first { $0.contains("client closed request") })
+        XCTAssertTrue(line.contains(#""status":"499""#), line)
+        XCTAssertFalse(line.contains("user_id"), "the token was not even read: \(line)")
+        XCTAssertEqual(harness.metrics.httpRequests.labels("/api/v1/points/balance", "GET", "499").value, 1)
+        XCTAssertEqual(harness.metrics.httpRefusals.labels(RefusalReasonLabel.backendUnavailable.rawValue).value, 0)
+        await harness.stop()
+    }
+
+    /// Streams the client makes the server reset as soon as they open
+    /// (MadeYouReset, CVE-2025-8671: HEADERS with END_STREAM, then a
+    /// WINDOW_UPDATE that overflows the stream's window, which nghttp2
+    /// answers with RST_STREAM(FLOW_CONTROL_ERROR)) cost no backend call,
+    /// and past the rapid-reset burst the connection ends with
+    /// GOAWAY(ENHANCE_YOUR_CALM).
+    func testProvokedHTTP2ResetsCostNoBackendWorkAndEndTheConnection() async throws {
+        let harness = try await GatewayHarness.start()
+        let port = harness.port
+        let (goAway, resets) = try await onDedicatedThread { () -> ([UInt8]?, Int) in
+            let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 10)
+            try client.sendHTTP2Preface()
+            // Not the balance route, whose reads share calls.
+            let block = RawHTTPClient.getBlock("/api/v1/points/packages", extra: [RawHTTPClient.bearerField])
+            var resets = 0
+            // 2,000 streams in batches of 50 (half the concurrency limit, so
+            // none is refused unopened), each batch's resets read before the next.
+            for batch in 0..<40 {
+                var bytes: [UInt8] = []
+                for index in 0..<50 {
+                    let streamID = UInt32(2 * (50 * batch + index) + 1)
+                    bytes += RawHTTPClient.frame(type: 0x1, flags: 0x5, streamID: streamID, payload: block)
+                    bytes += RawHTTPClient.frame(type: 0x8, flags: 0, streamID: streamID, payload: [0x7F, 0xFF, 0xFF, 0xFF])
+                }
+                try? client.send(bytes)
+                let expected = resets + 50
+                for _ in 0..<10_000 where resets < expected {
+                    guard let frame = try client.readFrame() else { return (nil, resets) }
+                    if frame.type == 0x3 { resets += 1 }
+                    if frame.type == 0x7 { return (frame.payload, resets) }
+                }
+            }
+            return (nil, resets)
+        }
+        XCTAssertEqual(goAway?[4..<8].map { $0 }, [0, 0, 0, 0xB], "GOAWAY(ENHANCE_YOUR_CALM) after \(resets) resets")
+        XCTAssertGreaterThanOrEqual(resets, 1000, "the burst itself is allowed")
+        // Calls that reached the backend before the gateway reset them
+        // (at most as many as requests; none once a request's Task is
+        // seen to be cancelled before it starts).
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertLessThan(harness.doubles.recordedMethods.count, 100, "far fewer backend calls than requests")
         await harness.stop()
     }
 

@@ -1,5 +1,6 @@
 import HTTPServer
 import Foundation
+import RPCRuntime
 import ServiceKit
 import TestSupport
 import XCTest
@@ -148,6 +149,97 @@ final class GatewayServerTLSTests: XCTestCase {
         let anonymous = try await curl(["--cacert", credentials.certificatePath, "--http2", url], in: credentials.directory)
         XCTAssertEqual(anonymous.summary, "2 401")
         await harness.stop()
+    }
+
+    /// HTTP/2 inside TLS only by ALPN "h2" (RFC 9113 3.3): a client that
+    /// agreed on http/1.1 and then sends the HTTP/2 preface is read as
+    /// HTTP/1.1 (and refused), never answered with HTTP/2 SETTINGS.
+    func testThePrefaceAfterALPNHTTP1IsNotHTTP2() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        let input = credentials.directory.appendingPathComponent("preface.bin").path
+        let output = credentials.directory.appendingPathComponent("preface.out").path
+        let errors = credentials.directory.appendingPathComponent("preface.err").path
+        // The preface and an empty SETTINGS frame.
+        let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        try Data(preface).write(to: URL(fileURLWithPath: input))
+        // s_client -quiet keeps the connection after its input ends, until
+        // the server closes it (or `timeout` ends it).
+        let command = "exec /usr/bin/timeout 20 /usr/bin/openssl s_client -connect 127.0.0.1:\(harness.port) "
+            + "-alpn http/1.1 -quiet -CAfile \(credentials.certificatePath) < \(input)"
+        let status = try await onDedicatedThread { try Command.run(["/bin/sh", "-c", command], outputPath: output, errorPath: errors) }
+        let answer = (try? Data(contentsOf: URL(fileURLWithPath: output))).map { [UInt8]($0) } ?? []
+        let text = String(decoding: answer, as: UTF8.self)
+        XCTAssertNotEqual(status, 124, "the server closed the connection itself")
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 4") || text.hasPrefix("HTTP/1.1 5"), "an HTTP/1.1 refusal, not HTTP/2: \(answer.prefix(40))")
+        await harness.stop()
+    }
+
+    /// An HTTP/2 connection over TLS that the server ends (idle here) says
+    /// so with close_notify before its TCP end, so the client can tell a
+    /// finished connection from a cut one (OpenSSL 3 reports an end
+    /// without it as an error: "unexpected eof while reading").
+    func testAnHTTP2ConnectionOverTLSEndsWithCloseNotify() async throws {
+        let credentials = try await makeCredentials()
+        defer { try? FileManager.default.removeItem(at: credentials.directory) }
+        let harness = try await GatewayHarness.start(configuration: .init(
+            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300,
+            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        let port = harness.port
+        let certificate = credentials.certificatePath
+        let outcome = try await onDedicatedThread { () -> String in
+            try Self.readUntilTheServerEnds(port: port, trustRootsPath: certificate)
+        }
+        XCTAssertEqual(outcome, "close_notify")
+        await harness.stop()
+    }
+
+    /// Connects over TLS with ALPN h2, sends the preface and SETTINGS, and
+    /// reads until the server ends the connection: "close_notify" for a
+    /// TLS end, else what happened. Blocking, bounded (10 s of waits).
+    private static func readUntilTheServerEnds(port: Int, trustRootsPath: String) throws -> String {
+        func wait(_ fd: Int32, for events: Int16) -> Bool {
+            var entry = pollfd(fd: fd, events: events, revents: 0)
+            return poll(&entry, 1, 100) > 0
+        }
+        let context = try TLSClientContext(trustRootsPath: trustRootsPath, serverName: "127.0.0.1")
+        let (socket, connected) = try ConnectedSocket.connect(host: "127.0.0.1", port: port)
+        defer { socket.close() }
+        if !connected {
+            guard wait(socket.descriptor, for: Int16(POLLOUT)), socket.finishConnect() == nil else { return "no connection" }
+        }
+        try socket.startClientTLS(context)
+        var handshaken = false
+        for _ in 0..<100 where !handshaken {
+            switch socket.continueTLSHandshake() {
+            case .complete: handshaken = true
+            case .wantsReadable: _ = wait(socket.descriptor, for: Int16(POLLIN))
+            case .wantsWritable: _ = wait(socket.descriptor, for: Int16(POLLOUT))
+            case .failed(let reason): return "handshake failed: \(reason)"
+            }
+        }
+        guard handshaken, socket.negotiatedProtocol == "h2" else { return "no h2 handshake" }
+        var output = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        for _ in 0..<100 where !output.isEmpty {
+            switch output.withUnsafeBytes({ socket.write($0) }) {
+            case .wrote(let count): output.removeFirst(count)
+            case .wouldBlock: _ = wait(socket.descriptor, for: Int16(POLLOUT))
+            case .failed(let errorNumber): return "write failed: \(errorNumber)"
+            }
+        }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        for _ in 0..<100 {
+            switch buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
+            case .bytes: continue
+            case .wouldBlock: _ = wait(socket.descriptor, for: Int16(POLLIN))
+            case .endOfStream: return "close_notify"
+            case .failed(let errorNumber): return "ended without close_notify (errno \(errorNumber))"
+            }
+        }
+        return "still open"
     }
 
     func testSettingsReadTheCertificateAndKeyTogether() throws {

@@ -17,6 +17,8 @@ final class GatewayHarness: Sendable {
 
     let doubles: BackendDoubles
     let backends: GatewayBackends
+    /// The pipeline the server answers with.
+    let application: GatewayApplication
     let readiness: ReadinessProbe
     let server: HTTPServer
     /// The server's and the clients' loop.
@@ -48,7 +50,7 @@ final class GatewayHarness: Sendable {
         readiness = ReadinessProbe(backends: backends, dependencies: metrics.dependencies)
         let keys = try JWTKeySet(hs256Secret: Self.secret, es256PublicKeyPEM: nil)
         let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: Self.issuer, audience: Self.audience))
-        let application = GatewayApplication(
+        application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness,

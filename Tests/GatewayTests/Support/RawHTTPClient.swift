@@ -158,9 +158,57 @@ extension RawHTTPClient {
             + payload
     }
 
+    /// An HPACK literal header field without indexing, with the name at
+    /// `nameIndex` of the static table and no Huffman coding (RFC 7541 6.2.2).
+    static func literal(nameIndex: Int, value: String) -> [UInt8] {
+        hpackInteger(nameIndex, prefixBits: 4) + hpackInteger(value.utf8.count, prefixBits: 7) + Array(value.utf8)
+    }
+
+    /// An HPACK integer with an empty prefix of `prefixBits` bits (RFC 7541 5.1).
+    static func hpackInteger(_ value: Int, prefixBits: Int) -> [UInt8] {
+        let limit = (1 << prefixBits) - 1
+        guard value >= limit else { return [UInt8(value)] }
+        var bytes = [UInt8(limit)]
+        var rest = value - limit
+        while rest >= 128 {
+            bytes.append(UInt8(rest % 128 + 128))
+            rest /= 128
+        }
+        return bytes + [UInt8(rest)]
+    }
+
+    /// A GET's header block: :method GET and :scheme http from the static
+    /// table, `path`, :authority gateway.test and `extra` as literals.
+    static func getBlock(_ path: String, extra: [(nameIndex: Int, value: String)] = []) -> [UInt8] {
+        var block: [UInt8] = [0x82, 0x86] + literal(nameIndex: 4, value: path) + literal(nameIndex: 1, value: "gateway.test")
+        for field in extra { block += literal(nameIndex: field.nameIndex, value: field.value) }
+        return block
+    }
+
+    /// The bearer token of `GatewayHarness.bearer` as an authorization field
+    /// (static table index 23).
+    static var bearerField: (nameIndex: Int, value: String) { (23, GatewayHarness.bearer.1) }
+
     /// The client preface and an empty SETTINGS frame.
     func sendHTTP2Preface() throws {
         try send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(type: 0x4, flags: 0, streamID: 0, payload: []))
+    }
+
+    /// Reads the next frame; nil once the server closed the connection.
+    /// Throws when the receive timeout passes first.
+    func readFrame() throws -> Frame? {
+        while true {
+            if buffer.count >= 9 {
+                let length = Int(buffer[0]) << 16 | Int(buffer[1]) << 8 | Int(buffer[2])
+                if buffer.count - 9 >= length {
+                    let streamID = UInt32(buffer[5] & 0x7F) << 24 | UInt32(buffer[6]) << 16 | UInt32(buffer[7]) << 8 | UInt32(buffer[8])
+                    let frame = Frame(type: buffer[3], flags: buffer[4], streamID: streamID, payload: Array(buffer[9..<(9 + length)]))
+                    buffer.removeFirst(9 + length)
+                    return frame
+                }
+            }
+            if try !fill() { return nil }
+        }
     }
 
     /// Reads frames until the connection closes or a read times out,
