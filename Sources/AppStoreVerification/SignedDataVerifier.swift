@@ -26,7 +26,7 @@ public final class SignedDataVerifier: Sendable {
     private let claims: ClaimsPolicy
     private let trustStore: TrustStore
     private let cache: CertificateChainCache
-    private let ocspFetcher: (any OCSPFetcher)?
+    private let revocation: OCSPRevocationChecker
     private let nowSeconds: @Sendable () -> Int64
     /// Chain-cache lookups that found the chain / had to build it.
     private let chainCacheHits = Atomic<UInt64>(0)
@@ -51,7 +51,7 @@ public final class SignedDataVerifier: Sendable {
         self.claims = ClaimsPolicy(configuration: configuration)
         self.trustStore = try TrustStore(rootsDER: configuration.trustedRoots)
         self.cache = CertificateChainCache(capacity: max(1, cacheEntriesMax))
-        self.ocspFetcher = ocspFetcher
+        self.revocation = OCSPRevocationChecker(fetcher: ocspFetcher, cache: cache)
         self.nowSeconds = nowSeconds
     }
 
@@ -63,6 +63,11 @@ public final class SignedDataVerifier: Sendable {
     public var chainCacheLookups: (hits: UInt64, misses: UInt64) {
         (chainCacheHits.load(ordering: .relaxed), chainCacheMisses.load(ordering: .relaxed))
     }
+
+    /// OCSP checks since start by outcome, and verifications accepted on
+    /// answers held through a failed refresh (online checks; metrics read
+    /// the totals).
+    public var ocspCounts: OCSPCheckCounts { revocation.checkCounts }
 
     // MARK: Synchronous (offline) entry points.
 
@@ -177,11 +182,17 @@ public final class SignedDataVerifier: Sendable {
         guard configuration.onlineChecks else { return try verifyOffline(jws) }
         let token = try CompactJWS.parse(jws)
         let now = nowSeconds()
-        var (entry, key) = try chainEntry(for: token, atSeconds: now)
-        if (entry.ocspGoodUntilSeconds ?? Int64.min) <= now {
-            try await checkRevocation(of: entry.chain, nowSeconds: now)
-            entry.ocspGoodUntilSeconds = now + VerificationLimits.ocspResultLifetimeSeconds
-            cache.store(entry, for: key)
+        let (entry, key) = try chainEntry(for: token, atSeconds: now)
+        var decision = entry.ocsp.decision(atSeconds: now)
+        if decision == .ask {
+            decision = await revocation.refreshedStanding(of: entry, key: key, atSeconds: now)
+                .decisionWithoutAsking(atSeconds: now)
+        }
+        switch decision {
+        case .accept(.current): break
+        case .accept(.heldThroughOutage): revocation.countAcceptedThroughOutage()
+        case .refuse(let failure): throw failure
+        case .ask: throw .retryable(reason: "OCSP check did not settle")
         }
         try checkSignature(token, key: entry.chain.leafKey)
         return VerifiedToken(token: token, reader: try PayloadReader(token.payload, context: "payload"))
@@ -221,7 +232,7 @@ public final class SignedDataVerifier: Sendable {
         if let cached = cache.lookup(key) {
             chainCacheHits.add(1, ordering: .relaxed)
             guard cached.chain.isValid(atSeconds: atSeconds) else { throw .expired }
-            cache.store(cached, for: key, text: text)
+            cache.remember(text: text, for: key)
             return (cached, key)
         }
         chainCacheMisses.add(1, ordering: .relaxed)
@@ -230,45 +241,8 @@ public final class SignedDataVerifier: Sendable {
             throw .badCertificate(reason: "intermediate is not DER")
         }
         let verified = try trustStore.verify(leaf: leaf, intermediate: intermediate, atSeconds: atSeconds)
-        let entry = CertificateChainCache.Entry(chain: verified, ocspGoodUntilSeconds: nil)
+        let entry = CertificateChainCache.Entry(chain: verified)
         cache.store(entry, for: key, text: text)
         return (entry, key)
-    }
-
-    /// OCSP for the intermediate (issued by the root), then the leaf.
-    private func checkRevocation(of chain: VerifiedChain, nowSeconds: Int64) async throws(VerificationFailure) {
-        guard let fetcher = ocspFetcher else { throw .retryable(reason: "no OCSP fetcher configured") }
-        let checks = [
-            OCSPCheck(certificate: chain.intermediate, issuer: chain.root, root: chain.root, nowSeconds: nowSeconds),
-            OCSPCheck(certificate: chain.leaf, issuer: chain.intermediate, root: chain.root, nowSeconds: nowSeconds),
-        ]
-        for check in checks {
-            try await runOCSP(check, fetcher: fetcher)
-        }
-    }
-
-    private func runOCSP(_ check: OCSPCheck, fetcher: any OCSPFetcher) async throws(VerificationFailure) {
-        let urls = check.certificate.ocspURLs
-        guard !urls.isEmpty else { throw .badChain(reason: "certificate names no OCSP responder") }
-        guard let request = check.requestDER() else { throw .retryable(reason: "could not build OCSP request") }
-        var lastFailure = VerificationFailure.retryable(reason: "no OCSP responder answered")
-        for url in urls {
-            let response: [UInt8]
-            do {
-                response = try await fetcher.fetch(requestDER: request, responderURL: url)
-            } catch {
-                lastFailure = .retryable(reason: "OCSP fetch failed: \(error.reason)")
-                continue
-            }
-            do {
-                try check.check(responseDER: response)
-                return
-            } catch {
-                // A definite answer (revoked, untrusted) ends the search.
-                if !error.isRetryable { throw error }
-                lastFailure = error
-            }
-        }
-        throw lastFailure
     }
 }

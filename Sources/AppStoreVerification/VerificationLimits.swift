@@ -12,6 +12,11 @@ public enum VerificationLimits {
     public static let certificateChainLength = 3
     /// A good OCSP answer is reused for this long (Apple's library: 15 minutes).
     public static let ocspResultLifetimeSeconds: Int64 = 15 * 60
+    /// After a refresh found no usable answer, the responder is asked again
+    /// no sooner than this; verifications in between use the GOOD answers
+    /// still held (until their `nextUpdate`) or are refused retryable
+    /// without a fetch (`OCSPStanding`).
+    public static let ocspRetryIntervalSeconds: Int64 = 30
     /// Largest OCSP response body accepted from a responder.
     public static let ocspResponseBytesMax = 1024 * 1024
     /// OCSP fetch threads alive at once (`HTTPOCSPFetcher`).

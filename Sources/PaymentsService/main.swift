@@ -94,7 +94,7 @@ do {
     let processor = PaymentProcessor(
         store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
         consumption: consumption, metrics: metrics)
-    try ChainCacheCollector.register(verifier: verifier, metrics: metrics, in: registry)
+    try VerifierCountsCollector.register(verifier: verifier, metrics: metrics, in: registry)
     let stuckAfterSeconds = server.sagaStuckAfterSeconds
     if let configuration = apiConfiguration {
         logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",

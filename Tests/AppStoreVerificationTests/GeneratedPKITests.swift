@@ -346,7 +346,7 @@ final class GeneratedPKITests: XCTestCase {
         let chain = try VerifiedChain.make(leaf: leaf, intermediate: intermediate, root: root).get()
         for index in 0..<5 {
             let key = CertificateChainCache.Key(leafFingerprint: [UInt8(index)], intermediateFingerprint: [], rootSetFingerprint: [])
-            cache.store(.init(chain: chain, ocspGoodUntilSeconds: nil), for: key)
+            cache.store(.init(chain: chain), for: key)
             XCTAssertLessThanOrEqual(cache.count, 2)
         }
         let newest = CertificateChainCache.Key(leafFingerprint: [4], intermediateFingerprint: [], rootSetFingerprint: [])

@@ -11,22 +11,28 @@ final class StubOCSPFetcher: OCSPFetcher, @unchecked Sendable {
     private var answerValue: LocalTestingCertificateAuthority.OCSPAnswer
     private var networkDown = false
     private var requests: [String] = []
+    private let answerDelay: Duration?
 
-    init(authority: LocalTestingCertificateAuthority, answer: LocalTestingCertificateAuthority.OCSPAnswer, nowSeconds: Int64) {
+    /// `answerDelay`: each fetch waits this long before answering.
+    init(authority: LocalTestingCertificateAuthority, answer: LocalTestingCertificateAuthority.OCSPAnswer, nowSeconds: Int64,
+         answerDelay: Duration? = nil) {
         self.authority = authority
         self.answerValue = answer
         self.nowSeconds = nowSeconds
+        self.answerDelay = answerDelay
     }
 
     var requestCount: Int { lock.withLock { requests.count } }
     var requestedURLs: [String] { lock.withLock { requests } }
     func setNetworkDown(_ down: Bool) { lock.withLock { networkDown = down } }
+    func setAnswer(_ answer: LocalTestingCertificateAuthority.OCSPAnswer) { lock.withLock { answerValue = answer } }
 
     func fetch(requestDER: [UInt8], responderURL: String) async throws(OCSPFetchError) -> [UInt8] {
         let (down, answer) = lock.withLock { () -> (Bool, LocalTestingCertificateAuthority.OCSPAnswer) in
             requests.append(responderURL)
             return (networkDown, answerValue)
         }
+        if let answerDelay { try? await Task.sleep(for: answerDelay) }
         if down { throw OCSPFetchError(reason: "connection refused") }
         guard let response = authority.ocspResponse(requestDER: requestDER, answer: answer, nowSeconds: nowSeconds) else {
             throw OCSPFetchError(reason: "responder does not know the certificate")
@@ -110,9 +116,11 @@ final class OCSPTests: XCTestCase {
         let failure = await expectFailure(verifier, jws)
         XCTAssertEqual(failure?.code, "retryable")
         XCTAssertEqual(failure?.isRetryable, true)
+        // Asked again only after the retry interval (OCSPRefreshTests).
         fetcher.setNetworkDown(false)
-        let transaction = try await verifier.verifyTransaction(jws)
-        XCTAssertEqual(transaction.transactionId, "2000000000000001")
+        let repeated = await expectFailure(verifier, jws)
+        XCTAssertEqual(repeated?.code, "retryable")
+        XCTAssertEqual(fetcher.requestCount, 1)
     }
 
     func testCertificateWithoutResponderFails() async throws {

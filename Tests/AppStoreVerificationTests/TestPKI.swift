@@ -23,12 +23,13 @@ enum TestPKI {
         environments: Set<AppStoreEnvironment> = [.sandbox, .production],
         localTestingMode: Bool = false,
         onlineChecks: Bool = false,
-        fetcher: (any OCSPFetcher)? = nil
+        fetcher: (any OCSPFetcher)? = nil,
+        clock: @escaping @Sendable () -> Int64 = { nowSeconds }
     ) throws -> SignedDataVerifier {
         let configuration = VerifierConfiguration(
             bundleId: bundleId, appAppleId: appAppleId, allowedEnvironments: environments,
             localTestingMode: localTestingMode, onlineChecks: onlineChecks, trustedRoots: [authority.rootDER])
-        return try SignedDataVerifier(configuration: configuration, ocspFetcher: fetcher, nowSeconds: { nowSeconds })
+        return try SignedDataVerifier(configuration: configuration, ocspFetcher: fetcher, nowSeconds: clock)
     }
 
     static func transactionJSON(

@@ -36,10 +36,10 @@ final class CertificateChainCache: @unchecked Sendable {
         }
     }
 
-    /// A verified chain plus, in online mode, until when OCSP said "good".
+    /// A verified chain plus, in online mode, what OCSP said of it.
     struct Entry: Sendable {
         var chain: VerifiedChain
-        var ocspGoodUntilSeconds: Int64?
+        var ocsp = OCSPStanding()
     }
 
     private struct Slot {
@@ -89,6 +89,17 @@ final class CertificateChainCache: @unchecked Sendable {
         if let previous, previous != recorded { keysByText.removeValue(forKey: previous) }
         if let recorded { keysByText[recorded] = key }
         entries[key] = Slot(entry: entry, lastUse: useCounter, text: recorded)
+    }
+
+    /// Lets `lookup(text:)` find `key`'s entry by `text`, leaving the entry
+    /// as it is (a concurrent store of a newer OCSP standing is kept).
+    func remember(text: TextKey, for key: Key) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard entries[key] != nil else { return }
+        if let previous = entries[key]?.text, previous != text { keysByText.removeValue(forKey: previous) }
+        entries[key]?.text = text
+        keysByText[text] = key
     }
 
     var count: Int {

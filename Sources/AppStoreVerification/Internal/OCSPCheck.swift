@@ -35,10 +35,13 @@ struct OCSPCheck {
         }
     }
 
-    /// Decides a DER OCSP response at the current time. Unusable or stale
-    /// answers are `.retryable` (never a silent pass); a revoked, unknown or
-    /// untrusted answer is `.badChain`.
-    func check(responseDER: [UInt8]) throws(VerificationFailure) {
+    /// Decides a DER OCSP response at the current time and returns until
+    /// when its GOOD answer holds: its `nextUpdate`, or without one
+    /// `thisUpdate` plus `ocspAnswerWithoutNextUpdateAgeMaxSeconds`. Unusable
+    /// or stale answers are `.retryable` (never a silent pass); a revoked,
+    /// unknown or untrusted answer is `.badChain`.
+    @discardableResult
+    func check(responseDER: [UInt8]) throws(VerificationFailure) -> Int64 {
         let parsed: OpaquePointer? = responseDER.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             return d2i_OCSP_RESPONSE(nil, &cursor, buffer.count)
@@ -58,7 +61,7 @@ struct OCSPCheck {
         }
         defer { OCSP_BASICRESP_free(basic) }
         try verifySigner(basic)
-        try checkStatus(basic)
+        return try checkStatus(basic)
     }
 
     private func verifySigner(_ basic: OpaquePointer) throws(VerificationFailure) {
@@ -79,7 +82,9 @@ struct OCSPCheck {
         guard verified == 1 else { throw .badChain(reason: "OCSP response signature not trusted") }
     }
 
-    private func checkStatus(_ basic: OpaquePointer) throws(VerificationFailure) {
+    /// The status for this certificate, fresh at `nowSeconds`; GOOD returns
+    /// until when it holds.
+    private func checkStatus(_ basic: OpaquePointer) throws(VerificationFailure) -> Int64 {
         guard let certificateId = makeCertificateId() else { throw .retryable(reason: "out of memory") }
         defer { OCSP_CERTID_free(certificateId) }
         var status: Int32 = -1
@@ -92,17 +97,20 @@ struct OCSPCheck {
         let skewSeconds = Int64(VerificationLimits.ocspClockSkewSeconds)
         guard let thisUpdateSeconds = X509Certificate.seconds(thisUpdate), thisUpdateSeconds <= nowSeconds + skewSeconds
         else { throw .retryable(reason: "OCSP response not yet valid") }
+        let validUntilSeconds: Int64
         if let nextUpdate {
             guard let nextUpdateSeconds = X509Certificate.seconds(nextUpdate), nextUpdateSeconds >= nowSeconds - skewSeconds
             else { throw .retryable(reason: "stale OCSP response") }
+            validUntilSeconds = nextUpdateSeconds
         } else {
             // No nextUpdate sets no end: without an age bound an old GOOD
             // answer replayed from the plain-HTTP path would pass forever.
             guard thisUpdateSeconds >= nowSeconds - Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds) - skewSeconds
             else { throw .retryable(reason: "stale OCSP response (no nextUpdate)") }
+            validUntilSeconds = thisUpdateSeconds + Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds)
         }
         switch status {
-        case V_OCSP_CERTSTATUS_GOOD: return
+        case V_OCSP_CERTSTATUS_GOOD: return validUntilSeconds
         case V_OCSP_CERTSTATUS_REVOKED: throw .badChain(reason: "certificate revoked")
         default: throw .badChain(reason: "OCSP status unknown")
         }

@@ -93,6 +93,13 @@ public enum ChainCacheResultLabel: String, Sendable, CaseIterable {
     case miss
 }
 
+/// `outcome` of `iap_jws_ocsp_checks_total`.
+public enum OCSPCheckOutcomeLabel: String, Sendable, CaseIterable {
+    case good
+    case unreachable
+    case refused
+}
+
 /// `endpoint` of the App Store Server API metrics: one per endpoint the
 /// client calls (named as in Apple's documentation).
 public enum AppStoreAPIEndpointLabel: String, Sendable, CaseIterable {

@@ -280,6 +280,21 @@ public enum IAPMetricNames {
         help: "Certificate-chain cache lookups of the JWS verifier, by result (hit or miss).",
         kind: .counter, labelNames: ["result"], seriesMax: 4)
 
+    /// OCSP checks of Apple's certificate chains (online checks only):
+    /// `good`, `unreachable` (no usable answer: retryable) or `refused`
+    /// (REVOKED, UNKNOWN, an untrusted signer).
+    public static let jwsOCSPChecks = MetricDescriptor(
+        name: "iap_jws_ocsp_checks_total",
+        help: "OCSP checks of the JWS verifier's certificate chains, by outcome (good, unreachable or refused).",
+        kind: .counter, labelNames: ["outcome"], seriesMax: 4)
+
+    /// Verifications accepted on GOOD OCSP answers held through a failed
+    /// refresh (until the answers' nextUpdate).
+    public static let jwsOCSPHeldAnswersUsed = MetricDescriptor(
+        name: "iap_jws_ocsp_held_answers_used_total",
+        help: "JWS verifications accepted on OCSP answers held through a failed refresh, before their nextUpdate.",
+        kind: .counter, labelNames: [], seriesMax: 1)
+
     // MARK: PaymentsService: Apple's App Store Server API
 
     /// Every attempt of a call to the App Store Server API: `endpoint` from
@@ -307,7 +322,7 @@ public enum IAPMetricNames {
         pointsGrantsPerCommit, pointsGrantBatchesFailed, pointsSpendsPerCommit, pointsSpendBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,
         clawbacks, overdueCredits, catalogMissingProducts,
-        notifications, jwsVerifications, jwsChainCacheLookups,
+        notifications, jwsVerifications, jwsChainCacheLookups, jwsOCSPChecks, jwsOCSPHeldAnswersUsed,
         appStoreAPIRequests, appStoreAPIRequestDuration,
     ]
 }

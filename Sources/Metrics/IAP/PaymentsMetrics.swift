@@ -26,6 +26,8 @@ public struct PaymentsMetrics: Sendable {
     public let notifications: Counter
     public let jwsVerifications: Counter
     public let jwsChainCacheLookups: Counter
+    public let jwsOCSPChecks: Counter
+    public let jwsOCSPHeldAnswersUsed: Counter
     public let appStoreAPIRequests: Counter
     public let appStoreAPIRequestDuration: Histogram
 
@@ -51,6 +53,8 @@ public struct PaymentsMetrics: Sendable {
         notifications = try registry.makeCounter(IAPMetricNames.notifications)
         jwsVerifications = try registry.makeCounter(IAPMetricNames.jwsVerifications)
         jwsChainCacheLookups = try registry.makeCounter(IAPMetricNames.jwsChainCacheLookups)
+        jwsOCSPChecks = try registry.makeCounter(IAPMetricNames.jwsOCSPChecks)
+        jwsOCSPHeldAnswersUsed = try registry.makeCounter(IAPMetricNames.jwsOCSPHeldAnswersUsed)
         appStoreAPIRequests = try registry.makeCounter(IAPMetricNames.appStoreAPIRequests)
         appStoreAPIRequestDuration = try registry.makeHistogram(IAPMetricNames.appStoreAPIRequestDuration)
         try ProcessMetrics.register(in: registry, sampler: processSampler)
@@ -63,6 +67,8 @@ public struct PaymentsMetrics: Sendable {
         for statement in SagaStatementLabel.allCases { _ = sagaWriteBatchesFailed.labels(statement.rawValue) }
         for result in ClawbackResultLabel.allCases { _ = clawbacks.labels(result.rawValue) }
         for result in ChainCacheResultLabel.allCases { _ = jwsChainCacheLookups.labels(result.rawValue) }
+        for outcome in OCSPCheckOutcomeLabel.allCases { _ = jwsOCSPChecks.labels(outcome.rawValue) }
+        _ = jwsOCSPHeldAnswersUsed.labels()
         for type in [IAPMetricLabels.unknownNotificationType] + notificationTypes {
             for outcome in [NotificationOutcomeLabel.failed, .invalid] { _ = notifications.labels(type, outcome.rawValue) }
         }
