@@ -22,9 +22,8 @@ public final class HTTP2Server: @unchecked Sendable {
         /// closes its connection after GOAWAY(ENHANCE_YOUR_CALM): a peer
         /// that keeps its flow-control window at zero, or reads nothing,
         /// would otherwise hold the connection for ever, as streams that
-        /// wait on it are not idle. nil: no bound (the gRPC servers, whose
-        /// peers are the system's own clients). Not in `RPCLimits` (RPCCore)
-        /// because only `HTTPServer` sets it so far.
+        /// wait on it are not idle. nil: no bound. `RPCServer` and
+        /// `HTTPServer` set 30 s by default.
         public var responseWriteTimeout: Duration?
 
         public init(host: String = "127.0.0.1", port: Int = 0, limits: RPCLimits = .default,

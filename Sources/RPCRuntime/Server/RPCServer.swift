@@ -24,12 +24,25 @@ public final class RPCServer: Sendable {
         /// database), whose calls then cost no hand-off between threads.
         /// Handlers that compute at length belong on the pool.
         public var handlersOnLoop: Bool
+        /// A response the client has not taken within this time of its
+        /// submission closes the connection with GOAWAY(ENHANCE_YOUR_CALM)
+        /// (`HTTP2Server.Configuration.responseWriteTimeout`). The services'
+        /// calls are unary and their clients read answers as they come, so
+        /// a response held this long means a stuck or hostile peer, whose
+        /// streams would otherwise hold the connection and its buffered
+        /// answers for ever. nil: no bound.
+        public var responseWriteTimeout: Duration?
 
-        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil, handlersOnLoop: Bool = false) {
+        /// The default response write timeout: 30 s, the public server's.
+        public static let responseWriteTimeoutDefault: Duration = .seconds(30)
+
+        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil, handlersOnLoop: Bool = false,
+                    responseWriteTimeout: Duration? = Configuration.responseWriteTimeoutDefault) {
             self.listen = listen
             self.limits = limits
             self.tls = tls
             self.handlersOnLoop = handlersOnLoop
+            self.responseWriteTimeout = responseWriteTimeout
         }
     }
 
@@ -56,7 +69,7 @@ public final class RPCServer: Sendable {
         let handlersOnLoop = configuration.handlersOnLoop
         let created = try HTTP2Server(configuration: .init(
             host: configuration.listen.host, port: configuration.listen.port,
-            limits: limits, tls: configuration.tls
+            limits: limits, tls: configuration.tls, responseWriteTimeout: configuration.responseWriteTimeout
         ), loop: lentLoop) { stream in
             // Called on the server's loop for every new stream.
             ServerCallHandler(
