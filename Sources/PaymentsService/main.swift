@@ -77,7 +77,7 @@ do {
 
     let verifier = server.verifier
     let pointsClient = try PointsConnection.client(server.points)
-    let points = PointsLedger(client: pointsClient, metrics: metrics.rpcClient)
+    let points = PointsLedger(client: pointsClient, backoff: settings.backoff, metrics: metrics.rpcClient)
     let creditPolicy = SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: server.sandboxUserIds)
     let syncSettings = server.sync
     let consumptionSettings = server.consumption

@@ -28,7 +28,7 @@ final class PointsLedgerFailureTests: XCTestCase {
         let server = RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0)), router: router)
         let port = try server.start()
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: port)])
-        let ledger = PointsLedger(client: client, timeout: .seconds(5))
+        let ledger = PointsLedger(client: client, backoff: RetryBackoff(leaseMilliseconds: 10_000))
         let result = await ledger.purchaseConsumption(userId: UUID(), transactionId: "2000000000000001", requestId: nil)
         await client.close()
         await server.shutdown(gracePeriod: .seconds(1))

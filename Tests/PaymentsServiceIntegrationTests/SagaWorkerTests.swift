@@ -32,7 +32,7 @@ final class SagaWorkerTests: XCTestCase {
         let server = RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0)), router: router)
         let port = try server.start()
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: port)])
-        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client), logger: Logger(service: "test"))
+        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client, backoff: store.backoff), logger: Logger(service: "test"))
         let worker = Task { await SagaWorker(runner: runner, pollInterval: .milliseconds(100)).run() }
         try await Task.sleep(for: .milliseconds(500))
         let claimed = try await store.pool.withConnection {

@@ -41,6 +41,26 @@ final class PaymentsSettingsTests: XCTestCase {
         XCTAssertEqual(settings.ordered.map(\.setting), ["SAGA_RETRY_MAX_MS"], "no certificate or Apple setting is needed to migrate")
     }
 
+    /// A lease under a second is refused; the call into PointsService gets
+    /// half the lease, at most 5 s, so it ends while the lease holds.
+    func testTheLeaseHasAFloorAndBoundsTheLedgerCall() throws {
+        func lease(_ text: String) throws -> (RetryBackoff?, [String]) {
+            var settings = SettingsCollector(try CommandLineOptions(specs: PaymentsSettings.specs, arguments: [], environment: [
+                "DATABASE_URL": "postgresql:///payments", "SAGA_LEASE_MS": text,
+            ]))
+            let backoff = PaymentsSettings.readBackoff(&settings)
+            return (backoff, settings.ordered.map(\.description))
+        }
+        let (refused, problems) = try lease("999")
+        XCTAssertNil(refused)
+        XCTAssertEqual(problems.count, 1)
+        XCTAssertTrue(problems[0].hasPrefix("SAGA_LEASE_MS must be"), problems[0])
+        XCTAssertEqual(try lease("1000").0?.ledgerCallTimeout, .milliseconds(500))
+        XCTAssertEqual(try lease("4000").0?.ledgerCallTimeout, .seconds(2))
+        XCTAssertEqual(try lease("30000").0?.ledgerCallTimeout, .seconds(5))
+        XCTAssertEqual(RetryBackoff().ledgerCallTimeout, .seconds(5), "the default lease, 30 s")
+    }
+
     func testConsumptionAnswersNeedTheAppStoreServerAPI() throws {
         let (_, problems) = try read([
             "DATABASE_URL": "postgresql:///payments", "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app",

@@ -97,7 +97,7 @@ final class AdminCommand: @unchecked Sendable {
             let pool = ServiceDatabase.pool(database, applicationName: "payments-\(name)", logger: logger)
             // PointsService as the service itself calls it (mutual TLS with this service's certificate).
             let pointsClient = try PointsConnection.client(pointsSettings)
-            let points = PointsLedger(client: pointsClient)
+            let points = PointsLedger(client: pointsClient, backoff: backoff)
             processor = PaymentProcessor(store: PaymentsStore(pool: pool, backoff: backoff), verifier: verifier, points: points, catalog: CatalogCache(points: points),
                                          logger: logger, creditPolicy: settings.creditPolicy)
             self.pool = pool

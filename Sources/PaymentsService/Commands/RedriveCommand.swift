@@ -71,7 +71,7 @@ enum RedriveCommand {
             return 2
         }
         let store = PaymentsStore(pool: pool, backoff: backoff)
-        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client), logger: logger)
+        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client, backoff: backoff), logger: logger)
         var status: Int32 = 1
         do {
             let result = try await redrive(transactionId: transactionId, store: store, runner: runner)

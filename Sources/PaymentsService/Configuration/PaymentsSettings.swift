@@ -108,8 +108,8 @@ struct PaymentsSettings: Sendable {
                                        because: "it is the first wait before a failed saga step is tried again")
         let maximum = settings.integer("SAGA_RETRY_MAX_MS", in: 1...day, unit: "of milliseconds",
                                        because: "it caps the doubling wait between retries of a failed saga step")
-        let lease = settings.integer("SAGA_LEASE_MS", in: 1...day, unit: "of milliseconds",
-                                     because: "a step claimed by a worker that stopped is retried by another after it")
+        let lease = settings.integer("SAGA_LEASE_MS", in: RetryBackoff.leaseMillisecondsMin...day, unit: "of milliseconds",
+                                     because: "a step claimed by a worker that stopped is retried by another after it, and its call into PointsService gets half of it (at most 5 s)")
         guard let initial, let maximum, let lease else { return nil }
         return RetryBackoff(initialDelayMilliseconds: initial, maximumDelayMilliseconds: maximum, leaseMilliseconds: lease)
     }

@@ -7,6 +7,23 @@ struct RetryBackoff: Sendable {
     /// take it over (covers a worker that crashed mid-step).
     var leaseMilliseconds: Int64 = 30_000
 
+    /// The shortest lease accepted (`SAGA_LEASE_MS`): a lease shorter than
+    /// a step's work hands the step to a second runner while the first
+    /// still runs it (safe, every call is idempotent, but each step then
+    /// runs twice).
+    static let leaseMillisecondsMin: Int64 = 1_000
+    /// The longest a call into PointsService may take (`PointsLedger`).
+    static let ledgerCallTimeoutMax: Duration = .seconds(5)
+
+    /// A saga step's call into PointsService ends within half the lease
+    /// (at most `ledgerCallTimeoutMax`), so the runner that claimed the
+    /// step finishes with it, or gives it up as a deadline, while its lease
+    /// still holds: no second runner takes over a step whose call is still
+    /// in flight.
+    var ledgerCallTimeout: Duration {
+        min(Self.ledgerCallTimeoutMax, .milliseconds(max(leaseMilliseconds, Self.leaseMillisecondsMin) / 2))
+    }
+
     /// Delay before attempt number `attempt` (1-based), with `jitter` in 0..<1
     /// scaling the upper half of the delay.
     func delayMilliseconds(attempt: Int, jitter: Double) -> Int64 {

@@ -12,9 +12,17 @@ import UUIDText
 /// retrying an idempotent call is safe, dropping a paid purchase is not.
 struct PointsLedger: Sendable {
     let client: RPCClient
-    var timeout: Duration = .seconds(5)
+    /// Each call's deadline: `RetryBackoff.ledgerCallTimeout`, inside the
+    /// lease of the step that makes it.
+    let timeout: Duration
     /// Each call counted by method and status (nil: not counted).
     var metrics: RPCClientMetrics? = nil
+
+    init(client: RPCClient, backoff: RetryBackoff, metrics: RPCClientMetrics? = nil) {
+        self.client = client
+        self.timeout = backoff.ledgerCallTimeout
+        self.metrics = metrics
+    }
 
     enum Result<Success: Sendable>: Sendable {
         case success(Success)
