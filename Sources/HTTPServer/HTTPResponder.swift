@@ -10,4 +10,19 @@ public protocol HTTPResponder: Sendable {
     /// answer sent before the request was complete is followed by
     /// RST_STREAM(NO_ERROR)).
     func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse
+    /// Called on the server's loop as soon as the head of a request that
+    /// announces a body is complete, before any of the body is held: a
+    /// response refuses the request unread (what `respond` would answer for
+    /// it, e.g. an unknown route or a bad bearer token), so a client without
+    /// a credential never has a body held against the server's request
+    /// bytes. HTTP/1.1 then closes the connection after the answer (the
+    /// body still on its way cannot be told from a next request); HTTP/2
+    /// resets the stream with NO_ERROR after it. nil: read the body and
+    /// call `respond` as usual. Must not block (it runs on the loop).
+    func refuseBeforeBody(_ head: HTTPRequestHead, origin: RequestOrigin) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    /// Reads every body (no screening).
+    public func refuseBeforeBody(_ head: HTTPRequestHead, origin: RequestOrigin) -> HTTPResponse? { nil }
 }

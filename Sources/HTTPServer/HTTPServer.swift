@@ -269,7 +269,10 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let handshake = TLSHandshake(socket: socket, loop: loop)
         let key = ObjectIdentifier(handshake)
-        handshake.onFinish = { [unowned self] success in
+        // Weak throughout: a server dropped without `shutdown` (a test that
+        // failed early) leaves connections that must not reach it.
+        handshake.onFinish = { [weak self] success in
+            guard let self else { return socket.close() }
             handshakes[key] = nil
             if success && !draining {
                 if socket.negotiatedProtocol == "h2" {
@@ -294,11 +297,13 @@ public final class HTTPServer: @unchecked Sendable {
             budget: requestBytes, sniffsHTTP2Preface: sniffsHTTP2Preface,
             responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
         let key = ObjectIdentifier(connection)
-        connection.onClose = { [unowned self] in
+        connection.onClose = { [weak self] in
+            guard let self else { return }
             connections[key] = nil
             resumeDrainWaitersIfDone()
         }
-        connection.onHandOver = { [unowned self] socket, bytes in
+        connection.onHandOver = { [weak self] socket, bytes in
+            guard let self else { return socket.close() }
             connections[key] = nil
             adoptHTTP2(socket, initialBytes: bytes)
             resumeDrainWaitersIfDone()
@@ -311,8 +316,8 @@ public final class HTTPServer: @unchecked Sendable {
         guard !draining else { return socket.close() }
         var key: ObjectIdentifier?
         do {
-            let connection = try http2.adopt(socket: socket, initialBytes: initialBytes) { [unowned self] in
-                if let key { http2Connections[key] = nil }
+            let connection = try http2.adopt(socket: socket, initialBytes: initialBytes) { [weak self] in
+                if let self, let key { http2Connections[key] = nil }
             }
             if !connection.isClosed {
                 key = ObjectIdentifier(connection)

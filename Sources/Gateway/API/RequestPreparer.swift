@@ -35,16 +35,33 @@ public struct RequestPreparer: Sendable {
         }
     }
 
-    private func command(for request: HTTPRequest, match: RouteMatch, nowSeconds: Int64) throws(Problem) -> GatewayCommand {
-        guard case .matched(let route, let requiresAuthentication) = match else { throw match.problem ?? Problem(.notFound) }
-        var user: AuthenticatedUser?
-        if requiresAuthentication {
-            do {
-                user = try verifier.authenticate(headers: request.headers, nowSeconds: nowSeconds)
-            } catch {
-                throw error.problem
-            }
+    /// The problem `prepareRouted` answers from the head alone (the route,
+    /// then the bearer token), or nil when the rest of the request decides:
+    /// the server asks before it reads a body (`HTTPResponder.refuseBeforeBody`).
+    public func screen(_ head: HTTPRequestHead, match: RouteMatch, nowSeconds: Int64) -> Problem? {
+        do {
+            _ = try routeAndUser(match: match, headers: head.headers, nowSeconds: nowSeconds)
+            return nil
+        } catch {
+            return Problem(rendering: error, instance: String(head.path))
         }
+    }
+
+    /// The route matched and, where it needs one, the user of the bearer token.
+    private func routeAndUser(
+        match: RouteMatch, headers: HTTPHeaders, nowSeconds: Int64
+    ) throws(Problem) -> (route: Route, user: AuthenticatedUser?) {
+        guard case .matched(let route, let requiresAuthentication) = match else { throw match.problem ?? Problem(.notFound) }
+        guard requiresAuthentication else { return (route, nil) }
+        do {
+            return (route, try verifier.authenticate(headers: headers, nowSeconds: nowSeconds))
+        } catch {
+            throw error.problem
+        }
+    }
+
+    private func command(for request: HTTPRequest, match: RouteMatch, nowSeconds: Int64) throws(Problem) -> GatewayCommand {
+        let (route, user) = try routeAndUser(match: match, headers: request.headers, nowSeconds: nowSeconds)
         if request.method == "GET" && !request.body.isEmpty {
             throw Problem(.validationFailedMalformed, detail: "GET requests take no body.")
         }

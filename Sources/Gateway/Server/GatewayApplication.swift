@@ -92,27 +92,72 @@ public struct GatewayApplication: HTTPResponder {
             }
             if problemCode == .serviceUnavailable && !clientGone { refusal = .backendUnavailable }
         }
-        let duration = ContinuousClock.now - startedAt
-        let countedStatus = clientGone ? Self.clientClosedRequestStatus : response.status
-        if let refusal { metrics?.recordRefusal(refusal) }
-        metrics?.recordRequest(
-            route: resolved.pattern ?? IAPMetricLabels.unmatchedRoute, method: request.method, status: countedStatus,
-            duration: duration, problemCode: clientGone ? nil : problemCode?.rawValue)
-        response.headers.add(name: RequestID.headerName, value: requestId)
-        let level: LogLevel = !clientGone && response.status >= 500 ? .warning : .info
-        guard level >= logger.minimumLevel else { return response }
-        var fields = failureFields
-        if let userId { fields["user_id"] = userId }
-        if let problemCode, !clientGone { fields["problem"] = problemCode.wireCode }
-        if let refusal { fields["refusal"] = refusal.rawValue }
-        fields["method"] = request.method
-        fields["path"] = instance
-        fields["protocol"] = origin.protocolName
-        fields["status"] = String(countedStatus)
-        fields["duration_ms"] = String(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-        fields["request_id"] = requestId
-        logger.log(level, clientGone ? "client closed request" : "request", fields)
+        let record = AccessRecord(
+            method: request.method, instance: instance, pattern: resolved.pattern, requestId: requestId, origin: origin,
+            duration: ContinuousClock.now - startedAt, problemCode: problemCode, refusal: refusal, userId: userId,
+            clientGone: clientGone, failureFields: failureFields)
+        account(record, &response)
         return response
+    }
+
+    /// A request refused from its head (an unknown route, a missing or bad
+    /// bearer token) before its body is read: answered, counted and logged
+    /// exactly as `respond` would answer it once the body had come, so a
+    /// client without a credential never has a body held against the
+    /// server's request bytes (`RequestBytesBudget`).
+    public func refuseBeforeBody(_ head: HTTPRequestHead, origin: RequestOrigin) -> HTTPResponse? {
+        let startedAt = ContinuousClock.now
+        let resolved = preparer.router.resolve(method: head.method, target: head.target)
+        guard let problem = preparer.screen(head, match: resolved.match, nowSeconds: HTTPServerClock.unixSeconds()) else { return nil }
+        var response = problem.response
+        let record = AccessRecord(
+            method: head.method, instance: String(head.path), pattern: resolved.pattern, requestId: RequestID.resolve(head.headers),
+            origin: origin, duration: ContinuousClock.now - startedAt, problemCode: problem.code, refusal: nil, userId: nil,
+            clientGone: false, failureFields: [:])
+        account(record, &response)
+        return response
+    }
+
+    /// What one answered request leaves in the metrics and the access log.
+    private struct AccessRecord {
+        let method: String
+        /// The request's path (the problem's `instance`).
+        let instance: String
+        /// The route pattern; nil when no route fits.
+        let pattern: String?
+        let requestId: String
+        let origin: RequestOrigin
+        let duration: Duration
+        let problemCode: ProblemCode?
+        let refusal: RefusalReasonLabel?
+        let userId: String?
+        let clientGone: Bool
+        let failureFields: [String: String]
+    }
+
+    /// Counts the request, adds its request id to the response and writes
+    /// its access-log line.
+    private func account(_ record: AccessRecord, _ response: inout HTTPResponse) {
+        let countedStatus = record.clientGone ? Self.clientClosedRequestStatus : response.status
+        if let refusal = record.refusal { metrics?.recordRefusal(refusal) }
+        metrics?.recordRequest(
+            route: record.pattern ?? IAPMetricLabels.unmatchedRoute, method: record.method, status: countedStatus,
+            duration: record.duration, problemCode: record.clientGone ? nil : record.problemCode?.rawValue)
+        response.headers.add(name: RequestID.headerName, value: record.requestId)
+        let level: LogLevel = !record.clientGone && response.status >= 500 ? .warning : .info
+        guard level >= logger.minimumLevel else { return }
+        var fields = record.failureFields
+        if let userId = record.userId { fields["user_id"] = userId }
+        if let problemCode = record.problemCode, !record.clientGone { fields["problem"] = problemCode.wireCode }
+        if let refusal = record.refusal { fields["refusal"] = refusal.rawValue }
+        fields["method"] = record.method
+        fields["path"] = record.instance
+        fields["protocol"] = record.origin.protocolName
+        fields["status"] = String(countedStatus)
+        let duration = record.duration.components
+        fields["duration_ms"] = String(duration.seconds * 1000 + duration.attoseconds / 1_000_000_000_000_000)
+        fields["request_id"] = record.requestId
+        logger.log(level, record.clientGone ? "client closed request" : "request", fields)
     }
 
     /// A matched route other than the probes: admission, usually a token

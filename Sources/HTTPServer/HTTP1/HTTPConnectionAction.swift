@@ -9,6 +9,9 @@ public enum HTTPConnectionAction: Sendable, Equatable {
     /// Write an error response with `error.status` (Connection: close),
     /// then close.
     case writeErrorAndClose(HTTPRequestError)
+    /// Write this response (a head refused before its body was read,
+    /// Connection: close), then close.
+    case writeResponseAndClose(HTTPResponse)
     /// The client has gone (its input ended) while the dispatched request
     /// runs: cancel the handler's Task. Its response is still written if the
     /// socket takes it, then the connection closes.

@@ -9,6 +9,8 @@ public struct HTTPConnectionStateMachine: Sendable {
     private enum Queued: Sendable {
         case request(HTTPRequest)
         case failure(HTTPRequestError)
+        /// A head the screen refused: its answer, then the connection closes.
+        case refused(HTTPResponse)
     }
 
     private var parser: HTTPRequestParser
@@ -43,10 +45,13 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// True once the connection is closed (or told to close): ignore it.
     public private(set) var isClosed = false
 
+    /// `screensHeadsWithBody`: `bytesReceived`'s `screen` sees each head
+    /// that announces a body before any of the body is held.
     public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
-                bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), assertsOnInvariantViolation: Bool = true) {
+                bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), screensHeadsWithBody: Bool = false,
+                assertsOnInvariantViolation: Bool = true) {
         precondition(requestsPerConnectionMax > 0)
-        parser = HTTPRequestParser(bodyLimits: bodyLimits)
+        parser = HTTPRequestParser(bodyLimits: bodyLimits, reportsHeadsWithBody: screensHeadsWithBody)
         idleSinceMilliseconds = nowMilliseconds
         self.requestsPerConnectionMax = requestsPerConnectionMax
         self.assertsOnInvariantViolation = assertsOnInvariantViolation
@@ -89,7 +94,16 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// Bytes arrived from the peer. Only while `wantsRead` or with the
     /// pipeline full (its overflow is answered): the I/O layer stops
     /// reading otherwise, so bytes then are a bug.
-    public mutating func bytesReceived(_ bytes: some Collection<UInt8>, nowMilliseconds: Int64) -> [HTTPConnectionAction] {
+    ///
+    /// `screen` (with `screensHeadsWithBody`) decides on each head that
+    /// announces a body, as it completes: a response refuses the request
+    /// unread. The parser then stops (what it buffered of the body, and any
+    /// request after it, is dropped), the refusal is answered in its turn
+    /// behind the requests before it, and the connection closes after it:
+    /// the body still on its way is never read as a request.
+    public mutating func bytesReceived(
+        _ bytes: some Collection<UInt8>, nowMilliseconds: Int64, screen: (HTTPRequestHead) -> HTTPResponse? = { _ in nil }
+    ) -> [HTTPConnectionAction] {
         guard !isClosed && !closeAfterInFlight && !peerHasClosed && !parser.hasFailed else {
             return invariantViolated("bytes received while not reading")
         }
@@ -101,8 +115,16 @@ public struct HTTPConnectionStateMachine: Sendable {
         }
         updateTimers(nowMilliseconds: nowMilliseconds)
         var actions: [HTTPConnectionAction] = []
-        for event in events {
+        screening: for event in events {
             switch event {
+            case .bodyFollows(let head):
+                guard let refusal = screen(head) else { continue }
+                parser.abandon()
+                headStartedAtMilliseconds = nil
+                bodyStartedAtMilliseconds = nil
+                continueOwed = false
+                queue.append(.refused(refusal))
+                break screening
             case .continueRequired:
                 // Only when nothing is ahead of it: an interim response may
                 // not overtake the answers to earlier pipelined requests.
@@ -223,6 +245,10 @@ public struct HTTPConnectionStateMachine: Sendable {
             isClosed = true
             queue = []
             return [.writeErrorAndClose(error)]
+        case .refused(let response):
+            isClosed = true
+            queue = []
+            return [.writeResponseAndClose(response)]
         case .request(let request):
             dispatchedCount += 1
             let keepAlive = request.keepAlive && dispatchedCount < requestsPerConnectionMax

@@ -43,9 +43,12 @@ public struct HTTPRequestParser: Sendable {
 
     /// Requests yielded so far.
     public private(set) var completedRequestCount = 0
+    /// Yields `bodyFollows` for each head that announces a body.
+    public let reportsHeadsWithBody: Bool
 
-    public init(bodyLimits: HTTPBodyLimits = HTTPBodyLimits()) {
+    public init(bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), reportsHeadsWithBody: Bool = false) {
         self.bodyLimits = bodyLimits
+        self.reportsHeadsWithBody = reportsHeadsWithBody
         bodyBytesMax = bodyLimits.defaultBytesMax
     }
 
@@ -227,6 +230,9 @@ public struct HTTPRequestParser: Sendable {
             method: requestLine.method, target: requestLine.target, version: requestLine.version,
             headers: headers, keepAlive: framing.keepAlive)
         body = []
+        if reportsHeadsWithBody && framing.body != .none {
+            events.append(.bodyFollows(HTTPRequestHead(method: requestLine.method, target: requestLine.target, headers: headers)))
+        }
         switch framing.body {
         case .none:
             finishRequest(&events)

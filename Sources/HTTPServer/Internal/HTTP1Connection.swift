@@ -88,7 +88,8 @@ final class HTTP1Connection {
         self.responder = responder
         self.readBuffer = readBuffer
         self.budget = budget
-        machine = HTTPConnectionStateMachine(nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits)
+        machine = HTTPConnectionStateMachine(
+            nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits, screensHeadsWithBody: true)
     }
 
     func start() { settle() }
@@ -207,11 +208,11 @@ final class HTTP1Connection {
                 phase = .http1
                 let first = sniffed
                 sniffed = []
-                run(machine.bytesReceived(first, nowMilliseconds: now))
+                run(machine.bytesReceived(first, nowMilliseconds: now, screen: screenHead))
                 accountHeldBytes()
             }
         case .http1:
-            run(machine.bytesReceived(bytes, nowMilliseconds: now))
+            run(machine.bytesReceived(bytes, nowMilliseconds: now, screen: screenHead))
             accountHeldBytes()
         case .lingering:
             lingerDiscardedBytes += bytes.count
@@ -219,6 +220,11 @@ final class HTTP1Connection {
         case .finished:
             return
         }
+    }
+
+    /// The responder's say on a head whose body has not been read.
+    private func screenHead(_ head: HTTPRequestHead) -> HTTPResponse? {
+        responder.refuseBeforeBody(head, origin: RequestOrigin(protocolName: "HTTP/1.1", remotePeer: socket.remotePeer))
     }
 
     private func peerClosed() {
@@ -241,17 +247,22 @@ final class HTTP1Connection {
                 dispatch(request, keepAlive: keepAlive)
             case .writeErrorAndClose(let error):
                 let origin = RequestOrigin(protocolName: "HTTP/1.1", remotePeer: socket.remotePeer)
-                let response = responder.framingFailure(error, origin: origin)
-                let date = HTTPServerClock.imfFixdate()
-                enqueue(
-                    HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
-                    then: .closeGracefully)
+                writeAndClose(responder.framingFailure(error, origin: origin))
+            case .writeResponseAndClose(let response):
+                writeAndClose(response)
             case .cancelInFlight:
                 inFlightTask?.cancel()
             case .close:
                 if outputIndex == output.count { beginLinger() } else { afterOutput = .closeGracefully }
             }
         }
+    }
+
+    /// A response the connection answers itself (Connection: close), then
+    /// a graceful close (the linger discards what the client still sends).
+    private func writeAndClose(_ response: HTTPResponse) {
+        let date = HTTPServerClock.imfFixdate()
+        enqueue(HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date), then: .closeGracefully)
     }
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {

@@ -4,7 +4,8 @@
 /// `HTTPServer.Configuration.requestBytesBufferedMax`. Per-path body limits
 /// bound one request; without this, many connections each sending a body
 /// under its limit, and stalling, could hold more than the process may use
-/// (before any bearer token is checked: bodies are read whole first).
+/// (bodies are read whole before the handler runs; only what the responder
+/// refuses from the head, `HTTPResponder.refuseBeforeBody`, holds none).
 /// Loop-confined (hence `@unchecked Sendable`: the HTTP/2 stream factory
 /// that captures it is `@Sendable`, but every holder runs on the server's loop).
 final class RequestBytesBudget: @unchecked Sendable {

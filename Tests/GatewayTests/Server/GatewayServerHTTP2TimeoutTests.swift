@@ -111,10 +111,13 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
         let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 3)
             try client.sendHTTP2Preface()
-            // POST / with END_HEADERS but no END_STREAM, and no body ever:
-            // HPACK static :method POST (3), :scheme http (6), :path / (4),
-            // :authority "x" (literal, indexed name 1).
-            let block: [UInt8] = [0x83, 0x86, 0x84, 0x41, 0x01, UInt8(ascii: "x")]
+            // POST to the notification route (no token needed, so its head
+            // is not refused before the body) with END_HEADERS but no
+            // END_STREAM, and no body ever: HPACK static :method POST (3),
+            // :scheme http (6), :path (literal, indexed name 4), :authority
+            // "x" (literal, indexed name 1).
+            let block: [UInt8] = [0x83, 0x86] + RawHTTPClient.literal(nameIndex: 4, value: "/api/v1/payments/apple/notifications")
+                + [0x41, 0x01, UInt8(ascii: "x")]
             try client.send(RawHTTPClient.frame(type: 0x1, flags: 0x4, streamID: 1, payload: block))
             // The connection stays open (long idle timeout): read until the
             // receive timeout, then look at what came.

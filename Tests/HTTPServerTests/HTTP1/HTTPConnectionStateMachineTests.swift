@@ -166,6 +166,66 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.deadlineMilliseconds, 20_000 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
     }
 
+    // MARK: Heads screened before their body
+
+    private let postHead = Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n".utf8)
+    private let refusal = HTTPResponse(status: 401, headers: HTTPHeaders(), body: Array("no".utf8))
+
+    func testARefusedHeadIsAnsweredUnreadAndTheConnectionCloses() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
+        var seen: [HTTPRequestHead] = []
+        let actions = machine.bytesReceived(postHead + Array("ab".utf8), nowMilliseconds: 0) { head in
+            seen.append(head)
+            return self.refusal
+        }
+        XCTAssertEqual(seen.map(\.target), ["/x"])
+        XCTAssertEqual(seen.first?.headers.first("content-length"), "5")
+        XCTAssertEqual(actions, [.writeResponseAndClose(refusal)])
+        XCTAssertTrue(machine.isClosed)
+        XCTAssertFalse(machine.wantsRead, "the rest of the body is never read as a request")
+        XCTAssertEqual(machine.heldByteCount, 0, "what came of the body is dropped")
+    }
+
+    func testAHeadTheScreenPassesIsReadAsUsual() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
+        var screened = 0
+        let actions = machine.bytesReceived(postHead + Array("hello".utf8) + get, nowMilliseconds: 0) { _ in
+            screened += 1
+            return nil
+        }
+        XCTAssertEqual(screened, 1, "only the head with a body is screened")
+        XCTAssertEqual(actions.count, 1)
+        guard case .dispatch(let request, true) = actions.first else { return XCTFail("\(actions)") }
+        XCTAssertEqual(request.body, Array("hello".utf8))
+        guard case .dispatch(let next, true) = machine.responseWritten(nowMilliseconds: 1).first else { return XCTFail() }
+        XCTAssertEqual(next.method, "GET")
+    }
+
+    func testARefusalWaitsForTheRequestsBeforeItAndDropsThoseAfter() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
+        let first = machine.bytesReceived(get + postHead + Array("hello".utf8) + get, nowMilliseconds: 0) { _ in self.refusal }
+        guard case .dispatch(let request, true)? = first.first, first.count == 1 else { return XCTFail("\(first)") }
+        XCTAssertEqual(request.method, "GET")
+        XCTAssertFalse(machine.wantsRead)
+        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 1), [.writeResponseAndClose(refusal)])
+    }
+
+    func testExpectContinueIsNotSentForARefusedHead() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
+        let head = Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n".utf8)
+        XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 0) { _ in self.refusal }, [.writeResponseAndClose(refusal)])
+    }
+
+    func testWithoutScreeningNoHeadIsShown() {
+        var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
+        var screened = 0
+        _ = machine.bytesReceived(postHead + Array("hello".utf8), nowMilliseconds: 0) { _ in
+            screened += 1
+            return self.refusal
+        }
+        XCTAssertEqual(screened, 0)
+    }
+
     /// Seeded random event sequences: never two requests in flight, nothing
     /// after closing, the request cap respected, and a deadline whenever the
     /// connection is open and idle-waiting.
@@ -174,7 +234,13 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         let pieces = [get, getClose, Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc".utf8),
                       Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), Array("GE".utf8)]
         for _ in 0..<500 {
-            var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: 5)
+            var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: 5, screensHeadsWithBody: true)
+            var screened = 0
+            // Every third head with a body is refused unread.
+            let screen: (HTTPRequestHead) -> HTTPResponse? = { _ in
+                screened += 1
+                return screened % 3 == 0 ? HTTPResponse(status: 401) : nil
+            }
             var now: Int64 = 0
             var inFlight = false
             var closed = false
@@ -189,7 +255,7 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                     guard machine.wantsRead else { continue }
                     var bytes = pieces[Int(generator.next() % UInt64(pieces.count))]
                     bytes = Array(bytes.prefix(1 + Int(generator.next() % UInt64(bytes.count))))
-                    actions = machine.bytesReceived(bytes, nowMilliseconds: now)
+                    actions = machine.bytesReceived(bytes, nowMilliseconds: now, screen: screen)
                 case 2:
                     guard inFlight else { continue }
                     inFlight = false
@@ -204,7 +270,7 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
                         XCTAssertFalse(inFlight, "one request at a time")
                         inFlight = true
                         dispatchedCount += 1
-                    case .writeErrorAndClose, .close:
+                    case .writeErrorAndClose, .writeResponseAndClose, .close:
                         closed = true
                     case .writeContinue:
                         XCTAssertFalse(inFlight)
