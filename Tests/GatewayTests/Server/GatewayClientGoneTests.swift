@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Metrics
+import TestSupport
 import XCTest
 @testable import Gateway
 
@@ -146,20 +147,7 @@ final class GatewayClientGoneTests: XCTestCase {
     }
 
     /// A literal header field with incremental indexing and an indexed name (RFC 7541 section 6.2.1).
-    private static func literal(nameIndex: UInt8, value: String) -> [UInt8] {
-        [0x40 | nameIndex] + integer(value.utf8.count, prefixBits: 7) + Array(value.utf8)
-    }
-
-    /// An HPACK integer with an empty prefix of `prefixBits` bits (RFC 7541 section 5.1).
-    private static func integer(_ value: Int, prefixBits: Int) -> [UInt8] {
-        let limit = (1 << prefixBits) - 1
-        guard value >= limit else { return [UInt8(value)] }
-        var bytes = [UInt8(limit)]
-        var rest = value - limit
-        while rest >= 128 {
-            bytes.append(UInt8(rest % 128 + 128))
-            rest /= 128
-        }
-        return bytes + [UInt8(rest)]
+    private static func literal(nameIndex: Int, value: String) -> [UInt8] {
+        HTTP2FrameBytes.literalField(nameIndex: nameIndex, value: value, indexed: true)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -152,29 +153,13 @@ extension RawHTTPClient {
     }
 
     static func frame(type: UInt8, flags: UInt8, streamID: UInt32, payload: [UInt8]) -> [UInt8] {
-        let length = payload.count
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(streamID >> 24 & 0x7F), UInt8(streamID >> 16 & 0xFF), UInt8(streamID >> 8 & 0xFF), UInt8(streamID & 0xFF)]
-            + payload
+        HTTP2FrameBytes.frame(type: type, flags: flags, streamID: streamID, payload: payload)
     }
 
     /// An HPACK literal header field without indexing, with the name at
     /// `nameIndex` of the static table and no Huffman coding (RFC 7541 6.2.2).
     static func literal(nameIndex: Int, value: String) -> [UInt8] {
-        hpackInteger(nameIndex, prefixBits: 4) + hpackInteger(value.utf8.count, prefixBits: 7) + Array(value.utf8)
-    }
-
-    /// An HPACK integer with an empty prefix of `prefixBits` bits (RFC 7541 5.1).
-    static func hpackInteger(_ value: Int, prefixBits: Int) -> [UInt8] {
-        let limit = (1 << prefixBits) - 1
-        guard value >= limit else { return [UInt8(value)] }
-        var bytes = [UInt8(limit)]
-        var rest = value - limit
-        while rest >= 128 {
-            bytes.append(UInt8(rest % 128 + 128))
-            rest /= 128
-        }
-        return bytes + [UInt8(rest)]
+        HTTP2FrameBytes.literalField(nameIndex: nameIndex, value: value)
     }
 
     /// A GET's header block: :method GET and :scheme http from the static

@@ -39,7 +39,7 @@ final class H2CClient: @unchecked Sendable {
         static let windowUpdate: UInt8 = 0x8
     }
 
-    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    static let preface = HTTP2FrameBytes.preface
 
     let fd: Int32
     private var pending: [UInt8] = []
@@ -60,10 +60,7 @@ final class H2CClient: @unchecked Sendable {
     }
 
     static func frame(type: UInt8, flags: UInt8, streamID: UInt32, payload: [UInt8]) -> [UInt8] {
-        let length = payload.count
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(streamID >> 24 & 0x7F), UInt8(streamID >> 16 & 0xFF), UInt8(streamID >> 8 & 0xFF), UInt8(streamID & 0xFF)]
-            + payload
+        HTTP2FrameBytes.frame(type: type, flags: flags, streamID: streamID, payload: payload)
     }
 
     /// The preface and an empty SETTINGS frame.
@@ -73,25 +70,7 @@ final class H2CClient: @unchecked Sendable {
 
     /// A header block of literal fields without indexing, new names (RFC 7541 6.2.2).
     static func headerBlock(_ fields: [(String, String)]) -> [UInt8] {
-        var block: [UInt8] = []
-        for (name, value) in fields {
-            block += [0x00] + integer(name.utf8.count, prefixBits: 7) + Array(name.utf8)
-            block += integer(value.utf8.count, prefixBits: 7) + Array(value.utf8)
-        }
-        return block
-    }
-
-    /// An HPACK integer with an empty prefix of `prefixBits` bits (RFC 7541 5.1).
-    static func integer(_ value: Int, prefixBits: Int) -> [UInt8] {
-        let limit = (1 << prefixBits) - 1
-        guard value >= limit else { return [UInt8(value)] }
-        var bytes = [UInt8(limit)]
-        var rest = value - limit
-        while rest >= 128 {
-            bytes.append(UInt8(rest % 128 + 128))
-            rest /= 128
-        }
-        return bytes + [UInt8(rest)]
+        fields.flatMap { HTTP2FrameBytes.literalField(name: $0.0, value: $0.1) }
     }
 
     static func request(method: String, path: String, extra: [(String, String)] = []) -> [(String, String)] {

@@ -54,21 +54,12 @@ final class RawHTTP2Client: @unchecked Sendable {
     }
 
     static func frame(type: UInt8, flags: UInt8, streamID: UInt32, payload: [UInt8]) -> [UInt8] {
-        let length = payload.count
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(streamID >> 24 & 0x7F), UInt8(streamID >> 16 & 0xFF), UInt8(streamID >> 8 & 0xFF), UInt8(streamID & 0xFF)] + payload
+        HTTP2FrameBytes.frame(type: type, flags: flags, streamID: streamID, payload: payload)
     }
 
     /// HPACK "literal header field without indexing, new name" for each field.
     static func headerBlock(_ fields: [(String, String)]) -> [UInt8] {
-        var block: [UInt8] = []
-        for (name, value) in fields {
-            precondition(name.utf8.count < 127 && value.utf8.count < 127)
-            block.append(0)
-            block.append(UInt8(name.utf8.count)); block += Array(name.utf8)
-            block.append(UInt8(value.utf8.count)); block += Array(value.utf8)
-        }
-        return block
+        fields.flatMap { HTTP2FrameBytes.literalField(name: $0.0, value: $0.1) }
     }
 
     static func grpcRequest(path: String, contentType: String = "application/grpc", extra: [(String, String)] = []) -> [(String, String)] {
