@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport", "PostgresClient"]),
         .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
-        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport"]),
+        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport", "UTCTime"]),
         .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
         .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "Logging", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit", "ServiceKitDatabase"]),
         .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "Metrics"]),

@@ -1,6 +1,7 @@
 @testable import AppStoreServerAPI
 import RPCCore
 import StrictJSON
+import UTCTime
 import XCTest
 
 /// Error mapping, retryability and the retry decisions, without I/O.
@@ -52,6 +53,15 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertEqual(error.apiErrorCode, .rateLimitExceeded)
         XCTAssertEqual(error.retryAfter, .seconds(3))
         XCTAssertTrue(error.isRetryable)
+        // As Apple sends it: the UNIX time in milliseconds of the next request
+        // allowed, here 20 s from now (read against the wall clock).
+        let next = UTCDateTime.now().unixMilliseconds + 20_000
+        let apple = AppStoreServerAPIClient.error(
+            from: response(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#, headers: [("retry-after", "\(next)")]),
+            parser: parser)
+        let wait = try? XCTUnwrap(apple.retryAfter)
+        XCTAssertGreaterThan(wait ?? .zero, .seconds(15), "not a day, not zero")
+        XCTAssertLessThanOrEqual(wait ?? .zero, .seconds(20))
     }
 
     func testUnauthorizedPlainTextBody() {
@@ -99,6 +109,17 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertNil(RetryAfter.parse("Wednesday, 21-Oct-15 07:28:30 GMT", nowUnixMilliseconds: now))
         XCTAssertNil(RetryAfter.parse("soon"))
         XCTAssertNil(RetryAfter.parse("-5"))
+    }
+
+    /// Apple's form: the UNIX time, in milliseconds, of the next request allowed.
+    func testRetryAfterAsAppleSendsItIsAUnixTimeInMilliseconds() {
+        let now: Int64 = 1_767_225_600_000 // 2026-01-01T00:00:00Z
+        XCTAssertEqual(RetryAfter.parse("1767225630000", nowUnixMilliseconds: now), .seconds(30))
+        XCTAssertEqual(RetryAfter.parse("1767225600250", nowUnixMilliseconds: now), .milliseconds(250))
+        XCTAssertEqual(RetryAfter.parse("1767225599000", nowUnixMilliseconds: now), .zero, "a time already past")
+        XCTAssertEqual(RetryAfter.parse("1767484800000", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax), "three days on: capped")
+        XCTAssertEqual(RetryAfter.parse("1000000000000", nowUnixMilliseconds: now), .zero, "the smallest number read as a time")
+        XCTAssertEqual(RetryAfter.parse("999999999999", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax), "below it: delay-seconds")
     }
 
     private func policy(_ configure: (inout AppStoreServerAPILimits) -> Void = { _ in }) -> RetryPolicy {

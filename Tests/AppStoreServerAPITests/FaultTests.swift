@@ -41,9 +41,24 @@ final class FaultTests: XCTestCase {
         }
     }
 
-    func testRateLimitRetryAfterIsObeyed() async throws {
+    /// Apple's form: Retry-After is the UNIX time, in milliseconds, of the
+    /// next request allowed (read as a day's wait before session 20).
+    func testRateLimitRetryAfterAsAppleSendsItIsObeyed() async throws {
         let client = try client()
         try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 1], match: path)
+        let started = ContinuousClock.now
+        let info = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        let elapsed = ContinuousClock.now - started
+        XCTAssertEqual(try fixture.verifyTransaction(info.signedTransactionInfo).transactionId, transactionId)
+        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(900), "the client waited until the time Apple named")
+        XCTAssertLessThan(elapsed, .seconds(5))
+        let statuses = try await fixture.standIn.requests().map { $0["status"] as? Int }
+        XCTAssertEqual(statuses, [429, 200])
+    }
+
+    func testRateLimitRetryAfterIsObeyed() async throws {
+        let client = try client()
+        try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 1, "retryAfterForm": "delay-seconds"], match: path)
         let started = ContinuousClock.now
         let info = try await client.transactionInfo(transactionId: transactionId, environment: .production)
         let elapsed = ContinuousClock.now - started
@@ -64,7 +79,9 @@ final class FaultTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "no 30 s wait inside the call")
         XCTAssertEqual(error?.kind, .rateLimited)
         XCTAssertEqual(error?.apiErrorCode, .rateLimitExceeded)
-        XCTAssertEqual(error?.retryAfter, .seconds(30))
+        let wait = error?.retryAfter ?? .zero
+        XCTAssertGreaterThan(wait, .seconds(25), "Apple's time, 30 s on, read as the wait until it")
+        XCTAssertLessThanOrEqual(wait, .seconds(30))
         XCTAssertEqual(error?.isRetryable, true)
     }
 

@@ -19,7 +19,8 @@ that CA's root. Pages carry real opaque tokens (HMAC-protected revision and
 paginationToken, bound to the query; pagination tokens expire).
 
 Control: one JSON command per line on stdin, one JSON answer per line on
-stdout (see `control`): faults (HTTP status, 429 with Retry-After, slow
+stdout (see `control`): faults (HTTP status, 429 with Retry-After in Apple's
+UNIX-milliseconds form, slow
 answers, dropped connections), data added at run time (transactions,
 notifications, orders), the request log (with each request's time and JSON
 body), token lifetime, reset. The
@@ -650,10 +651,20 @@ class Server:
         if fault and fault["kind"] == "rate_limit":
             payload = {"errorCode": 4290000, "errorMessage": "Rate limit exceeded."}
             return await self.respond(connection, writer, stream_id, 429, json.dumps(payload).encode(), "application/json",
-                                      record, state, extra=[("retry-after", str(fault["retryAfter"]))])
+                                      record, state, extra=[("retry-after", self.retry_after(fault))])
         status, payload = self.route(environment, method, path, query_text, body)
         data = b"" if payload is None else json.dumps(payload).encode()
         await self.respond(connection, writer, stream_id, status, data, "application/json", record, state)
+
+    @staticmethod
+    def retry_after(fault):
+        """A 429's Retry-After as Apple sends it ("a UNIX time, in
+        milliseconds, that informs you when you can next send a request",
+        Identifying rate limits): `retryAfter` seconds from now. With
+        "retryAfterForm": "delay-seconds", RFC 9110's form instead."""
+        if fault.get("retryAfterForm") == "delay-seconds":
+            return str(fault["retryAfter"])
+        return str(int(time.time() * 1000 + float(fault["retryAfter"]) * 1000))
 
     def route(self, environment, method, path, query_text, body):
         store = self.stores[environment]
