@@ -42,14 +42,35 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
     /// refused answer is not sent again): nothing consumed or nothing
     /// delivered prorates to the whole, GRANT_FULL.
     func testAProratedPreferenceWithNothingConsumedIsSentAsGrantFull() {
-        for zero in [facts(spent: 0, preference: .grantProrated), facts(delivered: false, preference: .grantProrated),
-                     facts(credited: nil, spent: nil, preference: .grantProrated)] {
+        for zero in [facts(spent: 0, preference: .grantProrated), facts(delivered: false, preference: .grantProrated)] {
             guard case .send(let request) = ConsumptionAnswerRule.decide(zero) else { return XCTFail("expected send") }
             XCTAssertEqual(request.consumptionPercentage, 0)
             XCTAssertEqual(request.refundPreference, .grantFull)
         }
         guard case .send(let declined) = ConsumptionAnswerRule.decide(facts(spent: 0, preference: .decline)) else { return XCTFail() }
         XCTAssertEqual(declined.refundPreference, .decline, "other preferences are sent as set")
+    }
+
+    /// Apple also refuses GRANT_PRORATED at 100000: everything consumed
+    /// prorates to nothing, DECLINE (it was sent as GRANT_PRORATED, refused
+    /// with a 400 and never sent again: Apple got no consumption data for
+    /// the case that matters most). With no share known, no preference.
+    func testAProratedPreferenceWithEverythingConsumedIsSentAsDecline() {
+        guard case .send(let all) = ConsumptionAnswerRule.decide(facts(credited: 100, spent: 100, preference: .grantProrated)) else {
+            return XCTFail("expected send")
+        }
+        XCTAssertEqual(all.consumptionPercentage, 100_000)
+        XCTAssertEqual(all.refundPreference, .decline)
+        guard case .send(let part) = ConsumptionAnswerRule.decide(facts(credited: 100, spent: 99, preference: .grantProrated)) else {
+            return XCTFail("expected send")
+        }
+        XCTAssertEqual(part.consumptionPercentage, 99_000)
+        XCTAssertEqual(part.refundPreference, .grantProrated)
+        guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil, preference: .grantProrated)) else {
+            return XCTFail("expected send")
+        }
+        XCTAssertNil(unknown.consumptionPercentage)
+        XCTAssertNil(unknown.refundPreference)
     }
 
     func testNothingIsSentWithoutConsentOrWhenDisabled() {
@@ -59,13 +80,13 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(enabled: false, consented: false)), .skip(reason: "disabled"))
     }
 
-    func testAPurchaseNotCreditedIsUndeliveredAndAnUnknownLotIsZero() {
+    func testAPurchaseNotCreditedIsUndeliveredAndAnUnknownLotClaimsNoShare() {
         guard case .send(let undelivered) = ConsumptionAnswerRule.decide(facts(delivered: false)) else { return XCTFail("expected send") }
         XCTAssertEqual(undelivered.deliveryStatus, .undeliveredOther)
         XCTAssertEqual(undelivered.consumptionPercentage, 0)
         guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil)) else { return XCTFail("expected send") }
         XCTAssertEqual(unknown.deliveryStatus, .delivered)
-        XCTAssertEqual(unknown.consumptionPercentage, 0)
+        XCTAssertNil(unknown.consumptionPercentage, "no share known: none claimed")
         XCTAssertNil(unknown.refundPreference)
     }
 

@@ -56,7 +56,17 @@ enum ConsumptionAnswerRule {
         } else {
             deliveryStatus = .undeliveredOther
         }
-        let percentage = facts.delivered ? percentageMilliunits(spent: facts.spent ?? 0, credited: facts.credited ?? 0) : 0
+        // Apple wants 0 for anything not delivered; a delivered purchase
+        // whose credit lot is unknown (credited before attribution began)
+        // has no share to tell, so none is claimed (nor "nothing consumed").
+        let percentage: Int?
+        if !facts.delivered {
+            percentage = 0
+        } else if let credited = facts.credited {
+            percentage = percentageMilliunits(spent: facts.spent ?? 0, credited: credited)
+        } else {
+            percentage = nil
+        }
         return .send(ConsumptionRequest(
             customerConsented: true, deliveryStatus: deliveryStatus,
             sampleContentProvided: facts.sampleContentProvided, consumptionPercentage: percentage,
@@ -64,13 +74,21 @@ enum ConsumptionAnswerRule {
     }
 
     /// The operator's preference as Apple accepts it: GRANT_PRORATED needs a
-    /// consumption above 0 (Apple refuses the answer otherwise, 400, and a
-    /// refused answer is not sent again); nothing consumed (or nothing
-    /// delivered) prorates to the whole, GRANT_FULL.
+    /// consumption above 0 and below 100000 (Apple refuses the answer
+    /// otherwise, 400, and a refused answer is not sent again). Prorated by
+    /// what is left unconsumed, nothing consumed (or nothing delivered) is
+    /// the whole, GRANT_FULL, and everything consumed is nothing, DECLINE;
+    /// with no share known there is nothing to prorate by, and no
+    /// preference is sent.
     static func refundPreference(_ preference: ConsumptionRequest.RefundPreference?,
-                                 consumptionPercentage: Int) -> ConsumptionRequest.RefundPreference? {
-        if preference == .grantProrated && consumptionPercentage == 0 { return .grantFull }
-        return preference
+                                 consumptionPercentage: Int?) -> ConsumptionRequest.RefundPreference? {
+        guard preference == .grantProrated else { return preference }
+        switch consumptionPercentage {
+        case nil: return nil
+        case 0: return .grantFull
+        case ConsumptionRequest.consumptionPercentageMax: return .decline
+        default: return preference
+        }
     }
 
     /// spent / credited in milliunits (100000 = 100 %), rounded down; 0 when
