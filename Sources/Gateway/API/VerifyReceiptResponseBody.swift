@@ -1,8 +1,9 @@
 import StrictJSON
 
 /// The 200 answer of the receipt route (apple-iap-protocol.md, 3.7): one
-/// result per transaction the receipt listed, in the receipt's order, each
-/// on its own. `success` = credited by this call, `duplicate` = credited
+/// result per transaction the receipt listed that is not another
+/// account's (those are left out), in the receipt's order, each on its
+/// own; `ack` is true when there is at least one. `success` = credited by this call, `duplicate` = credited
 /// before (both: finish the StoreKit transaction), `failed` = the problem
 /// code a verify of that transaction would have answered, and whether
 /// resubmitting the same receipt later could credit it (`retryable`).
@@ -63,6 +64,7 @@ public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
     public var json: JSONValue {
         let succeeded = results.filter { $0.status != .failed }.count
         return .object(JSONObject([
+            "ack": .bool(!results.isEmpty),
             "matchedCount": .integer(Int64(results.count)),
             "successCount": .integer(Int64(succeeded)),
             "failedCount": .integer(Int64(results.count - succeeded)),

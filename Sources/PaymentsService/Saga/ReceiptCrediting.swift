@@ -42,19 +42,30 @@ struct ReceiptCrediting: Sendable {
             throw .receiptInvalid(code: "tooManyTransactions")
         }
         var response = VerifyReceiptResponse()
+        var ignored = 0
         for transactionId in receipt.transactionIds {
-            response.results.append(await credit(transactionId, claimant: claimant, client: client, log: log, requestId: requestId))
+            if let result = await credit(transactionId, claimant: claimant, client: client, log: log, requestId: requestId) {
+                response.results.append(result)
+            } else {
+                ignored += 1
+            }
         }
         log.info("app receipt processed", [
             "matched": "\(response.results.count)",
             "failed": "\(response.results.filter { $0.status == .failed }.count)",
+            "ignored": "\(ignored)",
         ])
         return response
     }
 
-    /// One transaction id of the receipt, to its result.
+    /// One transaction id of the receipt, to its result; nil for a purchase
+    /// of another account (its appAccountToken is another user's, or another
+    /// user claimed it first): ignored, as the receipt-confirmation contract
+    /// says, with an audit line (ids only), and nothing about it is
+    /// answered: a device shared by two accounts must not tell one of the
+    /// other's purchases.
     private func credit(_ transactionId: String, claimant: ValidVerifyRequest, client: AppStoreServerAPIClient, log: Logger,
-                        requestId: String?) async -> ReceiptItemResult {
+                        requestId: String?) async -> ReceiptItemResult? {
         var result = ReceiptItemResult()
         result.transactionId = transactionId
         // The receipt's unsigned text: logged only once it is a transaction id
@@ -82,6 +93,9 @@ struct ReceiptCrediting: Sendable {
             let answer = try await processor.credit(transaction, claimedBy: valid, package: package, log: itemLog, requestId: requestId)
             result.status = answer.outcome == .granted ? .success : .duplicate
             result.creditsAdded = answer.creditsAdded
+        } catch .transactionConflict {
+            itemLog.notice("ignored a transaction of another account in an app receipt")
+            return nil
         } catch {
             itemLog.notice("app receipt item not credited", ["reason": error.reason.rawValue])
             result.status = .failed

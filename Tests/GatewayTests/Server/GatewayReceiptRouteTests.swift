@@ -38,6 +38,7 @@ final class GatewayReceiptRouteTests: XCTestCase {
         XCTAssertEqual(sent.emailHash, try EmailIdentity(hashKey: GatewayHarness.emailHashKey).hash("alice.secret@example.com"))
         XCTAssertEqual(sent.emailMasked, "a***@example.com")
 
+        XCTAssertEqual(response.json["ack"] as? Bool, true)
         XCTAssertEqual(response.json["matchedCount"] as? Int, 4)
         XCTAssertEqual(response.json["successCount"] as? Int, 2, "success and duplicate both count as credited")
         XCTAssertEqual(response.json["failedCount"] as? Int, 2)
