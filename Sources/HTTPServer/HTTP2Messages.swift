@@ -22,6 +22,17 @@ public enum HTTP2Messages {
     public static func request(
         fields: [(name: String, value: String)], body: [UInt8], bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
     ) -> Result<HTTPRequest, HTTPRequestError> {
+        head(fields: fields).flatMap { head in
+            guard body.count <= bodyLimits.bytesMax(target: head.target) else { return .failure(HTTPRequestError(.bodyTooLarge)) }
+            return .success(HTTPRequest(
+                method: head.method, target: head.target, version: .http1_1, headers: head.headers, body: body, keepAlive: true))
+        }
+    }
+
+    /// The head of a stream's header list, refused as `request` refuses it
+    /// (everything but the body): what a responder screens before the body
+    /// (`HTTPResponder.refuseBeforeBody`).
+    public static func head(fields: [(name: String, value: String)]) -> Result<HTTPRequestHead, HTTPRequestError> {
         var method: String?
         var path: String?
         var headers = HTTPHeaders()
@@ -48,8 +59,7 @@ public enum HTTP2Messages {
         guard method.utf8.allSatisfy(HTTPByte.isTokenCharacter) else { return .failure(HTTPRequestError(.invalidMethod)) }
         guard HTTPRequestLine.isOriginForm(Array(path.utf8)[...]) else { return .failure(HTTPRequestError(.invalidTarget)) }
         guard HTTPRequestLine.implementedMethods.contains(method) else { return .failure(HTTPRequestError(.methodNotImplemented)) }
-        guard body.count <= bodyLimits.bytesMax(target: path) else { return .failure(HTTPRequestError(.bodyTooLarge)) }
-        return .success(HTTPRequest(method: method, target: path, version: .http1_1, headers: headers, body: body, keepAlive: true))
+        return .success(HTTPRequestHead(method: method, target: path, headers: headers))
     }
 
     /// The header list for `response`: `:status`, its fields lower-cased

@@ -81,7 +81,10 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             budgetedBytes += listBytes
             headerBytes = listBytes
             fields = headers.map { (name: $0.name, value: $0.value) }
-            if !endStream, let refusal = responder.refuseBeforeBody(Self.head(headers), origin: origin(stream)) {
+            // A malformed head is not screened: the request answers for it
+            // (400/414/501) once complete, as before.
+            if !endStream, case .success(let head) = HTTP2Messages.head(fields: fields),
+               let refusal = responder.refuseBeforeBody(head, origin: origin(stream)) {
                 // Answered before a byte of the body is held; the reset
                 // after the answer stops the client sending it.
                 finish()
@@ -92,24 +95,6 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             }
         }
         if endStream { dispatch() }
-    }
-
-    /// The head as the responder screens it: method, path and the regular
-    /// fields (":authority" as Host, as `HTTP2Messages.request` builds it).
-    /// Malformed heads are refused later, by `HTTP2Messages.request`.
-    private static func head(_ headers: [RPCCore.HTTPHeaderField]) -> HTTPRequestHead {
-        var method = ""
-        var target = ""
-        var regular = HTTPHeaders()
-        for field in headers {
-            switch field.name {
-            case ":method": method = field.value
-            case ":path": target = field.value
-            case ":authority": regular.add(name: "host", value: field.value)
-            default: if !field.name.hasPrefix(":") { regular.add(name: field.name, value: field.value) }
-            }
-        }
-        return HTTPRequestHead(method: method, target: target, headers: regular)
     }
 
     /// What RFC 9113 6.5.2 adds to each field's name and value.
