@@ -201,5 +201,7 @@ public struct ReceiptItemResult: ProtobufMessage, Equatable {
 public struct VerifyReceiptResponse: ProtobufMessage, Equatable {
     public static let protobufName = "payments.v1.VerifyReceiptResponse"
     public var results: [ReceiptItemResult] = []
+    /// Transactions past the first 10, not looked at this time.
+    public var deferredCount: UInt32 = 0
     public init() {}
 }

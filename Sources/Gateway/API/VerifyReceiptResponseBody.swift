@@ -58,8 +58,14 @@ public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
     }
 
     public let results: [Item]
+    /// Transactions of the receipt past the first 10, not looked at this
+    /// time: the app finishes the credited ones and sends the receipt again.
+    public let deferredCount: Int
 
-    public init(results: [Item]) { self.results = results }
+    public init(results: [Item], deferredCount: Int = 0) {
+        self.results = results
+        self.deferredCount = deferredCount
+    }
 
     public var json: JSONValue {
         let succeeded = results.filter { $0.status != .failed }.count
@@ -68,6 +74,7 @@ public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
             "matchedCount": .integer(Int64(results.count)),
             "successCount": .integer(Int64(succeeded)),
             "failedCount": .integer(Int64(results.count - succeeded)),
+            "deferredCount": .integer(Int64(deferredCount)),
             "results": .array(results.map(\.json)),
         ]))
     }

@@ -78,7 +78,7 @@ public enum BackendResponseMapping {
                 creditsAdded: result.creditsAdded, errorCode: code,
                 errorDetail: RPCFailureMapping.isStableCode(result.errorDetail) ? result.errorDetail : nil))
         }
-        return VerifyReceiptResponseBody(results: items)
+        return VerifyReceiptResponseBody(results: items, deferredCount: Int(response.deferredCount))
     }
 
     /// One of `user`'s transactions; anyone else's (or none) is NOT_FOUND,

@@ -30,7 +30,7 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
     case grantFailed(detail: String)
     case internalFailure(detail: String)
     /// A StoreKit 1 app receipt that does not read (`code` is
-    /// `AppReceiptError`'s, or `tooManyTransactions`); nothing is written.
+    /// `AppReceiptError`'s); nothing is written.
     case receiptInvalid(code: String)
     /// The receipt route needs the App Store Server API key, not set here.
     case appleAPINotConfigured

@@ -39,8 +39,9 @@ enum PaymentsLimits {
     /// Transaction Info each, in sequence): StoreKit 1 keeps a consumable in
     /// the receipt only until the app finishes it, so a real receipt lists a
     /// few; 10 lookups of about a second fit the gateway's 30 s deadline.
-    /// A receipt listing more is refused whole (RECEIPT_INVALID,
-    /// `tooManyTransactions`), before any lookup.
+    /// Of a receipt listing more, the first this many are looked up and the
+    /// rest are answered as deferred (`deferred_count`): sent again once the
+    /// app finished the credited ones.
     static let receiptTransactionsMax = 10
     /// The decoded receipt (AppReceiptReader's bound; its default, 512 KiB).
     static let receiptBytesMax = AppReceiptLimits.receiptBytesMaxDefault

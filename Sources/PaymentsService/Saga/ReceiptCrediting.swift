@@ -37,13 +37,19 @@ struct ReceiptCrediting: Sendable {
             log.notice("refused an app receipt for another bundle id")
             throw .transactionInvalid(jwsFailure: "wrong_bundle", problem: "the receipt is for another app")
         }
-        guard receipt.transactionIds.count <= PaymentsLimits.receiptTransactionsMax else {
-            log.notice("refused an app receipt listing too many transactions", ["count": "\(receipt.transactionIds.count)"])
-            throw .receiptInvalid(code: "tooManyTransactions")
-        }
+        // Past the bound the rest waits for the next submission: the app
+        // finishes what this one credits, StoreKit 1 drops those from the
+        // receipt, and the same receipt then lists the rest. Refusing the
+        // whole receipt would leave a user with more unfinished purchases
+        // than the bound without any of them credited, for good.
+        let looked = receipt.transactionIds.prefix(PaymentsLimits.receiptTransactionsMax)
         var response = VerifyReceiptResponse()
+        response.deferredCount = UInt32(receipt.transactionIds.count - looked.count)
+        if response.deferredCount > 0 {
+            log.notice("deferred the transactions of an app receipt past the bound", ["deferred": "\(response.deferredCount)"])
+        }
         var ignored = 0
-        for transactionId in receipt.transactionIds {
+        for transactionId in looked {
             if let result = await credit(transactionId, claimant: claimant, client: client, log: log, requestId: requestId) {
                 response.results.append(result)
             } else {

@@ -13,6 +13,23 @@ final class BackendResponseMappingTests: XCTestCase {
                 + #"","signedTransactionInfo":"a.b.c"}"#).utf8))
     }
 
+    /// A receipt past the first 10 transactions: the rest is deferred, said
+    /// in `deferredCount`; `ack` is whether anything was answered for.
+    func testAReceiptAnswerCarriesAckAndTheDeferredCount() throws {
+        var item = ReceiptItemResult()
+        item.status = .duplicate
+        item.transactionId = "2000000000000001"
+        var response = VerifyReceiptResponse()
+        response.results = [item]
+        response.deferredCount = 3
+        let body = try BackendResponseMapping.receipt(response)
+        XCTAssertEqual(JSONWriter.string(of: body.json),
+            #"{"ack":true,"matchedCount":1,"successCount":1,"failedCount":0,"deferredCount":3,"results":[{"status":"duplicate","transactionId":"2000000000000001","productCode":null,"creditsAdded":0}]}"#)
+        let empty = try BackendResponseMapping.receipt(VerifyReceiptResponse())
+        XCTAssertEqual(JSONWriter.string(of: empty.json),
+            #"{"ack":false,"matchedCount":0,"successCount":0,"failedCount":0,"deferredCount":0,"results":[]}"#)
+    }
+
     func testVerificationOutcomes() throws {
         var response = VerifyTransactionResponse()
         response.outcome = .granted

@@ -39,6 +39,7 @@ final class GatewayReceiptRouteTests: XCTestCase {
         XCTAssertEqual(sent.emailMasked, "a***@example.com")
 
         XCTAssertEqual(response.json["ack"] as? Bool, true)
+        XCTAssertEqual(response.json["deferredCount"] as? Int, 0)
         XCTAssertEqual(response.json["matchedCount"] as? Int, 4)
         XCTAssertEqual(response.json["successCount"] as? Int, 2, "success and duplicate both count as credited")
         XCTAssertEqual(response.json["failedCount"] as? Int, 2)

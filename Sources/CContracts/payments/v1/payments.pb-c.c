@@ -2030,7 +2030,7 @@ const ProtobufCMessageDescriptor payments__v1__receipt_item_result__descriptor =
   (ProtobufCMessageInit) payments__v1__receipt_item_result__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor payments__v1__verify_receipt_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor payments__v1__verify_receipt_response__field_descriptors[2] =
 {
   {
     "results",
@@ -2044,14 +2044,27 @@ static const ProtobufCFieldDescriptor payments__v1__verify_receipt_response__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "deferred_count",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Payments__V1__VerifyReceiptResponse, deferred_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned payments__v1__verify_receipt_response__field_indices_by_name[] = {
+  1,   /* field[1] = deferred_count */
   0,   /* field[0] = results */
 };
 static const ProtobufCIntRange payments__v1__verify_receipt_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor payments__v1__verify_receipt_response__descriptor =
 {
@@ -2061,7 +2074,7 @@ const ProtobufCMessageDescriptor payments__v1__verify_receipt_response__descript
   "Payments__V1__VerifyReceiptResponse",
   "payments.v1",
   sizeof(Payments__V1__VerifyReceiptResponse),
-  1,
+  2,
   payments__v1__verify_receipt_response__field_descriptors,
   payments__v1__verify_receipt_response__field_indices_by_name,
   1,  payments__v1__verify_receipt_response__number_ranges,

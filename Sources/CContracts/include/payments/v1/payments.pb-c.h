@@ -397,10 +397,16 @@ struct  Payments__V1__VerifyReceiptResponse
    */
   size_t n_results;
   Payments__V1__ReceiptItemResult **results;
+  /*
+   * Transactions of the receipt past the first 10, not looked at this time:
+   * once the app finishes the credited ones (StoreKit 1 then drops them from
+   * the receipt), the same receipt sent again lists the rest.
+   */
+  uint32_t deferred_count;
 };
 #define PAYMENTS__V1__VERIFY_RECEIPT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&payments__v1__verify_receipt_response__descriptor) \
-    , 0,NULL }
+    , 0,NULL, 0 }
 
 
 /* Payments__V1__VerifyTransactionRequest methods */
