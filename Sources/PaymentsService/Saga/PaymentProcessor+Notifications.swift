@@ -22,6 +22,13 @@ extension PaymentProcessor {
         /// without the app (`AppleClaimRule`); otherwise it is recorded
         /// unclaimed (`received`) for the app's verify, reconciliation and support.
         case purchase
+        /// CONSUMPTION_REQUEST: owes Apple a consumption answer, and its
+        /// signed transaction is Apple's word on the purchase, recorded as
+        /// ONE_TIME_CHARGE's: a purchase never seen (its ONE_TIME_CHARGE
+        /// lost, the app never submitted it) is claimed through an
+        /// appAccountToken of ours and credited, and the answer can tell
+        /// Apple what was delivered. Without signed data, recorded only.
+        case consumptionRequest
         case recordOnly(outcome: String)
 
         init(_ type: NotificationType) {
@@ -29,7 +36,7 @@ extension PaymentProcessor {
             case .oneTimeCharge: self = .purchase
             case .refund, .revoke: self = .takeBack
             case .refundReversed: self = .restore
-            case .consumptionRequest: self = .recordOnly(outcome: "consumption_requested")
+            case .consumptionRequest: self = .consumptionRequest
             case .test: self = .recordOnly(outcome: "acknowledged")
             default: self = .recordOnly(outcome: "recorded")
             }
@@ -51,6 +58,9 @@ extension PaymentProcessor {
             throw error
         }
     }
+
+    /// The outcome recorded for every CONSUMPTION_REQUEST.
+    static let consumptionOutcome = "consumption_requested"
 
     static func notificationOutcome(of error: PaymentsError) -> NotificationOutcomeLabel {
         switch error {
@@ -82,7 +92,9 @@ extension PaymentProcessor {
         typeLabel = type.rawValue
         let signedTransaction = notification.data?.signedTransactionInfo
         let transaction: JWSTransaction? = if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
-        let effect = NotificationEffect(type)
+        let typeEffect = NotificationEffect(type)
+        let effect = typeEffect == .consumptionRequest && transaction?.transactionId == nil
+            ? .recordOnly(outcome: Self.consumptionOutcome) : typeEffect
         if !effect.isRecordOnly && transaction?.transactionId == nil {
             throw .transactionInvalid(jwsFailure: "claims", problem: "\(type.rawValue) needs data.signedTransactionInfo")
         }
@@ -155,7 +167,7 @@ extension PaymentProcessor {
             Self.verdict(of: transaction).revocation.map(AppleVerdict.revoked)
                 ?? .revoked(Revocation(type: nil, percentageMilliunits: nil, revocationReason: transaction.revocationReason,
                                        dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
-        case .purchase:
+        case .purchase, .consumptionRequest:
             // The transaction's own word (a purchase, unless Apple already revoked it).
             Self.verdict(of: transaction)
         default:
@@ -182,6 +194,10 @@ extension PaymentProcessor {
         switch effect {
         case .recordOnly(let outcome):
             return outcome
+        case .consumptionRequest:
+            // Operators read the request itself; what it did to the purchase
+            // is in the row (and the grant's own audit line).
+            return consumptionOutcome
         case .purchase:
             if after.state.claimed && !(before?.state.claimed ?? false) {
                 return step == .grant ? "grant_scheduled" : "claimed"

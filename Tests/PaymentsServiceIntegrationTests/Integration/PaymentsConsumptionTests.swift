@@ -79,6 +79,40 @@ final class PaymentsConsumptionTests: XCTestCase {
         try await cluster.eventually { try await self.answerRow(cluster, uuid)?.status == status }
     }
 
+    /// A purchase first heard of through its CONSUMPTION_REQUEST (its
+    /// ONE_TIME_CHARGE lost, the app never submitted it): its signed
+    /// transaction claims it through our appAccountToken and credits it
+    /// once, and the answer tells Apple it was delivered (it was recorded
+    /// only, and answered as if no one had consented).
+    func testAConsumptionRequestForAPurchaseNeverSeenCreditsItAndAnswersDelivered() async throws {
+        let fixture = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        _ = try await consent(cluster, user, true)
+        let token = try await cluster.accountToken(user)
+        let transactionId = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)"),
+        ])
+        let uuid = UUID()
+        let answer = try await cluster.notify(try consumptionRequest(cluster, transactionId, token: token, uuid: uuid))
+        XCTAssertEqual(answer.outcome, "consumption_requested")
+        let settled = try await cluster.waitSettled(transactionId, status: "granted")
+        XCTAssertTrue(settled)
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+        let sentOnce = try await waitForStatus(cluster, uuid, "sent")
+        XCTAssertTrue(sentOnce)
+        let bodies = try await sent(fixture, transactionId)
+        let body = try XCTUnwrap(bodies.first)
+        XCTAssertEqual(body["deliveryStatus"] as? String, "DELIVERED")
+        XCTAssertEqual(body["consumptionPercentage"] as? Int, 0)
+        // A redelivery changes nothing.
+        let again = try await cluster.notify(try consumptionRequest(cluster, transactionId, token: token, uuid: uuid))
+        XCTAssertTrue(again.duplicate)
+        try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
+        try await cluster.assertPointsInvariants(users: [user])
+    }
+
     func testWithConsentOneAnswerCarriesTheShareSpentAndARedeliverySendsNothing() async throws {
         let fixture = try await fixture()
         let cluster = fixture.cluster
