@@ -3,10 +3,11 @@ import StrictJSON
 /// The 200 answer of the receipt route (apple-iap-protocol.md, 3.7): one
 /// result per transaction the receipt listed that is not another
 /// account's (those are left out), in the receipt's order, each on its
-/// own; `ack` is true when there is at least one. `success` = credited by this call, `duplicate` = credited
-/// before (both: finish the StoreKit transaction), `failed` = the problem
-/// code a verify of that transaction would have answered, and whether
-/// resubmitting the same receipt later could credit it (`retryable`).
+/// own; `ack` is true when there is at least one. `success` = credited by
+/// this call, `duplicate` = credited before (both: finish the StoreKit
+/// transaction), `failed` = the problem code a verify of that transaction
+/// would have answered, and whether resubmitting the same receipt later
+/// could credit it (`retryable`).
 public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
     public struct Item: Sendable, Equatable {
         public enum Status: String, Sendable {

@@ -23,7 +23,10 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// The target's path, without the query.
-    public var path: Substring {
+    public var path: Substring { Self.path(of: target) }
+
+    /// An origin-form target's path, without the query.
+    static func path(of target: String) -> Substring {
         target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
     }
 

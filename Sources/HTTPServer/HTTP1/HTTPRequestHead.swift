@@ -15,7 +15,5 @@ public struct HTTPRequestHead: Sendable, Equatable {
     }
 
     /// The target's path, without the query.
-    public var path: Substring {
-        target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
-    }
+    public var path: Substring { HTTPRequest.path(of: target) }
 }

@@ -54,7 +54,10 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// (a problem, in the gateway) as HTTP/1.1 gives; the stream is reset
     /// once the answer is out, so the client stops sending.
     private func respondEarly(_ stream: HTTP2Stream, _ error: HTTPRequestError) {
-        let response = responder.framingFailure(error, origin: origin(stream))
+        respondEarly(stream, responder.framingFailure(error, origin: origin(stream)))
+    }
+
+    private func respondEarly(_ stream: HTTP2Stream, _ response: HTTPResponse) {
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: HTTPServerClock.imfFixdate()))
         stream.respondEarly(headers, body: response.body)
     }
@@ -90,8 +93,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
                 finish()
                 releaseBudget()
                 fields = []
-                let responseHeaders = Self.runtimeFields(HTTP2Messages.responseFields(refusal, date: HTTPServerClock.imfFixdate()))
-                return stream.respondEarly(responseHeaders, body: refusal.body)
+                return respondEarly(stream, refusal)
             }
         }
         if endStream { dispatch() }
