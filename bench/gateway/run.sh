@@ -41,6 +41,11 @@
 #            GATEWAY_BENCH_PERF_DWARF=1: call graphs unwound from DWARF (-F 199),
 #            for inclusive shares (perf report --children) where frame
 #            pointers break off in libc and the Swift runtime.
+#            GATEWAY_BENCH_PERF_SCHED=1: instead, half a second from the
+#            middle of each phase of scheduler and syscall tracepoints
+#            (sched_switch, sched_wakeup, sys_enter, sys_exit), for
+#            bench/gateway/call-timeline.py (where a coalesced balance
+#            call's time goes, hop by hop). The tracing slows the phase down.
 #   GATEWAY_BENCH_PHASES=balance  only the balance phase and its `pgbench -S`
 #            reference (no verify, saga or purchase.sql; two transactions are
 #            signed, for the checked verify call): the quick A/B of a change to
@@ -362,7 +367,15 @@ perf_start() {
   perf_phase="$1"
   local graph=(-g -F 499)
   [[ "${GATEWAY_BENCH_PERF_DWARF:-0}" != 1 ]] || graph=(--call-graph dwarf,32768 -F 199)
-  timeout --signal=INT $((seconds + 2)) perf record -q -a "${graph[@]}" -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
+  if [[ "${GATEWAY_BENCH_PERF_SCHED:-0}" == 1 ]]; then
+    # 64 MiB of buffer per CPU holds the half second, so perf does not wake
+    # to drain it in the middle of the trace.
+    { sleep $((seconds / 2))
+      perf record -q -a -m 16384 -e sched:sched_switch -e sched:sched_wakeup -e raw_syscalls:sys_enter \
+        -e raw_syscalls:sys_exit -o "$perf_dir/$1.data" -- sleep 0.5 >/dev/null 2>"$perf_dir/$1.log"; } &
+  else
+    timeout --signal=INT $((seconds + 2)) perf record -q -a "${graph[@]}" -o "$perf_dir/$1.data" >/dev/null 2>"$perf_dir/$1.log" &
+  fi
   perf_pid=$!
 }
 perf_stop() {
