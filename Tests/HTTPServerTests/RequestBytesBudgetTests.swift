@@ -118,6 +118,55 @@ final class RequestBytesBudgetTests: XCTestCase {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
+    /// A header block still arriving counts too: a connection may hold one
+    /// (up to 16 KiB) for as long as its CONTINUATION frames stall, so
+    /// thousands of connections could hold far more than the bound. One
+    /// that passes the bound while arriving is not kept and is answered 503
+    /// once complete; one that completes within it is counted once.
+    func testHTTP2HeaderBlocksStillArrivingCountAgainstTheServersBound() async throws {
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLength())
+        let port = try await server.start()
+        // About 12,100 bytes counted each: one fits, two do not.
+        let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
+        let unfinishedHeaders = H2CClient.frame(type: H2CClient.FrameType.headers, flags: 0, streamID: 1,
+                                                payload: H2CClient.headerBlock(padded))
+        let lastContinuation = H2CClient.frame(type: 0x9, flags: 0x4, streamID: 1, payload: [])
+        let (refusedWhole, refusedArriving, first, next) = try await offPool {
+            () -> ([H2CClient.Frame]?, [H2CClient.Frame]?, [H2CClient.Frame]?, [H2CClient.Frame]?) in
+            // A's block arrives without END_HEADERS and stalls.
+            let stalled = try H2CClient(port: port)
+            try stalled.sendPreface()
+            try stalled.send(unfinishedHeaders)
+            _ = stalled.readFrame()  // the server's SETTINGS: A's bytes were read
+            // B's whole header list would pass the bound with A's block.
+            let whole = try H2CClient(port: port)
+            try whole.sendPreface()
+            try whole.sendHeaders(streamID: 1, fields: padded, endStream: false)
+            let refusedWhole = whole.readStream(1)
+            // C's block passes the bound while arriving: answered once complete.
+            let arriving = try H2CClient(port: port)
+            try arriving.sendPreface()
+            try arriving.send(unfinishedHeaders)
+            try arriving.send(lastContinuation)
+            let refusedArriving = arriving.readStream(1)
+            // A's block completes (an empty CONTINUATION with END_HEADERS),
+            // counted once, and its request is answered.
+            try stalled.send(lastContinuation)
+            try stalled.sendData(streamID: 1, bytes: Array("hello".utf8), endStream: true)
+            let first = stalled.readStream(1)
+            // Everything was given back: the same list fits again.
+            try whole.sendHeaders(streamID: 3, fields: padded, endStream: true)
+            return (refusedWhole, refusedArriving, first, whole.readStream(3))
+        }
+        for refused in [refusedWhole, refusedArriving] {
+            XCTAssertEqual(refused?.first?.type, H2CClient.FrameType.headers, "an early answer")
+            XCTAssertEqual(refused?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "bufferedBytesExhausted")
+        }
+        XCTAssertEqual(first?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "5", "A's body length")
+        XCTAssertEqual(next?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "0", "answered, not refused")
+        await server.shutdown(gracePeriod: .seconds(1))
+    }
+
     func testTheBudgetRefusesOnlyWhatDoesNotFit() {
         let budget = RequestBytesBudget(bytesMax: 100)
         XCTAssertTrue(budget.resize(from: 0, to: 60))

@@ -28,6 +28,13 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// for a whole field held here, so it is counted as decoded (name,
     /// value and 32 bytes per field, as SETTINGS_MAX_HEADER_LIST_SIZE counts).
     private var headerBytes = 0
+    /// The share of a header block still arriving, counted as it is
+    /// decoded (`streamIsReceivingHeaders`) until it is complete: each
+    /// connection may have one in progress, up to 16 KiB.
+    private var receivingBytes = 0
+    /// The block arriving would have passed the server's bound: its fields
+    /// were dropped, and it is answered 503 once complete.
+    private var receivingPastBudget = false
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
@@ -72,8 +79,33 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         requestTimer = nil
     }
 
+    func streamIsReceivingHeaders(_ stream: HTTP2Stream, bytes: Int) -> Bool {
+        let held = budgetedBytes - receivingBytes + bytes
+        guard budget.resize(from: budgetedBytes, to: held) else {
+            // The connection drops the block's fields from here on.
+            receivingPastBudget = true
+            return false
+        }
+        budgetedBytes = held
+        receivingBytes = bytes
+        return true
+    }
+
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [RPCCore.HTTPHeaderField], endStream: Bool) {
+        // The block is complete: its share while arriving ends (a request's
+        // head is counted again below, as the list it is).
+        _ = budget.resize(from: budgetedBytes, to: budgetedBytes - receivingBytes)
+        budgetedBytes -= receivingBytes
+        receivingBytes = 0
+        let pastBudget = receivingPastBudget
+        receivingPastBudget = false
         guard !finished else { return }
+        if pastBudget && !hasHeaders {
+            // The head's fields were not kept: answered as a whole list past the bound is.
+            finish()
+            releaseBudget()
+            return respondEarly(stream, HTTPRequestError(.bufferedBytesExhausted))
+        }
         if !hasHeaders {
             hasHeaders = true
             let listBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + Self.fieldOverheadBytes }
@@ -127,6 +159,7 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         _ = budget.resize(from: budgetedBytes, to: 0)
         budgetedBytes = 0
         headerBytes = 0
+        receivingBytes = 0
     }
 
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {

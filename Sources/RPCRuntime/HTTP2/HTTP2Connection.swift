@@ -655,6 +655,14 @@ public final class HTTP2Connection {
         if stream.receivingHeaderBytes > limits.headerListBytesMax {
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
+        // The rest of a refused block is still decoded (HPACK's table) but not kept.
+        if stream.droppingReceivedHeaders { return 0 }
+        if role == .server, let delegate = stream.delegate,
+           !delegate.streamIsReceivingHeaders(stream, bytes: stream.receivingHeaderBytes) {
+            stream.droppingReceivedHeaders = true
+            stream.receivingHeaders = []
+            return 0
+        }
         if stream.receivingHeaders.isEmpty { stream.receivingHeaders.reserveCapacity(Self.headerFieldsExpected) }
         stream.receivingHeaders.append(HTTPHeaderField(
             name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
@@ -670,6 +678,7 @@ public final class HTTP2Connection {
             let fields = stream.receivingHeaders
             stream.receivingHeaders = []
             stream.receivingHeaderBytes = 0
+            stream.droppingReceivedHeaders = false
             // Informational (1xx) responses carry nothing for us.
             if role == .client, let status = fields.first(named: ":status"), status.hasPrefix("1") { return 0 }
             stream.delegate?.streamDidReceiveHeaders(stream, headers: fields, endStream: endStream)

@@ -14,6 +14,14 @@ public protocol HTTP2StreamDelegate: AnyObject {
     /// the chunk was not delivered. Answer or reset the stream and drop what
     /// it buffered (its count is released after this returns).
     func streamDidExceedBufferedBytesLimit(_ stream: HTTP2Stream)
+    /// Server side: the header block this stream is receiving has grown to
+    /// `bytes` (each field's name and value as decoded, plus 32, as
+    /// SETTINGS_MAX_HEADER_LIST_SIZE counts), before `streamDidReceiveHeaders`.
+    /// False: the block's fields are not kept (the rest is still decoded,
+    /// for HPACK's table, and not asked about), and when it completes
+    /// `streamDidReceiveHeaders` gets no fields; the delegate answers or
+    /// resets the stream then.
+    func streamIsReceivingHeaders(_ stream: HTTP2Stream, bytes: Int) -> Bool
 }
 
 extension HTTP2StreamDelegate {
@@ -21,6 +29,9 @@ extension HTTP2StreamDelegate {
     public func streamDidExceedBufferedBytesLimit(_ stream: HTTP2Stream) {
         stream.reset(errorCode: HTTP2Stream.ErrorCode.enhanceYourCalm)
     }
+
+    /// By default a block is held up to `RPCLimits.headerListBytesMax`.
+    public func streamIsReceivingHeaders(_ stream: HTTP2Stream, bytes: Int) -> Bool { true }
 }
 
 /// One HTTP/2 stream. Loop-confined: use it only on its connection's event loop.
@@ -42,6 +53,8 @@ public final class HTTP2Stream {
     // Inbound headers being assembled.
     var receivingHeaders: [HTTPHeaderField] = []
     var receivingHeaderBytes = 0
+    /// The delegate refused to hold the block in progress (`streamIsReceivingHeaders`).
+    var droppingReceivedHeaders = false
     // Outbound body, served by nghttp2's data provider.
     var outbound: [UInt8] = []
     var outboundIndex = 0
