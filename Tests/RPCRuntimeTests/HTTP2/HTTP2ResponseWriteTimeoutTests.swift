@@ -98,7 +98,13 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
         let (server, port) = try startServer(bodyBytes: 8 * 1024 * 1024, closes: closes)
         let fd = try await Self.connectWithoutReading(port: port)
         defer { close(fd) }
-        // The client reads nothing from here on.
+        // The client reads nothing from here on. Its stream ends with the
+        // connection (waited for first: on a busy machine the server may
+        // not have taken the connection in yet, and "no connection" would
+        // hold before the test began).
+        for _ in 0..<1000 where closes.all.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let left = try await waitUntilNoConnection(server)
         XCTAssertEqual(left, 0, "a connection whose peer reads nothing is closed")
         XCTAssertEqual(closes.all, [HTTP2ErrorCodes.connectionClosed], "the stream ended with its connection")
