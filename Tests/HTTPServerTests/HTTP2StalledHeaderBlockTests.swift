@@ -9,20 +9,10 @@ import XCTest
 /// deadline ends it. The stream is answered at the deadline, reset, and the
 /// connection, left without streams, gets GOAWAY and is closed.
 final class HTTP2StalledHeaderBlockTests: XCTestCase {
-    private struct Answering: HTTPResponder {
-        func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
-            HTTPResponse(status: 200, body: Array("ok".utf8))
-        }
-
-        func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
-            HTTPResponse(status: error.status, body: Array(error.reason.rawValue.utf8))
-        }
-    }
-
     func testAHeaderBlockThatNeverEndsIsAnsweredAtTheDeadlineAndItsConnectionClosed() async throws {
         let server = try HTTPServer(
             configuration: .init(port: 0, http2IdleTimeoutMilliseconds: 500, http2RequestTimeoutMilliseconds: 300),
-            responder: Answering())
+            responder: BodyLengthResponder())
         let port = try await server.start()
         let (frames, closed) = try await offPool { () -> ([H2CClient.Frame], Bool) in
             let client = try H2CClient(port: port)

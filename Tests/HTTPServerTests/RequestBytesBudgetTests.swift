@@ -9,17 +9,6 @@ import XCTest
 /// many connections each sending a body under its limit, and stalling,
 /// once could hold more than the process may use, before any token check.
 final class RequestBytesBudgetTests: XCTestCase {
-    /// Answers with the length of the body it got.
-    private struct BodyLength: HTTPResponder {
-        func respond(to request: HTTPRequest, origin: RequestOrigin) async -> HTTPResponse {
-            HTTPResponse(status: 200, body: Array("\(request.body.count)".utf8))
-        }
-
-        func framingFailure(_ error: HTTPRequestError, origin: RequestOrigin) -> HTTPResponse {
-            HTTPResponse(status: error.status, body: Array(error.reason.rawValue.utf8))
-        }
-    }
-
     /// A blocking loopback client, used off the cooperative pool.
     private final class Client: @unchecked Sendable {
         private let fd: Int32
@@ -57,7 +46,7 @@ final class RequestBytesBudgetTests: XCTestCase {
     }
 
     func testAConnectionPastTheServersBoundIsAnswered503WhileOthersGoOn() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 100_000), responder: BodyLength())
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 100_000), responder: BodyLengthResponder())
         let port = try await server.start()
         let (first, refused, afterwards) = try await offPool { () -> (String, String, String) in
             // A holds 50,000 bytes of a 60,000-byte body and stalls.
@@ -88,7 +77,7 @@ final class RequestBytesBudgetTests: XCTestCase {
     /// bound is answered 503 at once and reset; the others go on, and what
     /// an answered stream held is given back.
     func testHTTP2HeaderListsCountAgainstTheServersBound() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLength())
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
         let port = try await server.start()
         // About 12,100 bytes counted each: one fits, two do not.
         let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
@@ -124,7 +113,7 @@ final class RequestBytesBudgetTests: XCTestCase {
     /// that passes the bound while arriving is not kept and is answered 503
     /// once complete; one that completes within it is counted once.
     func testHTTP2HeaderBlocksStillArrivingCountAgainstTheServersBound() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLength())
+        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
         let port = try await server.start()
         // About 12,100 bytes counted each: one fits, two do not.
         let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
