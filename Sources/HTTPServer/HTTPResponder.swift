@@ -17,8 +17,10 @@ public protocol HTTPResponder: Sendable {
     /// a credential never has a body held against the server's request
     /// bytes. HTTP/1.1 then closes the connection after the answer (the
     /// body still on its way cannot be told from a next request); HTTP/2
-    /// resets the stream with NO_ERROR after it. nil: read the body and
-    /// call `respond` as usual. Must not block (it runs on the loop).
+    /// lets a body declared within its path's limit still come, dropped,
+    /// until the request deadline, and resets the stream with NO_ERROR
+    /// after the answer for any other. nil: read the body and call
+    /// `respond` as usual. Must not block (it runs on the loop).
     func refuseBeforeBody(_ head: HTTPRequestHead, origin: RequestOrigin) -> HTTPResponse?
 }
 

@@ -35,6 +35,14 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// The block arriving would have passed the server's bound: its fields
     /// were dropped, and it is answered 503 once complete.
     private var receivingPastBudget = false
+    /// Answered from the head while the body it declared is still coming:
+    /// the bytes the client may still send, read and dropped (never held),
+    /// so it ends its request as it meant to. No end by the request
+    /// deadline resets the stream (NO_ERROR); so does more than it declared
+    /// (which nghttp2 resets first, PROTOCOL_ERROR). Some
+    /// clients (curl 7.88) take a reset during their upload as a failure
+    /// and never show the answer.
+    private var drainingBytesLeft: Int?
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
@@ -52,6 +60,11 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     private func requestTimedOut() {
         requestTimer = nil
+        if drainingBytesLeft != nil {
+            drainingBytesLeft = nil
+            stream?.reset(errorCode: HTTP2Stream.ErrorCode.noError)
+            return
+        }
         guard !finished, let stream else { return }
         finished = true
         respondEarly(stream, HTTPRequestError(.requestTimeout))
@@ -64,9 +77,9 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         respondEarly(stream, responder.framingFailure(error, origin: origin(stream)))
     }
 
-    private func respondEarly(_ stream: HTTP2Stream, _ response: HTTPResponse) {
+    private func respondEarly(_ stream: HTTP2Stream, _ response: HTTPResponse, thenReset: Bool = true) {
         let headers = Self.runtimeFields(HTTP2Messages.responseFields(response, date: HTTPServerClock.imfFixdate()))
-        stream.respondEarly(headers, body: response.body)
+        stream.respondEarly(headers, body: response.body, thenReset: thenReset)
     }
 
     private func origin(_ stream: HTTP2Stream?) -> RequestOrigin {
@@ -120,21 +133,46 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             // (400/414/501) once complete, as before.
             if !endStream, case .success(let head) = HTTP2Messages.head(fields: fields),
                let refusal = responder.refuseBeforeBody(head, origin: origin(stream)) {
-                // Answered before a byte of the body is held; the reset
-                // after the answer stops the client sending it.
-                finish()
+                // Answered before a byte of the body is held. A body it
+                // declared within its path's limit is let in and dropped
+                // (the deadline still runs); any other is stopped by the
+                // reset after the answer.
                 releaseBudget()
                 fields = []
+                if let declared = Self.declaredLength(head), declared <= bodyLimits.bytesMax(target: head.target) {
+                    finished = true
+                    drainingBytesLeft = declared
+                    return respondEarly(stream, refusal, thenReset: false)
+                }
+                finish()
                 return respondEarly(stream, refusal)
             }
         }
         if endStream { dispatch() }
     }
 
+    /// The body length the head declares (`content-length`, digits only), nil without one.
+    private static func declaredLength(_ head: HTTPRequestHead) -> Int? {
+        guard let text = head.headers.first("content-length"), !text.isEmpty, text.utf8.count <= 18,
+              text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int(text)
+    }
+
     /// What RFC 9113 6.5.2 adds to each field's name and value.
     private static let fieldOverheadBytes = 32
 
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
+        if let left = drainingBytesLeft {
+            guard bytes.count <= left else {
+                drainingBytesLeft = nil
+                return stream.reset(errorCode: HTTP2Stream.ErrorCode.noError)
+            }
+            drainingBytesLeft = left - bytes.count
+            // The connection counts these bytes for this stream until it
+            // closes; drop its count now, nothing holds them.
+            stream.releaseBufferedBytes()
+            return
+        }
         guard !finished else { return }
         let path = fields.first(where: { $0.name == ":path" })?.value ?? ""
         guard body.count + bytes.count <= bodyLimits.bytesMax(target: path) else {

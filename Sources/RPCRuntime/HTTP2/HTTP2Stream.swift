@@ -111,9 +111,10 @@ public final class HTTP2Stream {
     /// Sends a complete response (headers, and `body` when not empty)
     /// before the request finished, then, once its END_STREAM is on the
     /// wire, RST_STREAM(NO_ERROR) so the client stops sending its body
-    /// (RFC 9113 §8.1).
-    public func respondEarly(_ headers: [HTTPHeaderField], body: [UInt8] = []) {
-        resetAfterEndStream = ErrorCode.noError
+    /// (RFC 9113 §8.1). With `thenReset` false the client may finish its
+    /// request (the delegate bounds what it reads of it).
+    public func respondEarly(_ headers: [HTTPHeaderField], body: [UInt8] = [], thenReset: Bool = true) {
+        resetAfterEndStream = thenReset ? ErrorCode.noError : nil
         if body.isEmpty {
             sendHeaders(headers, endStream: true)
         } else {
