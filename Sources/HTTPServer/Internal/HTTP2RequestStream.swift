@@ -36,13 +36,12 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
     /// were dropped, and it is answered 503 once complete.
     private var receivingPastBudget = false
     /// Answered from the head while the body it declared is still coming:
-    /// the bytes the client may still send, read and dropped (never held),
-    /// so it ends its request as it meant to. No end by the request
-    /// deadline resets the stream (NO_ERROR); so does more than it declared
-    /// (which nghttp2 resets first, PROTOCOL_ERROR). Some
-    /// clients (curl 7.88) take a reset during their upload as a failure
-    /// and never show the answer.
-    private var drainingBytesLeft: Int?
+    /// what the client still sends is read and dropped (never held), so it
+    /// ends its request as it meant to. nghttp2 resets a stream sending
+    /// more than its `content-length` (PROTOCOL_ERROR); no end by the
+    /// request deadline resets it here (NO_ERROR). Some clients (curl 7.88)
+    /// take a reset during their upload as a failure and never show the answer.
+    private var draining = false
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
@@ -60,8 +59,8 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     private func requestTimedOut() {
         requestTimer = nil
-        if drainingBytesLeft != nil {
-            drainingBytesLeft = nil
+        if draining {
+            draining = false
             stream?.reset(errorCode: HTTP2Stream.ErrorCode.noError)
             return
         }
@@ -139,9 +138,10 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
                 // reset after the answer.
                 releaseBudget()
                 fields = []
-                if let declared = Self.declaredLength(head), declared <= bodyLimits.bytesMax(target: head.target) {
+                if let declared = head.headers.first("content-length").flatMap({ try? HTTPMessageFraming.parseContentLength($0[...]) }),
+                   declared <= bodyLimits.bytesMax(target: head.target) {
                     finished = true
-                    drainingBytesLeft = declared
+                    draining = true
                     return respondEarly(stream, refusal, thenReset: false)
                 }
                 finish()
@@ -151,27 +151,14 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         if endStream { dispatch() }
     }
 
-    /// The body length the head declares (`content-length`, digits only), nil without one.
-    private static func declaredLength(_ head: HTTPRequestHead) -> Int? {
-        guard let text = head.headers.first("content-length"), !text.isEmpty, text.utf8.count <= 18,
-              text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int(text)
-    }
-
     /// What RFC 9113 6.5.2 adds to each field's name and value.
     private static let fieldOverheadBytes = 32
 
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
-        if let left = drainingBytesLeft {
-            guard bytes.count <= left else {
-                drainingBytesLeft = nil
-                return stream.reset(errorCode: HTTP2Stream.ErrorCode.noError)
-            }
-            drainingBytesLeft = left - bytes.count
+        if draining {
             // The connection counts these bytes for this stream until it
             // closes; drop its count now, nothing holds them.
-            stream.releaseBufferedBytes()
-            return
+            return stream.releaseBufferedBytes()
         }
         guard !finished else { return }
         let path = fields.first(where: { $0.name == ":path" })?.value ?? ""

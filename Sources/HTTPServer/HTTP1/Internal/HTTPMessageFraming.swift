@@ -65,7 +65,7 @@ struct HTTPMessageFraming: Sendable {
 
     /// 1*DIGIT; leading zeros allowed, more than 18 significant digits is an
     /// overflow (Int64 holds every 18-digit number).
-    private static func parseContentLength(_ text: Substring) throws(HTTPRequestError) -> Int {
+    static func parseContentLength(_ text: Substring) throws(HTTPRequestError) -> Int {
         let digits = Array(text.utf8)
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             throw HTTPRequestError(.invalidContentLength)
