@@ -70,7 +70,7 @@ let package = Package(
         .executableTarget(name: "FaultBench", dependencies: ["AppStoreVerification", "RPCCore", "RPCRuntime", "Contracts", "IAPCreditsClient"], path: "bench/fault/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging", "Locking"]),
+        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging", "UTCTime", "Locking"]),
         // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
         .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging", "Locking"]),
         // grpc.health.v1 answered from ServiceKit's HealthMonitor.
@@ -126,7 +126,7 @@ let package = Package(
             dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport", "PostgresClient"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport", "PostgresClient", "UTCTime"]),
         .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
         .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport", "UTCTime"]),

@@ -4,6 +4,7 @@ import Metrics
 import RPCRuntime
 import ServiceKit
 import TestSupport
+import UTCTime
 import XCTest
 
 /// The start-up check of TLS certificate files: each file's earliest expiry
@@ -52,6 +53,11 @@ final class CertificateExpiryCheckTests: XCTestCase {
         XCTAssertEqual(sink.allLines.count, 1)
         XCTAssertTrue(sink.allLines.first?.contains("expires soon") == true && sink.allLines.first?.contains(#""days_left":"3""#) == true,
                       "\(sink.allLines)")
+        // The expiry as every timestamp the system writes (UTCTime's RFC 3339,
+        // milliseconds included), not Foundation's ISO 8601 style, whose
+        // Calendar and TimeZone load ICU's time-zone data at every start.
+        let expiresAt = UTCDateTime(unixMilliseconds: leaf * 1000).rfc3339
+        XCTAssertTrue(sink.allLines.first?.contains(#""expires_at":"\#(expiresAt)""#) == true, "\(sink.allLines)")
     }
 
     func testAnExpiredCertificateStopsTheStart() throws {

@@ -59,7 +59,7 @@ extension CallerPolicy {
             throw SettingProblem(setting, "must be a certificate identity: a DNS name such as payments, or a URI, in printable ASCII", because:
                 "services are told apart by the subjectAltName names of their certificates")
         }
-        return trimmed.contains(":") ? trimmed : trimmed.lowercased()
+        return trimmed.utf8.contains(UInt8(ascii: ":")) ? trimmed : trimmed.lowercased()
     }
 
     /// A comma-separated list of identities (empty text: none; an empty
