@@ -5,7 +5,8 @@
 #
 # asan    Builds everything with AddressSanitizer + LeakSanitizer into
 #         .build-asan (separate scratch path; the normal .build is untouched)
-#         and runs RPCCoreTests, RPCRuntimeTests, ContractsTests, PostgresClientTests and PostgresClientIntegrationTests
+#         and runs RPCCoreTests, RPCRuntimeTests, HTTPServerTests, ContractsTests, AppStoreVerificationTests (OpenSSL X.509,
+#         OCSP and CMS), PostgresClientTests, PostgresClientIntegrationTests and PointsServiceIntegrationTests
 #         under it (PostgresClientIntegrationTests on the private cluster, scripts/pg.sh).
 #         Then runs the ASan EchoServer through one round of the bad-input
 #         hammer below plus h2load, stops it with SIGTERM and reads its
@@ -297,7 +298,7 @@ run_asan() {
   # PointsRPCTests and PointsAuthorizationTests stop theirs with SIGTERM and
   # check for exit status 0, which an AddressSanitizer error or a leak report
   # at exit turns into a failure.
-  for target in RPCCoreTests RPCRuntimeTests HTTPServerTests ContractsTests PostgresClientTests PostgresClientIntegrationTests \
+  for target in RPCCoreTests RPCRuntimeTests HTTPServerTests ContractsTests AppStoreVerificationTests PostgresClientTests PostgresClientIntegrationTests \
                 PointsServiceIntegrationTests; do
     echo "asan: swift test --filter $target" >&2
     local log="$work/asan-$target.log" rc=0

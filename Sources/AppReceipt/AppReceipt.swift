@@ -3,9 +3,10 @@
 /// version, and the in-app purchase receipts.
 ///
 /// **Nothing here is trusted for crediting.** The reader does not check the
-/// PKCS#7 signature or Apple's certificate chain, so anyone can make a
-/// receipt that says anything. The transaction ids only say what to ask
-/// Apple: each one is looked up with the App Store Server API (Get
+/// PKCS#7 signature or Apple's certificate chain (a caller does that with
+/// `AppStoreVerification.AppReceiptSignatureVerifier` over the same bytes,
+/// at `creationDate`), so what it returns may say anything. The
+/// transaction ids only say what to ask Apple: each one is looked up with the App Store Server API (Get
 /// Transaction Info) and only Apple's signed answer, verified by
 /// `SignedDataVerifier`, decides what is credited. A caller validates each
 /// id with `FieldRules.TransactionIDRule` before it builds a request with it.
@@ -14,6 +15,10 @@ public struct AppReceipt: Sendable, Equatable {
     public let bundleId: String
     /// Attribute type 3 (UTF8STRING): CFBundleVersion on iOS; nil when absent.
     public let appVersion: String?
+    /// Attribute type 12 (IA5STRING, RFC 3339): when the App Store signed
+    /// the receipt; nil when absent. The receipt's certificate chain is
+    /// checked at this instant (`AppReceiptSignatureVerifier`).
+    public let creationDate: AppReceiptDate?
     /// Attribute type 17, one per in-app purchase receipt, in receipt order,
     /// duplicates included.
     public let inAppPurchases: [AppReceiptInAppPurchase]
@@ -24,9 +29,11 @@ public struct AppReceipt: Sendable, Equatable {
     /// of their first appearance (a subscription's renewals share one).
     public let originalTransactionIds: [String]
 
-    public init(bundleId: String, appVersion: String?, inAppPurchases: [AppReceiptInAppPurchase]) {
+    public init(bundleId: String, appVersion: String?, creationDate: AppReceiptDate? = nil,
+                inAppPurchases: [AppReceiptInAppPurchase]) {
         self.bundleId = bundleId
         self.appVersion = appVersion
+        self.creationDate = creationDate
         self.inAppPurchases = inAppPurchases
         self.transactionIds = Self.firstOccurrences(inAppPurchases.map(\.transactionId))
         self.originalTransactionIds = Self.firstOccurrences(inAppPurchases.compactMap(\.originalTransactionId))

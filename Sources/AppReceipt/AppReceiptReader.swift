@@ -7,8 +7,9 @@ import CryptoPrimitives
 /// Built for hostile input: every size, count and depth is bounded
 /// (`AppReceiptLimits`), every malformed receipt is an `AppReceiptError`
 /// with a stable code, and no input can make it crash or loop. It does not
-/// check the signature: what it returns only says which transactions to
-/// ask Apple about (see `AppReceipt`).
+/// check the signature (`AppStoreVerification.AppReceiptSignatureVerifier`
+/// does, over the same bytes); what it returns only says which
+/// transactions to ask Apple about (see `AppReceipt`).
 public struct AppReceiptReader: Sendable {
     /// Largest decoded receipt accepted, in bytes.
     public let receiptBytesMax: Int
@@ -20,14 +21,20 @@ public struct AppReceiptReader: Sendable {
 
     /// Reads the base64 text an app sends (`receiptData`).
     public func read(base64 text: String) throws(AppReceiptError) -> AppReceipt {
-        // Refuse by size before decoding anything.
+        try read(bytes: decode(base64: text))
+    }
+
+    /// The receipt's bytes from the base64 text an app sends, refused by
+    /// size before anything is decoded (for a caller that also checks the
+    /// signature over the same bytes).
+    public func decode(base64 text: String) throws(AppReceiptError) -> [UInt8] {
         guard text.utf8.count <= AppReceiptLimits.base64BytesMax(receiptBytes: receiptBytesMax) else {
             throw AppReceiptError(code: .tooLarge, detail: "receipt text longer than \(receiptBytesMax) bytes decoded", byteOffset: 0)
         }
         guard let bytes = try? StrictBase64.decodeStandard(text.utf8) else {
             throw AppReceiptError(code: .notBase64, detail: "receipt is not strict padded base64", byteOffset: 0)
         }
-        return try read(bytes: bytes)
+        return bytes
     }
 
     /// Reads the decoded receipt (DER or BER).

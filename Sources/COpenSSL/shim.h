@@ -14,6 +14,7 @@
 #include <openssl/sha.h>
 #include <openssl/rand.h>
 #include <openssl/ocsp.h>
+#include <openssl/cms.h>
 
 // MARK: AppStoreVerification helpers (CIAP_ prefix). Macros and stack
 // functions get plain wrappers so Swift sees stable, non-variadic symbols.
@@ -29,6 +30,15 @@ static inline int CIAP_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) { 
 static inline void CIAP_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
 static inline int CIAP_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
 static inline X509 *CIAP_sk_X509_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+/// Frees the stack and drops one reference to each certificate in it
+/// (for stacks that own their certificates, as CMS_get1_certs returns).
+static inline void CIAP_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+
+/// The number of SignerInfos of a CMS SignedData (borrowed stack).
+static inline int CIAP_CMS_signer_infos_count(CMS_ContentInfo *cms) {
+    STACK_OF(CMS_SignerInfo) *infos = CMS_get0_SignerInfos(cms);
+    return infos == NULL ? 0 : sk_CMS_SignerInfo_num(infos);
+}
 
 /// OCSP URLs of a certificate's AIA extension; free with CIAP_X509_ocsp_list_free.
 static inline int CIAP_ocsp_list_num(const STACK_OF(OPENSSL_STRING) *list) { return sk_OPENSSL_STRING_num(list); }

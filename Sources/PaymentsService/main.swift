@@ -116,7 +116,7 @@ do {
     var router = Router()
     router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
-    PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI)).register(on: &router)
+    PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI, signatureVerifier: server.receiptVerifier)).register(on: &router)
     InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     let admin = try await AdminListener.start(
         name: "PaymentsService", listen: server.adminListen, registry: registry, logger: logger

@@ -1,16 +1,17 @@
 import AppReceipt
+import TestSupport
 import XCTest
 
 /// Receipts that must be read: signed by OpenSSL (DER, streamed BER, S/MIME)
 /// and hand-written in every BER form, with 0, 1 and several purchases.
 final class AppReceiptReaderTests: XCTestCase {
-    private static let signer = Result { try OpenSSLSigner() }
+    private static let signer = Result { try OpenSSLCMSSigner.selfSigned() }
 
     override class func tearDown() {
         try? signer.get().removeFiles()
         super.tearDown()
     }
-    private var signer: OpenSSLSigner { get throws { try Self.signer.get() } }
+    private var signer: OpenSSLCMSSigner { get throws { try Self.signer.get() } }
     private let reader = AppReceiptReader()
 
     private func read(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) throws -> AppReceipt {
@@ -22,9 +23,31 @@ final class AppReceiptReaderTests: XCTestCase {
         let receipt = try read(try signer.sign(TestReceipt().payload().encoded()))
         XCTAssertEqual(receipt.bundleId, "com.example.receipts")
         XCTAssertEqual(receipt.appVersion, "1.0.3")
+        XCTAssertEqual(receipt.creationDate?.millisecondsSince1970, 1_697_678_334_000)
         XCTAssertEqual(receipt.inAppPurchases, [])
         XCTAssertEqual(receipt.transactionIds, [])
         XCTAssertEqual(receipt.originalTransactionIds, [])
+    }
+
+    /// The receipt the App Store really signed (AppStoreVerificationTests'
+    /// Fixtures/README-receipt.md).
+    func testApplesSandboxReceipt() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AppStoreVerificationTests/Fixtures/receipt_sandbox_2018.b64")
+        let text = try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let receipt = try reader.read(base64: text)
+        XCTAssertEqual(receipt.bundleId, "com.tyria.wan")
+        XCTAssertEqual(receipt.appVersion, "1.0.0.1")
+        XCTAssertEqual(receipt.creationDate?.text, "2018-08-22T09:47:33Z")
+        XCTAssertEqual(receipt.creationDate?.millisecondsSince1970, 1_534_931_253_000)
+        XCTAssertEqual(receipt.inAppPurchases.map(\.productId), ["xxyw_6"])
+        XCTAssertEqual(receipt.transactionIds, ["1000000434104409"])
+    }
+
+    func testAReceiptWithoutACreationDateReadsWithoutOne() throws {
+        var undated = TestReceipt()
+        undated.creationDate = nil
+        XCTAssertNil(try read(try signer.sign(undated.payload().encoded())).creationDate)
     }
 
     func testOpenSSLSignedReceiptWithOnePurchase() throws {
@@ -53,7 +76,7 @@ final class AppReceiptReaderTests: XCTestCase {
         purchases[3].originalTransactionId = "5"
         purchases[5].cancellationDate = "2024-02-29T23:59:59.999Z"
         let payload = TestReceipt(purchases: purchases).payload().encoded()
-        for mode in [OpenSSLSigner.Mode.cms, .cmsStreamed, .smime] {
+        for mode in [OpenSSLCMSSigner.Mode.cms, .cmsStreamed, .smime] {
             let receipt = try read(try signer.sign(payload, mode))
             XCTAssertEqual(receipt.inAppPurchases.map(\.transactionId), ["30", "10", "30", "20", "10", "40"], "\(mode)")
             XCTAssertEqual(receipt.transactionIds, ["30", "10", "20", "40"], "\(mode)")

@@ -1,5 +1,6 @@
 import AppReceipt
 import Foundation
+import TestSupport
 import XCTest
 
 /// Receipts that must be refused, each with its own stable code.
@@ -85,7 +86,7 @@ final class AppReceiptRefusalTests: XCTestCase {
     func testDetachedSignatureHasNoPayload() throws {
         assertRefused(TestReceipt.contentInfo(eContent: nil).encoded(), .missingPayload)
         assertRefused(ASN1.sequence([.oid(ASN1.signedDataOID)]).encoded(), .missingPayload)
-        let signer = try OpenSSLSigner()
+        let signer = try OpenSSLCMSSigner.selfSigned()
         assertRefused(try signer.sign(TestReceipt().payload().encoded(), .cmsDetached), .missingPayload)
     }
 
@@ -307,6 +308,15 @@ final class AppReceiptRefusalTests: XCTestCase {
         var twoVersions = TestReceipt()
         twoVersions.extraAttributes = [attribute(3, .utf8(""))]
         assertRefused(twoVersions.signedData(), .duplicateField)
+        // The creation date is when the signature's chain is checked: one only.
+        var twoCreationDates = TestReceipt()
+        twoCreationDates.creationDate = ""
+        twoCreationDates.extraAttributes = [attribute(12, .ia5("2023-10-19T01:18:54Z"))]
+        assertRefused(twoCreationDates.signedData(), .duplicateField)
+        var creationDateOfTheWrongType = TestReceipt()
+        creationDateOfTheWrongType.creationDate = nil
+        creationDateOfTheWrongType.extraAttributes = [attribute(12, .utf8("2023-10-19T01:18:54Z"))]
+        assertRefused(creationDateOfTheWrongType.signedData(), .badField)
         var noBundle = TestReceipt(transactionIds: ["1"])
         noBundle.bundleId = nil
         assertRefused(noBundle.signedData(), .missingField)

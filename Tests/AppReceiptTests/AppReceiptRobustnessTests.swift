@@ -9,7 +9,7 @@ import XCTest
 /// return); a crash or a hang fails the run. Replay a failing sequence
 /// with the seed printed: APP_RECEIPT_SEED=<seed>.
 final class AppReceiptRobustnessTests: XCTestCase {
-    private static let signer = Result { try OpenSSLSigner() }
+    private static let signer = Result { try OpenSSLCMSSigner.selfSigned() }
 
     override class func tearDown() {
         try? signer.get().removeFiles()

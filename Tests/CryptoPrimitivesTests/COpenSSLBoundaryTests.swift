@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// OpenSSL stays behind CryptoPrimitives (docs/ARCHITECTURE.md, "Crypto"):
-/// only CryptoPrimitives, AppStoreVerification's X.509 and OCSP files and
+/// only CryptoPrimitives, AppStoreVerification's X.509, OCSP and CMS files and
 /// RPCRuntime's TLS layer may import COpenSSL, and only their targets may
 /// list it in Package.swift. Everything else hashes, signs, verifies and
 /// base64-decodes through CryptoPrimitives, so each primitive exists once.
@@ -15,6 +15,7 @@ final class COpenSSLBoundaryTests: XCTestCase {
         "Sources/AppStoreVerification/Internal/CertificateBuilder.swift",
         "Sources/AppStoreVerification/Internal/OCSPCheck.swift",
         "Sources/AppStoreVerification/Internal/OCSPResponder.swift",
+        "Sources/AppStoreVerification/Internal/CMSSignedData.swift",
     ]
     /// Targets that may depend on COpenSSL.
     static let allowedTargets: Set<String> = ["CryptoPrimitives", "AppStoreVerification", "RPCRuntime"]

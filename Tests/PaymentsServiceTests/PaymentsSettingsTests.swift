@@ -87,4 +87,26 @@ final class PaymentsSettingsTests: XCTestCase {
         XCTAssertNil(settings?.serving?.appStoreAPI ?? nil)
         XCTAssertEqual(settings?.serving?.sync, AppleSyncSettings())
     }
+
+    /// App receipts are checked under the shipped Apple roots unless
+    /// `APPLE_RECEIPT_ROOT_CERTS` names others; a file that is not a
+    /// certificate stops start-up with that setting named.
+    func testReceiptRootsDefaultToTheShippedAppleRootsAndABadFileIsNamed() throws {
+        let good = [
+            "DATABASE_URL": "postgresql:///payments", "INTERNAL_AUTH": "off", "APPLE_BUNDLE_ID": "com.example.app",
+            "APPLE_APP_APPLE_ID": "1", "APPLE_ROOT_CERTS": root,
+        ]
+        let (settings, problems) = try read(good)
+        XCTAssertEqual(problems, [])
+        XCTAssertNotNil(settings?.serving?.receiptVerifier)
+        XCTAssertEqual(AppleVerificationSettings.defaultReceiptRootPaths, "config/AppleIncRootCertificate.cer,config/AppleRootCA-G3.cer")
+
+        let notACertificate = ServiceProcess.repositoryRoot.appendingPathComponent("config/packages.json").path
+        let (refused, refusals) = try read(good.merging(["APPLE_RECEIPT_ROOT_CERTS": "\(root),\(notACertificate)"]) { $1 })
+        XCTAssertNil(refused)
+        XCTAssertEqual(refusals.map(\.setting), ["APPLE_RECEIPT_ROOT_CERTS"])
+        XCTAssertTrue(refusals.first?.description.contains("packages.json") == true, refusals.first?.description ?? "")
+        let (_, missing) = try read(good.merging(["APPLE_RECEIPT_ROOT_CERTS": "/nonexistent/root.pem"]) { $1 })
+        XCTAssertEqual(missing.map(\.setting), ["APPLE_RECEIPT_ROOT_CERTS"])
+    }
 }

@@ -24,6 +24,10 @@ enum ReceiptAttributeType {
     static let bundleId: Int64 = 2
     /// App Version, UTF8STRING (JSON `application_version`).
     static let appVersion: Int64 = 3
+    /// Receipt Creation Date, IA5STRING interpreted as an RFC 3339 date
+    /// (JSON `receipt_creation_date`): when the App Store signed the
+    /// receipt, the instant its certificate chain is checked at.
+    static let creationDate: Int64 = 12
     /// In-App Purchase Receipt, "SET of in-app purchase receipt attributes"
     /// (JSON `in_app`); one attribute of type 17 per purchase.
     static let inAppPurchase: Int64 = 17

@@ -13,6 +13,8 @@ enum ReceiptPayloadReader {
         var bundleId: String?
         var appVersion: String?
         var seenAppVersion = false
+        var creationDate: AppReceiptDate?
+        var seenCreationDate = false
         var purchases: [AppReceiptInAppPurchase] = []
         for element in attributes {
             let attribute = try ReceiptAttribute(element, in: reader)
@@ -25,6 +27,10 @@ enum ReceiptPayloadReader {
                 guard !seenAppVersion else { throw attribute.fault(.duplicateField, "app version (type 3) twice") }
                 seenAppVersion = true
                 appVersion = try attribute.text(.freeText, bytesMax: AppReceiptLimits.textBytesMax, what: "app version (type 3)")
+            case ReceiptAttributeType.creationDate:
+                guard !seenCreationDate else { throw attribute.fault(.duplicateField, "creation date (type 12) twice") }
+                seenCreationDate = true
+                creationDate = try attribute.date(what: "creation date (type 12)")
             case ReceiptAttributeType.inAppPurchase:
                 guard purchases.count < AppReceiptLimits.inAppPurchasesMax else {
                     throw attribute.fault(.tooMany, "more than \(AppReceiptLimits.inAppPurchasesMax) in-app purchases")
@@ -35,7 +41,7 @@ enum ReceiptPayloadReader {
             }
         }
         guard let bundleId else { throw reader.error(.missingField, "no bundle id (type 2)", at: set.offset) }
-        return AppReceipt(bundleId: bundleId, appVersion: appVersion, inAppPurchases: purchases)
+        return AppReceipt(bundleId: bundleId, appVersion: appVersion, creationDate: creationDate, inAppPurchases: purchases)
     }
 
     /// One in-app purchase receipt: type 17's value, a SET of attributes.

@@ -42,38 +42,60 @@ final class TrustStore: @unchecked Sendable {
         // Declared first so it is freed last: the context points at the stack.
         guard let untrusted = CIAP_sk_X509_new_null() else { throw .badChain(reason: "out of memory") }
         defer { CIAP_sk_X509_free(untrusted) }
-        guard let context = X509_STORE_CTX_new() else { throw .badChain(reason: "out of memory") }
-        defer { X509_STORE_CTX_free(context) }
-
         // The stack borrows the intermediate; `intermediate` outlives this call.
-        let outcome: Result<VerifiedChain, VerificationFailure> = intermediate.withPointer { intermediatePointer in
-            leaf.withPointer { leafPointer in
-                _ = CIAP_sk_X509_push(untrusted, intermediatePointer)
-                guard X509_STORE_CTX_init(context, store, leafPointer, untrusted) == 1 else {
-                    ERR_clear_error()
-                    return .failure(.badChain(reason: "context init failed"))
-                }
-                X509_STORE_CTX_set_time(context, 0, time_t(atSeconds))
-                let verified = X509_verify_cert(context)
-                ERR_clear_error()
-                guard verified == 1 else {
-                    let code = X509_STORE_CTX_get_error(context)
-                    if code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID {
-                        return .failure(.expired)
-                    }
-                    return .failure(.badChain(reason: String(cString: X509_verify_cert_error_string(Int(code)))))
-                }
-                guard let chain = X509_STORE_CTX_get0_chain(context),
-                      CIAP_sk_X509_num(chain) == Int32(VerificationLimits.certificateChainLength),
-                      let rootPointer = CIAP_sk_X509_value(chain, 2)
-                else {
-                    return .failure(.badChain(reason: "chain is not leaf, intermediate, root"))
-                }
-                let root = X509Certificate(retaining: rootPointer)
-                return VerifiedChain.make(leaf: leaf, intermediate: intermediate, root: root)
-            }
+        let chain = intermediate.withPointer { intermediatePointer in
+            _ = CIAP_sk_X509_push(untrusted, intermediatePointer)
+            return verifiedChain(leaf: leaf, untrusted: untrusted, atSeconds: atSeconds)
         }
-        return try outcome.get()
+        switch chain {
+        case .failure(let failure) where failure.isValidityPeriod: throw .expired
+        case .failure(let failure): throw .badChain(reason: failure.reason)
+        case .success(let certificates):
+            guard certificates.count == VerificationLimits.certificateChainLength else {
+                throw .badChain(reason: "chain is not leaf, intermediate, root")
+            }
+            return try VerifiedChain.make(leaf: leaf, intermediate: intermediate, root: certificates[2]).get()
+        }
+    }
+
+    /// Why `verifiedChain` found no chain: OpenSSL's verify error.
+    struct ChainFailure: Error {
+        let reason: String
+        /// A certificate was expired or not yet valid at the instant checked.
+        let isValidityPeriod: Bool
+    }
+
+    /// The chain OpenSSL builds from `leaf` through `untrusted` (borrowed;
+    /// nil for none) to one of the trusted roots, valid at `atSeconds`,
+    /// leaf first and the trusted root last.
+    func verifiedChain(leaf: X509Certificate, untrusted: OpaquePointer?, atSeconds: Int64)
+        -> Result<[X509Certificate], ChainFailure>
+    {
+        guard let context = X509_STORE_CTX_new() else { return .failure(ChainFailure(reason: "out of memory", isValidityPeriod: false)) }
+        defer { X509_STORE_CTX_free(context) }
+        return leaf.withPointer { leafPointer in
+            guard X509_STORE_CTX_init(context, store, leafPointer, untrusted) == 1 else {
+                ERR_clear_error()
+                return .failure(ChainFailure(reason: "context init failed", isValidityPeriod: false))
+            }
+            X509_STORE_CTX_set_time(context, 0, time_t(atSeconds))
+            let verified = X509_verify_cert(context)
+            ERR_clear_error()
+            guard verified == 1 else {
+                let code = X509_STORE_CTX_get_error(context)
+                return .failure(ChainFailure(
+                    reason: String(cString: X509_verify_cert_error_string(Int(code))),
+                    isValidityPeriod: code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID))
+            }
+            guard let chain = X509_STORE_CTX_get0_chain(context) else {
+                return .failure(ChainFailure(reason: "no chain", isValidityPeriod: false))
+            }
+            // The context owns its chain: each certificate is retained here.
+            let certificates = (0..<CIAP_sk_X509_num(chain)).compactMap { index in
+                CIAP_sk_X509_value(chain, index).map(X509Certificate.init(retaining:))
+            }
+            return .success(certificates)
+        }
     }
 }
 

@@ -4,12 +4,19 @@ import ServiceKit
 
 /// Builds the JWS verifier's configuration from the operator settings
 /// `APPLE_BUNDLE_ID`, `APPLE_APP_APPLE_ID`, `APPLE_ENVIRONMENTS`,
-/// `APPLE_ROOT_CERTS`, `APPLE_ONLINE_CHECKS` and `APPLE_LOCAL_TESTING`, and
-/// reads `APPLE_SANDBOX_USER_IDS` for the `SandboxCreditPolicy`.
+/// `APPLE_ROOT_CERTS`, `APPLE_ONLINE_CHECKS` and `APPLE_LOCAL_TESTING`,
+/// reads `APPLE_SANDBOX_USER_IDS` for the `SandboxCreditPolicy`, and builds
+/// the app receipts' signature check from `APPLE_RECEIPT_ROOT_CERTS`.
 enum AppleVerificationSettings {
     /// The bundled production trust anchor (Apple Root CA G3), relative to
     /// the working directory unless `APPLE_ROOT_CERTS` says otherwise.
     static let defaultRootPath = "config/AppleRootCA-G3.cer"
+
+    /// The bundled anchors of StoreKit 1 app receipts: Apple Inc. Root,
+    /// which Apple's RSA receipt-signing chains end at, and G3 beside it so
+    /// that a receipt chain Apple moves to its newer root keeps verifying
+    /// (the chain's Apple markers are checked whatever the root).
+    static let defaultReceiptRootPaths = "config/AppleIncRootCertificate.cer,config/AppleRootCA-G3.cer"
 
     static let optionSpecs: [OptionSpec] = [
         OptionSpec(flag: nil, env: "APPLE_BUNDLE_ID", help: "The app's bundle id; signed data for any other bundle is refused."),
@@ -19,6 +26,8 @@ enum AppleVerificationSettings {
                        + "With Production, Sandbox purchases are credited only to APPLE_SANDBOX_USER_IDS; without it, to everyone."),
         OptionSpec(flag: nil, env: "APPLE_ROOT_CERTS", default: defaultRootPath,
                    help: "Comma-separated paths of trusted root certificates (DER or PEM)."),
+        OptionSpec(flag: nil, env: "APPLE_RECEIPT_ROOT_CERTS", default: defaultReceiptRootPaths,
+                   help: "Comma-separated paths of the root certificates (DER or PEM) StoreKit 1 app receipts must be signed under."),
         OptionSpec(flag: nil, env: "APPLE_ONLINE_CHECKS", default: "0",
                    help: "1 to check leaf and intermediate with OCSP (effective date now); 0 to use the payload's signedDate."),
         OptionSpec(flag: nil, env: "APPLE_LOCAL_TESTING", default: "0",
@@ -63,7 +72,7 @@ enum AppleVerificationSettings {
             appId = .some(nil)
         }
         let environments = self.environments(&settings)
-        let roots = self.roots(&settings)
+        let roots = self.roots(&settings, setting: "APPLE_ROOT_CERTS", because: rootsReason)
         let online = flag(&settings, "APPLE_ONLINE_CHECKS", because: "1 checks Apple's certificates with OCSP at verification time")
         let local = flag(&settings, "APPLE_LOCAL_TESTING", because: "only a local test deployment accepts purchases signed by a local CA")
         if let environments, environments.contains(.production), case .some(nil) = appId {
@@ -95,17 +104,31 @@ enum AppleVerificationSettings {
         return parsed
     }
 
-    /// `APPLE_ROOT_CERTS`: every file readable and a certificate.
-    private static func roots(_ settings: inout SettingsCollector) -> [Data]? {
-        let reason = "Apple's signed data must chain to one of these roots"
-        guard let text = settings.required("APPLE_ROOT_CERTS", because: reason) else { return nil }
+    static let rootsReason = "Apple's signed data must chain to one of these roots"
+    static let receiptRootsReason = "an app receipt is credited only when Apple signed it under one of these roots"
+
+    /// The signature check of StoreKit 1 app receipts (`APPLE_RECEIPT_ROOT_CERTS`).
+    static func receiptVerifier(_ settings: inout SettingsCollector) -> AppReceiptSignatureVerifier? {
+        let setting = "APPLE_RECEIPT_ROOT_CERTS"
+        guard let roots = roots(&settings, setting: setting, because: receiptRootsReason) else { return nil }
+        do {
+            return try AppReceiptSignatureVerifier(trustedRootsDER: roots)
+        } catch {
+            settings.report(problem(error, rootsSetting: setting, because: receiptRootsReason))
+            return nil
+        }
+    }
+
+    /// `setting`: comma-separated paths, every file readable and a certificate.
+    private static func roots(_ settings: inout SettingsCollector, setting: String, because reason: String) -> [Data]? {
+        guard let text = settings.required(setting, because: reason) else { return nil }
         let paths = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         do throws(ConfigurationError) {
             let roots = try VerifierConfiguration.loadRoots(paths: paths)
             guard !roots.isEmpty else { throw ConfigurationError.noTrustedRoots }
             return roots
         } catch {
-            settings.report(problem(error))
+            settings.report(problem(error, rootsSetting: setting, because: reason))
             return nil
         }
     }
@@ -121,15 +144,15 @@ enum AppleVerificationSettings {
     }
 
     /// The verifier's own refusal as a sentence naming the setting.
-    static func problem(_ error: ConfigurationError) -> SettingProblem {
-        let roots = "Apple's signed data must chain to one of these roots"
+    static func problem(_ error: ConfigurationError, rootsSetting: String = "APPLE_ROOT_CERTS",
+                        because roots: String = rootsReason) -> SettingProblem {
         switch error {
-        case .unreadableRootFile(let path): return SettingProblem("APPLE_ROOT_CERTS", "must name readable files (\(path) is not)", because: roots)
+        case .unreadableRootFile(let path): return SettingProblem(rootsSetting, "must name readable files (\(path) is not)", because: roots)
         case .invalidRootCertificate(let path):
-            return SettingProblem("APPLE_ROOT_CERTS", "must name DER or PEM certificates (\(path) is not one)", because: roots)
-        case .noTrustedRoots: return SettingProblem("APPLE_ROOT_CERTS", "must name at least one certificate", because: roots)
+            return SettingProblem(rootsSetting, "must name DER or PEM certificates (\(path) is not one)", because: roots)
+        case .noTrustedRoots: return SettingProblem(rootsSetting, "must name at least one certificate", because: roots)
         case .invalidTrustedRoot(let index):
-            return SettingProblem("APPLE_ROOT_CERTS", "must name certificates usable as trust anchors (#\(index + 1) is not)", because: roots)
+            return SettingProblem(rootsSetting, "must name certificates usable as trust anchors (#\(index + 1) is not)", because: roots)
         case .noAllowedEnvironments:
             return SettingProblem("APPLE_ENVIRONMENTS", "must name at least one environment", because: "purchases from any other App Store environment are refused")
         case .missingAppAppleId:

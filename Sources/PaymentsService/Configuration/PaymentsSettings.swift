@@ -26,6 +26,8 @@ struct PaymentsSettings: Sendable {
         var sagaStuckAfterSeconds: Int64
         var points: PointsConnection.Settings
         var verifier: SignedDataVerifier
+        /// The signature check of StoreKit 1 app receipts (the receipt route).
+        var receiptVerifier: AppReceiptSignatureVerifier
         var sandboxUserIds: Set<UUID>
         var sync: AppleSyncSettings
         var consumption: ConsumptionSettings
@@ -81,6 +83,7 @@ struct PaymentsSettings: Sendable {
         let stuckAfter = settings.integer("SAGA_STUCK_AFTER_SECONDS", in: 1...(86_400 * 30), unit: "of seconds",
                                           because: "a purchase owing a ledger step longer than this counts as stuck, which an alert watches")
         let verifier = AppleVerificationSettings.verifier(&settings)
+        let receiptVerifier = AppleVerificationSettings.receiptVerifier(&settings)
         let sandboxText = settings.value("APPLE_SANDBOX_USER_IDS") ?? ""
         let sandboxUserIds = settings.read { () throws(SettingProblem) in try AppleVerificationSettings.sandboxUserIds(sandboxText) }
         let sync = AppleSyncSettings.read(&settings)
@@ -93,10 +96,11 @@ struct PaymentsSettings: Sendable {
         let mode = InternalAuth.mode(&settings)
         let tls = InternalAuth.serverTLS(&settings, listen: listen)
         let policy = PaymentsCallerPolicy.read(&settings)
-        guard let listen, let adminListen, let points, let poll, let stuckAfter, let verifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
+        guard let listen, let adminListen, let points, let poll, let stuckAfter, let verifier, let receiptVerifier, let sandboxUserIds, let sync, let consumption, let appStoreAPI, let mode,
               let policy else { return nil }
         return Serving(
-            listen: listen, adminListen: adminListen, sagaPollInterval: .milliseconds(poll), sagaStuckAfterSeconds: stuckAfter, points: points, verifier: verifier, sandboxUserIds: sandboxUserIds, sync: sync,
+            listen: listen, adminListen: adminListen, sagaPollInterval: .milliseconds(poll), sagaStuckAfterSeconds: stuckAfter, points: points, verifier: verifier,
+            receiptVerifier: receiptVerifier, sandboxUserIds: sandboxUserIds, sync: sync,
             consumption: consumption, appStoreAPI: appStoreAPI, internalAuth: mode, tls: tls, callerPolicy: policy)
     }
 

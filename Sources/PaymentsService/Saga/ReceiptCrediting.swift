@@ -9,8 +9,11 @@ import ServiceKit
 import UUIDText
 
 /// Credits the purchases a StoreKit 1 app receipt lists (`VerifyReceipt`).
-/// The receipt is read locally (`AppReceiptReader`, no signature check), so
-/// its transaction ids only say what to ask Apple: each is looked up with
+/// The receipt is read locally (`AppReceiptReader`) and its PKCS #7
+/// signature checked (`AppReceiptSignatureVerifier`: Apple's
+/// receipt-signing chain under a configured root, at the receipt's creation
+/// date), so only a receipt the App Store made is acted on; even so its
+/// transaction ids only say what to ask Apple: each is looked up with
 /// Get Transaction Info (production, then sandbox after a 404, of the
 /// environments this deployment accepts), verified with the same
 /// `SignedDataVerifier`, and credited through the app's verify path
@@ -21,18 +24,23 @@ struct ReceiptCrediting: Sendable {
     let processor: PaymentProcessor
     /// Nil when the App Store Server API key is not configured: the route is off.
     let client: AppStoreServerAPIClient?
+    let signatureVerifier: AppReceiptSignatureVerifier
 
     func verify(_ request: VerifyReceiptRequest, requestId: String?) async throws(PaymentsError) -> VerifyReceiptResponse {
         let claimant = try Self.validate(request)
         guard let client else { throw .appleAPINotConfigured }
+        let reader = AppReceiptReader(receiptBytesMax: PaymentsLimits.receiptBytesMax)
+        let bytes: [UInt8]
         let receipt: AppReceipt
         do {
-            receipt = try AppReceiptReader(receiptBytesMax: PaymentsLimits.receiptBytesMax).read(base64: request.receiptData)
+            bytes = try reader.decode(base64: request.receiptData)
+            receipt = try reader.read(bytes: bytes)
         } catch {
             // Only the stable code: the detail could describe the content.
             throw .receiptInvalid(code: error.code.name)
         }
         let log = processor.logger.with(["request_id": requestId ?? "", "user_id": UUIDText.lowercased(claimant.userId)])
+        try checkSignature(bytes, of: receipt, log: log)
         guard receipt.bundleId == processor.verifier.configuration.bundleId else {
             log.notice("refused an app receipt for another bundle id")
             throw .transactionInvalid(jwsFailure: "wrong_bundle", problem: "the receipt is for another app")
@@ -63,6 +71,27 @@ struct ReceiptCrediting: Sendable {
         ])
         return response
     }
+
+    /// Refuses a receipt the App Store did not sign: its chain is checked at
+    /// the receipt's own creation date (signed with it), so a receipt signed
+    /// before Apple's older certificates expired stays genuine.
+    private func checkSignature(_ bytes: [UInt8], of receipt: AppReceipt, log: Logger) throws(PaymentsError) {
+        guard let createdAt = receipt.creationDate?.millisecondsSince1970 else {
+            log.notice("refused an app receipt without a creation date")
+            throw .receiptInvalid(code: Self.creationDateMissing)
+        }
+        // Whole seconds, rounded down (a certificate's validity is in seconds).
+        let seconds = createdAt / 1000 - (createdAt % 1000 < 0 ? 1 : 0)
+        do {
+            try signatureVerifier.verify(receipt: bytes, createdAtSeconds: seconds)
+        } catch {
+            log.notice("refused an app receipt whose signature is not Apple's", ["receipt_failure": error.code])
+            throw .receiptInvalid(code: error.code)
+        }
+    }
+
+    /// The `receipt-failure` code of a receipt without its creation date (type 12).
+    static let creationDateMissing = "creationDateMissing"
 
     /// One transaction id of the receipt, to its result; nil for a purchase
     /// of another account (its appAccountToken is another user's, or another

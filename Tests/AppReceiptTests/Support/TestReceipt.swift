@@ -36,6 +36,8 @@ struct TestReceipt {
 
     var bundleId: String? = "com.example.receipts"
     var appVersion: String? = "1.0.3"
+    /// Type 12, the receipt's creation date (nil: not written).
+    var creationDate: String? = "2023-10-19T01:18:54Z"
     var purchases: [Purchase] = []
     /// Further top-level attributes, written last.
     var extraAttributes: [ASN1] = []
@@ -48,13 +50,13 @@ struct TestReceipt {
     /// The payload SET.
     func payload(_ style: BERStyle = .der) -> ASN1 {
         var attributes: [ASN1] = [
-            // Fields the reader ignores: environment, opaque value, SHA-1, creation date, original version.
+            // Fields the reader ignores: environment, opaque value, SHA-1, original version.
             attribute(0, .utf8("ProductionSandbox"), style),
             attribute(4, .octets([0xD1, 0xBC, 0xFE, 0xCF, 0x04, 0x00, 0x00, 0x00]), style),
             attribute(5, .octets([UInt8](repeating: 0xA5, count: 20)), style),
-            attribute(12, .ia5("2023-10-19T01:18:54Z"), style),
             attribute(19, .utf8("1.0"), style),
         ]
+        if let creationDate { attributes.append(attribute(12, .ia5(creationDate), style)) }
         if let bundleId { attributes.append(attribute(2, .utf8(bundleId), style)) }
         if let appVersion { attributes.append(attribute(3, .utf8(appVersion), style)) }
         for purchase in purchases {

@@ -1,10 +1,12 @@
+import AppStoreVerification
 import Contracts
 import Foundation
 import TestSupport
 import XCTest
 
 /// `VerifyReceipt` through the real services: StoreKit 1 receipts signed
-/// by OpenSSL, read locally, each transaction id looked up at the App Store
+/// by OpenSSL under the cluster's Apple-shaped test CA, read locally, their
+/// signature checked, each transaction id looked up at the App Store
 /// stand-in and credited through the app's verify path on its own.
 final class PaymentsReceiptTests: XCTestCase {
     nonisolated(unsafe) static var fixture: AppStoreSyncFixture?
@@ -26,11 +28,13 @@ final class PaymentsReceiptTests: XCTestCase {
     }
 
     private func fixture() async throws -> (AppStoreSyncFixture, SignedTestReceipt) {
-        if Self.signer == nil { Self.signer = try await SignedTestReceipt() }
-        if let fixture = Self.fixture { return (fixture, Self.signer!) }
+        if let fixture = Self.fixture, let signer = Self.signer { return (fixture, signer) }
         let started = try await AppStoreSyncFixture.start()
         Self.fixture = started
-        return (started, Self.signer!)
+        // The cluster trusts its test CA's root for receipts too.
+        let signer = try SignedTestReceipt(authority: started.cluster.authority)
+        Self.signer = signer
+        return (started, signer)
     }
 
     private func verifyReceipt(_ cluster: PaymentsCluster, user: UUID, _ receiptData: String) async throws -> VerifyReceiptResponse {
@@ -40,6 +44,26 @@ final class PaymentsReceiptTests: XCTestCase {
         request.emailMasked = "a***@example.com"
         request.receiptData = receiptData
         return try await cluster.rpc().call(PaymentsMethods.verifyReceipt, request, timeout: .seconds(60))
+    }
+
+    /// A fresh user and a purchase of theirs without an appAccountToken,
+    /// known to the App Store stand-in (Production).
+    private func tokenlessPurchase(at fixture: AppStoreSyncFixture) async throws -> (user: UUID, transactionId: String) {
+        let user = UUID()
+        let transactionId = PaymentsCluster.randomTransactionId()
+        try await fixture.standIn.add(environment: "Production", transactions: [
+            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
+        ])
+        return (user, transactionId)
+    }
+
+    /// The whole receipt is refused: RECEIPT_INVALID with `code` in `receipt-failure`.
+    private func assertReceiptRefused(_ cluster: PaymentsCluster, user: UUID, _ receipt: String, _ code: String,
+                                      file: StaticString = #filePath, line: UInt = #line) async {
+        let error = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID", file: file, line: line) {
+            _ = try await self.verifyReceipt(cluster, user: user, receipt)
+        }
+        XCTAssertEqual(error?.metadata[stringValues: "receipt-failure"].first, code, file: file, line: line)
     }
 
     private func result(_ response: VerifyReceiptResponse, _ transactionId: String) -> ReceiptItemResult? {
@@ -150,24 +174,14 @@ final class PaymentsReceiptTests: XCTestCase {
     func testUnreadableTooLargeAndForeignReceiptsAreRefusedWholeAndWriteNothing() async throws {
         let (fixture, signer) = try await fixture()
         let cluster = fixture.cluster
-        let user = UUID()
-        let transactionId = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
-        ])
+        let (user, transactionId) = try await tokenlessPurchase(at: fixture)
 
-        let garbage = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID") {
-            _ = try await self.verifyReceipt(cluster, user: user, "this is not base64!")
-        }
-        XCTAssertEqual(garbage?.metadata[stringValues: "receipt-failure"].first, "notBase64")
+        await assertReceiptRefused(cluster, user: user, "this is not base64!", "notBase64")
 
         let whole = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
         let bytes = Array(Data(base64Encoded: whole)!)
         let truncated = Data(bytes.prefix(bytes.count - 40)).base64EncodedString()
-        let cut = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID") {
-            _ = try await self.verifyReceipt(cluster, user: user, truncated)
-        }
-        XCTAssertEqual(cut?.metadata[stringValues: "receipt-failure"].first, "truncated")
+        await assertReceiptRefused(cluster, user: user, truncated, "truncated")
 
         let foreign = try await signer.base64(bundleId: "com.example.another.app", transactionIds: [transactionId])
         let refused = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
@@ -196,9 +210,52 @@ final class PaymentsReceiptTests: XCTestCase {
         assertLogsClean(fixture, receipts: [whole, truncated, foreign, tooMany])
     }
 
+    /// A receipt the App Store did not sign is refused whole before Apple
+    /// is asked anything, even when it lists a real purchase without an
+    /// appAccountToken: knowing a transaction id is not enough to claim it.
+    func testAReceiptNotSignedUnderTheTrustedRootIsRefusedBeforeAnyLookup() async throws {
+        let (fixture, signer) = try await fixture()
+        let cluster = fixture.cluster
+        let (user, transactionId) = try await tokenlessPurchase(at: fixture)
+        func refused(_ receipt: String, _ code: String, file: StaticString = #filePath, line: UInt = #line) async {
+            await assertReceiptRefused(cluster, user: user, receipt, code, file: file, line: line)
+        }
+
+        let stranger = try await SignedTestReceipt(selfSigned: ())
+        defer { stranger.removeFiles() }
+        let selfSigned = try await stranger.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        await refused(selfSigned, "chainUntrusted")
+
+        let otherAuthority = try SignedTestReceipt(authority: LocalTestingCertificateAuthority())
+        defer { otherAuthority.removeFiles() }
+        let untrusted = try await otherAuthority.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        await refused(untrusted, "chainUntrusted")
+
+        // A genuine receipt with one byte of its content changed: still
+        // readable, listing another product, but no longer what was signed.
+        let genuine = Array(Data(base64Encoded: try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId]))!)
+        let product = Array("popular_pack".utf8)
+        let at = try XCTUnwrap((0...(genuine.count - product.count)).first { Array(genuine[$0..<($0 + product.count)]) == product })
+        var altered = genuine
+        altered[at] = UInt8(ascii: "q")
+        await refused(Data(altered).base64EncodedString(), "signatureInvalid")
+
+        let undated = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId], creationDate: nil)
+        await refused(undated, "creationDateMissing")
+
+        let lookups = try await fixture.requests("/inApps/v1/transactions/\(transactionId)")
+        XCTAssertEqual(lookups.count, 0, "Apple was asked nothing")
+        try await cluster.assertNothingWritten(transactionId, user: user)
+        assertLogsClean(fixture, receipts: [selfSigned, untrusted, undated])
+
+        // The same purchase in a receipt the App Store signed is credited.
+        let signed = try await verifyReceipt(cluster, user: user, Data(genuine).base64EncodedString())
+        XCTAssertEqual(result(signed, transactionId)?.status, .success)
+    }
+
     func testWithoutTheAppStoreServerAPIKeyTheReceiptRouteIsOff() async throws {
         let cluster = try await Self.withoutKey.cluster()
-        let signer = try await SignedTestReceipt()
+        let signer = try SignedTestReceipt(authority: cluster.authority)
         defer { signer.removeFiles() }
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()

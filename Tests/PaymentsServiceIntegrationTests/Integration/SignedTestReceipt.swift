@@ -1,42 +1,56 @@
+import AppStoreVerification
 import Foundation
 import TestSupport
 
-/// Real StoreKit 1 app receipts for PaymentsService's tests: Apple's payload
+/// StoreKit 1 app receipts for PaymentsService's tests: Apple's payload
 /// (Receipt Fields: a SET of `SEQUENCE { type, version, OCTET STRING }`)
-/// written in DER, then signed by `openssl cms -sign -nodetach -binary`
-/// with a throwaway P-256 key, as `Tests/AppReceiptTests` does (a smaller
-/// DER writer here: that target's builders are internal to it). The
-/// commands run through `Command.run` off the cooperative pool.
+/// written in DER, then signed with `openssl cms -sign` (`OpenSSLCMSSigner`)
+/// by the leaf of a cluster's Apple-shaped test CA, whose root the cluster
+/// trusts for receipts (`APPLE_RECEIPT_ROOT_CERTS`), or by a self-signed
+/// stranger. A smaller DER writer than `Tests/AppReceiptTests`' (whose
+/// builders are internal to that target).
 final class SignedTestReceipt: Sendable {
-    static let openssl = "/usr/bin/openssl"
-    let directory: URL
-    private var keyPath: String { directory.appendingPathComponent("key.pem").path }
-    private var certificatePath: String { directory.appendingPathComponent("certificate.pem").path }
+    private let signer: OpenSSLCMSSigner
 
-    init() async throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("payments-receipts-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try await run([
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", keyPath, "-out", certificatePath, "-subj", "/CN=PaymentsReceiptTests", "-days", "1",
-        ])
+    /// Signs as `authority`'s leaf, carrying its intermediate.
+    init(authority: LocalTestingCertificateAuthority) throws {
+        signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: try authority.exportPEM())
     }
 
-    func removeFiles() { try? FileManager.default.removeItem(at: directory) }
+    /// Signs as a self-signed certificate no deployment trusts.
+    init(selfSigned: Void) async throws {
+        signer = try await offPool { try OpenSSLCMSSigner.selfSigned() }
+    }
+
+    func removeFiles() { signer.removeFiles() }
 
     /// The base64 `receiptData` of a signed receipt listing `transactionIds`
-    /// (each with `productId`) for `bundleId`.
-    func base64(bundleId: String, transactionIds: [String], productId: String = "com.meeyao.qianwen.popular_pack") async throws -> String {
-        let payload = Self.payload(bundleId: bundleId, transactionIds: transactionIds, productId: productId)
-        return Data(try await sign(payload)).base64EncodedString()
+    /// (each with `productId`) for `bundleId`, created `creationDate` (nil:
+    /// without one; the default is now, inside the test CA's validity).
+    func base64(bundleId: String, transactionIds: [String], productId: String = "com.meeyao.qianwen.popular_pack",
+                creationDate: String? = SignedTestReceipt.now()) async throws -> String {
+        let payload = Self.payload(bundleId: bundleId, transactionIds: transactionIds, productId: productId, creationDate: creationDate)
+        return Data(try await bytes(payload)).base64EncodedString()
     }
 
-    static func payload(bundleId: String, transactionIds: [String], productId: String) -> [UInt8] {
+    /// The current time as a receipt writes it (`2026-11-30T10:00:00Z`).
+    static func now() -> String {
+        ISO8601DateFormatter().string(from: Date())
+    }
+
+    /// `payload` signed, in DER.
+    func bytes(_ payload: [UInt8]) async throws -> [UInt8] {
+        let signer = self.signer
+        return try await offPool { try signer.sign(payload) }
+    }
+
+    static func payload(bundleId: String, transactionIds: [String], productId: String, creationDate: String?) -> [UInt8] {
         var attributes = [
             attribute(0, utf8("ProductionSandbox")), attribute(2, utf8(bundleId)), attribute(3, utf8("1.0.3")),
             attribute(4, octets([0xD1, 0xBC, 0xFE, 0xCF])), attribute(5, octets([UInt8](repeating: 0xA5, count: 20))),
-            attribute(12, ia5("2026-11-30T10:00:00Z")), attribute(19, utf8("1.0")),
+            attribute(19, utf8("1.0")),
         ]
+        if let creationDate { attributes.append(attribute(12, ia5(creationDate))) }
         for transactionId in transactionIds {
             attributes.append(attribute(17, set([
                 attribute(1701, integer(1)), attribute(1702, utf8(productId)), attribute(1703, utf8(transactionId)),
@@ -44,30 +58,6 @@ final class SignedTestReceipt: Sendable {
             ])))
         }
         return set(attributes)
-    }
-
-    private func sign(_ payload: [UInt8]) async throws -> [UInt8] {
-        let name = UUID().uuidString
-        let input = directory.appendingPathComponent("\(name).der").path
-        let output = directory.appendingPathComponent("\(name).p7").path
-        try Data(payload).write(to: URL(fileURLWithPath: input))
-        defer {
-            try? FileManager.default.removeItem(atPath: input)
-            try? FileManager.default.removeItem(atPath: output)
-        }
-        try await run(["cms", "-sign", "-md", "sha256", "-nodetach", "-binary", "-outform", "DER", "-in", input,
-                       "-signer", certificatePath, "-inkey", keyPath, "-out", output])
-        return Array(try Data(contentsOf: URL(fileURLWithPath: output)))
-    }
-
-    private func run(_ arguments: [String]) async throws {
-        let log = directory.appendingPathComponent("openssl-\(UUID().uuidString).log").path
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let status = try await offPool { try Command.run([Self.openssl] + arguments, outputPath: log, errorPath: log) }
-        guard status == 0 else {
-            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw ServiceProcessError(description: "openssl \(arguments.prefix(2).joined(separator: " ")) exited \(status): \(output)")
-        }
     }
 
     // MARK: DER

@@ -1,0 +1,144 @@
+import AppStoreVerification
+import CryptoPrimitives
+import Foundation
+import TestSupport
+import XCTest
+
+/// `AppReceiptSignatureVerifier` on a receipt Apple really signed
+/// (Fixtures/README-receipt.md) and on receipts signed by throw-away
+/// Apple-shaped CAs with `openssl cms`.
+final class AppReceiptSignatureTests: XCTestCase {
+    /// The real receipt's creation date (type 12): 2018-08-22T09:47:33Z.
+    static let realCreatedAt: Int64 = 1_534_931_253
+    static let nowSeconds = Int64(Date().timeIntervalSince1970)
+
+    static func realReceipt() throws -> [UInt8] {
+        try StrictBase64.decodeStandard(FixtureSupport.fixtureText("receipt_sandbox_2018.b64").utf8)
+    }
+
+    static func configRoot(_ name: String) throws -> Data {
+        try Data(contentsOf: FixtureSupport.repositoryRoot.appendingPathComponent("config").appendingPathComponent(name))
+    }
+
+    static let appleIncRoot = "AppleIncRootCertificate.cer"
+
+    private func assertRefused(_ expected: String, _ verifier: AppReceiptSignatureVerifier, _ receipt: [UInt8], at seconds: Int64,
+                               file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            try verifier.verify(receipt: receipt, createdAtSeconds: seconds)
+            XCTFail("expected \(expected), the receipt verified", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error.code, expected, "\(error)", file: file, line: line)
+        }
+    }
+
+    // MARK: Apple's receipt
+
+    func testTheShippedRootIsApplesPublishedAppleIncRoot() throws {
+        let der = try Self.configRoot(Self.appleIncRoot)
+        XCTAssertEqual(SHA256.hash(Array(der)).map { String(format: "%02x", $0) }.joined(),
+                       "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024")
+    }
+
+    func testApplesReceiptVerifiesUnderAppleIncRootAtItsCreationDate() throws {
+        let receipt = try Self.realReceipt()
+        let appleInc = try AppReceiptSignatureVerifier(trustedRootsDER: [Self.configRoot(Self.appleIncRoot)])
+        XCTAssertNoThrow(try appleInc.verify(receipt: receipt, createdAtSeconds: Self.realCreatedAt))
+        // The shipped default: Apple Inc. Root and G3.
+        let both = try AppReceiptSignatureVerifier(trustedRootsDER: [
+            Self.configRoot(Self.appleIncRoot), Self.configRoot("AppleRootCA-G3.cer"),
+        ])
+        XCTAssertNoThrow(try both.verify(receipt: receipt, createdAtSeconds: Self.realCreatedAt))
+    }
+
+    func testApplesReceiptIsRefusedNowUnderG3AloneAndAltered() throws {
+        let receipt = try Self.realReceipt()
+        let appleInc = try AppReceiptSignatureVerifier(trustedRootsDER: [Self.configRoot(Self.appleIncRoot)])
+        // Its chain expired on 2023-02-07: checked now, it is not trusted.
+        assertRefused("chainUntrusted", appleInc, receipt, at: Self.nowSeconds)
+        // The root it carries is never trusted for being carried.
+        let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
+        assertRefused("chainUntrusted", g3, receipt, at: Self.realCreatedAt)
+        // One byte of the bundle id, of the transaction id, of the signature.
+        for offset in [259, 778, receipt.count - 10] {
+            var altered = receipt
+            altered[offset] ^= 0x01
+            assertRefused("signatureInvalid", appleInc, altered, at: Self.realCreatedAt)
+        }
+        assertRefused("signatureInvalid", appleInc, Array(receipt.prefix(2_000)), at: Self.realCreatedAt)
+        assertRefused("signatureInvalid", appleInc, [], at: Self.realCreatedAt)
+        assertRefused("signatureInvalid", appleInc, Array("not a receipt".utf8), at: Self.realCreatedAt)
+    }
+
+    func testNoRootsIsAConfigurationError() {
+        XCTAssertThrowsError(try AppReceiptSignatureVerifier(trustedRootsDER: [])) {
+            XCTAssertEqual($0 as? ConfigurationError, .noTrustedRoots)
+        }
+        XCTAssertThrowsError(try AppReceiptSignatureVerifier(trustedRootsDER: [Data([0x30, 0x03, 0x02, 0x01, 0x01])])) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalidTrustedRoot(index: 0))
+        }
+    }
+
+    // MARK: Apple-shaped test CAs
+
+    private func signed(by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true, _ mode: OpenSSLCMSSigner.Mode = .cms)
+        throws -> [UInt8]
+    {
+        let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM())
+        defer { signer.removeFiles() }
+        let unsigned = carryingIntermediate ? signer : try Self.withoutCarried(authority)
+        defer { if unsigned !== signer { unsigned.removeFiles() } }
+        return try unsigned.sign(Array("a receipt payload".utf8), mode)
+    }
+
+    /// The leaf alone, without the intermediate in the SignedData.
+    private static func withoutCarried(_ authority: LocalTestingCertificateAuthority) throws -> OpenSSLCMSSigner {
+        let blocks = try PEMBlock.blocks(in: authority.exportPEM())
+        let certificates = blocks.filter { $0.label == "CERTIFICATE" }
+        let keys = blocks.filter { $0.label.hasSuffix("PRIVATE KEY") }
+        return try OpenSSLCMSSigner(certificatePEM: certificates[2].text, keyPEM: keys[2].text)
+    }
+
+    private func authority(_ configure: (inout LocalTestingCertificateAuthority.Options) -> Void = { _ in }) throws
+        -> LocalTestingCertificateAuthority
+    {
+        var options = LocalTestingCertificateAuthority.Options(nowSeconds: Self.nowSeconds)
+        configure(&options)
+        return try LocalTestingCertificateAuthority(options: options)
+    }
+
+    func testAReceiptSignedByTheTrustedChainVerifiesInDERBERAndPKCS7() throws {
+        let authority = try authority()
+        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority), createdAtSeconds: Self.nowSeconds))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .cmsStreamed), createdAtSeconds: Self.nowSeconds))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .smime), createdAtSeconds: Self.nowSeconds))
+        // A detached signature signs no receipt content.
+        assertRefused("signatureInvalid", verifier, try signed(by: authority, .cmsDetached), at: Self.nowSeconds)
+        // Outside the chain's validity at the receipt's creation date.
+        assertRefused("chainUntrusted", verifier, try signed(by: authority), at: Self.nowSeconds - 2 * 86_400)
+        // The intermediate must come with the receipt: the roots alone do not reach the leaf.
+        assertRefused("chainUntrusted", verifier, try signed(by: authority, carryingIntermediate: false), at: Self.nowSeconds)
+    }
+
+    func testAChainWithoutApplesMarkersIsNotAReceiptSigner() throws {
+        // A developer's own certificate chains to an Apple root too: the
+        // markers say the chain is the App Store's receipt signing.
+        for configure: (inout LocalTestingCertificateAuthority.Options) -> Void in [
+            { $0.leafOID = .omitted }, { $0.leafOID = .wrong }, { $0.intermediateOID = .omitted }, { $0.intermediateOID = .wrong },
+        ] {
+            let authority = try authority(configure)
+            let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
+            assertRefused("notReceiptSigner", verifier, try signed(by: authority), at: Self.nowSeconds)
+        }
+    }
+
+    func testASignerUnderAnotherRootOrSelfSignedIsUntrusted() throws {
+        let trusted = try authority()
+        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [trusted.rootDER, Self.configRoot(Self.appleIncRoot)])
+        assertRefused("chainUntrusted", verifier, try signed(by: authority()), at: Self.nowSeconds)
+        let stranger = try OpenSSLCMSSigner.selfSigned()
+        defer { stranger.removeFiles() }
+        assertRefused("chainUntrusted", verifier, try stranger.sign(Array("a receipt payload".utf8)), at: Self.nowSeconds)
+    }
+}
