@@ -66,6 +66,8 @@ final class AppReceiptSignatureTests: XCTestCase {
             assertRefused("signatureInvalid", appleInc, altered, at: Self.realCreatedAt)
         }
         assertRefused("signatureInvalid", appleInc, Array(receipt.prefix(2_000)), at: Self.realCreatedAt)
+        // The genuine receipt with bytes after it is not one ContentInfo.
+        assertRefused("signatureInvalid", appleInc, receipt + [0x00, 0x00], at: Self.realCreatedAt)
         assertRefused("signatureInvalid", appleInc, [], at: Self.realCreatedAt)
         assertRefused("signatureInvalid", appleInc, Array("not a receipt".utf8), at: Self.realCreatedAt)
     }

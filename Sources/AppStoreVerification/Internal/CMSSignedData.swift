@@ -7,15 +7,23 @@ final class CMSSignedData {
     /// Owned; never escapes this type.
     private let content: OpaquePointer
 
-    /// Parses DER or BER; nil when OpenSSL cannot read a ContentInfo.
+    /// Parses DER or BER; nil when OpenSSL cannot read a ContentInfo or
+    /// bytes follow it.
     init?(der: [UInt8]) {
         guard !der.isEmpty, der.count <= Int(Int32.max) else { return nil }
+        var parsedLength = 0
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
+            let content = d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
+            if let cursor, let base = buffer.baseAddress { parsedLength = cursor - base }
+            return content
         }
         guard let parsed else {
             ERR_clear_error()
+            return nil
+        }
+        guard parsedLength == der.count else {
+            CMS_ContentInfo_free(parsed)
             return nil
         }
         content = parsed
@@ -24,7 +32,12 @@ final class CMSSignedData {
     deinit { CMS_ContentInfo_free(content) }
 
     /// The number of SignerInfos (0 when it is not SignedData).
-    var signerCount: Int { Int(CIAP_CMS_signer_infos_count(content)) }
+    var signerCount: Int {
+        let count = Int(CIAP_CMS_signer_infos_count(content))
+        // OpenSSL queues an error for a ContentInfo that is not SignedData.
+        ERR_clear_error()
+        return count
+    }
 
     /// Whether the signature matches the attached content, the signer's
     /// certificate found among those the SignedData carries; its chain is

@@ -77,7 +77,7 @@ struct ReceiptCrediting: Sendable {
     /// before Apple's older certificates expired stays genuine.
     private func checkSignature(_ bytes: [UInt8], of receipt: AppReceipt, log: Logger) throws(PaymentsError) {
         guard let createdAt = receipt.creationDate?.millisecondsSince1970 else {
-            log.notice("refused an app receipt without a creation date")
+            log.notice("refused an app receipt without a readable creation date")
             throw .receiptInvalid(code: Self.creationDateMissing)
         }
         // Whole seconds, rounded down (a certificate's validity is in seconds).
@@ -85,12 +85,17 @@ struct ReceiptCrediting: Sendable {
         do {
             try signatureVerifier.verify(receipt: bytes, createdAtSeconds: seconds)
         } catch {
-            log.notice("refused an app receipt whose signature is not Apple's", ["receipt_failure": error.code])
+            var fields = ["receipt_failure": error.code]
+            // OpenSSL's verify error (never receipt content): a root Apple
+            // moved to reads "unable to get local issuer certificate".
+            if case .chainUntrusted(let reason) = error { fields["reason"] = reason }
+            log.notice("refused an app receipt whose signature is not Apple's", fields)
             throw .receiptInvalid(code: error.code)
         }
     }
 
-    /// The `receipt-failure` code of a receipt without its creation date (type 12).
+    /// The `receipt-failure` code of a receipt without its creation date
+    /// (type 12), or with one that is not an RFC 3339 date.
     static let creationDateMissing = "creationDateMissing"
 
     /// One transaction id of the receipt, to its result; nil for a purchase
