@@ -6,8 +6,9 @@
 /// PKCS#7 signature or Apple's certificate chain (a caller does that with
 /// `AppStoreVerification.AppReceiptSignatureVerifier` over the same bytes,
 /// at `creationDate`), so what it returns may say anything. The
-/// transaction ids only say what to ask Apple: each one is looked up with the App Store Server API (Get
-/// Transaction Info) and only Apple's signed answer, verified by
+/// transaction ids only say what to ask Apple: each one is looked up with
+/// the App Store Server API (Get Transaction Info) and only Apple's signed
+/// answer, verified by
 /// `SignedDataVerifier`, decides what is credited. A caller validates each
 /// id with `FieldRules.TransactionIDRule` before it builds a request with it.
 public struct AppReceipt: Sendable, Equatable {

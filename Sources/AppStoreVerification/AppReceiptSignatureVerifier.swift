@@ -23,20 +23,20 @@ public final class AppReceiptSignatureVerifier: Sendable {
     }
 
     /// Verifies `receipt` (the decoded DER or BER bytes) with its chain
-    /// checked at `createdAtSeconds` (the receipt's creation date, type 12).
-    public func verify(receipt: [UInt8], createdAtSeconds: Int64) throws(AppReceiptSignatureFailure) {
+    /// checked at `createdAt` (the receipt's creation date, type 12).
+    public func verify(receipt: [UInt8], createdAt: AppStoreTimestamp) throws(AppReceiptSignatureFailure) {
         guard let signedData = CMSSignedData(der: receipt), signedData.signerCount == 1,
               signedData.signatureMatchesContent(), let leaf = signedData.signer()
         else { throw .signatureInvalid }
         let chain = signedData.withCarriedCertificates { carried in
-            trustStore.verifiedChain(leaf: leaf, untrusted: carried, atSeconds: createdAtSeconds)
+            trustStore.verifiedChain(leaf: leaf, untrusted: carried, atSeconds: createdAt.secondsSince1970)
         }
         let certificates: [X509Certificate]
         switch chain {
         case .success(let verified): certificates = verified
         case .failure(let failure): throw .chainUntrusted(reason: failure.reason)
         }
-        guard certificates.count == 3,
+        guard certificates.count == VerificationLimits.certificateChainLength,
               certificates[0].hasExtension(oid: AppleCertificateOID.receiptSigning),
               certificates[1].hasExtension(oid: AppleCertificateOID.wwdrIntermediate)
         else { throw .notReceiptSigner }

@@ -22,10 +22,12 @@ final class AppReceiptSignatureTests: XCTestCase {
 
     static let appleIncRoot = "AppleIncRootCertificate.cer"
 
+    static func at(_ seconds: Int64) -> AppStoreTimestamp { AppStoreTimestamp(millisecondsSince1970: seconds * 1000) }
+
     private func assertRefused(_ expected: String, _ verifier: AppReceiptSignatureVerifier, _ receipt: [UInt8], at seconds: Int64,
                                file: StaticString = #filePath, line: UInt = #line) {
         do {
-            try verifier.verify(receipt: receipt, createdAtSeconds: seconds)
+            try verifier.verify(receipt: receipt, createdAt: Self.at(seconds))
             XCTFail("expected \(expected), the receipt verified", file: file, line: line)
         } catch {
             XCTAssertEqual(error.code, expected, "\(error)", file: file, line: line)
@@ -43,12 +45,12 @@ final class AppReceiptSignatureTests: XCTestCase {
     func testApplesReceiptVerifiesUnderAppleIncRootAtItsCreationDate() throws {
         let receipt = try Self.realReceipt()
         let appleInc = try AppReceiptSignatureVerifier(trustedRootsDER: [Self.configRoot(Self.appleIncRoot)])
-        XCTAssertNoThrow(try appleInc.verify(receipt: receipt, createdAtSeconds: Self.realCreatedAt))
+        XCTAssertNoThrow(try appleInc.verify(receipt: receipt, createdAt: Self.at(Self.realCreatedAt)))
         // The shipped default: Apple Inc. Root and G3.
         let both = try AppReceiptSignatureVerifier(trustedRootsDER: [
             Self.configRoot(Self.appleIncRoot), Self.configRoot("AppleRootCA-G3.cer"),
         ])
-        XCTAssertNoThrow(try both.verify(receipt: receipt, createdAtSeconds: Self.realCreatedAt))
+        XCTAssertNoThrow(try both.verify(receipt: receipt, createdAt: Self.at(Self.realCreatedAt)))
     }
 
     func testApplesReceiptIsRefusedNowUnderG3AloneAndAltered() throws {
@@ -86,19 +88,9 @@ final class AppReceiptSignatureTests: XCTestCase {
     private func signed(by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true, _ mode: OpenSSLCMSSigner.Mode = .cms)
         throws -> [UInt8]
     {
-        let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM())
+        let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM(), carryingIntermediate: carryingIntermediate)
         defer { signer.removeFiles() }
-        let unsigned = carryingIntermediate ? signer : try Self.withoutCarried(authority)
-        defer { if unsigned !== signer { unsigned.removeFiles() } }
-        return try unsigned.sign(Array("a receipt payload".utf8), mode)
-    }
-
-    /// The leaf alone, without the intermediate in the SignedData.
-    private static func withoutCarried(_ authority: LocalTestingCertificateAuthority) throws -> OpenSSLCMSSigner {
-        let blocks = try PEMBlock.blocks(in: authority.exportPEM())
-        let certificates = blocks.filter { $0.label == "CERTIFICATE" }
-        let keys = blocks.filter { $0.label.hasSuffix("PRIVATE KEY") }
-        return try OpenSSLCMSSigner(certificatePEM: certificates[2].text, keyPEM: keys[2].text)
+        return try signer.sign(Array("a receipt payload".utf8), mode)
     }
 
     private func authority(_ configure: (inout LocalTestingCertificateAuthority.Options) -> Void = { _ in }) throws
@@ -112,9 +104,9 @@ final class AppReceiptSignatureTests: XCTestCase {
     func testAReceiptSignedByTheTrustedChainVerifiesInDERBERAndPKCS7() throws {
         let authority = try authority()
         let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority), createdAtSeconds: Self.nowSeconds))
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .cmsStreamed), createdAtSeconds: Self.nowSeconds))
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .smime), createdAtSeconds: Self.nowSeconds))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .cmsStreamed), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .smime), createdAt: Self.at(Self.nowSeconds)))
         // A detached signature signs no receipt content.
         assertRefused("signatureInvalid", verifier, try signed(by: authority, .cmsDetached), at: Self.nowSeconds)
         // Outside the chain's validity at the receipt's creation date.

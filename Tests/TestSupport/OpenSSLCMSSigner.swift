@@ -33,15 +33,17 @@ public final class OpenSSLCMSSigner: Sendable {
     /// A signer from the PEM text of a CA shaped like Apple's (certificates
     /// root, intermediate, leaf, ... then their keys in the same order, as
     /// `LocalTestingCertificateAuthority.exportPEM()` writes): the leaf
-    /// signs and the intermediate is carried.
-    public convenience init(appleShapedAuthorityPEM text: String) throws {
+    /// signs, and the intermediate is carried unless `carryingIntermediate`
+    /// is false.
+    public convenience init(appleShapedAuthorityPEM text: String, carryingIntermediate: Bool = true) throws {
         let blocks = try PEMBlock.blocks(in: text)
         let certificates = blocks.filter { $0.label == "CERTIFICATE" }
         let keys = blocks.filter { $0.label.hasSuffix("PRIVATE KEY") }
         guard certificates.count >= 3, keys.count >= 3 else {
             throw ServiceProcessError(description: "not a root, intermediate and leaf with their keys")
         }
-        try self.init(certificatePEM: certificates[2].text, keyPEM: keys[2].text, carriedCertificatesPEM: certificates[1].text)
+        try self.init(certificatePEM: certificates[2].text, keyPEM: keys[2].text,
+                      carriedCertificatesPEM: carryingIntermediate ? certificates[1].text : nil)
     }
 
     /// A self-signed P-256 signer (no Apple markers, trusted by nobody).

@@ -10,22 +10,7 @@ final class CMSSignedData {
     /// Parses DER or BER; nil when OpenSSL cannot read a ContentInfo or
     /// bytes follow it.
     init?(der: [UInt8]) {
-        guard !der.isEmpty, der.count <= Int(Int32.max) else { return nil }
-        var parsedLength = 0
-        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            let content = d2i_CMS_ContentInfo(nil, &cursor, buffer.count)
-            if let cursor, let base = buffer.baseAddress { parsedLength = cursor - base }
-            return content
-        }
-        guard let parsed else {
-            ERR_clear_error()
-            return nil
-        }
-        guard parsedLength == der.count else {
-            CMS_ContentInfo_free(parsed)
-            return nil
-        }
+        guard let parsed = decodeWholeDER(der, { d2i_CMS_ContentInfo(nil, $0, $1) }, free: CMS_ContentInfo_free) else { return nil }
         content = parsed
     }
 

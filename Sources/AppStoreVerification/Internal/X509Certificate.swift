@@ -11,23 +11,7 @@ final class X509Certificate: @unchecked Sendable {
 
     /// Parses DER; nil if it is not exactly one well-formed certificate.
     init?(der: some Collection<UInt8>) {
-        let bytes = Array(der)
-        guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { return nil }
-        var parsedLength = 0
-        let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-            let certificate = d2i_X509(nil, &cursor, Int(buffer.count))
-            if let cursor, let base = buffer.baseAddress { parsedLength = cursor - base }
-            return certificate
-        }
-        guard let parsed else {
-            ERR_clear_error()
-            return nil
-        }
-        guard parsedLength == bytes.count else {
-            X509_free(parsed)
-            return nil
-        }
+        guard let parsed = decodeWholeDER(Array(der), { d2i_X509(nil, $0, $1) }, free: X509_free) else { return nil }
         self.pointer = parsed
     }
 
@@ -102,4 +86,29 @@ final class X509Certificate: @unchecked Sendable {
         }
         return urls
     }
+}
+
+/// Runs an OpenSSL `d2i_*` function (`decode(cursor, length)`) over all of
+/// `bytes`: the object it decoded, owned by the caller; nil when it failed
+/// (its error queue cleared) or when bytes follow the object (`free`
+/// releases it then).
+func decodeWholeDER(_ bytes: [UInt8], _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+                    free: (OpaquePointer) -> Void) -> OpaquePointer? {
+    guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { return nil }
+    var parsedLength = 0
+    let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+        var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+        let object = decode(&cursor, buffer.count)
+        if let cursor, let base = buffer.baseAddress { parsedLength = cursor - base }
+        return object
+    }
+    guard let parsed else {
+        ERR_clear_error()
+        return nil
+    }
+    guard parsedLength == bytes.count else {
+        free(parsed)
+        return nil
+    }
+    return parsed
 }

@@ -80,10 +80,8 @@ struct ReceiptCrediting: Sendable {
             log.notice("refused an app receipt without a readable creation date")
             throw .receiptInvalid(code: Self.creationDateMissing)
         }
-        // Whole seconds, rounded down (a certificate's validity is in seconds).
-        let seconds = createdAt / 1000 - (createdAt % 1000 < 0 ? 1 : 0)
         do {
-            try signatureVerifier.verify(receipt: bytes, createdAtSeconds: seconds)
+            try signatureVerifier.verify(receipt: bytes, createdAt: AppStoreTimestamp(millisecondsSince1970: createdAt))
         } catch {
             var fields = ["receipt_failure": error.code]
             // OpenSSL's verify error (never receipt content): a root Apple
