@@ -24,10 +24,8 @@ for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
+  "$root/scripts/apt-install.sh" "${missing[@]}"
   sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
-  echo "installing: ${missing[*]}"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts a system cluster on install; the project runs its own.
   $sudo_cmd systemctl disable --now postgresql >/dev/null 2>&1 || true
   # Only promtool is used; Debian's package also starts a Prometheus server.

@@ -28,6 +28,8 @@
 # Knobs: SECONDS_PER_RUN=15 ROUNDS=3 PREFILL=100000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 here="$root/bench/domains"
 before_bin="${1:?usage: bench/domains/run.sh BEFORE_BIN}"
 seconds="${SECONDS_PER_RUN:-15}"

@@ -37,6 +37,8 @@
 # and query has a timeout; about SECONDS + 60 s after the build.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 seconds="${1:-60}"
 [[ "$seconds" =~ ^[0-9]+$ ]] && ((seconds >= 10 && seconds <= 300)) || { echo "seconds must be 10...300" >&2; exit 2; }
 mutation="${FAULT_MUTATE:-}"

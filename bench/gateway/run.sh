@@ -73,6 +73,8 @@
 # Results also go to bench/out/gateway-<timestamp>.txt (ignored by git).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 seconds="${1:-10}"
 connections="${2:-16}"
 transactions="${3:-20000}"
@@ -96,11 +98,7 @@ phases="${GATEWAY_BENCH_PHASES:-all}"
 [[ "$phases" == all ]] || transactions=2
 [[ -z "$users_file" || -s "$users_file" ]] || { echo "GATEWAY_BENCH_USERS: no such file or empty: $users_file" >&2; exit 2; }
 
-if ! command -v wrk >/dev/null; then
-  echo "installing wrk" >&2
-  sudo_cmd=""; [[ $(id -u) -eq 0 ]] || sudo_cmd="sudo"
-  timeout 240 $sudo_cmd apt-get install -y --no-install-recommends wrk >&2
-fi
+command -v wrk >/dev/null || "$root/scripts/apt-install.sh" wrk
 for tool in wrk curl psql taskset; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }
 done
@@ -108,7 +106,8 @@ done
 
 echo "building Gateway, PaymentsService, PointsService, GatewayBench (release)" >&2
 for product in Gateway PaymentsService PointsService GatewayBench SagaBench; do
-  timeout 900 "$root/scripts/build-release.sh" --product "$product" --package-path "$root" >/dev/null
+  timeout 900 "$root/scripts/build-release.sh" --product "$product" --package-path "$root" >/dev/null \
+    || { echo "build of $product failed (scripts/build-release.sh --product $product)" >&2; exit 1; }
 done
 bin="$root/.build/release"
 services_bin="${GATEWAY_BENCH_SERVICES_BIN:-$bin}"

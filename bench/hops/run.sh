@@ -20,6 +20,8 @@
 # Installs pgbouncer (Debian) on first use; the project's tests do not need it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 rounds="${1:-2}"
 seconds="${2:-10}"
 clients="${3:-16}"
@@ -28,11 +30,7 @@ clients="${3:-16}"
 [[ "$clients" =~ ^[0-9]+$ ]] && ((clients >= 1 && clients <= 128)) || { echo "clients must be 1...128" >&2; exit 2; }
 load_cpu=1
 
-if [[ ! -x /usr/sbin/pgbouncer ]]; then
-  echo "installing pgbouncer" >&2
-  sudo_cmd=""; [[ $(id -u) -eq 0 ]] || sudo_cmd="sudo"
-  timeout 240 $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends pgbouncer >&2
-fi
+[[ -x /usr/sbin/pgbouncer ]] || "$root/scripts/apt-install.sh" pgbouncer
 for tool in pgbench psql taskset; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }
 done

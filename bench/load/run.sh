@@ -36,6 +36,8 @@
 # recreated per run. Reports also go to bench/out/load-<timestamp>.txt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 mode="load"
 if [[ "${1:-}" == load || "${1:-}" == soak ]]; then mode="$1"; shift; fi
 if [[ "$mode" == load ]]; then
@@ -60,7 +62,8 @@ load_cpu=1
 tokens=32
 bundle_id="com.meeyao.qianwen"
 clock_ticks="$(getconf CLK_TCK)"
-for tool in wrk curl psql taskset python3; do command -v "$tool" >/dev/null || { echo "missing tool: $tool (wrk: apt-get install wrk)" >&2; exit 2; }; done
+command -v wrk >/dev/null || "$root/scripts/apt-install.sh" wrk
+for tool in wrk curl psql taskset python3; do command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }; done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (wrk pinned to CPU 1)" >&2; exit 2; }
 
 work="$(mktemp -d)"

@@ -44,6 +44,8 @@
 # Results also go to bench/out/points-<timestamp>.txt (ignored by git).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 seconds="${1:-15}"
 concurrency="${2:-16}"
 requests="${3:-200000}"

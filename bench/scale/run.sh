@@ -50,6 +50,8 @@
 # psql, or keep them for KEEP_FULL=1).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+# The project's Debian packages and PostgreSQL (quick when all are there).
+"$root/scripts/install-deps.sh" >&2
 purchases="${PURCHASES:-1000000}"
 ledger_rows="${LEDGER_ROWS:-10000000}"
 users="${USERS:-$((purchases / 5))}"
