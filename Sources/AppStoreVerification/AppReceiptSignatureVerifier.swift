@@ -6,7 +6,9 @@ import Foundation
 /// (Apple Inc. Root; the chain the receipt carries is only a hint, its own
 /// root never trusted) at the instant the receipt says it was created, and
 /// the chain is Apple's receipt-signing chain (leaf, Apple Worldwide
-/// Developer Relations intermediate, root, each with Apple's marker).
+/// Developer Relations intermediate, root, each with Apple's marker), and
+/// its digest is one the App Store signs receipts with (SHA-1 or SHA-256),
+/// not whatever algorithm the signer names.
 ///
 /// The chain is checked at the receipt's creation date, not now: Apple's
 /// SHA-1 receipt-signing certificates expired in February 2023 and a
@@ -25,7 +27,7 @@ public final class AppReceiptSignatureVerifier: Sendable {
     /// Verifies `receipt` (the decoded DER or BER bytes) with its chain
     /// checked at `createdAt` (the receipt's creation date, type 12).
     public func verify(receipt: [UInt8], createdAt: AppStoreTimestamp) throws(AppReceiptSignatureFailure) {
-        guard let signedData = CMSSignedData(der: receipt), signedData.signerCount == 1,
+        guard let signedData = CMSSignedData(der: receipt), signedData.signerCount == 1, signedData.signerDigestIsApples,
               signedData.signatureMatchesContent(), let leaf = signedData.signer()
         else { throw .signatureInvalid }
         let chain = signedData.withCarriedCertificates { carried in

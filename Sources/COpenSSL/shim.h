@@ -40,6 +40,19 @@ static inline int CIAP_CMS_signer_infos_count(CMS_ContentInfo *cms) {
     return infos == NULL ? 0 : sk_CMS_SignerInfo_num(infos);
 }
 
+/// The NID of the first SignerInfo's digest algorithm (NID_undef when
+/// there is none). Everything it reads is borrowed from `cms`.
+static inline int CIAP_CMS_first_signer_digest_nid(CMS_ContentInfo *cms) {
+    STACK_OF(CMS_SignerInfo) *infos = CMS_get0_SignerInfos(cms);
+    if (infos == NULL || sk_CMS_SignerInfo_num(infos) < 1) return NID_undef;
+    X509_ALGOR *digest = NULL;
+    CMS_SignerInfo_get0_algs(sk_CMS_SignerInfo_value(infos, 0), NULL, NULL, &digest, NULL);
+    if (digest == NULL) return NID_undef;
+    const ASN1_OBJECT *algorithm = NULL;
+    X509_ALGOR_get0(&algorithm, NULL, NULL, digest);
+    return algorithm == NULL ? NID_undef : OBJ_obj2nid(algorithm);
+}
+
 /// OCSP URLs of a certificate's AIA extension; free with CIAP_X509_ocsp_list_free.
 static inline int CIAP_ocsp_list_num(const STACK_OF(OPENSSL_STRING) *list) { return sk_OPENSSL_STRING_num(list); }
 static inline const char *CIAP_ocsp_list_value(const STACK_OF(OPENSSL_STRING) *list, int index) { return sk_OPENSSL_STRING_value(list, index); }

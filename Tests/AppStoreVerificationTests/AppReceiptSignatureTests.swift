@@ -85,12 +85,12 @@ final class AppReceiptSignatureTests: XCTestCase {
 
     // MARK: Apple-shaped test CAs
 
-    private func signed(by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true, _ mode: OpenSSLCMSSigner.Mode = .cms)
-        throws -> [UInt8]
+    private func signed(by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true, _ mode: OpenSSLCMSSigner.Mode = .cms,
+                        digest: String = "sha256") throws -> [UInt8]
     {
         let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM(), carryingIntermediate: carryingIntermediate)
         defer { signer.removeFiles() }
-        return try signer.sign(Array("a receipt payload".utf8), mode)
+        return try signer.sign(Array("a receipt payload".utf8), mode, digest: digest)
     }
 
     private func authority(_ configure: (inout LocalTestingCertificateAuthority.Options) -> Void = { _ in }) throws
@@ -113,6 +113,34 @@ final class AppReceiptSignatureTests: XCTestCase {
         assertRefused("chainUntrusted", verifier, try signed(by: authority), at: Self.nowSeconds - 2 * 86_400)
         // The intermediate must come with the receipt: the roots alone do not reach the leaf.
         assertRefused("chainUntrusted", verifier, try signed(by: authority, carryingIntermediate: false), at: Self.nowSeconds)
+    }
+
+    func testOnlyTheDigestsAppleSignsReceiptsWithAreAccepted() throws {
+        // Apple's own AppReceiptVerifier (app-store-server-library-python)
+        // takes SHA-1 and SHA-256 only; a valid signature under any other
+        // digest is refused, not trusted because the signer named it.
+        let authority = try authority()
+        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, digest: "sha1"), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, digest: "sha256"), createdAt: Self.at(Self.nowSeconds)))
+        for digest in ["sha384", "sha512"] {
+            assertRefused("signatureInvalid", verifier, try signed(by: authority, digest: digest), at: Self.nowSeconds)
+        }
+    }
+
+    func testASecondSignerIsRefused() throws {
+        // A genuine receipt has exactly one signer, the App Store; a
+        // SignerInfo beside it, even one whose signature is good, leaves no
+        // single chain to judge the receipt by.
+        let authority = try authority()
+        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
+        let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM())
+        let stranger = try OpenSSLCMSSigner.selfSigned()
+        defer { signer.removeFiles(); stranger.removeFiles() }
+        let payload = Array("a receipt payload".utf8)
+        XCTAssertNoThrow(try verifier.verify(receipt: signer.sign(payload), createdAt: Self.at(Self.nowSeconds)))
+        assertRefused("signatureInvalid", verifier, try signer.sign(payload, cosigner: stranger), at: Self.nowSeconds)
+        assertRefused("signatureInvalid", verifier, try stranger.sign(payload, cosigner: signer), at: Self.nowSeconds)
     }
 
     func testAChainWithoutApplesMarkersIsNotAReceiptSigner() throws {

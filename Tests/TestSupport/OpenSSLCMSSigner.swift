@@ -72,21 +72,30 @@ public final class OpenSSLCMSSigner: Sendable {
     /// lengths), `smime` (PKCS #7), or `cms` detached (no eContent).
     public enum Mode: Sendable { case cms, cmsStreamed, smime, cmsDetached }
 
-    /// `payload` signed (SHA-256, `-binary`: the bytes as they are) in `mode`.
-    public func sign(_ payload: [UInt8], _ mode: Mode = .cms) throws -> [UInt8] {
+    /// `payload` signed (`-binary`: the bytes as they are) in `mode` with
+    /// the digest `digest` (an `openssl -md` name), and by `cosigner` too
+    /// when given (a second SignerInfo, its carried certificates added).
+    public func sign(_ payload: [UInt8], _ mode: Mode = .cms, digest: String = "sha256",
+                     cosigner: OpenSSLCMSSigner? = nil) throws -> [UInt8] {
         let name = UUID().uuidString
         let input = directory.appendingPathComponent("\(name).der").path
         let output = directory.appendingPathComponent("\(name).p7").path
+        let carriedTogether = directory.appendingPathComponent("\(name)-carried.pem").path
         try Data(payload).write(to: URL(fileURLWithPath: input))
         defer {
-            try? FileManager.default.removeItem(atPath: input)
-            try? FileManager.default.removeItem(atPath: output)
+            for path in [input, output, carriedTogether] { try? FileManager.default.removeItem(atPath: path) }
         }
-        var arguments = [mode == .smime ? "smime" : "cms", "-sign", "-md", "sha256"]
+        var arguments = [mode == .smime ? "smime" : "cms", "-sign", "-md", digest]
         if mode != .cmsDetached { arguments.append("-nodetach") }
         if mode == .cmsStreamed { arguments.append("-stream") }
         arguments += ["-binary", "-outform", "DER", "-in", input, "-signer", certificatePath, "-inkey", keyPath, "-out", output]
-        if let carriedPath { arguments += ["-certfile", carriedPath] }
+        if let cosigner { arguments += ["-signer", cosigner.certificatePath, "-inkey", cosigner.keyPath] }
+        let carried = [carriedPath, cosigner?.carriedPath].compactMap { $0 }
+        if !carried.isEmpty {
+            let text = try carried.map { try String(contentsOfFile: $0, encoding: .utf8) }.joined(separator: "\n")
+            try text.write(toFile: carriedTogether, atomically: true, encoding: .utf8)
+            arguments += ["-certfile", carriedTogether]
+        }
         try Self.run(arguments, in: directory)
         return Array(try Data(contentsOf: URL(fileURLWithPath: output)))
     }

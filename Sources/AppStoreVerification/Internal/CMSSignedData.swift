@@ -24,6 +24,14 @@ final class CMSSignedData {
         return count
     }
 
+    /// Whether the one signer's digest is SHA-1 or SHA-256, the only two
+    /// the App Store has signed receipts with (SHA-1 until January 2025).
+    var signerDigestIsApples: Bool {
+        let digest = CIAP_CMS_first_signer_digest_nid(content)
+        ERR_clear_error()
+        return digest == NID_sha1 || digest == NID_sha256
+    }
+
     /// Whether the signature matches the attached content, the signer's
     /// certificate found among those the SignedData carries; its chain is
     /// not looked at (the caller checks it against its own roots).
