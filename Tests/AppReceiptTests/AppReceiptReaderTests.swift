@@ -44,6 +44,23 @@ final class AppReceiptReaderTests: XCTestCase {
         XCTAssertEqual(receipt.transactionIds, ["1000000434104409"])
     }
 
+    /// The receipt Apple's sandbox signed in 2023 under the G7 intermediate
+    /// (AppStoreVerificationTests' Fixtures/README-receipt.md).
+    func testApplesSandboxReceiptOf2023() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AppStoreVerificationTests/Fixtures/receipt_sandbox_2023.b64")
+        let text = try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let receipt = try reader.read(base64: text)
+        XCTAssertEqual(receipt.bundleId, "com.hannesoid.PurchasingExperiments")
+        XCTAssertEqual(receipt.appVersion, "1")
+        XCTAssertEqual(receipt.creationDate?.text, "2023-02-22T14:30:15Z")
+        XCTAssertEqual(receipt.creationDate?.millisecondsSince1970, 1_677_076_215_000)
+        XCTAssertEqual(Set(receipt.inAppPurchases.map(\.productId)), [
+            "com.hannesoid.PurchasingExperiments.oneTime", "com.hannesoid.PurchasingExperiments.subscription1",
+        ])
+        XCTAssertEqual(Set(receipt.transactionIds), ["2000000284164152", "2000000284164527"])
+    }
+
     func testAReceiptWithoutACreationDateReadsWithoutOne() throws {
         var undated = TestReceipt()
         undated.creationDate = nil

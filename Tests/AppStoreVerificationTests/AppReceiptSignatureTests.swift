@@ -16,6 +16,13 @@ final class AppReceiptSignatureTests: XCTestCase {
         try StrictBase64.decodeStandard(FixtureSupport.fixtureText("receipt_sandbox_2018.b64").utf8)
     }
 
+    /// The 2023 receipt (G7 intermediate) and its creation date: 2023-02-22T14:30:15Z.
+    static let receipt2023CreatedAt: Int64 = 1_677_076_215
+
+    static func receipt2023() throws -> [UInt8] {
+        try StrictBase64.decodeStandard(FixtureSupport.fixtureText("receipt_sandbox_2023.b64").utf8)
+    }
+
     static func configRoot(_ name: String) throws -> Data {
         try Data(contentsOf: FixtureSupport.repositoryRoot.appendingPathComponent("config").appendingPathComponent(name))
     }
@@ -74,6 +81,27 @@ final class AppReceiptSignatureTests: XCTestCase {
         assertRefused("signatureInvalid", appleInc, Array("not a receipt".utf8), at: Self.realCreatedAt)
     }
 
+    func testApplesReceiptUnderTheG7IntermediateVerifiesOnlyWithinItsChainsLife() throws {
+        // The chain Apple moved receipts to in 2023 (README-receipt.md):
+        // a new intermediate generation, the same markers and root.
+        let receipt = try Self.receipt2023()
+        let shipped = try AppReceiptSignatureVerifier(trustedRootsDER: [
+            Self.configRoot(Self.appleIncRoot), Self.configRoot("AppleRootCA-G3.cer"),
+        ])
+        XCTAssertNoThrow(try shipped.verify(receipt: receipt, createdAt: Self.at(Self.receipt2023CreatedAt)))
+        // Now (the chain expired on 2023-11-17), and before its leaf was issued (2022-12-02).
+        assertRefused("chainUntrusted", shipped, receipt, at: Self.nowSeconds)
+        assertRefused("chainUntrusted", shipped, receipt, at: 1_669_852_800)
+        let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
+        assertRefused("chainUntrusted", g3, receipt, at: Self.receipt2023CreatedAt)
+        // A byte of the bundle id, of a transaction id, of the signature.
+        for offset in [410, 775, receipt.count - 10] {
+            var altered = receipt
+            altered[offset] ^= 0x01
+            assertRefused("signatureInvalid", shipped, altered, at: Self.receipt2023CreatedAt)
+        }
+    }
+
     func testNoRootsIsAConfigurationError() {
         XCTAssertThrowsError(try AppReceiptSignatureVerifier(trustedRootsDER: [])) {
             XCTAssertEqual($0 as? ConfigurationError, .noTrustedRoots)
@@ -116,9 +144,9 @@ final class AppReceiptSignatureTests: XCTestCase {
     }
 
     func testOnlyTheDigestsAppleSignsReceiptsWithAreAccepted() throws {
-        // Apple's own AppReceiptVerifier (app-store-server-library-python)
-        // takes SHA-1 and SHA-256 only; a valid signature under any other
-        // digest is refused, not trusted because the signer named it.
+        // The App Store has signed receipts with SHA-1 and SHA-256 only; a
+        // valid signature under any other digest is refused, not trusted
+        // because the signer named it.
         let authority = try authority()
         let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
         XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, digest: "sha1"), createdAt: Self.at(Self.nowSeconds)))
