@@ -13,6 +13,9 @@ import XCTest
 /// hashes. Blocking process work runs off the cooperative pool.
 final class PaymentsCluster: @unchecked Sendable {
     static let bundleId = "com.meeyao.qianwen"
+    /// The shipped Apple Inc. Root, trusted for receipts beside the test CA
+    /// (as in production), so receipts Apple really signed reach the service's checks.
+    static let appleIncRootPath = ServiceProcess.repositoryRoot.appendingPathComponent("config/AppleIncRootCertificate.cer").path
 
     /// The catalog as shipped in config/packages.json.
     static let credits: [String: Int64] = ["new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415]
@@ -94,7 +97,7 @@ final class PaymentsCluster: @unchecked Sendable {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
-            "APPLE_RECEIPT_ROOT_CERTS": rootPaths.joined(separator: ","),
+            "APPLE_RECEIPT_ROOT_CERTS": (rootPaths + [Self.appleIncRootPath]).joined(separator: ","),
             "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
         ].merging(internalAuthEnvironment("payments")) { $1 }

@@ -253,6 +253,29 @@ final class PaymentsReceiptTests: XCTestCase {
         XCTAssertEqual(result(signed, transactionId)?.status, .success)
     }
 
+    /// Receipts Apple's sandbox really signed (2018 and 2023,
+    /// AppStoreVerificationTests' Fixtures/README-receipt.md) pass the
+    /// service's signature check under the shipped Apple Inc. Root and are
+    /// then refused as another app's; one altered byte makes them unsigned.
+    func testReceiptsAppleSignedPassTheSignatureCheckAndAreRefusedAsAnotherAppsReceipts() async throws {
+        let (fixture, _) = try await fixture()
+        let cluster = fixture.cluster
+        let user = UUID()
+        let fixtures = ServiceProcess.repositoryRoot.appendingPathComponent("Tests/AppStoreVerificationTests/Fixtures")
+        for name in ["receipt_sandbox_2018.b64", "receipt_sandbox_2023.b64"] {
+            let text = try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let refused = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
+                _ = try await self.verifyReceipt(cluster, user: user, text)
+            }
+            XCTAssertEqual(refused?.metadata[stringValues: "jws-failure"].first, "wrong_bundle", name)
+            var altered = Array(Data(base64Encoded: text)!)
+            altered[altered.count - 10] ^= 0x01
+            await assertReceiptRefused(cluster, user: user, Data(altered).base64EncodedString(), "signatureInvalid")
+        }
+        assertLogsClean(fixture, receipts: [])
+    }
+
     func testWithoutTheAppStoreServerAPIKeyTheReceiptRouteIsOff() async throws {
         let cluster = try await Self.withoutKey.cluster()
         let signer = try SignedTestReceipt(authority: cluster.authority)
