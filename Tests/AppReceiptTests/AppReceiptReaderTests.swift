@@ -29,13 +29,17 @@ final class AppReceiptReaderTests: XCTestCase {
         XCTAssertEqual(receipt.originalTransactionIds, [])
     }
 
+    /// A receipt the App Store really signed, from AppStoreVerificationTests' Fixtures.
+    private func readApplesReceipt(_ name: String) throws -> AppReceipt {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AppStoreVerificationTests/Fixtures").appendingPathComponent(name)
+        return try reader.read(base64: try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// The receipt the App Store really signed (AppStoreVerificationTests'
     /// Fixtures/README-receipt.md).
     func testApplesSandboxReceipt() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("AppStoreVerificationTests/Fixtures/receipt_sandbox_2018.b64")
-        let text = try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let receipt = try reader.read(base64: text)
+        let receipt = try readApplesReceipt("receipt_sandbox_2018.b64")
         XCTAssertEqual(receipt.bundleId, "com.tyria.wan")
         XCTAssertEqual(receipt.appVersion, "1.0.0.1")
         XCTAssertEqual(receipt.creationDate?.text, "2018-08-22T09:47:33Z")
@@ -47,10 +51,7 @@ final class AppReceiptReaderTests: XCTestCase {
     /// The receipt Apple's sandbox signed in 2023 under the G7 intermediate
     /// (AppStoreVerificationTests' Fixtures/README-receipt.md).
     func testApplesSandboxReceiptOf2023() throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("AppStoreVerificationTests/Fixtures/receipt_sandbox_2023.b64")
-        let text = try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        let receipt = try reader.read(base64: text)
+        let receipt = try readApplesReceipt("receipt_sandbox_2023.b64")
         XCTAssertEqual(receipt.bundleId, "com.hannesoid.PurchasingExperiments")
         XCTAssertEqual(receipt.appVersion, "1")
         XCTAssertEqual(receipt.creationDate?.text, "2023-02-22T14:30:15Z")

@@ -41,6 +41,16 @@ final class AppReceiptSignatureTests: XCTestCase {
         }
     }
 
+    /// `receipt` with one bit flipped at each of `offsets`, one at a time, is `signatureInvalid`.
+    private func assertEachAlteredByteRefused(_ receipt: [UInt8], at offsets: [Int], _ verifier: AppReceiptSignatureVerifier,
+                                              createdAt: Int64, file: StaticString = #filePath, line: UInt = #line) {
+        for offset in offsets {
+            var altered = receipt
+            altered[offset] ^= 0x01
+            assertRefused("signatureInvalid", verifier, altered, at: createdAt, file: file, line: line)
+        }
+    }
+
     // MARK: Apple's receipt
 
     func testTheShippedRootIsApplesPublishedAppleIncRoot() throws {
@@ -69,11 +79,7 @@ final class AppReceiptSignatureTests: XCTestCase {
         let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
         assertRefused("chainUntrusted", g3, receipt, at: Self.realCreatedAt)
         // One byte of the bundle id, of the transaction id, of the signature.
-        for offset in [259, 778, receipt.count - 10] {
-            var altered = receipt
-            altered[offset] ^= 0x01
-            assertRefused("signatureInvalid", appleInc, altered, at: Self.realCreatedAt)
-        }
+        assertEachAlteredByteRefused(receipt, at: [259, 778, receipt.count - 10], appleInc, createdAt: Self.realCreatedAt)
         assertRefused("signatureInvalid", appleInc, Array(receipt.prefix(2_000)), at: Self.realCreatedAt)
         // The genuine receipt with bytes after it is not one ContentInfo.
         assertRefused("signatureInvalid", appleInc, receipt + [0x00, 0x00], at: Self.realCreatedAt)
@@ -95,11 +101,7 @@ final class AppReceiptSignatureTests: XCTestCase {
         let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
         assertRefused("chainUntrusted", g3, receipt, at: Self.receipt2023CreatedAt)
         // A byte of the bundle id, of a transaction id, of the signature.
-        for offset in [410, 775, receipt.count - 10] {
-            var altered = receipt
-            altered[offset] ^= 0x01
-            assertRefused("signatureInvalid", shipped, altered, at: Self.receipt2023CreatedAt)
-        }
+        assertEachAlteredByteRefused(receipt, at: [410, 775, receipt.count - 10], shipped, createdAt: Self.receipt2023CreatedAt)
     }
 
     func testNoRootsIsAConfigurationError() {
