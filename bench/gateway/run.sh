@@ -98,7 +98,7 @@ phases="${GATEWAY_BENCH_PHASES:-all}"
 [[ "$phases" == all ]] || transactions=2
 [[ -z "$users_file" || -s "$users_file" ]] || { echo "GATEWAY_BENCH_USERS: no such file or empty: $users_file" >&2; exit 2; }
 
-command -v wrk >/dev/null || "$root/scripts/apt-install.sh" wrk
+"$root/scripts/apt-install.sh" wrk
 for tool in wrk curl psql taskset; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }
 done

@@ -30,7 +30,7 @@ clients="${3:-16}"
 [[ "$clients" =~ ^[0-9]+$ ]] && ((clients >= 1 && clients <= 128)) || { echo "clients must be 1...128" >&2; exit 2; }
 load_cpu=1
 
-[[ -x /usr/sbin/pgbouncer ]] || "$root/scripts/apt-install.sh" pgbouncer
+"$root/scripts/apt-install.sh" pgbouncer
 for tool in pgbench psql taskset; do
   command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }
 done

@@ -62,7 +62,7 @@ load_cpu=1
 tokens=32
 bundle_id="com.meeyao.qianwen"
 clock_ticks="$(getconf CLK_TCK)"
-command -v wrk >/dev/null || "$root/scripts/apt-install.sh" wrk
+"$root/scripts/apt-install.sh" wrk
 for tool in wrk curl psql taskset python3; do command -v "$tool" >/dev/null || { echo "missing tool: $tool" >&2; exit 2; }; done
 [[ $(getconf _NPROCESSORS_ONLN) -ge 2 ]] || { echo "needs 2 CPUs (wrk pinned to CPU 1)" >&2; exit 2; }
 
