@@ -74,6 +74,11 @@ public enum GatewayLimits {
     /// processes, against 7.5–7.9 and 0.11–0.14 ms with two
     /// (docs/PERFORMANCE.md, "Session 9: coalesced balance reads").
     public static let balanceReadCallsInFlightMax = 1
+    /// Longest a balance call's slot waits, after the call, for the
+    /// gateway's loop to catch up (`BalanceReadBatcher`), so the reads that
+    /// arrived with the answer share the next call. A loop that is never
+    /// idle sends the next call after this long; an idle one at once.
+    public static let balanceReadCatchUpMax = Duration.microseconds(500)
     /// A balance call slower than this hands its slot on (it still
     /// finishes and answers its reads), so one slow PointsService instance
     /// holds up the reads behind it for this long, not for the whole read

@@ -13,7 +13,13 @@ import ServiceKit
 /// Which reads go together is `BatchQueue`'s decision (at most
 /// `GatewayLimits.balanceReadCallsInFlightMax` calls at once, at most
 /// `GatewayLimits.balanceReadsPerCallMax` users a call); this type carries
-/// it out. A call holds its slot until it ends or for
+/// it out. When a call ends, its slot waits for `catchUp` (the gateway's
+/// loop catching up, `EventLoop.caughtUp`) before it goes to the waiting
+/// reads: the answered reads' responses are written and the requests that
+/// arrived meanwhile are read first, so they ride the next call instead of
+/// the one after it. Without it, 16 clients settled into two cohorts, 15
+/// reads a call and then 1 (docs/PERFORMANCE.md, "Session 25"). A call
+/// holds its slot until it ends or for
 /// `GatewayLimits.balanceReadCallSlotHoldMax`, whichever comes first
 /// (`CallSlots`, with one watchdog task while calls run, not a timer per
 /// call), so a slow backend call never holds up the reads queued behind it
@@ -53,10 +59,18 @@ final class BalanceReadBatcher: Sendable {
 
     private let caller: any UnaryCaller
     private let readTimeout: Duration
+    private let readsPerCallMax: Int
     private let slots: Mutex<CallSlots<Read>>
     private let observer: Observer?
     /// Where the calls' tasks run (nil: the shared pool).
     private let callExecutor: (any TaskExecutor)?
+    /// Awaited after each call, before its slot goes to the waiting reads
+    /// (nil: the slot goes at once).
+    private let catchUp: CatchUp?
+
+    /// Returns once the reads that arrived with a call's answer have joined
+    /// the queue (or a bounded time has passed).
+    typealias CatchUp = @Sendable () async -> Void
 
     init(caller: any UnaryCaller,
          readTimeout: Duration = GatewayLimits.readTimeout,
@@ -65,10 +79,13 @@ final class BalanceReadBatcher: Sendable {
          readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
          waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
          callExecutor: (any TaskExecutor)? = nil,
+         catchUp: CatchUp? = nil,
          observer: Observer? = nil) {
         self.caller = caller
         self.callExecutor = callExecutor
+        self.catchUp = catchUp
         self.readTimeout = readTimeout
+        self.readsPerCallMax = readsPerCallMax
         self.observer = observer
         slots = Mutex(CallSlots(holdMax: slotHoldMax, batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
                                 waitingMax: waitingMax))
@@ -126,6 +143,7 @@ final class BalanceReadBatcher: Sendable {
                 var next: (reads: [Read], call: CallSlots<Read>.CallID)? = (reads, call)
                 while let (reads, call) = next {
                     await self.run(reads)
+                    if let catchUp = self.catchUp, self.waitingReads < self.readsPerCallMax { await catchUp() }
                     next = nil
                     switch self.locked({ $0.callEnded(call, now: .now) }) {
                     case .call(let reads, let call): next = (reads, call)

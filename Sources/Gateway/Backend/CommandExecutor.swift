@@ -19,14 +19,21 @@ public struct CommandExecutor: Sendable {
     /// GET balance's reads, coalesced under load.
     let balanceReads: BalanceReadBatcher
 
-    /// `balanceReadsPerCall` observes the users of each GetBalances call.
+    /// `balanceReadsPerCall` observes the users of each GetBalances call;
+    /// `callLoop` (the loop serving the requests) runs the balance calls and
+    /// holds each call's slot until it has caught up.
     public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil,
-                balanceReadsPerCall: Histogram? = nil, callExecutor: (any TaskExecutor)? = nil) {
+                balanceReadsPerCall: Histogram? = nil, callLoop: EventLoop? = nil) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
         self.rpcMetrics = rpcMetrics
-        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics), callExecutor: callExecutor) { reads in
+        var catchUp: BalanceReadBatcher.CatchUp?
+        if let callLoop {
+            catchUp = { await callLoop.caughtUp(within: GatewayLimits.balanceReadCatchUpMax) }
+        }
+        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics), callExecutor: callLoop,
+                                          catchUp: catchUp) { reads in
             balanceReadsPerCall?.observe(Double(reads))
         }
     }

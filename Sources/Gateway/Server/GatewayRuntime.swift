@@ -54,7 +54,7 @@ public final class GatewayRuntime: Sendable {
                 preparer: RequestPreparer(verifier: verifier),
                 executor: CommandExecutor(
                     backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient,
-                    balanceReadsPerCall: metrics?.balanceReadsPerCall, callExecutor: loop),
+                    balanceReadsPerCall: metrics?.balanceReadsPerCall, callLoop: loop),
                 logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
             server = try HTTPServer(
                 configuration: .init(

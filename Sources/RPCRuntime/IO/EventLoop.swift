@@ -58,6 +58,9 @@ public final class EventLoop: @unchecked Sendable {
     private var nextTimerID: UInt64 = 1
     private var running = true
     private var exitContinuation: CheckedContinuation<Void, Never>?
+    /// Work waiting for the loop to catch up (`whenCaughtUp`), each with the
+    /// instant it runs by anyway.
+    var catchUpWaiters: [(deadline: ContinuousClock.Instant, work: () -> Void)] = []
 
     /// Maximum readiness events taken from the kernel per wait.
     private static let eventsPerWaitMax = 256
@@ -320,7 +323,15 @@ public final class EventLoop: @unchecked Sendable {
         Self.blockBrokenPipeSignalOnThisThread()
         var events = [epoll_event](repeating: epoll_event(), count: Self.eventsPerWaitMax)
         while running {
-            let timeout = nextTimeoutMilliseconds()
+            var timeout = nextTimeoutMilliseconds()
+            // Waiting for a catch-up, the loop looks without blocking: it has
+            // caught up when that look finds nothing and nothing was queued.
+            let awaitsCatchUp = !catchUpWaiters.isEmpty
+            var queuedBeforeLook = false
+            if awaitsCatchUp {
+                timeout = 0
+                queuedBeforeLook = hasSubmittedWork
+            }
             let count = events.withUnsafeMutableBufferPointer { buffer in
                 epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeout)
             }
@@ -356,17 +367,22 @@ public final class EventLoop: @unchecked Sendable {
                 runSubmitted()
             }
             runDueTimers()
+            if awaitsCatchUp {
+                runCatchUpWaiters(caughtUp: count == 0 && !queuedBeforeLook && !hasSubmittedWork)
+            }
         }
-        // Run what was already submitted (it may resume continuations), then
-        // refuse more; bounded because work submitted from here on is refused.
+        // Run what was already submitted (it may resume continuations), and
+        // every catch-up waiter, then refuse more; bounded because work
+        // submitted from here on is refused.
         while true {
             let batch = submitted.withLock { queue in
                 defer { queue.work.removeAll(); queue.boundedCount = 0 }
                 if queue.work.isEmpty { queue.isAccepting = false }
                 return queue.work
             }
-            if batch.isEmpty { break }
+            if batch.isEmpty && catchUpWaiters.isEmpty { break }
             for work in batch { work() }
+            runCatchUpWaiters(caughtUp: true)
         }
         // Release closures (and the objects they capture) on the loop thread.
         handlers.removeAll()

@@ -28,9 +28,9 @@ final class BalanceReadBatcherTests: XCTestCase {
 
     /// One call in flight, as the gateway runs it, whatever its limit says.
     private func batcher(readTimeout: Duration = .seconds(10), slotHoldMax: Duration = .seconds(10),
-                         observed: ObservedCalls? = nil) -> BalanceReadBatcher {
+                         catchUp: BalanceReadBatcher.CatchUp? = nil, observed: ObservedCalls? = nil) -> BalanceReadBatcher {
         BalanceReadBatcher(caller: client, readTimeout: readTimeout, slotHoldMax: slotHoldMax,
-                           callsInFlightMax: 1) { reads in
+                           callsInFlightMax: 1, catchUp: catchUp) { reads in
             observed?.record(reads)
         }
     }
@@ -87,6 +87,37 @@ final class BalanceReadBatcherTests: XCTestCase {
         XCTAssertEqual(answers, [101, 102, 103, 101, 104])
         XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2], users[3], users[4]].sorted())])
         XCTAssertEqual(observed.reads, [4])
+    }
+
+    /// After a call, its slot waits for the catch-up: reads that arrive
+    /// meanwhile (as requests read with the answer do) share the next call
+    /// with the one that waited during the call, instead of riding one after it.
+    func testReadsArrivingBeforeTheCatchUpShareTheNextCall() async throws {
+        for (index, user) in users.enumerated() { server.setBalance(user, Int64(100 + index)) }
+        let gate = CatchUpGate()
+        let batcher = batcher(catchUp: { await gate.pass() })
+        server.holdEveryCall()
+        let first = startRead(batcher, users[0])
+        try await waitUntil("the first call reached the server") { self.server.calls.count == 1 }
+        let second = [users[1], users[2]].map { startRead(batcher, $0) }
+        try await waitUntil("two reads wait") { batcher.waitingReads == 2 }
+        server.releaseHeldCall()
+        try await waitUntil("the second call reached the server") { self.server.calls.count == 2 }
+        let duringSecond = startRead(batcher, users[3])
+        try await waitUntil("a read waits behind the second call") { batcher.waitingReads == 1 }
+        server.releaseHeldCall()
+        try await waitUntil("the second call's slot waits for the catch-up") { gate.waiting }
+        let beforeCatchUp = [users[4], users[5]].map { startRead(batcher, $0) }
+        try await waitUntil("three reads wait") { batcher.waitingReads == 3 }
+        XCTAssertEqual(server.calls.count, 2, "a call left before the catch-up")
+        gate.open()
+        try await waitUntil("the third call reached the server") { self.server.calls.count == 3 }
+        server.releaseHeldCall()
+        var answers: [Int64] = [try await first.value.get()]
+        for read in second + [duringSecond] + beforeCatchUp { answers.append(try await read.value.get()) }
+        XCTAssertEqual(answers, [100, 101, 102, 103, 104, 105])
+        XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2]].sorted()),
+                                            .batch([users[3], users[4], users[5]].sorted())])
     }
 
     func testWaitingReadsOfOneUserShareAGetBalanceCall() async throws {
@@ -214,6 +245,34 @@ final class BalanceReadBatcherTests: XCTestCase {
         }
         // Fresh timeouts per call would take two: about 2 s.
         XCTAssertLessThan(ContinuousClock.now - startedAt, timeout * 1.7)
+    }
+}
+
+/// A catch-up the test opens: closed, each pass waits until `open`; then
+/// every pass goes through at once.
+private final class CatchUpGate: Sendable {
+    private let state = Mutex((isOpen: false, waiters: [CheckedContinuation<Void, Never>]()))
+
+    /// Whether a pass waits now.
+    var waiting: Bool { state.withLock { !$0.waiters.isEmpty } }
+
+    func pass() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { state -> Bool in
+                if !state.isOpen { state.waiters.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 

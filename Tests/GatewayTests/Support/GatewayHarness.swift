@@ -54,7 +54,7 @@ final class GatewayHarness: Sendable {
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness,
-                callExecutor: loop),
+                callLoop: loop),
             logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics, admission: admission)
         // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
         var gatewayConfiguration = configuration
