@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 @testable import RPCRuntime
 import Synchronization
 import XCTest
@@ -13,25 +10,17 @@ final class EventLoopCatchUpTests: XCTestCase {
     /// iteration as the gateway's (each step a separate iteration).
     func testAWaiterRunsAfterTheReadyDescriptorsAndTheQueuedWork() async throws {
         let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: 1)
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        let (watched, writer) = (fds[0], fds[1])
-        defer { close(watched); close(writer) }
+        let sockets = try WatchedSocketPair()
         let order = Mutex<[String]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             @Sendable func note(_ event: String) { order.withLock { $0.append(event) } }
             loop.execute {
-                try! loop.register(fd: watched, events: .readable) { _ in
-                    var byte: UInt8 = 0
-                    _ = read(watched, &byte, 1)
-                    note("io")
-                }
+                sockets.watch(on: loop) { note("io") }
                 loop.whenCaughtUp(within: .seconds(30)) {
                     note("caught up")
                     continuation.resume()
                 }
-                var byte: UInt8 = 1
-                _ = write(writer, &byte, 1)
+                sockets.makeReadable()
                 loop.execute {
                     note("1")
                     loop.execute {
@@ -44,9 +33,7 @@ final class EventLoopCatchUpTests: XCTestCase {
         let seen = order.withLock { $0 }
         XCTAssertEqual(seen.last, "caught up")
         XCTAssertEqual(Set(seen), ["io", "1", "2", "3", "caught up"])
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { loop.unregister(fd: watched); continuation.resume() }
-        }
+        await sockets.unwatch(from: loop)
         await loop.shutdown()
     }
 

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 @testable import RPCRuntime
 import Synchronization
 import XCTest
@@ -10,10 +7,7 @@ import XCTest
 final class EventLoopSubmittedRoundsTests: XCTestCase {
     func testWorkThatKeepsSubmittingWorkStarvesNeitherDescriptorsNorTimers() async throws {
         let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: 8)
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        let (watched, writer) = (fds[0], fds[1])
-        defer { close(watched); close(writer) }
+        let sockets = try WatchedSocketPair()
         let seen = Mutex((readable: false, timer: false, rounds: 0))
         let giveUpAt = ContinuousClock.now + .seconds(5)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -27,24 +21,17 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
                 if done || ContinuousClock.now > giveUpAt { continuation.resume() } else { loop.execute(spin) }
             }
             loop.execute {
-                try! loop.register(fd: watched, events: .readable) { _ in
-                    var byte: UInt8 = 0
-                    _ = read(watched, &byte, 1)
-                    seen.withLock { $0.readable = true }
-                }
+                sockets.watch(on: loop) { seen.withLock { $0.readable = true } }
                 loop.schedule(after: .milliseconds(5)) { seen.withLock { $0.timer = true } }
                 spin()
             }
-            var byte: UInt8 = 1
-            XCTAssertEqual(write(writer, &byte, 1), 1)
+            sockets.makeReadable()
         }
         let state = seen.withLock { $0 }
         XCTAssertTrue(state.readable, "the descriptor's event waited behind the queue")
         XCTAssertTrue(state.timer, "the timer waited behind the queue")
         XCTAssertGreaterThan(state.rounds, loop.submittedRoundsPerIterationMax)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { loop.unregister(fd: watched); continuation.resume() }
-        }
+        await sockets.unwatch(from: loop)
         await loop.shutdown()
     }
 
@@ -59,10 +46,7 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
     /// queued by the one before) starts: which ran first.
     private func orderOfChainAndIO(rounds: Int) async throws -> [String] {
         let loop = try EventLoop(name: "test", submittedRoundsPerIterationMax: rounds)
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        let (watched, writer) = (fds[0], fds[1])
-        defer { close(watched); close(writer) }
+        let sockets = try WatchedSocketPair()
         let order = Mutex<[String]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             @Sendable func note(_ event: String) {
@@ -70,13 +54,8 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
                 if count == 4 { continuation.resume() }
             }
             loop.execute {
-                try! loop.register(fd: watched, events: .readable) { _ in
-                    var byte: UInt8 = 0
-                    _ = read(watched, &byte, 1)
-                    note("io")
-                }
-                var byte: UInt8 = 1
-                _ = write(writer, &byte, 1)
+                sockets.watch(on: loop) { note("io") }
+                sockets.makeReadable()
                 loop.execute {
                     note("1")
                     loop.execute {
@@ -86,9 +65,7 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
                 }
             }
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { loop.unregister(fd: watched); continuation.resume() }
-        }
+        await sockets.unwatch(from: loop)
         await loop.shutdown()
         return order.withLock { $0 }
     }
