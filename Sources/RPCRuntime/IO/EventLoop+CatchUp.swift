@@ -27,16 +27,11 @@ extension EventLoop {
     /// Loop thread only: runs every waiter when the loop has caught up,
     /// otherwise those whose limit has passed.
     func runCatchUpWaiters(caughtUp: Bool) {
-        let due: [() -> Void]
-        if caughtUp {
-            due = catchUpWaiters.map(\.work)
-            catchUpWaiters.removeAll()
-        } else {
-            let now = ContinuousClock.now
-            guard catchUpWaiters.contains(where: { $0.deadline <= now }) else { return }
-            due = catchUpWaiters.filter { $0.deadline <= now }.map(\.work)
-            catchUpWaiters.removeAll { $0.deadline <= now }
-        }
-        for work in due { work() }
+        let now = ContinuousClock.now
+        let isDue = { (waiter: (deadline: ContinuousClock.Instant, work: () -> Void)) in caughtUp || waiter.deadline <= now }
+        let due = catchUpWaiters.filter(isDue)
+        guard !due.isEmpty else { return }
+        catchUpWaiters.removeAll(where: isDue)
+        for waiter in due { waiter.work() }
     }
 }

@@ -21,13 +21,7 @@ final class EventLoopCatchUpTests: XCTestCase {
                     continuation.resume()
                 }
                 sockets.makeReadable()
-                loop.execute {
-                    note("1")
-                    loop.execute {
-                        note("2")
-                        loop.execute { note("3") }
-                    }
-                }
+                queueStepChain(on: loop, ["1", "2", "3"], note: note)
             }
         }
         let seen = order.withLock { $0 }

@@ -56,13 +56,7 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
             loop.execute {
                 sockets.watch(on: loop) { note("io") }
                 sockets.makeReadable()
-                loop.execute {
-                    note("1")
-                    loop.execute {
-                        note("2")
-                        loop.execute { note("3") }
-                    }
-                }
+                queueStepChain(on: loop, ["1", "2", "3"], note: note)
             }
         }
         await sockets.unwatch(from: loop)
