@@ -12,6 +12,12 @@ public struct HTTPHeaders: Sendable, Equatable {
         fields = pairs.map { Field(name: $0.key, value: $0.value) }
     }
 
+    /// Room for `count` field lines, so a parsed head's lines are stored
+    /// without growing the list line by line.
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Appends one field line.
     public mutating func add(name: String, value: String) {
         fields.append(Field(name: name, value: value))

@@ -211,6 +211,7 @@ public struct HTTPRequestParser: Sendable {
         let base = position
         let requestLine = try HTTPRequestLine(bytes: buffer[(base + headLines[0].lowerBound)..<(base + headLines[0].upperBound)])
         var headers = HTTPHeaders()
+        headers.reserveCapacity(headLines.count - 1)
         for line in headLines.dropFirst() {
             let field = try HTTPFieldLine.parse(buffer[(base + line.lowerBound)..<(base + line.upperBound)])
             headers.add(name: field.name, value: field.value)

@@ -30,7 +30,11 @@ public enum HTTPResponseSerializer {
         var output: [UInt8] = []
         output.reserveCapacity(256 + response.body.count)
         let phrase = HTTPStatusText.reasonPhrase(response.status)
-        output.append(contentsOf: "HTTP/1.1 \(response.status) \(phrase)\r\n".utf8)
+        output.append(contentsOf: "HTTP/1.1 ".utf8)
+        output.append(contentsOf: String(response.status).utf8)
+        output.append(HTTPByte.space)
+        output.append(contentsOf: phrase.utf8)
+        output.append(contentsOf: [HTTPByte.cr, HTTPByte.lf])
         if let date { appendField("Date", date, to: &output) }
         for field in response.headers.fields where !isFramingHeader(field.name) {
             appendField(field.name, field.value, to: &output)

@@ -452,19 +452,25 @@ final class HTTP1Connection {
     }
 
     private func currentDeadline(now: Int64) -> Int64? {
-        var candidates: [Int64] = []
+        // The earliest of the phase's deadline and the output's, without a
+        // list (this runs after every event).
+        var earliest: Int64?
+        func consider(_ deadline: Int64?) {
+            guard let deadline else { return }
+            earliest = min(earliest ?? deadline, deadline)
+        }
         switch phase {
-        case .sniffing: if let deadline = sniffingDeadline() { candidates.append(deadline) }
-        case .http1: if let deadline = machine.deadlineMilliseconds { candidates.append(deadline) }
-        case .lingering: candidates.append(lingerDeadlineMilliseconds)
+        case .sniffing: consider(sniffingDeadline())
+        case .http1: consider(machine.deadlineMilliseconds)
+        case .lingering: consider(lingerDeadlineMilliseconds)
         case .finished: return nil
         }
         if hasPendingOutput {
             let stalled = outputStalledSinceMilliseconds ?? now
-            candidates.append(stalled + responseWriteTimeoutMilliseconds)
-            if peerFinished { candidates.append(now + Self.writeRetryMilliseconds) }
+            consider(stalled + responseWriteTimeoutMilliseconds)
+            if peerFinished { consider(now + Self.writeRetryMilliseconds) }
         }
-        return candidates.min()
+        return earliest
     }
 
     /// Fits the timer to the earliest deadline. An armed timer that fires

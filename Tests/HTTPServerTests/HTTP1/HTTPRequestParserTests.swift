@@ -32,6 +32,23 @@ final class HTTPRequestParserTests: XCTestCase {
         }
     }
 
+    /// Every character RFC 3986 allows in a path and query (pchar, "/" and
+    /// "?") and in an authority is accepted, and each one it does not is
+    /// refused: the character classes are written out byte by byte.
+    func testTargetAndAuthorityCharacterClassesAreExactlyRFC3986s() {
+        let targetSpecials = Array("-._~!$&'()*+,;=:@/?".utf8)
+        let authoritySpecials = Array("-._~!$&'()*+,;=:[]%".utf8)
+        for byte in UInt8(0x21)...UInt8(0x7E) where !(byte >= 0x30 && byte <= 0x39) && !((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) {
+            let character = String(UnicodeScalar(byte))
+            let path = requests(feedAll("GET /a\(character)b HTTP/1.1\r\nHost: gw\r\n\r\n"))
+            XCTAssertEqual(path.first?.target, targetSpecials.contains(byte) ? "/a\(character)b" : nil, "path byte \(byte)")
+            // In an authority "/" and "?" end it, and "%" is allowed as is.
+            guard byte != UInt8(ascii: "/") && byte != UInt8(ascii: "?") else { continue }
+            let absolute = requests(feedAll("GET http://g\(character)w/x HTTP/1.1\r\nHost: gw\r\n\r\n"))
+            XCTAssertEqual(absolute.first?.target, authoritySpecials.contains(byte) ? "/x" : nil, "authority byte \(byte)")
+        }
+    }
+
     private func assertFailure(
         _ text: String, _ reason: HTTPRequestError.Reason, status: Int, file: StaticString = #filePath, line: UInt = #line
     ) {
@@ -96,6 +113,9 @@ final class HTTPRequestParserTests: XCTestCase {
 
     func testMalformedRequestLines() {
         assertFailure("GET  / HTTP/1.1\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
+        assertFailure(" / HTTP/1.1\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
+        assertFailure("GET / HTTP/1.1x\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
+        assertFailure("GET / HTTP/1.\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
         assertFailure("GET / HTTP/1.1 \r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
         assertFailure("GET /\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)
         assertFailure("GET / http/1.1\r\nHost: a\r\n\r\n", .malformedRequestLine, status: 400)

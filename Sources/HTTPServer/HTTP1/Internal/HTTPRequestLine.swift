@@ -11,14 +11,18 @@ struct HTTPRequestLine: Sendable {
     let version: HTTPVersion
 
     init(bytes: ArraySlice<UInt8>) throws(HTTPRequestError) {
-        let parts = bytes.split(separator: HTTPByte.space, maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw HTTPRequestError(.malformedRequestLine)
-        }
-        version = try Self.parseVersion(parts[2])
-        guard parts[0].allSatisfy(HTTPByte.isTokenCharacter) else { throw HTTPRequestError(.invalidMethod) }
-        guard let originForm = Self.originForm(of: parts[1]) else { throw HTTPRequestError(.invalidTarget) }
-        method = String(decoding: parts[0], as: UTF8.self)
+        // The three parts around the first two spaces (the version keeps any
+        // later one, and fails for it), found without building a list.
+        guard let firstSpace = bytes.firstIndex(of: HTTPByte.space),
+            let secondSpace = bytes[(firstSpace + 1)...].firstIndex(of: HTTPByte.space),
+            firstSpace > bytes.startIndex, secondSpace > firstSpace + 1
+        else { throw HTTPRequestError(.malformedRequestLine) }
+        let methodBytes = bytes[..<firstSpace]
+        let targetBytes = bytes[(firstSpace + 1)..<secondSpace]
+        version = try Self.parseVersion(bytes[(secondSpace + 1)...])
+        guard methodBytes.allSatisfy(HTTPByte.isTokenCharacter) else { throw HTTPRequestError(.invalidMethod) }
+        guard let originForm = Self.originForm(of: targetBytes) else { throw HTTPRequestError(.invalidTarget) }
+        method = String(decoding: methodBytes, as: UTF8.self)
         target = String(decoding: originForm, as: UTF8.self)
     }
 
@@ -51,18 +55,22 @@ struct HTTPRequestLine: Sendable {
     private static func isAuthorityCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
+            UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="),
+            UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "%"):
             return true
         default:
-            return Array("-._~!$&'()*+,;=:[]%".utf8).contains(byte)
+            return false
         }
     }
 
     /// "HTTP/" DIGIT "." DIGIT; 1.0 and 1.x (x >= 1, treated as 1.1).
     private static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPVersion {
-        let text = Array(bytes)
-        guard text.count == 8, text[0..<5].elementsEqual("HTTP/".utf8), text[6] == UInt8(ascii: "."),
-            let major = digit(text[5]), let minor = digit(text[7])
+        let start = bytes.startIndex
+        guard bytes.count == 8, bytes[start..<(start + 5)].elementsEqual("HTTP/".utf8), bytes[start + 6] == UInt8(ascii: "."),
+            let major = digit(bytes[start + 5]), let minor = digit(bytes[start + 7])
         else { throw HTTPRequestError(.malformedRequestLine) }
         guard major == 1 else { throw HTTPRequestError(.unsupportedVersion) }
         return minor == 0 ? .http1_0 : .http1_1
@@ -94,10 +102,14 @@ struct HTTPRequestLine: Sendable {
     private static func isTargetCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
+            UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="),
+            UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"):
             return true
         default:
-            return Array("-._~!$&'()*+,;=:@/?".utf8).contains(byte)
+            return false
         }
     }
 }
