@@ -14,7 +14,7 @@ public struct HTTPHeaders: Sendable, Equatable {
 
     /// Room for `count` field lines, so a parsed head's lines are stored
     /// without growing the list line by line.
-    public mutating func reserveCapacity(_ count: Int) {
+    mutating func reserveCapacity(_ count: Int) {
         fields.reserveCapacity(count)
     }
 
