@@ -59,20 +59,35 @@ let package = Package(
         .target(name: "CryptoPrimitives", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreVerification", dependencies: ["COpenSSL", "CryptoPrimitives", "StrictJSON"]),
         // Apple's App Store Server API over HTTP/2 + TLS (RPCRuntime's loop), ES256 JWTs.
-        .target(name: "AppStoreServerAPI", dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON", "UTCTime", "Locking"]),
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: ["RPCCore", "RPCRuntime", "CryptoPrimitives", "StrictJSON", "UTCTime", "Locking"]),
         // StoreKit 1 app receipts read locally (PKCS #7 / ASN.1, DER and BER) in Swift; base64 from CryptoPrimitives.
         .target(name: "AppReceipt", dependencies: ["CryptoPrimitives", "UTCTime"]),
         .executableTarget(name: "JWSBench", dependencies: ["AppStoreVerification"], path: "bench/jws"),
         .target(name: "BenchSupport", path: "bench/support"),
-        .executableTarget(name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"], path: "bench/points/swift"),
-        .executableTarget(name: "SagaBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport", "StrictJSON"], path: "bench/saga/swift"),
+        .executableTarget(
+            name: "PointsBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport"],
+            path: "bench/points/swift"),
+        .executableTarget(
+            name: "SagaBench", dependencies: ["RPCRuntime", "Contracts", "ServiceKit", "BenchSupport", "StrictJSON"],
+            path: "bench/saga/swift"),
         .executableTarget(name: "GatewayBench", dependencies: ["AppStoreVerification"], path: "bench/gateway/swift"),
-        .executableTarget(name: "FaultBench", dependencies: ["AppStoreVerification", "RPCCore", "RPCRuntime", "Contracts", "IAPCreditsClient"], path: "bench/fault/swift"),
+        .executableTarget(
+            name: "FaultBench",
+            dependencies: ["AppStoreVerification", "RPCCore", "RPCRuntime", "Contracts", "IAPCreditsClient"],
+            path: "bench/fault/swift"),
         // The self-pipe signal handler behind ServiceKit's ShutdownSignal.
         .target(name: "CSignalPipe"),
-        .target(name: "ServiceKit", dependencies: ["RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging", "UTCTime", "Locking"]),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "RPCCore", "RPCRuntime", "CSignalPipe", "AdminServer", "Metrics", "Logging", "UTCTime", "Locking",
+            ]),
         // What a service that owns a database adds: the pool from DATABASE_URL, `migrate`, the health probe.
-        .target(name: "ServiceKitDatabase", dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging", "Locking"]),
+        .target(
+            name: "ServiceKitDatabase",
+            dependencies: ["ServiceKit", "PostgresClient", "RPCRuntime", "Metrics", "Logging", "Locking"]),
         // grpc.health.v1 answered from ServiceKit's HealthMonitor.
         .target(name: "RPCHealthService", dependencies: ["RPCCore", "Contracts", "ServiceKit"]),
         // HTTP/1.1 + h2c (and TLS with ALPN) on one port, on RPCRuntime's loop:
@@ -84,22 +99,34 @@ let package = Package(
         // MARK: The three services.
         .executableTarget(
             name: "PointsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics", "Logging", "UUIDText"]
+            dependencies: [
+                "ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts",
+                "PostgresClient", "CryptoPrimitives", "FieldRules", "StrictJSON", "AdminServer", "Metrics", "Logging",
+                "UUIDText",
+            ]
         ),
         .executableTarget(
             name: "PaymentsService",
-            dependencies: ["ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts", "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON", "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime", "UUIDText", "Locking"]
+            dependencies: [
+                "ServiceKit", "ServiceKitDatabase", "RPCHealthService", "RPCCore", "RPCRuntime", "Contracts",
+                "PostgresClient", "AppStoreVerification", "AppStoreServerAPI", "CryptoPrimitives", "StrictJSON",
+                "FieldRules", "AppReceipt", "AdminServer", "Metrics", "Logging", "UTCTime", "UUIDText", "Locking",
+            ]
         ),
         .executableTarget(
             name: "Gateway",
-            dependencies: ["ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts", "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging", "UTCTime", "Locking"]
+            dependencies: [
+                "ServiceKit", "RPCCore", "RPCRuntime", "HTTPServer", "AdminServer", "Metrics", "Contracts",
+                "CryptoPrimitives", "StrictJSON", "FieldRules", "Logging", "UTCTime", "Locking",
+            ]
         ),
         // A whole purchase through the running gateway, printed step by step (scripts/run.sh).
         .executableTarget(name: "Demo", dependencies: ["AppStoreVerification", "CryptoPrimitives", "StrictJSON"]),
         // A unary echo server on RPCRuntime for interop tests and the benchmark.
         .executableTarget(name: "EchoServer", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "ServiceKit"]),
         // The same echo with protobuf-c as codec, for bench/rpc/run.sh.
-        .executableTarget(name: "RPCBenchServer", dependencies: ["RPCCore", "RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
+        .executableTarget(
+            name: "RPCBenchServer", dependencies: ["RPCCore", "RPCRuntime", "CContracts"], path: "bench/rpc/swift"),
 
         // The app's side (docs/CLIENT.md): Foundation only, so it builds for iOS too.
         .target(name: "IAPCreditsClient"),
@@ -116,36 +143,83 @@ let package = Package(
         .testTarget(name: "FieldRulesTests", dependencies: ["FieldRules", "TestSupport"]),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"]),
         .testTarget(name: "RPCCoreTests", dependencies: ["RPCCore"]),
-        .testTarget(name: "RPCRuntimeTests", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "TestSupport", "CNGHTTP2"]),
+        .testTarget(
+            name: "RPCRuntimeTests", dependencies: ["RPCCore", "RPCRuntime", "Contracts", "TestSupport", "CNGHTTP2"]),
         // Pure tests (no PostgreSQL) and, beside them, the database-backed
         // …IntegrationTests: `swift test --filter` of a pure target needs no cluster.
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient"]),
-        .testTarget(name: "PostgresClientIntegrationTests", dependencies: ["PostgresClient", "RPCRuntime", "ServiceKitDatabase"]),
+        .testTarget(
+            name: "PostgresClientIntegrationTests",
+            dependencies: ["PostgresClient", "RPCRuntime", "ServiceKitDatabase"]),
         .testTarget(
             name: "AppStoreVerificationTests",
             dependencies: ["AppStoreVerification", "CryptoPrimitives", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport", "PostgresClient", "UTCTime"]),
-        .testTarget(name: "RPCHealthServiceTests", dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
+        .testTarget(
+            name: "ServiceKitTests",
+            dependencies: [
+                "ServiceKit", "ServiceKitDatabase", "Metrics", "RPCCore", "RPCRuntime", "Logging", "TestSupport",
+                "PostgresClient", "UTCTime",
+            ]),
+        .testTarget(
+            name: "RPCHealthServiceTests",
+            dependencies: ["RPCHealthService", "ServiceKit", "Contracts", "RPCCore", "RPCRuntime"]),
         .testTarget(name: "AppReceiptTests", dependencies: ["AppReceipt", "TestSupport"]),
-        .testTarget(name: "AppStoreServerAPITests", dependencies: ["AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport", "UTCTime"]),
-        .testTarget(name: "PointsServiceTests", dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
-        .testTarget(name: "PointsServiceIntegrationTests", dependencies: ["PointsService", "Logging", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "FieldRules", "ServiceKit", "ServiceKitDatabase"]),
-        .testTarget(name: "PaymentsServiceTests", dependencies: ["PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules", "AppStoreServerAPI", "ServiceKit", "Metrics"]),
-        .testTarget(name: "PaymentsServiceIntegrationTests", dependencies: ["PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport", "StrictJSON", "Locking", "Logging"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit", "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging"]),
-        .testTarget(name: "AdminServerTests", dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            dependencies: [
+                "AppStoreServerAPI", "RPCCore", "AppStoreVerification", "StrictJSON", "CryptoPrimitives", "TestSupport",
+                "UTCTime",
+            ]),
+        .testTarget(
+            name: "PointsServiceTests",
+            dependencies: ["PointsService", "Contracts", "RPCCore", "TestSupport", "FieldRules", "ServiceKit"]),
+        .testTarget(
+            name: "PointsServiceIntegrationTests",
+            dependencies: [
+                "PointsService", "Logging", "PostgresClient", "Contracts", "RPCCore", "RPCRuntime", "TestSupport",
+                "FieldRules", "ServiceKit", "ServiceKitDatabase",
+            ]),
+        .testTarget(
+            name: "PaymentsServiceTests",
+            dependencies: [
+                "PaymentsService", "AppStoreVerification", "Contracts", "RPCCore", "TestSupport", "FieldRules",
+                "AppStoreServerAPI", "ServiceKit", "Metrics",
+            ]),
+        .testTarget(
+            name: "PaymentsServiceIntegrationTests",
+            dependencies: [
+                "PaymentsService", "AppStoreVerification", "CryptoPrimitives", "PostgresClient", "Contracts", "RPCCore",
+                "RPCRuntime", "TestSupport", "StrictJSON", "Locking", "Logging",
+            ]),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "Gateway", "HTTPServer", "Metrics", "Contracts", "RPCCore", "RPCRuntime", "ServiceKit",
+                "CryptoPrimitives", "TestSupport", "StrictJSON", "FieldRules", "Logging",
+            ]),
+        .testTarget(
+            name: "AdminServerTests",
+            dependencies: ["AdminServer", "HTTPServer", "Metrics", "RPCRuntime", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "RPCRuntime", "TestSupport", "UTCTime"]),
-        .target(name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"], path: "Tests/IAPCreditsClientTestSupport"),
-        .testTarget(name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
+        .target(
+            name: "IAPCreditsClientTestSupport", dependencies: ["IAPCreditsClient"],
+            path: "Tests/IAPCreditsClientTestSupport"),
+        .testTarget(
+            name: "IAPCreditsClientTests", dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "Gateway"]),
         .testTarget(
             name: "IAPCreditsClientIntegrationTests",
-            dependencies: ["IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient", "TestSupport"]
+            dependencies: [
+                "IAPCreditsClient", "IAPCreditsClientTestSupport", "AppStoreVerification", "PostgresClient",
+                "TestSupport",
+            ]
         ),
         // The module graph against docs/ARCHITECTURE.md, and what the executables link.
         .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Contracts", "RPCRuntime", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["Contracts", "RPCRuntime", "AppStoreVerification", "PostgresClient", "TestSupport", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -27,7 +27,9 @@
 let messageSizeLimits = [0, 1, 5, 64, 1024, RPCLimits.default.messageSizeBytesMax]
 
 /// Deframes `pieces` in order: the messages and the failure, if any.
-func deframe(_ pieces: [ArraySlice<UInt8>], limit: Int, finish: Bool) -> (messages: [[UInt8]], failure: MessageDeframer.Failure?) {
+func deframe(_ pieces: [ArraySlice<UInt8>], limit: Int, finish: Bool) -> (
+    messages: [[UInt8]], failure: MessageDeframer.Failure?
+) {
     var deframer = MessageDeframer(messageSizeBytesMax: limit)
     var messages: [[UInt8]] = []
     do {
@@ -81,7 +83,9 @@ let knownValues = [
     "application/grpc", "application/grpc+proto", "application/grpc; charset=utf-8", "trailers", "http",
     "1S", "100m", "99999999H", "5n", "identity", "gzip", "AAEC", "AAE=", "a,b", "req-1", "",
 ]
-let knownPaths: Set<String> = ["/points.v1.Points/Grant", "/payments.v1.Payments/VerifyTransaction", "/grpc.health.v1.Health/Check"]
+let knownPaths: Set<String> = [
+    "/points.v1.Points/Grant", "/payments.v1.Payments/VerifyTransaction", "/grpc.health.v1.Health/Check",
+]
 
 func fuzzString(_ input: inout FuzzInput, from table: [String]) -> String {
     let choice = Int(input.byte())
@@ -112,9 +116,12 @@ func fuzzMetadata(_ input: inout FuzzInput) -> Metadata {
 /// values (no header injection through a path, a message or metadata).
 func checkFieldSyntax(_ fields: [HTTPHeaderField]) {
     for field in fields {
-        require(!field.name.isEmpty && field.name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !(0x41...0x5A).contains($0) },
-                "a header name that is not lower-case ASCII: \(field.name.debugDescription)")
-        require(field.value.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }, "a header value with a byte outside printable ASCII")
+        require(
+            !field.name.isEmpty && field.name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !(0x41...0x5A).contains($0) },
+            "a header name that is not lower-case ASCII: \(field.name.debugDescription)")
+        require(
+            field.value.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E },
+            "a header value with a byte outside printable ASCII")
     }
 }
 
@@ -136,12 +143,13 @@ func checkResponseFields(_ fields: [HTTPHeaderField], trailersOnly: Bool) {
 
 /// Drives one call; `open` tracks what the oracle expects.
 struct StreamDriver {
-    var machine = ServerStreamStateMachine(limits: {
-        var limits = RPCLimits()
-        limits.messageSizeBytesMax = 256
-        limits.deadlineMax = .seconds(60)
-        return limits
-    }())
+    var machine = ServerStreamStateMachine(
+        limits: {
+            var limits = RPCLimits()
+            limits.messageSizeBytesMax = 256
+            limits.deadlineMax = .seconds(60)
+            return limits
+        }())
     let start = ContinuousClock.Instant.now
     /// Every data byte received while the request was open, for the independent deframe.
     var requestBytes: [UInt8] = []
@@ -161,8 +169,9 @@ struct StreamDriver {
                 checkResponseFields(fields, trailersOnly: true)
                 if !(accepted || handlerRuns == 1) {
                     // No headers armed a deadline: a caller's bug, answered loudly (INTERNAL).
-                    require(isInternalFailure(fields),
-                            "a deadline before the headers not answered INTERNAL")
+                    require(
+                        isInternalFailure(fields),
+                        "a deadline before the headers not answered INTERNAL")
                 }
                 closed = true
             }
@@ -177,7 +186,8 @@ struct StreamDriver {
         let fields = fuzzFields(&input)
         let endStream = input.byte() & 1 == 1
         let wasIdle = !accepted && !closed
-        let result = machine.receiveHeaders(fields, endStream: endStream, now: start, isKnownPath: { knownPaths.contains($0) })
+        let result = machine.receiveHeaders(
+            fields, endStream: endStream, now: start, isKnownPath: { knownPaths.contains($0) })
         switch result {
         case .none:
             require(closed, "headers ignored on a stream not yet answered")
@@ -209,7 +219,9 @@ struct StreamDriver {
         case .runHandler(_, let message):
             require(wasOpen && endStream, "the handler ran before the request ended")
             let independent = deframe([requestBytes[...]], limit: machine.limits.messageSizeBytesMax, finish: true)
-            require(independent.failure == nil && independent.messages == [message], "the handler got a message other than the one sent")
+            require(
+                independent.failure == nil && independent.messages == [message],
+                "the handler got a message other than the one sent")
             handlerRuns += 1
         case .respond(let fields):
             checkResponseFields(fields, trailersOnly: true)
@@ -218,8 +230,9 @@ struct StreamDriver {
                 // a conforming transport: the machine fails loudly (INTERNAL)
                 // and closes (ServerStreamStateMachine.receiveData).
                 require(!closed, "an answer to data on a stream already answered")
-                require(isInternalFailure(fields),
-                        "data on a stream that was not open not answered INTERNAL")
+                require(
+                    isInternalFailure(fields),
+                    "data on a stream that was not open not answered INTERNAL")
             }
             closed = true
         }
@@ -229,7 +242,9 @@ struct StreamDriver {
         let result: Result<ServerResponse<[UInt8]>, RPCError>
         if input.byte() & 1 == 0 {
             let message = Array(input.bytes(input.uint16() % 400))
-            result = .success(ServerResponse(message: message, metadata: fuzzMetadata(&input), trailingMetadata: fuzzMetadata(&input)))
+            result = .success(
+                ServerResponse(message: message, metadata: fuzzMetadata(&input), trailingMetadata: fuzzMetadata(&input))
+            )
         } else {
             let code = RPCError.Code(rawValue: Int(input.byte()) % 17)
             let message = String(decoding: input.bytes(Int(input.byte()) % 64), as: UTF8.self)
@@ -254,8 +269,9 @@ struct StreamDriver {
                 // machine fails loudly (INTERNAL, trailers-only) and closes
                 // the stream (ServerStreamStateMachine.handlerFinished).
                 require(!closed, "an answer on a stream already answered")
-                require(isInternalFailure(fields),
-                        "a result without a running handler not answered INTERNAL")
+                require(
+                    isInternalFailure(fields),
+                    "a result without a running handler not answered INTERNAL")
             }
             closed = true
         }
@@ -274,7 +290,9 @@ func checkEncodings(_ bytes: ArraySlice<UInt8>) {
         let reparsed = GRPCTimeout.parse(GRPCTimeout.encode(duration))
         require(reparsed != nil && reparsed! >= duration, "grpc-timeout re-encoding shortened the deadline")
     }
-    if let path = MethodDescriptor(path: text) { require(path.path == text, "MethodDescriptor does not round-trip its :path") }
+    if let path = MethodDescriptor(path: text) {
+        require(path.path == text, "MethodDescriptor does not round-trip its :path")
+    }
     var fieldInput = FuzzInput(Array(bytes))
     let fields = fuzzFields(&fieldInput)
     if let metadata = try? Metadata.fromWire(fields) {

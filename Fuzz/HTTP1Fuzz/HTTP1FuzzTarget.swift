@@ -48,17 +48,20 @@ func heldBytes(_ request: HTTPRequest) -> Int {
 func checkRequest(_ request: HTTPRequest) {
     require(HTTPRequestLine.implementedMethods.contains(request.method), "unimplemented method yielded")
     require(request.target.utf8.first == UInt8(ascii: "/"), "target is not origin-form")
-    require(request.method.utf8.count + request.target.utf8.count + 10 <= HTTPServerLimits.requestLineBytesMax,
-                 "request line over the limit")
+    require(
+        request.method.utf8.count + request.target.utf8.count + 10 <= HTTPServerLimits.requestLineBytesMax,
+        "request line over the limit")
     require(request.headers.fields.count <= HTTPServerLimits.headerFieldCountMax, "too many header fields")
-    let headBytes = request.method.utf8.count + request.target.utf8.count + 12
+    let headBytes =
+        request.method.utf8.count + request.target.utf8.count + 12
         + request.headers.fields.reduce(0) { $0 + $1.name.utf8.count + 1 + $1.value.unicodeScalars.count + 2 } + 2
     require(headBytes <= HTTPServerLimits.headerBlockBytesMax, "header block over the limit")
     require(request.body.count <= HTTPServerLimits.requestBodyBytesMax, "body over the limit")
     for field in request.headers.fields {
         require(!field.name.isEmpty && field.name.utf8.allSatisfy(HTTPByte.isTokenCharacter), "field name not a token")
-        require(field.value.unicodeScalars.allSatisfy { $0.value <= 0xFF && $0 != "\r" && $0 != "\n" && $0 != "\0" },
-                     "field value with CR, LF, NUL or a non-Latin-1 scalar")
+        require(
+            field.value.unicodeScalars.allSatisfy { $0.value <= 0xFF && $0 != "\r" && $0 != "\n" && $0 != "\0" },
+            "field value with CR, LF, NUL or a non-Latin-1 scalar")
     }
     let hosts = request.headers.values("host").count
     require(hosts <= 1 && (request.version == .http1_0 || hosts == 1), "Host missing or repeated")
@@ -98,7 +101,9 @@ func checkParser(_ stream: ArraySlice<UInt8>, chunks: [ArraySlice<UInt8>]) -> [H
             failures += 1
         case .bodyFollows(let head):
             require(failures == 0, "a head after the failure")
-            require(head.target.utf8.count <= HTTPServerLimits.requestLineBytesMax, "a head beyond the request line's limit")
+            require(
+                head.target.utf8.count <= HTTPServerLimits.requestLineBytesMax, "a head beyond the request line's limit"
+            )
         case .continueRequired:
             break
         }
@@ -124,7 +129,8 @@ struct ConnectionDriver {
     var peerClosedInFlight = false
 
     init(plan: FuzzPlan) {
-        machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: plan.requestsPerConnectionMax)
+        machine = HTTPConnectionStateMachine(
+            nowMilliseconds: 0, requestsPerConnectionMax: plan.requestsPerConnectionMax)
     }
 
     mutating func perform(_ actions: [HTTPConnectionAction], inFlightBefore: Bool) {
@@ -141,7 +147,9 @@ struct ConnectionDriver {
                 dispatched.append(request)
                 require(dispatched.count <= machine.requestsPerConnectionMax, "more requests than the cap")
                 if !keepAlive { keepAliveRefused = true }
-                if dispatched.count == machine.requestsPerConnectionMax { require(!keepAlive, "keep-alive past the cap") }
+                if dispatched.count == machine.requestsPerConnectionMax {
+                    require(!keepAlive, "keep-alive past the cap")
+                }
             case .writeErrorAndClose(let error):
                 require(position == actions.count - 1, "actions after writeErrorAndClose")
                 require(!inFlight, "an error answer while a request is in flight")
@@ -212,12 +220,16 @@ struct ConnectionDriver {
     }
 }
 
-func checkConnection(_ chunks: [ArraySlice<UInt8>], parsed: [HTTPParserEvent], plan: FuzzPlan, schedule: inout FuzzSchedule) {
+func checkConnection(
+    _ chunks: [ArraySlice<UInt8>], parsed: [HTTPParserEvent], plan: FuzzPlan, schedule: inout FuzzSchedule
+) {
     var driver = ConnectionDriver(plan: plan)
     driver.run(chunks, plan: plan, schedule: &schedule)
     let requests = parsed.compactMap { if case .request(let request) = $0 { request } else { nil } }
-    require(driver.dispatched.count <= requests.count && Array(requests.prefix(driver.dispatched.count)) == driver.dispatched,
-                 "dispatched requests are not the parsed ones in order")
+    require(
+        driver.dispatched.count <= requests.count
+            && Array(requests.prefix(driver.dispatched.count)) == driver.dispatched,
+        "dispatched requests are not the parsed ones in order")
     guard !driver.timerFired && !driver.keepAliveRefused && !driver.peerClosedInFlight else { return }
     if let error = driver.errorAnswered, error.reason == .tooManyPipelinedRequests { return }
     require(driver.dispatched.count == requests.count, "a parsed request was never dispatched")

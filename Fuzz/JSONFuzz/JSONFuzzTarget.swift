@@ -26,9 +26,10 @@ func identical(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
     case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
     case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy(identical)
     case (.object(let a), .object(let b)):
-        return a.count == b.count && zip(a.members, b.members).allSatisfy {
-            $0.key.unicodeScalars.elementsEqual($1.key.unicodeScalars) && identical($0.value, $1.value)
-        }
+        return a.count == b.count
+            && zip(a.members, b.members).allSatisfy {
+                $0.key.unicodeScalars.elementsEqual($1.key.unicodeScalars) && identical($0.value, $1.value)
+            }
     default: return false
     }
 }
@@ -59,20 +60,25 @@ func checkRoundTrip(_ value: JSONValue, input: [UInt8], parser: StrictJSONParser
     require(JSONWriter.bytes(of: reparsed) == written, "the writer is not a fixed point")
     if case .number(let number) = value {
         require(JSONNumber(number.text) == number, "JSONNumber(text:) refuses a parsed number")
-        if let integer = number.int64Value { require(String(integer) == number.text || number.text.hasPrefix("-0"), "int64Value differs from the text") }
+        if let integer = number.int64Value {
+            require(String(integer) == number.text || number.text.hasPrefix("-0"), "int64Value differs from the text")
+        }
     }
 }
 
 /// JSONObject.insert: refused exactly when a member with the same scalars exists.
 func checkObjectKeys(_ input: [UInt8]) {
-    let keys = input.split(separator: 0x0A, omittingEmptySubsequences: false).prefix(80).map { String(decoding: $0, as: UTF8.self) }
+    let keys = input.split(separator: 0x0A, omittingEmptySubsequences: false).prefix(80).map {
+        String(decoding: $0, as: UTF8.self)
+    }
     var object = JSONObject()
     var seen: [[Unicode.Scalar]] = []
     for key in keys {
         let scalars = Array(key.unicodeScalars)
         let duplicate = seen.contains(scalars)
-        require(object.insert(key, .null) == !duplicate,
-                duplicate ? "a repeated key was accepted" : "a key was refused although no member has its scalars")
+        require(
+            object.insert(key, .null) == !duplicate,
+            duplicate ? "a repeated key was accepted" : "a key was refused although no member has its scalars")
         if !duplicate { seen.append(scalars) }
     }
 }

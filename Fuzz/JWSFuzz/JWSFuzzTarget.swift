@@ -32,15 +32,15 @@ final class JWSFuzzContext: Sendable {
     private init() {
         let environment = ProcessInfo.processInfo.environment
         guard let jwsPath = environment["JWS_FUZZ_JWS"], let rootPath = environment["JWS_FUZZ_ROOT"],
-              let jwsData = FileManager.default.contents(atPath: jwsPath),
-              let roots = try? VerifierConfiguration.loadRoots(paths: [rootPath])
+            let jwsData = FileManager.default.contents(atPath: jwsPath),
+            let roots = try? VerifierConfiguration.loadRoots(paths: [rootPath])
         else { fatalError("set JWS_FUZZ_JWS and JWS_FUZZ_ROOT (scripts/fuzz.sh does)") }
         realJWS = String(decoding: jwsData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         parts = realJWS.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let configuration = VerifierConfiguration(
             bundleId: "com.goodheartapp", appAppleId: nil, allowedEnvironments: [.sandbox], trustedRoots: roots)
         guard let verifier = try? SignedDataVerifier(configuration: configuration),
-              (try? verifier.verifyTransaction(realJWS)) != nil
+            (try? verifier.verifyTransaction(realJWS)) != nil
         else { fatalError("the real JWS must verify before fuzzing (it warms the chain cache)") }
         self.verifier = verifier
     }
@@ -83,7 +83,9 @@ func checkByteOracles(_ bytes: [UInt8]) {
     _ = try? StrictJSONParser().parse(bytes)
     if bytes.count >= VerificationLimits.signatureLengthBytes {
         let raw = Array(bytes.prefix(VerificationLimits.signatureLengthBytes))
-        require((try? ECDSASignatureEncoding.der(fromRaw: raw)) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch")
+        require(
+            (try? ECDSASignatureEncoding.der(fromRaw: raw)) == opensslDERSignature(fromRaw: raw), "DER encoder mismatch"
+        )
     }
 }
 
@@ -96,11 +98,14 @@ public func jwsFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     case 0:
         context.checkVerification(String(decoding: body, as: UTF8.self))
     case 1:
-        context.checkVerification([StrictBase64.encodeURL(body), context.parts[1], context.parts[2]].joined(separator: "."))
+        context.checkVerification(
+            [StrictBase64.encodeURL(body), context.parts[1], context.parts[2]].joined(separator: "."))
     case 2:
-        context.checkVerification([context.parts[0], StrictBase64.encodeURL(body), context.parts[2]].joined(separator: "."))
+        context.checkVerification(
+            [context.parts[0], StrictBase64.encodeURL(body), context.parts[2]].joined(separator: "."))
     case 3:
-        context.checkVerification([context.parts[0], context.parts[1], StrictBase64.encodeURL(body)].joined(separator: "."))
+        context.checkVerification(
+            [context.parts[0], context.parts[1], StrictBase64.encodeURL(body)].joined(separator: "."))
     default:
         checkByteOracles(body)
     }

@@ -69,22 +69,29 @@ func singularStringFields(_ descriptor: MessageDescriptor) -> [(UInt32, String)]
     for index in 0..<Int(descriptor.pointer.pointee.n_fields) {
         let field = descriptor.pointer.pointee.fields[index]
         guard field.type == PROTOBUF_C_TYPE_STRING, field.label != PROTOBUF_C_LABEL_REPEATED,
-              field.flags & UInt32(PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue) == 0 else { continue }
+            field.flags & UInt32(PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue) == 0
+        else { continue }
         result.append((field.id, String(cString: field.name)))
     }
     return result
 }
 
-func checkFidelity<Message: ProtobufMessage>(_ type: Message.Type, _ wire: ArraySlice<UInt8>, descriptor: MessageDescriptor) {
+func checkFidelity<Message: ProtobufMessage>(
+    _ type: Message.Type, _ wire: ArraySlice<UInt8>, descriptor: MessageDescriptor
+) {
     guard let scanned = scanWire(wire), let value = try? Message(serializedBytes: Array(wire)) else { return }
-    let properties = Dictionary(Mirror(reflecting: value).children.compactMap { child in child.label.map { ($0, child.value) } },
-                                uniquingKeysWith: { first, _ in first })
+    let properties = Dictionary(
+        Mirror(reflecting: value).children.compactMap { child in child.label.map { ($0, child.value) } },
+        uniquingKeysWith: { first, _ in first })
     for (number, name) in singularStringFields(descriptor) {
         guard let last = scanned.last(where: { $0.number == UInt64(number) }), last.wireType == 2 else { continue }
         guard let decoded = properties[FieldName.swiftName(forProtoName: name)] as? String else {
             return require(false, "\(name) decoded to something other than a string")
         }
-        require(decoded.utf8.elementsEqual(last.payload), "\(descriptor.fullName).\(name) is not the bytes on the wire (\(last.payload.count) bytes, decoded \(decoded.utf8.count))")
+        require(
+            decoded.utf8.elementsEqual(last.payload),
+            "\(descriptor.fullName).\(name) is not the bytes on the wire (\(last.payload.count) bytes, decoded \(decoded.utf8.count))"
+        )
     }
 }
 
@@ -106,8 +113,9 @@ func checkRoundTrip<Message: ProtobufMessage>(_ type: Message.Type, _ wire: Arra
     }
     require((try? again.serializedBytes()) == encoded, "\(Message.protobufName) encoding is not a fixed point")
     if let descriptor = try? MessageDescriptor.named(Message.protobufName) {
-        require(CMessageCodec.protobufCRepack(encoded, descriptor: descriptor) == encoded,
-                "\(Message.protobufName) encodes differently from protobuf-c's pack")
+        require(
+            CMessageCodec.protobufCRepack(encoded, descriptor: descriptor) == encoded,
+            "\(Message.protobufName) encodes differently from protobuf-c's pack")
     }
 }
 
@@ -118,6 +126,8 @@ public func protobufFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) 
     let type = AllMessages.types[Int(input[0]) % AllMessages.types.count]
     let wire = input[1...]
     checkRoundTrip(type, wire)
-    if let descriptor = try? MessageDescriptor.named(type.protobufName) { checkFidelity(type, wire, descriptor: descriptor) }
+    if let descriptor = try? MessageDescriptor.named(type.protobufName) {
+        checkFidelity(type, wire, descriptor: descriptor)
+    }
     return 0
 }

@@ -33,7 +33,8 @@ struct FuzzSchedule {
         var pieces: [C.SubSequence] = []
         var start = bytes.startIndex
         while start < bytes.endIndex {
-            let end = bytes.index(start, offsetBy: 1 + below(pieceBytesMax), limitedBy: bytes.endIndex) ?? bytes.endIndex
+            let end =
+                bytes.index(start, offsetBy: 1 + below(pieceBytesMax), limitedBy: bytes.endIndex) ?? bytes.endIndex
             pieces.append(bytes[start..<end])
             start = end
         }

@@ -48,7 +48,8 @@ public struct AdminResponder: HTTPResponder {
             response = Self.text(200, "ok\n")
         } else {
             let state = readiness()
-            response = Self.text(state.isReady ? 200 : 503, (state.isReady ? "ready" : "not ready") + " " + state.detail + "\n")
+            response = Self.text(
+                state.isReady ? 200 : 503, (state.isReady ? "ready" : "not ready") + " " + state.detail + "\n")
         }
         // HEAD keeps the body: the server sends GET's Content-Length and
         // leaves the body out (RFC 9110 9.3.2).

@@ -10,7 +10,9 @@ import RPCRuntime
 public final class AdminServer: Sendable {
     public let server: HTTPServer
 
-    public init(listen: HostAndPort, registry: MetricsRegistry, readiness: @escaping @Sendable () -> AdminReadiness) throws {
+    public init(listen: HostAndPort, registry: MetricsRegistry, readiness: @escaping @Sendable () -> AdminReadiness)
+        throws
+    {
         server = try HTTPServer(
             configuration: .init(
                 host: listen.host, port: listen.port, connectionsMax: AdminLimits.connectionsMax,

@@ -30,8 +30,10 @@ public struct AppReceipt: Sendable, Equatable {
     /// of their first appearance (a subscription's renewals share one).
     public let originalTransactionIds: [String]
 
-    public init(bundleId: String, appVersion: String?, creationDate: AppReceiptDate? = nil,
-                inAppPurchases: [AppReceiptInAppPurchase]) {
+    public init(
+        bundleId: String, appVersion: String?, creationDate: AppReceiptDate? = nil,
+        inAppPurchases: [AppReceiptInAppPurchase]
+    ) {
         self.bundleId = bundleId
         self.appVersion = appVersion
         self.creationDate = creationDate

@@ -15,7 +15,8 @@ public struct AppReceiptDate: Sendable, Equatable, CustomStringConvertible {
     public init(text: String) {
         self.text = text
         // Xcode's older receipts wrote the offset without its colon (`+0800`).
-        self.millisecondsSince1970 = UTCDateTime.unixMilliseconds(rfc3339: text, leniency: .init(offsetWithoutColon: true))
+        self.millisecondsSince1970 = UTCDateTime.unixMilliseconds(
+            rfc3339: text, leniency: .init(offsetWithoutColon: true))
     }
 
     public var description: String { text }

@@ -29,7 +29,8 @@ public struct AppReceiptReader: Sendable {
     /// signature over the same bytes).
     public func decode(base64 text: String) throws(AppReceiptError) -> [UInt8] {
         guard text.utf8.count <= AppReceiptLimits.base64BytesMax(receiptBytes: receiptBytesMax) else {
-            throw AppReceiptError(code: .tooLarge, detail: "receipt text longer than \(receiptBytesMax) bytes decoded", byteOffset: 0)
+            throw AppReceiptError(
+                code: .tooLarge, detail: "receipt text longer than \(receiptBytesMax) bytes decoded", byteOffset: 0)
         }
         guard let bytes = try? StrictBase64.decodeStandard(text.utf8) else {
             throw AppReceiptError(code: .notBase64, detail: "receipt is not strict padded base64", byteOffset: 0)
@@ -40,7 +41,8 @@ public struct AppReceiptReader: Sendable {
     /// Reads the decoded receipt (DER or BER).
     public func read(bytes: [UInt8]) throws(AppReceiptError) -> AppReceipt {
         guard bytes.count <= receiptBytesMax else {
-            throw AppReceiptError(code: .tooLarge, detail: "receipt longer than \(receiptBytesMax) bytes", byteOffset: 0)
+            throw AppReceiptError(
+                code: .tooLarge, detail: "receipt longer than \(receiptBytesMax) bytes", byteOffset: 0)
         }
         let payload = try SignedDataReader.payload(in: BERReader(bytes: bytes, lengthMax: receiptBytesMax))
         return try ReceiptPayloadReader.receipt(in: payload)

@@ -23,11 +23,15 @@ public struct AppStoreAPICredentials: Sendable, CustomStringConvertible {
 
     /// Reads the .p8 at `keyPath`. Errors name `keyPathSetting` (the
     /// variable it came from) and say what is wrong, never what the file holds.
-    public static func load(keyPath: String, keyID: String, issuerID: String, bundleID: String,
-                            keyPathSetting: String = "APPLE_API_KEY_PATH") throws(AppStoreServerAPIConfigurationError) -> AppStoreAPICredentials {
+    public static func load(
+        keyPath: String, keyID: String, issuerID: String, bundleID: String,
+        keyPathSetting: String = "APPLE_API_KEY_PATH"
+    ) throws(AppStoreServerAPIConfigurationError) -> AppStoreAPICredentials {
         guard !keyPath.isEmpty else { throw .init(setting: keyPathSetting, reason: "is empty") }
         let attributes = try? FileManager.default.attributesOfItem(atPath: keyPath)
-        guard let size = (attributes?[.size] as? NSNumber)?.intValue, let data = FileManager.default.contents(atPath: keyPath) else {
+        guard let size = (attributes?[.size] as? NSNumber)?.intValue,
+            let data = FileManager.default.contents(atPath: keyPath)
+        else {
             throw .init(setting: keyPathSetting, reason: "cannot read the key file \(keyPath)")
         }
         guard size <= CryptoLimits.privateKeyPEMBytesMax else {
@@ -47,13 +51,16 @@ public struct AppStoreAPICredentials: Sendable, CustomStringConvertible {
     /// The ids must be non-empty printable ASCII without spaces (they go
     /// into the JWT as they are).
     func validate() throws(AppStoreServerAPIConfigurationError) {
-        for (name, value) in [("APPLE_API_KEY_ID", keyID), ("APPLE_API_ISSUER_ID", issuerID), ("APPLE_BUNDLE_ID", bundleID)] {
+        for (name, value) in [
+            ("APPLE_API_KEY_ID", keyID), ("APPLE_API_ISSUER_ID", issuerID), ("APPLE_BUNDLE_ID", bundleID),
+        ] {
             guard !value.isEmpty, value.utf8.count <= 255, value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
                 throw .init(setting: name, reason: "must be 1-255 printable ASCII characters without spaces")
             }
         }
     }
 
-    public var description: String { "AppStoreAPICredentials(keyID: \(keyID), issuerID: \(issuerID), bundleID: \(bundleID), key: redacted)" }
+    public var description: String {
+        "AppStoreAPICredentials(keyID: \(keyID), issuerID: \(issuerID), bundleID: \(bundleID), key: redacted)"
+    }
 }
-

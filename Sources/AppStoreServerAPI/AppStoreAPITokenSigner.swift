@@ -13,26 +13,34 @@ public struct AppStoreAPITokenSigner: Sendable {
     /// `exp - iat` in seconds.
     public let lifetimeSeconds: Int64
 
-    public init(credentials: AppStoreAPICredentials, lifetimeSeconds: Int64 = AppStoreServerAPILimits.default.tokenLifetimeSeconds) {
-        precondition(lifetimeSeconds > 0 && lifetimeSeconds <= AppStoreServerAPILimits.tokenLifetimeSecondsMax,
-                     "Apple refuses JWTs living longer than 60 minutes")
+    public init(
+        credentials: AppStoreAPICredentials,
+        lifetimeSeconds: Int64 = AppStoreServerAPILimits.default.tokenLifetimeSeconds
+    ) {
+        precondition(
+            lifetimeSeconds > 0 && lifetimeSeconds <= AppStoreServerAPILimits.tokenLifetimeSecondsMax,
+            "Apple refuses JWTs living longer than 60 minutes")
         self.credentials = credentials
         self.lifetimeSeconds = lifetimeSeconds
     }
 
     /// A signed JWT issued at `issuedAtSeconds` (UNIX time).
     public func token(issuedAtSeconds: Int64) throws(AppStoreServerAPIError) -> String {
-        let header = JSONValue.object(JSONObject([
-            "alg": .string("ES256"), "kid": .string(credentials.keyID), "typ": .string("JWT"),
-        ]))
-        let claims = JSONValue.object(JSONObject([
-            "iss": .string(credentials.issuerID),
-            "iat": .integer(issuedAtSeconds),
-            "exp": .integer(issuedAtSeconds + lifetimeSeconds),
-            "aud": .string(Self.audience),
-            "bid": .string(credentials.bundleID),
-        ]))
-        let signingInput = StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "." + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
+        let header = JSONValue.object(
+            JSONObject([
+                "alg": .string("ES256"), "kid": .string(credentials.keyID), "typ": .string("JWT"),
+            ]))
+        let claims = JSONValue.object(
+            JSONObject([
+                "iss": .string(credentials.issuerID),
+                "iat": .integer(issuedAtSeconds),
+                "exp": .integer(issuedAtSeconds + lifetimeSeconds),
+                "aud": .string(Self.audience),
+                "bid": .string(credentials.bundleID),
+            ]))
+        let signingInput =
+            StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "."
+            + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
         let signature: [UInt8]
         do {
             signature = try credentials.signingKey.sign(Array(signingInput.utf8))

@@ -11,14 +11,15 @@ extension AppStoreServerAPIClient {
     ) async throws(AppStoreServerAPIError) -> (environment: AppStoreServerEnvironment, value: Value) {
         do {
             return (.production, try await body(.production))
-        } catch where error.isNotFound {
+        } catch  where error.isNotFound {
             return (.sandbox, try await body(.sandbox))
         }
     }
 
     /// Get Transaction Info in production, then sandbox on 404.
     public func transactionInfoProductionThenSandbox(transactionId: String) async throws(AppStoreServerAPIError)
-        -> (environment: AppStoreServerEnvironment, value: TransactionInfoResponse) {
+        -> (environment: AppStoreServerEnvironment, value: TransactionInfoResponse)
+    {
         try await productionThenSandbox { environment throws(AppStoreServerAPIError) in
             try await self.transactionInfo(transactionId: transactionId, environment: environment)
         }

@@ -4,28 +4,36 @@
 extension AppStoreServerAPIClient {
     /// Every transaction of the customer's history, with the same `query`
     /// on every page (Apple requires it), starting at `revision` (nil: the beginning).
-    public func allTransactionHistory(transactionId: String, query: TransactionHistoryQuery = .init(), from revision: String? = nil,
-                                      environment: AppStoreServerEnvironment, pagesMax: Int? = nil) async throws(AppStoreServerAPIError) -> PagedResult<String> {
+    public func allTransactionHistory(
+        transactionId: String, query: TransactionHistoryQuery = .init(), from revision: String? = nil,
+        environment: AppStoreServerEnvironment, pagesMax: Int? = nil
+    ) async throws(AppStoreServerAPIError) -> PagedResult<String> {
         try await walk(from: revision, pagesMax: pagesMax) { token throws(AppStoreServerAPIError) in
-            let page = try await self.transactionHistory(transactionId: transactionId, revision: token, query: query, environment: environment)
+            let page = try await self.transactionHistory(
+                transactionId: transactionId, revision: token, query: query, environment: environment)
             return (page.signedTransactions, page.revision, page.hasMore)
         }
     }
 
     /// Every refunded transaction of the customer, starting at `revision`.
-    public func allRefundHistory(transactionId: String, from revision: String? = nil, environment: AppStoreServerEnvironment,
-                                 pagesMax: Int? = nil) async throws(AppStoreServerAPIError) -> PagedResult<String> {
+    public func allRefundHistory(
+        transactionId: String, from revision: String? = nil, environment: AppStoreServerEnvironment,
+        pagesMax: Int? = nil
+    ) async throws(AppStoreServerAPIError) -> PagedResult<String> {
         try await walk(from: revision, pagesMax: pagesMax) { token throws(AppStoreServerAPIError) in
-            let page = try await self.refundHistory(transactionId: transactionId, revision: token, environment: environment)
+            let page = try await self.refundHistory(
+                transactionId: transactionId, revision: token, environment: environment)
             return (page.signedTransactions, page.revision, page.hasMore)
         }
     }
 
     /// Every notification record matching `request`, the same body on every
     /// page, starting at `paginationToken` (nil: the beginning).
-    public func allNotificationHistory(_ request: NotificationHistoryRequest, from paginationToken: String? = nil,
-                                       environment: AppStoreServerEnvironment,
-                                       pagesMax: Int? = nil) async throws(AppStoreServerAPIError) -> PagedResult<NotificationHistoryItem> {
+    public func allNotificationHistory(
+        _ request: NotificationHistoryRequest, from paginationToken: String? = nil,
+        environment: AppStoreServerEnvironment,
+        pagesMax: Int? = nil
+    ) async throws(AppStoreServerAPIError) -> PagedResult<NotificationHistoryItem> {
         try await walk(from: paginationToken, pagesMax: pagesMax) { token throws(AppStoreServerAPIError) in
             let page = try await self.notificationHistory(request, paginationToken: token, environment: environment)
             return (page.notificationHistory, page.paginationToken, page.hasMore)
@@ -40,7 +48,9 @@ extension AppStoreServerAPIClient {
         fetch: (String?) async throws(AppStoreServerAPIError) -> (items: [Item], next: String?, hasMore: Bool)
     ) async throws(AppStoreServerAPIError) -> PagedResult<Item> {
         let bound = pagesMax ?? configuration.limits.pagesMax
-        guard bound >= 1 else { throw AppStoreServerAPIError(kind: .invalidArgument, detail: "pagesMax must be at least 1") }
+        guard bound >= 1 else {
+            throw AppStoreServerAPIError(kind: .invalidArgument, detail: "pagesMax must be at least 1")
+        }
         var token = start
         var items: [Item] = []
         var pages = 0
@@ -52,7 +62,8 @@ extension AppStoreServerAPIClient {
                 return PagedResult(items: items, nextToken: page.next ?? token, pageCount: pages, isComplete: true)
             }
             guard let next = page.next, !next.isEmpty, next != token else {
-                throw AppStoreServerAPIError(kind: .invalidResponse, detail: "hasMore is true but the page carries no new token")
+                throw AppStoreServerAPIError(
+                    kind: .invalidResponse, detail: "hasMore is true but the page carries no new token")
             }
             token = next
         }

@@ -22,15 +22,20 @@ public final class AppStoreServerAPIClient: Sendable {
     /// per request) and starts the client's I/O thread. `nowSeconds` (UNIX
     /// time, for the JWT) and `random` (retry jitter, 0..<1) are injectable
     /// for tests.
-    public init(configuration: AppStoreServerAPIConfiguration,
-                nowSeconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) throws(AppStoreServerAPIConfigurationError) {
+    public init(
+        configuration: AppStoreServerAPIConfiguration,
+        nowSeconds: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) throws(AppStoreServerAPIConfigurationError) {
         try configuration.validate()
         self.configuration = configuration
-        let signer = AppStoreAPITokenSigner(credentials: configuration.credentials, lifetimeSeconds: configuration.limits.tokenLifetimeSeconds)
-        tokens = TokenCache(signer: signer, reuseSeconds: configuration.limits.tokenReuseSeconds, nowSeconds: nowSeconds)
+        let signer = AppStoreAPITokenSigner(
+            credentials: configuration.credentials, lifetimeSeconds: configuration.limits.tokenLifetimeSeconds)
+        tokens = TokenCache(
+            signer: signer, reuseSeconds: configuration.limits.tokenReuseSeconds, nowSeconds: nowSeconds)
         policy = RetryPolicy(limits: configuration.limits, random: random)
-        parser = StrictJSONParser(documentBytesMax: configuration.limits.responseBodyBytesMax, depthMax: configuration.limits.jsonDepthMax)
+        parser = StrictJSONParser(
+            documentBytesMax: configuration.limits.responseBodyBytesMax, depthMax: configuration.limits.jsonDepthMax)
         transport = try HTTP2Transport(configuration: configuration)
     }
 
@@ -45,7 +50,9 @@ public final class AppStoreServerAPIClient: Sendable {
     /// Get Transaction Info: `GET /inApps/v1/transactions/{transactionId}`
     /// → `{"signedTransactionInfo": JWS}`; 404 with 4040010 when the id is
     /// not in this environment for this bundle id.
-    public func transactionInfo(transactionId: String, environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> TransactionInfoResponse {
+    public func transactionInfo(transactionId: String, environment: AppStoreServerEnvironment)
+        async throws(AppStoreServerAPIError) -> TransactionInfoResponse
+    {
         let path = "/inApps/v1/transactions/" + (try Self.segment(transactionId, "transactionId"))
         let reader = try await jsonCall("GET", path, environment: environment, what: "TransactionInfoResponse")
         return TransactionInfoResponse(signedTransactionInfo: try reader.requiredString("signedTransactionInfo"))
@@ -54,20 +61,26 @@ public final class AppStoreServerAPIClient: Sendable {
     /// Get Transaction History (v2): `GET /inApps/v2/history/{transactionId}`
     /// with the query's filters and `revision` for later pages → a
     /// `HistoryResponse` of at most 20 transactions (see `allTransactionHistory`).
-    public func transactionHistory(transactionId: String, revision: String? = nil, query: TransactionHistoryQuery = .init(),
-                                   environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> SignedTransactionsPage {
+    public func transactionHistory(
+        transactionId: String, revision: String? = nil, query: TransactionHistoryQuery = .init(),
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) -> SignedTransactionsPage {
         let path = "/inApps/v2/history/" + (try Self.segment(transactionId, "transactionId"))
-        let reader = try await jsonCall("GET", path, query: query.parameters(revision: revision), environment: environment, what: "HistoryResponse")
+        let reader = try await jsonCall(
+            "GET", path, query: query.parameters(revision: revision), environment: environment, what: "HistoryResponse")
         return try Self.page(reader)
     }
 
     /// Get Refund History (v2): `GET /inApps/v2/refund/lookup/{transactionId}`
     /// with `revision` for later pages → a `RefundHistoryResponse`.
-    public func refundHistory(transactionId: String, revision: String? = nil,
-                              environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> SignedTransactionsPage {
+    public func refundHistory(
+        transactionId: String, revision: String? = nil,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) -> SignedTransactionsPage {
         let path = "/inApps/v2/refund/lookup/" + (try Self.segment(transactionId, "transactionId"))
         let query = revision.map { [("revision", $0)] } ?? []
-        let reader = try await jsonCall("GET", path, query: query, environment: environment, what: "RefundHistoryResponse")
+        let reader = try await jsonCall(
+            "GET", path, query: query, environment: environment, what: "RefundHistoryResponse")
         return try Self.page(reader)
     }
 
@@ -75,46 +88,63 @@ public final class AppStoreServerAPIClient: Sendable {
     /// with the request as body and `paginationToken` in the query for later
     /// pages → `{"notificationHistory": [{signedPayload, sendAttempts}],
     /// "hasMore", "paginationToken"}` (see `allNotificationHistory`).
-    public func notificationHistory(_ request: NotificationHistoryRequest, paginationToken: String? = nil,
-                                    environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> NotificationHistoryPage {
+    public func notificationHistory(
+        _ request: NotificationHistoryRequest, paginationToken: String? = nil,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) -> NotificationHistoryPage {
         guard request.startDate < request.endDate else {
             throw AppStoreServerAPIError(kind: .invalidArgument, detail: "startDate must precede endDate")
         }
         let query = paginationToken.map { [("paginationToken", $0)] } ?? []
-        let reader = try await jsonCall("POST", "/inApps/v1/notifications/history", query: query, body: request.json,
-                                        environment: environment, what: "NotificationHistoryResponse")
+        let reader = try await jsonCall(
+            "POST", "/inApps/v1/notifications/history", query: query, body: request.json,
+            environment: environment, what: "NotificationHistoryResponse")
         var items: [NotificationHistoryItem] = []
         for element in try reader.array("notificationHistory") {
             let item = try ResponseReader(element, what: "notificationHistory[]")
-            items.append(NotificationHistoryItem(signedPayload: try item.requiredString("signedPayload"), sendAttempts: try SendAttempt.list(item)))
+            items.append(
+                NotificationHistoryItem(
+                    signedPayload: try item.requiredString("signedPayload"), sendAttempts: try SendAttempt.list(item)))
         }
-        return NotificationHistoryPage(notificationHistory: items, hasMore: try reader.bool("hasMore") ?? false,
-                                       paginationToken: try reader.string("paginationToken"))
+        return NotificationHistoryPage(
+            notificationHistory: items, hasMore: try reader.bool("hasMore") ?? false,
+            paginationToken: try reader.string("paginationToken"))
     }
 
     /// Request a Test Notification: `POST /inApps/v1/notifications/test` →
     /// `{"testNotificationToken"}`; Apple then sends a TEST notification to
     /// the environment's notification URL, asynchronously.
-    public func requestTestNotification(environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> String {
-        let reader = try await jsonCall("POST", "/inApps/v1/notifications/test", environment: environment, what: "SendTestNotificationResponse")
+    public func requestTestNotification(environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError)
+        -> String
+    {
+        let reader = try await jsonCall(
+            "POST", "/inApps/v1/notifications/test", environment: environment, what: "SendTestNotificationResponse")
         return try reader.requiredString("testNotificationToken")
     }
 
     /// Get Test Notification Status: `GET /inApps/v1/notifications/test/{testNotificationToken}`
     /// → `CheckTestNotificationResponse` (`signedPayload`, `sendAttempts`).
-    public func testNotificationStatus(testNotificationToken: String,
-                                       environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> TestNotificationStatus {
+    public func testNotificationStatus(
+        testNotificationToken: String,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) -> TestNotificationStatus {
         let path = "/inApps/v1/notifications/test/" + (try Self.segment(testNotificationToken, "testNotificationToken"))
         let reader = try await jsonCall("GET", path, environment: environment, what: "CheckTestNotificationResponse")
-        return TestNotificationStatus(signedPayload: try reader.string("signedPayload"), sendAttempts: try SendAttempt.list(reader))
+        return TestNotificationStatus(
+            signedPayload: try reader.string("signedPayload"), sendAttempts: try SendAttempt.list(reader))
     }
 
     /// Send Consumption Information (v2): `PUT /inApps/v2/transactions/consumption/{transactionId}`
     /// with a `ConsumptionRequest`; Apple answers 202 Accepted, no body.
-    public func sendConsumptionInformation(transactionId: String, _ request: ConsumptionRequest,
-                                           environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) {
-        if let percentage = request.consumptionPercentage, !(0...ConsumptionRequest.consumptionPercentageMax).contains(percentage) {
-            throw AppStoreServerAPIError(kind: .invalidArgument, detail: "consumptionPercentage is in milliunits, 0...100000")
+    public func sendConsumptionInformation(
+        transactionId: String, _ request: ConsumptionRequest,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) {
+        if let percentage = request.consumptionPercentage,
+            !(0...ConsumptionRequest.consumptionPercentageMax).contains(percentage)
+        {
+            throw AppStoreServerAPIError(
+                kind: .invalidArgument, detail: "consumptionPercentage is in milliunits, 0...100000")
         }
         let path = "/inApps/v2/transactions/consumption/" + (try Self.segment(transactionId, "transactionId"))
         _ = try await call("PUT", path, body: request.json, environment: environment)
@@ -122,28 +152,39 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Look Up Order ID: `GET /inApps/v1/lookup/{orderId}` → `OrderLookupResponse`.
     /// Apple offers it in production only.
-    public func lookUpOrderId(_ orderId: String, environment: AppStoreServerEnvironment = .production) async throws(AppStoreServerAPIError) -> OrderLookupResponse {
+    public func lookUpOrderId(_ orderId: String, environment: AppStoreServerEnvironment = .production)
+        async throws(AppStoreServerAPIError) -> OrderLookupResponse
+    {
         let path = "/inApps/v1/lookup/" + (try Self.segment(orderId, "orderId"))
         let reader = try await jsonCall("GET", path, environment: environment, what: "OrderLookupResponse")
-        guard let status = try reader.int64("status") else { throw ResponseReader.invalid("OrderLookupResponse.status is missing") }
+        guard let status = try reader.int64("status") else {
+            throw ResponseReader.invalid("OrderLookupResponse.status is missing")
+        }
         return OrderLookupResponse(status: status, signedTransactions: try reader.strings("signedTransactions"))
     }
 
     /// Get App Transaction Info: `GET /inApps/v1/transactions/appTransactions/{transactionId}`
     /// → `{"signedAppTransactionInfo"}` (any transaction id of the customer).
-    public func appTransactionInfo(transactionId: String, environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> AppTransactionInfoResponse {
+    public func appTransactionInfo(transactionId: String, environment: AppStoreServerEnvironment)
+        async throws(AppStoreServerAPIError) -> AppTransactionInfoResponse
+    {
         let path = "/inApps/v1/transactions/appTransactions/" + (try Self.segment(transactionId, "transactionId"))
         let reader = try await jsonCall("GET", path, environment: environment, what: "AppTransactionInfoResponse")
-        return AppTransactionInfoResponse(signedAppTransactionInfo: try reader.requiredString("signedAppTransactionInfo"))
+        return AppTransactionInfoResponse(
+            signedAppTransactionInfo: try reader.requiredString("signedAppTransactionInfo"))
     }
 
     /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`
     /// with `{"appAccountToken": UUID}` (`UpdateAppAccountTokenRequest`),
     /// e.g. for a purchase made outside the app (an offer code redeemed in
     /// the App Store). Sent as lower-case UUID text.
-    public func setAppAccountToken(originalTransactionId: String, appAccountToken: UUID,
-                                   environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) {
-        let path = "/inApps/v1/transactions/" + (try Self.segment(originalTransactionId, "originalTransactionId")) + "/appAccountToken"
+    public func setAppAccountToken(
+        originalTransactionId: String, appAccountToken: UUID,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) {
+        let path =
+            "/inApps/v1/transactions/" + (try Self.segment(originalTransactionId, "originalTransactionId"))
+            + "/appAccountToken"
         let body = JSONValue.object(JSONObject(["appAccountToken": .string(appAccountToken.uuidString.lowercased())]))
         _ = try await call("PUT", path, body: body, environment: environment)
     }
@@ -155,7 +196,8 @@ public final class AppStoreServerAPIClient: Sendable {
 
     static func segment(_ value: String, _ name: String) throws(AppStoreServerAPIError) -> String {
         guard !value.isEmpty, value.utf8.count <= pathSegmentBytesMax else {
-            throw AppStoreServerAPIError(kind: .invalidArgument, detail: "\(name) must be 1-\(pathSegmentBytesMax) bytes")
+            throw AppStoreServerAPIError(
+                kind: .invalidArgument, detail: "\(name) must be 1-\(pathSegmentBytesMax) bytes")
         }
         return PercentEncoding.encode(value)
     }
@@ -167,8 +209,10 @@ public final class AppStoreServerAPIClient: Sendable {
             appAppleId: try reader.int64("appAppleId"), environment: try reader.string("environment"))
     }
 
-    private func jsonCall(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
-                          environment: AppStoreServerEnvironment, what: String) async throws(AppStoreServerAPIError) -> ResponseReader {
+    private func jsonCall(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
+        environment: AppStoreServerEnvironment, what: String
+    ) async throws(AppStoreServerAPIError) -> ResponseReader {
         let response = try await call(method, path, query: query, body: body, environment: environment)
         let value: JSONValue
         do {
@@ -181,8 +225,10 @@ public final class AppStoreServerAPIClient: Sendable {
 
     /// Sends one request, retrying what may succeed later, and returns the
     /// 2xx answer or the final error.
-    func call(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
-              environment: AppStoreServerEnvironment) async throws(AppStoreServerAPIError) -> AppStoreHTTPResponse {
+    func call(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
+        environment: AppStoreServerEnvironment
+    ) async throws(AppStoreServerAPIError) -> AppStoreHTTPResponse {
         let fullPath = PercentEncoding.pathWithQuery(path, query)
         let bodyBytes = body.map(JSONWriter.bytes(of:))
         var waited = Duration.zero
@@ -190,7 +236,8 @@ public final class AppStoreServerAPIClient: Sendable {
         while true {
             attempt += 1
             if Task.isCancelled { throw AppStoreServerAPIError(kind: .cancelled, detail: "the task was cancelled") }
-            let request = AppStoreHTTPRequest(method: method, path: fullPath, headers: try headers(bodyLength: bodyBytes?.count), body: bodyBytes)
+            let request = AppStoreHTTPRequest(
+                method: method, path: fullPath, headers: try headers(bodyLength: bodyBytes?.count), body: bodyBytes)
             emit(.attempt, environment, method, path, attempt)
             let outcome: Result<AppStoreHTTPResponse, AppStoreServerAPIError>
             switch await transport.send(request, to: environment) {
@@ -205,12 +252,15 @@ public final class AppStoreServerAPIClient: Sendable {
             case .failure(let error):
                 switch policy.decide(after: error, attempt: attempt, waited: waited) {
                 case .retry(let wait):
-                    emit(.retry, environment, method, path, attempt, status: error.httpStatus, error: error, retryAfter: wait)
+                    emit(
+                        .retry, environment, method, path, attempt, status: error.httpStatus, error: error,
+                        retryAfter: wait)
                     waited += wait
                     do {
                         try await Task.sleep(for: wait)
                     } catch {
-                        throw AppStoreServerAPIError(kind: .cancelled, detail: "the task was cancelled while waiting to retry")
+                        throw AppStoreServerAPIError(
+                            kind: .cancelled, detail: "the task was cancelled while waiting to retry")
                     }
                 case .giveUp:
                     emit(.failed, environment, method, path, attempt, status: error.httpStatus, error: error)
@@ -245,19 +295,27 @@ public final class AppStoreServerAPIClient: Sendable {
         if let value = try? parser.parse(response.body), let reader = try? ResponseReader(value, what: "error") {
             code = (try? reader.int64("errorCode"))?.map(APIErrorCode.init(rawValue:))
             message = (try? reader.string("errorMessage"))?.map { text in
-                String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(errorMessageCharactersMax).map(Character.init))
+                String(
+                    text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.prefix(
+                        errorMessageCharactersMax
+                    ).map(Character.init))
             }
         }
         let retryAfter = response.headers.first(named: "retry-after").flatMap { RetryAfter.parse($0) }
-        return AppStoreServerAPIError(kind: AppStoreServerAPIError.kind(forStatus: response.status),
-                                      detail: "Apple answered HTTP \(response.status)", httpStatus: response.status,
-                                      apiErrorCode: code, apiErrorMessage: message, retryAfter: retryAfter)
+        return AppStoreServerAPIError(
+            kind: AppStoreServerAPIError.kind(forStatus: response.status),
+            detail: "Apple answered HTTP \(response.status)", httpStatus: response.status,
+            apiErrorCode: code, apiErrorMessage: message, retryAfter: retryAfter)
     }
 
-    private func emit(_ kind: AppStoreServerAPIEvent.Kind, _ environment: AppStoreServerEnvironment, _ method: String, _ path: String,
-                      _ attempt: Int, status: Int? = nil, error: AppStoreServerAPIError? = nil, retryAfter: Duration? = nil) {
+    private func emit(
+        _ kind: AppStoreServerAPIEvent.Kind, _ environment: AppStoreServerEnvironment, _ method: String, _ path: String,
+        _ attempt: Int, status: Int? = nil, error: AppStoreServerAPIError? = nil, retryAfter: Duration? = nil
+    ) {
         guard let sink = configuration.eventSink else { return }
-        sink(AppStoreServerAPIEvent(kind: kind, environment: environment, method: method, path: path, attempt: attempt,
-                                    httpStatus: status, error: error, retryAfter: retryAfter))
+        sink(
+            AppStoreServerAPIEvent(
+                kind: kind, environment: environment, method: method, path: path, attempt: attempt,
+                httpStatus: status, error: error, retryAfter: retryAfter))
     }
 }

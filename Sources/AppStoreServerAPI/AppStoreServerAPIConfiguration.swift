@@ -16,12 +16,14 @@ public struct AppStoreServerAPIConfiguration: Sendable {
     /// status, Apple's error code); never a token or key. Nil: no events.
     public var eventSink: (@Sendable (AppStoreServerAPIEvent) -> Void)?
 
-    public init(credentials: AppStoreAPICredentials,
-                productionURL: String = AppStoreServerEnvironment.production.defaultBaseURL,
-                sandboxURL: String = AppStoreServerEnvironment.sandbox.defaultBaseURL,
-                trustRootsPath: String? = nil, connectAddressOverride: String? = nil,
-                limits: AppStoreServerAPILimits = .default,
-                eventSink: (@Sendable (AppStoreServerAPIEvent) -> Void)? = nil) {
+    public init(
+        credentials: AppStoreAPICredentials,
+        productionURL: String = AppStoreServerEnvironment.production.defaultBaseURL,
+        sandboxURL: String = AppStoreServerEnvironment.sandbox.defaultBaseURL,
+        trustRootsPath: String? = nil, connectAddressOverride: String? = nil,
+        limits: AppStoreServerAPILimits = .default,
+        eventSink: (@Sendable (AppStoreServerAPIEvent) -> Void)? = nil
+    ) {
         self.credentials = credentials
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
@@ -46,9 +48,13 @@ public struct AppStoreServerAPIConfiguration: Sendable {
     /// `ProcessInfo.processInfo.environment`): the three key settings and
     /// `APPLE_BUNDLE_ID` are required; the URLs and CA path are optional.
     /// Reads the key file: call it at start-up, not on the cooperative pool.
-    public static func fromEnvironment(_ environment: [String: String]) throws(AppStoreServerAPIConfigurationError) -> AppStoreServerAPIConfiguration {
+    public static func fromEnvironment(_ environment: [String: String]) throws(AppStoreServerAPIConfigurationError)
+        -> AppStoreServerAPIConfiguration
+    {
         func required(_ name: String) throws(AppStoreServerAPIConfigurationError) -> String {
-            guard let value = environment[name], !value.isEmpty else { throw .init(setting: name, reason: "is not set") }
+            guard let value = environment[name], !value.isEmpty else {
+                throw .init(setting: name, reason: "is not set")
+            }
             return value
         }
         let credentials = try AppStoreAPICredentials.load(

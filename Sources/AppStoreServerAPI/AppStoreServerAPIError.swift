@@ -54,8 +54,10 @@ public struct AppStoreServerAPIError: Error, Sendable, Equatable, CustomStringCo
     /// Our own words on what happened (never secret).
     public var detail: String
 
-    public init(kind: Kind, detail: String, httpStatus: Int? = nil, apiErrorCode: APIErrorCode? = nil,
-                apiErrorMessage: String? = nil, retryAfter: Duration? = nil) {
+    public init(
+        kind: Kind, detail: String, httpStatus: Int? = nil, apiErrorCode: APIErrorCode? = nil,
+        apiErrorMessage: String? = nil, retryAfter: Duration? = nil
+    ) {
         self.kind = kind
         self.detail = detail
         self.httpStatus = httpStatus

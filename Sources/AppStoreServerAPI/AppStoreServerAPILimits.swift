@@ -45,7 +45,9 @@ public struct AppStoreServerAPILimits: Sendable, Hashable {
     /// Refuses bounds that cannot work (zero pages, a JWT Apple refuses, ...).
     func validate() throws(AppStoreServerAPIConfigurationError) {
         func check(_ condition: Bool, _ name: String) throws(AppStoreServerAPIConfigurationError) {
-            if !condition { throw AppStoreServerAPIConfigurationError(setting: "limits.\(name)", reason: "out of range") }
+            if !condition {
+                throw AppStoreServerAPIConfigurationError(setting: "limits.\(name)", reason: "out of range")
+            }
         }
         try check(responseBodyBytesMax > 0, "responseBodyBytesMax")
         try check(concurrentRequestsMax > 0, "concurrentRequestsMax")
@@ -55,7 +57,8 @@ public struct AppStoreServerAPILimits: Sendable, Hashable {
         try check(backoffInitial > .zero && backoffMax >= backoffInitial, "backoff")
         try check(retryAfterMax >= .zero && retryWaitTotalMax >= .zero, "retry waits")
         try check(pagesMax >= 1, "pagesMax")
-        try check(tokenLifetimeSeconds > 60 && tokenLifetimeSeconds <= Self.tokenLifetimeSecondsMax, "tokenLifetimeSeconds")
+        try check(
+            tokenLifetimeSeconds > 60 && tokenLifetimeSeconds <= Self.tokenLifetimeSecondsMax, "tokenLifetimeSeconds")
         try check(tokenReuseSeconds >= 0 && tokenReuseSeconds * 2 <= tokenLifetimeSeconds, "tokenReuseSeconds")
         try check(jsonDepthMax >= 4, "jsonDepthMax")
     }

@@ -27,8 +27,9 @@ public final class AppReceiptSignatureVerifier: Sendable {
     /// Verifies `receipt` (the decoded DER or BER bytes) with its chain
     /// checked at `createdAt` (the receipt's creation date, type 12).
     public func verify(receipt: [UInt8], createdAt: AppStoreTimestamp) throws(AppReceiptSignatureFailure) {
-        guard let signedData = CMSSignedData(der: receipt), signedData.signerCount == 1, signedData.signerDigestIsApples,
-              signedData.signatureMatchesContent(), let leaf = signedData.signer()
+        guard let signedData = CMSSignedData(der: receipt), signedData.signerCount == 1,
+            signedData.signerDigestIsApples,
+            signedData.signatureMatchesContent(), let leaf = signedData.signer()
         else { throw .signatureInvalid }
         let chain = signedData.withCarriedCertificates { carried in
             trustStore.verifiedChain(leaf: leaf, untrusted: carried, atSeconds: createdAt.secondsSince1970)
@@ -39,8 +40,8 @@ public final class AppReceiptSignatureVerifier: Sendable {
         case .failure(let failure): throw .chainUntrusted(reason: failure.reason)
         }
         guard certificates.count == VerificationLimits.certificateChainLength,
-              certificates[0].hasExtension(oid: AppleCertificateOID.receiptSigning),
-              certificates[1].hasExtension(oid: AppleCertificateOID.wwdrIntermediate)
+            certificates[0].hasExtension(oid: AppleCertificateOID.receiptSigning),
+            certificates[1].hasExtension(oid: AppleCertificateOID.wwdrIntermediate)
         else { throw .notReceiptSigner }
     }
 }

@@ -29,8 +29,8 @@ struct CompactJWS: Sendable {
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed(reason: "expected 3 parts, found \(parts.count)") }
         guard let headerBytes = try? StrictBase64.decodeURL(parts[0]),
-              let payloadBytes = try? StrictBase64.decodeURL(parts[1]),
-              let signature = try? StrictBase64.decodeURL(parts[2])
+            let payloadBytes = try? StrictBase64.decodeURL(parts[1]),
+            let signature = try? StrictBase64.decodeURL(parts[2])
         else { throw .malformed(reason: "part is not unpadded base64url") }
 
         guard String(validating: headerBytes, as: UTF8.self) != nil else {

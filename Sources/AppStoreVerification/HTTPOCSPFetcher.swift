@@ -65,7 +65,9 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
         let path: String
 
         init(url: String) throws(OCSPFetchError) {
-            guard url.hasPrefix("http://") else { throw OCSPFetchError(reason: "only http:// responders are supported") }
+            guard url.hasPrefix("http://") else {
+                throw OCSPFetchError(reason: "only http:// responders are supported")
+            }
             let rest = url.dropFirst("http://".count)
             let authority = rest.prefix { $0 != "/" }
             let pathPart = rest.dropFirst(authority.count)
@@ -78,14 +80,16 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
                 port = "80"
             }
             guard !host.isEmpty, !host.contains(where: { $0 == "\r" || $0 == "\n" || $0 == " " }),
-                  !path.contains(where: { $0 == "\r" || $0 == "\n" || $0 == " " }),
-                  let portNumber = Int(port), (1...65535).contains(portNumber)
+                !path.contains(where: { $0 == "\r" || $0 == "\n" || $0 == " " }),
+                let portNumber = Int(port), (1...65535).contains(portNumber)
             else { throw OCSPFetchError(reason: "bad responder URL") }
         }
     }
 
     /// Blocking: call only on a dedicated thread.
-    static func post(_ body: [UInt8], to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<[UInt8], OCSPFetchError> {
+    static func post(_ body: [UInt8], to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<
+        [UInt8], OCSPFetchError
+    > {
         let socketDescriptor: Int32
         switch openConnection(to: target, timeoutMilliseconds: timeoutMilliseconds) {
         case .success(let descriptor): socketDescriptor = descriptor
@@ -93,13 +97,16 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
         }
         defer { close(socketDescriptor) }
         let hostHeader = target.port == "80" ? target.host : "\(target.host):\(target.port)"
-        let head = "POST \(target.path) HTTP/1.0\r\nHost: \(hostHeader)\r\n"
+        let head =
+            "POST \(target.path) HTTP/1.0\r\nHost: \(hostHeader)\r\n"
             + "Content-Type: application/ocsp-request\r\nAccept: application/ocsp-response\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         let request = Array(head.utf8) + body
         var sent = 0
         while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = request[sent...].withUnsafeBytes {
+                send(socketDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return .failure(OCSPFetchError(reason: "send failed (errno \(errno))")) }
             sent += count
@@ -113,7 +120,9 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
             guard count >= 0 else { return .failure(OCSPFetchError(reason: "receive failed (errno \(errno))")) }
             if count == 0 { break }
             response.append(contentsOf: buffer[0..<count])
-            guard response.count <= responseBytesMax else { return .failure(OCSPFetchError(reason: "response too large")) }
+            guard response.count <= responseBytesMax else {
+                return .failure(OCSPFetchError(reason: "response too large"))
+            }
         }
         return parseResponse(response)
     }
@@ -121,7 +130,8 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
     /// Splits an HTTP/1.x response; only 200 with a body is usable.
     static func parseResponse(_ response: [UInt8]) -> Result<[UInt8], OCSPFetchError> {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard let headerEnd = (0..<max(0, response.count - 3)).first(where: { Array(response[$0..<$0 + 4]) == separator })
+        guard
+            let headerEnd = (0..<max(0, response.count - 3)).first(where: { Array(response[$0..<$0 + 4]) == separator })
         else { return .failure(OCSPFetchError(reason: "incomplete HTTP response")) }
         let head = String(decoding: response[..<headerEnd], as: UTF8.self)
         let lines = head.components(separatedBy: "\r\n")
@@ -144,7 +154,8 @@ public struct HTTPOCSPFetcher: OCSPFetcher {
         return .success(body)
     }
 
-    private static func openConnection(to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<Int32, OCSPFetchError> {
+    private static func openConnection(to target: HTTPTarget, timeoutMilliseconds: Int) -> Result<Int32, OCSPFetchError>
+    {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)

@@ -71,30 +71,32 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     public init(options: Options = Options()) throws(LocalTestingCertificateAuthorityError) {
         self.options = options
         guard let rootKey = Self.generateKey(curveName: options.rootCurve),
-              let intermediateKey = Self.generateKey(curveName: "P-256"),
-              let leafKey = Self.generateKey(curveName: options.leafCurve),
-              let strangerKey = Self.generateKey(curveName: "P-256")
+            let intermediateKey = Self.generateKey(curveName: "P-256"),
+            let leafKey = Self.generateKey(curveName: options.leafCurve),
+            let strangerKey = Self.generateKey(curveName: "P-256")
         else { throw .keyGenerationFailed }
         self.rootKey = rootKey
         self.intermediateKey = intermediateKey
         self.leafKey = leafKey
         self.strangerKey = strangerKey
         let builder = CertificateBuilder(options: options)
-        guard let root = builder.make(
+        guard
+            let root = builder.make(
                 commonName: "IAP Local Testing Root", serial: 1, key: rootKey, issuer: nil, issuerKey: rootKey,
                 role: .root),
-              let intermediate = builder.make(
+            let intermediate = builder.make(
                 commonName: "IAP Local Testing Intermediate", serial: 2, key: intermediateKey, issuer: root,
                 issuerKey: rootKey, role: .intermediate),
-              let leaf = builder.make(
+            let leaf = builder.make(
                 commonName: "IAP Local Testing Leaf", serial: 3, key: leafKey, issuer: intermediate,
                 issuerKey: intermediateKey, role: .leaf)
         else { throw .certificateCreationFailed }
         var strangerOptions = options
         strangerOptions.includeKeyIdentifiers = false
-        guard let stranger = CertificateBuilder(options: strangerOptions).make(
-            commonName: "IAP Local Testing Stranger", serial: 4, key: strangerKey, issuer: nil,
-            issuerKey: strangerKey, role: .root)
+        guard
+            let stranger = CertificateBuilder(options: strangerOptions).make(
+                commonName: "IAP Local Testing Stranger", serial: 4, key: strangerKey, issuer: nil,
+                issuerKey: strangerKey, role: .root)
         else { throw .certificateCreationFailed }
         self.stranger = stranger
         self.root = root
@@ -173,21 +175,29 @@ public final class LocalTestingCertificateAuthority: @unchecked Sendable {
     }
 
     /// Signs raw header and payload bytes (may be non-UTF-8, for tests).
-    public func sign(headerBytes: [UInt8], payloadBytes: [UInt8]) throws(LocalTestingCertificateAuthorityError) -> String {
+    public func sign(headerBytes: [UInt8], payloadBytes: [UInt8]) throws(LocalTestingCertificateAuthorityError)
+        -> String
+    {
         let signingInput = StrictBase64.encodeURL(headerBytes) + "." + StrictBase64.encodeURL(payloadBytes)
         let key = options.signWithWrongKey ? strangerKey : leafKey
-        guard let signature = try? ES256SigningKey(privateKey: key).sign(Array(signingInput.utf8)) else { throw .signingFailed }
+        guard let signature = try? ES256SigningKey(privateKey: key).sign(Array(signingInput.utf8)) else {
+            throw .signingFailed
+        }
         return signingInput + "." + StrictBase64.encodeURL(signature)
     }
 
     /// A DER OCSP response to a DER OCSP request for the leaf or the
     /// intermediate, signed by that certificate's issuer. nil if the request
     /// names neither.
-    public func ocspResponse(requestDER: [UInt8], answer: OCSPAnswer = .good, nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)) -> [UInt8]? {
-        OCSPResponder(leaf: leaf, intermediate: intermediate, root: root,
-                      intermediateKey: intermediateKey, rootKey: rootKey, strangerKey: strangerKey,
-                      strangerCertificate: stranger)
-            .respond(requestDER: requestDER, answer: answer, nowSeconds: nowSeconds)
+    public func ocspResponse(
+        requestDER: [UInt8], answer: OCSPAnswer = .good, nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)
+    ) -> [UInt8]? {
+        OCSPResponder(
+            leaf: leaf, intermediate: intermediate, root: root,
+            intermediateKey: intermediateKey, rootKey: rootKey, strangerKey: strangerKey,
+            strangerCertificate: stranger
+        )
+        .respond(requestDER: requestDER, answer: answer, nowSeconds: nowSeconds)
     }
 }
 

@@ -122,7 +122,8 @@ public final class SignedDataVerifier: Sendable {
 
     private func transaction(from token: VerifiedToken) throws(VerificationFailure) -> JWSTransaction {
         let decoded = try JWSTransaction(reader: token.reader, payloadJSON: token.token.payloadText)
-        try claims.check(.bundleAndEnvironment, bundleId: decoded.bundleId, appAppleId: nil, environment: decoded.environment)
+        try claims.check(
+            .bundleAndEnvironment, bundleId: decoded.bundleId, appAppleId: nil, environment: decoded.environment)
         return decoded
     }
 
@@ -223,7 +224,7 @@ public final class SignedDataVerifier: Sendable {
             return (cached, key)
         }
         guard let leafDER = try? StrictBase64.decodeStandard(chain[0].utf8),
-              let intermediateDER = try? StrictBase64.decodeStandard(chain[1].utf8)
+            let intermediateDER = try? StrictBase64.decodeStandard(chain[1].utf8)
         else { throw .badCertificate(reason: "x5c entry is not standard base64") }
         let key = CertificateChainCache.Key(
             leafFingerprint: SHA256.hash(leafDER),

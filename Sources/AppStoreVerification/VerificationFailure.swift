@@ -96,11 +96,13 @@ extension VerificationFailure: CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformed(let reason), .badCertificate(let reason), .badChain(let reason),
-             .invalidPayload(let reason), .retryable(let reason):
+            .invalidPayload(let reason), .retryable(let reason):
             return "\(code): \(reason)"
         case .unsupportedAlgorithm(let algorithm):
             // The sender's text: at most 32 bytes, and only printable ASCII.
-            let shown = algorithm.utf8.allSatisfy { (0x20...0x7e).contains($0) } ? String(decoding: algorithm.utf8.prefix(32), as: UTF8.self) : "(not ASCII)"
+            let shown =
+                algorithm.utf8.allSatisfy { (0x20...0x7e).contains($0) }
+                ? String(decoding: algorithm.utf8.prefix(32), as: UTF8.self) : "(not ASCII)"
             return "\(code): \(shown)"
         case .wrongChainLength(let count): return "\(code): \(count) certificates"
         case .payloadTooLarge(let length): return "\(code): \(length) bytes"

@@ -109,7 +109,8 @@ extension ConfigurationError: CustomStringConvertible {
             "APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENTS includes Production (Apple signs the app's numeric id into production data)"
         case .localEnvironmentWithoutLocalTestingMode:
             "APPLE_ENVIRONMENTS includes Xcode or LocalTesting, which need APPLE_LOCAL_TESTING=1 (never in production)"
-        case .invalidTrustedRoot(let index): "APPLE_ROOT_CERTS: certificate #\(index + 1) cannot be used as a trust anchor"
+        case .invalidTrustedRoot(let index):
+            "APPLE_ROOT_CERTS: certificate #\(index + 1) cannot be used as a trust anchor"
         }
     }
 }

@@ -57,7 +57,8 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     /// Every reason above, for tests and documentation.
     public static let all: [ErrorReason] = [
-        .validationFailed, .productNotFound, .starterPackIneligible, .databaseUnavailable, .eventNotFound, .eventConflict,
+        .validationFailed, .productNotFound, .starterPackIneligible, .databaseUnavailable, .eventNotFound,
+        .eventConflict,
         .insufficientCredits,
         .productMismatch, .transactionInvalid, .transactionRevoked, .transactionConflict, .transactionNotFound,
         .appleUnavailable, .pointsUnavailable, .grantFailed, .environmentNotAllowed, .internalFailure,
@@ -69,9 +70,10 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// giving up on a paid purchase is not.
     public var isPermanent: Bool {
         switch self {
-        case .validationFailed, .starterPackIneligible, .eventNotFound, .eventConflict, .productMismatch, .transactionInvalid,
-             .transactionRevoked, .transactionConflict, .transactionNotFound, .environmentNotAllowed, .receiptInvalid,
-             .appleAPINotConfigured:
+        case .validationFailed, .starterPackIneligible, .eventNotFound, .eventConflict, .productMismatch,
+            .transactionInvalid,
+            .transactionRevoked, .transactionConflict, .transactionNotFound, .environmentNotAllowed, .receiptInvalid,
+            .appleAPINotConfigured:
             return true
         default:
             return false
@@ -82,7 +84,9 @@ public struct ErrorReason: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let metadataKey = "error-reason"
 
     /// An `RPCError` carrying `reason` in its trailers.
-    public static func error(code: RPCError.Code, reason: ErrorReason, message: String, extra: [(String, String)] = []) -> RPCError {
+    public static func error(code: RPCError.Code, reason: ErrorReason, message: String, extra: [(String, String)] = [])
+        -> RPCError
+    {
         var metadata = Metadata()
         metadata.addString(reason.rawValue, forKey: metadataKey)
         for (key, value) in extra { metadata.addString(value, forKey: key) }
@@ -101,7 +105,8 @@ extension ProtobufError: RPCErrorConvertible {
     public var rpcError: RPCError {
         switch kind {
         case .malformedWire, .invalidUTF8, .embeddedNUL, .tooDeep:
-            return ErrorReason.error(code: .invalidArgument, reason: .validationFailed, message: "request message: \(detail)")
+            return ErrorReason.error(
+                code: .invalidArgument, reason: .validationFailed, message: "request message: \(detail)")
         case .schemaMismatch:
             return RPCError(code: .internal, message: "internal error", cause: self)
         }

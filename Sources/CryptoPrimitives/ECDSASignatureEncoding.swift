@@ -25,7 +25,9 @@ public enum ECDSASignatureEncoding {
 
     /// DER as raw r||s with halves of `halfBytes` (32 for ES256). Refuses
     /// DER with trailing bytes and halves that do not fit.
-    public static func raw(fromDER der: [UInt8], halfBytes: Int = ECCurve.p256.coordinateBytes) throws(CryptoError) -> [UInt8] {
+    public static func raw(fromDER der: [UInt8], halfBytes: Int = ECCurve.p256.coordinateBytes) throws(CryptoError)
+        -> [UInt8]
+    {
         guard !der.isEmpty, der.count <= 1024, halfBytes > 0, halfBytes <= 66 else { throw .malformedSignature }
         var consumed = 0
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
@@ -42,8 +44,10 @@ public enum ECDSASignatureEncoding {
         guard consumed == der.count else { throw .malformedSignature }
         var raw = [UInt8](repeating: 0, count: 2 * halfBytes)
         let written = raw.withUnsafeMutableBufferPointer { buffer in
-            (BN_bn2binpad(ECDSA_SIG_get0_r(signature), buffer.baseAddress, Int32(halfBytes)),
-             BN_bn2binpad(ECDSA_SIG_get0_s(signature), buffer.baseAddress! + halfBytes, Int32(halfBytes)))
+            (
+                BN_bn2binpad(ECDSA_SIG_get0_r(signature), buffer.baseAddress, Int32(halfBytes)),
+                BN_bn2binpad(ECDSA_SIG_get0_s(signature), buffer.baseAddress! + halfBytes, Int32(halfBytes))
+            )
         }
         guard written.0 == Int32(halfBytes), written.1 == Int32(halfBytes) else {
             ERR_clear_error()

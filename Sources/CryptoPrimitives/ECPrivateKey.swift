@@ -5,7 +5,9 @@ import COpenSSL
 /// local testing CA. The key never appears in descriptions, debug output or
 /// reflection; only the explicit exports return it. Immutable, so it may be
 /// used from many threads, hence `@unchecked Sendable`.
-public final class ECPrivateKey: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public final class ECPrivateKey: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     let handle: PKeyHandle
     /// The key's curve.
     public let curve: ECCurve

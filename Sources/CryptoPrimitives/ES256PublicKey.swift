@@ -66,7 +66,7 @@ public final class ES256PublicKey: Sendable {
     /// ES256 signature over `message`.
     public func isValidSignature(_ signature: [UInt8], for message: some Collection<UInt8>) -> Bool {
         guard signature.count == Self.signatureBytes,
-              let der = try? ECDSASignatureEncoding.der(fromRaw: signature)
+            let der = try? ECDSASignatureEncoding.der(fromRaw: signature)
         else { return false }
         return verify(derSignature: der, message: message)
     }

@@ -22,8 +22,9 @@ public struct HMACSHA256Key: Sendable, CustomStringConvertible, CustomDebugStrin
             ContiguousBytes.with(message) { data in
                 [UInt8](unsafeUninitializedCapacity: Self.codeBytes) { output, initializedCount in
                     var length: UInt32 = 0
-                    let result = HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress, data.count,
-                                      output.baseAddress, &length)
+                    let result = HMAC(
+                        EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress, data.count,
+                        output.baseAddress, &length)
                     // HMAC fails only when memory runs out; there is no honest fallback.
                     precondition(result != nil && Int(length) == Self.codeBytes, "HMAC-SHA256 failed")
                     initializedCount = Self.codeBytes

@@ -41,7 +41,9 @@ public struct PEMBlock: Sendable, Equatable, CustomStringConvertible, CustomDebu
     }
 
     /// Every block in `text`, in order.
-    public static func blocks(in text: String, bytesMax: Int = CryptoLimits.pemTextBytesMax) throws(PEMError) -> [PEMBlock] {
+    public static func blocks(in text: String, bytesMax: Int = CryptoLimits.pemTextBytesMax) throws(PEMError)
+        -> [PEMBlock]
+    {
         guard text.utf8.count <= bytesMax else { throw .tooLarge(bytesMax: bytesMax) }
         var blocks: [PEMBlock] = []
         var open: (label: String, body: [UInt8])?
@@ -83,7 +85,8 @@ public struct PEMBlock: Sendable, Equatable, CustomStringConvertible, CustomDebu
     private static func trimmed(_ line: Substring.UTF8View) -> ArraySlice<UInt8> {
         let bytes = ArraySlice(line)
         let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
-        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
+        else {
             return []
         }
         return bytes[first...last]
@@ -94,13 +97,14 @@ public struct PEMBlock: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// (RFC 7468 section 3).
     private static func boundaryLabel(_ line: ArraySlice<UInt8>, kind: String) -> String? {
         let prefix = Array("-----\(kind) ".utf8), suffix = Array("-----".utf8)
-        guard line.count > prefix.count + suffix.count, line.starts(with: prefix), line.reversed().starts(with: suffix) else {
+        guard line.count > prefix.count + suffix.count, line.starts(with: prefix), line.reversed().starts(with: suffix)
+        else {
             return nil
         }
         let label = line.dropFirst(prefix.count).dropLast(suffix.count)
         let dash = UInt8(ascii: "-")
         guard label.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), label.first != dash, label.last != dash,
-              !zip(label, label.dropFirst()).contains(where: { $0 == dash && $1 == dash })
+            !zip(label, label.dropFirst()).contains(where: { $0 == dash && $1 == dash })
         else { return nil }
         return String(decoding: label, as: UTF8.self)
     }

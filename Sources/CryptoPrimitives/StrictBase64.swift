@@ -43,8 +43,9 @@ public enum StrictBase64 {
     @inlinable
     public static func isURLAlphabetByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"):
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"):
             return true
         default:
             return false
@@ -72,7 +73,8 @@ public enum StrictBase64 {
         _ text: some Collection<UInt8>, table: [UInt8], padded: Bool
     ) throws(Base64Error) -> [UInt8] {
         // Contiguous inputs (arrays, slices, native strings) decode in place.
-        let result = text.withContiguousStorageIfAvailable { decode($0, table: table, padded: padded) }
+        let result =
+            text.withContiguousStorageIfAvailable { decode($0, table: table, padded: padded) }
             ?? Array(text).withUnsafeBufferPointer { decode($0, table: table, padded: padded) }
         return try result.get()
     }
@@ -135,9 +137,11 @@ public enum StrictBase64 {
 
     /// The error for the first byte outside the alphabet among the first
     /// `count` (slow path, only after decoding failed).
-    private static func firstInvalidByte(_ input: UnsafeBufferPointer<UInt8>, count: Int, table: [UInt8]) -> Base64Error {
+    private static func firstInvalidByte(_ input: UnsafeBufferPointer<UInt8>, count: Int, table: [UInt8]) -> Base64Error
+    {
         for offset in 0..<count where table[Int(input[offset])] & 0xC0 != 0 {
-            return input[offset] == UInt8(ascii: "=") ? .invalidPadding(offset: offset) : .invalidCharacter(offset: offset)
+            return input[offset] == UInt8(ascii: "=")
+                ? .invalidPadding(offset: offset) : .invalidCharacter(offset: offset)
         }
         return .invalidCharacter(offset: count)
     }
@@ -168,8 +172,16 @@ public enum StrictBase64 {
             let triple = first << 16 | second << 8 | third
             output.append(alphabet[Int((triple >> 18) & 63)])
             output.append(alphabet[Int((triple >> 12) & 63)])
-            if remaining > 1 { output.append(alphabet[Int((triple >> 6) & 63)]) } else if padded { output.append(UInt8(ascii: "=")) }
-            if remaining > 2 { output.append(alphabet[Int(triple & 63)]) } else if padded { output.append(UInt8(ascii: "=")) }
+            if remaining > 1 {
+                output.append(alphabet[Int((triple >> 6) & 63)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
+            if remaining > 2 {
+                output.append(alphabet[Int(triple & 63)])
+            } else if padded {
+                output.append(UInt8(ascii: "="))
+            }
             index += 3
         }
         return output

@@ -15,7 +15,9 @@ struct DemoArguments {
                 index += 1
                 continue
             }
-            guard flag.hasPrefix("--"), index + 1 < arguments.count else { throw WalkthroughFailure(description: "expected --flag value at \(flag)") }
+            guard flag.hasPrefix("--"), index + 1 < arguments.count else {
+                throw WalkthroughFailure(description: "expected --flag value at \(flag)")
+            }
             values[flag] = arguments[index + 1]
             index += 2
         }

@@ -17,20 +17,26 @@ struct DemoCertificateStore {
             _ = try load()
             return false
         }
-        try files.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Valid for ten years from yesterday, so a long-lived demo set-up keeps working.
         var options = LocalTestingCertificateAuthority.Options()
         options.validUntilSeconds = options.validFromSeconds + 10 * 365 * 86_400
         let authority = try LocalTestingCertificateAuthority(options: options)
-        guard files.createFile(atPath: bundlePath, contents: Data(try authority.exportPEM().utf8), attributes: [.posixPermissions: 0o600]),
-              files.createFile(atPath: rootPath, contents: Data(authority.rootPEM.utf8), attributes: [.posixPermissions: 0o644])
+        guard
+            files.createFile(
+                atPath: bundlePath, contents: Data(try authority.exportPEM().utf8),
+                attributes: [.posixPermissions: 0o600]),
+            files.createFile(
+                atPath: rootPath, contents: Data(authority.rootPEM.utf8), attributes: [.posixPermissions: 0o644])
         else { throw WalkthroughFailure(description: "cannot write \(directory)") }
         return true
     }
 
     func load() throws -> LocalTestingCertificateAuthority {
         guard let data = FileManager.default.contents(atPath: bundlePath) else {
-            throw WalkthroughFailure(description: "\(bundlePath) is missing: run `Demo init-ca --out \(directory)` first")
+            throw WalkthroughFailure(
+                description: "\(bundlePath) is missing: run `Demo init-ca --out \(directory)` first")
         }
         return try LocalTestingCertificateAuthority(importingPEM: String(decoding: data, as: UTF8.self))
     }

@@ -37,10 +37,13 @@ struct DemoHTTPClient: Sendable {
     let port: Int
     var timeoutSeconds = DemoLimits.httpTimeoutSeconds
 
-    func send(method: String, path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> DemoHTTPResponse {
+    func send(method: String, path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws
+        -> DemoHTTPResponse
+    {
         let descriptor = try connect()
         defer { close(descriptor) }
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nUser-Agent: iap-credits-demo\r\n"
+        var head =
+            "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nUser-Agent: iap-credits-demo\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
@@ -62,7 +65,9 @@ struct DemoHTTPClient: Sendable {
             throw DemoHTTPError(description: "\(host) is not an IPv4 address")
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             let code = errno
@@ -75,7 +80,9 @@ struct DemoHTTPClient: Sendable {
     private func write(_ descriptor: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written < 0 && errno == EINTR { continue }
             // A server may answer early (e.g. 413) and close before reading
             // everything: stop sending and read its answer.
@@ -111,21 +118,24 @@ struct DemoHTTPClient: Sendable {
         guard let end = headEnd(bytes) else { return false }
         let head = String(decoding: bytes[0..<end], as: UTF8.self).lowercased()
         guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
         else { return false }
         return bytes.count >= end + 4 + length
     }
 
     private static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4) where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
             return index
         }
         return nil
     }
 
     static func parse(_ bytes: [UInt8]) throws -> DemoHTTPResponse {
-        guard let end = headEnd(bytes) else { throw DemoHTTPError(description: "connection closed before a complete response head") }
+        guard let end = headEnd(bytes) else {
+            throw DemoHTTPError(description: "connection closed before a complete response head")
+        }
         let lines = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
         guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
@@ -134,7 +144,8 @@ struct DemoHTTPClient: Sendable {
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         var body = Array(bytes[(end + 4)...])
         if let length = headers.first(where: { $0.name.lowercased() == "content-length" }).flatMap({ Int($0.value) }) {

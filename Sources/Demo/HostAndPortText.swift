@@ -4,7 +4,9 @@ struct HostAndPortText {
     let port: Int
 
     init(_ text: String) throws {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port) else {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65_535).contains(port)
+        else {
             throw WalkthroughFailure(description: "expected HOST:PORT, got \(text)")
         }
         host = String(text[..<colon])

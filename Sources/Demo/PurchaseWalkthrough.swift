@@ -37,36 +37,46 @@ struct PurchaseWalkthrough {
         let userId = UUID().uuidString.lowercased()
         let email = "demo-\(userId.prefix(8))@example.com"
         let now = Int64(Date().timeIntervalSince1970)
-        let token = settings.minter.mint(userId: userId, email: email, nowSeconds: now, lifetimeSeconds: DemoLimits.tokenLifetimeSeconds)
-        print("== 1. a signed-in user: HS256 bearer token minted for user \(userId) (email d***@example.com; the token is not shown)")
+        let token = settings.minter.mint(
+            userId: userId, email: email, nowSeconds: now, lifetimeSeconds: DemoLimits.tokenLifetimeSeconds)
+        print(
+            "== 1. a signed-in user: HS256 bearer token minted for user \(userId) (email d***@example.com; the token is not shown)"
+        )
         let auth = [("Authorization", "Bearer \(token)")]
 
         print("\n== 2. the app asks for its appAccountToken")
         let tokenAnswer = try exchange("GET", "/api/v1/payments/apple/account-token", headers: auth, expectStatus: 200)
-        guard case .string(let accountToken)? = tokenAnswer["appAccountToken"], UUID(uuidString: accountToken) != nil else {
+        guard case .string(let accountToken)? = tokenAnswer["appAccountToken"], UUID(uuidString: accountToken) != nil
+        else {
             throw WalkthroughFailure(description: "appAccountToken is not a UUID")
         }
 
         print("\n== 3. the app lists the packages")
         let packagesAnswer = try exchange("GET", "/api/v1/points/packages", headers: auth, expectStatus: 200)
         guard case .array(let packages)? = packagesAnswer["packages"],
-              let package = packages.first(where: { $0["productCode"] == .string(settings.productCode) }),
-              case .string(let appStoreProductId)? = package["appStoreProductId"],
-              case .number(let creditsNumber)? = package["credits"], let credits = creditsNumber.int64Value
+            let package = packages.first(where: { $0["productCode"] == .string(settings.productCode) }),
+            case .string(let appStoreProductId)? = package["appStoreProductId"],
+            case .number(let creditsNumber)? = package["credits"], let credits = creditsNumber.int64Value
         else { throw WalkthroughFailure(description: "package \(settings.productCode) is not offered") }
 
         let transactionId = String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
         let purchaseMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
-        let signedTransaction = try settings.authority.sign(payloadJSON: SignedPayloads.transaction(
-            transactionId: transactionId, productId: appStoreProductId, bundleId: settings.bundleId, environment: settings.environment,
-            appAccountToken: accountToken, purchaseDateMilliseconds: purchaseMilliseconds - 2_000, signedDateMilliseconds: purchaseMilliseconds))
-        print("\n== 4. StoreKit 2 returns a signed transaction (\(settings.environment), \(appStoreProductId), Consumable, id \(transactionId)); the app submits it")
+        let signedTransaction = try settings.authority.sign(
+            payloadJSON: SignedPayloads.transaction(
+                transactionId: transactionId, productId: appStoreProductId, bundleId: settings.bundleId,
+                environment: settings.environment,
+                appAccountToken: accountToken, purchaseDateMilliseconds: purchaseMilliseconds - 2_000,
+                signedDateMilliseconds: purchaseMilliseconds))
+        print(
+            "\n== 4. StoreKit 2 returns a signed transaction (\(settings.environment), \(appStoreProductId), Consumable, id \(transactionId)); the app submits it"
+        )
         let verifyBody = JSONObject([
             "productCode": .string(settings.productCode), "appStoreProductId": .string(appStoreProductId),
             "transactionId": .string(transactionId), "signedTransactionInfo": .string(signedTransaction),
             "appAccountToken": .string(accountToken),
         ])
-        let granted = try exchange("POST", "/api/v1/payments/apple/transactions/verify", headers: auth, json: verifyBody, expectStatus: 200)
+        let granted = try exchange(
+            "POST", "/api/v1/payments/apple/transactions/verify", headers: auth, json: verifyBody, expectStatus: 200)
         try expect(granted, "status", "granted")
         try expect(granted, "creditsAdded", credits)
         let balanceAfterGrant = Self.integer(granted["newBalance"]) ?? -1
@@ -76,41 +86,55 @@ struct PurchaseWalkthrough {
         try expect(balance, "balance", balanceAfterGrant)
 
         print("\n== 6. the app resubmits the same transaction (a lost response): credited once only")
-        let replay = try exchange("POST", "/api/v1/payments/apple/transactions/verify", headers: auth, json: verifyBody, expectStatus: 200)
+        let replay = try exchange(
+            "POST", "/api/v1/payments/apple/transactions/verify", headers: auth, json: verifyBody, expectStatus: 200)
         try expect(replay, "status", "already_granted")
         try expect(replay, "creditsAdded", 0)
         try expect(replay, "newBalance", balanceAfterGrant)
 
         print("\n== 7. the app asks where the purchase stands")
-        let status = try exchange("GET", "/api/v1/payments/apple/transactions/\(transactionId)", headers: auth, expectStatus: 200)
+        let status = try exchange(
+            "GET", "/api/v1/payments/apple/transactions/\(transactionId)", headers: auth, expectStatus: 200)
         try expect(status, "status", "granted")
 
         let refundMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
-        let refundedTransaction = try settings.authority.sign(payloadJSON: SignedPayloads.transaction(
-            transactionId: transactionId, productId: appStoreProductId, bundleId: settings.bundleId, environment: settings.environment,
-            appAccountToken: accountToken, purchaseDateMilliseconds: purchaseMilliseconds - 2_000, signedDateMilliseconds: refundMilliseconds,
-            revocationDateMilliseconds: refundMilliseconds, revocationReason: 0))
+        let refundedTransaction = try settings.authority.sign(
+            payloadJSON: SignedPayloads.transaction(
+                transactionId: transactionId, productId: appStoreProductId, bundleId: settings.bundleId,
+                environment: settings.environment,
+                appAccountToken: accountToken, purchaseDateMilliseconds: purchaseMilliseconds - 2_000,
+                signedDateMilliseconds: refundMilliseconds,
+                revocationDateMilliseconds: refundMilliseconds, revocationReason: 0))
         let notificationUUID = UUID().uuidString.lowercased()
-        let signedPayload = try settings.authority.sign(payloadJSON: SignedPayloads.notification(
-            type: "REFUND", notificationUUID: notificationUUID, bundleId: settings.bundleId, appAppleId: settings.appAppleId,
-            environment: settings.environment, signedTransactionInfo: refundedTransaction, signedDateMilliseconds: refundMilliseconds))
+        let signedPayload = try settings.authority.sign(
+            payloadJSON: SignedPayloads.notification(
+                type: "REFUND", notificationUUID: notificationUUID, bundleId: settings.bundleId,
+                appAppleId: settings.appAppleId,
+                environment: settings.environment, signedTransactionInfo: refundedTransaction,
+                signedDateMilliseconds: refundMilliseconds))
         print("\n== 8. Apple refunds the purchase and posts a signed REFUND notification (\(notificationUUID))")
-        _ = try exchange("POST", "/api/v1/payments/apple/notifications", json: JSONObject(["signedPayload": .string(signedPayload)]), expectStatus: 200)
+        _ = try exchange(
+            "POST", "/api/v1/payments/apple/notifications", json: JSONObject(["signedPayload": .string(signedPayload)]),
+            expectStatus: 200)
 
         print("\n== 9. the credits are taken back")
         let expectedBalance = max(0, balanceAfterGrant - credits)
         var afterRefund = JSONObject()
         for attempt in 1...DemoLimits.settleAttemptsMax {
-            afterRefund = try exchange("GET", "/api/v1/points/balance", headers: auth, expectStatus: 200, quiet: attempt > 1)
+            afterRefund = try exchange(
+                "GET", "/api/v1/points/balance", headers: auth, expectStatus: 200, quiet: attempt > 1)
             if Self.integer(afterRefund["balance"]) == expectedBalance { break }
             usleep(DemoLimits.settlePauseMilliseconds * 1000)
         }
         try expect(afterRefund, "balance", expectedBalance)
 
         print("\n== 10. the purchase is marked refunded")
-        let final = try exchange("GET", "/api/v1/payments/apple/transactions/\(transactionId)", headers: auth, expectStatus: 200)
+        let final = try exchange(
+            "GET", "/api/v1/payments/apple/transactions/\(transactionId)", headers: auth, expectStatus: 200)
         try expect(final, "status", "refunded")
-        print("\nDemo passed: granted \(credits) credits once, replay answered already_granted, the refund took them back.")
+        print(
+            "\nDemo passed: granted \(credits) credits once, replay answered already_granted, the refund took them back."
+        )
     }
 
     /// One exchange, printed as method, path, status and JSON body.
@@ -131,11 +155,14 @@ struct PurchaseWalkthrough {
         let response = try client.send(method: method, path: path, headers: requestHeaders, body: body)
         let object = response.json ?? JSONObject()
         if !quiet {
-            print("<-- \(response.status) \(response.header("Content-Type") ?? "")  X-Request-Id: \(response.header("X-Request-Id") ?? "-")")
+            print(
+                "<-- \(response.status) \(response.header("Content-Type") ?? "")  X-Request-Id: \(response.header("X-Request-Id") ?? "-")"
+            )
             if !response.body.isEmpty { print("    \(response.json.map(Self.printable) ?? response.bodyText)") }
         }
         guard response.status == expectStatus else {
-            throw WalkthroughFailure(description: "\(method) \(path): expected \(expectStatus), got \(response.status) \(response.bodyText)")
+            throw WalkthroughFailure(
+                description: "\(method) \(path): expected \(expectStatus), got \(response.status) \(response.bodyText)")
         }
         return object
     }
@@ -150,7 +177,9 @@ struct PurchaseWalkthrough {
 
     private func expect(_ object: JSONObject, _ key: String, _ expected: JSONValue, shown: String) throws {
         guard let actual = object[key], actual == expected else {
-            throw WalkthroughFailure(description: "\(key): expected \(shown), got \(object[key].map { JSONWriter.string(of: $0) } ?? "nothing")")
+            throw WalkthroughFailure(
+                description:
+                    "\(key): expected \(shown), got \(object[key].map { JSONWriter.string(of: $0) } ?? "nothing")")
         }
         print("    ok: \(key) = \(shown)")
     }

@@ -12,10 +12,13 @@ enum SignedPayloads {
         revocationDateMilliseconds: Int64? = nil, revocationReason: Int? = nil
     ) -> String {
         var object = JSONObject([
-            "transactionId": .string(transactionId), "originalTransactionId": .string(transactionId), "bundleId": .string(bundleId),
+            "transactionId": .string(transactionId), "originalTransactionId": .string(transactionId),
+            "bundleId": .string(bundleId),
             "productId": .string(productId), "purchaseDate": .integer(purchaseDateMilliseconds),
-            "originalPurchaseDate": .integer(purchaseDateMilliseconds), "quantity": .integer(1), "type": .string("Consumable"),
-            "inAppOwnershipType": .string("PURCHASED"), "signedDate": .integer(signedDateMilliseconds), "environment": .string(environment),
+            "originalPurchaseDate": .integer(purchaseDateMilliseconds), "quantity": .integer(1),
+            "type": .string("Consumable"),
+            "inAppOwnershipType": .string("PURCHASED"), "signedDate": .integer(signedDateMilliseconds),
+            "environment": .string(environment),
             "transactionReason": .string("PURCHASE"), "storefront": .string("USA"), "storefrontId": .string("143441"),
             "price": .integer(1990), "currency": .string("USD"),
         ])
@@ -35,9 +38,12 @@ enum SignedPayloads {
             "signedTransactionInfo": .string(signedTransactionInfo),
         ])
         data.insertIfPresent("appAppleId", appAppleId.map(JSONValue.integer))
-        return JSONWriter.string(of: .object(JSONObject([
-            "notificationType": .string(type), "notificationUUID": .string(notificationUUID), "version": .string("2.0"),
-            "signedDate": .integer(signedDateMilliseconds), "data": .object(data),
-        ])))
+        return JSONWriter.string(
+            of: .object(
+                JSONObject([
+                    "notificationType": .string(type), "notificationUUID": .string(notificationUUID),
+                    "version": .string("2.0"),
+                    "signedDate": .integer(signedDateMilliseconds), "data": .object(data),
+                ])))
     }
 }

@@ -21,7 +21,8 @@ func fail(_ message: String) -> Never {
 }
 
 do {
-    let arguments = try DemoArguments(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+    let arguments = try DemoArguments(
+        Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
     if arguments.helpRequested || arguments.subcommand == nil {
         print(usage)
         exit(arguments.helpRequested ? 0 : 2)
@@ -30,7 +31,10 @@ do {
     case "init-ca":
         let directory = try arguments.required("--out")
         let written = try DemoCertificateStore(directory: directory).create()
-        print(written ? "created local testing CA in \(directory) (trust \(directory)/root.pem)" : "local testing CA in \(directory) already exists")
+        print(
+            written
+                ? "created local testing CA in \(directory) (trust \(directory)/root.pem)"
+                : "local testing CA in \(directory) already exists")
     case "run":
         let gateway = try HostAndPortText(try arguments.required("--gateway"))
         let authority = try DemoCertificateStore(directory: try arguments.required("--ca")).load()
@@ -40,14 +44,18 @@ do {
             audience: try arguments.required("--audience", env: "JWT_AUDIENCE"))
         var appAppleId: Int64?
         if let text = arguments.value("--app-apple-id", env: "APPLE_APP_APPLE_ID") {
-            guard let parsed = Int64(text), parsed > 0 else { throw WalkthroughFailure(description: "--app-apple-id must be a positive integer") }
+            guard let parsed = Int64(text), parsed > 0 else {
+                throw WalkthroughFailure(description: "--app-apple-id must be a positive integer")
+            }
             appAppleId = parsed
         }
-        try PurchaseWalkthrough(settings: .init(
-            gatewayHost: gateway.host, gatewayPort: gateway.port, authority: authority, minter: minter,
-            bundleId: arguments.value("--bundle-id", env: "APPLE_BUNDLE_ID", default: "com.meeyao.qianwen")!,
-            appAppleId: appAppleId, environment: arguments.value("--environment", default: "Xcode")!,
-            productCode: arguments.value("--product-code", default: "starter_pack")!)).run()
+        try PurchaseWalkthrough(
+            settings: .init(
+                gatewayHost: gateway.host, gatewayPort: gateway.port, authority: authority, minter: minter,
+                bundleId: arguments.value("--bundle-id", env: "APPLE_BUNDLE_ID", default: "com.meeyao.qianwen")!,
+                appAppleId: appAppleId, environment: arguments.value("--environment", default: "Xcode")!,
+                productCode: arguments.value("--product-code", default: "starter_pack")!)
+        ).run()
     case let other?:
         fail("unknown subcommand \(other)\n\(usage)")
     case nil:

@@ -35,7 +35,8 @@ do {
     }
     var router = Router()
     EchoService.register(on: &router)
-    let server = RPCServer(configuration: .init(listen: .init(host: address.host, port: address.port), tls: tls), router: router)
+    let server = RPCServer(
+        configuration: .init(listen: .init(host: address.host, port: address.port), tls: tls), router: router)
     let port = try server.start()
     // Unbuffered write so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("listening on \(address.host):\(port)\n".utf8))

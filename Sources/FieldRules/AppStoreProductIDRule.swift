@@ -13,15 +13,21 @@ public enum AppStoreProductIDRule {
     public static let publicRule = "[A-Za-z0-9._-]{1,255}"
 
     /// `text` itself when valid: the rule between services.
-    public static func validated(_ text: String, field: String = "app_store_product_id") throws(FieldRuleError) -> String {
+    public static func validated(_ text: String, field: String = "app_store_product_id") throws(FieldRuleError)
+        -> String
+    {
         try ASCIIFieldCheck.check(
-            text, field: field, rule: rule, bytesMax: FieldLimits.appStoreProductIdBytesMax, allowed: ASCIIByte.isVisible)
+            text, field: field, rule: rule, bytesMax: FieldLimits.appStoreProductIdBytesMax,
+            allowed: ASCIIByte.isVisible)
         return text
     }
 
     /// `text` itself when valid: the public API's rule.
-    public static func validatedPublic(_ text: String, field: String = "appStoreProductId") throws(FieldRuleError) -> String {
-        try ASCIIFieldCheck.check(text, field: field, rule: publicRule, bytesMax: FieldLimits.appStoreProductIdBytesMax) {
+    public static func validatedPublic(_ text: String, field: String = "appStoreProductId") throws(FieldRuleError)
+        -> String
+    {
+        try ASCIIFieldCheck.check(text, field: field, rule: publicRule, bytesMax: FieldLimits.appStoreProductIdBytesMax)
+        {
             ASCIIByte.isLowerLetter($0) || ASCIIByte.isUpperLetter($0) || ASCIIByte.isDigit($0)
                 || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
         }

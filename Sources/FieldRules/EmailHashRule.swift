@@ -12,7 +12,8 @@ public enum EmailHashRule {
             throw FieldRuleError(field: field, code: .missing, rule: rule, bytesMax: FieldLimits.emailHashHexDigits)
         }
         guard bytes.count == FieldLimits.emailHashHexDigits, bytes.allSatisfy(ASCIIByte.isLowerHexDigit) else {
-            throw FieldRuleError(field: field, code: .invalidFormat, rule: rule, bytesMax: FieldLimits.emailHashHexDigits)
+            throw FieldRuleError(
+                field: field, code: .invalidFormat, rule: rule, bytesMax: FieldLimits.emailHashHexDigits)
         }
         return text
     }

@@ -26,7 +26,9 @@ public enum EmailMask {
         // would compose: compose again so the mask is NFC like the address.
         var safeDomain = String.UnicodeScalarView()
         safeDomain.append(contentsOf: scalars[scalars.index(after: at)...].filter(isDomainScalar))
-        let domain = safeDomain.allSatisfy(\.isASCII) ? safeDomain : String(safeDomain).precomposedStringWithCanonicalMapping.unicodeScalars
+        let domain =
+            safeDomain.allSatisfy(\.isASCII)
+            ? safeDomain : String(safeDomain).precomposedStringWithCanonicalMapping.unicodeScalars
         guard !domain.isEmpty else { return placeholder }
         var mask = String.UnicodeScalarView()
         if let hint = scalars[..<at].first(where: isHintScalar) { mask.append(hint) }
@@ -62,7 +64,8 @@ public enum EmailMask {
             throw FieldRuleError(field: field, code: .tooLong, rule: rule, bytesMax: FieldLimits.emailMaskBytesMax)
         }
         guard isValid(text) else {
-            throw FieldRuleError(field: field, code: .invalidFormat, rule: rule, bytesMax: FieldLimits.emailMaskBytesMax)
+            throw FieldRuleError(
+                field: field, code: .invalidFormat, rule: rule, bytesMax: FieldLimits.emailMaskBytesMax)
         }
         return text
     }

@@ -29,7 +29,8 @@ public enum UUIDRule {
     /// The same rule, as Foundation's `UUID` (read by `UUIDText`, which
     /// accepts exactly the spelling `canonical` does, so the text is read
     /// once and no copy is made). `field` is built only for an error.
-    public static func uuid(_ text: String, field: @autoclosure () -> String = "user_id") throws(FieldRuleError) -> UUID {
+    public static func uuid(_ text: String, field: @autoclosure () -> String = "user_id") throws(FieldRuleError) -> UUID
+    {
         if let uuid = UUIDText.parse(text) { return uuid }
         _ = try canonical(text, field: field())
         preconditionFailure("UUIDText refused a UUID canonical accepts")

@@ -29,9 +29,12 @@ do {
     fail("\(error)", code: 2)
 }
 if options.helpRequested {
-    print(options.helpText(
-        program: "Gateway", summary: "public JSON API for Apple in-app purchase credits (HTTP/1.1 and h2c, or TLS with ALPN h2 / http/1.1 given --tls-cert and --tls-key)",
-        subcommands: [("mint-token", "print an HS256 dev token (--sub UUID --email EMAIL [--ttl SECONDS])")]))
+    print(
+        options.helpText(
+            program: "Gateway",
+            summary:
+                "public JSON API for Apple in-app purchase credits (HTTP/1.1 and h2c, or TLS with ALPN h2 / http/1.1 given --tls-cert and --tls-key)",
+            subcommands: [("mint-token", "print an HS256 dev token (--sub UUID --email EMAIL [--ttl SECONDS])")]))
     exit(0)
 }
 
@@ -42,7 +45,9 @@ func readFile(_ path: String) throws -> [UInt8] {
 switch options.positional.first {
 case "mint-token":
     do {
-        print(try GatewayCommandLine.mintToken(options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
+        print(
+            try GatewayCommandLine.mintToken(
+                options: options, environment: environment, nowSeconds: HTTPServerClock.unixSeconds()))
         exit(0)
     } catch {
         ServiceRunner.refuse(program: "Gateway mint-token", error)
@@ -54,7 +59,9 @@ case let other?:
 }
 
 // Every setting is checked before anything starts; all problems at once, exit 2.
-func readSettings(_ collector: inout SettingsCollector) -> (GatewaySettings, (verifier: JWTVerifier, emailIdentity: EmailIdentity))? {
+func readSettings(_ collector: inout SettingsCollector) -> (
+    GatewaySettings, (verifier: JWTVerifier, emailIdentity: EmailIdentity)
+)? {
     let settings = GatewaySettings.read(&collector)
     let authentication = GatewaySettings.authentication(&collector, readFile: readFile)
     guard let settings, let authentication else { return nil }
@@ -67,25 +74,35 @@ let logger = Logger(service: "gateway", minimumLevel: settings.logLevel)
 do {
     let registry = MetricsRegistry()
     let metrics = try GatewayMetrics(registry: registry)
-    try CertificateExpiryCheck.check([settings.tls, settings.pointsBackendTLS, settings.paymentsBackendTLS],
-                                     metrics: metrics.certificates, logger: logger)
+    try CertificateExpiryCheck.check(
+        [settings.tls, settings.pointsBackendTLS, settings.paymentsBackendTLS],
+        metrics: metrics.certificates, logger: logger)
     let gateway = try GatewayRuntime(
         listen: settings.listen, pointsTargets: settings.pointsTargets, paymentsTargets: settings.paymentsTargets,
         verifier: authentication.verifier, emailIdentity: authentication.emailIdentity, logger: logger,
-        connectionsMax: settings.connectionsMax, admission: settings.admission, backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
+        connectionsMax: settings.connectionsMax, admission: settings.admission,
+        backendConfiguration: RPCClient.Configuration(tls: settings.pointsBackendTLS),
         paymentsBackendConfiguration: RPCClient.Configuration(tls: settings.paymentsBackendTLS), tls: settings.tls,
         metrics: metrics)
     let readiness = gateway.readiness
-    let admin = try await AdminListener.start(name: "Gateway", listen: settings.adminListen, registry: registry, logger: logger) {
+    let admin = try await AdminListener.start(
+        name: "Gateway", listen: settings.adminListen, registry: registry, logger: logger
+    ) {
         AdminReadiness(isReady: readiness.isReady, detail: readiness.detail)
     }
     let port = try await gateway.start()
-    logger.notice("listening", ["address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on",
-                                "internal_auth": settings.internalAuth.rawValue,
-                                "max_concurrent_requests": String(settings.admission.concurrentRequestsMax),
-                                "notification_rate_limit": "\(settings.admission.notificationRule.ratePerSecond)/s burst \(settings.admission.notificationRule.burst)"])
+    logger.notice(
+        "listening",
+        [
+            "address": "\(settings.listen.host):\(port)", "tls": settings.tls == nil ? "off" : "on",
+            "internal_auth": settings.internalAuth.rawValue,
+            "max_concurrent_requests": String(settings.admission.concurrentRequestsMax),
+            "notification_rate_limit":
+                "\(settings.admission.notificationRule.ratePerSecond)/s burst \(settings.admission.notificationRule.burst)",
+        ])
     if settings.internalAuth == .off {
-        logger.warning("INTERNAL_AUTH=off: calling the services without a certificate; loopback only, never in production")
+        logger.warning(
+            "INTERNAL_AUTH=off: calling the services without a certificate; loopback only, never in production")
     }
     // Unbuffered, so a parent process reading our stdout sees it at once.
     FileHandle.standardOutput.write(Data("Gateway listening on \(settings.listen.host):\(port)\n".utf8))

@@ -23,9 +23,13 @@ public enum HTTP2Messages {
         fields: [(name: String, value: String)], body: [UInt8], bodyLimits: HTTPBodyLimits = HTTPBodyLimits()
     ) -> Result<HTTPRequest, HTTPRequestError> {
         head(fields: fields).flatMap { head in
-            guard body.count <= bodyLimits.bytesMax(target: head.target) else { return .failure(HTTPRequestError(.bodyTooLarge)) }
-            return .success(HTTPRequest(
-                method: head.method, target: head.target, version: .http1_1, headers: head.headers, body: body, keepAlive: true))
+            guard body.count <= bodyLimits.bytesMax(target: head.target) else {
+                return .failure(HTTPRequestError(.bodyTooLarge))
+            }
+            return .success(
+                HTTPRequest(
+                    method: head.method, target: head.target, version: .http1_1, headers: head.headers, body: body,
+                    keepAlive: true))
         }
     }
 
@@ -56,9 +60,15 @@ public enum HTTP2Messages {
         guard method.utf8.count + path.utf8.count + requestLineFixedBytes <= HTTPServerLimits.requestLineBytesMax else {
             return .failure(HTTPRequestError(.requestLineTooLong))
         }
-        guard method.utf8.allSatisfy(HTTPByte.isTokenCharacter) else { return .failure(HTTPRequestError(.invalidMethod)) }
-        guard HTTPRequestLine.isOriginForm(Array(path.utf8)[...]) else { return .failure(HTTPRequestError(.invalidTarget)) }
-        guard HTTPRequestLine.implementedMethods.contains(method) else { return .failure(HTTPRequestError(.methodNotImplemented)) }
+        guard method.utf8.allSatisfy(HTTPByte.isTokenCharacter) else {
+            return .failure(HTTPRequestError(.invalidMethod))
+        }
+        guard HTTPRequestLine.isOriginForm(Array(path.utf8)[...]) else {
+            return .failure(HTTPRequestError(.invalidTarget))
+        }
+        guard HTTPRequestLine.implementedMethods.contains(method) else {
+            return .failure(HTTPRequestError(.methodNotImplemented))
+        }
         return .success(HTTPRequestHead(method: method, target: path, headers: headers))
     }
 

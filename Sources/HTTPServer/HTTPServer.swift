@@ -66,7 +66,9 @@ public final class HTTPServer: @unchecked Sendable {
             responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds
         ) {
             precondition(connectionsMax > 0 && http2IdleTimeoutMilliseconds > 0 && http2RequestTimeoutMilliseconds > 0)
-            precondition(tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0 && responseWriteTimeoutMilliseconds > 0)
+            precondition(
+                tlsHandshakeTimeoutMilliseconds > 0 && requestBytesBufferedMax > 0
+                    && responseWriteTimeoutMilliseconds > 0)
             self.host = host
             self.port = port
             self.connectionsMax = connectionsMax
@@ -104,7 +106,9 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: Configuration, responder: any HTTPResponder, loop: EventLoop? = nil) throws {
         self.configuration = configuration
         self.responder = responder
-        tlsContext = try configuration.tls.map { try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"]) }
+        tlsContext = try configuration.tls.map {
+            try TLSServerContext(configuration: $0, alpnProtocols: ["h2", "http/1.1"])
+        }
         var limits = RPCLimits()
         limits.connectionsMax = configuration.connectionsMax
         limits.concurrentStreamsMax = HTTPServerLimits.http2ConcurrentStreamsMax
@@ -293,7 +297,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func startHTTP1(_ socket: ConnectedSocket, sniffsHTTP2Preface: Bool) {
         guard let readBuffer else { return socket.close() }
         let connection = HTTP1Connection(
-            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer, bodyLimits: configuration.bodyLimits,
+            socket: socket, loop: loop, responder: responder, readBuffer: readBuffer,
+            bodyLimits: configuration.bodyLimits,
             budget: requestBytes, sniffsHTTP2Preface: sniffsHTTP2Preface,
             responseWriteTimeoutMilliseconds: configuration.responseWriteTimeoutMilliseconds)
         let key = ObjectIdentifier(connection)

@@ -13,7 +13,10 @@ public struct Logger: Sendable {
     /// Fields added to every line (e.g. the request id of one call).
     public var context: [String: String]
 
-    public init(service: String, minimumLevel: LogLevel = .info, sink: any LogSink = StandardErrorSink(), context: [String: String] = [:]) {
+    public init(
+        service: String, minimumLevel: LogLevel = .info, sink: any LogSink = StandardErrorSink(),
+        context: [String: String] = [:]
+    ) {
         self.service = service
         self.minimumLevel = minimumLevel
         self.sink = sink
@@ -29,8 +32,9 @@ public struct Logger: Sendable {
 
     public func log(_ level: LogLevel, _ message: String, _ fields: [String: String] = [:]) {
         guard level >= minimumLevel else { return }
-        let line = Self.lineBytes(timestamp: Self.timestamp(), level: level, service: service, message: message,
-                                  fields: context.isEmpty ? fields : context.merging(fields) { _, new in new })
+        let line = Self.lineBytes(
+            timestamp: Self.timestamp(), level: level, service: service, message: message,
+            fields: context.isEmpty ? fields : context.merging(fields) { _, new in new })
         sink.write(utf8Line: line)
     }
 
@@ -47,7 +51,9 @@ public struct Logger: Sendable {
     /// Written member by member: the same text as a `JSONObject` of those
     /// members through `JSONWriter`, without building the object (an audit
     /// line per money movement is on the hot path).
-    static func lineBytes(timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]) -> [UInt8] {
+    static func lineBytes(
+        timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]
+    ) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(128 + 48 * fields.count)
         output.append(contentsOf: #"{"ts":"#.utf8)
@@ -71,7 +77,8 @@ public struct Logger: Sendable {
     /// Whether `key` is one of the line's own keys, byte for byte (as `JSONObject` compares keys).
     private static func isFixedKey(_ key: String) -> Bool {
         let bytes = key.utf8
-        return bytes.elementsEqual("ts".utf8) || bytes.elementsEqual("level".utf8) || bytes.elementsEqual("service".utf8)
+        return bytes.elementsEqual("ts".utf8) || bytes.elementsEqual("level".utf8)
+            || bytes.elementsEqual("service".utf8)
             || bytes.elementsEqual("msg".utf8)
     }
 

@@ -12,9 +12,12 @@ public struct MetricDescriptor: Sendable, Equatable {
     /// Histograms only.
     public let buckets: HistogramBuckets?
 
-    public init(name: String, help: String, kind: MetricKind, labelNames: [String] = [],
-                seriesMax: Int = MetricsLimits.seriesPerFamilyDefault, buckets: HistogramBuckets? = nil) {
-        precondition((kind == .histogram) == (buckets != nil), "\(name): buckets are for histograms, and histograms need them")
+    public init(
+        name: String, help: String, kind: MetricKind, labelNames: [String] = [],
+        seriesMax: Int = MetricsLimits.seriesPerFamilyDefault, buckets: HistogramBuckets? = nil
+    ) {
+        precondition(
+            (kind == .histogram) == (buckets != nil), "\(name): buckets are for histograms, and histograms need them")
         self.name = name
         self.help = help
         self.kind = kind
@@ -28,19 +31,24 @@ extension MetricsRegistry {
     /// Registers a counter descriptor.
     public func makeCounter(_ descriptor: MetricDescriptor) throws(MetricsRegistrationError) -> Counter {
         precondition(descriptor.kind == .counter, "\(descriptor.name) is a \(descriptor.kind)")
-        return try makeCounter(name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames, seriesMax: descriptor.seriesMax)
+        return try makeCounter(
+            name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames,
+            seriesMax: descriptor.seriesMax)
     }
 
     /// Registers a gauge descriptor.
     public func makeGauge(_ descriptor: MetricDescriptor) throws(MetricsRegistrationError) -> Gauge {
         precondition(descriptor.kind == .gauge, "\(descriptor.name) is a \(descriptor.kind)")
-        return try makeGauge(name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames, seriesMax: descriptor.seriesMax)
+        return try makeGauge(
+            name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames,
+            seriesMax: descriptor.seriesMax)
     }
 
     /// Registers a histogram descriptor.
     public func makeHistogram(_ descriptor: MetricDescriptor) throws(MetricsRegistrationError) -> Histogram {
         precondition(descriptor.kind == .histogram, "\(descriptor.name) is a \(descriptor.kind)")
-        return try makeHistogram(name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames,
-                                 buckets: descriptor.buckets ?? .defaultLatencySeconds, seriesMax: descriptor.seriesMax)
+        return try makeHistogram(
+            name: descriptor.name, help: descriptor.help, labelNames: descriptor.labelNames,
+            buckets: descriptor.buckets ?? .defaultLatencySeconds, seriesMax: descriptor.seriesMax)
     }
 }

@@ -25,9 +25,11 @@ public final class MetricFamily<Series: AnyObject & Sendable>: Sendable {
     private let overflowCounter: OverflowCounter?
     private let renderSeries: @Sendable (Series, LabelValues, MetricFamily<Series>, inout ExpositionWriter) -> Void
 
-    init(name: String, help: String, kind: MetricKind, labelNames: [String], seriesMax: Int,
-         overflowCounter: OverflowCounter?, makeSeries: @escaping @Sendable () -> Series,
-         renderSeries: @escaping @Sendable (Series, LabelValues, MetricFamily<Series>, inout ExpositionWriter) -> Void) {
+    init(
+        name: String, help: String, kind: MetricKind, labelNames: [String], seriesMax: Int,
+        overflowCounter: OverflowCounter?, makeSeries: @escaping @Sendable () -> Series,
+        renderSeries: @escaping @Sendable (Series, LabelValues, MetricFamily<Series>, inout ExpositionWriter) -> Void
+    ) {
         self.name = name
         self.help = help
         self.kind = kind
@@ -63,12 +65,15 @@ public final class MetricFamily<Series: AnyObject & Sendable>: Sendable {
     /// The series of `values` in label-name order (allocates the array; the
     /// fixed-arity overloads do not).
     public func labels(_ values: [String]) -> Series {
-        precondition(values.count <= MetricsLimits.labelNamesMax, "\(name) declares \(labelNames.count) labels, got \(values.count) values")
+        precondition(
+            values.count <= MetricsLimits.labelNamesMax,
+            "\(name) declares \(labelNames.count) labels, got \(values.count) values")
         return values.isEmpty ? labels() : resolve(LabelValues(values))
     }
 
     private func resolve(_ values: LabelValues) -> Series {
-        precondition(values.count == labelNames.count, "\(name) declares labels \(labelNames), got \(values.count) values")
+        precondition(
+            values.count == labelNames.count, "\(name) declares labels \(labelNames), got \(values.count) values")
         let (series, overflowed) = table.series(for: values)
         if overflowed { overflowCounter?.count(family: name) }
         return series
@@ -95,7 +100,8 @@ protocol RenderableFamily: AnyObject, Sendable {
 /// families, so it never overflows itself.
 final class OverflowCounter: Sendable {
     static let name = "metrics_label_overflow_total"
-    static let help = "Observations sent to a family's \"other\" series because the family reached its series bound or a label value was too long."
+    static let help =
+        "Observations sent to a family's \"other\" series because the family reached its series bound or a label value was too long."
 
     let family: MetricFamily<CounterSeries>
 

@@ -49,10 +49,13 @@ public struct MetricsEndpoint: Sendable {
         case "GET", "HEAD":
             // HEAD gets GET's body too: the HTTP server sends its length and
             // leaves the body out (RFC 9110 9.3.2).
-            return Response(status: 200, headers: [Header("Content-Type", Self.contentType)], body: Array(registry.render().utf8))
+            return Response(
+                status: 200, headers: [Header("Content-Type", Self.contentType)], body: Array(registry.render().utf8))
         default:
-            return Response(status: 405, headers: [Header("Content-Type", "text/plain; charset=utf-8"), Header("Allow", "GET, HEAD")],
-                            body: Array("method not allowed: use GET\n".utf8))
+            return Response(
+                status: 405,
+                headers: [Header("Content-Type", "text/plain; charset=utf-8"), Header("Allow", "GET, HEAD")],
+                body: Array("method not allowed: use GET\n".utf8))
         }
     }
 }

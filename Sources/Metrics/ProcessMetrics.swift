@@ -14,13 +14,17 @@ public enum ProcessMetrics {
     /// the sampler has nothing to report (no /proc): a start time of 0 would
     /// mislead. A sample that fails later leaves the last values in place.
     @discardableResult
-    public static func register(in registry: MetricsRegistry,
-                                sampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) -> Bool {
+    public static func register(
+        in registry: MetricsRegistry,
+        sampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current
+    ) throws(MetricsRegistrationError) -> Bool {
         guard let first = sampler() else { return false }
         let memory = try registry.makeGauge(name: residentMemoryBytes, help: "Resident memory size in bytes.")
         let descriptors = try registry.makeGauge(name: openFileDescriptors, help: "Number of open file descriptors.")
-        let cpu = try registry.makeCounter(name: cpuSecondsTotal, help: "Total user and system CPU time spent in seconds.")
-        let start = try registry.makeGauge(name: startTimeSeconds, help: "Start time of the process since unix epoch in seconds.")
+        let cpu = try registry.makeCounter(
+            name: cpuSecondsTotal, help: "Total user and system CPU time spent in seconds.")
+        let start = try registry.makeGauge(
+            name: startTimeSeconds, help: "Start time of the process since unix epoch in seconds.")
         let apply: @Sendable (ProcessSample) -> Void = { sample in
             memory.set(sample.residentMemoryBytes)
             descriptors.set(sample.openFileDescriptors)

@@ -12,7 +12,8 @@ public struct ProcessSample: Sendable, Equatable {
     /// When the process started, in seconds since the epoch.
     public var startTimeSeconds: Double
 
-    public init(residentMemoryBytes: Double, openFileDescriptors: Double, cpuSeconds: Double, startTimeSeconds: Double) {
+    public init(residentMemoryBytes: Double, openFileDescriptors: Double, cpuSeconds: Double, startTimeSeconds: Double)
+    {
         self.residentMemoryBytes = residentMemoryBytes
         self.openFileDescriptors = openFileDescriptors
         self.cpuSeconds = cpuSeconds
@@ -25,28 +26,33 @@ public struct ProcessSample: Sendable, Equatable {
     public static func current() -> ProcessSample? {
         #if os(Linux)
         guard let statData = FileManager.default.contents(atPath: "/proc/self/stat"),
-              let selfStat = ProcStatParser.selfStat(String(decoding: statData, as: UTF8.self)),
-              let procStatData = FileManager.default.contents(atPath: "/proc/stat"),
-              let bootTime = ProcStatParser.bootTimeSeconds(String(decoding: procStatData, as: UTF8.self)),
-              let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+            let selfStat = ProcStatParser.selfStat(String(decoding: statData, as: UTF8.self)),
+            let procStatData = FileManager.default.contents(atPath: "/proc/stat"),
+            let bootTime = ProcStatParser.bootTimeSeconds(String(decoding: procStatData, as: UTF8.self)),
+            let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
         else { return nil }
         let clockTicksPerSecond = sysconf(Int32(_SC_CLK_TCK))
         let pageSizeBytes = sysconf(Int32(_SC_PAGESIZE))
         guard clockTicksPerSecond > 0, pageSizeBytes > 0 else { return nil }
-        return ProcessSample(selfStat, bootTimeSeconds: bootTime, openFileDescriptors: descriptors.count,
-                             clockTicksPerSecond: Int(clockTicksPerSecond), pageSizeBytes: Int(pageSizeBytes))
+        return ProcessSample(
+            selfStat, bootTimeSeconds: bootTime, openFileDescriptors: descriptors.count,
+            clockTicksPerSecond: Int(clockTicksPerSecond), pageSizeBytes: Int(pageSizeBytes))
         #else
         return nil
         #endif
     }
 
     /// The arithmetic of `current()`, for tests on fixed /proc text.
-    init(_ selfStat: ProcStatParser.SelfStat, bootTimeSeconds: UInt64, openFileDescriptors: Int, clockTicksPerSecond: Int, pageSizeBytes: Int) {
+    init(
+        _ selfStat: ProcStatParser.SelfStat, bootTimeSeconds: UInt64, openFileDescriptors: Int,
+        clockTicksPerSecond: Int, pageSizeBytes: Int
+    ) {
         precondition(clockTicksPerSecond > 0 && pageSizeBytes > 0)
         let ticks = Double(clockTicksPerSecond)
-        self.init(residentMemoryBytes: Double(selfStat.residentPages) * Double(pageSizeBytes),
-                  openFileDescriptors: Double(openFileDescriptors),
-                  cpuSeconds: Double(selfStat.cpuTicks) / ticks,
-                  startTimeSeconds: Double(bootTimeSeconds) + Double(selfStat.startTicks) / ticks)
+        self.init(
+            residentMemoryBytes: Double(selfStat.residentPages) * Double(pageSizeBytes),
+            openFileDescriptors: Double(openFileDescriptors),
+            cpuSeconds: Double(selfStat.cpuTicks) / ticks,
+            startTimeSeconds: Double(bootTimeSeconds) + Double(selfStat.startTicks) / ticks)
     }
 }

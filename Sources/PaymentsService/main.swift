@@ -46,26 +46,38 @@ let options = ServiceRunner.options(
     program: "PaymentsService", summary: "Apple purchases to credits, exactly once (payments.v1.Payments)",
     specs: PaymentsSettings.specs,
     subcommands: [
-        ("serve", "Run the gRPC server and the saga worker (default)."), ("migrate", "Apply database migrations and exit."),
+        ("serve", "Run the gRPC server and the saga worker (default)."),
+        ("migrate", "Apply database migrations and exit."),
         ("verify-jws", "Verify one JWS read from stdin; see `verify-jws --help`."),
         ("redrive", "Re-run a failed or stuck purchase saga; see `redrive --help`."),
-        ("reconcile", "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."),
-        ("recover-notifications", "Feed a past window of App Store notifications through; see `recover-notifications --help`."),
+        (
+            "reconcile",
+            "Record Apple's view of one transaction or one user's (App Store Server API); see `reconcile --help`."
+        ),
+        (
+            "recover-notifications",
+            "Feed a past window of App Store notifications through; see `recover-notifications --help`."
+        ),
         ("request-test-notification", "Ask Apple for a TEST notification and report its delivery."),
         ("lookup-order", "Print Apple's verified transactions of an order id; see `lookup-order --help`."),
     ])
 // Every setting is checked before anything connects; all problems at once, exit 2.
 // `migrate` neither listens nor calls anyone: it needs only the database.
 let serving = options.positional.first != "migrate"
-let settings = ServiceRunner.settings(program: "PaymentsService", options: options) { PaymentsSettings.read(&$0, serving: serving) }
+let settings = ServiceRunner.settings(program: "PaymentsService", options: options) {
+    PaymentsSettings.read(&$0, serving: serving)
+}
 
 do {
     let logger = Logger(service: "payments", minimumLevel: settings.logLevel)
     if !FaultInjection.armedPoints.isEmpty {
-        logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
+        logger.warning(
+            "FAULT_POINTS is set: this process will kill itself at those points (tests only)",
+            ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
     let registry = MetricsRegistry()
-    let metrics = try PaymentsMetrics(registry: registry, notificationTypes: NotificationType.knownValues.map(\.rawValue))
+    let metrics = try PaymentsMetrics(
+        registry: registry, notificationTypes: NotificationType.knownValues.map(\.rawValue))
     let pool = ServiceDatabase.pool(settings.database, applicationName: "payments-service", logger: logger)
     let store = PaymentsStore(pool: pool, backoff: settings.backoff) { statement, writes, failed in
         metrics.recordSagaCommit(statement.label, writes: writes, failed: failed)
@@ -90,33 +102,45 @@ do {
         attempts.record(event)
     }
     let appStoreAPI = try apiConfiguration.map { try AppStoreServerAPIClient(configuration: $0) }
-    let consumption = ConsumptionAnswerer(store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
+    let consumption = ConsumptionAnswerer(
+        store: store, points: points, client: appStoreAPI, settings: consumptionSettings, logger: logger)
     let processor = PaymentProcessor(
-        store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger, creditPolicy: creditPolicy,
+        store: store, verifier: verifier, points: points, catalog: CatalogCache(points: points), logger: logger,
+        creditPolicy: creditPolicy,
         consumption: consumption, metrics: metrics)
     try VerifierCountsCollector.register(verifier: verifier, metrics: metrics, in: registry)
     let stuckAfterSeconds = server.sagaStuckAfterSeconds
     if let configuration = apiConfiguration {
-        logger.notice("App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
-                      syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
+        logger.notice(
+            "App Store Server API configured: notification recovery and reconciliation jobs run at these intervals (0 = off)",
+            syncSettings.summary.merging(["key_id": configuration.credentials.keyID]) { $1 })
     } else {
-        logger.notice("App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID) are not set: "
-            + "notification recovery and reconciliation jobs are off")
+        logger.notice(
+            "App Store Server API settings (APPLE_API_KEY_PATH, APPLE_API_KEY_ID, APPLE_API_ISSUER_ID) are not set: "
+                + "notification recovery and reconciliation jobs are off")
     }
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
-    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(
+        pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     let pointsProbe = PointsReadiness(client: pointsClient, dependencies: metrics.dependencies)
     let pointsProbeTask = Task { await pointsProbe.run() }
-    let backlogSampler = SagaBacklogSampler.start(store: store, metrics: metrics, stuckAfter: .seconds(stuckAfterSeconds), logger: logger)
+    let backlogSampler = SagaBacklogSampler.start(
+        store: store, metrics: metrics, stuckAfter: .seconds(stuckAfterSeconds), logger: logger)
     let worker = Task { await SagaWorker(runner: processor.runner, pollInterval: server.sagaPollInterval).run() }
     let consumptionWorker = Task { await consumption.run() }
-    let syncJobs = appStoreAPI.map { AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger) } ?? []
+    let syncJobs =
+        appStoreAPI.map {
+            AppleSyncJobs.start(client: $0, processor: processor, settings: syncSettings, logger: logger)
+        } ?? []
     var router = Router()
     router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["payments.v1.Payments"])
-    PaymentsRPCService(processor: processor, receipts: ReceiptCrediting(processor: processor, client: appStoreAPI, signatureVerifier: server.receiptVerifier)).register(on: &router)
+    PaymentsRPCService(
+        processor: processor,
+        receipts: ReceiptCrediting(processor: processor, client: appStoreAPI, signatureVerifier: server.receiptVerifier)
+    ).register(on: &router)
     InternalAuth.authorize(&router, policy: server.callerPolicy, mode: server.internalAuth, logger: logger)
     let admin = try await AdminListener.start(
         name: "PaymentsService", listen: server.adminListen, registry: registry, logger: logger

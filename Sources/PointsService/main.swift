@@ -15,8 +15,9 @@ import ServiceKitDatabase
 // `PointsService adjust ...` writes one operator adjustment and exits (it
 // has its own flags, so it is recognised before the service's options).
 if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "adjust" {
-    let outcome = await AdjustCommandLine.run(arguments: Array(CommandLine.arguments.dropFirst(2)),
-                                              environment: ProcessInfo.processInfo.environment)
+    let outcome = await AdjustCommandLine.run(
+        arguments: Array(CommandLine.arguments.dropFirst(2)),
+        environment: ProcessInfo.processInfo.environment)
     FileHandle.standardOutput.write(Data(outcome.standardOutput.utf8))
     FileHandle.standardError.write(Data(outcome.standardError.utf8))
     exit(outcome.status)
@@ -25,17 +26,23 @@ let shutdown = ShutdownSignal.install()
 let options = ServiceRunner.options(
     program: "PointsService", summary: "balances, ledger, starter-pack claims and package catalog (points.v1.Points)",
     specs: PointsSettings.specs,
-    subcommands: [("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
-                  ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help).")])
+    subcommands: [
+        ("serve", "Run the gRPC server (default)."), ("migrate", "Apply database migrations and exit."),
+        ("adjust", "Operators: one audited balance adjustment; must come first (see PointsService adjust --help)."),
+    ])
 // Every setting is checked before anything connects; all problems at once, exit 2.
 // `migrate` neither listens nor authenticates callers: it needs only the database.
 let serving = options.positional.first != "migrate"
-let settings = ServiceRunner.settings(program: "PointsService", options: options) { PointsSettings.read(&$0, serving: serving) }
+let settings = ServiceRunner.settings(program: "PointsService", options: options) {
+    PointsSettings.read(&$0, serving: serving)
+}
 
 do {
     let logger = Logger(service: "points", minimumLevel: settings.logLevel)
     if !FaultInjection.armedPoints.isEmpty {
-        logger.warning("FAULT_POINTS is set: this process will kill itself at those points (tests only)", ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
+        logger.warning(
+            "FAULT_POINTS is set: this process will kill itself at those points (tests only)",
+            ["points": FaultInjection.armedPoints.sorted().joined(separator: ",")])
     }
     let registry = MetricsRegistry()
     let metrics = try PointsMetrics(registry: registry)
@@ -45,9 +52,11 @@ do {
     // iteration of the loop. Stopped last.
     let loop = try EventLoop(name: "points", submittedRoundsPerIterationMax: EventLoop.submittedRoundsForServingLoop)
     let pool = ServiceDatabase.pool(
-        settings.database, applicationName: "points-service", logger: logger, socketEvents: EventLoopSocketEvents(loop: loop))
-    let store = PointsStore(pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
-                            observeSpendCommits: metrics.recordSpendCommit, batchExecutor: loop)
+        settings.database, applicationName: "points-service", logger: logger,
+        socketEvents: EventLoopSocketEvents(loop: loop))
+    let store = PointsStore(
+        pool: pool, catalog: settings.catalog, observeGrantCommits: metrics.recordGrantCommit,
+        observeSpendCommits: metrics.recordSpendCommit, batchExecutor: loop)
     try await store.migrate()
     try await ServiceDatabase.finishIfMigrateOnly(options, logger: logger, pool: pool)
     guard let server = settings.serving else { preconditionFailure("serve reads the server's settings") }
@@ -55,7 +64,8 @@ do {
 
     let monitor = HealthMonitor()
     let probes = ServiceDatabase.watch(pool, monitor: monitor)
-    let poolSampler = DatabasePoolSampler.start(pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
+    let poolSampler = DatabasePoolSampler.start(
+        pool, metrics: metrics.database, dependencies: metrics.dependencies, monitor: monitor)
     var router = Router()
     router.intercept(with: RPCMetricsInterceptor(metrics: metrics.rpcServer))
     HealthService.register(on: &router, monitor: monitor, serviceNames: ["points.v1.Points"])

@@ -25,7 +25,8 @@ public final class PostgresConnection: @unchecked Sendable {
         let limit = configuration.preparedStatementsPerConnectionMax
         let connection = try await LibPQConnection.connect(
             parameters: parameters, maxPreparedStatements: limit, socketEvents: configuration.socketEvents,
-            noticeHandler: configuration.noticeHandler).get()
+            noticeHandler: configuration.noticeHandler
+        ).get()
         return PostgresConnection(connection: connection)
     }
 

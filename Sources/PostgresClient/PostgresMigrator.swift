@@ -9,8 +9,9 @@ public struct PostgresMigrator: Sendable {
 
     public init(migrations: [PostgresMigration], advisoryLockKey: Int64 = 7_370_294_017_554_219) {
         let versions = migrations.map(\.version)
-        precondition(versions == versions.sorted() && Set(versions).count == versions.count,
-                     "migration versions must be unique and ascending")
+        precondition(
+            versions == versions.sorted() && Set(versions).count == versions.count,
+            "migration versions must be unique and ascending")
         self.migrations = migrations
         self.advisoryLockKey = advisoryLockKey
     }
@@ -21,7 +22,8 @@ public struct PostgresMigrator: Sendable {
     public func migrate(on pool: PostgresPool) async throws -> [Int] {
         try await pool.withTransaction { connection in
             try await connection.query("select pg_advisory_xact_lock($1::bigint)", [.int64(advisoryLockKey)])
-            try await connection.execute("""
+            try await connection.execute(
+                """
                 create table if not exists schema_migrations (
                     version integer primary key,
                     name text not null,
@@ -35,11 +37,13 @@ public struct PostgresMigrator: Sendable {
             }
             var appliedNow: [Int] = []
             for migration in migrations {
-                let checksum = try await connection.query("select md5($1::text) as checksum", [.text(migration.sql)]).first!.string("checksum")
+                let checksum = try await connection.query("select md5($1::text) as checksum", [.text(migration.sql)])
+                    .first!.string("checksum")
                 if let applied = appliedChecksums[migration.version] {
                     guard applied == checksum else {
-                        throw PostgresError(code: .migrationChecksumMismatch,
-                                            message: "migration \(migration.version) \(migration.name) changed after it was applied")
+                        throw PostgresError(
+                            code: .migrationChecksumMismatch,
+                            message: "migration \(migration.version) \(migration.name) changed after it was applied")
                     }
                     continue
                 }

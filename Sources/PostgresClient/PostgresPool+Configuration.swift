@@ -46,7 +46,8 @@ extension PostgresPool {
             socketEvents: (any PostgresSocketEvents)? = nil,
             noticeHandler: (@Sendable (PostgresNotice) -> Void)? = nil
         ) {
-            precondition(connectionsMax > 0 && waitersMax >= 0 && acquireTimeout > .zero && statementTimeout >= .milliseconds(1))
+            precondition(
+                connectionsMax > 0 && waitersMax >= 0 && acquireTimeout > .zero && statementTimeout >= .milliseconds(1))
             self.connectionString = connectionString
             self.connectionsMax = connectionsMax
             self.waitersMax = waitersMax
@@ -69,7 +70,8 @@ extension PostgresPool {
         /// string's own `options` come first in `options` and are kept.
         var libpqParameters: [(String, String)] {
             var options = ConnectionStringOptions.options(in: connectionString).map { $0 + " " } ?? ""
-            options += "-c statement_timeout=\(Self.wholeMilliseconds(statementTimeout)) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
+            options +=
+                "-c statement_timeout=\(Self.wholeMilliseconds(statementTimeout)) -c TimeZone=UTC -c DateStyle=ISO,YMD -c client_min_messages=warning"
             if let searchPath { options += " -c search_path=\(searchPath)" }
             return [
                 ("connect_timeout", String(max(2, connectTimeoutSeconds))),

@@ -103,12 +103,15 @@ public final class PostgresPool: Sendable {
                     // The COMMIT may have been applied before the connection
                     // went: never "not committed", so nobody retries blindly.
                     guard error.isConnectionLoss else { throw error }
-                    throw PostgresError(code: .commitOutcomeUnknown, sqlState: error.sqlState,
-                                        message: "the connection was lost during COMMIT: \(error.message)", isConnectionLoss: true)
+                    throw PostgresError(
+                        code: .commitOutcomeUnknown, sqlState: error.sqlState,
+                        message: "the connection was lost during COMMIT: \(error.message)", isConnectionLoss: true)
                 }
-                outcome = tag == "COMMIT"
+                outcome =
+                    tag == "COMMIT"
                     ? .success(value)
-                    : .failure(PostgresError(code: .transactionAborted, message: "transaction was aborted and rolled back"))
+                    : .failure(
+                        PostgresError(code: .transactionAborted, message: "transaction was aborted and rolled back"))
             } catch {
                 if !connection.isBroken {
                     do { try await connection.execute("ROLLBACK") } catch { connection.markBroken() }

@@ -53,7 +53,9 @@ public struct PostgresRow: Sendable {
 
     /// A `timestamptz` column; the session runs with TimeZone=UTC and ISO dates.
     public func date(_ column: String) throws(PostgresError) -> Date {
-        guard let value = PostgresTimestamp.parse(try string(column)) else { throw Self.malformed(column, "timestamptz") }
+        guard let value = PostgresTimestamp.parse(try string(column)) else {
+            throw Self.malformed(column, "timestamptz")
+        }
         return value
     }
 

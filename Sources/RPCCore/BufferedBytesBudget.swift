@@ -34,7 +34,8 @@ public struct BufferedBytesBudget: Sendable {
     public mutating func release(stream: Int32) {
         guard let count = bytesHeldByStream.removeValue(forKey: stream) else { return }
         bytesHeld -= count
-        assert(bytesHeld >= 0 && (bytesHeld > 0 || bytesHeldByStream.isEmpty), "BufferedBytesBudget: books out of balance")
+        assert(
+            bytesHeld >= 0 && (bytesHeld > 0 || bytesHeldByStream.isEmpty), "BufferedBytesBudget: books out of balance")
     }
 
     /// Bytes `stream` holds now.

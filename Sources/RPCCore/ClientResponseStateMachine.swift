@@ -49,9 +49,13 @@ public struct ClientResponseStateMachine: Sendable {
                 return finish(trailers: fields, initial: [:], message: nil)
             }
             guard httpStatus == 200 else {
-                return fail(RPCError(code: RPCError.Code(httpStatus: httpStatus), message: "Unexpected HTTP status \(httpStatus)"))
+                return fail(
+                    RPCError(
+                        code: RPCError.Code(httpStatus: httpStatus), message: "Unexpected HTTP status \(httpStatus)"))
             }
-            guard let contentType = fields.first(named: "content-type"), ServerStreamStateMachine.isGRPCContentType(contentType) else {
+            guard let contentType = fields.first(named: "content-type"),
+                ServerStreamStateMachine.isGRPCContentType(contentType)
+            else {
                 return fail(RPCError(code: .unknown, message: "Response content-type is not application/grpc"))
             }
             let initial: Metadata
@@ -63,7 +67,8 @@ public struct ClientResponseStateMachine: Sendable {
             if let encoding = fields.first(named: "grpc-encoding"), encoding != "identity" {
                 return fail(RPCError(code: .internal, message: "Response compressed with unsupported \(encoding)"))
             }
-            state = .receivingMessage(initial: initial, deframer: MessageDeframer(messageSizeBytesMax: messageSizeBytesMax), message: nil)
+            state = .receivingMessage(
+                initial: initial, deframer: MessageDeframer(messageSizeBytesMax: messageSizeBytesMax), message: nil)
         case .receivingMessage(let initial, let deframer, let message):
             guard endStream else { return fail(RPCError(code: .internal, message: "Trailers without END_STREAM")) }
             do {
@@ -80,7 +85,9 @@ public struct ClientResponseStateMachine: Sendable {
     public mutating func receiveData(_ bytes: [UInt8], endStream: Bool) {
         guard case .receivingMessage(let initial, var deframer, var message) = state else {
             if case .awaitingHeaders = state {
-                if assertsOnInvariantViolation { assertionFailure("ClientResponseStateMachine: response data before headers") }
+                if assertsOnInvariantViolation {
+                    assertionFailure("ClientResponseStateMachine: response data before headers")
+                }
                 fail(RPCError(code: .internal, message: "internal error: response data before headers"))
             }
             // After the call finished (e.g. failed early), later data is ignored.
@@ -89,7 +96,9 @@ public struct ClientResponseStateMachine: Sendable {
         deframer.append(bytes)
         do {
             while let next = try deframer.next() {
-                if message != nil { return fail(RPCError(code: .internal, message: "More than one response message for a unary call")) }
+                if message != nil {
+                    return fail(RPCError(code: .internal, message: "More than one response message for a unary call"))
+                }
                 message = next
             }
         } catch {
@@ -104,9 +113,12 @@ public struct ClientResponseStateMachine: Sendable {
     /// The stream ended; decides the outcome if nothing did yet.
     public mutating func streamClosed(errorCode: UInt32) {
         guard result == nil else { return }
-        fail(RPCError(code: Self.code(forResetCode: errorCode), message: errorCode == HTTP2ErrorCodes.connectionClosed
-            ? "Connection closed before the response completed"
-            : "Stream closed with HTTP/2 error \(errorCode) before the response completed"))
+        fail(
+            RPCError(
+                code: Self.code(forResetCode: errorCode),
+                message: errorCode == HTTP2ErrorCodes.connectionClosed
+                    ? "Connection closed before the response completed"
+                    : "Stream closed with HTTP/2 error \(errorCode) before the response completed"))
     }
 
     /// Failure decided locally (deadline, cancellation).

@@ -13,7 +13,8 @@ public enum GRPCTimeout {
         }
         let nanoseconds = max(0, seconds) * 1_000_000_000 + (seconds >= 0 ? attoseconds / 1_000_000_000 : 0)
         let units: [(Int64, Character)] = [
-            (1, "n"), (1_000, "u"), (1_000_000, "m"), (1_000_000_000, "S"), (60_000_000_000, "M"), (3_600_000_000_000, "H"),
+            (1, "n"), (1_000, "u"), (1_000_000, "m"), (1_000_000_000, "S"), (60_000_000_000, "M"),
+            (3_600_000_000_000, "H"),
         ]
         for (divisor, unit) in units {
             // Round up so a deadline is never shortened below the caller's intent.

@@ -42,7 +42,8 @@ public struct MessageDeframer: Sendable {
             case .awaitingPrefix:
                 guard buffer.count - readIndex >= MessageFramer.prefixBytes else { return nil }
                 let flag = buffer[readIndex]
-                let length = Int(buffer[readIndex + 1]) << 24 | Int(buffer[readIndex + 2]) << 16
+                let length =
+                    Int(buffer[readIndex + 1]) << 24 | Int(buffer[readIndex + 2]) << 16
                     | Int(buffer[readIndex + 3]) << 8 | Int(buffer[readIndex + 4])
                 if flag == 1 { return try fail(.compressedMessage) }
                 if flag != 0 { return try fail(.invalidFlag(flag)) }

@@ -75,7 +75,7 @@ extension Metadata {
         }
         switch name {
         case "content-type", "te", "user-agent", "content-length", "host", "connection",
-             "transfer-encoding", "keep-alive", "upgrade", "proxy-connection", "accept-encoding":
+            "transfer-encoding", "keep-alive", "upgrade", "proxy-connection", "accept-encoding":
             return true
         default:
             return false
@@ -143,7 +143,8 @@ extension Metadata {
     private static func trimmingSpaces(_ string: String) -> String {
         let bytes = string.utf8
         guard bytes.first == 0x20 || bytes.last == 0x20 else { return string }
-        guard let first = bytes.firstIndex(where: { $0 != 0x20 }), let last = bytes.lastIndex(where: { $0 != 0x20 }) else { return "" }
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 }), let last = bytes.lastIndex(where: { $0 != 0x20 })
+        else { return "" }
         return String(string[first...last])
     }
 
@@ -152,8 +153,10 @@ extension Metadata {
     }
 
     static func isValidKey(_ key: String) -> Bool {
-        !key.isEmpty && key.utf8.allSatisfy { byte in
-            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F || byte == 0x2E
-        }
+        !key.isEmpty
+            && key.utf8.allSatisfy { byte in
+                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
+                    || byte == 0x2E
+            }
     }
 }

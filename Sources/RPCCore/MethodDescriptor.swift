@@ -37,7 +37,8 @@ public struct MethodDescriptor: Hashable, Sendable, CustomStringConvertible {
         guard let separator = bytes[rest...].firstIndex(of: slash) else { return nil }
         let methodStart = bytes.index(after: separator)
         guard separator > rest, methodStart < bytes.endIndex,
-              !bytes[methodStart...].contains(slash) else { return nil }
+            !bytes[methodStart...].contains(slash)
+        else { return nil }
         return MethodDescriptor(service: String(path[rest..<separator]), method: String(path[methodStart...]))
     }
 }

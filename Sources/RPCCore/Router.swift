@@ -38,7 +38,8 @@ public struct Router: Sendable {
             } catch {
                 throw RPCError(code: .internal, message: "Could not serialize the response message", cause: error)
             }
-            return ServerResponse(message: bytes, metadata: response.metadata, trailingMetadata: response.trailingMetadata)
+            return ServerResponse(
+                message: bytes, metadata: response.metadata, trailingMetadata: response.trailingMetadata)
         }
     }
 

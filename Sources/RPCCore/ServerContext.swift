@@ -10,7 +10,10 @@ public struct ServerContext: Sendable {
     /// without a client CA configured, or when the caller sent no certificate.
     public var peerIdentity: PeerIdentity?
 
-    public init(method: MethodDescriptor, deadline: ContinuousClock.Instant?, remotePeer: String, peerIdentity: PeerIdentity? = nil) {
+    public init(
+        method: MethodDescriptor, deadline: ContinuousClock.Instant?, remotePeer: String,
+        peerIdentity: PeerIdentity? = nil
+    ) {
         self.method = method
         self.deadline = deadline
         self.remotePeer = remotePeer

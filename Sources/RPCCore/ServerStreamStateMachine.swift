@@ -95,13 +95,15 @@ public struct ServerStreamStateMachine: Sendable {
             state = .clientClosedServerClosed
             return .respond([HTTPHeaderField(name: ":status", value: "415")])
         }
-        guard let path = fields.first(named: ":path"), let method = MethodDescriptor(path: path), isKnownPath(path) else {
+        guard let path = fields.first(named: ":path"), let method = MethodDescriptor(path: path), isKnownPath(path)
+        else {
             let path = fields.first(named: ":path") ?? ""
             return close(with: RPCError(code: .unimplemented, message: "Method not found: \(path)"))
         }
         if let encoding = fields.first(named: "grpc-encoding"), encoding != "identity" {
-            return close(with: RPCError(code: .unimplemented, message: "Compression \(encoding) is not supported"),
-                         extra: [HTTPHeaderField(name: "grpc-accept-encoding", value: "identity")])
+            return close(
+                with: RPCError(code: .unimplemented, message: "Compression \(encoding) is not supported"),
+                extra: [HTTPHeaderField(name: "grpc-accept-encoding", value: "identity")])
         }
         var deadline: ContinuousClock.Instant?
         if let timeout = fields.first(named: "grpc-timeout") {
@@ -120,7 +122,8 @@ public struct ServerStreamStateMachine: Sendable {
         if endStream {
             return close(with: RPCError(code: .internal, message: "Missing request message"))
         }
-        state = .clientOpenServerIdle(head, MessageDeframer(messageSizeBytesMax: limits.messageSizeBytesMax), message: nil)
+        state = .clientOpenServerIdle(
+            head, MessageDeframer(messageSizeBytesMax: limits.messageSizeBytesMax), message: nil)
         return .accept(head)
     }
 
@@ -165,9 +168,12 @@ public struct ServerStreamStateMachine: Sendable {
     public mutating func bufferedBytesLimitExceeded() -> OnReceiveData {
         switch state {
         case .clientOpenServerIdle:
-            return respond(RPCError(
-                code: .resourceExhausted,
-                message: "Request bytes buffered on this connection exceed \(limits.requestBytesBufferedPerConnectionMax)"))
+            return respond(
+                RPCError(
+                    code: .resourceExhausted,
+                    message:
+                        "Request bytes buffered on this connection exceed \(limits.requestBytesBufferedPerConnectionMax)"
+                ))
         case .clientClosedServerClosed, .clientIdleServerIdle, .clientClosedServerIdle:
             return dataOutsideTheRequest()
         }
@@ -209,12 +215,17 @@ public struct ServerStreamStateMachine: Sendable {
             return .respond(Self.trailersOnly(error))
         case .success(let response):
             guard response.message.count <= limits.messageSizeBytesMax else {
-                return .respond(Self.trailersOnly(RPCError(code: .resourceExhausted, message: "Response message larger than \(limits.messageSizeBytesMax) bytes")))
+                return .respond(
+                    Self.trailersOnly(
+                        RPCError(
+                            code: .resourceExhausted,
+                            message: "Response message larger than \(limits.messageSizeBytesMax) bytes")))
             }
-            let headers = [
-                HTTPHeaderField(name: ":status", value: "200"),
-                HTTPHeaderField(name: "content-type", value: "application/grpc"),
-            ] + response.metadata.wireFields()
+            let headers =
+                [
+                    HTTPHeaderField(name: ":status", value: "200"),
+                    HTTPHeaderField(name: "content-type", value: "application/grpc"),
+                ] + response.metadata.wireFields()
             let trailers = [HTTPHeaderField(name: "grpc-status", value: "0")] + response.trailingMetadata.wireFields()
             return .send(headers: headers, data: MessageFramer.frame(response.message), trailers: trailers)
         }
@@ -253,7 +264,8 @@ public struct ServerStreamStateMachine: Sendable {
         return .respond(Self.trailersOnly(error))
     }
 
-    private static let tooManyMessages = RPCError(code: .internal, message: "Too many request messages for a unary call")
+    private static let tooManyMessages = RPCError(
+        code: .internal, message: "Too many request messages for a unary call")
 
     static func rpcError(for failure: MessageDeframer.Failure) -> RPCError {
         switch failure {

@@ -28,8 +28,9 @@ extension UnaryCaller {
         }
         let raw = try await unaryRaw(method, request: requestBytes, metadata: metadata, timeout: timeout)
         do {
-            return ClientResponse(message: try Response(serializedBytes: raw.message), metadata: raw.metadata,
-                                  trailingMetadata: raw.trailingMetadata)
+            return ClientResponse(
+                message: try Response(serializedBytes: raw.message), metadata: raw.metadata,
+                trailingMetadata: raw.trailingMetadata)
         } catch {
             throw RPCError(code: .internal, message: "Could not parse the response", cause: error)
         }

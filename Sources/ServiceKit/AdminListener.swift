@@ -15,8 +15,11 @@ public enum AdminListener {
 
     /// The option, with the process's default address.
     public static func option(default address: String) -> OptionSpec {
-        OptionSpec(flag: "--admin-listen", env: "ADMIN_LISTEN_ADDR", default: address,
-                   help: "HOST:PORT of the admin listener (GET /metrics, /livez, /readyz; no authentication: keep it private); port 0 picks one, off disables it.")
+        OptionSpec(
+            flag: "--admin-listen", env: "ADMIN_LISTEN_ADDR", default: address,
+            help:
+                "HOST:PORT of the admin listener (GET /metrics, /livez, /readyz; no authentication: keep it private); port 0 picks one, off disables it."
+        )
     }
 
     /// The address, `.some(nil)` when the setting is `off`, nil when a
@@ -26,7 +29,9 @@ public enum AdminListener {
         guard let text = settings.required("--admin-listen", because: reason) else { return nil }
         if text.trimmingCharacters(in: .whitespaces).lowercased() == offValue { return .some(nil) }
         guard let address = try? HostAndPort(parsing: text) else {
-            settings.report(SettingProblem(settings.name("--admin-listen"), "must be HOST:PORT (port 0 picks one) or off", because: reason))
+            settings.report(
+                SettingProblem(
+                    settings.name("--admin-listen"), "must be HOST:PORT (port 0 picks one) or off", because: reason))
             return nil
         }
         return .some(address)

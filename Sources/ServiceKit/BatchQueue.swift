@@ -39,8 +39,10 @@ public struct BatchQueue<Item> {
     private var waiting: [Item] = []
     public private(set) var batchesInFlight = 0
 
-    public init(batchSizeMax: Int, batchesInFlightMax: Int, waitingMax: Int, extraBatchWaitingMin: Int = 1,
-                keys: @escaping (Item) -> [String]) {
+    public init(
+        batchSizeMax: Int, batchesInFlightMax: Int, waitingMax: Int, extraBatchWaitingMin: Int = 1,
+        keys: @escaping (Item) -> [String]
+    ) {
         precondition(batchSizeMax >= 1 && batchesInFlightMax >= 1 && waitingMax >= 0 && extraBatchWaitingMin >= 1)
         self.batchSizeMax = batchSizeMax
         self.batchesInFlightMax = batchesInFlightMax
@@ -55,7 +57,9 @@ public struct BatchQueue<Item> {
     /// if there is one. True when it did; the owner runs it as a batch of
     /// one and then calls `batchFinished`.
     public mutating func startIfSlotFree() -> Bool {
-        guard batchesInFlight < batchesInFlightMax, batchesInFlight == 0 || extraBatchWaitingMin == 1 else { return false }
+        guard batchesInFlight < batchesInFlightMax, batchesInFlight == 0 || extraBatchWaitingMin == 1 else {
+            return false
+        }
         // A slot a write may take at once means nothing waits (a slot that
         // frees takes the waiting writes first).
         assert(waiting.isEmpty, "writes wait while a batch slot is free")
@@ -99,4 +103,3 @@ public struct BatchQueue<Item> {
         return .run(batch)
     }
 }
-

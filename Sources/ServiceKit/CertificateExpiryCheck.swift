@@ -21,8 +21,10 @@ public enum CertificateExpiryCheck {
 
     /// Checks every certificate file of `configurations` (nil entries:
     /// no TLS there), each path once.
-    public static func check(_ configurations: [TLSConfiguration?], metrics: CertificateExpiryMetrics?, logger: Logger,
-                             nowUnixSeconds: Int64 = UTCDateTime.now().unixMilliseconds / 1000) throws(Failure) {
+    public static func check(
+        _ configurations: [TLSConfiguration?], metrics: CertificateExpiryMetrics?, logger: Logger,
+        nowUnixSeconds: Int64 = UTCDateTime.now().unixMilliseconds / 1000
+    ) throws(Failure) {
         var seen = Set<String>()
         for path in configurations.compactMap({ $0 }).flatMap(\.certificateFilePaths) where seen.insert(path).inserted {
             let expiry: Int64
@@ -39,10 +41,14 @@ public enum CertificateExpiryCheck {
             // docs/PERFORMANCE.md "Session 22").
             let expires = UTCDateTime(unixMilliseconds: expiry * 1000).rfc3339
             guard left > 0 else {
-                throw Failure(description: "a certificate in \(path) expired at \(expires): renew it (docs/OPERATIONS.md, certificates)")
+                throw Failure(
+                    description:
+                        "a certificate in \(path) expired at \(expires): renew it (docs/OPERATIONS.md, certificates)")
             }
             if left < warningSeconds {
-                logger.warning("TLS certificate expires soon", ["path": path, "expires_at": expires, "days_left": String(left / 86_400)])
+                logger.warning(
+                    "TLS certificate expires soon",
+                    ["path": path, "expires_at": expires, "days_left": String(left / 86_400)])
             }
         }
     }

@@ -8,7 +8,8 @@ public struct OptionSpec: Sendable {
     /// Secrets are never echoed back (help shows "set" / "unset" only).
     public var isSecret: Bool
 
-    public init(flag: String?, env: String?, default defaultValue: String? = nil, help: String, isSecret: Bool = false) {
+    public init(flag: String?, env: String?, default defaultValue: String? = nil, help: String, isSecret: Bool = false)
+    {
         self.flag = flag
         self.environmentVariable = env
         self.defaultValue = defaultValue
@@ -87,7 +88,9 @@ public struct CommandLineOptions: Sendable {
     /// The value, or an error naming the flag and variable to set.
     public func required(_ flagOrEnvironmentVariable: String) throws -> String {
         guard let value = value(flagOrEnvironmentVariable), !value.isEmpty else {
-            let spec = specs.first { $0.flag == flagOrEnvironmentVariable || $0.environmentVariable == flagOrEnvironmentVariable }
+            let spec = specs.first {
+                $0.flag == flagOrEnvironmentVariable || $0.environmentVariable == flagOrEnvironmentVariable
+            }
             let names = [spec?.flag, spec?.environmentVariable].compactMap { $0 }.joined(separator: " / ")
             throw CommandLineError("missing required setting \(names.isEmpty ? flagOrEnvironmentVariable : names)")
         }
@@ -96,15 +99,21 @@ public struct CommandLineOptions: Sendable {
 
     /// The `--help` text.
     public func helpText(program: String, summary: String, subcommands: [(String, String)] = []) -> String {
-        var lines = ["\(program): \(summary)", "", "Usage: \(program) [options]\(subcommands.isEmpty ? "" : " [subcommand]")", ""]
+        var lines = [
+            "\(program): \(summary)", "", "Usage: \(program) [options]\(subcommands.isEmpty ? "" : " [subcommand]")",
+            "",
+        ]
         if !subcommands.isEmpty {
             lines.append("Subcommands:")
-            for (name, help) in subcommands { lines.append("  \(name.padding(toLength: 22, withPad: " ", startingAt: 0))\(help)") }
+            for (name, help) in subcommands {
+                lines.append("  \(name.padding(toLength: 22, withPad: " ", startingAt: 0))\(help)")
+            }
             lines.append("")
         }
         lines.append("Options (flag / environment variable, default):")
         for spec in specs {
-            let names = [spec.flag.map { "\($0) VALUE" }, spec.environmentVariable].compactMap { $0 }.joined(separator: " / ")
+            let names = [spec.flag.map { "\($0) VALUE" }, spec.environmentVariable].compactMap { $0 }.joined(
+                separator: " / ")
             var line = "  \(names)\n      \(spec.help)"
             if spec.isSecret {
                 line += " (secret)"

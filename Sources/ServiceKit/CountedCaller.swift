@@ -18,15 +18,20 @@ public struct CountedCaller: UnaryCaller {
     public func unaryRaw(
         _ method: MethodDescriptor, request: [UInt8], metadata: Metadata, timeout: Duration?
     ) async throws -> ClientResponse<[UInt8]> {
-        guard let metrics else { return try await base.unaryRaw(method, request: request, metadata: metadata, timeout: timeout) }
+        guard let metrics else {
+            return try await base.unaryRaw(method, request: request, metadata: metadata, timeout: timeout)
+        }
         let startedAt = ContinuousClock.now
         do {
             let response = try await base.unaryRaw(method, request: request, metadata: metadata, timeout: timeout)
-            metrics.record(method: method.path, code: RPCMetricsInterceptor.name(of: .ok), duration: ContinuousClock.now - startedAt)
+            metrics.record(
+                method: method.path, code: RPCMetricsInterceptor.name(of: .ok),
+                duration: ContinuousClock.now - startedAt)
             return response
         } catch {
-            metrics.record(method: method.path, code: RPCMetricsInterceptor.name(of: RPCError.from(error).code),
-                           duration: ContinuousClock.now - startedAt)
+            metrics.record(
+                method: method.path, code: RPCMetricsInterceptor.name(of: RPCError.from(error).code),
+                duration: ContinuousClock.now - startedAt)
             throw error
         }
     }

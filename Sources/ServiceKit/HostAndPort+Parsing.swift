@@ -1,7 +1,6 @@
 import Foundation
 import RPCRuntime
 
-
 /// Parsing of `host:port` addresses as operators write them
 /// (`127.0.0.1:50051`, `[::1]:50051`, `points:50052`).
 extension HostAndPort {
@@ -17,7 +16,9 @@ extension HostAndPort {
             host = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
             portText = trimmed[trimmed.index(close, offsetBy: 2)...]
         } else {
-            guard let colon = trimmed.lastIndex(of: ":") else { throw CommandLineError("bad address \(text): expected host:port") }
+            guard let colon = trimmed.lastIndex(of: ":") else {
+                throw CommandLineError("bad address \(text): expected host:port")
+            }
             host = trimmed[..<colon]
             portText = trimmed[trimmed.index(after: colon)...]
         }
@@ -29,7 +30,9 @@ extension HostAndPort {
 
     /// Parses a comma-separated list such as `POINTS_ADDR`.
     public static func parseList(_ text: String) throws -> [HostAndPort] {
-        let parts = text.split(separator: ",").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let parts = text.split(separator: ",").map(String.init).filter {
+            !$0.trimmingCharacters(in: .whitespaces).isEmpty
+        }
         guard !parts.isEmpty else { throw CommandLineError("empty address list") }
         return try parts.map(HostAndPort.init(parsing:))
     }

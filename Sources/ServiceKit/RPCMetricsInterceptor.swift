@@ -16,7 +16,9 @@ public struct RPCMetricsInterceptor: ServerInterceptor {
 
     public init(metrics: RPCServerMetrics) { self.metrics = metrics }
 
-    public func intercept(_ request: ServerRequest<[UInt8]>, next: Router.RawHandler) async throws -> ServerResponse<[UInt8]> {
+    public func intercept(_ request: ServerRequest<[UInt8]>, next: Router.RawHandler) async throws -> ServerResponse<
+        [UInt8]
+    > {
         let startedAt = ContinuousClock.now
         do {
             let response = try await next(request)
@@ -28,8 +30,11 @@ public struct RPCMetricsInterceptor: ServerInterceptor {
         }
     }
 
-    private func record(_ request: ServerRequest<[UInt8]>, code: RPCError.Code, since startedAt: ContinuousClock.Instant) {
-        metrics.record(method: request.context.method.path, code: Self.name(of: code), duration: ContinuousClock.now - startedAt)
+    private func record(
+        _ request: ServerRequest<[UInt8]>, code: RPCError.Code, since startedAt: ContinuousClock.Instant
+    ) {
+        metrics.record(
+            method: request.context.method.path, code: Self.name(of: code), duration: ContinuousClock.now - startedAt)
     }
 
     /// The gRPC status name of `code` ("OK", "UNAVAILABLE"); `CODE_n` beyond the seventeen.

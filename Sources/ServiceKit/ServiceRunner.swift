@@ -17,7 +17,8 @@ public enum ServiceRunner {
     ) -> CommandLineOptions {
         do {
             let options = try CommandLineOptions(
-                specs: specs, arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+                specs: specs, arguments: Array(CommandLine.arguments.dropFirst()),
+                environment: ProcessInfo.processInfo.environment)
             if options.helpRequested {
                 print(options.helpText(program: program, summary: summary, subcommands: subcommands))
                 exit(0)
@@ -37,15 +38,21 @@ public enum ServiceRunner {
     /// they are (or there are none, or no subcommands are declared).
     public static func subcommandProblem(_ positional: [String], known: [String]) -> String? {
         guard !known.isEmpty, let first = positional.first else { return nil }
-        guard known.contains(first) else { return "unknown subcommand \"\(first)\" (one of \(known.joined(separator: ", ")); see --help)" }
-        guard positional.count == 1 else { return "unexpected argument \"\(positional[1])\" after \(first) (see --help)" }
+        guard known.contains(first) else {
+            return "unknown subcommand \"\(first)\" (one of \(known.joined(separator: ", ")); see --help)"
+        }
+        guard positional.count == 1 else {
+            return "unexpected argument \"\(positional[1])\" after \(first) (see --help)"
+        }
         return nil
     }
 
     /// Reads a process's settings with `read`, which reports every missing
     /// or wrong value to the collector; if there is any, prints each as one
     /// sentence on stderr (`Program: sentence`) and exits with status 2.
-    public static func settings<T>(program: String, options: CommandLineOptions, _ read: (inout SettingsCollector) -> T?) -> T {
+    public static func settings<T>(
+        program: String, options: CommandLineOptions, _ read: (inout SettingsCollector) -> T?
+    ) -> T {
         var collector = SettingsCollector(options)
         let value = read(&collector)
         do {
@@ -53,7 +60,9 @@ public enum ServiceRunner {
         } catch {
             refuse(program: program, error)
         }
-        guard let value else { preconditionFailure("\(program): a reading returned nothing without reporting a problem") }
+        guard let value else {
+            preconditionFailure("\(program): a reading returned nothing without reporting a problem")
+        }
         return value
     }
 
@@ -77,7 +86,8 @@ public enum ServiceRunner {
         cleanup: @Sendable () async -> Void
     ) async throws {
         let server = RPCServer(
-            configuration: .init(listen: .init(host: listen.host, port: listen.port), tls: tls, handlersOnLoop: handlersOnLoop),
+            configuration: .init(
+                listen: .init(host: listen.host, port: listen.port), tls: tls, handlersOnLoop: handlersOnLoop),
             router: router, loop: loop)
         let port = try server.start()
         logger.notice("listening", ["address": "\(listen.host):\(port)", "tls": tls == nil ? "off" : "on"])

@@ -22,5 +22,7 @@ extension StandardOptions {
         help: "The gateway's certificate identity (a subjectAltName DNS name or URI): the caller of the public reads.")
     public static let paymentsIdentity = OptionSpec(
         flag: nil, env: "PAYMENTS_IDENTITY", default: "payments",
-        help: "PaymentsService's certificate identity (a subjectAltName DNS name or URI): the only caller of Grant and Clawback.")
+        help:
+            "PaymentsService's certificate identity (a subjectAltName DNS name or URI): the only caller of Grant and Clawback."
+    )
 }

@@ -46,14 +46,19 @@ public final class CommitBatcher<Write: BatchedWrite>: Sendable {
 
     /// `executor`: run the batches' tasks there, e.g. the event loop the
     /// callers and the pool's sockets use (docs/ARCHITECTURE.md, "Tasks on a loop").
-    public init(pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil, executor: (any TaskExecutor)? = nil) {
+    public init(
+        pool: PostgresPool, limits: CommitBatchLimits, observer: Observer? = nil, executor: (any TaskExecutor)? = nil
+    ) {
         self.pool = pool
         self.observer = observer
         self.executor = executor
-        queue = Mutex(BatchQueue(batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
-                                       waitingMax: limits.waitingMax, extraBatchWaitingMin: limits.extraBatchWaitingMin) {
-            Write.keys($0.item)
-        })
+        queue = Mutex(
+            BatchQueue(
+                batchSizeMax: limits.batchSizeMax, batchesInFlightMax: limits.batchesInFlightMax,
+                waitingMax: limits.waitingMax, extraBatchWaitingMin: limits.extraBatchWaitingMin
+            ) {
+                Write.keys($0.item)
+            })
     }
 
     /// Waits for the batch that carries `item`; never throws (a failed

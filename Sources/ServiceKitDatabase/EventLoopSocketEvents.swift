@@ -12,12 +12,16 @@ public struct EventLoopSocketEvents: PostgresSocketEvents {
 
     public init(loop: EventLoop) { self.loop = loop }
 
-    public func arm(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: PostgresSocketWaiter) throws(PostgresError) {
+    public func arm(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: PostgresSocketWaiter)
+        throws(PostgresError)
+    {
         do {
-            try loop.armOnce(fd: fd, writable: writable, alreadyRegistered: alreadyRegistered, waiter: Forwarder(waiter))
+            try loop.armOnce(
+                fd: fd, writable: writable, alreadyRegistered: alreadyRegistered, waiter: Forwarder(waiter))
         } catch {
             throw PostgresError(
-                code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(error.errorNumber)", isConnectionLoss: true)
+                code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(error.errorNumber)",
+                isConnectionLoss: true)
         }
     }
 

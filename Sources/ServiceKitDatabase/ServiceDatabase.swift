@@ -15,9 +15,12 @@ public enum ServiceDatabase {
 
         /// Reads both settings, reporting every problem to `settings`.
         public static func read(_ settings: inout SettingsCollector) -> Settings? {
-            let url = settings.required("DATABASE_URL", because: "it is the libpq connection string of this service's own database")
+            let url = settings.required(
+                "DATABASE_URL", because: "it is the libpq connection string of this service's own database")
             let connectionsMax = settings.integer(
-                "DATABASE_MAX_CONNECTIONS", in: 1...200, because: "it bounds this process's connections, which PostgreSQL's max_connections caps for all instances")
+                "DATABASE_MAX_CONNECTIONS", in: 1...200,
+                because:
+                    "it bounds this process's connections, which PostgreSQL's max_connections caps for all instances")
             guard let url, let connectionsMax else { return nil }
             return Settings(connectionString: url, connectionsMax: Int(connectionsMax))
         }
@@ -27,11 +30,15 @@ public enum ServiceDatabase {
     /// statements wait for their sockets (nil: PostgresClient's reactor thread).
     /// The server's notices and warnings go to `logger` (`noticeLogger`),
     /// so the process's stderr stays JSON lines.
-    public static func pool(_ settings: Settings, applicationName: String, logger: Logger,
-                            socketEvents: (any PostgresSocketEvents)? = nil) -> PostgresPool {
-        PostgresPool(configuration: .init(
-            connectionString: settings.connectionString, connectionsMax: settings.connectionsMax, applicationName: applicationName,
-            socketEvents: socketEvents, noticeHandler: noticeLogger(logger)))
+    public static func pool(
+        _ settings: Settings, applicationName: String, logger: Logger,
+        socketEvents: (any PostgresSocketEvents)? = nil
+    ) -> PostgresPool {
+        PostgresPool(
+            configuration: .init(
+                connectionString: settings.connectionString, connectionsMax: settings.connectionsMax,
+                applicationName: applicationName,
+                socketEvents: socketEvents, noticeHandler: noticeLogger(logger)))
     }
 
     /// A server notice as a log line: a WARNING at warning level, anything
@@ -47,7 +54,9 @@ public enum ServiceDatabase {
 
     /// After the start-up migrations: `migrate` exits here (they were all it
     /// asked for), `serve` (the default) returns, anything else is an error.
-    public static func finishIfMigrateOnly(_ options: CommandLineOptions, logger: Logger, pool: PostgresPool) async throws {
+    public static func finishIfMigrateOnly(_ options: CommandLineOptions, logger: Logger, pool: PostgresPool)
+        async throws
+    {
         switch options.positional.first ?? "serve" {
         case "migrate":
             logger.notice("migrations applied")

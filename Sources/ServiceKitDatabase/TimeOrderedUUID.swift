@@ -9,8 +9,10 @@ public enum TimeOrderedUUID {
     /// A new id for `milliseconds` since the Unix epoch (now by default),
     /// its random bits from `random` (Foundation's `UUID()` would open,
     /// read and close /dev/urandom for each id).
-    public static func make(milliseconds: Int64 = Int64(Date().timeIntervalSince1970 * 1000),
-                            random: RandomWordBuffer = .shared) -> UUID {
+    public static func make(
+        milliseconds: Int64 = Int64(Date().timeIntervalSince1970 * 1000),
+        random: RandomWordBuffer = .shared
+    ) -> UUID {
         var bytes = uuid_t(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { raw in
             raw.storeBytes(of: random.next(), toByteOffset: 0, as: UInt64.self)

@@ -209,7 +209,8 @@ private struct Cursor {
     static func isStreamSafe(_ text: String) -> Bool {
         var run = 0
         for scalar in text.unicodeScalars {
-            let isNonStarter = scalar.properties.canonicalCombiningClass != .notReordered
+            let isNonStarter =
+                scalar.properties.canonicalCombiningClass != .notReordered
                 || scalar.value == 0x0F73 || scalar.value == 0x0F75 || scalar.value == 0x0F81
             run = isNonStarter ? run + 1 : 0
             if run > StrictJSONLimits.combiningMarksInARowMax { return false }

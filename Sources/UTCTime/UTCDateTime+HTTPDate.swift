@@ -22,14 +22,14 @@ extension UTCDateTime {
     public static func unixMilliseconds(httpDate text: some StringProtocol) -> Int64? {
         var scanner = DateTextScanner(text)
         guard scanner.name(among: CivilCalendar.weekdayNames) != nil,
-              scanner.take(UInt8(ascii: ",")), scanner.take(UInt8(ascii: " ")),
-              let day = scanner.digits(2), scanner.take(UInt8(ascii: " ")),
-              let monthIndex = scanner.name(among: CivilCalendar.monthNames), scanner.take(UInt8(ascii: " ")),
-              let year = scanner.digits(4), scanner.take(UInt8(ascii: " ")),
-              let hour = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
-              let minute = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
-              let second = scanner.digits(2), scanner.take(UInt8(ascii: " ")),
-              scanner.name(among: ["GMT"]) != nil, scanner.atEnd
+            scanner.take(UInt8(ascii: ",")), scanner.take(UInt8(ascii: " ")),
+            let day = scanner.digits(2), scanner.take(UInt8(ascii: " ")),
+            let monthIndex = scanner.name(among: CivilCalendar.monthNames), scanner.take(UInt8(ascii: " ")),
+            let year = scanner.digits(4), scanner.take(UInt8(ascii: " ")),
+            let hour = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
+            let minute = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
+            let second = scanner.digits(2), scanner.take(UInt8(ascii: " ")),
+            scanner.name(among: ["GMT"]) != nil, scanner.atEnd
         else { return nil }
         let month = Int64(monthIndex + 1)
         guard (1...CivilCalendar.daysIn(month: month, year: year)).contains(day), hour <= 23, minute <= 59, second <= 60

@@ -30,12 +30,14 @@ extension UTCDateTime {
     /// optional fraction of 1...9 digits (below a millisecond dropped), then
     /// `Z` or a `+HH:MM` / `-HH:MM` offset (`T` and `Z` in either case);
     /// nil for anything else, a date-time without a zone included.
-    public static func unixMilliseconds(rfc3339 text: some StringProtocol, leniency: RFC3339Leniency = .strict) -> Int64? {
+    public static func unixMilliseconds(rfc3339 text: some StringProtocol, leniency: RFC3339Leniency = .strict)
+        -> Int64?
+    {
         var scanner = DateTextScanner(text)
         guard let date = fullDate(&scanner), scanner.take(UInt8(ascii: "T"), UInt8(ascii: "t")),
-              let hour = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
-              let minute = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
-              let second = scanner.digits(2), hour <= 23, minute <= 59, second <= 60
+            let hour = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
+            let minute = scanner.digits(2), scanner.take(UInt8(ascii: ":")),
+            let second = scanner.digits(2), hour <= 23, minute <= 59, second <= 60
         else { return nil }
         var milliseconds: Int64 = 0
         if scanner.take(UInt8(ascii: ".")) {
@@ -45,7 +47,8 @@ extension UTCDateTime {
             for _ in fraction.kept..<3 { milliseconds *= 10 }
         }
         guard let offsetSeconds = zoneOffsetSeconds(&scanner, leniency: leniency), scanner.atEnd else { return nil }
-        let local = unixMilliseconds(year: date.year, month: date.month, day: date.day, hour: hour, minute: minute, second: second)
+        let local = unixMilliseconds(
+            year: date.year, month: date.month, day: date.day, hour: hour, minute: minute, second: second)
         return local + milliseconds - offsetSeconds * 1_000
     }
 
@@ -58,9 +61,9 @@ extension UTCDateTime {
 
     private static func fullDate(_ scanner: inout DateTextScanner) -> (year: Int64, month: Int64, day: Int64)? {
         guard let year = scanner.digits(4), scanner.take(UInt8(ascii: "-")),
-              let month = scanner.digits(2), scanner.take(UInt8(ascii: "-")),
-              let day = scanner.digits(2),
-              (1...12).contains(month), (1...CivilCalendar.daysIn(month: month, year: year)).contains(day)
+            let month = scanner.digits(2), scanner.take(UInt8(ascii: "-")),
+            let day = scanner.digits(2),
+            (1...12).contains(month), (1...CivilCalendar.daysIn(month: month, year: year)).contains(day)
         else { return nil }
         return (year, month, day)
     }

@@ -55,7 +55,9 @@ public struct UTCDateTime: Sendable, Equatable {
 
     /// Milliseconds since 1970 of a calendar time whose fields are already
     /// checked (`second` may be 60, a leap second, read as the next one).
-    static func unixMilliseconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) -> Int64 {
+    static func unixMilliseconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64)
+        -> Int64
+    {
         let days = CivilCalendar.days(year: year, month: month, day: day)
         return (days * 86_400 + hour * 3_600 + minute * 60 + second) * 1_000
     }
@@ -68,7 +70,9 @@ public struct UTCDateTime: Sendable, Equatable {
             digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
             rest /= 10
         } while rest > 0
-        if digits.count < width { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        if digits.count < width {
+            text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+        }
         text.append(contentsOf: digits.reversed())
     }
 }

@@ -8,7 +8,9 @@ final class AdminResponderTests: XCTestCase {
     private func responder(ready: Bool = true) throws -> (AdminResponder, Counter) {
         let registry = MetricsRegistry()
         let counter = try registry.makeCounter(name: "test_events_total", help: "Events.", labelNames: ["kind"])
-        let responder = AdminResponder(registry: registry) { AdminReadiness(isReady: ready, detail: "database=\(ready ? "up" : "down")") }
+        let responder = AdminResponder(registry: registry) {
+            AdminReadiness(isReady: ready, detail: "database=\(ready ? "up" : "down")")
+        }
         return (responder, counter)
     }
 
@@ -33,7 +35,9 @@ final class AdminResponderTests: XCTestCase {
 
     func testReadinessFollowsTheClosureEachTime() {
         let ready = Mutex(false)
-        let responder = AdminResponder(registry: MetricsRegistry()) { AdminReadiness(isReady: ready.withLock { $0 }, detail: "") }
+        let responder = AdminResponder(registry: MetricsRegistry()) {
+            AdminReadiness(isReady: ready.withLock { $0 }, detail: "")
+        }
         XCTAssertEqual(responder.answer(method: "GET", target: "/readyz").status, 503)
         ready.withLock { $0 = true }
         XCTAssertEqual(responder.answer(method: "GET", target: "/readyz?verbose=1").status, 200)

@@ -12,7 +12,8 @@ final class AdminServerTests: XCTestCase {
         let path = NSTemporaryDirectory() + "admin-curl-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let status = try await offPool {
-            try Command.run(["/usr/bin/curl", "--silent", "--show-error", "--max-time", "10"] + arguments, outputPath: path)
+            try Command.run(
+                ["/usr/bin/curl", "--silent", "--show-error", "--max-time", "10"] + arguments, outputPath: path)
         }
         return (status, (try? String(contentsOfFile: path, encoding: .utf8)) ?? "")
     }
@@ -32,14 +33,18 @@ final class AdminServerTests: XCTestCase {
         XCTAssertEqual(metrics.status, 0, metrics.output)
         XCTAssertTrue(metrics.output.contains("test_scrapes_total 2\n"), metrics.output)
 
-        let h2c = try await curl(["--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/livez"])
+        let h2c = try await curl([
+            "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/livez",
+        ])
         XCTAssertEqual(h2c.output, "200")
         let notReady = try await curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/readyz"])
         XCTAssertEqual(notReady.output, "503")
         ready.withLock { $0 = true }
         let isReady = try await curl(["-w", " %{http_code}", "http://127.0.0.1:\(port)/readyz"])
         XCTAssertEqual(isReady.output, "ready database=up\n 200")
-        let missing = try await curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/api/v1/points/balance"])
+        let missing = try await curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/api/v1/points/balance",
+        ])
         XCTAssertEqual(missing.output, "404")
         await server.shutdown()
         let afterShutdown = try await curl(["http://127.0.0.1:\(port)/livez"])

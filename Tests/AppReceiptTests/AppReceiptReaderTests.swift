@@ -33,7 +33,8 @@ final class AppReceiptReaderTests: XCTestCase {
     private func readApplesReceipt(_ name: String) throws -> AppReceipt {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("AppStoreVerificationTests/Fixtures").appendingPathComponent(name)
-        return try reader.read(base64: try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        return try reader.read(
+            base64: try String(contentsOf: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// The receipt the App Store really signed (AppStoreVerificationTests'
@@ -56,9 +57,11 @@ final class AppReceiptReaderTests: XCTestCase {
         XCTAssertEqual(receipt.appVersion, "1")
         XCTAssertEqual(receipt.creationDate?.text, "2023-02-22T14:30:15Z")
         XCTAssertEqual(receipt.creationDate?.millisecondsSince1970, 1_677_076_215_000)
-        XCTAssertEqual(Set(receipt.inAppPurchases.map(\.productId)), [
-            "com.hannesoid.PurchasingExperiments.oneTime", "com.hannesoid.PurchasingExperiments.subscription1",
-        ])
+        XCTAssertEqual(
+            Set(receipt.inAppPurchases.map(\.productId)),
+            [
+                "com.hannesoid.PurchasingExperiments.oneTime", "com.hannesoid.PurchasingExperiments.subscription1",
+            ])
         XCTAssertEqual(Set(receipt.transactionIds), ["2000000284164152", "2000000284164527"])
     }
 
@@ -69,17 +72,20 @@ final class AppReceiptReaderTests: XCTestCase {
     }
 
     func testOpenSSLSignedReceiptWithOnePurchase() throws {
-        var purchase = TestReceipt.Purchase(transactionId: "2000000123456789", originalTransactionId: "2000000123456700")
+        var purchase = TestReceipt.Purchase(
+            transactionId: "2000000123456789", originalTransactionId: "2000000123456700")
         purchase.productId = "com.example.credits.500"
         purchase.quantity = 3
         purchase.purchaseDate = "2023-10-19T01:18:54Z"
         let receipt = try read(try signer.sign(TestReceipt(purchases: [purchase]).payload().encoded()))
-        XCTAssertEqual(receipt.inAppPurchases, [
-            AppReceiptInAppPurchase(
-                transactionId: "2000000123456789", originalTransactionId: "2000000123456700",
-                productId: "com.example.credits.500", quantity: 3,
-                purchaseDate: AppReceiptDate(text: "2023-10-19T01:18:54Z")),
-        ])
+        XCTAssertEqual(
+            receipt.inAppPurchases,
+            [
+                AppReceiptInAppPurchase(
+                    transactionId: "2000000123456789", originalTransactionId: "2000000123456700",
+                    productId: "com.example.credits.500", quantity: 3,
+                    purchaseDate: AppReceiptDate(text: "2023-10-19T01:18:54Z"))
+            ])
         XCTAssertEqual(receipt.inAppPurchases[0].purchaseDate?.millisecondsSince1970, 1_697_678_334_000)
         XCTAssertNil(receipt.inAppPurchases[0].cancellationDate)
         XCTAssertEqual(receipt.transactionIds, ["2000000123456789"])
@@ -96,10 +102,12 @@ final class AppReceiptReaderTests: XCTestCase {
         let payload = TestReceipt(purchases: purchases).payload().encoded()
         for mode in [OpenSSLCMSSigner.Mode.cms, .cmsStreamed, .smime] {
             let receipt = try read(try signer.sign(payload, mode))
-            XCTAssertEqual(receipt.inAppPurchases.map(\.transactionId), ["30", "10", "30", "20", "10", "40"], "\(mode)")
+            XCTAssertEqual(
+                receipt.inAppPurchases.map(\.transactionId), ["30", "10", "30", "20", "10", "40"], "\(mode)")
             XCTAssertEqual(receipt.transactionIds, ["30", "10", "20", "40"], "\(mode)")
             XCTAssertEqual(receipt.originalTransactionIds, ["30", "5", "10", "40"], "\(mode)")
-            XCTAssertEqual(receipt.inAppPurchases[5].cancellationDate?.millisecondsSince1970, 1_709_251_199_999, "\(mode)")
+            XCTAssertEqual(
+                receipt.inAppPurchases[5].cancellationDate?.millisecondsSince1970, 1_709_251_199_999, "\(mode)")
         }
     }
 
@@ -147,11 +155,13 @@ final class AppReceiptReaderTests: XCTestCase {
         receipt.extraAttributes = [attribute(21, .ia5("4001-01-01T00:00:00Z"))]
         let read = try read(receipt.signedData(.xcode))
         XCTAssertEqual(read.appVersion, "1")
-        XCTAssertEqual(read.inAppPurchases, [
-            AppReceiptInAppPurchase(
-                transactionId: "0", productId: "com.example.c", quantity: 1,
-                purchaseDate: AppReceiptDate(text: "2023-10-19T01:18:54Z")),
-        ])
+        XCTAssertEqual(
+            read.inAppPurchases,
+            [
+                AppReceiptInAppPurchase(
+                    transactionId: "0", productId: "com.example.c", quantity: 1,
+                    purchaseDate: AppReceiptDate(text: "2023-10-19T01:18:54Z"))
+            ])
         XCTAssertEqual(read.originalTransactionIds, [])
     }
 
@@ -185,7 +195,10 @@ final class AppReceiptReaderTests: XCTestCase {
     func testSplitStringsAreJoined() throws {
         var purchase = TestReceipt.Purchase(transactionId: nil)
         purchase.extraAttributes = [
-            attribute(1703, .constructed(tag: 0x2C, children: [.octets(Array("20000".utf8)), .octets([]), .octets(Array("00042".utf8))])),
+            attribute(
+                1703,
+                .constructed(
+                    tag: 0x2C, children: [.octets(Array("20000".utf8)), .octets([]), .octets(Array("00042".utf8))]))
         ]
         XCTAssertEqual(try read(TestReceipt(purchases: [purchase]).signedData(.xcode)).transactionIds, ["2000000042"])
     }
@@ -208,7 +221,8 @@ final class AppReceiptReaderTests: XCTestCase {
             ("2023-10-19T01:18:54.123456789Z", 1_697_678_334_123),
             ("2023-02-29T00:00:00Z", nil), ("2023-13-01T00:00:00Z", nil), ("2023-10-19T24:00:00Z", nil),
             ("2023-10-19 01:18:54Z", nil), ("2023-10-19T01:18:54", nil), ("2023-10-19T01:18:54.Z", nil),
-            ("2023-10-19T01:18:54.1234567890Z", nil), ("2023-10-19T01:18:54+08", nil), ("2023-10-19T01:18:54Zjunk", nil),
+            ("2023-10-19T01:18:54.1234567890Z", nil), ("2023-10-19T01:18:54+08", nil),
+            ("2023-10-19T01:18:54Zjunk", nil),
             ("1697678334000", nil), ("", nil),
         ]
         for (text, expected) in cases {
@@ -219,9 +233,12 @@ final class AppReceiptReaderTests: XCTestCase {
 
     /// At the limits exactly, everything is still read.
     func testLimitsAreInclusive() throws {
-        var purchase = TestReceipt.Purchase(transactionId: String(repeating: "9", count: AppReceiptLimits.transactionIdBytesMax))
+        var purchase = TestReceipt.Purchase(
+            transactionId: String(repeating: "9", count: AppReceiptLimits.transactionIdBytesMax))
         purchase.productId = String(repeating: "p", count: AppReceiptLimits.textBytesMax)
-        purchase.extraAttributes = (0..<(AppReceiptLimits.inAppAttributesMax - 8)).map { attribute(5000 + Int64($0), .null) }
+        purchase.extraAttributes = (0..<(AppReceiptLimits.inAppAttributesMax - 8)).map {
+            attribute(5000 + Int64($0), .null)
+        }
         XCTAssertEqual(purchase.attributes(.der).count, AppReceiptLimits.inAppAttributesMax)
         var receipt = TestReceipt(purchases: [purchase])
         receipt.bundleId = String(repeating: "b", count: AppReceiptLimits.textBytesMax)

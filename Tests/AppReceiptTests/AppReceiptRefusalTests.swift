@@ -60,7 +60,8 @@ final class AppReceiptRefusalTests: XCTestCase {
 
     /// A StoreKit 2 JWS where a StoreKit 1 receipt is expected.
     func testJWSIsNotAReceipt() {
-        let jws = "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlCIl19.eyJ0cmFuc2FjdGlvbklkIjoiMjAwMDAwMDEyMzQ1Njc4OSJ9.c2lnbmF0dXJl"
+        let jws =
+            "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJNSUlCIl19.eyJ0cmFuc2FjdGlvbklkIjoiMjAwMDAwMDEyMzQ1Njc4OSJ9.c2lnbmF0dXJl"
         assertRefused(base64: jws, .notBase64)
         // Its header alone happens to be base64: JSON's '{' is no SEQUENCE.
         assertRefused(base64: "eyJhbGciOiJFUzI1NiJ9", .badTag)
@@ -74,11 +75,15 @@ final class AppReceiptRefusalTests: XCTestCase {
         let payload = TestReceipt().payload().encoded()
         // The bare payload (a SET), id-data and envelopedData ContentInfos, a certificate-like SEQUENCE.
         assertRefused(payload, .badTag)
-        assertRefused(TestReceipt.contentInfo(contentType: ASN1.dataOID, eContent: .octets(payload)).encoded(), .notSignedData)
+        assertRefused(
+            TestReceipt.contentInfo(contentType: ASN1.dataOID, eContent: .octets(payload)).encoded(), .notSignedData)
         var enveloped = ASN1.signedDataOID
         enveloped[enveloped.count - 1] = 3
-        assertRefused(TestReceipt.contentInfo(contentType: enveloped, eContent: .octets(payload)).encoded(), .notSignedData)
-        assertRefused(TestReceipt.contentInfo(eContentType: ASN1.signedDataOID, eContent: .octets(payload)).encoded(), .notSignedData)
+        assertRefused(
+            TestReceipt.contentInfo(contentType: enveloped, eContent: .octets(payload)).encoded(), .notSignedData)
+        assertRefused(
+            TestReceipt.contentInfo(eContentType: ASN1.signedDataOID, eContent: .octets(payload)).encoded(),
+            .notSignedData)
         assertRefused(ASN1.sequence([.sequence([.integer(1)]), .sequence([])]).encoded(), .badTag)
         assertRefused(ASN1.sequence([]).encoded(), .notSignedData)
     }
@@ -91,18 +96,25 @@ final class AppReceiptRefusalTests: XCTestCase {
     }
 
     func testMisshapenSignedData() {
-        let encapsulated = ASN1.sequence([.oid(ASN1.dataOID), .context(0, [.octets(TestReceipt().payload().encoded())])])
+        let encapsulated = ASN1.sequence([
+            .oid(ASN1.dataOID), .context(0, [.octets(TestReceipt().payload().encoded())]),
+        ])
         let digest = ASN1.set([])
         func container(_ fields: [ASN1]) -> [UInt8] {
             ASN1.sequence([.oid(ASN1.signedDataOID), .context(0, [.sequence(fields)])]).encoded()
         }
-        XCTAssertNoThrow(try reader.read(bytes: container([.integer(1), digest, encapsulated, .set([])])), "the fewest fields")
+        XCTAssertNoThrow(
+            try reader.read(bytes: container([.integer(1), digest, encapsulated, .set([])])), "the fewest fields")
         assertRefused(container([.integer(1), digest, encapsulated]), .badTag, "no signerInfos")
         assertRefused(container([digest, .integer(1), encapsulated, .set([])]), .badTag, "fields swapped")
-        assertRefused(container([.integer(1), digest, encapsulated, .context(1, []), .context(0, []), .set([])]), .badTag, "crls before certificates")
-        assertRefused(container([.integer(1), digest, encapsulated, .context(2, []), .set([])]), .badTag, "unknown field")
+        assertRefused(
+            container([.integer(1), digest, encapsulated, .context(1, []), .context(0, []), .set([])]), .badTag,
+            "crls before certificates")
+        assertRefused(
+            container([.integer(1), digest, encapsulated, .context(2, []), .set([])]), .badTag, "unknown field")
         assertRefused(container(Array(repeating: .set([]), count: 7)), .badTag, "too many fields")
-        assertRefused(ASN1.sequence([.oid(ASN1.signedDataOID), .context(0, [.sequence([]), .sequence([])])]).encoded(), .badTag)
+        assertRefused(
+            ASN1.sequence([.oid(ASN1.signedDataOID), .context(0, [.sequence([]), .sequence([])])]).encoded(), .badTag)
         assertRefused(ASN1.sequence([.oid(ASN1.signedDataOID), .context(1, [])]).encoded(), .badTag)
         // eContent wrapped in something other than OCTET STRING, or empty.
         let wrongContent = ASN1.sequence([.oid(ASN1.dataOID), .context(0, [.utf8("x")])])
@@ -130,7 +142,9 @@ final class AppReceiptRefusalTests: XCTestCase {
         // Within the receipt's size but past its end: truncated.
         assertRefused([0x30, 0x82, 0x00, 0x06, 0x06, 0x00], .truncated)
         // A huge length deep inside: the transaction id's value.
-        let hugeValue = ASN1.sequence([.integer(1703), .integer(1), .raw([0x04, 0x84, 0x7F, 0xFF, 0xFF, 0xFF, 0x0C, 0x01, 0x31])])
+        let hugeValue = ASN1.sequence([
+            .integer(1703), .integer(1), .raw([0x04, 0x84, 0x7F, 0xFF, 0xFF, 0xFF, 0x0C, 0x01, 0x31]),
+        ])
         var purchase = TestReceipt.Purchase(transactionId: "1")
         purchase.extraAttributes = [hugeValue]
         assertRefused(TestReceipt(purchases: [purchase]).signedData(), .lengthOverflow)
@@ -176,7 +190,8 @@ final class AppReceiptRefusalTests: XCTestCase {
         // Deep inside a field's value, with indefinite lengths: walked to find its end.
         var value = ASN1.set([])
         for _ in 0..<AppReceiptLimits.depthMax { value = .set([value]) }
-        assertRefused(purchase(with: [attribute(1703, value, BERStyle(indefiniteLengths: true))], keepId: false), .tooDeep)
+        assertRefused(
+            purchase(with: [attribute(1703, value, BERStyle(indefiniteLengths: true))], keepId: false), .tooDeep)
         // Definite lengths are not walked: the reader only descends where it
         // reads, and refuses the first element of the wrong shape.
         // (Built level by level: the recursive test encoder would exhaust the stack.)
@@ -191,12 +206,15 @@ final class AppReceiptRefusalTests: XCTestCase {
         let receipt = TestReceipt(transactionIds: ["1"]).signedData()
         XCTAssertGreaterThan(receipt.count, 100)
         assertRefused(base64: Data(receipt).base64EncodedString(), .tooLarge, reader: small)
-        XCTAssertThrowsError(try small.read(bytes: receipt)) { XCTAssertEqual(($0 as? AppReceiptError)?.code, .tooLarge) }
+        XCTAssertThrowsError(try small.read(bytes: receipt)) {
+            XCTAssertEqual(($0 as? AppReceiptError)?.code, .tooLarge)
+        }
         // The text is refused by its length alone, before it is decoded.
         let limit = AppReceiptLimits.base64BytesMax(receiptBytes: AppReceiptLimits.receiptBytesMaxDefault)
         assertRefused(base64: String(repeating: "A", count: limit + 4), .tooLarge)
         assertRefused(base64: String(repeating: "!", count: limit + 1), .tooLarge)
-        assertRefused(base64: String(repeating: "A", count: limit), .tooLarge, "its last quad would decode past the limit")
+        assertRefused(
+            base64: String(repeating: "A", count: limit), .tooLarge, "its last quad would decode past the limit")
         assertRefused(base64: String(repeating: "A", count: limit - 4), .badTag, "within the limit the text is decoded")
         XCTAssertEqual(AppReceiptLimits.base64BytesMax(receiptBytes: 3), 4)
         XCTAssertEqual(AppReceiptLimits.base64BytesMax(receiptBytes: 4), 8)
@@ -206,7 +224,9 @@ final class AppReceiptRefusalTests: XCTestCase {
         let purchases = TestReceipt(transactionIds: (0...AppReceiptLimits.inAppPurchasesMax).map { "\($0)" })
         assertRefused(purchases.signedData(), .tooMany, "in-app purchases")
         var attributes = TestReceipt()
-        attributes.extraAttributes = (0..<AppReceiptLimits.payloadAttributesMax).map { attribute(10_000 + Int64($0), .null) }
+        attributes.extraAttributes = (0..<AppReceiptLimits.payloadAttributesMax).map {
+            attribute(10_000 + Int64($0), .null)
+        }
         assertRefused(attributes.signedData(), .tooMany, "payload attributes")
         let fields = (0..<AppReceiptLimits.inAppAttributesMax).map { attribute(5_000 + Int64($0), .null) }
         assertRefused(purchase(with: fields), .tooMany, "in-app attributes")
@@ -225,8 +245,14 @@ final class AppReceiptRefusalTests: XCTestCase {
             (.sequence([.raw([0x02, 0x00]), .integer(1), .octets([])]), "empty INTEGER"),
             (.sequence([.raw([0x02, 0x02, 0x00, 0x01]), .integer(1), .octets([])]), "non-minimal INTEGER"),
             (.sequence([.raw([0x02, 0x02, 0xFF, 0x80]), .integer(1), .octets([])]), "non-minimal negative INTEGER"),
-            (.sequence([.raw([0x02, 0x09, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]), .integer(1), .octets([])]), "9-byte INTEGER"),
-            (.sequence([.constructed(tag: 0x22, children: [.integer(1)]), .integer(1), .octets([])]), "constructed INTEGER"),
+            (
+                .sequence([.raw([0x02, 0x09, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]), .integer(1), .octets([])]),
+                "9-byte INTEGER"
+            ),
+            (
+                .sequence([.constructed(tag: 0x22, children: [.integer(1)]), .integer(1), .octets([])]),
+                "constructed INTEGER"
+            ),
         ]
         for (attribute, name) in cases {
             assertRefused(purchase(with: [attribute]), .badAttribute, name)
@@ -255,7 +281,9 @@ final class AppReceiptRefusalTests: XCTestCase {
         }
         // A value without an element, or with bytes after it.
         assertRefused(purchase(with: [attribute(1702, .raw([]))]), .truncated)
-        assertRefused(purchase(with: [.sequence([.integer(1702), .integer(1), .octets([0x0C, 0x01, 0x41, 0x00])])]), .trailingData)
+        assertRefused(
+            purchase(with: [.sequence([.integer(1702), .integer(1), .octets([0x0C, 0x01, 0x41, 0x00])])]), .trailingData
+        )
     }
 
     func testIdentifiersArePrintableASCII() {
@@ -294,14 +322,19 @@ final class AppReceiptRefusalTests: XCTestCase {
         let longDate = String(repeating: "2", count: AppReceiptLimits.dateBytesMax + 1)
         assertRefused(purchase(with: [attribute(1712, .ia5(longDate))]), .fieldTooLong)
         // A UTF8String split into segments: the limit counts the joined bytes.
-        let split = ASN1.constructed(tag: 0x2C, children: [.octets(Array(longId.utf8.prefix(40))), .octets(Array(longId.utf8.dropFirst(40)))])
+        let split = ASN1.constructed(
+            tag: 0x2C, children: [.octets(Array(longId.utf8.prefix(40))), .octets(Array(longId.utf8.dropFirst(40)))])
         assertRefused(purchase(with: [attribute(1703, split)], keepId: false), .fieldTooLong)
     }
 
     func testDuplicateAndMissingFields() {
         assertRefused(purchase(with: [attribute(1703, .utf8("2"))]), .duplicateField, "two transaction ids")
-        assertRefused(purchase(with: [attribute(1701, .integer(2)), attribute(1701, .integer(2))]), .duplicateField, "two quantities")
-        assertRefused(purchase(with: [attribute(1712, .ia5("")), attribute(1712, .ia5(""))]), .duplicateField, "two empty cancellations")
+        assertRefused(
+            purchase(with: [attribute(1701, .integer(2)), attribute(1701, .integer(2))]), .duplicateField,
+            "two quantities")
+        assertRefused(
+            purchase(with: [attribute(1712, .ia5("")), attribute(1712, .ia5(""))]), .duplicateField,
+            "two empty cancellations")
         var twoBundles = TestReceipt()
         twoBundles.extraAttributes = [attribute(2, .utf8("com.example.other"))]
         assertRefused(twoBundles.signedData(), .duplicateField)

@@ -21,7 +21,9 @@ final class AppReceiptRobustnessTests: XCTestCase {
     /// hand-made Xcode-style BER and every-liberty BER.
     private func samples() throws -> [(String, [UInt8])] {
         let signer = try Self.signer.get()
-        var purchases = ["1000000000000001", "1000000000000002", "1000000000000001"].map { TestReceipt.Purchase(transactionId: $0) }
+        var purchases = ["1000000000000001", "1000000000000002", "1000000000000001"].map {
+            TestReceipt.Purchase(transactionId: $0)
+        }
         purchases[1].cancellationDate = "2023-10-20T00:00:00Z"
         let receipt = TestReceipt(purchases: purchases)
         return [
@@ -60,7 +62,8 @@ final class AppReceiptRobustnessTests: XCTestCase {
                     _ = try reader.read(base64: String(text.prefix(count)))
                     XCTFail("\(name): \(count) characters read")
                 } catch {
-                    XCTAssertEqual(error.code, count % 4 == 0 ? .truncated : .notBase64, "\(name): \(count) characters: \(error)")
+                    XCTAssertEqual(
+                        error.code, count % 4 == 0 ? .truncated : .notBase64, "\(name): \(count) characters: \(error)")
                 }
             }
         }
@@ -109,7 +112,8 @@ final class AppReceiptRobustnessTests: XCTestCase {
             } catch {
                 XCTAssertNotEqual(error.code, .tooLarge, "seed \(seed)")
             }
-            let text = String(decoding: (0..<Int(random.next(upTo: 40))).map { _ in UInt8(random.next(upTo: 128)) }, as: UTF8.self)
+            let text = String(
+                decoding: (0..<Int(random.next(upTo: 40))).map { _ in UInt8(random.next(upTo: 128)) }, as: UTF8.self)
             _ = try? reader.read(base64: text)
         }
     }
@@ -135,16 +139,24 @@ final class AppReceiptRobustnessTests: XCTestCase {
     }
 
     /// What every receipt the reader returns satisfies.
-    private func checkPromises(_ receipt: AppReceipt, seed: UInt64, file: StaticString = #filePath, line: UInt = #line) {
+    private func checkPromises(_ receipt: AppReceipt, seed: UInt64, file: StaticString = #filePath, line: UInt = #line)
+    {
         let message = "seed \(seed)"
         XCTAssertFalse(receipt.bundleId.isEmpty, message, file: file, line: line)
-        XCTAssertLessThanOrEqual(receipt.bundleId.utf8.count, AppReceiptLimits.textBytesMax, message, file: file, line: line)
-        XCTAssertLessThanOrEqual(receipt.inAppPurchases.count, AppReceiptLimits.inAppPurchasesMax, message, file: file, line: line)
+        XCTAssertLessThanOrEqual(
+            receipt.bundleId.utf8.count, AppReceiptLimits.textBytesMax, message, file: file, line: line)
+        XCTAssertLessThanOrEqual(
+            receipt.inAppPurchases.count, AppReceiptLimits.inAppPurchasesMax, message, file: file, line: line)
         XCTAssertEqual(Set(receipt.transactionIds).count, receipt.transactionIds.count, message, file: file, line: line)
-        XCTAssertEqual(Set(receipt.transactionIds), Set(receipt.inAppPurchases.map(\.transactionId)), message, file: file, line: line)
+        XCTAssertEqual(
+            Set(receipt.transactionIds), Set(receipt.inAppPurchases.map(\.transactionId)), message, file: file,
+            line: line)
         for purchase in receipt.inAppPurchases {
-            XCTAssertTrue((1...AppReceiptLimits.transactionIdBytesMax).contains(purchase.transactionId.utf8.count), message, file: file, line: line)
-            XCTAssertTrue(purchase.transactionId.utf8.allSatisfy { (0x21...0x7E).contains($0) }, message, file: file, line: line)
+            XCTAssertTrue(
+                (1...AppReceiptLimits.transactionIdBytesMax).contains(purchase.transactionId.utf8.count), message,
+                file: file, line: line)
+            XCTAssertTrue(
+                purchase.transactionId.utf8.allSatisfy { (0x21...0x7E).contains($0) }, message, file: file, line: line)
             XCTAssertTrue((purchase.quantity ?? 0) >= 0, message, file: file, line: line)
         }
     }

@@ -5,8 +5,10 @@ import XCTest
 /// Operator settings: names, defaults, and clear refusals that never show the key.
 final class ConfigurationTests: XCTestCase {
     private func environment(keyPath: String) -> [String: String] {
-        ["APPLE_API_KEY_PATH": keyPath, "APPLE_API_KEY_ID": TestKeys.keyID,
-         "APPLE_API_ISSUER_ID": TestKeys.issuerID, "APPLE_BUNDLE_ID": TestKeys.bundleID]
+        [
+            "APPLE_API_KEY_PATH": keyPath, "APPLE_API_KEY_ID": TestKeys.keyID,
+            "APPLE_API_ISSUER_ID": TestKeys.issuerID, "APPLE_BUNDLE_ID": TestKeys.bundleID,
+        ]
     }
 
     func testFromEnvironmentDefaultsToApplesRecommendedHosts() throws {
@@ -46,7 +48,8 @@ final class ConfigurationTests: XCTestCase {
         let directory = try TestKeys.directory()
         let sec1 = directory.appendingPathComponent("sec1.p8").path
         let p384 = try TestKeys.writeP8(in: directory, name: "p384.p8", curve: "P-384")
-        try Data("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: sec1))
+        try Data("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n".utf8).write(
+            to: URL(fileURLWithPath: sec1))
         let garbage = directory.appendingPathComponent("garbage.p8").path
         try Data("not a key at all".utf8).write(to: URL(fileURLWithPath: garbage))
         let huge = directory.appendingPathComponent("huge.p8").path
@@ -59,7 +62,8 @@ final class ConfigurationTests: XCTestCase {
             (huge, "too large"),
         ]
         for (path, expected) in cases {
-            XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(environment(keyPath: path))) { error in
+            XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(environment(keyPath: path))) {
+                error in
                 let text = "\(error)"
                 XCTAssertTrue(text.hasPrefix("APPLE_API_KEY_PATH: "), text)
                 XCTAssertTrue(text.contains(expected), text)
@@ -69,7 +73,8 @@ final class ConfigurationTests: XCTestCase {
         }
         // The P-384 key's body never shows up in the refusal either.
         let body = String(decoding: p384.pem, as: UTF8.self).split(separator: "\n")[1]
-        XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(environment(keyPath: p384.path))) { error in
+        XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(environment(keyPath: p384.path))) {
+            error in
             XCTAssertFalse("\(error)".contains(body))
         }
     }
@@ -82,7 +87,10 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(settings)) { error in
             XCTAssertEqual((error as? AppStoreServerAPIConfigurationError)?.setting, "APPLE_API_KEY_ID")
         }
-        for url in ["http://api.storekit.apple.com", "https://", "https://host/path", "https://host:0", "https://host:x", "https://user@host"] {
+        for url in [
+            "http://api.storekit.apple.com", "https://", "https://host/path", "https://host:0", "https://host:x",
+            "https://user@host",
+        ] {
             var settings = environment(keyPath: path)
             settings["APPLE_API_SANDBOX_URL"] = url
             XCTAssertThrowsError(try AppStoreServerAPIConfiguration.fromEnvironment(settings), url) { error in

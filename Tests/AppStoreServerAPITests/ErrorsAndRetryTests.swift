@@ -9,7 +9,8 @@ final class ErrorsAndRetryTests: XCTestCase {
     private let parser = StrictJSONParser(documentBytesMax: 4096, depthMax: 8)
 
     private func response(_ status: Int, _ body: String, headers: [(String, String)] = []) -> AppStoreHTTPResponse {
-        AppStoreHTTPResponse(status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
+        AppStoreHTTPResponse(
+            status: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }, body: Array(body.utf8))
     }
 
     func testAppleErrorBodyIsTyped() {
@@ -24,7 +25,8 @@ final class ErrorsAndRetryTests: XCTestCase {
     }
 
     func testRetryableNotFoundCodesAreRetryable() {
-        let error = AppStoreServerAPIClient.error(from: response(404, #"{"errorCode":4040006,"errorMessage":"x"}"#), parser: parser)
+        let error = AppStoreServerAPIClient.error(
+            from: response(404, #"{"errorCode":4040006,"errorMessage":"x"}"#), parser: parser)
         XCTAssertTrue(error.isRetryable)
         XCTAssertFalse(error.isNotFound, "a retryable 404 must not send the lookup to sandbox")
     }
@@ -35,11 +37,15 @@ final class ErrorsAndRetryTests: XCTestCase {
     /// the receipt route refuse paid purchases as unknown to Apple.
     func testOnlyApplesNotFoundCodesMeanNotInThisEnvironment() {
         for code in [4_040_010, 4_040_005, 4_040_001, 4_040_019] {
-            let error = AppStoreServerAPIClient.error(from: response(404, #"{"errorCode":\#(code),"errorMessage":"x"}"#), parser: parser)
+            let error = AppStoreServerAPIClient.error(
+                from: response(404, #"{"errorCode":\#(code),"errorMessage":"x"}"#), parser: parser)
             XCTAssertTrue(error.isNotFound, "\(code)")
         }
-        for body in [#"{"errorCode":4040003,"errorMessage":"App not found."}"#, #"{"errorCode":4040000,"errorMessage":"Not found."}"#,
-                     "", "<html>not found</html>", #"{"errorCode":4040008,"errorMessage":"x"}"#] {
+        for body in [
+            #"{"errorCode":4040003,"errorMessage":"App not found."}"#,
+            #"{"errorCode":4040000,"errorMessage":"Not found."}"#,
+            "", "<html>not found</html>", #"{"errorCode":4040008,"errorMessage":"x"}"#,
+        ] {
             let error = AppStoreServerAPIClient.error(from: response(404, body), parser: parser)
             XCTAssertEqual(error.kind, .notFound)
             XCTAssertFalse(error.isNotFound, body)
@@ -48,7 +54,9 @@ final class ErrorsAndRetryTests: XCTestCase {
 
     func testRateLimitCarriesRetryAfter() {
         let error = AppStoreServerAPIClient.error(
-            from: response(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#, headers: [("retry-after", "3")]), parser: parser)
+            from: response(
+                429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#, headers: [("retry-after", "3")]),
+            parser: parser)
         XCTAssertEqual(error.kind, .rateLimited)
         XCTAssertEqual(error.apiErrorCode, .rateLimitExceeded)
         XCTAssertEqual(error.retryAfter, .seconds(3))
@@ -57,7 +65,9 @@ final class ErrorsAndRetryTests: XCTestCase {
         // allowed, here 20 s from now (read against the wall clock).
         let next = UTCDateTime.now().unixMilliseconds + 20_000
         let apple = AppStoreServerAPIClient.error(
-            from: response(429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#, headers: [("retry-after", "\(next)")]),
+            from: response(
+                429, #"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#,
+                headers: [("retry-after", "\(next)")]),
             parser: parser)
         let wait = try? XCTUnwrap(apple.retryAfter)
         XCTAssertGreaterThan(wait ?? .zero, .seconds(15), "not a day, not zero")
@@ -65,7 +75,8 @@ final class ErrorsAndRetryTests: XCTestCase {
     }
 
     func testUnauthorizedPlainTextBody() {
-        let error = AppStoreServerAPIClient.error(from: response(401, "Unauthenticated\n\nRequest ID: ABC.\n"), parser: parser)
+        let error = AppStoreServerAPIClient.error(
+            from: response(401, "Unauthenticated\n\nRequest ID: ABC.\n"), parser: parser)
         XCTAssertEqual(error.kind, .unauthorized)
         XCTAssertNil(error.apiErrorCode)
         XCTAssertFalse(error.isRetryable)
@@ -74,7 +85,8 @@ final class ErrorsAndRetryTests: XCTestCase {
     func testStatusKindsAndRetryability() {
         let cases: [(Int, AppStoreServerAPIError.Kind, Bool)] = [
             (400, .badRequest, false), (401, .unauthorized, false), (403, .forbidden, false), (404, .notFound, false),
-            (429, .rateLimited, true), (500, .serverError, true), (503, .serverError, true), (418, .unexpectedStatus, false),
+            (429, .rateLimited, true), (500, .serverError, true), (503, .serverError, true),
+            (418, .unexpectedStatus, false),
         ]
         for (status, kind, retryable) in cases {
             let error = AppStoreServerAPIClient.error(from: response(status, ""), parser: parser)
@@ -84,15 +96,18 @@ final class ErrorsAndRetryTests: XCTestCase {
         for kind: AppStoreServerAPIError.Kind in [.connectionFailed, .connectionLost, .timeout, .overloaded] {
             XCTAssertTrue(AppStoreServerAPIError(kind: kind, detail: "").isRetryable, "\(kind)")
         }
-        for kind: AppStoreServerAPIError.Kind in [.tlsFailed, .invalidResponse, .responseTooLarge, .invalidArgument, .cancelled, .signingFailed] {
+        for kind: AppStoreServerAPIError.Kind in [
+            .tlsFailed, .invalidResponse, .responseTooLarge, .invalidArgument, .cancelled, .signingFailed,
+        ] {
             XCTAssertFalse(AppStoreServerAPIError(kind: kind, detail: "").isRetryable, "\(kind)")
         }
     }
 
     func testHostileErrorMessageIsCleanedAndBounded() {
         let long = String(repeating: "x", count: 5000)
-        let error = AppStoreServerAPIClient.error(from: response(400, #"{"errorCode":4000000,"errorMessage":"a\u0000\n"# + long + "\"}"),
-                                                  parser: StrictJSONParser(documentBytesMax: 65536, depthMax: 8))
+        let error = AppStoreServerAPIClient.error(
+            from: response(400, #"{"errorCode":4000000,"errorMessage":"a\u0000\n"# + long + "\"}"),
+            parser: StrictJSONParser(documentBytesMax: 65536, depthMax: 8))
         XCTAssertEqual(error.apiErrorMessage?.count, AppStoreServerAPIClient.errorMessageCharactersMax)
         XCTAssertFalse(error.apiErrorMessage?.contains("\n") ?? true)
     }
@@ -101,11 +116,13 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertEqual(RetryAfter.parse("0"), .zero)
         XCTAssertEqual(RetryAfter.parse(" 120 "), .seconds(120))
         XCTAssertEqual(RetryAfter.parse("99999999999999999999"), .seconds(RetryAfter.secondsMax))
-        let now: Int64 = 1_445_412_480_000 // Wed, 21 Oct 2015 07:28:00 GMT
+        let now: Int64 = 1_445_412_480_000  // Wed, 21 Oct 2015 07:28:00 GMT
         XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:28:30 GMT", nowUnixMilliseconds: now), .seconds(30))
         XCTAssertEqual(RetryAfter.parse(" Wed, 21 Oct 2015 07:28:30 GMT ", nowUnixMilliseconds: now), .seconds(30))
         XCTAssertEqual(RetryAfter.parse("Wed, 21 Oct 2015 07:27:00 GMT", nowUnixMilliseconds: now), .zero)
-        XCTAssertEqual(RetryAfter.parse("Fri, 23 Oct 2015 07:28:00 GMT", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax))
+        XCTAssertEqual(
+            RetryAfter.parse("Fri, 23 Oct 2015 07:28:00 GMT", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax)
+        )
         XCTAssertNil(RetryAfter.parse("Wednesday, 21-Oct-15 07:28:30 GMT", nowUnixMilliseconds: now))
         XCTAssertNil(RetryAfter.parse("soon"))
         XCTAssertNil(RetryAfter.parse("-5"))
@@ -113,13 +130,18 @@ final class ErrorsAndRetryTests: XCTestCase {
 
     /// Apple's form: the UNIX time, in milliseconds, of the next request allowed.
     func testRetryAfterAsAppleSendsItIsAUnixTimeInMilliseconds() {
-        let now: Int64 = 1_767_225_600_000 // 2026-01-01T00:00:00Z
+        let now: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
         XCTAssertEqual(RetryAfter.parse("1767225630000", nowUnixMilliseconds: now), .seconds(30))
         XCTAssertEqual(RetryAfter.parse("1767225600250", nowUnixMilliseconds: now), .milliseconds(250))
         XCTAssertEqual(RetryAfter.parse("1767225599000", nowUnixMilliseconds: now), .zero, "a time already past")
-        XCTAssertEqual(RetryAfter.parse("1767484800000", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax), "three days on: capped")
-        XCTAssertEqual(RetryAfter.parse("1000000000000", nowUnixMilliseconds: now), .zero, "the smallest number read as a time")
-        XCTAssertEqual(RetryAfter.parse("999999999999", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax), "below it: delay-seconds")
+        XCTAssertEqual(
+            RetryAfter.parse("1767484800000", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax),
+            "three days on: capped")
+        XCTAssertEqual(
+            RetryAfter.parse("1000000000000", nowUnixMilliseconds: now), .zero, "the smallest number read as a time")
+        XCTAssertEqual(
+            RetryAfter.parse("999999999999", nowUnixMilliseconds: now), .seconds(RetryAfter.secondsMax),
+            "below it: delay-seconds")
     }
 
     private func policy(_ configure: (inout AppStoreServerAPILimits) -> Void = { _ in }) -> RetryPolicy {
@@ -141,7 +163,9 @@ final class ErrorsAndRetryTests: XCTestCase {
         XCTAssertEqual(policy.backoff(afterAttempt: 3), .milliseconds(300))
         XCTAssertEqual(policy.backoff(afterAttempt: 5), .milliseconds(750))
         XCTAssertEqual(policy.backoff(afterAttempt: 50), .milliseconds(750))
-        let extremes = [RetryPolicy(limits: policy.limits, random: { 0 }), RetryPolicy(limits: policy.limits, random: { 1 })]
+        let extremes = [
+            RetryPolicy(limits: policy.limits, random: { 0 }), RetryPolicy(limits: policy.limits, random: { 1 }),
+        ]
         XCTAssertEqual(extremes[0].backoff(afterAttempt: 2), .milliseconds(100))
         XCTAssertLessThan(extremes[1].backoff(afterAttempt: 2), .milliseconds(200))
     }
@@ -154,11 +178,15 @@ final class ErrorsAndRetryTests: XCTestCase {
         let badRequest = AppStoreServerAPIError(kind: .badRequest, detail: "", httpStatus: 400)
         XCTAssertEqual(policy.decide(after: badRequest, attempt: 1, waited: .zero), .giveUp)
         var limited = AppStoreServerAPIError(kind: .rateLimited, detail: "", httpStatus: 429, retryAfter: .seconds(2))
-        XCTAssertEqual(policy.decide(after: limited, attempt: 1, waited: .zero), .retry(after: .seconds(2)), "Retry-After is obeyed")
+        XCTAssertEqual(
+            policy.decide(after: limited, attempt: 1, waited: .zero), .retry(after: .seconds(2)),
+            "Retry-After is obeyed")
         limited.retryAfter = .seconds(11)
-        XCTAssertEqual(policy.decide(after: limited, attempt: 1, waited: .zero), .giveUp, "a longer wait goes back to the caller")
+        XCTAssertEqual(
+            policy.decide(after: limited, attempt: 1, waited: .zero), .giveUp, "a longer wait goes back to the caller")
         limited.retryAfter = .seconds(5)
-        XCTAssertEqual(policy.decide(after: limited, attempt: 2, waited: .seconds(16)), .giveUp, "total waiting is bounded")
+        XCTAssertEqual(
+            policy.decide(after: limited, attempt: 2, waited: .seconds(16)), .giveUp, "total waiting is bounded")
     }
 
     func testPercentEncodingKeepsIdsInOneSegment() {
@@ -169,23 +197,37 @@ final class ErrorsAndRetryTests: XCTestCase {
     }
 
     func testHistoryQueryParametersRepeatAndKeepOrder() {
-        let query = TransactionHistoryQuery(startDate: 1, endDate: 2, productIds: ["a", "b"], productTypes: [.consumable, .nonConsumable],
-                                            subscriptionGroupIdentifiers: ["g"], sort: .descending, revoked: false, inAppOwnershipType: "PURCHASED")
+        let query = TransactionHistoryQuery(
+            startDate: 1, endDate: 2, productIds: ["a", "b"], productTypes: [.consumable, .nonConsumable],
+            subscriptionGroupIdentifiers: ["g"], sort: .descending, revoked: false, inAppOwnershipType: "PURCHASED")
         let names = query.parameters(revision: "r1").map { "\($0.0)=\($0.1)" }
-        XCTAssertEqual(names, ["revision=r1", "startDate=1", "endDate=2", "productId=a", "productId=b", "productType=CONSUMABLE",
-                               "productType=NON_CONSUMABLE", "sort=DESCENDING", "subscriptionGroupIdentifier=g",
-                               "inAppOwnershipType=PURCHASED", "revoked=false"])
+        XCTAssertEqual(
+            names,
+            [
+                "revision=r1", "startDate=1", "endDate=2", "productId=a", "productId=b", "productType=CONSUMABLE",
+                "productType=NON_CONSUMABLE", "sort=DESCENDING", "subscriptionGroupIdentifier=g",
+                "inAppOwnershipType=PURCHASED", "revoked=false",
+            ])
         XCTAssertTrue(TransactionHistoryQuery().parameters(revision: nil).isEmpty)
     }
 
     func testBodiesAreTheDocumentedJSON() {
-        let consumption = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
-                                             consumptionPercentage: 25_000, refundPreference: .grantProrated)
-        XCTAssertEqual(JSONWriter.string(of: consumption.json),
-                       #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false,"consumptionPercentage":25000,"refundPreference":"GRANT_PRORATED"}"#)
-        let minimal = ConsumptionRequest(customerConsented: true, deliveryStatus: .undeliveredOther, sampleContentProvided: true)
-        XCTAssertEqual(JSONWriter.string(of: minimal.json), #"{"customerConsented":true,"deliveryStatus":"UNDELIVERED_OTHER","sampleContentProvided":true}"#)
-        let history = NotificationHistoryRequest(startDate: 10, endDate: 20, notificationType: "REFUND", onlyFailures: true)
-        XCTAssertEqual(JSONWriter.string(of: history.json), #"{"startDate":10,"endDate":20,"notificationType":"REFUND","onlyFailures":true}"#)
+        let consumption = ConsumptionRequest(
+            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+            consumptionPercentage: 25_000, refundPreference: .grantProrated)
+        XCTAssertEqual(
+            JSONWriter.string(of: consumption.json),
+            #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false,"consumptionPercentage":25000,"refundPreference":"GRANT_PRORATED"}"#
+        )
+        let minimal = ConsumptionRequest(
+            customerConsented: true, deliveryStatus: .undeliveredOther, sampleContentProvided: true)
+        XCTAssertEqual(
+            JSONWriter.string(of: minimal.json),
+            #"{"customerConsented":true,"deliveryStatus":"UNDELIVERED_OTHER","sampleContentProvided":true}"#)
+        let history = NotificationHistoryRequest(
+            startDate: 10, endDate: 20, notificationType: "REFUND", onlyFailures: true)
+        XCTAssertEqual(
+            JSONWriter.string(of: history.json),
+            #"{"startDate":10,"endDate":20,"notificationType":"REFUND","onlyFailures":true}"#)
     }
 }

@@ -28,7 +28,9 @@ final class FaultTests: XCTestCase {
         return client
     }
 
-    private func expectError(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> AppStoreServerAPIError? {
+    private func expectError(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async
+        -> AppStoreServerAPIError?
+    {
         do {
             try await body()
             XCTFail("expected an error", file: file, line: line)
@@ -58,7 +60,8 @@ final class FaultTests: XCTestCase {
 
     func testRateLimitRetryAfterIsObeyed() async throws {
         let client = try client()
-        try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 1, "retryAfterForm": "delay-seconds"], match: path)
+        try await fixture.standIn.fault(
+            ["kind": "rate_limit", "retryAfter": 1, "retryAfterForm": "delay-seconds"], match: path)
         let started = ContinuousClock.now
         let info = try await client.transactionInfo(transactionId: transactionId, environment: .production)
         let elapsed = ContinuousClock.now - started
@@ -67,15 +70,20 @@ final class FaultTests: XCTestCase {
         XCTAssertLessThan(elapsed, .seconds(5))
         let statuses = try await fixture.standIn.requests().map { $0["status"] as? Int }
         XCTAssertEqual(statuses, [429, 200])
-        XCTAssertTrue(fixture.events.all.contains { $0.contains("retry") && $0.contains("status=429") && $0.contains("retry_after=1.0 seconds") },
-                      "\(fixture.events.all)")
+        XCTAssertTrue(
+            fixture.events.all.contains {
+                $0.contains("retry") && $0.contains("status=429") && $0.contains("retry_after=1.0 seconds")
+            },
+            "\(fixture.events.all)")
     }
 
     func testRetryAfterLongerThanTheBoundGoesBackToTheCaller() async throws {
         let client = try client(fixture.configuration { $0.retryAfterMax = .seconds(2) })
         try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 30], match: path)
         let started = ContinuousClock.now
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "no 30 s wait inside the call")
         XCTAssertEqual(error?.kind, .rateLimited)
         XCTAssertEqual(error?.apiErrorCode, .rateLimitExceeded)
@@ -96,8 +104,11 @@ final class FaultTests: XCTestCase {
 
     func testServerErrorsStopAfterTheAttemptBound() async throws {
         let client = try client(fixture.configuration { $0.attemptsMax = 3 })
-        try await fixture.standIn.fault(["kind": "status", "status": 503, "errorCode": 5000001], match: path, count: 10)
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        try await fixture.standIn.fault(
+            ["kind": "status", "status": 503, "errorCode": 5000001], match: path, count: 10)
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .serverError)
         XCTAssertEqual(error?.httpStatus, 503)
         XCTAssertEqual(error?.apiErrorCode, .generalInternalRetryable)
@@ -109,7 +120,9 @@ final class FaultTests: XCTestCase {
     func testWrongKeyIsUnauthorizedAndNotRetried() async throws {
         let stranger = try TestKeys.credentials()
         let client = try client(fixture.configuration(credentials: stranger))
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .unauthorized)
         XCTAssertEqual(error?.httpStatus, 401)
         XCTAssertEqual(error?.isRetryable, false)
@@ -123,7 +136,9 @@ final class FaultTests: XCTestCase {
         var credentials = fixture.credentials
         credentials.bundleID = "com.example.other"
         let client = try client(fixture.configuration(credentials: credentials))
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .unauthorized)
         XCTAssertTrue(fixture.standIn.stderr.contains("iss/aud/bid"), fixture.standIn.stderr)
     }
@@ -131,7 +146,9 @@ final class FaultTests: XCTestCase {
     func testDroppedConnectionIsATypedRetryableError() async throws {
         let once = try client(fixture.configuration { $0.attemptsMax = 1 })
         try await fixture.standIn.fault(["kind": "drop"], match: path)
-        let error = await expectError { _ = try await once.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await once.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .connectionLost)
         XCTAssertEqual(error?.isRetryable, true)
         // The same client reconnects for the next call.
@@ -144,13 +161,16 @@ final class FaultTests: XCTestCase {
     }
 
     func testSlowAnswerTimesOutAsRetryable() async throws {
-        let client = try client(fixture.configuration {
-            $0.attemptsMax = 1
-            $0.requestTimeout = .milliseconds(500)
-        })
+        let client = try client(
+            fixture.configuration {
+                $0.attemptsMax = 1
+                $0.requestTimeout = .milliseconds(500)
+            })
         try await fixture.standIn.fault(["kind": "delay", "seconds": 3], match: path)
         let started = ContinuousClock.now
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
         XCTAssertEqual(error?.kind, .timeout)
         XCTAssertEqual(error?.isRetryable, true)
@@ -165,7 +185,9 @@ final class FaultTests: XCTestCase {
 
     func testWrongCAIsRefused() async throws {
         let client = try client(fixture.configuration(trustRootsPath: fixture.standIn.otherCAPath))
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .tlsFailed)
         XCTAssertEqual(error?.isRetryable, false)
         XCTAssertTrue(error?.detail.contains("certificate verify failed") ?? false, error?.detail ?? "")
@@ -177,13 +199,17 @@ final class FaultTests: XCTestCase {
         var configuration = fixture.configuration()
         configuration.trustRootsPath = nil
         let client = try client(configuration)
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .tlsFailed)
     }
 
     func testWrongHostNameIsRefused() async throws {
         let client = try client(fixture.configuration(productionHost: "api.storekit.apple.com"))
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .tlsFailed)
         XCTAssertTrue(error?.detail.contains("hostname mismatch") ?? false, error?.detail ?? "")
     }
@@ -192,7 +218,9 @@ final class FaultTests: XCTestCase {
         var configuration = fixture.configuration { $0.attemptsMax = 2 }
         configuration.productionURL = "https://localhost:1"
         let client = try client(configuration)
-        let error = await expectError { _ = try await client.transactionInfo(transactionId: transactionId, environment: .production) }
+        let error = await expectError {
+            _ = try await client.transactionInfo(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .connectionFailed)
         XCTAssertEqual(error?.isRetryable, true)
     }
@@ -215,11 +243,14 @@ final class FaultTests: XCTestCase {
     }
 
     func testOversizedAnswerIsRefused() async throws {
-        let client = try client(fixture.configuration {
-            $0.responseBodyBytesMax = 2048
-            $0.attemptsMax = 1
-        })
-        let error = await expectError { _ = try await client.transactionHistory(transactionId: transactionId, environment: .production) }
+        let client = try client(
+            fixture.configuration {
+                $0.responseBodyBytesMax = 2048
+                $0.attemptsMax = 1
+            })
+        let error = await expectError {
+            _ = try await client.transactionHistory(transactionId: transactionId, environment: .production)
+        }
         XCTAssertEqual(error?.kind, .responseTooLarge)
     }
 
@@ -232,22 +263,29 @@ final class FaultTests: XCTestCase {
         _ = try await good.allTransactionHistory(transactionId: transactionId, environment: .production)
         var reported: [String] = []
         let unauthorized = try client(fixture.configuration(credentials: try TestKeys.credentials()))
-        if let error = await expectError({ _ = try await unauthorized.transactionInfo(transactionId: transactionId, environment: .production) }) {
+        if let error = await expectError({
+            _ = try await unauthorized.transactionInfo(transactionId: transactionId, environment: .production)
+        }) {
             reported.append("\(error)")
             reported.append(String(reflecting: error))
         }
         let untrusted = try client(fixture.configuration(trustRootsPath: fixture.standIn.otherCAPath))
-        if let error = await expectError({ _ = try await untrusted.transactionInfo(transactionId: transactionId, environment: .production) }) {
+        if let error = await expectError({
+            _ = try await untrusted.transactionInfo(transactionId: transactionId, environment: .production)
+        }) {
             reported.append("\(error)")
         }
         reported += fixture.events.all
         reported.append("\(fixture.credentials)")
         reported.append("\(good.configuration.credentials)")
         XCTAssertGreaterThan(fixture.events.all.count, 6)
-        let keyBody = String(decoding: fixture.keyPEM, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("-----") }
+        let keyBody = String(decoding: fixture.keyPEM, as: UTF8.self).split(separator: "\n").filter {
+            !$0.hasPrefix("-----")
+        }
         XCTAssertFalse(keyBody.isEmpty)
         // The JWT header is always the same text, so its base64url is a fixed prefix.
-        let jwtPrefix = StrictBase64.encodeURL(Array("{\"alg\":\"ES256\",\"kid\":\"\(TestKeys.keyID)\"".utf8)).prefix(20)
+        let jwtPrefix = StrictBase64.encodeURL(Array("{\"alg\":\"ES256\",\"kid\":\"\(TestKeys.keyID)\"".utf8)).prefix(
+            20)
         for text in reported {
             XCTAssertFalse(text.contains(jwtPrefix), text)
             XCTAssertFalse(text.contains("eyJ"), text)

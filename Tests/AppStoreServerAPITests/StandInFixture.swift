@@ -33,15 +33,21 @@ final class StandInFixture: @unchecked Sendable {
     init() async throws {
         directory = try TestKeys.directory()
         (keyPath, keyPEM) = try TestKeys.writeP8(in: directory)
-        credentials = try AppStoreAPICredentials.load(keyPath: keyPath, keyID: TestKeys.keyID, issuerID: TestKeys.issuerID, bundleID: TestKeys.bundleID)
+        credentials = try AppStoreAPICredentials.load(
+            keyPath: keyPath, keyID: TestKeys.keyID, issuerID: TestKeys.issuerID, bundleID: TestKeys.bundleID)
         authority = try LocalTestingCertificateAuthority()
-        verifier = try SignedDataVerifier(configuration: VerifierConfiguration(
-            bundleId: TestKeys.bundleID, appAppleId: Self.appAppleId, allowedEnvironments: [.production, .sandbox],
-            trustedRoots: [authority.rootDER]))
-        standIn = try await AppStoreStandIn(config: try Self.config(credentials: credentials, authority: authority, directory: directory), directory: directory)
+        verifier = try SignedDataVerifier(
+            configuration: VerifierConfiguration(
+                bundleId: TestKeys.bundleID, appAppleId: Self.appAppleId, allowedEnvironments: [.production, .sandbox],
+                trustedRoots: [authority.rootDER]))
+        standIn = try await AppStoreStandIn(
+            config: try Self.config(credentials: credentials, authority: authority, directory: directory),
+            directory: directory)
     }
 
-    static func config(credentials: AppStoreAPICredentials, authority: LocalTestingCertificateAuthority, directory: URL) throws -> [String: Any] {
+    static func config(credentials: AppStoreAPICredentials, authority: LocalTestingCertificateAuthority, directory: URL)
+        throws -> [String: Any]
+    {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let day: Int64 = 86_400_000
         var production: [[String: Any]] = []
@@ -49,7 +55,8 @@ final class StandInFixture: @unchecked Sendable {
             var transaction: [String: Any] = [
                 "transactionId": productionId(index), "originalTransactionId": productionId(index),
                 "productId": index % 2 == 0 ? "credits.100" : "credits.500", "type": "Consumable",
-                "purchaseDate": now - Int64(historyCount - index + 1) * day / 4, "originalPurchaseDate": now - Int64(historyCount - index + 1) * day / 4,
+                "purchaseDate": now - Int64(historyCount - index + 1) * day / 4,
+                "originalPurchaseDate": now - Int64(historyCount - index + 1) * day / 4,
                 "quantity": 1, "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE",
                 "storefront": "USA", "storefrontId": "143441", "price": 990, "currency": "USD", "_customer": "A",
             ]
@@ -60,7 +67,9 @@ final class StandInFixture: @unchecked Sendable {
             }
             production.append(transaction)
         }
-        for (id, original) in [(subscriptionOriginalId, subscriptionOriginalId), (subscriptionRenewalId, subscriptionOriginalId)] {
+        for (id, original) in [
+            (subscriptionOriginalId, subscriptionOriginalId), (subscriptionRenewalId, subscriptionOriginalId),
+        ] {
             production.append([
                 "transactionId": id, "originalTransactionId": original, "productId": "pro.monthly",
                 "type": "Auto-Renewable Subscription", "subscriptionGroupIdentifier": "21000000",
@@ -71,16 +80,19 @@ final class StandInFixture: @unchecked Sendable {
         var notifications: [[String: Any]] = []
         for index in 1...notificationCount {
             notifications.append([
-                "notificationType": index % 3 == 0 ? "REFUND" : "ONE_TIME_CHARGE", "notificationUUID": UUID().uuidString.lowercased(),
+                "notificationType": index % 3 == 0 ? "REFUND" : "ONE_TIME_CHARGE",
+                "notificationUUID": UUID().uuidString.lowercased(),
                 "_firstSendAttempt": now - Int64(notificationCount - index + 1) * 3_600_000,
                 "_failed": index % 4 == 0, "_transactionId": productionId(index),
             ])
         }
-        let sandbox: [[String: Any]] = [[
-            "transactionId": sandboxOnlyId, "originalTransactionId": sandboxOnlyId, "productId": "credits.100",
-            "type": "Consumable", "purchaseDate": now - day, "originalPurchaseDate": now - day, "quantity": 1,
-            "inAppOwnershipType": "PURCHASED",
-        ]]
+        let sandbox: [[String: Any]] = [
+            [
+                "transactionId": sandboxOnlyId, "originalTransactionId": sandboxOnlyId, "productId": "credits.100",
+                "type": "Consumable", "purchaseDate": now - day, "originalPurchaseDate": now - day, "quantity": 1,
+                "inAppOwnershipType": "PURCHASED",
+            ]
+        ]
         return [
             "workDir": directory.path,
             "apiPublicKeyPEM": credentials.signingKey.publicKeyPEM,
@@ -89,7 +101,10 @@ final class StandInFixture: @unchecked Sendable {
             "signingCA": try authority.exportPEM(),
             "serverNames": ["localhost"],
             "environments": [
-                "Production": ["transactions": production, "notifications": notifications, "orders": [orderId: [productionId(1), productId2]]],
+                "Production": [
+                    "transactions": production, "notifications": notifications,
+                    "orders": [orderId: [productionId(1), productId2]],
+                ],
                 "Sandbox": ["transactions": sandbox],
             ],
         ]
@@ -98,8 +113,10 @@ final class StandInFixture: @unchecked Sendable {
     static let productId2 = productionId(2)
 
     /// A configuration for this stand-in (short waits so retry tests stay quick).
-    func configuration(credentials: AppStoreAPICredentials? = nil, trustRootsPath: String? = nil, productionHost: String = "localhost",
-                       limits configure: (inout AppStoreServerAPILimits) -> Void = { _ in }) -> AppStoreServerAPIConfiguration {
+    func configuration(
+        credentials: AppStoreAPICredentials? = nil, trustRootsPath: String? = nil, productionHost: String = "localhost",
+        limits configure: (inout AppStoreServerAPILimits) -> Void = { _ in }
+    ) -> AppStoreServerAPIConfiguration {
         var limits = AppStoreServerAPILimits()
         limits.backoffInitial = .milliseconds(50)
         limits.backoffMax = .milliseconds(200)
@@ -109,7 +126,8 @@ final class StandInFixture: @unchecked Sendable {
         let events = self.events
         return AppStoreServerAPIConfiguration(
             credentials: credentials ?? self.credentials,
-            productionURL: "https://\(productionHost):\(standIn.productionPort)", sandboxURL: "https://localhost:\(standIn.sandboxPort)",
+            productionURL: "https://\(productionHost):\(standIn.productionPort)",
+            sandboxURL: "https://localhost:\(standIn.sandboxPort)",
             trustRootsPath: trustRootsPath ?? standIn.caPath, connectAddressOverride: "127.0.0.1", limits: limits,
             eventSink: { event in events.append(event.description) })
     }

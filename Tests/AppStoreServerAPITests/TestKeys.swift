@@ -19,7 +19,9 @@ enum TestKeys {
     }
 
     /// Writes a .p8 and returns its path and bytes.
-    static func writeP8(in directory: URL, name: String = "AuthKey_TESTKEY123.p8", curve: String = "P-256") throws -> (path: String, pem: [UInt8]) {
+    static func writeP8(in directory: URL, name: String = "AuthKey_TESTKEY123.p8", curve: String = "P-256") throws -> (
+        path: String, pem: [UInt8]
+    ) {
         let pem = pkcs8PEM(curve: curve)
         let path = directory.appendingPathComponent(name).path
         try Data(pem).write(to: URL(fileURLWithPath: path))
@@ -31,7 +33,8 @@ enum TestKeys {
     static let bundleID = "com.example.credits"
 
     static func credentials() throws -> AppStoreAPICredentials {
-        AppStoreAPICredentials(keyID: keyID, issuerID: issuerID, bundleID: bundleID,
-                               signingKey: try ES256SigningKey(pkcs8PEM: pkcs8PEM()))
+        AppStoreAPICredentials(
+            keyID: keyID, issuerID: issuerID, bundleID: bundleID,
+            signingKey: try ES256SigningKey(pkcs8PEM: pkcs8PEM()))
     }
 }

@@ -6,7 +6,9 @@ import XCTest
 
 /// The JWT exactly as "Generating JSON Web Tokens for API requests" describes it.
 final class TokenSignerTests: XCTestCase {
-    private func decode(_ token: String) throws -> (header: JSONValue, claims: JSONValue, signingInput: [UInt8], signature: [UInt8]) {
+    private func decode(_ token: String) throws -> (
+        header: JSONValue, claims: JSONValue, signingInput: [UInt8], signature: [UInt8]
+    ) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
         let parser = StrictJSONParser(documentBytesMax: 4096, depthMax: 4)
@@ -18,10 +20,13 @@ final class TokenSignerTests: XCTestCase {
 
     func testHeaderAndClaimsAreExactlyAsDocumented() throws {
         let credentials = try TestKeys.credentials()
-        let token = try AppStoreAPITokenSigner(credentials: credentials, lifetimeSeconds: 1200).token(issuedAtSeconds: 1_700_000_000)
+        let token = try AppStoreAPITokenSigner(credentials: credentials, lifetimeSeconds: 1200).token(
+            issuedAtSeconds: 1_700_000_000)
         XCTAssertFalse(token.contains("="), "base64url without padding")
         let (header, claims, signingInput, signature) = try decode(token)
-        guard case .object(let headerObject) = header, case .object(let claimObject) = claims else { return XCTFail("not objects") }
+        guard case .object(let headerObject) = header, case .object(let claimObject) = claims else {
+            return XCTFail("not objects")
+        }
         XCTAssertEqual(headerObject.keys.sorted(), ["alg", "kid", "typ"])
         XCTAssertEqual(header["alg"], .string("ES256"))
         XCTAssertEqual(header["kid"], .string(TestKeys.keyID))
@@ -58,8 +63,9 @@ final class TokenSignerTests: XCTestCase {
 
     func testCacheReusesOnlyWhileYoungThenSignsAnew() throws {
         let now = LockedClock(seconds: 1000)
-        let cache = TokenCache(signer: AppStoreAPITokenSigner(credentials: try TestKeys.credentials(), lifetimeSeconds: 1200),
-                               reuseSeconds: 300, nowSeconds: { now.seconds })
+        let cache = TokenCache(
+            signer: AppStoreAPITokenSigner(credentials: try TestKeys.credentials(), lifetimeSeconds: 1200),
+            reuseSeconds: 300, nowSeconds: { now.seconds })
         let first = try cache.token()
         now.seconds = 1299
         XCTAssertEqual(try cache.token(), first)
@@ -73,7 +79,8 @@ final class TokenSignerTests: XCTestCase {
     }
 
     func testCacheWithZeroReuseSignsEveryTime() throws {
-        let cache = TokenCache(signer: AppStoreAPITokenSigner(credentials: try TestKeys.credentials()), reuseSeconds: 0, nowSeconds: { 5 })
+        let cache = TokenCache(
+            signer: AppStoreAPITokenSigner(credentials: try TestKeys.credentials()), reuseSeconds: 0, nowSeconds: { 5 })
         XCTAssertNotEqual(try cache.token(), try cache.token())
     }
 }

@@ -24,15 +24,18 @@ final class AppReceiptSignatureTests: XCTestCase {
     }
 
     static func configRoot(_ name: String) throws -> Data {
-        try Data(contentsOf: FixtureSupport.repositoryRoot.appendingPathComponent("config").appendingPathComponent(name))
+        try Data(
+            contentsOf: FixtureSupport.repositoryRoot.appendingPathComponent("config").appendingPathComponent(name))
     }
 
     static let appleIncRoot = "AppleIncRootCertificate.cer"
 
     static func at(_ seconds: Int64) -> AppStoreTimestamp { AppStoreTimestamp(millisecondsSince1970: seconds * 1000) }
 
-    private func assertRefused(_ expected: String, _ verifier: AppReceiptSignatureVerifier, _ receipt: [UInt8], at seconds: Int64,
-                               file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRefused(
+        _ expected: String, _ verifier: AppReceiptSignatureVerifier, _ receipt: [UInt8], at seconds: Int64,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             try verifier.verify(receipt: receipt, createdAt: Self.at(seconds))
             XCTFail("expected \(expected), the receipt verified", file: file, line: line)
@@ -42,8 +45,10 @@ final class AppReceiptSignatureTests: XCTestCase {
     }
 
     /// `receipt` with one bit flipped at each of `offsets`, one at a time, is `signatureInvalid`.
-    private func assertEachAlteredByteRefused(_ receipt: [UInt8], at offsets: [Int], _ verifier: AppReceiptSignatureVerifier,
-                                              createdAt: Int64, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertEachAlteredByteRefused(
+        _ receipt: [UInt8], at offsets: [Int], _ verifier: AppReceiptSignatureVerifier,
+        createdAt: Int64, file: StaticString = #filePath, line: UInt = #line
+    ) {
         for offset in offsets {
             var altered = receipt
             altered[offset] ^= 0x01
@@ -55,8 +60,9 @@ final class AppReceiptSignatureTests: XCTestCase {
 
     func testTheShippedRootIsApplesPublishedAppleIncRoot() throws {
         let der = try Self.configRoot(Self.appleIncRoot)
-        XCTAssertEqual(SHA256.hash(Array(der)).map { String(format: "%02x", $0) }.joined(),
-                       "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024")
+        XCTAssertEqual(
+            SHA256.hash(Array(der)).map { String(format: "%02x", $0) }.joined(),
+            "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024")
     }
 
     func testApplesReceiptVerifiesUnderAppleIncRootAtItsCreationDate() throws {
@@ -79,7 +85,8 @@ final class AppReceiptSignatureTests: XCTestCase {
         let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
         assertRefused("chainUntrusted", g3, receipt, at: Self.realCreatedAt)
         // One byte of the bundle id, of the transaction id, of the signature.
-        assertEachAlteredByteRefused(receipt, at: [259, 778, receipt.count - 10], appleInc, createdAt: Self.realCreatedAt)
+        assertEachAlteredByteRefused(
+            receipt, at: [259, 778, receipt.count - 10], appleInc, createdAt: Self.realCreatedAt)
         assertRefused("signatureInvalid", appleInc, Array(receipt.prefix(2_000)), at: Self.realCreatedAt)
         // The genuine receipt with bytes after it is not one ContentInfo.
         assertRefused("signatureInvalid", appleInc, receipt + [0x00, 0x00], at: Self.realCreatedAt)
@@ -101,7 +108,8 @@ final class AppReceiptSignatureTests: XCTestCase {
         let g3 = try AppReceiptSignatureVerifier(trustedRootsDER: [FixtureSupport.appleRootDER()])
         assertRefused("chainUntrusted", g3, receipt, at: Self.receipt2023CreatedAt)
         // A byte of the bundle id, of a transaction id, of the signature.
-        assertEachAlteredByteRefused(receipt, at: [410, 775, receipt.count - 10], shipped, createdAt: Self.receipt2023CreatedAt)
+        assertEachAlteredByteRefused(
+            receipt, at: [410, 775, receipt.count - 10], shipped, createdAt: Self.receipt2023CreatedAt)
     }
 
     func testNoRootsIsAConfigurationError() {
@@ -115,10 +123,13 @@ final class AppReceiptSignatureTests: XCTestCase {
 
     // MARK: Apple-shaped test CAs
 
-    private func signed(by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true, _ mode: OpenSSLCMSSigner.Mode = .cms,
-                        digest: String = "sha256") throws -> [UInt8]
-    {
-        let signer = try OpenSSLCMSSigner(appleShapedAuthorityPEM: authority.exportPEM(), carryingIntermediate: carryingIntermediate)
+    private func signed(
+        by authority: LocalTestingCertificateAuthority, carryingIntermediate: Bool = true,
+        _ mode: OpenSSLCMSSigner.Mode = .cms,
+        digest: String = "sha256"
+    ) throws -> [UInt8] {
+        let signer = try OpenSSLCMSSigner(
+            appleShapedAuthorityPEM: authority.exportPEM(), carryingIntermediate: carryingIntermediate)
         defer { signer.removeFiles() }
         return try signer.sign(Array("a receipt payload".utf8), mode, digest: digest)
     }
@@ -135,14 +146,17 @@ final class AppReceiptSignatureTests: XCTestCase {
         let authority = try authority()
         let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
         XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority), createdAt: Self.at(Self.nowSeconds)))
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .cmsStreamed), createdAt: Self.at(Self.nowSeconds)))
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, .smime), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(
+            try verifier.verify(receipt: signed(by: authority, .cmsStreamed), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(
+            try verifier.verify(receipt: signed(by: authority, .smime), createdAt: Self.at(Self.nowSeconds)))
         // A detached signature signs no receipt content.
         assertRefused("signatureInvalid", verifier, try signed(by: authority, .cmsDetached), at: Self.nowSeconds)
         // Outside the chain's validity at the receipt's creation date.
         assertRefused("chainUntrusted", verifier, try signed(by: authority), at: Self.nowSeconds - 2 * 86_400)
         // The intermediate must come with the receipt: the roots alone do not reach the leaf.
-        assertRefused("chainUntrusted", verifier, try signed(by: authority, carryingIntermediate: false), at: Self.nowSeconds)
+        assertRefused(
+            "chainUntrusted", verifier, try signed(by: authority, carryingIntermediate: false), at: Self.nowSeconds)
     }
 
     func testOnlyTheDigestsAppleSignsReceiptsWithAreAccepted() throws {
@@ -151,8 +165,10 @@ final class AppReceiptSignatureTests: XCTestCase {
         // because the signer named it.
         let authority = try authority()
         let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, digest: "sha1"), createdAt: Self.at(Self.nowSeconds)))
-        XCTAssertNoThrow(try verifier.verify(receipt: signed(by: authority, digest: "sha256"), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(
+            try verifier.verify(receipt: signed(by: authority, digest: "sha1"), createdAt: Self.at(Self.nowSeconds)))
+        XCTAssertNoThrow(
+            try verifier.verify(receipt: signed(by: authority, digest: "sha256"), createdAt: Self.at(Self.nowSeconds)))
         for digest in ["sha384", "sha512"] {
             assertRefused("signatureInvalid", verifier, try signed(by: authority, digest: digest), at: Self.nowSeconds)
         }
@@ -177,7 +193,8 @@ final class AppReceiptSignatureTests: XCTestCase {
         // A developer's own certificate chains to an Apple root too: the
         // markers say the chain is the App Store's receipt signing.
         for configure: (inout LocalTestingCertificateAuthority.Options) -> Void in [
-            { $0.leafOID = .omitted }, { $0.leafOID = .wrong }, { $0.intermediateOID = .omitted }, { $0.intermediateOID = .wrong },
+            { $0.leafOID = .omitted }, { $0.leafOID = .wrong }, { $0.intermediateOID = .omitted },
+            { $0.intermediateOID = .wrong },
         ] {
             let authority = try authority(configure)
             let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [authority.rootDER])
@@ -187,10 +204,13 @@ final class AppReceiptSignatureTests: XCTestCase {
 
     func testASignerUnderAnotherRootOrSelfSignedIsUntrusted() throws {
         let trusted = try authority()
-        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [trusted.rootDER, Self.configRoot(Self.appleIncRoot)])
+        let verifier = try AppReceiptSignatureVerifier(trustedRootsDER: [
+            trusted.rootDER, Self.configRoot(Self.appleIncRoot),
+        ])
         assertRefused("chainUntrusted", verifier, try signed(by: authority()), at: Self.nowSeconds)
         let stranger = try OpenSSLCMSSigner.selfSigned()
         defer { stranger.removeFiles() }
-        assertRefused("chainUntrusted", verifier, try stranger.sign(Array("a receipt payload".utf8)), at: Self.nowSeconds)
+        assertRefused(
+            "chainUntrusted", verifier, try stranger.sign(Array("a receipt payload".utf8)), at: Self.nowSeconds)
     }
 }

@@ -56,7 +56,8 @@ final class AppleMockSignedDataTests: XCTestCase {
     func testMissingX5CIsRefused() throws {
         let verifier = try verifier()
         let jws = try FixtureSupport.fixtureText("missingX5CHeaderClaim")
-        assertFailure(.missingCertificateChain) { () throws(VerificationFailure) in try verifier.verifyNotification(jws) }
+        assertFailure(.missingCertificateChain) { () throws(VerificationFailure) in try verifier.verifyNotification(jws)
+        }
     }
 
     func testThreeAndFourDotSeparatedLettersAreMalformed() throws {

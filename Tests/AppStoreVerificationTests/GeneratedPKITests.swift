@@ -9,7 +9,8 @@ final class GeneratedPKITests: XCTestCase {
 
     func testValidTransactionDecodesEveryField() throws {
         let authority = try PKI.authority()
-        let extra = ",\"appAccountToken\":\"7E3FB20B-4CDB-47CC-936D-99D65F608138\",\"price\":990000,"
+        let extra =
+            ",\"appAccountToken\":\"7E3FB20B-4CDB-47CC-936D-99D65F608138\",\"price\":990000,"
             + "\"currency\":\"USD\",\"storefront\":\"USA\",\"storefrontId\":\"143441\",\"transactionReason\":\"PURCHASE\","
             + "\"revocationDate\":1780000001000.0,\"revocationReason\":1,\"isUpgraded\":false,\"offerType\":2,"
             + "\"offerIdentifier\":\"promo\",\"offerDiscountType\":\"PAY_AS_YOU_GO\",\"webOrderLineItemId\":\"42\","
@@ -39,8 +40,9 @@ final class GeneratedPKITests: XCTestCase {
         let transaction = try PKI.verifier(trusting: authority).verifyTransaction(jws)
         XCTAssertEqual(transaction.signedDate?.millisecondsSince1970, PKI.nowMilliseconds)
         let exponent = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: "1.78e12"))
-        XCTAssertEqual(try PKI.verifier(trusting: authority).verifyTransaction(exponent).signedDate?.millisecondsSince1970,
-                       1_780_000_000_000)
+        XCTAssertEqual(
+            try PKI.verifier(trusting: authority).verifyTransaction(exponent).signedDate?.millisecondsSince1970,
+            1_780_000_000_000)
     }
 
     func testNonIntegralTimestampIsInvalidPayload() throws {
@@ -54,22 +56,32 @@ final class GeneratedPKITests: XCTestCase {
         let authority = try PKI.authority()
         let verifier = try PKI.verifier(trusting: authority)
         let quotedDate = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: "\"\(PKI.nowMilliseconds)\""))
-        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(quotedDate) }
+        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(quotedDate)
+        }
         let quotedPrice = try authority.sign(payloadJSON: PKI.transactionJSON(extra: ",\"price\":\"990000\""))
-        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(quotedPrice) }
-        let quotedQuantity = try authority.sign(payloadJSON: PKI.transactionJSON(extra: ",\"quantity\":\"1\"")
-            .replacingOccurrences(of: "\"quantity\":1,", with: ""))
-        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(quotedQuantity) }
+        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(quotedPrice)
+        }
+        let quotedQuantity = try authority.sign(
+            payloadJSON: PKI.transactionJSON(extra: ",\"quantity\":\"1\"")
+                .replacingOccurrences(of: "\"quantity\":1,", with: ""))
+        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(quotedQuantity)
+        }
     }
 
     func testDuplicateKeysAreRefused() throws {
         let authority = try PKI.authority()
         let verifier = try PKI.verifier(trusting: authority)
         let payload = try authority.sign(payloadJSON: PKI.transactionJSON(extra: ",\"bundleId\":\"com.evil\""))
-        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(payload) }
+        assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(payload)
+        }
         let header = String(authority.standardHeaderJSON.dropLast()) + ",\"alg\":\"none\"}"
         let duplicateHeader = try authority.sign(headerJSON: header, payloadJSON: PKI.transactionJSON())
-        assertFailureCode("malformed") { () throws(VerificationFailure) in try verifier.verifyTransaction(duplicateHeader) }
+        assertFailureCode("malformed") { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(duplicateHeader)
+        }
     }
 
     func testNonUTF8IsMalformed() throws {
@@ -77,7 +89,8 @@ final class GeneratedPKITests: XCTestCase {
         let verifier = try PKI.verifier(trusting: authority)
         var payload = Array(PKI.transactionJSON().utf8)
         payload.insert(0xFF, at: 20)
-        let badPayload = try authority.sign(headerBytes: Array(authority.standardHeaderJSON.utf8), payloadBytes: payload)
+        let badPayload = try authority.sign(
+            headerBytes: Array(authority.standardHeaderJSON.utf8), payloadBytes: payload)
         assertFailureCode("malformed") { () throws(VerificationFailure) in try verifier.verifyTransaction(badPayload) }
         var header = Array(authority.standardHeaderJSON.utf8)
         header.insert(0xC0, at: 3)
@@ -90,7 +103,8 @@ final class GeneratedPKITests: XCTestCase {
         let verifier = try PKI.verifier(trusting: authority)
         for payload in ["[1,2]", "\"text\"", "42", "{\"a\":1,}", "{\"a\":1} x"] {
             let jws = try authority.sign(payloadJSON: payload)
-            assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
+            assertFailureCode("invalid_payload") { () throws(VerificationFailure) in try verifier.verifyTransaction(jws)
+            }
         }
     }
 
@@ -110,9 +124,12 @@ final class GeneratedPKITests: XCTestCase {
             }
         }
         // An unsigned token ("alg":"none" with an empty signature) is refused too.
-        let unsigned = StrictBase64.encodeURL(Array("{\"alg\":\"none\"}".utf8)) + "."
+        let unsigned =
+            StrictBase64.encodeURL(Array("{\"alg\":\"none\"}".utf8)) + "."
             + StrictBase64.encodeURL(Array(PKI.transactionJSON().utf8)) + "."
-        assertFailure(.unsupportedAlgorithm("none")) { () throws(VerificationFailure) in try verifier.verifyTransaction(unsigned) }
+        assertFailure(.unsupportedAlgorithm("none")) { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(unsigned)
+        }
     }
 
     func testChainLengths() throws {
@@ -130,12 +147,17 @@ final class GeneratedPKITests: XCTestCase {
             let jws = try authority.sign(headerJSON: header, payloadJSON: PKI.transactionJSON())
             assertFailure(expected) { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
         }
-        let numbers = try authority.sign(headerJSON: "{\"alg\":\"ES256\",\"x5c\":[1,2,3]}", payloadJSON: PKI.transactionJSON())
-        assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(numbers) }
-        let object = try authority.sign(headerJSON: "{\"alg\":\"ES256\",\"x5c\":{}}", payloadJSON: PKI.transactionJSON())
+        let numbers = try authority.sign(
+            headerJSON: "{\"alg\":\"ES256\",\"x5c\":[1,2,3]}", payloadJSON: PKI.transactionJSON())
+        assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(numbers)
+        }
+        let object = try authority.sign(
+            headerJSON: "{\"alg\":\"ES256\",\"x5c\":{}}", payloadJSON: PKI.transactionJSON())
         assertFailureCode("malformed") { () throws(VerificationFailure) in try verifier.verifyTransaction(object) }
         let noChain = try authority.sign(headerJSON: "{\"alg\":\"ES256\"}", payloadJSON: PKI.transactionJSON())
-        assertFailure(.missingCertificateChain) { () throws(VerificationFailure) in try verifier.verifyTransaction(noChain) }
+        assertFailure(.missingCertificateChain) { () throws(VerificationFailure) in
+            try verifier.verifyTransaction(noChain)
+        }
     }
 
     func testBadCertificateEncodings() throws {
@@ -144,16 +166,17 @@ final class GeneratedPKITests: XCTestCase {
         var chain = authority.certificateChainBase64
         let cases = [
             chain[0].replacingOccurrences(of: "=", with: ""),  // unpadded (if padded) or altered
-            "!!" + chain[0],                                   // stray characters
+            "!!" + chain[0],  // stray characters
             StrictBase64.encodeStandard(Array("not a certificate".utf8)),
             StrictBase64.encodeStandard(Array(authority.leafDER.dropLast(10))),  // truncated DER
-            StrictBase64.encodeStandard(Array(authority.leafDER) + [0]),          // trailing garbage
+            StrictBase64.encodeStandard(Array(authority.leafDER) + [0]),  // trailing garbage
         ]
         for leaf in cases where leaf != chain[0] {
             chain[0] = leaf
             let header = "{\"alg\":\"ES256\",\"x5c\":[\(chain.map { "\"\($0)\"" }.joined(separator: ","))]}"
             let jws = try authority.sign(headerJSON: header, payloadJSON: PKI.transactionJSON())
-            assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
+            assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(jws)
+            }
         }
     }
 
@@ -181,10 +204,12 @@ final class GeneratedPKITests: XCTestCase {
         let late = try authority.sign(payloadJSON: PKI.transactionJSON())
         assertFailure(.expired) { () throws(VerificationFailure) in try verifier.verifyTransaction(late) }
         // Signed while the leaf was valid: the effective date is signedDate, so it passes.
-        let early = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 7_200) * 1000)))
+        let early = try authority.sign(
+            payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 7_200) * 1000)))
         XCTAssertNoThrow(try verifier.verifyTransaction(early))
         // Not yet valid.
-        let tooEarly = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 90_000) * 1000)))
+        let tooEarly = try authority.sign(
+            payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 90_000) * 1000)))
         assertFailure(.expired) { () throws(VerificationFailure) in try verifier.verifyTransaction(tooEarly) }
     }
 
@@ -235,9 +260,12 @@ final class GeneratedPKITests: XCTestCase {
         let forged = TestPKI.replacingPart(
             jws, index: 1, with: StrictBase64.encodeURL(Array(PKI.transactionJSON(extra: ",\"price\":1").utf8)))
         assertFailure(.badSignature) { () throws(VerificationFailure) in try verifier.verifyTransaction(forged) }
-        let shortSignature = TestPKI.replacingPart(jws, index: 2, with: StrictBase64.encodeURL([UInt8](repeating: 1, count: 63)))
-        assertFailure(.badSignature) { () throws(VerificationFailure) in try verifier.verifyTransaction(shortSignature) }
-        let zeroSignature = TestPKI.replacingPart(jws, index: 2, with: StrictBase64.encodeURL([UInt8](repeating: 0, count: 64)))
+        let shortSignature = TestPKI.replacingPart(
+            jws, index: 2, with: StrictBase64.encodeURL([UInt8](repeating: 1, count: 63)))
+        assertFailure(.badSignature) { () throws(VerificationFailure) in try verifier.verifyTransaction(shortSignature)
+        }
+        let zeroSignature = TestPKI.replacingPart(
+            jws, index: 2, with: StrictBase64.encodeURL([UInt8](repeating: 0, count: 64)))
         assertFailure(.badSignature) { () throws(VerificationFailure) in try verifier.verifyTransaction(zeroSignature) }
     }
 
@@ -252,12 +280,14 @@ final class GeneratedPKITests: XCTestCase {
         let verifier = try PKI.verifier(trusting: p384Leaf)
         assertFailureCode("bad_certificate") { () throws(VerificationFailure) in try verifier.verifyTransaction(jws) }
         let p384Root = try PKI.authority { $0.rootCurve = "P-384" }
-        XCTAssertNoThrow(try PKI.verifier(trusting: p384Root).verifyTransaction(p384Root.sign(payloadJSON: PKI.transactionJSON())))
+        XCTAssertNoThrow(
+            try PKI.verifier(trusting: p384Root).verifyTransaction(p384Root.sign(payloadJSON: PKI.transactionJSON())))
     }
 
     func testMissingKeyIdentifiersAreTolerated() throws {
         let authority = try PKI.authority { $0.includeKeyIdentifiers = false }
-        XCTAssertNoThrow(try PKI.verifier(trusting: authority).verifyTransaction(authority.sign(payloadJSON: PKI.transactionJSON())))
+        XCTAssertNoThrow(
+            try PKI.verifier(trusting: authority).verifyTransaction(authority.sign(payloadJSON: PKI.transactionJSON())))
     }
 
     func testBase64URLStrictness() throws {
@@ -266,15 +296,15 @@ final class GeneratedPKITests: XCTestCase {
         let jws = try authority.sign(payloadJSON: PKI.transactionJSON())
         let parts = jws.split(separator: ".").map(String.init)
         let variants = [
-            parts[0] + "=." + parts[1] + "." + parts[2],                                  // padding
-            parts[0] + "." + parts[1] + "." + parts[2] + "==",                              // padding on signature
+            parts[0] + "=." + parts[1] + "." + parts[2],  // padding
+            parts[0] + "." + parts[1] + "." + parts[2] + "==",  // padding on signature
             parts[0] + "." + parts[1].replacingOccurrences(of: "-", with: "+") + "x." + parts[2],  // standard alphabet
-            parts[0] + ". " + parts[1] + "." + parts[2],                                  // whitespace
-            parts[0] + "." + parts[1] + "\n." + parts[2],                                 // newline
-            parts[0] + "." + parts[1] + "." + parts[2] + "AAA",                             // 1 mod 4 length
-            jws + ".",                                                                      // 4 parts
+            parts[0] + ". " + parts[1] + "." + parts[2],  // whitespace
+            parts[0] + "." + parts[1] + "\n." + parts[2],  // newline
+            parts[0] + "." + parts[1] + "." + parts[2] + "AAA",  // 1 mod 4 length
+            jws + ".",  // 4 parts
             "." + jws,
-            parts[0] + "." + parts[1] + "." + String(parts[2].dropLast()) + "_",            // non-zero trailing bits
+            parts[0] + "." + parts[1] + "." + String(parts[2].dropLast()) + "_",  // non-zero trailing bits
         ]
         for variant in variants where variant != jws {
             assertFailureCode("malformed") { () throws(VerificationFailure) in try verifier.verifyTransaction(variant) }
@@ -316,7 +346,8 @@ final class GeneratedPKITests: XCTestCase {
                 payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds + offsetSeconds) * 1000)))
             assertFailure(.expired) { () throws(VerificationFailure) in try verifier.verifyTransaction(outside) }
         }
-        let inside = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds + 86_399) * 1000)))
+        let inside = try authority.sign(
+            payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds + 86_399) * 1000)))
         XCTAssertNoThrow(try verifier.verifyTransaction(inside))
         XCTAssertEqual(verifier.cachedChainCount, 1)
     }
@@ -345,12 +376,15 @@ final class GeneratedPKITests: XCTestCase {
         let root = try XCTUnwrap(X509Certificate(der: authority.rootDER))
         let chain = try VerifiedChain.make(leaf: leaf, intermediate: intermediate, root: root).get()
         for index in 0..<5 {
-            let key = CertificateChainCache.Key(leafFingerprint: [UInt8(index)], intermediateFingerprint: [], rootSetFingerprint: [])
+            let key = CertificateChainCache.Key(
+                leafFingerprint: [UInt8(index)], intermediateFingerprint: [], rootSetFingerprint: [])
             cache.store(.init(chain: chain), for: key)
             XCTAssertLessThanOrEqual(cache.count, 2)
         }
-        let newest = CertificateChainCache.Key(leafFingerprint: [4], intermediateFingerprint: [], rootSetFingerprint: [])
-        let oldest = CertificateChainCache.Key(leafFingerprint: [0], intermediateFingerprint: [], rootSetFingerprint: [])
+        let newest = CertificateChainCache.Key(
+            leafFingerprint: [4], intermediateFingerprint: [], rootSetFingerprint: [])
+        let oldest = CertificateChainCache.Key(
+            leafFingerprint: [0], intermediateFingerprint: [], rootSetFingerprint: [])
         XCTAssertNotNil(cache.lookup(newest))
         XCTAssertNil(cache.lookup(oldest))
     }

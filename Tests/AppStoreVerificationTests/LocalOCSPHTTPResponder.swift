@@ -25,7 +25,9 @@ final class LocalOCSPHTTPResponder: @unchecked Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(descriptor, 4) == 0 else {
             close(descriptor)
@@ -80,7 +82,8 @@ final class LocalOCSPHTTPResponder: @unchecked Sendable {
         }
         let currentHandler = lock.withLock { handler }
         guard let body, let answer = currentHandler(body) else { return }
-        let head = "HTTP/1.0 200 OK\r\nContent-Type: application/ocsp-response\r\nContent-Length: \(answer.count)\r\n\r\n"
+        let head =
+            "HTTP/1.0 200 OK\r\nContent-Type: application/ocsp-response\r\nContent-Length: \(answer.count)\r\n\r\n"
         let response = Array(head.utf8) + answer
         _ = response.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         lock.withLock { served += 1 }
@@ -89,11 +92,11 @@ final class LocalOCSPHTTPResponder: @unchecked Sendable {
     private static func completeBody(_ received: [UInt8]) -> [UInt8]? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard received.count >= 4,
-              let end = (0...(received.count - 4)).first(where: { Array(received[$0..<$0 + 4]) == separator })
+            let end = (0...(received.count - 4)).first(where: { Array(received[$0..<$0 + 4]) == separator })
         else { return nil }
         let head = String(decoding: received[..<end], as: UTF8.self).lowercased()
         guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
         else { return nil }
         let available = received.count - (end + 4)
         return available >= length ? Array(received[(end + 4)..<(end + 4 + length)]) : nil

@@ -91,12 +91,14 @@ final class OCSPRefreshTests: XCTestCase {
         clock.set(start + retry)
         _ = try await verifier.verifyTransaction(jws)
         XCTAssertEqual(fetcher.requestCount, 3)
-        XCTAssertEqual(verifier.ocspCounts, {
-            var counts = OCSPCheckCounts()
-            counts.good = 1
-            counts.unreachable = 1
-            return counts
-        }())
+        XCTAssertEqual(
+            verifier.ocspCounts,
+            {
+                var counts = OCSPCheckCounts()
+                counts.good = 1
+                counts.unreachable = 1
+                return counts
+            }())
     }
 
     /// REVOKED withdraws the GOOD answers held, is repeated without asking

@@ -12,7 +12,8 @@ final class OCSPStandingTests: XCTestCase {
     func testNeverAskedAsks() {
         let standing = OCSPStanding()
         XCTAssertEqual(standing.decision(atSeconds: now), .ask)
-        XCTAssertEqual(standing.decisionWithoutAsking(atSeconds: now), .refuse(.retryable(reason: "no OCSP answer held")))
+        XCTAssertEqual(
+            standing.decisionWithoutAsking(atSeconds: now), .refuse(.retryable(reason: "no OCSP answer held")))
     }
 
     func testGoodIsCurrentUntilTheRefreshOrTheAnswersEndWhicheverIsFirst() {

@@ -14,8 +14,11 @@ final class StubOCSPFetcher: OCSPFetcher, @unchecked Sendable {
     private let answerDelay: Duration?
 
     /// `answerDelay`: each fetch waits this long before answering.
-    init(authority: LocalTestingCertificateAuthority, answer: LocalTestingCertificateAuthority.OCSPAnswer, nowSeconds: Int64,
-         answerDelay: Duration? = nil) {
+    init(
+        authority: LocalTestingCertificateAuthority, answer: LocalTestingCertificateAuthority.OCSPAnswer,
+        nowSeconds: Int64,
+        answerDelay: Duration? = nil
+    ) {
         self.authority = authority
         self.answerValue = answer
         self.nowSeconds = nowSeconds
@@ -34,7 +37,8 @@ final class StubOCSPFetcher: OCSPFetcher, @unchecked Sendable {
         }
         if let answerDelay { try? await Task.sleep(for: answerDelay) }
         if down { throw OCSPFetchError(reason: "connection refused") }
-        guard let response = authority.ocspResponse(requestDER: requestDER, answer: answer, nowSeconds: nowSeconds) else {
+        guard let response = authority.ocspResponse(requestDER: requestDER, answer: answer, nowSeconds: nowSeconds)
+        else {
             throw OCSPFetchError(reason: "responder does not know the certificate")
         }
         return response
@@ -137,7 +141,8 @@ final class OCSPTests: XCTestCase {
             $0.leafValidUntilSeconds = PKI.nowSeconds - 3_600
         }
         // signedDate inside the leaf window would pass offline, but online "now" is past it.
-        let jws = try authority.sign(payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 7_200) * 1000)))
+        let jws = try authority.sign(
+            payloadJSON: PKI.transactionJSON(signedDate: String((PKI.nowSeconds - 7_200) * 1000)))
         let failure = await expectFailure(verifier, jws)
         XCTAssertEqual(failure, .expired)
         let offline = try PKI.verifier(trusting: authority)
@@ -159,7 +164,9 @@ final class OCSPTests: XCTestCase {
             placeholder.ocspResponse(requestDER: request, answer: .good, nowSeconds: PKI.nowSeconds)
         }
         let authority = try PKI.authority { $0.ocspResponderURL = "http://127.0.0.1:\(responder.port)/ocsp" }
-        responder.setHandler { request in authority.ocspResponse(requestDER: request, answer: .good, nowSeconds: PKI.nowSeconds) }
+        responder.setHandler { request in
+            authority.ocspResponse(requestDER: request, answer: .good, nowSeconds: PKI.nowSeconds)
+        }
         let verifier = try PKI.verifier(
             trusting: authority, onlineChecks: true, fetcher: HTTPOCSPFetcher(timeoutMilliseconds: 5_000))
         let transaction = try await verifier.verifyTransaction(authority.sign(payloadJSON: PKI.transactionJSON()))
@@ -195,19 +202,23 @@ final class OCSPTests: XCTestCase {
         let intermediate = try XCTUnwrap(X509Certificate(der: authority.intermediateDER))
         let root = try XCTUnwrap(X509Certificate(der: authority.rootDER))
         let leafCheck = OCSPCheck(certificate: leaf, issuer: intermediate, root: root, nowSeconds: PKI.nowSeconds)
-        let intermediateCheck = OCSPCheck(certificate: intermediate, issuer: root, root: root, nowSeconds: PKI.nowSeconds)
-        let intermediateAnswer = try XCTUnwrap(authority.ocspResponse(
-            requestDER: try XCTUnwrap(intermediateCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
+        let intermediateCheck = OCSPCheck(
+            certificate: intermediate, issuer: root, root: root, nowSeconds: PKI.nowSeconds)
+        let intermediateAnswer = try XCTUnwrap(
+            authority.ocspResponse(
+                requestDER: try XCTUnwrap(intermediateCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
         XCTAssertNoThrow(try intermediateCheck.check(responseDER: intermediateAnswer))
         XCTAssertThrowsError(try leafCheck.check(responseDER: intermediateAnswer))
         XCTAssertThrowsError(try leafCheck.check(responseDER: [0x30, 0x03, 0x0A, 0x01, 0x00])) { error in
             XCTAssertEqual((error as? VerificationFailure)?.isRetryable, true)
         }
         // A fresh answer judged a week later is stale.
-        let leafAnswer = try XCTUnwrap(authority.ocspResponse(
-            requestDER: try XCTUnwrap(leafCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
+        let leafAnswer = try XCTUnwrap(
+            authority.ocspResponse(
+                requestDER: try XCTUnwrap(leafCheck.requestDER()), answer: .good, nowSeconds: PKI.nowSeconds))
         XCTAssertNoThrow(try leafCheck.check(responseDER: leafAnswer))
-        let later = OCSPCheck(certificate: leaf, issuer: intermediate, root: root, nowSeconds: PKI.nowSeconds + 7 * 86_400)
+        let later = OCSPCheck(
+            certificate: leaf, issuer: intermediate, root: root, nowSeconds: PKI.nowSeconds + 7 * 86_400)
         XCTAssertThrowsError(try later.check(responseDER: leafAnswer)) { error in
             XCTAssertEqual((error as? VerificationFailure)?.isRetryable, true)
         }

@@ -33,9 +33,9 @@ final class PayloadDecodingTests: XCTestCase {
 
     func testStrictBase64() {
         XCTAssertEqual(try? StrictBase64.decodeURL(Array("-_8".utf8)), [0xFB, 0xFF])
-        XCTAssertNil(try? StrictBase64.decodeURL(Array("-_9".utf8)))       // non-zero trailing bits
-        XCTAssertNil(try? StrictBase64.decodeURL(Array("+/8".utf8)))       // standard alphabet
-        XCTAssertNil(try? StrictBase64.decodeURL(Array("AA==".utf8)))      // padding
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("-_9".utf8)))  // non-zero trailing bits
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("+/8".utf8)))  // standard alphabet
+        XCTAssertNil(try? StrictBase64.decodeURL(Array("AA==".utf8)))  // padding
         XCTAssertNil(try? StrictBase64.decodeURL(Array("A".utf8)))
         XCTAssertEqual(try? StrictBase64.decodeStandard(Array("+/8=".utf8)), [0xFB, 0xFF])
         XCTAssertNil(try? StrictBase64.decodeStandard(Array("+/8".utf8)))  // missing padding

@@ -23,7 +23,8 @@ final class RobustnessTests: XCTestCase {
                 // Mutate the payload and re-sign it, so the JSON parser and decoders see it.
                 var payload = payloadJSON
                 mutate(&payload, using: &generator)
-                candidate = try authority.sign(headerBytes: Array(authority.standardHeaderJSON.utf8), payloadBytes: payload)
+                candidate = try authority.sign(
+                    headerBytes: Array(authority.standardHeaderJSON.utf8), payloadBytes: payload)
             } else {
                 var bytes = Array(original.utf8)
                 mutate(&bytes, using: &generator)
@@ -56,7 +57,9 @@ final class RobustnessTests: XCTestCase {
         for date in ["-9223372036854775808", "-9223372036854775000", "-1", "9223372036854775807", "253402300800000"] {
             for key in ["signedDate", "receiptCreationDate"] {
                 let payload = StrictBase64.encodeURL(Array(#"{"\#(key)":\#(date)}"#.utf8))
-                XCTAssertThrowsError(try verifier.verifyTransaction("\(header).\(payload).\(signature)"), "\(key) \(date)") { error in
+                XCTAssertThrowsError(
+                    try verifier.verifyTransaction("\(header).\(payload).\(signature)"), "\(key) \(date)"
+                ) { error in
                     XCTAssertEqual((error as? VerificationFailure)?.code, "invalid_payload", "\(key) \(date): \(error)")
                 }
             }

@@ -25,7 +25,8 @@ enum ModuleGraphCheck {
             }
             let used = Set(listed.filter { row.modules.contains($0.name) }.flatMap(\.dependencies))
             for allowed in row.allowedDependencies.sorted() where !used.contains(allowed) {
-                found.append("\(row.modules.joined(separator: ", ")): allowed \(allowed), which none of them depends on")
+                found.append(
+                    "\(row.modules.joined(separator: ", ")): allowed \(allowed), which none of them depends on")
             }
         }
         return found

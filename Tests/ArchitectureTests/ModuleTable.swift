@@ -51,7 +51,9 @@ struct ModuleTable: Equatable {
         var inner = Substring(line.trimmingCharacters(in: .whitespaces))
         inner = inner.dropFirst()
         if inner.hasSuffix("|") { inner = inner.dropLast() }
-        return inner.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        return inner.split(separator: "|", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
     }
 
     private static func backticked(_ cell: String) -> [String] {
@@ -64,7 +66,9 @@ struct ModuleTable: Equatable {
         if cell == "—" { return [] }
         var names: Set<String> = []
         for item in cell.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            guard item.count > 2, item.hasPrefix("`"), item.hasSuffix("`"), item.dropFirst().dropLast().allSatisfy({ $0 != "`" && $0 != " " }) else {
+            guard item.count > 2, item.hasPrefix("`"), item.hasSuffix("`"),
+                item.dropFirst().dropLast().allSatisfy({ $0 != "`" && $0 != " " })
+            else {
                 throw ParseError(description: "\"may depend on\" must be — or `A`, `B`: \(line)")
             }
             names.insert(String(item.dropFirst().dropLast()))

@@ -23,7 +23,9 @@ struct PackageTarget: Equatable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.path, "dump-package"]
+        process.arguments = [
+            "swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.path, "dump-package",
+        ]
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -34,7 +36,8 @@ struct PackageTarget: Equatable {
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ReadError(description: "swift package dump-package failed (\(process.terminationStatus)): \(errorText)")
+            throw ReadError(
+                description: "swift package dump-package failed (\(process.terminationStatus)): \(errorText)")
         }
         return try parse(dumpPackageJSON: data)
     }
@@ -44,21 +47,26 @@ struct PackageTarget: Equatable {
     /// `target` or `product`) whose array starts with the name.
     static func parse(dumpPackageJSON data: Data) throws -> [PackageTarget] {
         guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let targets = root["targets"] as? [[String: Any]] else {
+            let targets = root["targets"] as? [[String: Any]]
+        else {
             throw ReadError(description: "no targets in dump-package's JSON")
         }
         return try targets.map { target in
             guard let name = target["name"] as? String, let type = target["type"] as? String,
-                  let dependencies = target["dependencies"] as? [[String: Any]] else {
+                let dependencies = target["dependencies"] as? [[String: Any]]
+            else {
                 throw ReadError(description: "a target without name, type or dependencies: \(target)")
             }
             let names = try dependencies.map { dependency in
-                guard dependency.count == 1, let fields = dependency.values.first as? [Any], let name = fields.first as? String else {
+                guard dependency.count == 1, let fields = dependency.values.first as? [Any],
+                    let name = fields.first as? String
+                else {
                     throw ReadError(description: "unreadable dependency of \(name): \(dependency)")
                 }
                 return name
             }
-            let path = target["path"] as? String
+            let path =
+                target["path"] as? String
                 ?? (type == "system" ? nil : (type == "test" ? "Tests/" : "Sources/") + name)
             return PackageTarget(name: name, isTest: type == "test", dependencies: names, path: path)
         }

@@ -13,7 +13,9 @@ enum SwiftImports {
             while let first = words.first, first.hasPrefix("@") { words = words.dropFirst() }
             guard words.first == "import", words.count >= 2 else { continue }
             words = words.dropFirst()
-            if words.count >= 2, ["struct", "class", "enum", "protocol", "typealias", "func", "let", "var"].contains(words.first!) {
+            if words.count >= 2,
+                ["struct", "class", "enum", "protocol", "typealias", "func", "let", "var"].contains(words.first!)
+            {
                 words = words.dropFirst()
             }
             let module = String(words.first!.prefix { $0 != "." })
@@ -25,7 +27,9 @@ enum SwiftImports {
     /// The modules imported by every `.swift` file under `folder`; nil when
     /// it holds no Swift file (a C target).
     static func imported(under folder: URL, among modules: Set<String>) throws -> Set<String>? {
-        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return nil }
+        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+            return nil
+        }
         var found: Set<String> = []
         var sawSwift = false
         for case let file as URL in files where file.pathExtension == "swift" {

@@ -20,22 +20,31 @@ final class SchemaTests: XCTestCase {
             let instance = type.init()
             let properties = Mirror(reflecting: instance).children.compactMap(\.label)
             let protoNames = properties.map(FieldName.protoName(forSwiftName:))
-            XCTAssertEqual(Set(protoNames), Set(fieldsByName.keys), "\(type.protobufName): Swift properties and proto fields differ")
+            XCTAssertEqual(
+                Set(protoNames), Set(fieldsByName.keys),
+                "\(type.protobufName): Swift properties and proto fields differ")
 
             // The codec checks each property's Swift type against its
             // field's kind (and repeated against singular) in both
             // directions; a default value visits every non-optional property.
-            XCTAssertNoThrow(try instance.serializedBytes(), "\(type.protobufName) has a property of the wrong Swift type")
-            XCTAssertNoThrow(try type.init(serializedBytes: []), "\(type.protobufName) has a property of the wrong Swift type")
+            XCTAssertNoThrow(
+                try instance.serializedBytes(), "\(type.protobufName) has a property of the wrong Swift type")
+            XCTAssertNoThrow(
+                try type.init(serializedBytes: []), "\(type.protobufName) has a property of the wrong Swift type")
             for child in Mirror(reflecting: instance).children {
-                guard let label = child.label, let field = fieldsByName[FieldName.protoName(forSwiftName: label)] else { continue }
+                guard let label = child.label, let field = fieldsByName[FieldName.protoName(forSwiftName: label)] else {
+                    continue
+                }
                 let isArray = Mirror(reflecting: child.value).displayStyle == .collection
-                XCTAssertEqual(isArray, field.isRepeated || field.valueKind == "bytes", "\(type.protobufName).\(label): arrays are for repeated fields and bytes")
+                XCTAssertEqual(
+                    isArray, field.isRepeated || field.valueKind == "bytes",
+                    "\(type.protobufName).\(label): arrays are for repeated fields and bytes")
             }
             // Optional message fields encode nothing when nil: check their Swift type names.
             for child in Mirror(reflecting: instance).children {
                 guard let label = child.label, let field = fieldsByName[FieldName.protoName(forSwiftName: label)],
-                      field.isMessage, !field.isRepeated, let messageName = field.messageName else { continue }
+                    field.isMessage, !field.isRepeated, let messageName = field.messageName
+                else { continue }
                 let swiftTypeName = String(describing: Swift.type(of: child.value))
                 let expected = try XCTUnwrap(AllMessages.types.first { $0.protobufName == messageName })
                 XCTAssertEqual(swiftTypeName, "Optional<\(expected)>", "\(type.protobufName).\(label)")
@@ -51,8 +60,9 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(FieldName.swiftName(forProtoName: "service"), "service")
         for descriptor in MessageDescriptor.all {
             for field in descriptor.fields {
-                XCTAssertEqual(FieldName.protoName(forSwiftName: FieldName.swiftName(forProtoName: field.name)), field.name,
-                               "\(descriptor.fullName).\(field.name) has no camelCase Swift name that maps back")
+                XCTAssertEqual(
+                    FieldName.protoName(forSwiftName: FieldName.swiftName(forProtoName: field.name)), field.name,
+                    "\(descriptor.fullName).\(field.name) has no camelCase Swift name that maps back")
             }
         }
     }

@@ -69,7 +69,9 @@ final class WireFormatTests: XCTestCase {
     }
 
     func testMalformedWireIsATypedError() {
-        for bytes: [UInt8] in [[0x0A, 0x05, 0x61], [0x0A], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x0B]] {
+        for bytes: [UInt8] in [
+            [0x0A, 0x05, 0x61], [0x0A], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x0B],
+        ] {
             XCTAssertThrowsError(try GetBalanceRequest(serializedBytes: bytes)) { error in
                 XCTAssertEqual((error as? ProtobufError)?.kind, .malformedWire, "\(bytes)")
             }
@@ -89,7 +91,8 @@ final class WireFormatTests: XCTestCase {
             XCTAssertEqual(bytes, expected, "\(ids)")
             XCTAssertEqual(try GetBalancesRequest(serializedBytes: bytes).userIds, ids)
         }
-        XCTAssertThrowsError(try GetBalancesRequest(serializedBytes: [0x0A, 0x01, 0x61, 0x0A, 0x02, 0xC3, 0x28])) { error in
+        XCTAssertThrowsError(try GetBalancesRequest(serializedBytes: [0x0A, 0x01, 0x61, 0x0A, 0x02, 0xC3, 0x28])) {
+            error in
             XCTAssertEqual((error as? ProtobufError)?.kind, .invalidUTF8)
         }
         var request = GetBalancesRequest()
@@ -174,7 +177,8 @@ final class WireFormatTests: XCTestCase {
         response.payload = [1, 2]
         response.deadlineRemainingMs = 300
         response.metadata = [MetadataEntry(key: "a", value: "b"), MetadataEntry(key: "c", value: "")]
-        let reordered = MetadataFirstResponse(metadata: response.metadata, deadlineRemainingMs: 300, payload: [1, 2], message: "m")
+        let reordered = MetadataFirstResponse(
+            metadata: response.metadata, deadlineRemainingMs: 300, payload: [1, 2], message: "m")
         XCTAssertEqual(try reordered.serializedBytes(), try response.serializedBytes())
     }
 
@@ -211,12 +215,14 @@ private enum SampleWire {
                     key(field.number, 0, &bytes)
                     bytes.append(1)
                 case "string", "bytes":
-                    let text = Array("\(field.name) #\(occurrence) ✓ \(String(repeating: "x", count: Int(field.number) * 7))".utf8)
+                    let text = Array(
+                        "\(field.name) #\(occurrence) ✓ \(String(repeating: "x", count: Int(field.number) * 7))".utf8)
                     key(field.number, 2, &bytes)
                     varint(UInt64(text.count), &bytes)
                     bytes += text
                 case "message":
-                    guard depth < 3, let name = field.messageName, let nested = try? MessageDescriptor.named(name) else { continue }
+                    guard depth < 3, let name = field.messageName, let nested = try? MessageDescriptor.named(name)
+                    else { continue }
                     let inner = message(nested, depth: depth + 1)
                     key(field.number, 2, &bytes)
                     varint(UInt64(inner.count), &bytes)

@@ -40,7 +40,9 @@ final class COpenSSLBoundaryTests: XCTestCase {
         let manifest = try String(contentsOf: Self.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         let dependents = Self.targetsDependingOnCOpenSSL(manifest: manifest)
         XCTAssertTrue(dependents.contains("CryptoPrimitives"), "the manifest scan found no COpenSSL dependency at all")
-        XCTAssertEqual(dependents.subtracting(Self.allowedTargets), [], "these targets list COpenSSL; give them CryptoPrimitives instead")
+        XCTAssertEqual(
+            dependents.subtracting(Self.allowedTargets), [],
+            "these targets list COpenSSL; give them CryptoPrimitives instead")
     }
 
     /// The scan itself must catch what it is for.
@@ -69,7 +71,9 @@ final class COpenSSLBoundaryTests: XCTestCase {
         var paths: [String] = []
         for folder in scannedFolders {
             let url = packageRoot.appendingPathComponent(folder)
-            guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else { continue }
+            guard let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil) else {
+                continue
+            }
             for case let file as URL in enumerator where file.pathExtension == "swift" {
                 paths.append(folder + "/" + file.path.dropFirst(url.path.count + 1))
             }
@@ -86,7 +90,9 @@ final class COpenSSLBoundaryTests: XCTestCase {
         text.split(whereSeparator: \.isNewline).contains { line in
             let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let words = code.split(whereSeparator: \.isWhitespace)
-            guard let importIndex = words.firstIndex(of: "import"), words[..<importIndex].allSatisfy({ $0.hasPrefix("@") }) else {
+            guard let importIndex = words.firstIndex(of: "import"),
+                words[..<importIndex].allSatisfy({ $0.hasPrefix("@") })
+            else {
                 return false
             }
             return words.last == "COpenSSL" || words.last?.hasPrefix("COpenSSL.") == true
@@ -112,7 +118,7 @@ final class COpenSSLBoundaryTests: XCTestCase {
         }
         for declaration in declarations where declaration.contains("\"COpenSSL\"") {
             guard let nameRange = declaration.range(of: "name: \""),
-                  let end = declaration[nameRange.upperBound...].firstIndex(of: "\"")
+                let end = declaration[nameRange.upperBound...].firstIndex(of: "\"")
             else { continue }
             result.insert(String(declaration[nameRange.upperBound..<end]))
         }

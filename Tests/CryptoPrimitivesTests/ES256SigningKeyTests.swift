@@ -56,8 +56,14 @@ final class ES256SigningKeyTests: XCTestCase {
             (Array("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".utf8), .notPKCS8),
             // Judged by the label even when the body does not decode.
             (Array("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n".utf8), .notPKCS8),
-            (Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\n!!\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8), .encrypted),
-            (Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8), .encrypted),
+            (
+                Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\n!!\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8),
+                .encrypted
+            ),
+            (
+                Array("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8),
+                .encrypted
+            ),
             (Array("-----BEGIN PRIVATE KEY-----\n!!!\n-----END PRIVATE KEY-----\n".utf8), .malformedKey),
             (Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8), .malformedKey),
             (Array("-----BEGIN PRIVATE KEY-----\nAAAA\n".utf8), .notPEM),
@@ -93,8 +99,12 @@ final class ES256SigningKeyTests: XCTestCase {
         XCTAssertEqual(try ECPrivateKey(sec1DER: key.sec1DER()).publicKeySPKIDER(), try key.publicKeySPKIDER())
         XCTAssertEqual(try ECPrivateKey(pkcs8PEM: Array(key.pkcs8PEM().utf8)).curve, .p384)
         // Trailing bytes after the DER are refused, as is a key of the wrong form.
-        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.pkcs8DER() + [0])) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
-        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.sec1DER())) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.pkcs8DER() + [0])) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
+        XCTAssertThrowsError(try ECPrivateKey(pkcs8DER: key.sec1DER())) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
         XCTAssertThrowsError(try ES256SigningKey(privateKey: key)) { XCTAssertEqual($0 as? CryptoError, .notP256) }
     }
 }

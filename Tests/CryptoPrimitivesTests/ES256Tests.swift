@@ -9,7 +9,8 @@ final class ES256Tests: XCTestCase {
     private static let x = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     private static let y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
     private static let d = "jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"
-    private static let jws = "eyJhbGciOiJFUzI1NiJ9"
+    private static let jws =
+        "eyJhbGciOiJFUzI1NiJ9"
         + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
         + ".DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
 
@@ -55,7 +56,8 @@ final class ES256Tests: XCTestCase {
     func testRFCPrivateKeySignsWhatTheRFCPublicKeyVerifies() throws {
         // SEC1 ECPrivateKey { version 1, d, [0] prime256v1 }; OpenSSL derives the public point.
         let d = try StrictBase64.decodeURL(Self.d)
-        let sec1: [UInt8] = [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20] + d
+        let sec1: [UInt8] =
+            [0x30, 0x31, 0x02, 0x01, 0x01, 0x04, 0x20] + d
             + [0xA0, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
         let signer = try ES256SigningKey(privateKey: ECPrivateKey(sec1DER: sec1))
         XCTAssertEqual(signer.publicKey.rawPoint, try rfcPublicKey().rawPoint)
@@ -91,34 +93,55 @@ final class ES256Tests: XCTestCase {
         let point = try rfcPublicKey().rawPoint
         var offCurve = point
         offCurve[64] ^= 0x01
-        XCTAssertThrowsError(try ES256PublicKey(rawPoint: offCurve)) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
-        XCTAssertThrowsError(try ES256PublicKey(rawPoint: Array(point.dropLast()))) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ES256PublicKey(rawPoint: offCurve)) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
+        XCTAssertThrowsError(try ES256PublicKey(rawPoint: Array(point.dropLast()))) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
         var compressedTag = point
         compressedTag[0] = 0x02
-        XCTAssertThrowsError(try ES256PublicKey(rawPoint: compressedTag)) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ES256PublicKey(rawPoint: compressedTag)) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
         let p384 = try ECPrivateKey(generating: .p384).publicKeySPKIDER()
         XCTAssertThrowsError(try ES256PublicKey(spkiDER: p384)) { XCTAssertEqual($0 as? CryptoError, .notP256) }
         XCTAssertThrowsError(try ES256PublicKey(spkiDER: try rfcPublicKey().spkiDER + [0])) {
             XCTAssertEqual($0 as? CryptoError, .malformedKey)
         }
-        XCTAssertThrowsError(try ES256PublicKey(pem: Array("not a pem".utf8))) { XCTAssertEqual($0 as? CryptoError, .malformedKey) }
+        XCTAssertThrowsError(try ES256PublicKey(pem: Array("not a pem".utf8))) {
+            XCTAssertEqual($0 as? CryptoError, .malformedKey)
+        }
     }
 
     func testSignatureEncodings() throws {
         // Halves with a leading zero byte and with the top bit set.
-        let raw = [UInt8](repeating: 0, count: 1) + [UInt8](repeating: 0x7F, count: 31) + [UInt8](repeating: 0x80, count: 32)
+        let raw =
+            [UInt8](repeating: 0, count: 1) + [UInt8](repeating: 0x7F, count: 31) + [UInt8](repeating: 0x80, count: 32)
         let der = try ECDSASignatureEncoding.der(fromRaw: raw)
         XCTAssertEqual(Array(der.prefix(4)), [0x30, 2 + 31 + 2 + 33, 0x02, 31])
         XCTAssertEqual(Array(der[35..<38]), [0x02, 33, 0x00])
         XCTAssertEqual(try ECDSASignatureEncoding.raw(fromDER: der), raw)
         // Zero halves encode as INTEGER 0.
-        XCTAssertEqual(try ECDSASignatureEncoding.der(fromRaw: [UInt8](repeating: 0, count: 64)), [0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00])
-        XCTAssertThrowsError(try ECDSASignatureEncoding.der(fromRaw: [1, 2, 3])) { XCTAssertEqual($0 as? CryptoError, .malformedSignature) }
-        XCTAssertThrowsError(try ECDSASignatureEncoding.der(fromRaw: [])) { XCTAssertEqual($0 as? CryptoError, .malformedSignature) }
-        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: der + [0])) { XCTAssertEqual($0 as? CryptoError, .malformedSignature) }
-        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: [0x30, 0x00])) { XCTAssertEqual($0 as? CryptoError, .malformedSignature) }
+        XCTAssertEqual(
+            try ECDSASignatureEncoding.der(fromRaw: [UInt8](repeating: 0, count: 64)),
+            [0x30, 0x06, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00])
+        XCTAssertThrowsError(try ECDSASignatureEncoding.der(fromRaw: [1, 2, 3])) {
+            XCTAssertEqual($0 as? CryptoError, .malformedSignature)
+        }
+        XCTAssertThrowsError(try ECDSASignatureEncoding.der(fromRaw: [])) {
+            XCTAssertEqual($0 as? CryptoError, .malformedSignature)
+        }
+        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: der + [0])) {
+            XCTAssertEqual($0 as? CryptoError, .malformedSignature)
+        }
+        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: [0x30, 0x00])) {
+            XCTAssertEqual($0 as? CryptoError, .malformedSignature)
+        }
         // A 33-byte half does not fit ES256's 32.
         let wide = [0x30, 0x26, 0x02, 0x21, 0x01] + [UInt8](repeating: 0x11, count: 32) + [0x02, 0x01, 0x01]
-        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: wide)) { XCTAssertEqual($0 as? CryptoError, .malformedSignature) }
+        XCTAssertThrowsError(try ECDSASignatureEncoding.raw(fromDER: wide)) {
+            XCTAssertEqual($0 as? CryptoError, .malformedSignature)
+        }
     }
 }

@@ -4,8 +4,10 @@ import XCTest
 /// RFC 4648 vectors and the strictness that gives each byte string one text.
 final class StrictBase64Tests: XCTestCase {
     func testRFC4648Vectors() throws {
-        let vectors = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
-                       ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
+        let vectors = [
+            ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(StrictBase64.encodeStandard(Array(plain.utf8)), encoded)
             XCTAssertEqual(try StrictBase64.decodeStandard(encoded), Array(plain.utf8))
@@ -35,14 +37,14 @@ final class StrictBase64Tests: XCTestCase {
 
     func testBase64URLStrictness() {
         let cases: [(String, Base64Error)] = [
-            ("Zm9vYmFy=", .invalidPadding(offset: 8)),    // padding in base64url
+            ("Zm9vYmFy=", .invalidPadding(offset: 8)),  // padding in base64url
             ("AA==", .invalidPadding(offset: 2)),
-            ("Zm9v+mFy", .invalidCharacter(offset: 4)),   // the standard alphabet
+            ("Zm9v+mFy", .invalidCharacter(offset: 4)),  // the standard alphabet
             ("Zm9v/mFy", .invalidCharacter(offset: 4)),
-            ("Z", .invalidLength(1)),                     // 1 mod 4
+            ("Z", .invalidLength(1)),  // 1 mod 4
             ("Zm9vY", .invalidLength(5)),
-            ("-_9", .nonCanonical),                       // non-zero trailing bits
-            ("Zm 9v", .invalidCharacter(offset: 2)),      // whitespace
+            ("-_9", .nonCanonical),  // non-zero trailing bits
+            ("Zm 9v", .invalidCharacter(offset: 2)),  // whitespace
             ("Zm9v\n", .invalidCharacter(offset: 4)),
             ("Zm9\u{e9}", .invalidCharacter(offset: 3)),  // non-ASCII
         ]
@@ -55,16 +57,16 @@ final class StrictBase64Tests: XCTestCase {
 
     func testStandardBase64Strictness() {
         let cases: [(String, Base64Error)] = [
-            ("+/8", .invalidLength(3)),                   // missing padding
+            ("+/8", .invalidLength(3)),  // missing padding
             ("Zm9vYg", .invalidLength(6)),
-            ("+/8=\n", .invalidCharacter(offset: 4)),     // trailing line break
-            ("A===", .invalidPadding(offset: 1)),         // three padding characters
+            ("+/8=\n", .invalidCharacter(offset: 4)),  // trailing line break
+            ("A===", .invalidPadding(offset: 1)),  // three padding characters
             ("====", .invalidPadding(offset: 0)),
-            ("Zm=v", .invalidPadding(offset: 2)),         // padding in the middle
-            ("-_8=", .invalidCharacter(offset: 0)),       // the URL alphabet
+            ("Zm=v", .invalidPadding(offset: 2)),  // padding in the middle
+            ("-_8=", .invalidCharacter(offset: 0)),  // the URL alphabet
             ("Zm9v YmFy", .invalidCharacter(offset: 4)),
             ("Zm9v\r\nYm==", .invalidCharacter(offset: 4)),
-            ("Zh==", .nonCanonical),                      // "Zg==" is the only spelling of "f"
+            ("Zh==", .nonCanonical),  // "Zg==" is the only spelling of "f"
             ("Zm9=", .nonCanonical),
         ]
         for (text, expected) in cases {

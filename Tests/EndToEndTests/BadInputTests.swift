@@ -9,17 +9,23 @@ import XCTest
 final class BadInputTests: XCTestCase {
     private let verifyPath = "/api/v1/payments/apple/transactions/verify"
 
-    private func validBody(_ system: EndToEndSystem, transactionId: String = EndToEndSystem.randomTransactionId()) throws -> [String: Any] {
+    private func validBody(_ system: EndToEndSystem, transactionId: String = EndToEndSystem.randomTransactionId())
+        throws -> [String: Any]
+    {
         let productId = EndToEndSystem.productId("starter_pack")
-        return ["productCode": "starter_pack", "appStoreProductId": productId, "transactionId": transactionId,
-                "signedTransactionInfo": try system.signedTransaction(transactionId: transactionId, productId: productId, appAccountToken: nil)]
+        return [
+            "productCode": "starter_pack", "appStoreProductId": productId, "transactionId": transactionId,
+            "signedTransactionInfo": try system.signedTransaction(
+                transactionId: transactionId, productId: productId, appAccountToken: nil),
+        ]
     }
 
     private func json(_ object: [String: Any]) -> [UInt8] { TestTokens.json(object) }
 
     /// Sends, then checks status, problem code and that no row appeared.
     private func assertRefused(
-        _ system: EndToEndSystem, _ user: TestUser, status: Int, code: String, file: StaticString = #filePath, line: UInt = #line,
+        _ system: EndToEndSystem, _ user: TestUser, status: Int, code: String, file: StaticString = #filePath,
+        line: UInt = #line,
         _ send: () async throws -> HTTPAnswer
     ) async throws {
         let paymentsBefore = try await system.paymentsRowCount()
@@ -69,7 +75,8 @@ final class BadInputTests: XCTestCase {
         let system = try await EndToEndSystem.get()
         let user = system.user()
         let body = try validBody(system)
-        let oversized = Array(#"{"productCode":"starter_pack","signedTransactionInfo":""#.utf8)
+        let oversized =
+            Array(#"{"productCode":"starter_pack","signedTransactionInfo":""#.utf8)
             + [UInt8](repeating: UInt8(ascii: "a"), count: 70_000) + Array(#""}"#.utf8)
         let deep = Array((String(repeating: "[", count: 64) + String(repeating: "]", count: 64)).utf8)
         let deepObject = Array(#"{"productCode":"#.utf8) + deep + Array("}".utf8)
@@ -82,20 +89,25 @@ final class BadInputTests: XCTestCase {
         badTransactionId["transactionId"] = "12ab"
 
         try await assertRefused(system, user, status: 413, code: "PAYLOAD_TOO_LARGE") {
-            try await system.send("POST", verifyPath, token: user.token, body: oversized, contentType: "application/json")
+            try await system.send(
+                "POST", verifyPath, token: user.token, body: oversized, contentType: "application/json")
         }
         try await assertRefused(system, user, status: 400, code: "VALIDATION_FAILED") {
-            try await system.send("POST", verifyPath, token: user.token, body: deepObject, contentType: "application/json")
+            try await system.send(
+                "POST", verifyPath, token: user.token, body: deepObject, contentType: "application/json")
         }
         try await assertRefused(system, user, status: 400, code: "VALIDATION_FAILED") {
-            try await system.send("POST", verifyPath, token: user.token, body: Array(#"{"productCode": "starter_pack","#.utf8),
-                                  contentType: "application/json")
+            try await system.send(
+                "POST", verifyPath, token: user.token, body: Array(#"{"productCode": "starter_pack","#.utf8),
+                contentType: "application/json")
         }
         try await assertRefused(system, user, status: 400, code: "VALIDATION_FAILED") {
-            try await system.send("POST", verifyPath, token: user.token, body: Array(duplicate.utf8), contentType: "application/json")
+            try await system.send(
+                "POST", verifyPath, token: user.token, body: Array(duplicate.utf8), contentType: "application/json")
         }
         try await assertRefused(system, user, status: 400, code: "VALIDATION_FAILED") {
-            try await system.send("POST", verifyPath, token: user.token, body: [0x7B, 0xFF, 0xFE, 0x7D], contentType: "application/json")
+            try await system.send(
+                "POST", verifyPath, token: user.token, body: [0x7B, 0xFF, 0xFE, 0x7D], contentType: "application/json")
         }
         try await assertRefused(system, user, status: 415, code: "UNSUPPORTED_MEDIA_TYPE") {
             try await system.send("POST", verifyPath, token: user.token, body: json(body), contentType: "text/plain")
@@ -120,35 +132,43 @@ final class BadInputTests: XCTestCase {
         // Signed by a CA PaymentsService does not trust.
         let stranger = try LocalTestingCertificateAuthority()
         let untrustedId = EndToEndSystem.randomTransactionId()
-        let untrusted = try system.signedTransaction(transactionId: untrustedId, productId: productId, appAccountToken: nil, authority: stranger)
+        let untrusted = try system.signedTransaction(
+            transactionId: untrustedId, productId: productId, appAccountToken: nil, authority: stranger)
         try await assertRefused(system, user, status: 422, code: "PAYMENT_TRANSACTION_INVALID") {
             try await system.verify(user, productCode: "starter_pack", transactionId: untrustedId, jws: untrusted)
         }
         // A valid JWS for another transaction id than the request's.
-        let signedFor = try system.signedTransaction(transactionId: EndToEndSystem.randomTransactionId(), productId: productId, appAccountToken: nil)
+        let signedFor = try system.signedTransaction(
+            transactionId: EndToEndSystem.randomTransactionId(), productId: productId, appAccountToken: nil)
         try await assertRefused(system, user, status: 422, code: "PAYMENT_TRANSACTION_INVALID") {
-            try await system.verify(user, productCode: "starter_pack", transactionId: EndToEndSystem.randomTransactionId(), jws: signedFor)
+            try await system.verify(
+                user, productCode: "starter_pack", transactionId: EndToEndSystem.randomTransactionId(), jws: signedFor)
         }
         // A tampered payload (signature no longer matches).
         let tamperedId = EndToEndSystem.randomTransactionId()
         var parts = try system.signedTransaction(transactionId: tamperedId, productId: productId, appAccountToken: nil)
             .split(separator: ".").map(String.init)
-        parts[1] = TestTokens.base64URL(TestTokens.json(["transactionId": tamperedId, "productId": productId, "bundleId": EndToEndSystem.bundleId]))
+        parts[1] = TestTokens.base64URL(
+            TestTokens.json(["transactionId": tamperedId, "productId": productId, "bundleId": EndToEndSystem.bundleId]))
         try await assertRefused(system, user, status: 422, code: "PAYMENT_TRANSACTION_INVALID") {
-            try await system.verify(user, productCode: "starter_pack", transactionId: tamperedId, jws: parts.joined(separator: "."))
+            try await system.verify(
+                user, productCode: "starter_pack", transactionId: tamperedId, jws: parts.joined(separator: "."))
         }
         // The wrong environment (Production is allowed, but the transaction claims LocalTesting).
         let wrongEnvironmentId = EndToEndSystem.randomTransactionId()
         let wrongEnvironment = try system.signedTransaction(
             transactionId: wrongEnvironmentId, productId: productId, appAccountToken: nil, environment: "LocalTesting")
         try await assertRefused(system, user, status: 422, code: "PAYMENT_TRANSACTION_INVALID") {
-            try await system.verify(user, productCode: "starter_pack", transactionId: wrongEnvironmentId, jws: wrongEnvironment)
+            try await system.verify(
+                user, productCode: "starter_pack", transactionId: wrongEnvironmentId, jws: wrongEnvironment)
         }
         // A notification signed by a stranger.
-        let forged = try stranger.sign(payloadJSON: #"{"notificationType":"REFUND","notificationUUID":"\#(UUID().uuidString)","version":"2.0"}"#)
+        let forged = try stranger.sign(
+            payloadJSON: #"{"notificationType":"REFUND","notificationUUID":"\#(UUID().uuidString)","version":"2.0"}"#)
         system.neverLog(forged)
         let paymentsBefore = try await system.paymentsRowCount()
-        let notification = try await system.send("POST", "/api/v1/payments/apple/notifications", json: ["signedPayload": forged])
+        let notification = try await system.send(
+            "POST", "/api/v1/payments/apple/notifications", json: ["signedPayload": forged])
         XCTAssertEqual(notification.status, 422, notification.text)
         XCTAssertEqual(notification.problemCode, "PAYMENT_TRANSACTION_INVALID")
         let observed4 = try await system.paymentsRowCount()

@@ -13,14 +13,16 @@ final class BalanceReadTests: XCTestCase {
         var expected: [String: Int] = [:]
         for index in 0..<6 {
             let user = system.user()
-            let answer = try await system.verify(user, productCode: "starter_pack", appAccountToken: try await system.accountToken(user))
+            let answer = try await system.verify(
+                user, productCode: "starter_pack", appAccountToken: try await system.accountToken(user))
             XCTAssertEqual(answer.status, 200, answer.text)
             if index > 0 { try await system.spend(user.id, amount: Int64(index)) }
             users.append(user)
             expected[user.token] = 100 - index
         }
         let adminPort = try XCTUnwrap(system.adminPorts?.gateway)
-        let callsBefore = try await MetricsSnapshot.scrape(adminPort: adminPort).value("iap_gateway_balance_reads_per_call_count")
+        let callsBefore = try await MetricsSnapshot.scrape(adminPort: adminPort).value(
+            "iap_gateway_balance_reads_per_call_count")
         var calls = callsBefore
         // Rounds of 48 concurrent reads (8 per user) until reads were
         // coalesced at least once; every answer is checked in every round.
@@ -40,7 +42,8 @@ final class BalanceReadTests: XCTestCase {
                 XCTAssertEqual(status, 200)
                 XCTAssertEqual(balance, expected[token], "a read answered another user's balance")
             }
-            calls = try await MetricsSnapshot.scrape(adminPort: adminPort).value("iap_gateway_balance_reads_per_call_count")
+            calls = try await MetricsSnapshot.scrape(adminPort: adminPort).value(
+                "iap_gateway_balance_reads_per_call_count")
         }
         XCTAssertGreaterThan(calls, callsBefore, "no reads were coalesced in 20 rounds of 48 concurrent reads")
 

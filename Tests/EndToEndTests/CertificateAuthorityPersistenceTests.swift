@@ -11,11 +11,14 @@ final class CertificateAuthorityPersistenceTests: XCTestCase {
         let restored = try LocalTestingCertificateAuthority(importingPEM: try original.exportPEM())
         XCTAssertEqual(restored.rootDER, original.rootDER)
         XCTAssertEqual(restored.certificateChainBase64, original.certificateChainBase64)
-        let verifier = try SignedDataVerifier(configuration: VerifierConfiguration(
-            bundleId: "com.meeyao.qianwen", appAppleId: nil, allowedEnvironments: [.sandbox], localTestingMode: false,
-            onlineChecks: false, trustedRoots: [original.rootDER]))
+        let verifier = try SignedDataVerifier(
+            configuration: VerifierConfiguration(
+                bundleId: "com.meeyao.qianwen", appAppleId: nil, allowedEnvironments: [.sandbox],
+                localTestingMode: false,
+                onlineChecks: false, trustedRoots: [original.rootDER]))
         let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
-        let payload = "{\"transactionId\":\"2000000000000123\",\"originalTransactionId\":\"2000000000000123\","
+        let payload =
+            "{\"transactionId\":\"2000000000000123\",\"originalTransactionId\":\"2000000000000123\","
             + "\"bundleId\":\"com.meeyao.qianwen\",\"productId\":\"com.meeyao.qianwen.starter_pack\",\"purchaseDate\":\(nowMilliseconds - 1000),"
             + "\"quantity\":1,\"type\":\"Consumable\",\"inAppOwnershipType\":\"PURCHASED\",\"environment\":\"Sandbox\",\"signedDate\":\(nowMilliseconds)}"
         let transaction = try await verifier.verifyTransaction(try restored.sign(payloadJSON: payload))

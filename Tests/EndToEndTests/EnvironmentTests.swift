@@ -10,8 +10,10 @@ final class EnvironmentTests: XCTestCase {
         let reviewer = system.user(id: EndToEndSystem.reviewerId)
         let reviewed = EndToEndSystem.randomTransactionId()
         let sandbox = try system.signedTransaction(
-            transactionId: reviewed, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil, environment: "Sandbox")
-        let granted = try await system.verify(reviewer, productCode: "popular_pack", transactionId: reviewed, jws: sandbox)
+            transactionId: reviewed, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil,
+            environment: "Sandbox")
+        let granted = try await system.verify(
+            reviewer, productCode: "popular_pack", transactionId: reviewed, jws: sandbox)
         XCTAssertEqual(granted.status, 200, granted.text)
         XCTAssertEqual(granted.json["status"] as? String, "granted")
         let row = try await system.paymentRow(reviewed)
@@ -21,12 +23,15 @@ final class EnvironmentTests: XCTestCase {
         let tester = system.user()
         let refusedId = EndToEndSystem.randomTransactionId()
         let testFlight = try system.signedTransaction(
-            transactionId: refusedId, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil, environment: "Sandbox")
-        let refused = try await system.verify(tester, productCode: "popular_pack", transactionId: refusedId, jws: testFlight)
+            transactionId: refusedId, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil,
+            environment: "Sandbox")
+        let refused = try await system.verify(
+            tester, productCode: "popular_pack", transactionId: refusedId, jws: testFlight)
         XCTAssertEqual(refused.status, 403, refused.text)
         XCTAssertEqual(refused.problemCode, "PAYMENT_ENVIRONMENT_NOT_ALLOWED")
         XCTAssertEqual(refused.json["retryable"] as? Bool, false)
-        XCTAssertEqual(refused.json["title"] as? String, "Sandbox/TestFlight purchases are not credited by this deployment")
+        XCTAssertEqual(
+            refused.json["title"] as? String, "Sandbox/TestFlight purchases are not credited by this deployment")
         let refusedRow = try await system.paymentStatus(refusedId)
         XCTAssertNil(refusedRow, "no payments row")
         let pointsRows = try await system.pointsRowCount(tester.id)

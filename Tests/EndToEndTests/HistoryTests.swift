@@ -11,10 +11,13 @@ final class HistoryTests: XCTestCase {
         let bought = try await system.verify(user, productCode: "starter_pack", transactionId: transactionId)
         XCTAssertEqual(bought.json["status"] as? String, "granted", bought.text)
         try await system.spend(user.id, amount: 70)
-        let refund = try await system.notify(type: "REFUND", transactionId: transactionId,
-                                             productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+        let refund = try await system.notify(
+            type: "REFUND", transactionId: transactionId,
+            productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
         XCTAssertEqual(refund.status, 200, refund.text)
-        let settled = try await system.eventually { try await system.paymentStatus(transactionId) == "refunded_insufficient" }
+        let settled = try await system.eventually {
+            try await system.paymentStatus(transactionId) == "refunded_insufficient"
+        }
         XCTAssertTrue(settled, "100 credits taken back from a balance of 30: refunded_insufficient")
         let balance = try await system.send("GET", "/api/v1/points/balance", token: user.token)
         XCTAssertEqual(balance.json["balance"] as? Int, 0)

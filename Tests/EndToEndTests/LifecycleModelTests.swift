@@ -72,8 +72,10 @@ final class LifecycleModelTests: XCTestCase {
             let transactionId = EndToEndSystem.randomTransactionId()
             let product = Self.products[Int(random.next(upTo: UInt64(Self.products.count)))]
             let quantity = 1 + Int(random.next(upTo: 3))
-            let jws = try system.signedTransaction(transactionId, productCode: product, signedAt: tick(), quantity: quantity)
-            purchases.append(Purchase(transactionId: transactionId, productCode: product, quantity: quantity, appJWS: jws))
+            let jws = try system.signedTransaction(
+                transactionId, productCode: product, signedAt: tick(), quantity: quantity)
+            purchases.append(
+                Purchase(transactionId: transactionId, productCode: product, quantity: quantity, appJWS: jws))
         }
         var deliveries: [Delivery] = []
         var pendingVerifies: Set<Int> = []
@@ -90,27 +92,37 @@ final class LifecycleModelTests: XCTestCase {
                 steps.append("verify #\(index)")
             case 2, 3, 4:
                 let at = tick()
-                let (type, revocation, kept): (String, LifecycleSystem.Revocation, (Int64) -> Int64) = switch random.next(upTo: 4) {
-                case 0:
-                    ("REFUND", .init(type: "REFUND_FULL", reason: 0), { _ in 0 })
-                case 1:
-                    ("REVOKE", .init(type: "FAMILY_REVOKE", reason: 0), { _ in 0 })
-                default: {
-                    let percentage = Int(random.next(upTo: 100_001))
-                    return ("REFUND", .init(type: "REFUND_PRORATED", percentage: percentage, reason: 1),
-                            { credits in credits - credits * Int64(percentage) / 100_000 })
-                }()
-                }
+                let (type, revocation, kept): (String, LifecycleSystem.Revocation, (Int64) -> Int64) =
+                    switch random.next(upTo: 4) {
+                    case 0:
+                        ("REFUND", .init(type: "REFUND_FULL", reason: 0), { _ in 0 })
+                    case 1:
+                        ("REVOKE", .init(type: "FAMILY_REVOKE", reason: 0), { _ in 0 })
+                    default:
+                        {
+                            let percentage = Int(random.next(upTo: 100_001))
+                            return (
+                                "REFUND", .init(type: "REFUND_PRORATED", percentage: percentage, reason: 1),
+                                { credits in credits - credits * Int64(percentage) / 100_000 }
+                            )
+                        }()
+                    }
                 let transaction = try system.signedTransaction(
-                    purchase.transactionId, productCode: purchase.productCode, signedAt: at, quantity: purchase.quantity, revocation: revocation)
-                deliveries.append(Delivery(payload: try system.signedNotification(type, signedAt: at, transaction: transaction),
-                                           label: "\(type)(\(revocation.type ?? ""),\(revocation.percentage ?? 100_000)) #\(index)@\(at)"))
+                    purchase.transactionId, productCode: purchase.productCode, signedAt: at,
+                    quantity: purchase.quantity, revocation: revocation)
+                deliveries.append(
+                    Delivery(
+                        payload: try system.signedNotification(type, signedAt: at, transaction: transaction),
+                        label: "\(type)(\(revocation.type ?? ""),\(revocation.percentage ?? 100_000)) #\(index)@\(at)"))
                 purchases[index].words.append((at, kept))
                 steps.append(deliveries.last!.label)
             case 5, 6:
                 let at = tick()
-                deliveries.append(Delivery(payload: try system.signedNotification("REFUND_REVERSED", signedAt: at, transaction: purchase.appJWS),
-                                           label: "REFUND_REVERSED #\(index)@\(at)"))
+                deliveries.append(
+                    Delivery(
+                        payload: try system.signedNotification(
+                            "REFUND_REVERSED", signedAt: at, transaction: purchase.appJWS),
+                        label: "REFUND_REVERSED #\(index)@\(at)"))
                 purchases[index].words.append((at, { $0 }))
                 steps.append(deliveries.last!.label)
             case 7:
@@ -148,7 +160,9 @@ final class LifecycleModelTests: XCTestCase {
         for _ in 0..<40 where deliveries.contains(where: { !$0.delivered }) || !pendingVerifies.isEmpty {
             try await attempt(system, &deliveries, &random, share: 1)
             try await submit(system, user, purchases, &pendingVerifies)
-            if deliveries.contains(where: { !$0.delivered }) || !pendingVerifies.isEmpty { try await Task.sleep(for: .milliseconds(200)) }
+            if deliveries.contains(where: { !$0.delivered }) || !pendingVerifies.isEmpty {
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
         XCTAssertFalse(deliveries.contains { !$0.delivered }, "every notification was delivered: \(steps)")
         XCTAssertTrue(pendingVerifies.isEmpty, "every submission got a definitive answer: \(steps)")
@@ -156,7 +170,9 @@ final class LifecycleModelTests: XCTestCase {
     }
 
     /// Tries to deliver the undelivered notifications (each with chance 1/share, shuffled).
-    private func attempt(_ system: LifecycleSystem, _ deliveries: inout [Delivery], _ random: inout SeededRandom, share: UInt64) async throws {
+    private func attempt(
+        _ system: LifecycleSystem, _ deliveries: inout [Delivery], _ random: inout SeededRandom, share: UInt64
+    ) async throws {
         var order = Array(deliveries.indices.filter { !deliveries[$0].delivered })
         order.shuffle(using: &random)
         for index in order where random.next(upTo: share) == 0 {
@@ -168,14 +184,21 @@ final class LifecycleModelTests: XCTestCase {
     /// Resubmits the app's purchases still waiting for a definitive answer
     /// (granted, already granted, or refunded/revoked): a retryable problem
     /// or no answer keeps the StoreKit transaction unfinished.
-    private func submit(_ system: LifecycleSystem, _ user: TestUser, _ purchases: [Purchase], _ pending: inout Set<Int>) async throws {
+    private func submit(_ system: LifecycleSystem, _ user: TestUser, _ purchases: [Purchase], _ pending: inout Set<Int>)
+        async throws
+    {
         for index in pending.sorted() {
             let purchase = purchases[index]
-            guard let answer = try? await system.verify(user, productCode: purchase.productCode,
-                                                        transactionId: purchase.transactionId, jws: purchase.appJWS) else { continue }
+            guard
+                let answer = try? await system.verify(
+                    user, productCode: purchase.productCode,
+                    transactionId: purchase.transactionId, jws: purchase.appJWS)
+            else { continue }
             let definitive = answer.status == 200 || answer.problemCode == "PAYMENT_TRANSACTION_REVOKED"
             if definitive { pending.remove(index) }
-            XCTAssert(definitive || answer.json["retryable"] as? Bool == true, "only retryable problems are retried: \(answer.text)")
+            XCTAssert(
+                definitive || answer.json["retryable"] as? Bool == true,
+                "only retryable problems are retried: \(answer.text)")
         }
     }
 
@@ -193,7 +216,9 @@ final class LifecycleModelTests: XCTestCase {
         for (index, purchase) in trail.purchases.enumerated() {
             let held = try await system.creditsHeld(transactionId: purchase.transactionId)
             if held != purchase.expectedCredits {
-                XCTFail("\(context): #\(index) \(purchase.productCode)x\(purchase.quantity) holds \(held), the model says \(purchase.expectedCredits). Steps: \(trail.steps)")
+                XCTFail(
+                    "\(context): #\(index) \(purchase.productCode)x\(purchase.quantity) holds \(held), the model says \(purchase.expectedCredits). Steps: \(trail.steps)"
+                )
                 failed = true
             }
         }

@@ -28,11 +28,16 @@ final class LifecycleTests: XCTestCase {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
             let token = try await system.accountToken(user)
-            let purchased = try system.signedTransaction(transactionId, productCode: "popular_pack", signedAt: clock.tick(), appAccountToken: token)
+            let purchased = try system.signedTransaction(
+                transactionId, productCode: "popular_pack", signedAt: clock.tick(), appAccountToken: token)
             let refundAt = clock.tick()
-            let refund = try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "popular_pack", signedAt: refundAt, appAccountToken: token, revocation: .init()))
-            let reversed = try system.signedNotification("REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased)
+            let refund = try system.signedNotification(
+                "REFUND", signedAt: refundAt,
+                transaction: try system.signedTransaction(
+                    transactionId, productCode: "popular_pack", signedAt: refundAt, appAccountToken: token,
+                    revocation: .init()))
+            let reversed = try system.signedNotification(
+                "REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased)
             let refundAnswer = try await system.deliver(refund)
             XCTAssertEqual(refundAnswer.status, 200, refundAnswer.text)
             let afterRefund = try await system.row(transactionId)
@@ -47,13 +52,15 @@ final class LifecycleTests: XCTestCase {
             }
             XCTAssertTrue(credited)
             // The app submits the JWS it has had since the purchase (older than both words).
-            let answer = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
+            let answer = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
             XCTAssertEqual(answer.status, 200, answer.text)
             XCTAssertEqual(answer.json["status"] as? String, "already_granted")
             XCTAssertEqual(answer.json["creditsAdded"] as? Int, 0)
             let balance = try await system.balance(user.id)
             XCTAssertEqual(balance, 210)
-            let again = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
+            let again = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
             XCTAssertEqual(again.json["status"] as? String, "already_granted", again.text)
             try await system.assertLedgerInvariants(user.id)
         }
@@ -64,15 +71,20 @@ final class LifecycleTests: XCTestCase {
     func testRefundReversedRefundTakesBackTwiceAndRestoresOnce() async throws {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
-            let purchased = try system.signedTransaction(transactionId, productCode: "starter_pack", signedAt: clock.tick())
-            let granted = try await system.verify(user, productCode: "starter_pack", transactionId: transactionId, jws: purchased)
+            let purchased = try system.signedTransaction(
+                transactionId, productCode: "starter_pack", signedAt: clock.tick())
+            let granted = try await system.verify(
+                user, productCode: "starter_pack", transactionId: transactionId, jws: purchased)
             XCTAssertEqual(granted.json["status"] as? String, "granted", granted.text)
             for (type, reason) in [("REFUND", 0), ("REFUND_REVERSED", 0), ("REFUND", 1)] {
                 let at = clock.tick()
-                let transaction = type == "REFUND"
-                    ? try system.signedTransaction(transactionId, productCode: "starter_pack", signedAt: at, revocation: .init(reason: reason))
+                let transaction =
+                    type == "REFUND"
+                    ? try system.signedTransaction(
+                        transactionId, productCode: "starter_pack", signedAt: at, revocation: .init(reason: reason))
                     : purchased
-                let answer = try await system.deliver(try system.signedNotification(type, signedAt: at, transaction: transaction))
+                let answer = try await system.deliver(
+                    try system.signedNotification(type, signedAt: at, transaction: transaction))
                 XCTAssertEqual(answer.status, 200, answer.text)
                 let settled = try await system.settle()
                 XCTAssertTrue(settled, "\(type) settles")
@@ -96,12 +108,16 @@ final class LifecycleTests: XCTestCase {
     func testALateRefundAfterItsReversalChangesNothing() async throws {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
-            let purchased = try system.signedTransaction(transactionId, productCode: "premium_pack", signedAt: clock.tick())
+            let purchased = try system.signedTransaction(
+                transactionId, productCode: "premium_pack", signedAt: clock.tick())
             _ = try await system.verify(user, productCode: "premium_pack", transactionId: transactionId, jws: purchased)
             let refundAt = clock.tick()
-            let refund = try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "premium_pack", signedAt: refundAt, revocation: .init()))
-            let reversed = try system.signedNotification("REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased)
+            let refund = try system.signedNotification(
+                "REFUND", signedAt: refundAt,
+                transaction: try system.signedTransaction(
+                    transactionId, productCode: "premium_pack", signedAt: refundAt, revocation: .init()))
+            let reversed = try system.signedNotification(
+                "REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased)
             // Apple's first delivery of the REFUND failed; the reversal arrives first.
             let first = try await system.deliver(reversed)
             XCTAssertEqual(first.status, 200, first.text)
@@ -125,24 +141,33 @@ final class LifecycleTests: XCTestCase {
         try await LifecycleSystem.with { system in
             for concurrency in [2, 20] {
                 let clock = AppleClock(), user = system.user(), transactionId = id()
-                let jws = try system.signedTransaction(transactionId, productCode: "new_user_pack", signedAt: clock.tick())
+                let jws = try system.signedTransaction(
+                    transactionId, productCode: "new_user_pack", signedAt: clock.tick())
                 let answers = try await withThrowingTaskGroup(of: HTTPAnswer.self) { group in
                     for _ in 0..<concurrency {
-                        group.addTask { try await system.verify(user, productCode: "new_user_pack", transactionId: transactionId, jws: jws) }
+                        group.addTask {
+                            try await system.verify(
+                                user, productCode: "new_user_pack", transactionId: transactionId, jws: jws)
+                        }
                     }
                     return try await group.reduce(into: [HTTPAnswer]()) { $0.append($1) }
                 }
                 let statuses = answers.map { $0.json["status"] as? String ?? "\($0.status) \($0.problemCode ?? "")" }
                 XCTAssertEqual(statuses.filter { $0 == "granted" }.count, 1, "\(concurrency)-way: \(statuses)")
-                XCTAssertEqual(statuses.filter { $0 == "already_granted" }.count, concurrency - 1, "\(concurrency)-way: \(statuses)")
+                XCTAssertEqual(
+                    statuses.filter { $0 == "already_granted" }.count, concurrency - 1,
+                    "\(concurrency)-way: \(statuses)")
                 let purchases = try await system.ledgerCount(event: "payment.apple_iap:\(transactionId)")
                 XCTAssertEqual(purchases, 1)
                 let row = try await system.row(transactionId)
                 XCTAssertEqual(row?.status, "granted")
                 // The row was never left `failed`: a refund takes the credits back.
                 let refundAt = clock.tick()
-                _ = try await system.deliver(try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                    transactionId, productCode: "new_user_pack", signedAt: refundAt, revocation: .init())))
+                _ = try await system.deliver(
+                    try system.signedNotification(
+                        "REFUND", signedAt: refundAt,
+                        transaction: try system.signedTransaction(
+                            transactionId, productCode: "new_user_pack", signedAt: refundAt, revocation: .init())))
                 let settled = try await system.settle()
                 XCTAssertTrue(settled)
                 let balance = try await system.balance(user.id)
@@ -157,11 +182,15 @@ final class LifecycleTests: XCTestCase {
     func testAClawbackWhoseReplyWasLostThenReversedRestoresExactlyOnce() async throws {
         try await LifecycleSystem.with(pointsFaults: "points.clawback_after_commit") { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
-            let purchased = try system.signedTransaction(transactionId, productCode: "popular_pack", signedAt: clock.tick())
+            let purchased = try system.signedTransaction(
+                transactionId, productCode: "popular_pack", signedAt: clock.tick())
             _ = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: purchased)
             let refundAt = clock.tick()
-            let refund = try await system.deliver(try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "popular_pack", signedAt: refundAt, revocation: .init())))
+            let refund = try await system.deliver(
+                try system.signedNotification(
+                    "REFUND", signedAt: refundAt,
+                    transaction: try system.signedTransaction(
+                        transactionId, productCode: "popular_pack", signedAt: refundAt, revocation: .init())))
             XCTAssertEqual(refund.status, 200, refund.text)
             // PointsService committed the clawback and died before replying.
             let exited = try await system.points.waitForExit()
@@ -170,7 +199,8 @@ final class LifecycleTests: XCTestCase {
             XCTAssertEqual(taken, 1, "the clawback committed")
             let owed = try await system.row(transactionId)
             XCTAssertEqual(owed?.pending, "clawback", "its outcome is unknown to PaymentsService")
-            let reversed = try await system.deliver(try system.signedNotification("REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased))
+            let reversed = try await system.deliver(
+                try system.signedNotification("REFUND_REVERSED", signedAt: clock.tick(), transaction: purchased))
             XCTAssertEqual(reversed.status, 200, reversed.text)
             try await system.startPoints(faults: "")
             let settled = try await system.settle()
@@ -190,22 +220,30 @@ final class LifecycleTests: XCTestCase {
     func testQuantityThreeCreditsThreePacksAndARefundTakesThemAllBack() async throws {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
-            let jws = try system.signedTransaction(transactionId, productCode: "popular_pack", signedAt: clock.tick(), quantity: 3)
-            let answer = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
+            let jws = try system.signedTransaction(
+                transactionId, productCode: "popular_pack", signedAt: clock.tick(), quantity: 3)
+            let answer = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
             XCTAssertEqual(answer.json["creditsAdded"] as? Int, 630, answer.text)
             let granted = try await system.balance(user.id)
             XCTAssertEqual(granted, 630)
             let refundAt = clock.tick()
-            _ = try await system.deliver(try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "popular_pack", signedAt: refundAt, quantity: 3, revocation: .init())))
+            _ = try await system.deliver(
+                try system.signedNotification(
+                    "REFUND", signedAt: refundAt,
+                    transaction: try system.signedTransaction(
+                        transactionId, productCode: "popular_pack", signedAt: refundAt, quantity: 3, revocation: .init()
+                    )))
             let settled = try await system.settle()
             XCTAssertTrue(settled)
             let refunds = try await system.ledgerAmounts(user: user.id, changeType: "refund")
             XCTAssertEqual(refunds, [630])
             // Above StoreKit's bound: refused clearly, nothing written.
             let tooMany = id()
-            let refused = try await system.verify(user, productCode: "popular_pack", transactionId: tooMany, jws: try system.signedTransaction(
-                tooMany, productCode: "popular_pack", signedAt: clock.tick(), quantity: 11))
+            let refused = try await system.verify(
+                user, productCode: "popular_pack", transactionId: tooMany,
+                jws: try system.signedTransaction(
+                    tooMany, productCode: "popular_pack", signedAt: clock.tick(), quantity: 11))
             XCTAssertEqual(refused.status, 422, refused.text)
             XCTAssertEqual(refused.problemCode, "PAYMENT_TRANSACTION_INVALID")
             let none = try await system.row(tooMany)
@@ -219,40 +257,55 @@ final class LifecycleTests: XCTestCase {
     func testAProratedRefundTakesBackItsShareRoundedInTheUsersFavour() async throws {
         try await LifecycleSystem.with { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
-            let purchased = try system.signedTransaction(transactionId, productCode: "premium_pack", signedAt: clock.tick())
+            let purchased = try system.signedTransaction(
+                transactionId, productCode: "premium_pack", signedAt: clock.tick())
             _ = try await system.verify(user, productCode: "premium_pack", transactionId: transactionId, jws: purchased)
             let refundAt = clock.tick()
-            _ = try await system.deliver(try system.signedNotification("REFUND", signedAt: refundAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "premium_pack", signedAt: refundAt,
-                revocation: .init(type: "REFUND_PRORATED", percentage: 33_333, reason: 1))))
+            _ = try await system.deliver(
+                try system.signedNotification(
+                    "REFUND", signedAt: refundAt,
+                    transaction: try system.signedTransaction(
+                        transactionId, productCode: "premium_pack", signedAt: refundAt,
+                        revocation: .init(type: "REFUND_PRORATED", percentage: 33_333, reason: 1))))
             var settled = try await system.settle()
             XCTAssertTrue(settled)
             // 415 x 33.333% = 138.33: 138 taken back, the fraction stays with the customer.
             var balance = try await system.balance(user.id)
             XCTAssertEqual(balance, 277)
-            let status = try await system.send("GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: user.token)
+            let status = try await system.send(
+                "GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: user.token)
             XCTAssertEqual(status.json["status"] as? String, "refunded", status.text)
             // The app, its transaction still unfinished, submits it again: the
             // rest is still credited, so it hears already_granted and finishes
             // (it had heard 409 REVOKED and kept the transaction for ever).
-            let again = try await system.verify(user, productCode: "premium_pack", transactionId: transactionId, jws: purchased)
+            let again = try await system.verify(
+                user, productCode: "premium_pack", transactionId: transactionId, jws: purchased)
             XCTAssertEqual(again.status, 200, again.text)
             XCTAssertEqual(again.json["status"] as? String, "already_granted", again.text)
             // Apple later refunds the rest (REFUND_FULL): the first share is given back, all is taken.
             let fullAt = clock.tick()
-            _ = try await system.deliver(try system.signedNotification("REFUND", signedAt: fullAt, transaction: try system.signedTransaction(
-                transactionId, productCode: "premium_pack", signedAt: fullAt, revocation: .init())))
+            _ = try await system.deliver(
+                try system.signedNotification(
+                    "REFUND", signedAt: fullAt,
+                    transaction: try system.signedTransaction(
+                        transactionId, productCode: "premium_pack", signedAt: fullAt, revocation: .init())))
             settled = try await system.settle()
             XCTAssertTrue(settled)
             balance = try await system.balance(user.id)
             XCTAssertEqual(balance, 0)
             // FAMILY_REVOKE of another purchase takes everything.
             let family = id()
-            _ = try await system.verify(user, productCode: "starter_pack", transactionId: family, jws: try system.signedTransaction(
-                family, productCode: "starter_pack", signedAt: clock.tick()))
+            _ = try await system.verify(
+                user, productCode: "starter_pack", transactionId: family,
+                jws: try system.signedTransaction(
+                    family, productCode: "starter_pack", signedAt: clock.tick()))
             let revokeAt = clock.tick()
-            _ = try await system.deliver(try system.signedNotification("REVOKE", signedAt: revokeAt, transaction: try system.signedTransaction(
-                family, productCode: "starter_pack", signedAt: revokeAt, revocation: .init(type: "FAMILY_REVOKE", percentage: 50_000))))
+            _ = try await system.deliver(
+                try system.signedNotification(
+                    "REVOKE", signedAt: revokeAt,
+                    transaction: try system.signedTransaction(
+                        family, productCode: "starter_pack", signedAt: revokeAt,
+                        revocation: .init(type: "FAMILY_REVOKE", percentage: 50_000))))
             settled = try await system.settle()
             XCTAssertTrue(settled)
             balance = try await system.balance(user.id)
@@ -269,7 +322,8 @@ final class LifecycleTests: XCTestCase {
         try await LifecycleSystem.with(pointsCatalog: catalog) { system in
             let clock = AppleClock(), user = system.user(), transactionId = id()
             let jws = try system.signedTransaction(transactionId, productCode: "popular_pack", signedAt: clock.tick())
-            let early = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
+            let early = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
             XCTAssertEqual(early.status, 500, early.text)
             XCTAssertEqual(early.problemCode, "PAYMENT_GRANT_FAILED")
             XCTAssertEqual(early.json["retryable"] as? Bool, true, "a paid purchase is never refused for good")
@@ -278,11 +332,13 @@ final class LifecycleTests: XCTestCase {
             // The rollout completes: PointsService serves the full catalog; the app resubmits.
             try await system.killPoints()
             try await system.startPoints(catalog: "config/packages.json")
-            var answer = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
+            var answer = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
             for _ in 0..<50 where answer.status != 200 {
                 // PaymentsService's cached catalog is refreshed on a miss; give its client a moment to reconnect.
                 try await Task.sleep(for: .milliseconds(100))
-                answer = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
+                answer = try await system.verify(
+                    user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
             }
             XCTAssertEqual(answer.json["status"] as? String, "granted", answer.text)
             let balance = try await system.balance(user.id)
@@ -294,8 +350,11 @@ final class LifecycleTests: XCTestCase {
     static func catalogWithout(_ productCode: String) throws -> String {
         let shipped = try Data(contentsOf: ServiceProcess.repositoryRoot.appendingPathComponent("config/packages.json"))
         guard var object = try JSONSerialization.jsonObject(with: shipped) as? [String: Any],
-              let packages = object["packages"] as? [[String: Any]] else { throw HTTPExchangeError(description: "unexpected catalog shape") }
-        object["packages"] = packages.filter { $0["productCode"] as? String != productCode && $0["product_code"] as? String != productCode }
+            let packages = object["packages"] as? [[String: Any]]
+        else { throw HTTPExchangeError(description: "unexpected catalog shape") }
+        object["packages"] = packages.filter {
+            $0["productCode"] as? String != productCode && $0["product_code"] as? String != productCode
+        }
         let path = NSTemporaryDirectory() + "catalog-\(UUID().uuidString).json"
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
         return path
@@ -309,21 +368,26 @@ final class LifecycleTests: XCTestCase {
             let tag = UUID().uuidString.prefix(6).lowercased()
             let hostile = system.user(email: "r\u{202E}\(tag)@exa\u{2066}mple\u{200B}.com")
             let first = id()
-            let answer = try await system.verify(hostile, productCode: "new_user_pack", transactionId: first, jws: try system.signedTransaction(
-                first, productCode: "new_user_pack", signedAt: clock.tick()))
+            let answer = try await system.verify(
+                hostile, productCode: "new_user_pack", transactionId: first,
+                jws: try system.signedTransaction(
+                    first, productCode: "new_user_pack", signedAt: clock.tick()))
             XCTAssertEqual(answer.json["status"] as? String, "granted", answer.text)
             // "é" composed and decomposed: one identity, so one starter pack.
             let composed = system.user(email: "jos\u{00E9}.\(tag)@example.com")
             let decomposed = system.user(email: "jose\u{0301}.\(tag)@example.com")
             let second = id(), third = id()
-            let granted = try await system.verify(composed, productCode: "new_user_pack", transactionId: second, jws: try system.signedTransaction(
-                second, productCode: "new_user_pack", signedAt: clock.tick()))
+            let granted = try await system.verify(
+                composed, productCode: "new_user_pack", transactionId: second,
+                jws: try system.signedTransaction(
+                    second, productCode: "new_user_pack", signedAt: clock.tick()))
             XCTAssertEqual(granted.json["status"] as? String, "granted", granted.text)
-            let refused = try await system.verify(decomposed, productCode: "new_user_pack", transactionId: third, jws: try system.signedTransaction(
-                third, productCode: "new_user_pack", signedAt: clock.tick()))
+            let refused = try await system.verify(
+                decomposed, productCode: "new_user_pack", transactionId: third,
+                jws: try system.signedTransaction(
+                    third, productCode: "new_user_pack", signedAt: clock.tick()))
             XCTAssertEqual(refused.problemCode, "PAYMENT_STARTER_PACK_INELIGIBLE", refused.text)
             try await system.assertLedgerInvariants(hostile.id)
         }
     }
 }
-

@@ -15,7 +15,9 @@ final class PrometheusScrapeTests: XCTestCase {
     func testARealPrometheusFindsThePurchaseTheRefundAndTheSagaCounted() async throws {
         let system = try await EndToEndSystem.get()
         let ports = try XCTUnwrap(system.adminPorts)
-        let prometheus = try PrometheusServer(jobs: [("iap-gateway", ports.gateway), ("iap-payments", ports.payments), ("iap-points", ports.points)])
+        let prometheus = try PrometheusServer(jobs: [
+            ("iap-gateway", ports.gateway), ("iap-payments", ports.payments), ("iap-points", ports.points),
+        ])
         defer { prometheus.stop() }
         try await prometheus.waitUntilReady()
         // Every target up before anything happens, so the baseline is scraped
@@ -30,28 +32,40 @@ final class PrometheusScrapeTests: XCTestCase {
         let verified = try await system.verify(user, productCode: "starter_pack", transactionId: transactionId)
         XCTAssertEqual(verified.json["status"] as? String, "granted", verified.text)
         let refund = try await system.notify(
-            type: "REFUND", transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+            type: "REFUND", transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"),
+            appAccountToken: nil)
         XCTAssertEqual(refund.status, 200, refund.text)
 
         let purchases = try await settle(prometheus, Self.purchases) { ($0 ?? 0) >= baseline + 1 }
         XCTAssertEqual(purchases, baseline + 1, "the purchase, as the gateway answered it")
         let refunds = try await settle(prometheus, Self.refunds) { ($0 ?? 0) >= refundsBefore + 1 }
         XCTAssertEqual(refunds, refundsBefore + 1, "the refund notification, as PaymentsService recorded it")
-        let clawbacks = try await settle(prometheus, #"sum(iap_clawbacks_total{job="iap-payments"})"#) { ($0 ?? 0) >= 1 }
+        let clawbacks = try await settle(prometheus, #"sum(iap_clawbacks_total{job="iap-payments"})"#) {
+            ($0 ?? 0) >= 1
+        }
         XCTAssertGreaterThanOrEqual(clawbacks ?? 0, 1, "the refund's clawback")
         for step in ["grant", "clawback"] {
-            let applied = try await settle(prometheus, #"sum(iap_saga_steps_total{job="iap-payments",step="\#(step)",outcome="applied"})"#) {
+            let applied = try await settle(
+                prometheus, #"sum(iap_saga_steps_total{job="iap-payments",step="\#(step)",outcome="applied"})"#
+            ) {
                 ($0 ?? 0) >= 1
             }
             XCTAssertGreaterThanOrEqual(applied ?? 0, 1, "the saga's \(step) step")
         }
-        let grants = try await settle(prometheus, #"sum(iap_rpc_server_requests_total{job="iap-points",method="/points.v1.Points/Grant",code="OK"})"#) {
+        let grants = try await settle(
+            prometheus,
+            #"sum(iap_rpc_server_requests_total{job="iap-points",method="/points.v1.Points/Grant",code="OK"})"#
+        ) {
             ($0 ?? 0) >= 1
         }
         XCTAssertGreaterThanOrEqual(grants ?? 0, 1, "PointsService's grant")
         let dependencies = try await prometheus.query(#"iap_dependency_up"#)
-        XCTAssertEqual(Set(dependencies.map { "\($0.labels["job"] ?? "") \($0.labels["dependency"] ?? "")" }),
-                       ["iap-gateway points", "iap-gateway payments", "iap-payments database", "iap-payments points", "iap-points database"])
+        XCTAssertEqual(
+            Set(dependencies.map { "\($0.labels["job"] ?? "") \($0.labels["dependency"] ?? "")" }),
+            [
+                "iap-gateway points", "iap-gateway payments", "iap-payments database", "iap-payments points",
+                "iap-points database",
+            ])
         XCTAssertTrue(dependencies.allSatisfy { $0.value == 1 }, "\(dependencies)")
 
         for (name, port) in [("gateway", ports.gateway), ("payments", ports.payments), ("points", ports.points)] {
@@ -66,7 +80,9 @@ final class PrometheusScrapeTests: XCTestCase {
     static let refunds = #"sum(iap_notifications_total{job="iap-payments",type="REFUND",outcome="recorded"})"#
 
     /// Queries until `done` holds (bounded); returns the last value.
-    private func settle(_ prometheus: PrometheusServer, _ expression: String, until done: (Double?) -> Bool) async throws -> Double? {
+    private func settle(_ prometheus: PrometheusServer, _ expression: String, until done: (Double?) -> Bool)
+        async throws -> Double?
+    {
         var value: Double?
         for _ in 0..<Self.settleAttemptsMax {
             value = try await prometheus.scalar(expression)
@@ -82,8 +98,9 @@ final class PrometheusScrapeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/metrics.prom"))
         let status = try await offPool {
-            try Command.run(["/bin/sh", "-c", "exec /usr/bin/promtool check metrics < \"$0\"", directory + "/metrics.prom"],
-                            outputPath: directory + "/out.txt")
+            try Command.run(
+                ["/bin/sh", "-c", "exec /usr/bin/promtool check metrics < \"$0\"", directory + "/metrics.prom"],
+                outputPath: directory + "/out.txt")
         }
         return (status, (try? String(contentsOfFile: directory + "/out.txt", encoding: .utf8)) ?? "")
     }

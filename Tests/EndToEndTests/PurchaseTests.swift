@@ -9,7 +9,8 @@ final class PurchaseTests: XCTestCase {
         let user = system.user()
         let accountToken = try await system.accountToken(user)
         let transactionId = EndToEndSystem.randomTransactionId()
-        let answer = try await system.verify(user, productCode: "starter_pack", transactionId: transactionId, appAccountToken: accountToken)
+        let answer = try await system.verify(
+            user, productCode: "starter_pack", transactionId: transactionId, appAccountToken: accountToken)
         XCTAssertEqual(answer.status, 200, answer.text)
         XCTAssertEqual(answer.json["status"] as? String, "granted")
         XCTAssertEqual(answer.json["creditsAdded"] as? Int, 100)
@@ -20,9 +21,12 @@ final class PurchaseTests: XCTestCase {
         XCTAssertEqual(row?.status, "granted")
         XCTAssertEqual(row?.userId, user.id.uuidString.lowercased())
         let ledger = try await system.ledger(user.id)
-        XCTAssertEqual(ledger, [
-            LedgerRow(eventId: "payment.apple_iap:\(transactionId)", changeType: "purchase", direction: 1, amount: 100),
-        ])
+        XCTAssertEqual(
+            ledger,
+            [
+                LedgerRow(
+                    eventId: "payment.apple_iap:\(transactionId)", changeType: "purchase", direction: 1, amount: 100)
+            ])
         let account = try await system.account(user.id)
         XCTAssertEqual(account?.balance, 100)
         XCTAssertEqual(account?.lifetimeEarned, 100)
@@ -31,7 +35,8 @@ final class PurchaseTests: XCTestCase {
         let balance = try await system.send("GET", "/api/v1/points/balance", token: user.token)
         XCTAssertEqual(balance.status, 200)
         XCTAssertEqual(balance.json["balance"] as? Int, 100)
-        let status = try await system.send("GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: user.token)
+        let status = try await system.send(
+            "GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: user.token)
         XCTAssertEqual(status.status, 200)
         XCTAssertEqual(status.json["status"] as? String, "granted")
         XCTAssertEqual(status.json["credits"] as? Int, 100)
@@ -41,11 +46,13 @@ final class PurchaseTests: XCTestCase {
         let system = try await EndToEndSystem.get()
         let user = system.user()
         let transactionId = EndToEndSystem.randomTransactionId()
-        let jws = try system.signedTransaction(transactionId: transactionId, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil)
+        let jws = try system.signedTransaction(
+            transactionId: transactionId, productId: EndToEndSystem.productId("popular_pack"), appAccountToken: nil)
         let first = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
         XCTAssertEqual(first.json["status"] as? String, "granted", first.text)
         for _ in 0..<3 {
-            let again = try await system.verify(user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
+            let again = try await system.verify(
+                user, productCode: "popular_pack", transactionId: transactionId, jws: jws)
             XCTAssertEqual(again.status, 200, again.text)
             XCTAssertEqual(again.json["status"] as? String, "already_granted")
             XCTAssertEqual(again.json["creditsAdded"] as? Int, 0)
@@ -64,10 +71,13 @@ final class PurchaseTests: XCTestCase {
         let system = try await EndToEndSystem.get()
         let user = system.user()
         let transactionId = EndToEndSystem.randomTransactionId()
-        let jws = try system.signedTransaction(transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+        let jws = try system.signedTransaction(
+            transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
         let answers = try await withThrowingTaskGroup(of: HTTPAnswer.self) { group in
             for _ in 0..<6 {
-                group.addTask { try await system.verify(user, productCode: "starter_pack", transactionId: transactionId, jws: jws) }
+                group.addTask {
+                    try await system.verify(user, productCode: "starter_pack", transactionId: transactionId, jws: jws)
+                }
             }
             return try await group.reduce(into: [HTTPAnswer]()) { $0.append($1) }
         }
@@ -90,7 +100,8 @@ final class PurchaseTests: XCTestCase {
         let user = system.user()
         let transactionId = EndToEndSystem.randomTransactionId()
         let answer = try await system.verify(
-            user, productCode: "no_such_pack", transactionId: transactionId, appStoreProductId: EndToEndSystem.productId("starter_pack"))
+            user, productCode: "no_such_pack", transactionId: transactionId,
+            appStoreProductId: EndToEndSystem.productId("starter_pack"))
         XCTAssertEqual(answer.status, 404, answer.text)
         XCTAssertEqual(answer.problemCode, "PAYMENT_PRODUCT_NOT_FOUND")
         let observed7 = try await system.paymentStatus(transactionId)
@@ -105,13 +116,16 @@ final class PurchaseTests: XCTestCase {
         // The request pairs starter_pack with another package's App Store id.
         let paired = EndToEndSystem.randomTransactionId()
         let pairedAnswer = try await system.verify(
-            user, productCode: "starter_pack", transactionId: paired, appStoreProductId: EndToEndSystem.productId("premium_pack"))
+            user, productCode: "starter_pack", transactionId: paired,
+            appStoreProductId: EndToEndSystem.productId("premium_pack"))
         XCTAssertEqual(pairedAnswer.status, 422, pairedAnswer.text)
         XCTAssertEqual(pairedAnswer.problemCode, "PAYMENT_PRODUCT_MISMATCH")
         // The request is consistent but Apple signed a purchase of another product.
         let signedOther = EndToEndSystem.randomTransactionId()
-        let jws = try system.signedTransaction(transactionId: signedOther, productId: EndToEndSystem.productId("premium_pack"), appAccountToken: nil)
-        let signedAnswer = try await system.verify(user, productCode: "starter_pack", transactionId: signedOther, jws: jws)
+        let jws = try system.signedTransaction(
+            transactionId: signedOther, productId: EndToEndSystem.productId("premium_pack"), appAccountToken: nil)
+        let signedAnswer = try await system.verify(
+            user, productCode: "starter_pack", transactionId: signedOther, jws: jws)
         XCTAssertEqual(signedAnswer.status, 422, signedAnswer.text)
         XCTAssertEqual(signedAnswer.problemCode, "PAYMENT_PRODUCT_MISMATCH")
         let observed9 = try await system.paymentStatus(paired)
@@ -145,8 +159,10 @@ final class PurchaseTests: XCTestCase {
         let owner = system.user()
         let thief = system.user()
         let transactionId = EndToEndSystem.randomTransactionId()
-        let jws = try system.signedTransaction(transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
-        let granted = try await system.verify(owner, productCode: "starter_pack", transactionId: transactionId, jws: jws)
+        let jws = try system.signedTransaction(
+            transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+        let granted = try await system.verify(
+            owner, productCode: "starter_pack", transactionId: transactionId, jws: jws)
         XCTAssertEqual(granted.json["status"] as? String, "granted", granted.text)
 
         let stolen = try await system.verify(thief, productCode: "starter_pack", transactionId: transactionId, jws: jws)
@@ -155,7 +171,8 @@ final class PurchaseTests: XCTestCase {
         // A purchase bound to the owner's appAccountToken cannot be moved either.
         let ownerToken = try await system.accountToken(owner)
         let boundId = EndToEndSystem.randomTransactionId()
-        let bound = try await system.verify(thief, productCode: "starter_pack", transactionId: boundId, appAccountToken: ownerToken)
+        let bound = try await system.verify(
+            thief, productCode: "starter_pack", transactionId: boundId, appAccountToken: ownerToken)
         XCTAssertEqual(bound.status, 409, bound.text)
         XCTAssertEqual(bound.problemCode, "PAYMENT_TRANSACTION_CONFLICT")
 
@@ -168,7 +185,8 @@ final class PurchaseTests: XCTestCase {
         let observed17 = try await system.account(owner.id)?.balance
         XCTAssertEqual(observed17, 100)
         // Nor can the other user read it.
-        let peek = try await system.send("GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: thief.token)
+        let peek = try await system.send(
+            "GET", "/api/v1/payments/apple/transactions/\(transactionId)", token: thief.token)
         XCTAssertEqual(peek.status, 404, peek.text)
         XCTAssertEqual(peek.problemCode, "NOT_FOUND")
     }

@@ -17,7 +17,8 @@ final class RefundTests: XCTestCase {
         let refunded = try await grant(system, user, "starter_pack")
         _ = try await grant(system, user, "popular_pack")
         let answer = try await system.notify(
-            type: "REFUND", transactionId: refunded, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+            type: "REFUND", transactionId: refunded, productId: EndToEndSystem.productId("starter_pack"),
+            appAccountToken: nil)
         XCTAssertEqual(answer.status, 200, answer.text)
         let settled = try await system.eventually { try await system.paymentStatus(refunded) == "refunded" }
         let statusNow = try await system.paymentStatus(refunded)
@@ -45,9 +46,12 @@ final class RefundTests: XCTestCase {
         let refunded = try await grant(system, user, "starter_pack")
         try await system.spend(user.id, amount: 70)
         let answer = try await system.notify(
-            type: "REFUND", transactionId: refunded, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+            type: "REFUND", transactionId: refunded, productId: EndToEndSystem.productId("starter_pack"),
+            appAccountToken: nil)
         XCTAssertEqual(answer.status, 200, answer.text)
-        let settled = try await system.eventually { try await system.paymentStatus(refunded) == "refunded_insufficient" }
+        let settled = try await system.eventually {
+            try await system.paymentStatus(refunded) == "refunded_insufficient"
+        }
         let statusNow = try await system.paymentStatus(refunded)
         XCTAssertTrue(settled, "status is \(statusNow ?? "nil")")
         let observed3 = try await system.paymentRow(refunded)?.failureCode
@@ -57,7 +61,8 @@ final class RefundTests: XCTestCase {
         // PRD 7.4: the operators' alert path fired for this transaction.
         let alerted = try await system.eventually {
             system.payments.logs.split(separator: "\n").contains {
-                $0.contains("\"alert\":\"refunded_insufficient\"") && $0.contains(refunded) && $0.contains("\"level\":\"critical\"")
+                $0.contains("\"alert\":\"refunded_insufficient\"") && $0.contains(refunded)
+                    && $0.contains("\"level\":\"critical\"")
             }
         }
         XCTAssertTrue(alerted, "no refunded_insufficient alert logged")
@@ -74,11 +79,14 @@ final class RefundTests: XCTestCase {
         let productId = EndToEndSystem.productId("premium_pack")
         let uuid = UUID()
         for _ in 0..<3 {
-            let answer = try await system.notify(type: "REFUND", transactionId: refunded, productId: productId, appAccountToken: nil, notificationUUID: uuid)
+            let answer = try await system.notify(
+                type: "REFUND", transactionId: refunded, productId: productId, appAccountToken: nil,
+                notificationUUID: uuid)
             XCTAssertEqual(answer.status, 200, answer.text)
         }
         // Apple may also send a second, distinct notification for the same refund.
-        let other = try await system.notify(type: "REFUND", transactionId: refunded, productId: productId, appAccountToken: nil)
+        let other = try await system.notify(
+            type: "REFUND", transactionId: refunded, productId: productId, appAccountToken: nil)
         XCTAssertEqual(other.status, 200, other.text)
         let settled = try await system.eventually { try await system.paymentStatus(refunded) == "refunded" }
         XCTAssertTrue(settled)
@@ -95,7 +103,8 @@ final class RefundTests: XCTestCase {
         let system = try await EndToEndSystem.get()
         let transactionId = EndToEndSystem.randomTransactionId()
         let answer = try await system.notify(
-            type: "REFUND", transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"), appAccountToken: nil)
+            type: "REFUND", transactionId: transactionId, productId: EndToEndSystem.productId("starter_pack"),
+            appAccountToken: nil)
         XCTAssertEqual(answer.status, 200, answer.text)
         // Recorded as revoked so a later submission is refused, never credited.
         let observed8 = try await system.paymentStatus(transactionId)

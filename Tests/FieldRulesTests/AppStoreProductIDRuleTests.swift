@@ -11,7 +11,9 @@ final class AppStoreProductIDRuleTests: XCTestCase {
             try AppStoreProductIDRule.validated($0)
         }
         for insertion in hostileInsertions {
-            assertRefused("com.x" + insertion, field: "app_store_product_id", code: .invalidFormat) { try AppStoreProductIDRule.validated($0) }
+            assertRefused("com.x" + insertion, field: "app_store_product_id", code: .invalidFormat) {
+                try AppStoreProductIDRule.validated($0)
+            }
         }
     }
 
@@ -24,7 +26,9 @@ final class AppStoreProductIDRuleTests: XCTestCase {
             try AppStoreProductIDRule.validatedPublic($0)
         }
         for bad in ["com.x/y", "com.x+y", "com:x", "~"] + hostileInsertions.map({ "com.x" + $0 }) {
-            assertRefused(bad, field: "appStoreProductId", code: .invalidFormat) { try AppStoreProductIDRule.validatedPublic($0) }
+            assertRefused(bad, field: "appStoreProductId", code: .invalidFormat) {
+                try AppStoreProductIDRule.validatedPublic($0)
+            }
         }
     }
 

@@ -13,10 +13,19 @@ final class EmailMaskPropertyTests: XCTestCase {
     /// that has broken masks before.
     private static let pieces: [[String]] = [
         ["a", "b", "z", "0", "9", ".", "-", "_", "+", "A", "Z", "x.y"],
-        ["é", "e\u{301}", "É", "E\u{301}", "ß", "İ", "ı", "Σ", "王", "例子", "пример", "ａ", "\u{FB01}", "\u{1100}\u{1161}"],
-        ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}", "\u{200E}", "\u{200F}", "\u{61C}"],
+        [
+            "é", "e\u{301}", "É", "E\u{301}", "ß", "İ", "ı", "Σ", "王", "例子", "пример", "ａ", "\u{FB01}",
+            "\u{1100}\u{1161}",
+        ],
+        [
+            "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+            "\u{200E}", "\u{200F}", "\u{61C}",
+        ],
         ["\u{200B}", "\u{200C}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{AD}", "\u{180E}", "\u{E0041}", "\u{FE0F}"],
-        ["\u{0}", "\u{1}", "\t", "\n", "\r", "\u{1B}", "\u{7F}", "\u{85}", "\u{9F}", " ", "\u{A0}", "\u{3000}", "\u{2028}", "\u{2029}"],
+        [
+            "\u{0}", "\u{1}", "\t", "\n", "\r", "\u{1B}", "\u{7F}", "\u{85}", "\u{9F}", " ", "\u{A0}", "\u{3000}",
+            "\u{2028}", "\u{2029}",
+        ],
         ["😀", "👩\u{200D}💻", "🇫🇷", "❤\u{FE0F}", "\u{301}", "\u{20DD}", "\u{E000}", "\u{10FFFD}", "\u{FFFE}", "\u{FFFF}"],
         ["@", "*", "***", "***@", "\"", "\\", "<", ">", "%", "/"],
     ]
@@ -39,7 +48,9 @@ final class EmailMaskPropertyTests: XCTestCase {
         case 0: return local
         case 1: return local + "@" + String(repeating: piece(&generator), count: 100 + Int(generator.next() % 300))
         case 2: return text(&generator, piecesMax: 3) + "@" + local + "@" + text(&generator, piecesMax: 6)
-        default: return local + "@" + text(&generator, piecesMax: 8) + "." + ["com", "cn", "ФР", ""][Int(generator.next() % 4)]
+        default:
+            return local + "@" + text(&generator, piecesMax: 8) + "."
+                + ["com", "cn", "ФР", ""][Int(generator.next() % 4)]
         }
     }
 
@@ -51,7 +62,9 @@ final class EmailMaskPropertyTests: XCTestCase {
             let email = address(&generator)
             if let problem = Self.violation(email: email) {
                 failures += 1
-                XCTFail("\(problem) for \(email.unicodeScalars.map { String($0.value, radix: 16) }) (FIELD_RULES_SEED=\(seed))")
+                XCTFail(
+                    "\(problem) for \(email.unicodeScalars.map { String($0.value, radix: 16) }) (FIELD_RULES_SEED=\(seed))"
+                )
             }
         }
     }
@@ -75,7 +88,10 @@ final class EmailMaskPropertyTests: XCTestCase {
         }
         if marker == 1 {
             guard local.contains(maskScalars[0]) else { return "the hint is not from the local part" }
-            guard maskScalars[0] == local.first(where: { $0 != "*" && $0 != "@" && $0.properties.generalCategory.isSafeHint }) else {
+            guard
+                maskScalars[0]
+                    == local.first(where: { $0 != "*" && $0 != "@" && $0.properties.generalCategory.isSafeHint })
+            else {
                 return "the hint is not the first safe character of the local part"
             }
         }
@@ -83,7 +99,8 @@ final class EmailMaskPropertyTests: XCTestCase {
         // order (NFC may have composed neighbours: compare composed forms).
         let shownDomain = Array(maskScalars[(marker + 4)...])
         var domainSafe = String.UnicodeScalarView()
-        domainSafe.append(contentsOf: normalized[normalized.index(after: at)...].filter { $0.properties.generalCategory.isSafe })
+        domainSafe.append(
+            contentsOf: normalized[normalized.index(after: at)...].filter { $0.properties.generalCategory.isSafe })
         let expectedDomain = Array(String(domainSafe).precomposedStringWithCanonicalMapping.unicodeScalars)
         guard expectedDomain.starts(with: shownDomain) else { return "the mask shows more than the domain" }
         return nil
@@ -99,7 +116,10 @@ final class EmailMaskPropertyTests: XCTestCase {
 /// than by calling the module's private predicate.
 private extension Unicode.GeneralCategory {
     var isSafe: Bool {
-        ![.control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator, .paragraphSeparator].contains(self)
+        ![
+            .control, .format, .surrogate, .privateUse, .unassigned, .spaceSeparator, .lineSeparator,
+            .paragraphSeparator,
+        ].contains(self)
     }
 
     var isSafeHint: Bool { isSafe && ![.nonspacingMark, .spacingMark, .enclosingMark].contains(self) }

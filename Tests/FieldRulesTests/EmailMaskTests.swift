@@ -58,7 +58,9 @@ final class EmailMaskTests: XCTestCase {
     }
 
     func testTheCheckAcceptsMasksOnly() {
-        for mask in ["a***@example.com", "***@example.com", "***", "王***@例子.cn", "A***@Example.com", "😀***@x", "a***@*"] {
+        for mask in [
+            "a***@example.com", "***@example.com", "***", "王***@例子.cn", "A***@Example.com", "😀***@x", "a***@*",
+        ] {
             XCTAssertTrue(EmailMask.isValid(mask), mask)
             XCTAssertEqual(try EmailMask.validated(mask), mask)
         }

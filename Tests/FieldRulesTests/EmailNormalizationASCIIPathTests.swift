@@ -7,7 +7,9 @@ final class EmailNormalizationASCIIPathTests: XCTestCase {
     func testEveryASCIICharacterAloneAndAroundAnAddress() {
         for byte in UInt8(0)...UInt8(0x7F) {
             let character = String(decoding: [byte], as: UTF8.self)
-            for input in [character, character + "Ab@Ex.COM" + character, "x" + character + "Y@z", character + character] {
+            for input in [
+                character, character + "Ab@Ex.COM" + character, "x" + character + "Y@z", character + character,
+            ] {
                 assertSamePaths(input)
             }
         }
@@ -33,6 +35,8 @@ final class EmailNormalizationASCIIPathTests: XCTestCase {
         guard let fast = EmailNormalization.asciiNormalized(input) else {
             return XCTFail("\(input.debugDescription) is ASCII but took no ASCII path", file: file, line: line)
         }
-        XCTAssertEqual(Array(fast.utf8), Array(EmailNormalization.unicodeNormalized(input).utf8), input.debugDescription, file: file, line: line)
+        XCTAssertEqual(
+            Array(fast.utf8), Array(EmailNormalization.unicodeNormalized(input).utf8), input.debugDescription,
+            file: file, line: line)
     }
 }

@@ -4,7 +4,9 @@ import XCTest
 /// Swift's `==` on strings is canonical equivalence, so these tests compare
 /// UTF-8 bytes: that is what the HMAC and the database see.
 final class EmailNormalizationTests: XCTestCase {
-    private func assertNormalized(_ input: String, _ expected: String, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertNormalized(
+        _ input: String, _ expected: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
         let normalized = EmailNormalization.normalized(input)
         XCTAssertEqual(Array(normalized.utf8), Array(expected.utf8), input.debugDescription, file: file, line: line)
     }

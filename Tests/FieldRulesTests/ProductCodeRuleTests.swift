@@ -10,12 +10,18 @@ final class ProductCodeRuleTests: XCTestCase {
 
     func testRefusals() {
         assertRefused("", field: "product_code", code: .missing) { try ProductCodeRule.validated($0) }
-        assertRefused(String(repeating: "a", count: 65), field: "product_code", code: .tooLong) { try ProductCodeRule.validated($0) }
+        assertRefused(String(repeating: "a", count: 65), field: "product_code", code: .tooLong) {
+            try ProductCodeRule.validated($0)
+        }
         for bad in ["Starter", "starter-pack", "starter.pack", "STARTER_PACK", "starter pack", "ſtarter"] {
-            assertRefused(bad, field: "productCode", code: .invalidFormat) { try ProductCodeRule.validated($0, field: "productCode") }
+            assertRefused(bad, field: "productCode", code: .invalidFormat) {
+                try ProductCodeRule.validated($0, field: "productCode")
+            }
         }
         for insertion in hostileInsertions {
-            assertRefused("pack" + insertion, field: "product_code", code: .invalidFormat) { try ProductCodeRule.validated($0) }
+            assertRefused("pack" + insertion, field: "product_code", code: .invalidFormat) {
+                try ProductCodeRule.validated($0)
+            }
         }
     }
 }

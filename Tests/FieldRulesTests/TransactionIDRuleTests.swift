@@ -10,7 +10,9 @@ final class TransactionIDRuleTests: XCTestCase {
 
     func testRefusals() {
         assertRefused("", field: "transaction_id", code: .missing) { try TransactionIDRule.validated($0) }
-        assertRefused(String(repeating: "1", count: 33), field: "transaction_id", code: .tooLong) { try TransactionIDRule.validated($0) }
+        assertRefused(String(repeating: "1", count: 33), field: "transaction_id", code: .tooLong) {
+            try TransactionIDRule.validated($0)
+        }
         assertRefused(String(repeating: "1", count: 10_000), field: "transactionId", code: .tooLong) {
             try TransactionIDRule.validated($0, field: "transactionId")
         }
@@ -18,11 +20,15 @@ final class TransactionIDRuleTests: XCTestCase {
             assertRefused(bad, field: "transaction_id", code: .invalidFormat) { try TransactionIDRule.validated($0) }
         }
         for insertion in hostileInsertions {
-            assertRefused("123" + insertion + "4", field: "transaction_id", code: .invalidFormat) { try TransactionIDRule.validated($0) }
+            assertRefused("123" + insertion + "4", field: "transaction_id", code: .invalidFormat) {
+                try TransactionIDRule.validated($0)
+            }
         }
     }
 
     func testTooLongIsReportedBeforeFormat() {
-        assertRefused(String(repeating: "x", count: 33), field: "transaction_id", code: .tooLong) { try TransactionIDRule.validated($0) }
+        assertRefused(String(repeating: "x", count: 33), field: "transaction_id", code: .tooLong) {
+            try TransactionIDRule.validated($0)
+        }
     }
 }

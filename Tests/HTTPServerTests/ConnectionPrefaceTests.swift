@@ -9,7 +9,9 @@ final class ConnectionPrefaceTests: XCTestCase {
 
     func testEveryProperPrefixIsUndecided() {
         for length in 0..<ConnectionPreface.http2ClientPreface.count {
-            XCTAssertEqual(ConnectionPreface.classify(ConnectionPreface.http2ClientPreface.prefix(length)), .undecided, "\(length)")
+            XCTAssertEqual(
+                ConnectionPreface.classify(ConnectionPreface.http2ClientPreface.prefix(length)), .undecided, "\(length)"
+            )
         }
     }
 

@@ -24,20 +24,25 @@ final class HTTP2EarlyAnswerDrainTests: XCTestCase {
     }
 
     func testABodyThatNeverComesIsResetAtTheRequestDeadline() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, http2RequestTimeoutMilliseconds: 300), responder: RefusingHeads())
+        let server = try HTTPServer(
+            configuration: .init(port: 0, http2RequestTimeoutMilliseconds: 300), responder: RefusingHeads())
         let port = try await server.start()
         let frames = try await offPool { () -> [H2CClient.Frame]? in
             let client = try H2CClient(port: port)
             try client.sendPreface()
-            try client.sendHeaders(streamID: 1, fields: H2CClient.request(method: "POST", path: "/upload", extra: [("content-length", "100")]),
-                                   endStream: false)
+            try client.sendHeaders(
+                streamID: 1,
+                fields: H2CClient.request(method: "POST", path: "/upload", extra: [("content-length", "100")]),
+                endStream: false)
             // The answer ends stream 1 on the server's side; the client's
             // side stays open until the deadline resets it.
             guard let answer = client.readStream(1) else { return nil }
             guard let reset = client.readStream(1) else { return answer }
             return answer + reset
         }
-        XCTAssertEqual(frames?.map(\.type), [H2CClient.FrameType.headers, H2CClient.FrameType.data, H2CClient.FrameType.resetStream])
+        XCTAssertEqual(
+            frames?.map(\.type),
+            [H2CClient.FrameType.headers, H2CClient.FrameType.data, H2CClient.FrameType.resetStream])
         XCTAssertEqual(frames?.dropLast().last.map { String(decoding: $0.payload, as: UTF8.self) }, "refused")
         XCTAssertEqual(frames?.last?.errorCode, 0, "RST_STREAM(NO_ERROR) at the deadline")
         await server.shutdown(gracePeriod: .seconds(1))

@@ -4,8 +4,12 @@ import XCTest
 final class HTTP2MessagesTests: XCTestCase {
     func testRequestFromPseudoHeaders() throws {
         let request = try HTTP2Messages.request(
-            fields: [(":method", "POST"), (":scheme", "http"), (":path", "/a?b=c"), (":authority", "gw"), ("content-type", "application/json")],
-            body: Array("{}".utf8)).get()
+            fields: [
+                (":method", "POST"), (":scheme", "http"), (":path", "/a?b=c"), (":authority", "gw"),
+                ("content-type", "application/json"),
+            ],
+            body: Array("{}".utf8)
+        ).get()
         XCTAssertEqual(request.method, "POST")
         XCTAssertEqual(request.target, "/a?b=c")
         XCTAssertEqual(request.headers.first("host"), "gw")
@@ -15,10 +19,13 @@ final class HTTP2MessagesTests: XCTestCase {
 
     func testMalformedPseudoHeadersAreRefused() {
         for fields: [(name: String, value: String)] in [
-            [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "")], [(":method", ""), (":path", "/")],
+            [(":path", "/")], [(":method", "GET")], [(":method", "GET"), (":path", "")],
+            [(":method", ""), (":path", "/")],
             [(":method", "GET"), (":path", "*")], [(":method", "GET"), (":path", "/"), (":protocol", "x")],
         ] {
-            guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: []) else { return XCTFail("\(fields)") }
+            guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: []) else {
+                return XCTFail("\(fields)")
+            }
             XCTAssertEqual(error.status, 400)
         }
     }
@@ -26,8 +33,11 @@ final class HTTP2MessagesTests: XCTestCase {
     func testBodyOverThePathLimitIs413() {
         let fields: [(name: String, value: String)] = [(":method", "POST"), (":path", "/big?x=1")]
         let limits = HTTPBodyLimits(defaultBytesMax: 4, bytesMaxByPath: ["/big": 8])
-        XCTAssertNoThrow(try HTTP2Messages.request(fields: fields, body: Array(repeating: 0, count: 8), bodyLimits: limits).get())
-        guard case .failure(let error) = HTTP2Messages.request(fields: fields, body: Array(repeating: 0, count: 9), bodyLimits: limits)
+        XCTAssertNoThrow(
+            try HTTP2Messages.request(fields: fields, body: Array(repeating: 0, count: 8), bodyLimits: limits).get())
+        guard
+            case .failure(let error) = HTTP2Messages.request(
+                fields: fields, body: Array(repeating: 0, count: 9), bodyLimits: limits)
         else { return XCTFail("a 9-byte body passed an 8-byte limit") }
         XCTAssertEqual(error, HTTPRequestError(.bodyTooLarge))
         XCTAssertEqual(error.status, 413)
@@ -55,7 +65,8 @@ final class HTTP2MessagesTests: XCTestCase {
         // (RFC 9112 3.2.2), while HTTP/2's :path holds only path and query
         // (RFC 9113 8.3.1).
         if case .success = HTTP2Messages.request(
-            fields: [(":method", "GET"), (":scheme", "http"), (":path", "http://gw/a"), (":authority", "gw")], body: []) {
+            fields: [(":method", "GET"), (":scheme", "http"), (":path", "http://gw/a"), (":authority", "gw")], body: [])
+        {
             XCTFail("HTTP/2: an absolute-form :path is refused")
         }
         for (method, target, reason) in cases {

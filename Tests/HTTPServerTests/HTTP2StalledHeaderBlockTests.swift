@@ -18,8 +18,10 @@ final class HTTP2StalledHeaderBlockTests: XCTestCase {
             let client = try H2CClient(port: port)
             try client.sendPreface()
             // HEADERS without END_HEADERS, and nothing after it.
-            try client.send(H2CClient.frame(type: H2CClient.FrameType.headers, flags: 0, streamID: 1,
-                                            payload: H2CClient.headerBlock(H2CClient.request(method: "GET", path: "/x"))))
+            try client.send(
+                H2CClient.frame(
+                    type: H2CClient.FrameType.headers, flags: 0, streamID: 1,
+                    payload: H2CClient.headerBlock(H2CClient.request(method: "GET", path: "/x"))))
             var frames: [H2CClient.Frame] = []
             for _ in 0..<100 {
                 guard let frame = client.readFrame() else { return (frames, true) }
@@ -28,7 +30,9 @@ final class HTTP2StalledHeaderBlockTests: XCTestCase {
             return (frames, false)
         }
         let stream = frames.filter { $0.streamID == 1 }
-        XCTAssertEqual(stream.map(\.type), [H2CClient.FrameType.headers, H2CClient.FrameType.data, H2CClient.FrameType.resetStream])
+        XCTAssertEqual(
+            stream.map(\.type),
+            [H2CClient.FrameType.headers, H2CClient.FrameType.data, H2CClient.FrameType.resetStream])
         XCTAssertEqual(stream.dropLast().last.map { String(decoding: $0.payload, as: UTF8.self) }, "requestTimeout")
         XCTAssertEqual(stream.last?.errorCode, 0, "RST_STREAM(NO_ERROR) after the answer")
         XCTAssertEqual(frames.last?.type, H2CClient.FrameType.goAway)

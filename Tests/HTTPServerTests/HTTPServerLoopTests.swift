@@ -28,7 +28,8 @@ final class HTTPServerLoopTests: XCTestCase {
         let path = NSTemporaryDirectory() + "http-loop-curl-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let status = try await offPool {
-            try Command.run(["/usr/bin/curl", "--silent", "--show-error", "--max-time", "10"] + arguments, outputPath: path)
+            try Command.run(
+                ["/usr/bin/curl", "--silent", "--show-error", "--max-time", "10"] + arguments, outputPath: path)
         }
         XCTAssertEqual(status, 0)
         return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""

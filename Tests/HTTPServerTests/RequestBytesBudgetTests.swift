@@ -22,7 +22,9 @@ final class RequestBytesBudgetTests: XCTestCase {
         func send(_ bytes: [UInt8]) {
             var sent = 0
             while sent < bytes.count {
-                let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let count = bytes[sent...].withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard count > 0 else { return }
                 sent += count
             }
@@ -42,11 +44,13 @@ final class RequestBytesBudgetTests: XCTestCase {
     }
 
     private static func head(contentLength: Int) -> [UInt8] {
-        Array("POST /upload HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: \(contentLength)\r\n\r\n".utf8)
+        Array(
+            "POST /upload HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: \(contentLength)\r\n\r\n".utf8)
     }
 
     func testAConnectionPastTheServersBoundIsAnswered503WhileOthersGoOn() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 100_000), responder: BodyLengthResponder())
+        let server = try HTTPServer(
+            configuration: .init(port: 0, requestBytesBufferedMax: 100_000), responder: BodyLengthResponder())
         let port = try await server.start()
         let (first, refused, afterwards) = try await offPool { () -> (String, String, String) in
             // A holds 50,000 bytes of a 60,000-byte body and stalls.
@@ -67,8 +71,11 @@ final class RequestBytesBudgetTests: XCTestCase {
         }
         XCTAssertTrue(refused.hasPrefix("HTTP/1.1 503 "), refused.prefix(80).description)
         XCTAssertTrue(refused.hasSuffix("bufferedBytesExhausted"), refused.suffix(80).description)
-        XCTAssertTrue(first.hasPrefix("HTTP/1.1 200 ") && first.hasSuffix("\r\n\r\n60000"), first.suffix(80).description)
-        XCTAssertTrue(afterwards.hasPrefix("HTTP/1.1 200 ") && afterwards.hasSuffix("\r\n\r\n60000"), afterwards.suffix(80).description)
+        XCTAssertTrue(
+            first.hasPrefix("HTTP/1.1 200 ") && first.hasSuffix("\r\n\r\n60000"), first.suffix(80).description)
+        XCTAssertTrue(
+            afterwards.hasPrefix("HTTP/1.1 200 ") && afterwards.hasSuffix("\r\n\r\n60000"),
+            afterwards.suffix(80).description)
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
@@ -77,10 +84,12 @@ final class RequestBytesBudgetTests: XCTestCase {
     /// bound is answered 503 at once and reset; the others go on, and what
     /// an answered stream held is given back.
     func testHTTP2HeaderListsCountAgainstTheServersBound() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
+        let server = try HTTPServer(
+            configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
         let port = try await server.start()
         // About 12,100 bytes counted each: one fits, two do not.
-        let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
+        let padded = H2CClient.request(
+            method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
         let (refused, refusedReset, first, next) = try await offPool {
             () -> ([H2CClient.Frame]?, H2CClient.Frame?, [H2CClient.Frame]?, [H2CClient.Frame]?) in
             let client = try H2CClient(port: port)
@@ -98,7 +107,8 @@ final class RequestBytesBudgetTests: XCTestCase {
             try client.sendHeaders(streamID: 5, fields: padded, endStream: true)
             return (refused, refusedReset, first, client.readStream(5))
         }
-        XCTAssertEqual(refused?.map(\.type), [H2CClient.FrameType.headers, H2CClient.FrameType.data], "an early answer")
+        XCTAssertEqual(
+            refused?.map(\.type), [H2CClient.FrameType.headers, H2CClient.FrameType.data], "an early answer")
         XCTAssertEqual(refused?.last.map { String(decoding: $0.payload, as: UTF8.self) }, "bufferedBytesExhausted")
         XCTAssertEqual(refusedReset?.type, H2CClient.FrameType.resetStream)
         XCTAssertEqual(refusedReset?.errorCode, 0, "RST_STREAM(NO_ERROR) after the answer")
@@ -113,12 +123,15 @@ final class RequestBytesBudgetTests: XCTestCase {
     /// that passes the bound while arriving is not kept and is answered 503
     /// once complete; one that completes within it is counted once.
     func testHTTP2HeaderBlocksStillArrivingCountAgainstTheServersBound() async throws {
-        let server = try HTTPServer(configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
+        let server = try HTTPServer(
+            configuration: .init(port: 0, requestBytesBufferedMax: 20_000), responder: BodyLengthResponder())
         let port = try await server.start()
         // About 12,100 bytes counted each: one fits, two do not.
-        let padded = H2CClient.request(method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
-        let unfinishedHeaders = H2CClient.frame(type: H2CClient.FrameType.headers, flags: 0, streamID: 1,
-                                                payload: H2CClient.headerBlock(padded))
+        let padded = H2CClient.request(
+            method: "POST", path: "/upload", extra: [("x-pad", String(repeating: "p", count: 12_000))])
+        let unfinishedHeaders = H2CClient.frame(
+            type: H2CClient.FrameType.headers, flags: 0, streamID: 1,
+            payload: H2CClient.headerBlock(padded))
         let lastContinuation = H2CClient.frame(type: 0x9, flags: 0x4, streamID: 1, payload: [])
         let (refusedWhole, refusedArriving, first, next) = try await offPool {
             () -> ([H2CClient.Frame]?, [H2CClient.Frame]?, [H2CClient.Frame]?, [H2CClient.Frame]?) in
@@ -170,8 +183,10 @@ final class RequestBytesBudgetTests: XCTestCase {
     /// While a request is in flight, the 503 waits for its answer.
     func testTheMachineAnswers503AfterTheRequestInFlight() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
-        let actions = machine.bytesReceived(Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345".utf8),
-                                            nowMilliseconds: 0)
+        let actions = machine.bytesReceived(
+            Array(
+                "GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345".utf8),
+            nowMilliseconds: 0)
         guard case .dispatch = actions.first else { return XCTFail("\(actions)") }
         XCTAssertEqual(machine.heldByteCount, 5, "the partial body")
         XCTAssertTrue(machine.bufferedBytesExhausted(nowMilliseconds: 1).isEmpty, "the answer in flight goes first")

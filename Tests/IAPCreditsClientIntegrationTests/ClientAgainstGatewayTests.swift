@@ -12,7 +12,8 @@ final class ClientAgainstGatewayTests: XCTestCase {
     var recordsFolder: URL!
 
     override func setUp() {
-        recordsFolder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("client-records-\(UUID().uuidString)")
+        recordsFolder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "client-records-\(UUID().uuidString)")
     }
 
     override func tearDown() {
@@ -20,15 +21,21 @@ final class ClientAgainstGatewayTests: XCTestCase {
     }
 
     private var fast: CreditsClientConfiguration {
-        CreditsClientConfiguration(retrySchedule: RetrySchedule(initialDelayMilliseconds: 200, maximumDelayMilliseconds: 1_000, attemptsPerSessionMax: 60))
+        CreditsClientConfiguration(
+            retrySchedule: RetrySchedule(
+                initialDelayMilliseconds: 200, maximumDelayMilliseconds: 1_000, attemptsPerSessionMax: 60))
     }
 
     private func launch(_ api: any CreditsAPI, _ store: ScriptedStoreFront) throws -> CreditsClient {
-        CreditsClient(api: api, storeFront: store, records: try FilePurchaseRecordStore(directory: recordsFolder), configuration: fast)
+        CreditsClient(
+            api: api, storeFront: store, records: try FilePurchaseRecordStore(directory: recordsFolder),
+            configuration: fast)
     }
 
     private func recordFiles() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: recordsFolder.path)) ?? []).filter { $0.hasSuffix(".json") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: recordsFolder.path)) ?? []).filter {
+            $0.hasSuffix(".json")
+        }
     }
 
     func testAPurchaseIsCreditedFinishedAndRefreshed() async throws {
@@ -39,7 +46,8 @@ final class ClientAgainstGatewayTests: XCTestCase {
         _ = await client.start()
 
         let offers = try await client.packageOffers()
-        XCTAssertEqual(offers.offers.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
+        XCTAssertEqual(
+            offers.offers.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
         XCTAssertTrue(offers.isStarterPackEligible)
         XCTAssertEqual(offers.offer(productCode: "starter_pack")?.displayPrice, "$12.99", "StoreKit's price")
 
@@ -49,7 +57,9 @@ final class ClientAgainstGatewayTests: XCTestCase {
         XCTAssertEqual([pending, cancelled], [.pending, .cancelled])
 
         let outcome = await client.purchase(try XCTUnwrap(offers.offer(productCode: "new_user_pack")))
-        guard case .credited(let grant, let balance) = outcome else { return XCTFail("\(outcome)\n\(system.gatewayLogs.suffix(1500))") }
+        guard case .credited(let grant, let balance) = outcome else {
+            return XCTFail("\(outcome)\n\(system.gatewayLogs.suffix(1500))")
+        }
         XCTAssertEqual(grant.status, .granted)
         XCTAssertEqual(grant.creditsAdded, 60)
         XCTAssertEqual(balance?.balance, 60)
@@ -60,7 +70,9 @@ final class ClientAgainstGatewayTests: XCTestCase {
         XCTAssertTrue(recordFiles().isEmpty)
 
         let ledger = try await system.ledger(user.id)
-        XCTAssertEqual(ledger, [LedgerRow(eventId: "payment.apple_iap:\(grant.transactionId)", changeType: "purchase", signedAmount: 60)])
+        XCTAssertEqual(
+            ledger,
+            [LedgerRow(eventId: "payment.apple_iap:\(grant.transactionId)", changeType: "purchase", signedAmount: 60)])
         let status = try await client.transactionStatus(transactionId: grant.transactionId)
         XCTAssertEqual(status.status, .granted)
         XCTAssertEqual(status.productCode, "new_user_pack")
@@ -173,7 +185,8 @@ final class ClientAgainstGatewayTests: XCTestCase {
         XCTAssertEqual(recordFiles(), ["\(transactionId).json"])
         // At least one resubmission fails while the gateway is still down.
         let retriedWhileDown = try await system.eventually {
-            events.pendingStates(transactionId).filter { if case .awaitingCredit = $0 { true } else { false } }.count >= 2
+            events.pendingStates(transactionId).filter { if case .awaitingCredit = $0 { true } else { false } }.count
+                >= 2
         }
         XCTAssertTrue(retriedWhileDown)
 
@@ -183,7 +196,9 @@ final class ClientAgainstGatewayTests: XCTestCase {
         let announced = try await system.eventually { events.creditedIds == [transactionId] }
         XCTAssertTrue(announced)
         let ledger = try await system.ledger(user.id)
-        XCTAssertEqual(ledger, [LedgerRow(eventId: "payment.apple_iap:\(transactionId)", changeType: "purchase", signedAmount: 415)])
+        XCTAssertEqual(
+            ledger,
+            [LedgerRow(eventId: "payment.apple_iap:\(transactionId)", changeType: "purchase", signedAmount: 415)])
         let refreshed = try await system.eventually { events.balances.last == 415 }
         XCTAssertTrue(refreshed)
         XCTAssertTrue(recordFiles().isEmpty)
@@ -198,14 +213,18 @@ final class ClientAgainstGatewayTests: XCTestCase {
         let events = EventLog(client)
         _ = await client.start()
         let offers = try await client.packageOffers()
-        guard case .credited(let grant, _) = await client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else {
+        guard
+            case .credited(let grant, _) = await client.purchase(
+                try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+        else {
             return XCTFail("not credited")
         }
         let token = try await client.accountToken()
 
         // Apple tells the backend, then StoreKit tells the app.
-        let answered = try await system.notifyRefund(transactionId: grant.transactionId, productID: "com.meeyao.qianwen.starter_pack",
-                                                     appAccountToken: token)
+        let answered = try await system.notifyRefund(
+            transactionId: grant.transactionId, productID: "com.meeyao.qianwen.starter_pack",
+            appAccountToken: token)
         XCTAssertEqual(answered, 200)
         let clawedBack = try await system.eventually { try await system.balance(user.id) == 0 }
         XCTAssertTrue(clawedBack)
@@ -218,10 +237,13 @@ final class ClientAgainstGatewayTests: XCTestCase {
         XCTAssertTrue(store.unfinishedIds.isEmpty, "the refund StoreKit delivered is finished too")
         XCTAssertEqual(store.finishCount(grant.transactionId), 2, "the purchase, then the refund's delivery")
         let ledger = try await system.ledger(user.id)
-        XCTAssertEqual(ledger, [
-            LedgerRow(eventId: "payment.apple_iap:\(grant.transactionId)", changeType: "purchase", signedAmount: 100),
-            LedgerRow(eventId: "refund.apple_iap:\(grant.transactionId)", changeType: "refund", signedAmount: -100),
-        ])
+        XCTAssertEqual(
+            ledger,
+            [
+                LedgerRow(
+                    eventId: "payment.apple_iap:\(grant.transactionId)", changeType: "purchase", signedAmount: 100),
+                LedgerRow(eventId: "refund.apple_iap:\(grant.transactionId)", changeType: "refund", signedAmount: -100),
+            ])
         let status = try await system.paymentStatus(grant.transactionId)
         XCTAssertEqual(status, "refunded")
         await client.stop()
@@ -271,7 +293,9 @@ final class ClientAgainstGatewayTests: XCTestCase {
         let store = system.storeFront()
         let client = try launch(system.gatewayClient(for: user), store)
         let offers = try await client.packageOffers()
-        guard case .credited = await client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        guard case .credited = await client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else {
+            return XCTFail()
+        }
         await client.stop()
         let logs = system.allLogs
         XCTAssertFalse(logs.isEmpty)
@@ -303,13 +327,19 @@ final class EventLog: @unchecked Sendable {
     private func append(_ event: CreditsEvent) { lock.withLock { events.append(event) } }
     var all: [CreditsEvent] { lock.withLock { events } }
 
-    var creditedIds: [String] { all.compactMap { if case .credited(let grant) = $0 { grant.transactionId } else { nil } } }
+    var creditedIds: [String] {
+        all.compactMap { if case .credited(let grant) = $0 { grant.transactionId } else { nil } }
+    }
     var revokedIds: [String] { all.compactMap { if case .revoked(let id) = $0 { id } else { nil } } }
-    var balances: [Int64] { all.compactMap { if case .balanceChanged(let balance) = $0 { balance.balance } else { nil } } }
+    var balances: [Int64] {
+        all.compactMap { if case .balanceChanged(let balance) = $0 { balance.balance } else { nil } }
+    }
 
     func pendingStates(_ transactionId: String) -> [PendingPurchaseSummary.State] {
         all.compactMap { event in
-            guard case .pendingPurchaseChanged(let summary) = event, summary.transactionId == transactionId else { return nil }
+            guard case .pendingPurchaseChanged(let summary) = event, summary.transactionId == transactionId else {
+                return nil
+            }
             return summary.state
         }
     }

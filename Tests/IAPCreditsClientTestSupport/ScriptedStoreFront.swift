@@ -18,7 +18,10 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
         /// Set for a refunded transaction.
         public let revocationDateMilliseconds: Int64?
 
-        public init(id: String, productID: String, appAccountToken: UUID?, purchaseDateMilliseconds: Int64, revocationDateMilliseconds: Int64?) {
+        public init(
+            id: String, productID: String, appAccountToken: UUID?, purchaseDateMilliseconds: Int64,
+            revocationDateMilliseconds: Int64?
+        ) {
             self.id = id
             self.productID = productID
             self.appAccountToken = appAccountToken
@@ -54,8 +57,11 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
     private var nextId: UInt64
     private var callObserver: (@Sendable (String) -> Void)?
 
-    public init(products: [StoreProduct], firstTransactionId: UInt64 = UInt64.random(in: 2_000_000_000_000_000...2_900_000_000_000_000),
-                signer: @escaping Signer) {
+    public init(
+        products: [StoreProduct],
+        firstTransactionId: UInt64 = UInt64.random(in: 2_000_000_000_000_000...2_900_000_000_000_000),
+        signer: @escaping Signer
+    ) {
         self.products = products
         self.nextId = firstTransactionId
         self.signer = signer
@@ -94,10 +100,13 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
     /// (unfinished once more, as an update).
     @discardableResult
     public func refund(_ transactionId: String) throws -> StoreTransaction {
-        guard let original = lock.withLock({ facts[transactionId] }) else { throw ScriptedStoreFrontError.unknownTransaction }
+        guard let original = lock.withLock({ facts[transactionId] }) else {
+            throw ScriptedStoreFrontError.unknownTransaction
+        }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let revoked = TransactionFacts(id: original.id, productID: original.productID, appAccountToken: original.appAccountToken,
-                                       purchaseDateMilliseconds: original.purchaseDateMilliseconds, revocationDateMilliseconds: now)
+        let revoked = TransactionFacts(
+            id: original.id, productID: original.productID, appAccountToken: original.appAccountToken,
+            purchaseDateMilliseconds: original.purchaseDateMilliseconds, revocationDateMilliseconds: now)
         let transaction = try transaction(from: revoked)
         deliver(.verified(transaction))
         return transaction
@@ -146,13 +155,16 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
         case .cancel: return .userCancelled
         case .fail(let reason): throw ScriptedStoreFrontError.failed(reason)
         case .pay, .payUnverified:
-            guard lock.withLock({ products.contains { $0.id == productID } }) else { throw ScriptedStoreFrontError.failed("unknown product") }
-            let transaction = try makeTransaction(productID: productID, appAccountToken: appAccountToken)
-            let result: StoreTransactionResult = if case .payUnverified = script {
-                .unverified(transaction, reason: "invalidSignature")
-            } else {
-                .verified(transaction)
+            guard lock.withLock({ products.contains { $0.id == productID } }) else {
+                throw ScriptedStoreFrontError.failed("unknown product")
             }
+            let transaction = try makeTransaction(productID: productID, appAccountToken: appAccountToken)
+            let result: StoreTransactionResult =
+                if case .payUnverified = script {
+                    .unverified(transaction, reason: "invalidSignature")
+                } else {
+                    .verified(transaction)
+                }
             lock.withLock { unfinished.append((transaction.id, result)) }
             return .success(result)
         }
@@ -189,8 +201,10 @@ public final class ScriptedStoreFront: StoreFront, @unchecked Sendable {
             return nextId
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        return try transaction(from: TransactionFacts(id: String(id), productID: productID, appAccountToken: appAccountToken,
-                                                      purchaseDateMilliseconds: now - 1_000, revocationDateMilliseconds: nil))
+        return try transaction(
+            from: TransactionFacts(
+                id: String(id), productID: productID, appAccountToken: appAccountToken,
+                purchaseDateMilliseconds: now - 1_000, revocationDateMilliseconds: nil))
     }
 
     private func transaction(from facts: TransactionFacts) throws -> StoreTransaction {

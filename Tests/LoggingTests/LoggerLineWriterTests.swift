@@ -9,7 +9,9 @@ import XCTest
 final class LoggerLineWriterTests: XCTestCase {
     /// The line as the object-building path wrote it: fixed keys first, the
     /// other fields sorted, a field named like a fixed key dropped.
-    private static func objectLine(timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]) -> String {
+    private static func objectLine(
+        timestamp: String, level: LogLevel, service: String, message: String, fields: [String: String]
+    ) -> String {
         var object = JSONObject()
         object.insert("ts", .string(timestamp))
         object.insert("level", .string(level.name))
@@ -20,21 +22,30 @@ final class LoggerLineWriterTests: XCTestCase {
     }
 
     func testTheWrittenLineIsTheObjectsTextForAnyFields() {
-        let texts = ["", "plain", "quote \" and \\ backslash", "line\nbreak\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}", "é", "e\u{301}", "K",
-                     "\u{212A}", "日本", "🙂", "ts", "level", "service", "msg", "msg ", "Ts"]
+        let texts = [
+            "", "plain", "quote \" and \\ backslash", "line\nbreak\r\ttab", "\u{0}\u{1}\u{1F}\u{7F}", "é", "e\u{301}",
+            "K",
+            "\u{212A}", "日本", "🙂", "ts", "level", "service", "msg", "msg ", "Ts",
+        ]
         var generator = SystemRandomNumberGenerator()
         for round in 0..<300 {
             var fields: [String: String] = [:]
             for _ in 0..<Int.random(in: 0...9, using: &generator) {
-                fields[texts.randomElement(using: &generator)! + (Bool.random(using: &generator) ? "" : "_\(round % 5)")] =
+                fields[
+                    texts.randomElement(using: &generator)! + (Bool.random(using: &generator) ? "" : "_\(round % 5)")] =
                     texts.randomElement(using: &generator)!
             }
             let level = [LogLevel.debug, .info, .notice, .warning, .error, .critical].randomElement(using: &generator)!
             let message = texts.randomElement(using: &generator)!
-            let written = String(decoding: Logger.lineBytes(timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
-                                                            message: message, fields: fields), as: UTF8.self)
-            XCTAssertEqual(written, Self.objectLine(timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
-                                                    message: message, fields: fields), "\(fields)")
+            let written = String(
+                decoding: Logger.lineBytes(
+                    timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
+                    message: message, fields: fields), as: UTF8.self)
+            XCTAssertEqual(
+                written,
+                Self.objectLine(
+                    timestamp: "2026-12-01T21:00:00.000Z", level: level, service: "points",
+                    message: message, fields: fields), "\(fields)")
         }
     }
 

@@ -19,7 +19,9 @@ final class LoggerTests: XCTestCase {
         XCTAssertEqual(object["level"], "info")
         XCTAssertEqual(object["ctl"], "\u{1}")
         let timestamp = try XCTUnwrap(object["ts"])
-        XCTAssertNotNil(timestamp.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression), timestamp)
+        XCTAssertNotNil(
+            timestamp.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression),
+            timestamp)
     }
 
     /// The fixed keys lead in a fixed order, the rest follow sorted, and a

@@ -7,7 +7,8 @@ final class ConcurrencyTests: XCTestCase {
         let registry = MetricsRegistry()
         let counter = try registry.makeCounter(name: "c_total", help: "C.", labelNames: ["route", "status"])
         let gauge = try registry.makeGauge(name: "g", help: "G.")
-        let histogram = try registry.makeHistogram(name: "h_seconds", help: "H.", labelNames: ["route"], buckets: HistogramBuckets([0.5]))
+        let histogram = try registry.makeHistogram(
+            name: "h_seconds", help: "H.", labelNames: ["route"], buckets: HistogramBuckets([0.5]))
         let tasks = 16, iterations = 5_000
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<tasks {
@@ -32,7 +33,9 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertEqual(gauge.labels().value, 0)
         for route in ["/even", "/odd"] {
             XCTAssertEqual(histogram.labels(route).count, UInt64(tasks / 2 * iterations))
-            XCTAssertEqual(histogram.labels(route).sum, Double(tasks / 2) * (Double(iterations / 4) * 1 + Double(iterations * 3 / 4) * 0.25))
+            XCTAssertEqual(
+                histogram.labels(route).sum,
+                Double(tasks / 2) * (Double(iterations / 4) * 1 + Double(iterations * 3 / 4) * 0.25))
         }
         let text = registry.render()
         XCTAssertTrue(text.contains("h_seconds_bucket{route=\"/even\",le=\"0.5\"} \(tasks / 2 * iterations * 3 / 4)\n"))

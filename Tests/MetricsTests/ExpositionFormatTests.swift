@@ -5,10 +5,12 @@ import XCTest
 final class ExpositionFormatTests: XCTestCase {
     func testEveryKindRendersExactlyInNameAndLabelOrder() throws {
         let registry = MetricsRegistry()
-        let requests = try registry.makeCounter(name: "http_requests_total", help: "Requests answered.", labelNames: ["route", "status"])
+        let requests = try registry.makeCounter(
+            name: "http_requests_total", help: "Requests answered.", labelNames: ["route", "status"])
         let inUse = try registry.makeGauge(name: "pool_connections_in_use", help: "Connections lent out.")
-        let latency = try registry.makeHistogram(name: "http_request_duration_seconds", help: "Time to answer.",
-                                                 labelNames: ["route"], buckets: HistogramBuckets([0.1, 0.5, 1]))
+        let latency = try registry.makeHistogram(
+            name: "http_request_duration_seconds", help: "Time to answer.",
+            labelNames: ["route"], buckets: HistogramBuckets([0.1, 0.5, 1]))
         let restarts = try registry.makeCounter(name: "restarts_total", help: "Restarts.")
         requests.labels("/b", "200").increment()
         requests.labels("/a", "500").increment(by: 2)
@@ -21,7 +23,9 @@ final class ExpositionFormatTests: XCTestCase {
         latency.labels("/a").observe(7)
         restarts.increment(by: 0.5)
 
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP http_request_duration_seconds Time to answer.
             # TYPE http_request_duration_seconds histogram
             http_request_duration_seconds_bucket{route="/a",le="0.1"} 1
@@ -51,19 +55,23 @@ final class ExpositionFormatTests: XCTestCase {
         let registry = MetricsRegistry()
         let counter = try registry.makeCounter(name: "events_total", help: "Events.", labelNames: ["reason"])
         counter.labels(#"C:\dir "quoted""# + "\nnext\ttab é 🙂").increment()
-        XCTAssertTrue(registry.render().contains(#"events_total{reason="C:\\dir \"quoted\"\nnext"# + "\ttab é 🙂\"} 1\n"))
+        XCTAssertTrue(
+            registry.render().contains(#"events_total{reason="C:\\dir \"quoted\"\nnext"# + "\ttab é 🙂\"} 1\n"))
     }
 
     func testHelpEscapesBackslashAndNewlineButNotQuotes() throws {
         let registry = MetricsRegistry()
         _ = try registry.makeGauge(name: "g", help: #"a "quoted" \ path"# + "\nsecond line")
-        XCTAssertTrue(registry.render().contains(#"# HELP g a "quoted" \\ path\nsecond line"# + "\n# TYPE g gauge\ng 0\n"))
+        XCTAssertTrue(
+            registry.render().contains(#"# HELP g a "quoted" \\ path\nsecond line"# + "\n# TYPE g gauge\ng 0\n"))
     }
 
     func testAFamilyWithLabelsAndNoSeriesRendersOnlyItsHeader() throws {
         let registry = MetricsRegistry()
         _ = try registry.makeCounter(name: "never_total", help: "Never counted.", labelNames: ["kind"])
-        XCTAssertEqual(registry.render(), """
+        XCTAssertEqual(
+            registry.render(),
+            """
             # HELP metrics_label_overflow_total Observations sent to a family's "other" series because the family reached its series bound or a label value was too long.
             # TYPE metrics_label_overflow_total counter
             # HELP never_total Never counted.
@@ -101,7 +109,12 @@ final class ExpositionFormatTests: XCTestCase {
         let counter = try registry.makeCounter(name: "c_total", help: "C.", labelNames: ["a", "b"])
         for (a, b) in [("y", "2"), ("x", "9"), ("y", "10"), ("x", "1")] { counter.labels(a, b).increment() }
         let lines = registry.render().split(separator: "\n").filter { $0.hasPrefix("c_total{") }
-        XCTAssertEqual(lines, [#"c_total{a="x",b="1"} 1"#, #"c_total{a="x",b="9"} 1"#, #"c_total{a="y",b="10"} 1"#, #"c_total{a="y",b="2"} 1"#])
+        XCTAssertEqual(
+            lines,
+            [
+                #"c_total{a="x",b="1"} 1"#, #"c_total{a="x",b="9"} 1"#, #"c_total{a="y",b="10"} 1"#,
+                #"c_total{a="y",b="2"} 1"#,
+            ])
     }
 
     func testTheArrayFormOfLabelsResolvesTheSameSeries() throws {

@@ -21,12 +21,15 @@ final class ExpositionSampleTests: XCTestCase {
                 continue
             }
             let golden = try String(contentsOf: url, encoding: .utf8)
-            XCTAssertEqual(text, golden, "\(file) differs from the rendered sample (see the test's comment to rewrite it)")
+            XCTAssertEqual(
+                text, golden, "\(file) differs from the rendered sample (see the test's comment to rewrite it)")
         }
     }
 
     func testTheServiceSamplesShowEveryFamilyWithASeries() throws {
-        let samples = [try ExpositionSamples.gateway(), try ExpositionSamples.payments(), try ExpositionSamples.points()]
+        let samples = [
+            try ExpositionSamples.gateway(), try ExpositionSamples.payments(), try ExpositionSamples.points(),
+        ]
         var withSamples = Set<String>()
         var declared = Set<String>()
         for text in samples {
@@ -36,13 +39,16 @@ final class ExpositionSampleTests: XCTestCase {
             }
         }
         let expected = Set(IAPMetricNames.all.map(\.name)).union([
-            ProcessMetrics.residentMemoryBytes, ProcessMetrics.openFileDescriptors, ProcessMetrics.cpuSecondsTotal, ProcessMetrics.startTimeSeconds,
+            ProcessMetrics.residentMemoryBytes, ProcessMetrics.openFileDescriptors, ProcessMetrics.cpuSecondsTotal,
+            ProcessMetrics.startTimeSeconds,
             "metrics_label_overflow_total",
         ])
         XCTAssertEqual(declared, expected)
         // The overflow counter has a series only after an overflow (format.prom shows one).
         XCTAssertEqual(withSamples, expected.subtracting(["metrics_label_overflow_total"]))
-        XCTAssertTrue(try ExpositionSamples.format().contains("metrics_label_overflow_total{metric=\"sample_bounded_seconds\"} 2\n"))
+        XCTAssertTrue(
+            try ExpositionSamples.format().contains(
+                "metrics_label_overflow_total{metric=\"sample_bounded_seconds\"} 2\n"))
     }
 
     func testEveryDescriptorRegistersAndNamesAreUnique() throws {

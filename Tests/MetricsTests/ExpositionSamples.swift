@@ -5,31 +5,43 @@ import Metrics
 /// compared byte for byte by `ExpositionSampleTests`), which
 /// `Tests/interop/test_prometheus.py` feeds to `promtool check metrics`.
 enum ExpositionSamples {
-    static let process = ProcessSample(residentMemoryBytes: 23_568_384, openFileDescriptors: 17, cpuSeconds: 4.37,
-                                       startTimeSeconds: 1_796_044_996.65)
+    static let process = ProcessSample(
+        residentMemoryBytes: 23_568_384, openFileDescriptors: 17, cpuSeconds: 4.37,
+        startTimeSeconds: 1_796_044_996.65)
 
     /// File name (in Fixtures/) and rendered text.
     static func all() throws -> [(file: String, text: String)] {
-        [("gateway.prom", try gateway()), ("payments.prom", try payments()), ("points.prom", try points()), ("format.prom", try format())]
+        [
+            ("gateway.prom", try gateway()), ("payments.prom", try payments()), ("points.prom", try points()),
+            ("format.prom", try format()),
+        ]
     }
 
     static func gateway() throws -> String {
         let registry = MetricsRegistry()
         let metrics = try GatewayMetrics(registry: registry, processSampler: { process })
-        metrics.recordRequest(route: IAPMetricLabels.verifyRoute, method: "POST", status: 200, duration: .milliseconds(42))
-        metrics.recordRequest(route: IAPMetricLabels.verifyRoute, method: "POST", status: 200, duration: .milliseconds(180))
-        metrics.recordRequest(route: IAPMetricLabels.verifyRoute, method: "POST", status: 422, duration: .milliseconds(3),
-                              problemCode: "PAYMENT_TRANSACTION_INVALID")
-        metrics.recordRequest(route: IAPMetricLabels.notificationsRoute, method: "POST", status: 200, duration: .milliseconds(25))
-        metrics.recordRequest(route: "/api/v1/payments/apple/transactions/{transactionId}", method: "GET", status: 503,
-                              duration: .seconds(2), problemCode: "SERVICE_UNAVAILABLE")
+        metrics.recordRequest(
+            route: IAPMetricLabels.verifyRoute, method: "POST", status: 200, duration: .milliseconds(42))
+        metrics.recordRequest(
+            route: IAPMetricLabels.verifyRoute, method: "POST", status: 200, duration: .milliseconds(180))
+        metrics.recordRequest(
+            route: IAPMetricLabels.verifyRoute, method: "POST", status: 422, duration: .milliseconds(3),
+            problemCode: "PAYMENT_TRANSACTION_INVALID")
+        metrics.recordRequest(
+            route: IAPMetricLabels.notificationsRoute, method: "POST", status: 200, duration: .milliseconds(25))
+        metrics.recordRequest(
+            route: "/api/v1/payments/apple/transactions/{transactionId}", method: "GET", status: 503,
+            duration: .seconds(2), problemCode: "SERVICE_UNAVAILABLE")
         metrics.recordRefusal(.backendUnavailable)
-        metrics.recordRequest(route: IAPMetricLabels.notificationsRoute, method: "POST", status: 429, duration: .microseconds(40),
-                              problemCode: "RATE_LIMITED")
+        metrics.recordRequest(
+            route: IAPMetricLabels.notificationsRoute, method: "POST", status: 429, duration: .microseconds(40),
+            problemCode: "RATE_LIMITED")
         metrics.recordRefusal(.rateLimited)
-        metrics.recordRequest(route: IAPMetricLabels.unmatchedRoute, method: "BREW", status: 404, duration: .microseconds(80),
-                              problemCode: "NOT_FOUND")
-        metrics.rpcClient.record(method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(38))
+        metrics.recordRequest(
+            route: IAPMetricLabels.unmatchedRoute, method: "BREW", status: 404, duration: .microseconds(80),
+            problemCode: "NOT_FOUND")
+        metrics.rpcClient.record(
+            method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(38))
         metrics.rpcClient.record(method: "/points.v1.Points/GetBalance", code: "UNAVAILABLE", duration: .seconds(1))
         metrics.dependencies.report(.payments, isUp: true)
         metrics.certificates.record(path: "/etc/iap/public/tls.crt", expiresAtUnixSeconds: 1_798_761_600)
@@ -39,8 +51,10 @@ enum ExpositionSamples {
     static func payments() throws -> String {
         let registry = MetricsRegistry()
         let metrics = try PaymentsMetrics(registry: registry, processSampler: { process })
-        metrics.rpcServer.record(method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(35))
-        metrics.rpcServer.record(method: "/payments.v1.Payments/HandleNotification", code: "INVALID_ARGUMENT", duration: .milliseconds(4))
+        metrics.rpcServer.record(
+            method: "/payments.v1.Payments/VerifyTransaction", code: "OK", duration: .milliseconds(35))
+        metrics.rpcServer.record(
+            method: "/payments.v1.Payments/HandleNotification", code: "INVALID_ARGUMENT", duration: .milliseconds(4))
         metrics.rpcClient.record(method: "/points.v1.Points/Grant", code: "OK", duration: .milliseconds(6))
         metrics.rpcClient.record(method: "/points.v1.Points/Clawback", code: "DEADLINE_EXCEEDED", duration: .seconds(5))
         metrics.database.update(inUse: 3, max: 8, waiters: 1)
@@ -70,9 +84,11 @@ enum ExpositionSamples {
         metrics.recordChainCacheLookup(hit: true)
         metrics.recordChainCacheLookup(hit: true)
         metrics.recordAppStoreAPIAttempt(.getTransactionInfo, .production, errorKind: nil, duration: .milliseconds(240))
-        metrics.recordAppStoreAPIAttempt(.getTransactionInfo, .production, errorKind: "not_found", duration: .milliseconds(190))
+        metrics.recordAppStoreAPIAttempt(
+            .getTransactionInfo, .production, errorKind: "not_found", duration: .milliseconds(190))
         metrics.recordAppStoreAPIAttempt(.getTransactionInfo, .sandbox, errorKind: nil, duration: .milliseconds(310))
-        metrics.recordAppStoreAPIAttempt(.getRefundHistory, .production, errorKind: "rate_limited", duration: .milliseconds(120))
+        metrics.recordAppStoreAPIAttempt(
+            .getRefundHistory, .production, errorKind: "rate_limited", duration: .milliseconds(120))
         return registry.render()
     }
 
@@ -81,7 +97,8 @@ enum ExpositionSamples {
         let metrics = try PointsMetrics(registry: registry, processSampler: { process })
         metrics.rpcServer.record(method: "/points.v1.Points/Grant", code: "OK", duration: .milliseconds(4))
         metrics.rpcServer.record(method: "/points.v1.Points/Grant", code: "OK", duration: .milliseconds(9))
-        metrics.rpcServer.record(method: "/points.v1.Points/Spend", code: "FAILED_PRECONDITION", duration: .milliseconds(2))
+        metrics.rpcServer.record(
+            method: "/points.v1.Points/Spend", code: "FAILED_PRECONDITION", duration: .milliseconds(2))
         metrics.database.update(inUse: 0, max: 8, waiters: 0)
         metrics.database.recordAcquire(waited: .microseconds(300), timedOut: false)
         metrics.dependencies.report(.database, isUp: false)
@@ -98,21 +115,27 @@ enum ExpositionSamples {
     /// of float, an empty family, the overflow series and its counter.
     static func format() throws -> String {
         let registry = MetricsRegistry()
-        let escaped = try registry.makeCounter(name: "sample_escaped_total", help: "Label values with \\ backslash, \"quotes\" and a\nnewline.",
-                                               labelNames: ["value"])
+        let escaped = try registry.makeCounter(
+            name: "sample_escaped_total", help: "Label values with \\ backslash, \"quotes\" and a\nnewline.",
+            labelNames: ["value"])
         escaped.labels(#"C:\path"#).increment()
         escaped.labels(#"say "hi""#).increment()
         escaped.labels("two\nlines").increment()
         escaped.labels("Unicode é 🙂 and a tab\t").increment()
         escaped.labels("").increment()
-        let floats = try registry.makeGauge(name: "sample_float", help: "Floats as Prometheus parses them.", labelNames: ["case"])
-        for (name, value) in [("zero", 0.0), ("negative", -3.0), ("fraction", 0.1), ("small", 1e-9), ("large", 1.5e20),
-                              ("max", Double.greatestFiniteMagnitude), ("plus_inf", .infinity), ("minus_inf", -.infinity), ("nan", .nan)] {
+        let floats = try registry.makeGauge(
+            name: "sample_float", help: "Floats as Prometheus parses them.", labelNames: ["case"])
+        for (name, value) in [
+            ("zero", 0.0), ("negative", -3.0), ("fraction", 0.1), ("small", 1e-9), ("large", 1.5e20),
+            ("max", Double.greatestFiniteMagnitude), ("plus_inf", .infinity), ("minus_inf", -.infinity), ("nan", .nan),
+        ] {
             floats.labels(name).set(value)
         }
-        _ = try registry.makeHistogram(name: "sample_unused_seconds", help: "A family without series yet.", labelNames: ["route"])
-        let bounded = try registry.makeHistogram(name: "sample_bounded_seconds", help: "Two label sets at most.", labelNames: ["user"],
-                                                 buckets: HistogramBuckets([0.1, 1]), seriesMax: 2)
+        _ = try registry.makeHistogram(
+            name: "sample_unused_seconds", help: "A family without series yet.", labelNames: ["route"])
+        let bounded = try registry.makeHistogram(
+            name: "sample_bounded_seconds", help: "Two label sets at most.", labelNames: ["user"],
+            buckets: HistogramBuckets([0.1, 1]), seriesMax: 2)
         for (user, value) in [("a", 0.05), ("b", 0.5), ("c", 2.0), ("d", 0.1)] { bounded.labels(user).observe(value) }
         return registry.render()
     }

@@ -15,10 +15,12 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.headers, [.init("Content-Type", "text/plain; version=0.0.4; charset=utf-8")])
         let body = String(decoding: response.body, as: UTF8.self)
-        XCTAssertTrue(body.hasSuffix("# HELP scrapes_total Scrapes.\n# TYPE scrapes_total counter\nscrapes_total 1\n"), body)
+        XCTAssertTrue(
+            body.hasSuffix("# HELP scrapes_total Scrapes.\n# TYPE scrapes_total counter\nscrapes_total 1\n"), body)
         counter.increment()
-        XCTAssertTrue(String(decoding: try XCTUnwrap(endpoint.respond(method: "GET", target: "/metrics?x=1")).body, as: UTF8.self)
-            .hasSuffix("scrapes_total 2\n"))
+        XCTAssertTrue(
+            String(decoding: try XCTUnwrap(endpoint.respond(method: "GET", target: "/metrics?x=1")).body, as: UTF8.self)
+                .hasSuffix("scrapes_total 2\n"))
     }
 
     /// HEAD gets GET's body, which the HTTP server measures for
@@ -42,7 +44,9 @@ final class MetricsEndpointTests: XCTestCase {
 
     func testOtherPathsAreNotOurs() throws {
         let (endpoint, _) = try endpoint()
-        for target in ["/", "/metrics/", "/metricsx", "/Metrics", "/api/v1/metrics", "metrics", "", "?/metrics", "/metrics#x"] {
+        for target in [
+            "/", "/metrics/", "/metricsx", "/Metrics", "/api/v1/metrics", "metrics", "", "?/metrics", "/metrics#x",
+        ] {
             XCTAssertNil(endpoint.respond(method: "GET", target: target), target)
         }
     }

@@ -5,7 +5,8 @@ import XCTest
 final class ProcessMetricsTests: XCTestCase {
     func testStatIsParsedFromTheLastParenthesisOn() throws {
         // A command name with spaces and parentheses; fields from proc(5).
-        let text = "31077 (my (odd) name) R 31055 31055 9901 0 -1 4194304 662 0 0 0 250 75 0 0 20 0 1 0 412865 71757824 4041 18446744073709551615 0 0\n"
+        let text =
+            "31077 (my (odd) name) R 31055 31055 9901 0 -1 4194304 662 0 0 0 250 75 0 0 20 0 1 0 412865 71757824 4041 18446744073709551615 0 0\n"
         XCTAssertEqual(ProcStatParser.selfStat(text), .init(cpuTicks: 325, startTicks: 412865, residentPages: 4041))
         XCTAssertNil(ProcStatParser.selfStat("31077 (t) R 1 2 3"))
         XCTAssertNil(ProcStatParser.selfStat("no parenthesis at all"))
@@ -13,40 +14,51 @@ final class ProcessMetricsTests: XCTestCase {
     }
 
     func testBootTimeIsTheBtimeLine() {
-        XCTAssertEqual(ProcStatParser.bootTimeSeconds("cpu  1 2 3\nintr 5\nbtime 1796040868\nprocesses 9\n"), 1_796_040_868)
+        XCTAssertEqual(
+            ProcStatParser.bootTimeSeconds("cpu  1 2 3\nintr 5\nbtime 1796040868\nprocesses 9\n"), 1_796_040_868)
         XCTAssertNil(ProcStatParser.bootTimeSeconds("cpu  1 2 3\n"))
     }
 
     func testTheSampleArithmetic() {
-        let sample = ProcessSample(.init(cpuTicks: 325, startTicks: 412_865, residentPages: 4041), bootTimeSeconds: 1_796_040_868,
-                                   openFileDescriptors: 12, clockTicksPerSecond: 100, pageSizeBytes: 4096)
-        XCTAssertEqual(sample, ProcessSample(residentMemoryBytes: 16_551_936, openFileDescriptors: 12, cpuSeconds: 3.25,
-                                             startTimeSeconds: 1_796_044_996.65))
+        let sample = ProcessSample(
+            .init(cpuTicks: 325, startTicks: 412_865, residentPages: 4041), bootTimeSeconds: 1_796_040_868,
+            openFileDescriptors: 12, clockTicksPerSecond: 100, pageSizeBytes: 4096)
+        XCTAssertEqual(
+            sample,
+            ProcessSample(
+                residentMemoryBytes: 16_551_936, openFileDescriptors: 12, cpuSeconds: 3.25,
+                startTimeSeconds: 1_796_044_996.65))
     }
 
     func testTheFourFamiliesRenderAndRefreshAtRenderTime() throws {
         let registry = MetricsRegistry()
         let samples = SampleQueue([
-            ProcessSample(residentMemoryBytes: 1_048_576, openFileDescriptors: 7, cpuSeconds: 0.5, startTimeSeconds: 1_796_044_996.65),
-            ProcessSample(residentMemoryBytes: 2_097_152, openFileDescriptors: 9, cpuSeconds: 1.25, startTimeSeconds: 1_796_044_996.65),
+            ProcessSample(
+                residentMemoryBytes: 1_048_576, openFileDescriptors: 7, cpuSeconds: 0.5,
+                startTimeSeconds: 1_796_044_996.65),
+            ProcessSample(
+                residentMemoryBytes: 2_097_152, openFileDescriptors: 9, cpuSeconds: 1.25,
+                startTimeSeconds: 1_796_044_996.65),
         ])
         XCTAssertTrue(try ProcessMetrics.register(in: registry, sampler: samples.next))
         let text = registry.render()
-        XCTAssertTrue(text.contains("""
-            # HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
-            # TYPE process_cpu_seconds_total counter
-            process_cpu_seconds_total 1.25
-            # HELP process_open_fds Number of open file descriptors.
-            # TYPE process_open_fds gauge
-            process_open_fds 9
-            # HELP process_resident_memory_bytes Resident memory size in bytes.
-            # TYPE process_resident_memory_bytes gauge
-            process_resident_memory_bytes 2097152
-            # HELP process_start_time_seconds Start time of the process since unix epoch in seconds.
-            # TYPE process_start_time_seconds gauge
-            process_start_time_seconds 1796044996.65
+        XCTAssertTrue(
+            text.contains(
+                """
+                # HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+                # TYPE process_cpu_seconds_total counter
+                process_cpu_seconds_total 1.25
+                # HELP process_open_fds Number of open file descriptors.
+                # TYPE process_open_fds gauge
+                process_open_fds 9
+                # HELP process_resident_memory_bytes Resident memory size in bytes.
+                # TYPE process_resident_memory_bytes gauge
+                process_resident_memory_bytes 2097152
+                # HELP process_start_time_seconds Start time of the process since unix epoch in seconds.
+                # TYPE process_start_time_seconds gauge
+                process_start_time_seconds 1796044996.65
 
-            """), text)
+                """), text)
         // The sampler has nothing more: the last values stay.
         XCTAssertTrue(registry.render().contains("process_open_fds 9\n"))
     }
@@ -68,7 +80,8 @@ final class ProcessMetricsTests: XCTestCase {
         let before = sample.openFileDescriptors
         let handles = (0..<5).compactMap { _ in FileHandle(forReadingAtPath: "/proc/self/stat") }
         // Other tests' threads may open or close descriptors meanwhile; ours are there.
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(ProcessSample.current()).openFileDescriptors, before + Double(handles.count) - 2)
+        XCTAssertGreaterThanOrEqual(
+            try XCTUnwrap(ProcessSample.current()).openFileDescriptors, before + Double(handles.count) - 2)
         XCTAssertEqual(handles.count, 5)
         #endif
     }

@@ -12,10 +12,14 @@ import XCTest
 /// concurrent purchases through the store do share statements.
 final class BatchedPurchaseRowTests: XCTestCase {
     private static let signedAt: Int64 = 1_738_645_600_000
-    private static let refund = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
-                                                                dateUnixMilliseconds: 1_738_645_700_000))
-    private static let prorated = AppleVerdict.revoked(Revocation(type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1,
-                                                                  dateUnixMilliseconds: 1_738_645_800_000))
+    private static let refund = AppleVerdict.revoked(
+        Revocation(
+            type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
+            dateUnixMilliseconds: 1_738_645_700_000))
+    private static let prorated = AppleVerdict.revoked(
+        Revocation(
+            type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1,
+            dateUnixMilliseconds: 1_738_645_800_000))
 
     /// Every stored column but those that name the row or the time it was
     /// written (the schedule is compared as "set or not").
@@ -39,14 +43,18 @@ final class BatchedPurchaseRowTests: XCTestCase {
         noPrice.quantity = 3
         noPrice.webOrderLineItemId = "line-item-7"
         let cases: [(NewPayment, AppleVerdict)] = [
-            (PaymentsTestDatabase.newPayment(), .purchased), (PaymentsTestDatabase.newPayment(), Self.refund), (unclaimed, .purchased),
+            (PaymentsTestDatabase.newPayment(), .purchased), (PaymentsTestDatabase.newPayment(), Self.refund),
+            (unclaimed, .purchased),
             (noPrice, Self.prorated), (PaymentsTestDatabase.newPayment(claimed: false), Self.refund),
         ]
         // A row that exists already: the batch leaves it alone.
         let existing = PaymentsTestDatabase.newPayment()
         let before = try await PaymentsTestDatabase.record(store, existing, Self.refund).after
-        let existingAgain = store.firstSightWrite(existing, state: PaymentsStore.firstState(.purchased, signedAtUnixMilliseconds: Self.signedAt,
-                                                                                            of: existing))
+        let existingAgain = store.firstSightWrite(
+            existing,
+            state: PaymentsStore.firstState(
+                .purchased, signedAtUnixMilliseconds: Self.signedAt,
+                of: existing))
         var writes: [PurchaseRowWrite] = []
         var twins: [(batched: String, lone: String)] = []
         for (payment, verdict) in cases {
@@ -65,7 +73,8 @@ final class BatchedPurchaseRowTests: XCTestCase {
         let untouched = try await store.find(transactionId: existing.transactionId)
         XCTAssertEqual(untouched, before)
         for (index, write) in writes.enumerated() where index != 2 {
-            XCTAssertEqual(outcomes[index]?.transactionId, write.transactionId, "outcomes come back in the writes' order")
+            XCTAssertEqual(
+                outcomes[index]?.transactionId, write.transactionId, "outcomes come back in the writes' order")
             let stored = try await store.find(transactionId: write.transactionId)
             XCTAssertEqual(outcomes[index], stored, "the outcome is the row as stored")
         }
@@ -83,9 +92,14 @@ final class BatchedPurchaseRowTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let good = PaymentsTestDatabase.newPayment()
         var bad = PaymentsTestDatabase.newPayment()
-        bad.quantity = 11 // purchase_quantity_in_range refuses it
-        let writes = [good, bad].map { store.firstSightWrite($0, state: PaymentsStore.firstState(.purchased, signedAtUnixMilliseconds: Self.signedAt,
-                                                                                                 of: $0)) }
+        bad.quantity = 11  // purchase_quantity_in_range refuses it
+        let writes = [good, bad].map {
+            store.firstSightWrite(
+                $0,
+                state: PaymentsStore.firstState(
+                    .purchased, signedAtUnixMilliseconds: Self.signedAt,
+                    of: $0))
+        }
         do {
             _ = try await store.pool.withConnection { try await FirstSightInsertBatch.execute(writes, on: $0) }
             XCTFail("a row the schema refuses fails its batch")
@@ -115,10 +129,14 @@ final class BatchedPurchaseRowTests: XCTestCase {
             var pairs: [(batched: PaymentRecord, lone: PaymentRecord)] = []
             for _ in 0..<6 {
                 let user = UUID()
-                let payments = [PaymentsTestDatabase.newPayment(userId: user), PaymentsTestDatabase.newPayment(userId: user)]
+                let payments = [
+                    PaymentsTestDatabase.newPayment(userId: user), PaymentsTestDatabase.newPayment(userId: user),
+                ]
                 var signedAt = Self.signedAt
                 var seen: [PaymentRecord] = []
-                for payment in payments { seen.append(try await PaymentsTestDatabase.record(store, payment, signedAt: signedAt).after) }
+                for payment in payments {
+                    seen.append(try await PaymentsTestDatabase.record(store, payment, signedAt: signedAt).after)
+                }
                 // Some rows move on before the runner reads them, some after.
                 for moment in 0..<2 {
                     guard random.next(upTo: 2) == 0 else { continue }
@@ -129,7 +147,9 @@ final class BatchedPurchaseRowTests: XCTestCase {
                         try await PaymentsTestDatabase.record(store, word, verdict, signedAt: signedAt)
                     }
                     if moment == 0 {
-                        for index in seen.indices { seen[index] = try await store.find(transactionId: seen[index].transactionId) ?? seen[index] }
+                        for index in seen.indices {
+                            seen[index] = try await store.find(transactionId: seen[index].transactionId) ?? seen[index]
+                        }
                     }
                 }
                 pairs.append((seen[0], seen[1]))
@@ -143,15 +163,22 @@ final class BatchedPurchaseRowTests: XCTestCase {
                 func eventId(_ record: PaymentRecord) -> String? {
                     step == .grant ? LedgerEventId.purchase(transactionId: record.transactionId) : nil
                 }
-                guard let write = PaymentsStore.stepResultWrite(step, with: outcome, over: pair.batched, ledgerEventId: eventId(pair.batched)),
-                      let twin = PaymentsStore.stepResultWrite(step, with: outcome, over: pair.lone, ledgerEventId: eventId(pair.lone)) else {
+                guard
+                    let write = PaymentsStore.stepResultWrite(
+                        step, with: outcome, over: pair.batched, ledgerEventId: eventId(pair.batched)),
+                    let twin = PaymentsStore.stepResultWrite(
+                        step, with: outcome, over: pair.lone, ledgerEventId: eventId(pair.lone))
+                else {
                     return XCTFail("a row that owes a step takes its result")
                 }
                 writes.append(write)
-                lone.append(try await store.pool.withConnection { try await StepResultUpdateBatch.runAlone(twin, on: $0) })
+                lone.append(
+                    try await store.pool.withConnection { try await StepResultUpdateBatch.runAlone(twin, on: $0) })
             }
             guard writes.count > 1 else { continue }
-            let batched = try await store.pool.withConnection { try await StepResultUpdateBatch.execute(writes, on: $0) }
+            let batched = try await store.pool.withConnection {
+                try await StepResultUpdateBatch.execute(writes, on: $0)
+            }
             for (index, write) in writes.enumerated() {
                 let context = "seed \(seed) round \(round) row \(index)"
                 XCTAssertEqual(batched[index] == nil, lone[index] == nil, context)
@@ -179,16 +206,21 @@ final class BatchedPurchaseRowTests: XCTestCase {
         let payments = (0..<24).map { _ in PaymentsTestDatabase.newPayment() }
         let seen = try await withThrowingTaskGroup(of: PaymentRecord?.self) { group in
             for payment in payments {
-                group.addTask { try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)?.after }
+                group.addTask {
+                    try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)?
+                        .after
+                }
             }
             return try await group.reduce(into: [PaymentRecord]()) { if let record = $1 { $0.append(record) } }
         }
-        XCTAssertEqual(Set(seen.map(\.transactionId)), Set(payments.map(\.transactionId)), "every new purchase is inserted once")
+        XCTAssertEqual(
+            Set(seen.map(\.transactionId)), Set(payments.map(\.transactionId)), "every new purchase is inserted once")
         let granted = try await withThrowingTaskGroup(of: PaymentRecord?.self) { group in
             for record in seen {
                 group.addTask {
-                    try await store.completeIfUnchanged(.grant, with: .granted(), over: record,
-                                                        ledgerEventId: LedgerEventId.purchase(transactionId: record.transactionId))
+                    try await store.completeIfUnchanged(
+                        .grant, with: .granted(), over: record,
+                        ledgerEventId: LedgerEventId.purchase(transactionId: record.transactionId))
                 }
             }
             return try await group.reduce(into: [PaymentRecord]()) { if let record = $1 { $0.append(record) } }
@@ -205,7 +237,8 @@ final class BatchedPurchaseRowTests: XCTestCase {
             let sizes = counted[statement] ?? []
             XCTAssertEqual(sizes.reduce(0, +), 24, "\(statement): every write was carried once")
             XCTAssertGreaterThan(sizes.max() ?? 0, 1, "\(statement): concurrent writes shared a statement (\(sizes))")
-            XCTAssertLessThanOrEqual(sizes.max() ?? 0, PaymentsStore.batchRowsMax, "\(statement): batches stay within their bound")
+            XCTAssertLessThanOrEqual(
+                sizes.max() ?? 0, PaymentsStore.batchRowsMax, "\(statement): batches stay within their bound")
         }
     }
 
@@ -214,15 +247,22 @@ final class BatchedPurchaseRowTests: XCTestCase {
     /// The row's comparable columns, and whether its schedule, owed time and ledger event are set.
     private func comparable(_ store: PaymentsStore, _ transactionId: String) async throws -> [String] {
         try await store.pool.withConnection { connection in
-            guard let row = try await connection.query(Self.comparedRow, [.text(transactionId)]).first else { return [] }
-            return [try row.string("row"), "\(try row.bool("unscheduled"))", "\(try row.bool("not_owed"))", "\(try row.bool("no_event"))"]
+            guard let row = try await connection.query(Self.comparedRow, [.text(transactionId)]).first else {
+                return []
+            }
+            return [
+                try row.string("row"), "\(try row.bool("unscheduled"))", "\(try row.bool("not_owed"))",
+                "\(try row.bool("no_event"))",
+            ]
         }
     }
 
     private func comparablePayload(_ store: PaymentsStore, _ transactionId: String) async throws -> String? {
         try await store.pool.withConnection { connection in
-            try await connection.query("select apple_payload::text as payload from apple_iap_transactions where transaction_id = $1",
-                                       [.text(transactionId)]).first?.string("payload")
+            try await connection.query(
+                "select apple_payload::text as payload from apple_iap_transactions where transaction_id = $1",
+                [.text(transactionId)]
+            ).first?.string("payload")
         }
     }
 }

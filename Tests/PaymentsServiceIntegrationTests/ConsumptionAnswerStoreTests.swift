@@ -10,14 +10,17 @@ final class ConsumptionAnswerStoreTests: XCTestCase {
     private func owe(_ store: PaymentsStore, _ uuid: UUID, requestedAgoMilliseconds: Int64 = 0) async throws {
         let requestedAt = Int64(Date().timeIntervalSince1970 * 1000) - requestedAgoMilliseconds
         try await store.pool.withTransaction { connection in
-            try await store.oweConsumptionAnswer(notificationUUID: uuid, transactionId: PaymentsTestDatabase.randomTransactionId(),
-                                                 environment: "Production", requestedAtUnixMilliseconds: requestedAt, in: connection)
+            try await store.oweConsumptionAnswer(
+                notificationUUID: uuid, transactionId: PaymentsTestDatabase.randomTransactionId(),
+                environment: "Production", requestedAtUnixMilliseconds: requestedAt, in: connection)
         }
     }
 
     private func status(_ store: PaymentsStore, _ uuid: UUID) async throws -> String? {
         try await store.pool.withConnection {
-            try await $0.query("select status from consumption_answers where notification_uuid = $1::uuid", [.uuid(uuid)]).first?.string("status")
+            try await $0.query(
+                "select status from consumption_answers where notification_uuid = $1::uuid", [.uuid(uuid)]
+            ).first?.string("status")
         }
     }
 
@@ -32,17 +35,20 @@ final class ConsumptionAnswerStoreTests: XCTestCase {
         let leased = try await store.claimDueConsumptionAnswers(only: uuid)
         XCTAssertTrue(leased.isEmpty, "leased to the first attempt")
         // A transient failure: due again after the retry delay (0 here).
-        try await store.finishConsumptionAnswer(uuid, status: "pending", bodyJSON: nil, appleStatus: 503, detail: "x", retrySeconds: 0)
+        try await store.finishConsumptionAnswer(
+            uuid, status: "pending", bodyJSON: nil, appleStatus: 503, detail: "x", retrySeconds: 0)
         let second = try await store.claimDueConsumptionAnswers(only: uuid)
         XCTAssertEqual(second.first?.attempts, 2)
-        try await store.finishConsumptionAnswer(uuid, status: "sent", bodyJSON: #"{"customerConsented":true}"#, appleStatus: 202, detail: nil,
-                                                retrySeconds: 0)
+        try await store.finishConsumptionAnswer(
+            uuid, status: "sent", bodyJSON: #"{"customerConsented":true}"#, appleStatus: 202, detail: nil,
+            retrySeconds: 0)
         let sentStatus = try await status(store, uuid)
         XCTAssertEqual(sentStatus, "sent")
         let after = try await store.claimDueConsumptionAnswers(only: uuid)
         XCTAssertTrue(after.isEmpty, "a sent answer is never claimed again")
         // A late outcome of another attempt does not overwrite it.
-        try await store.finishConsumptionAnswer(uuid, status: "failed", bodyJSON: nil, appleStatus: 400, detail: "late", retrySeconds: 0)
+        try await store.finishConsumptionAnswer(
+            uuid, status: "failed", bodyJSON: nil, appleStatus: 400, detail: "late", retrySeconds: 0)
         let still = try await status(store, uuid)
         XCTAssertEqual(still, "sent")
     }
@@ -70,14 +76,16 @@ final class ConsumptionAnswerStoreTests: XCTestCase {
         let claimed = try await store.claimDueConsumptionAnswers(only: uuid)
         XCTAssertEqual(claimed.map(\.notificationUUID), [uuid])
         try await store.pool.withConnection {
-            _ = try await $0.query("update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
-                                   [.uuid(uuid)])
+            _ = try await $0.query(
+                "update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
+                [.uuid(uuid)])
         }
         _ = try await store.claimDueConsumptionAnswers()
         let during = try await status(store, uuid)
         XCTAssertEqual(during, "pending", "held by the attempt in flight")
-        try await store.finishConsumptionAnswer(uuid, status: "sent", bodyJSON: #"{"customerConsented":true}"#, appleStatus: 202, detail: nil,
-                                                retrySeconds: 0)
+        try await store.finishConsumptionAnswer(
+            uuid, status: "sent", bodyJSON: #"{"customerConsented":true}"#, appleStatus: 202, detail: nil,
+            retrySeconds: 0)
         let sent = try await status(store, uuid)
         XCTAssertEqual(sent, "sent", "Apple took it: recorded so")
 
@@ -85,10 +93,12 @@ final class ConsumptionAnswerStoreTests: XCTestCase {
         try await owe(store, other, requestedAgoMilliseconds: 11 * 3_600_000)
         _ = try await store.claimDueConsumptionAnswers(only: other)
         try await store.pool.withConnection {
-            _ = try await $0.query("update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
-                                   [.uuid(other)])
+            _ = try await $0.query(
+                "update consumption_answers set deadline = now() - interval '1 second' where notification_uuid = $1::uuid",
+                [.uuid(other)])
         }
-        try await store.finishConsumptionAnswer(other, status: "pending", bodyJSON: nil, appleStatus: 503, detail: "x", retrySeconds: 0)
+        try await store.finishConsumptionAnswer(
+            other, status: "pending", bodyJSON: nil, appleStatus: 503, detail: "x", retrySeconds: 0)
         _ = try await store.claimDueConsumptionAnswers(only: other)
         let expired = try await status(store, other)
         XCTAssertEqual(expired, "expired")

@@ -9,8 +9,10 @@ import XCTest
 /// precondition holds, and that they write nothing when it does not, so the
 /// caller's row-locked fallback decides exactly as before.
 final class OneStatementPathTests: XCTestCase {
-    private static let refund = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
-                                                                dateUnixMilliseconds: 1_738_645_700_000))
+    private static let refund = AppleVerdict.revoked(
+        Revocation(
+            type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
+            dateUnixMilliseconds: 1_738_645_700_000))
     private static let signedAt: Int64 = 1_738_645_600_000
 
     // MARK: Step 1: recordIfNew
@@ -18,14 +20,18 @@ final class OneStatementPathTests: XCTestCase {
     func testAFreshPurchaseIsWrittenClaimedOwingTheGrantAndLeasedToTheCaller() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        guard let word = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment) else {
+        guard let word = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)
+        else {
             return XCTFail("a transaction seen for the first time is inserted")
         }
         XCTAssertNil(word.before)
         XCTAssertTrue(word.accepted)
         XCTAssertFalse(word.conflict)
-        XCTAssertEqual(word.after.state, PurchaseState(verdict: .purchased, verdictSignedAtUnixMilliseconds: Self.signedAt, claimed: true,
-                                                       credits: 100, grant: .owed))
+        XCTAssertEqual(
+            word.after.state,
+            PurchaseState(
+                verdict: .purchased, verdictSignedAtUnixMilliseconds: Self.signedAt, claimed: true,
+                credits: 100, grant: .owed))
         XCTAssertEqual(word.after.status, .verified)
         XCTAssertEqual(word.after.pendingStep, .grant)
         XCTAssertEqual(word.after.userId, payment.claim?.userId)
@@ -33,9 +39,13 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertEqual(word.after.emailHash, payment.claim?.emailIdentity?.hash)
         XCTAssertEqual(word.after.attemptCount, 0)
         XCTAssertEqual(word.after.createdAtUnixMilliseconds, word.after.updatedAtUnixMilliseconds)
-        let row = try await columns(store, payment.transactionId, [
-            "status", "pending_action", "grant_state", "claimed", "revoked", "failure_code", "clawback_cycle", "ledger_event_id",
-            "last_error", "(next_attempt_at > now() + interval '1 second')", "(owed_since = created_at)"])
+        let row = try await columns(
+            store, payment.transactionId,
+            [
+                "status", "pending_action", "grant_state", "claimed", "revoked", "failure_code", "clawback_cycle",
+                "ledger_event_id",
+                "last_error", "(next_attempt_at > now() + interval '1 second')", "(owed_since = created_at)",
+            ])
         XCTAssertEqual(row, ["verified", "grant", "owed", "true", "false", nil, "0", nil, nil, "true", "true"])
         // Leased to the inserting caller: neither the worker nor another inline runner gets it.
         let due = try await store.claimDue(limit: 1000)
@@ -51,7 +61,9 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertEqual(word?.after.status, .revoked)
         XCTAssertNil(word?.after.pendingStep)
         XCTAssertEqual(word?.after.state.verdict, Self.refund)
-        let row = try await columns(store, payment.transactionId, ["revoked", "revocation_reason", "revocation_type", "next_attempt_at", "owed_since"])
+        let row = try await columns(
+            store, payment.transactionId,
+            ["revoked", "revocation_reason", "revocation_type", "next_attempt_at", "owed_since"])
         XCTAssertEqual(row, ["true", "OTHER", "REFUND_FULL", nil, nil])
         // The same as the transaction path writes for the same word.
         let other = PaymentsTestDatabase.newPayment()
@@ -73,17 +85,20 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertEqual(untouched, first.after)
         // The fallback, as PaymentProcessor takes it: the locked path, without a second insert.
         let claimed = try await store.pool.withTransaction {
-            try await store.record(.purchased, signedAtUnixMilliseconds: Self.signedAt + 1, for: app, in: $0, rowExists: true)
+            try await store.record(
+                .purchased, signedAtUnixMilliseconds: Self.signedAt + 1, for: app, in: $0, rowExists: true)
         }
         XCTAssertEqual(claimed.before, first.after)
         XCTAssertEqual(claimed.after.pendingStep, .grant)
         XCTAssertEqual(claimed.after.userId, user)
         // Another user's verify of that transaction: skipped, then a conflict under the lock.
         let stolen = PaymentsTestDatabase.newPayment(transactionId: notified.transactionId)
-        let skippedAgain = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt + 2, for: stolen)
+        let skippedAgain = try await store.recordIfNew(
+            .purchased, signedAtUnixMilliseconds: Self.signedAt + 2, for: stolen)
         XCTAssertNil(skippedAgain)
         let conflict = try await store.pool.withTransaction {
-            try await store.record(.purchased, signedAtUnixMilliseconds: Self.signedAt + 2, for: stolen, in: $0, rowExists: true)
+            try await store.record(
+                .purchased, signedAtUnixMilliseconds: Self.signedAt + 2, for: stolen, in: $0, rowExists: true)
         }
         XCTAssertTrue(conflict.conflict)
         let owner = try await store.find(transactionId: notified.transactionId)?.userId
@@ -95,7 +110,10 @@ final class OneStatementPathTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         let inserted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 {
-                group.addTask { try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment) != nil }
+                group.addTask {
+                    try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)
+                        != nil
+                }
             }
             return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
         }
@@ -107,7 +125,10 @@ final class OneStatementPathTests: XCTestCase {
     func testAResultOnAnUntouchedRowIsWrittenAsTheLockedPathWritesIt() async throws {
         let store = try await PaymentsTestDatabase.store()
         let fast = PaymentsTestDatabase.newPayment(), locked = PaymentsTestDatabase.newPayment()
-        guard let seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: fast)?.after else {
+        guard
+            let seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: fast)?
+                .after
+        else {
             return XCTFail("expected a fresh row")
         }
         try await PaymentsTestDatabase.record(store, locked)
@@ -116,12 +137,18 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertEqual(granted?.status, .granted)
         XCTAssertEqual(granted?.ledgerEventId, eventId)
         XCTAssertNil(granted?.pendingStep)
-        guard case .applied(let reference) = try await store.complete(
-            .grant, with: .granted(), transactionId: locked.transactionId, ledgerEventId: LedgerEventId.purchase(transactionId: locked.transactionId)) else {
+        guard
+            case .applied(let reference) = try await store.complete(
+                .grant, with: .granted(), transactionId: locked.transactionId,
+                ledgerEventId: LedgerEventId.purchase(transactionId: locked.transactionId))
+        else {
             return XCTFail("expected the locked path to apply")
         }
         XCTAssertEqual(granted?.state, reference.state)
-        let views = ["status", "pending_action", "grant_state", "failure_code", "next_attempt_at", "owed_since", "attempt_count", "last_error"]
+        let views = [
+            "status", "pending_action", "grant_state", "failure_code", "next_attempt_at", "owed_since", "attempt_count",
+            "last_error",
+        ]
         let fastRow = try await columns(store, fast.transactionId, views)
         let lockedRow = try await columns(store, locked.transactionId, views)
         XCTAssertEqual(fastRow, lockedRow)
@@ -141,14 +168,19 @@ final class OneStatementPathTests: XCTestCase {
     func testAGrantResultAfterARefundNotificationFallsBackAndOwesTheClawback() async throws {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
-        guard let seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)?.after else {
+        guard
+            let seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: Self.signedAt, for: payment)?
+                .after
+        else {
             return XCTFail("expected a fresh row")
         }
-        let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
-                                              transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
+        let notification = NotificationRecord(
+            notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
+            transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
         let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)
         let refunded = try await store.recordNotification(notification) { connection in
-            let word = try await store.record(Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
+            let word = try await store.record(
+                Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
             return (outcome: "recorded", detail: word.after)
         }?.detail
         XCTAssertEqual(refunded?.pendingStep, .grant, "the owed grant is completed before anything else is owed")
@@ -157,8 +189,11 @@ final class OneStatementPathTests: XCTestCase {
         XCTAssertNil(missed, "the row changed since the runner read it")
         let untouched = try await store.find(transactionId: payment.transactionId)
         XCTAssertEqual(untouched, refunded, "a missed guard writes nothing")
-        guard case .applied(let after) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId,
-                                                                  ledgerEventId: eventId) else {
+        guard
+            case .applied(let after) = try await store.complete(
+                .grant, with: .granted(), transactionId: payment.transactionId,
+                ledgerEventId: eventId)
+        else {
             return XCTFail("the locked path applies the grant")
         }
         XCTAssertEqual(after.state.grant, .applied)
@@ -172,14 +207,17 @@ final class OneStatementPathTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
-        let refunded = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
-                                                             Self.refund, signedAt: 1_738_645_700_000)
+        let refunded = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+            Self.refund, signedAt: 1_738_645_700_000)
         let step = LedgerStep.clawback(cycle: 1, amount: 100, reason: "OTHER")
         XCTAssertEqual(refunded.after.pendingStep, step)
-        let clawedBack = try await store.completeIfUnchanged(step, with: .clawedBack(deducted: 70, overdue: 30), over: refunded.after)
+        let clawedBack = try await store.completeIfUnchanged(
+            step, with: .clawedBack(deducted: 70, overdue: 30), over: refunded.after)
         XCTAssertEqual(clawedBack?.status, .refundedInsufficient)
         XCTAssertEqual(clawedBack?.state.cycle?.overdue, 30)
-        let row = try await columns(store, payment.transactionId, ["failure_code", "pending_action", "next_attempt_at"])
+        let row = try await columns(
+            store, payment.transactionId, ["failure_code", "pending_action", "next_attempt_at"])
         XCTAssertEqual(row, ["INSUFFICIENT_BALANCE", nil, nil])
         // A result computed for another step never applies, in one statement or under the lock.
         let other = try await store.completeIfUnchanged(.reverse(cycle: 1), with: .reversed, over: refunded.after)
@@ -198,14 +236,20 @@ final class OneStatementPathTests: XCTestCase {
         var random = SeededRandom(seed: seed)
         let verdicts: [AppleVerdict] = [
             .purchased, Self.refund,
-            .revoked(Revocation(type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1, dateUnixMilliseconds: 1_738_645_800_000)),
+            .revoked(
+                Revocation(
+                    type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1,
+                    dateUnixMilliseconds: 1_738_645_800_000)),
         ]
         var oneStatement = 0, fellBack = 0
         for trial in 0..<25 {
             let user = UUID()
-            let fast = PaymentsTestDatabase.newPayment(userId: user), locked = PaymentsTestDatabase.newPayment(userId: user)
+            let fast = PaymentsTestDatabase.newPayment(userId: user),
+                locked = PaymentsTestDatabase.newPayment(userId: user)
             var signedAt = Self.signedAt
-            guard var seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: signedAt, for: fast)?.after else {
+            guard
+                var seen = try await store.recordIfNew(.purchased, signedAtUnixMilliseconds: signedAt, for: fast)?.after
+            else {
                 return XCTFail("expected a fresh row")
             }
             try await PaymentsTestDatabase.record(store, locked, signedAt: signedAt)
@@ -237,15 +281,21 @@ final class OneStatementPathTests: XCTestCase {
                         fastRecording = try await store.complete(step, with: outcome, transactionId: fast.transactionId)
                         fellBack += 1
                     }
-                    let lockedRecording = try await store.complete(step, with: outcome, transactionId: locked.transactionId)
+                    let lockedRecording = try await store.complete(
+                        step, with: outcome, transactionId: locked.transactionId)
                     history.append("\(step) -> \(outcome)")
-                    XCTAssertEqual(Self.applied(fastRecording), Self.applied(lockedRecording), "seed \(seed) trial \(trial): \(history)")
+                    XCTAssertEqual(
+                        Self.applied(fastRecording), Self.applied(lockedRecording),
+                        "seed \(seed) trial \(trial): \(history)")
                 }
                 let fastRow = try await store.find(transactionId: fast.transactionId)
                 let lockedRow = try await store.find(transactionId: locked.transactionId)
                 XCTAssertEqual(fastRow?.state, lockedRow?.state, "seed \(seed) trial \(trial): \(history)")
-                let views = ["status", "pending_action", "grant_state", "failure_code", "ledger_event_id is null", "next_attempt_at is null",
-                             "owed_since is null", "attempt_count", "last_error", "revocation_reason", "revocation_type"]
+                let views = [
+                    "status", "pending_action", "grant_state", "failure_code", "ledger_event_id is null",
+                    "next_attempt_at is null",
+                    "owed_since is null", "attempt_count", "last_error", "revocation_reason", "revocation_type",
+                ]
                 let fastViews = try await columns(store, fast.transactionId, views)
                 let lockedViews = try await columns(store, locked.transactionId, views)
                 XCTAssertEqual(fastViews, lockedViews, "seed \(seed) trial \(trial): \(history)")
@@ -267,8 +317,12 @@ final class OneStatementPathTests: XCTestCase {
     private func columns(_ store: PaymentsStore, _ transactionId: String, _ names: [String]) async throws -> [String?] {
         let list = names.enumerated().map { "(\($0.element))::text as c\($0.offset)" }.joined(separator: ", ")
         return try await store.pool.withConnection { connection in
-            guard let row = try await connection.query("select \(list) from apple_iap_transactions where transaction_id = $1",
-                                                       [.text(transactionId)]).first else { return [] }
+            guard
+                let row = try await connection.query(
+                    "select \(list) from apple_iap_transactions where transaction_id = $1",
+                    [.text(transactionId)]
+                ).first
+            else { return [] }
             return try names.indices.map { try row.optionalString("c\($0)") }
         }
     }

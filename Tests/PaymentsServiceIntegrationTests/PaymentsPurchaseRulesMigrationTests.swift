@@ -17,27 +17,45 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
     /// database at version 8 holds exactly these), by name.
     static let nineRules: [(name: String, definition: String)] = [
         ("apple_iap_transactions_check2", "CHECK (((pending_action IS NULL) OR (next_attempt_at IS NOT NULL)))"),
-        ("apple_iap_transactions_check3", "CHECK ((((status)::text <> 'granted'::text) OR (ledger_event_id IS NOT NULL)))"),
-        ("apple_iap_transactions_claimed_owner", "CHECK (((NOT claimed) OR ((user_id IS NOT NULL) AND (product_code IS NOT NULL))))"),
+        (
+            "apple_iap_transactions_check3",
+            "CHECK ((((status)::text <> 'granted'::text) OR (ledger_event_id IS NOT NULL)))"
+        ),
+        (
+            "apple_iap_transactions_claimed_owner",
+            "CHECK (((NOT claimed) OR ((user_id IS NOT NULL) AND (product_code IS NOT NULL))))"
+        ),
         ("apple_iap_transactions_cycle_phase", "CHECK ((((clawback_cycle)::integer = 0) = (cycle_phase IS NULL)))"),
-        ("apple_iap_transactions_environment_check", """
+        (
+            "apple_iap_transactions_environment_check",
+            """
             CHECK (((environment)::text = ANY ((ARRAY['Sandbox'::character varying, 'Production'::character varying, \
             'Xcode'::character varying, 'LocalTesting'::character varying])::text[])))
-            """),
+            """
+        ),
         ("apple_iap_transactions_grant_owed_claimed", "CHECK ((((grant_state)::text = 'not_owed'::text) OR claimed))"),
-        ("apple_iap_transactions_grant_state_check", """
+        (
+            "apple_iap_transactions_grant_state_check",
+            """
             CHECK (((grant_state)::text = ANY ((ARRAY['not_owed'::character varying, 'owed'::character varying, \
             'applied'::character varying, 'refused'::character varying])::text[])))
-            """),
-        ("apple_iap_transactions_pending_action_check", """
+            """
+        ),
+        (
+            "apple_iap_transactions_pending_action_check",
+            """
             CHECK (((pending_action)::text = ANY ((ARRAY['grant'::character varying, 'clawback'::character varying, \
             'reverse_clawback'::character varying])::text[])))
-            """),
-        ("apple_iap_transactions_status_check", """
+            """
+        ),
+        (
+            "apple_iap_transactions_status_check",
+            """
             CHECK (((status)::text = ANY ((ARRAY['received'::character varying, 'verified'::character varying, \
             'granted'::character varying, 'failed'::character varying, 'refunded'::character varying, \
             'refunded_insufficient'::character varying, 'revoked'::character varying])::text[])))
-            """),
+            """
+        ),
     ]
 
     func testMigrationNineOverStoredRowsRebuildsNothingAndLeavesOneRuleTheRowsPass() async throws {
@@ -45,19 +63,24 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
         let transactionIds = try await PaymentsRowsInEveryState.write(store)
         let before = try await store.pool.withConnection { try await Stored.read($0) }
         XCTAssertEqual(before.checks.map(\.name), Self.nineRules.map(\.name))
-        XCTAssertEqual(before.checks.map(\.definition), Self.nineRules.map(\.definition), "the rules this test compares the function with")
+        XCTAssertEqual(
+            before.checks.map(\.definition), Self.nineRules.map(\.definition),
+            "the rules this test compares the function with")
 
         try await PaymentsSchemaAtVersion.migrate(store.pool, upTo: 9)
 
         let after = try await store.pool.withConnection { try await Stored.read($0) }
-        XCTAssertEqual(after.schema.files, before.schema.files, "no table, index or TOAST table was rewritten or rebuilt")
+        XCTAssertEqual(
+            after.schema.files, before.schema.files, "no table, index or TOAST table was rewritten or rebuilt")
         XCTAssertEqual(after.schema.indexDefinitions, before.schema.indexDefinitions)
         XCTAssertEqual(after.purchases, before.purchases, "every stored row reads as before")
         XCTAssertEqual(after.checks.map(\.name), ["apple_iap_transactions_rules"])
-        XCTAssertEqual(after.checks.map(\.validated), [false], "added NOT VALID: nothing scanned under the table's lock")
+        XCTAssertEqual(
+            after.checks.map(\.validated), [false], "added NOT VALID: nothing scanned under the table's lock")
         try await store.pool.withConnection { connection in
             // The stored rows pass the new rule too (what an operator's VALIDATE proves).
-            try await connection.execute("alter table apple_iap_transactions validate constraint apple_iap_transactions_rules")
+            try await connection.execute(
+                "alter table apple_iap_transactions validate constraint apple_iap_transactions_rules")
         }
         let validated = try await store.pool.withConnection { try await Stored.read($0) }
         XCTAssertEqual(validated.checks.map(\.validated), [true])
@@ -73,14 +96,17 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
         let store = try await PaymentsSchemaAtVersion.store(version: 9, for: self)
         try await store.pool.withConnection { connection in
             let checks = Self.nineRules.map { "constraint \($0.name) \($0.definition)" }.joined(separator: ",\n")
-            try await connection.execute("""
+            try await connection.execute(
+                """
                 create temporary table nine_rules (status varchar(32), grant_state varchar(16), pending_action varchar(32),
                     next_attempt_at timestamptz, ledger_event_id varchar(200), claimed boolean, user_id uuid, product_code varchar(64),
                     clawback_cycle smallint, cycle_phase varchar(32), environment varchar(16),
                     \(checks))
                 """)
-            try await connection.execute("create temporary table verdicts (combination text, by_checks text, by_function text)")
-            try await connection.execute("""
+            try await connection.execute(
+                "create temporary table verdicts (combination text, by_checks text, by_function text)")
+            try await connection.execute(
+                """
                 do $$
                 declare
                     s text; g text; pa text; na timestamptz; le text; c boolean; u uuid; pc text; cc smallint; cp text; e text;
@@ -117,15 +143,23 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
                 """)
             let total = try await connection.query("select count(*) as n from verdicts").first!.int64("n")
             XCTAssertEqual(total, 9_216)
-            let disagreements = try await connection.query("""
+            let disagreements = try await connection.query(
+                """
                 select combination, coalesce(by_checks, 'accepted') as by_checks, coalesce(by_function, 'accepted') as by_function
                 from verdicts where by_checks is distinct from by_function order by 1 limit 5
-                """).map { "\(try $0.string("combination")): checks \(try $0.string("by_checks")), function \(try $0.string("by_function"))" }
+                """
+            ).map {
+                "\(try $0.string("combination")): checks \(try $0.string("by_checks")), function \(try $0.string("by_function"))"
+            }
             XCTAssertEqual(disagreements, [])
-            let named = try await connection.query("select distinct by_checks as name from verdicts where by_checks is not null order by 1")
-                .map { try $0.string("name") }
-            XCTAssertEqual(named, Self.nineRules.map(\.name), "every rule was the first one broken somewhere in the grid")
-            let accepted = try await connection.query("select count(*) as n from verdicts where by_checks is null").first!.int64("n")
+            let named = try await connection.query(
+                "select distinct by_checks as name from verdicts where by_checks is not null order by 1"
+            )
+            .map { try $0.string("name") }
+            XCTAssertEqual(
+                named, Self.nineRules.map(\.name), "every rule was the first one broken somewhere in the grid")
+            let accepted = try await connection.query("select count(*) as n from verdicts where by_checks is null")
+                .first!.int64("n")
             XCTAssertGreaterThan(accepted, 0)
         }
     }
@@ -137,9 +171,11 @@ final class PaymentsPurchaseRulesMigrationTests: XCTestCase {
         var checks: [SchemaSnapshot.TableCheck]
 
         static func read(_ connection: PostgresConnection) async throws -> Stored {
-            return Stored(schema: try await SchemaSnapshot.read(connection),
-                          purchases: try await SchemaSnapshot.rows("apple_iap_transactions", orderedBy: "transaction_id", connection),
-                          checks: try await SchemaSnapshot.tableCheckDefinitions("apple_iap_transactions", connection))
+            return Stored(
+                schema: try await SchemaSnapshot.read(connection),
+                purchases: try await SchemaSnapshot.rows(
+                    "apple_iap_transactions", orderedBy: "transaction_id", connection),
+                checks: try await SchemaSnapshot.tableCheckDefinitions("apple_iap_transactions", connection))
         }
     }
 }

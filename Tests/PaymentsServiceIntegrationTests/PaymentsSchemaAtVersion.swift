@@ -14,16 +14,22 @@ enum PaymentsSchemaAtVersion {
         let url = try PaymentsTestDatabase.url
         let (schema, dropSchema) = try await TestSchema.create(url, prefix: "payments_v\(version)")
         test.addTeardownBlock { try await dropSchema() }
-        let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
         test.addTeardownBlock { await pool.close() }
         try await migrate(pool, upTo: version)
-        return PaymentsStore(pool: pool, backoff: RetryBackoff(initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000,
-                                                               leaseMilliseconds: 2_000))
+        return PaymentsStore(
+            pool: pool,
+            backoff: RetryBackoff(
+                initialDelayMilliseconds: 50, maximumDelayMilliseconds: 1_000,
+                leaseMilliseconds: 2_000))
     }
 
     /// Applies the migrations up to `version`, as `PaymentsStore.migrate` applies them all.
     static func migrate(_ pool: PostgresPool, upTo version: Int) async throws {
         let migrations = PaymentsStore.migrations.filter { $0.version <= version }
-        try await PostgresMigrator(migrations: migrations, advisoryLockKey: PaymentsStore.migrationLockKey).migrate(on: pool)
+        try await PostgresMigrator(migrations: migrations, advisoryLockKey: PaymentsStore.migrationLockKey).migrate(
+            on: pool)
     }
 }

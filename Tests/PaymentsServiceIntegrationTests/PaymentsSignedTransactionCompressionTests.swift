@@ -14,7 +14,8 @@ final class PaymentsSignedTransactionCompressionTests: XCTestCase {
     private static let appleSignedJWS: String = {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("AppStoreVerificationTests/Fixtures/tx_sandbox_consumable.jws")
-        return ((try? String(contentsOf: fixture, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        return ((try? String(contentsOf: fixture, encoding: .utf8)) ?? "").trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }()
 
     private static func payment() -> NewPayment {
@@ -30,18 +31,21 @@ final class PaymentsSignedTransactionCompressionTests: XCTestCase {
 
     private func stored(_ transactionId: String, _ store: PaymentsStore) async throws -> StoredJWS {
         try await store.pool.withConnection { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 select signed_transaction_info, pg_column_compression(signed_transaction_info) as compression
                 from apple_iap_transactions where transaction_id = $1
                 """, [.text(transactionId)])
             let row = try XCTUnwrap(rows.first)
-            return StoredJWS(text: try row.string("signed_transaction_info"), compression: try row.optionalString("compression"))
+            return StoredJWS(
+                text: try row.string("signed_transaction_info"), compression: try row.optionalString("compression"))
         }
     }
 
     private func columnCompression(_ store: PaymentsStore) async throws -> String {
         try await store.pool.withConnection { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 select attcompression::text as method from pg_attribute
                 where attrelid = 'apple_iap_transactions'::regclass and attname = 'signed_transaction_info'
                 """)
@@ -55,8 +59,9 @@ final class PaymentsSignedTransactionCompressionTests: XCTestCase {
         XCTAssertEqual(before.signedTransactionInfo.utf8.count, 5_079, "the fixture is read")
         try await PaymentsTestDatabase.record(store, before)
         let beforeStored = try await stored(before.transactionId, store)
-        XCTAssertEqual(beforeStored, StoredJWS(text: before.signedTransactionInfo, compression: nil),
-                       "under pglz the JWS is stored uncompressed: pglz gives up on it")
+        XCTAssertEqual(
+            beforeStored, StoredJWS(text: before.signedTransactionInfo, compression: nil),
+            "under pglz the JWS is stored uncompressed: pglz gives up on it")
         let compressionBefore = try await columnCompression(store)
         XCTAssertEqual(compressionBefore, "", "migration 7 leaves the server's default")
         let schemaBefore = try await store.pool.withConnection { try await SchemaSnapshot.read($0) }
@@ -78,7 +83,8 @@ final class PaymentsSignedTransactionCompressionTests: XCTestCase {
         let afterStored = try await stored(after.transactionId, store)
         XCTAssertEqual(afterStored, StoredJWS(text: after.signedTransactionInfo, compression: "lz4"))
         let sizes = try await store.pool.withConnection { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 select pg_column_size(signed_transaction_info)::bigint as stored, octet_length(signed_transaction_info)::bigint as length
                 from apple_iap_transactions where transaction_id = $1
                 """, [.text(after.transactionId)])

@@ -7,8 +7,10 @@ import XCTest
 /// transitions with compare-and-set on the owed step, worker claims with
 /// leases, notifications recorded once.
 final class PaymentsStoreTests: XCTestCase {
-    private static let refund = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
-                                                                dateUnixMilliseconds: 1_738_645_700_000))
+    private static let refund = AppleVerdict.revoked(
+        Revocation(
+            type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0,
+            dateUnixMilliseconds: 1_738_645_700_000))
 
     func testRecordingAClaimedPurchaseOwesTheGrantAndARepeatSeesTheRow() async throws {
         let store = try await PaymentsTestDatabase.store()
@@ -40,15 +42,18 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(first.after.quantity, 2)
         XCTAssertNil(first.after.emailHash, "claimed without an email identity")
         XCTAssertNil(first.after.emailMasked)
-        XCTAssertEqual(PointsLedger.grantRequest(first.after).emailHash, "", "PointsService grants a regular pack without one")
+        XCTAssertEqual(
+            PointsLedger.grantRequest(first.after).emailHash, "", "PointsService grants a regular pack without one")
         // The app's verify later: same user, its claim is not written over the first.
-        let app = PaymentsTestDatabase.newPayment(userId: user, transactionId: apple.transactionId, productCode: "popular_pack")
+        let app = PaymentsTestDatabase.newPayment(
+            userId: user, transactionId: apple.transactionId, productCode: "popular_pack")
         let verified = try await PaymentsTestDatabase.record(store, app)
         XCTAssertFalse(verified.conflict)
         XCTAssertEqual(verified.after.state.credits, 420)
         XCTAssertNil(verified.after.emailHash)
         // Another user's verify: a conflict, nothing written.
-        let stolen = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: other, transactionId: apple.transactionId))
+        let stolen = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(userId: other, transactionId: apple.transactionId))
         XCTAssertTrue(stolen.conflict)
         XCTAssertEqual(stolen.after.userId, user)
     }
@@ -74,7 +79,10 @@ final class PaymentsStoreTests: XCTestCase {
         let results = try await withThrowingTaskGroup(of: PaymentsStore.WordResult.self) { group in
             for index in 0..<50 {
                 group.addTask {
-                    try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: index % 2 == 0 ? userA : userB, transactionId: transactionId))
+                    try await PaymentsTestDatabase.record(
+                        store,
+                        PaymentsTestDatabase.newPayment(
+                            userId: index % 2 == 0 ? userA : userB, transactionId: transactionId))
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -84,7 +92,9 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(results.filter(\.conflict).count, 25, "every submission by the other user is a conflict")
         XCTAssertTrue(results.filter(\.conflict).allSatisfy { $0.after.userId == owner })
         let count = try await store.pool.withConnection {
-            try await $0.query("select count(*) as n from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]).first!.int64("n")
+            try await $0.query(
+                "select count(*) as n from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(count, 1)
     }
@@ -94,7 +104,10 @@ final class PaymentsStoreTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         let eventId = LedgerEventId.purchase(transactionId: payment.transactionId)
-        guard case .applied(let granted) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId, ledgerEventId: eventId) else {
+        guard
+            case .applied(let granted) = try await store.complete(
+                .grant, with: .granted(), transactionId: payment.transactionId, ledgerEventId: eventId)
+        else {
             return XCTFail("expected the result to apply")
         }
         XCTAssertEqual(granted.status, .granted)
@@ -103,7 +116,10 @@ final class PaymentsStoreTests: XCTestCase {
         let due = try await nextAttempt(store, payment.transactionId)
         XCTAssertNil(due)
         // The same result again (a second runner's late reply) is stale and changes nothing.
-        guard case .stale(let current) = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId) else {
+        guard
+            case .stale(let current) = try await store.complete(
+                .grant, with: .granted(), transactionId: payment.transactionId)
+        else {
             return XCTFail("expected a stale result")
         }
         XCTAssertEqual(current.state, granted.state)
@@ -116,16 +132,23 @@ final class PaymentsStoreTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let payments = [PaymentsTestDatabase.newPayment(), PaymentsTestDatabase.newPayment()]
         for payment in payments { try await PaymentsTestDatabase.record(store, payment) }
-        guard case .applied(let lone) = try await store.complete(.grant, with: .granted(credits: 40), transactionId: payments[0].transactionId)
+        guard
+            case .applied(let lone) = try await store.complete(
+                .grant, with: .granted(credits: 40), transactionId: payments[0].transactionId)
         else { return XCTFail("expected the result to apply") }
         XCTAssertEqual(lone.state.credits, 40)
         let found = try await store.find(transactionId: payments[1].transactionId)
         let seen = try XCTUnwrap(found)
-        let batched = try await store.completeIfUnchanged(.grant, with: .granted(credits: 40), over: seen,
-                                                           ledgerEventId: LedgerEventId.purchase(transactionId: seen.transactionId))
+        let batched = try await store.completeIfUnchanged(
+            .grant, with: .granted(credits: 40), over: seen,
+            ledgerEventId: LedgerEventId.purchase(transactionId: seen.transactionId))
         XCTAssertEqual(batched?.state.credits, 40)
-        let refunded = try await PaymentsTestDatabase.record(store, payments[0], .revoked(Revocation(
-            type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1, dateUnixMilliseconds: 1_738_645_700_000)),
+        let refunded = try await PaymentsTestDatabase.record(
+            store, payments[0],
+            .revoked(
+                Revocation(
+                    type: "REFUND_PRORATED", percentageMilliunits: 50_000, revocationReason: 1,
+                    dateUnixMilliseconds: 1_738_645_700_000)),
             signedAt: 1_738_645_700_000)
         XCTAssertEqual(refunded.after.pendingStep, .clawback(cycle: 1, amount: 20, reason: "APP_ISSUE"))
     }
@@ -135,14 +158,21 @@ final class PaymentsStoreTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
-        let refunded = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
-                                                             Self.refund, signedAt: 1_738_645_700_000)
+        let refunded = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+            Self.refund, signedAt: 1_738_645_700_000)
         XCTAssertEqual(refunded.after.pendingStep, .clawback(cycle: 1, amount: 100, reason: "OTHER"))
         // A clawback result computed for another cycle, or another amount, does not apply.
-        guard case .stale = try await store.complete(.clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0),
-                                                     transactionId: payment.transactionId) else { return XCTFail("expected stale") }
-        guard case .applied(let clawedBack) = try await store.complete(
-            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 70, overdue: 30), transactionId: payment.transactionId) else {
+        guard
+            case .stale = try await store.complete(
+                .clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0),
+                transactionId: payment.transactionId)
+        else { return XCTFail("expected stale") }
+        guard
+            case .applied(let clawedBack) = try await store.complete(
+                .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 70, overdue: 30),
+                transactionId: payment.transactionId)
+        else {
             return XCTFail("expected applied")
         }
         XCTAssertEqual(clawedBack.status, .refundedInsufficient)
@@ -161,25 +191,34 @@ final class PaymentsStoreTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
-        try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
-                                              Self.refund, signedAt: 1_738_645_700_000)
+        try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false),
+            Self.refund, signedAt: 1_738_645_700_000)
         let claimed = try await store.claim(transactionId: payment.transactionId)
         let seen = try XCTUnwrap(claimed)
         let step = LedgerStep.clawback(cycle: 1, amount: 100, reason: "OTHER")
         let overdue = StepOutcome.clawedBack(deducted: 70, overdue: 30)
-        guard case .applied(let first) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+        guard
+            case .applied(let first) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil)
+        else {
             return XCTFail("expected the first recording to apply")
         }
         XCTAssertEqual(first.status, .refundedInsufficient)
         let version = try await column(store, payment.transactionId, "xmin")
-        guard case .applied(let replayed) = try await store.recordResult(step, with: overdue, over: seen, ledgerEventId: nil) else {
+        guard
+            case .applied(let replayed) = try await store.recordResult(
+                step, with: overdue, over: seen, ledgerEventId: nil)
+        else {
             return XCTFail("the replay of this attempt's own result must be reported as applied")
         }
         XCTAssertEqual(replayed.state, first.state)
         let versionAfterReplay = try await column(store, payment.transactionId, "xmin")
         XCTAssertEqual(versionAfterReplay, version, "the replay wrote nothing")
         // Another answer for the same step is still stale.
-        guard case .stale = try await store.recordResult(step, with: .clawedBack(deducted: 100, overdue: 0), over: seen, ledgerEventId: nil) else {
+        guard
+            case .stale = try await store.recordResult(
+                step, with: .clawedBack(deducted: 100, overdue: 0), over: seen, ledgerEventId: nil)
+        else {
             return XCTFail("a different result for a step already recorded is stale")
         }
     }
@@ -231,7 +270,8 @@ final class PaymentsStoreTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
-        _ = try await store.complete(.grant, with: .grantRefused(reason: "STARTER_PACK_INELIGIBLE"), transactionId: payment.transactionId)
+        _ = try await store.complete(
+            .grant, with: .grantRefused(reason: "STARTER_PACK_INELIGIBLE"), transactionId: payment.transactionId)
         let (before, after) = try await store.redrive(transactionId: payment.transactionId)
         XCTAssertEqual(before.status, .failed)
         XCTAssertEqual(after.pendingStep, .grant)
@@ -266,8 +306,11 @@ final class PaymentsStoreTests: XCTestCase {
         }
         let postponed = try await store.postpone(.grant, seen: stale, error: "late")
         XCTAssertNil(postponed)
-        guard case .applied(let granted) = try await store.recordResult(
-            .grant, with: .granted(), over: current, ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId)) else {
+        guard
+            case .applied(let granted) = try await store.recordResult(
+                .grant, with: .granted(), over: current,
+                ledgerEventId: LedgerEventId.purchase(transactionId: payment.transactionId))
+        else {
             return XCTFail("the redrive's runner records its grant")
         }
         XCTAssertEqual(granted.status, .granted)
@@ -283,7 +326,8 @@ final class PaymentsStoreTests: XCTestCase {
         let claimedAfter = try await store.claim(transactionId: payment.transactionId)
         let current = try XCTUnwrap(claimedAfter)
         XCTAssertNotEqual(current.attemptCount, stale.attemptCount)
-        let postponed = try await store.postpone(.grant, seen: stale, error: "late failure of the runner leased before the redrive")
+        let postponed = try await store.postpone(
+            .grant, seen: stale, error: "late failure of the runner leased before the redrive")
         XCTAssertNil(postponed)
         let stillLeased = try await store.claimDue(limit: 1000)
         XCTAssertFalse(stillLeased.contains { $0.transactionId == payment.transactionId })
@@ -294,11 +338,13 @@ final class PaymentsStoreTests: XCTestCase {
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
-        let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
-                                              transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
+        let notification = NotificationRecord(
+            notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
+            transactionId: payment.transactionId, signedDateUnixMilliseconds: 1_738_645_700_000, payloadJSON: "{}")
         let unclaimed = PaymentsTestDatabase.newPayment(transactionId: payment.transactionId, claimed: false)
         let first = try await store.recordNotification(notification) { connection in
-            let word = try await store.record(Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
+            let word = try await store.record(
+                Self.refund, signedAtUnixMilliseconds: 1_738_645_700_000, for: unclaimed, in: connection)
             return (outcome: "clawback_scheduled", detail: word.after)
         }
         XCTAssertEqual(first?.outcome, "clawback_scheduled")
@@ -314,8 +360,10 @@ final class PaymentsStoreTests: XCTestCase {
 
     func testAFailedEffectRollsBackTheNotificationToo() async throws {
         let store = try await PaymentsTestDatabase.store()
-        let notification = NotificationRecord(notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
-                                              transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil, payloadJSON: "{}")
+        let notification = NotificationRecord(
+            notificationUUID: UUID(), notificationType: "REFUND", subtype: nil, environment: "Sandbox",
+            transactionId: PaymentsTestDatabase.randomTransactionId(), signedDateUnixMilliseconds: nil,
+            payloadJSON: "{}")
         do {
             _ = try await store.recordNotification(notification) { _ -> (outcome: String, detail: PaymentRecord?) in
                 throw PaymentsError.internalFailure(detail: "boom")
@@ -329,22 +377,25 @@ final class PaymentsStoreTests: XCTestCase {
     func testARefundOfAnUnknownTransactionNeedsNoOwnerAndALaterClaimTakesIt() async throws {
         let store = try await PaymentsTestDatabase.store()
         let transactionId = PaymentsTestDatabase.randomTransactionId()
-        let notified = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
-                                                             Self.refund, signedAt: 2_000)
+        let notified = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
+            Self.refund, signedAt: 2_000)
         XCTAssertEqual(notified.after.status, .revoked)
         XCTAssertNil(notified.after.userId)
         XCTAssertNil(notified.after.pendingStep)
         // The app's verify later claims it (its JWS is older): still revoked, nothing owed, but the owner is kept.
         let user = UUID()
-        let claimed = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(userId: user, transactionId: transactionId), signedAt: 1_000)
+        let claimed = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(userId: user, transactionId: transactionId), signedAt: 1_000)
         XCTAssertFalse(claimed.conflict)
         XCTAssertEqual(claimed.after.userId, user)
         XCTAssertTrue(claimed.after.state.claimed)
         XCTAssertEqual(claimed.after.status, .revoked)
         XCTAssertNil(claimed.after.pendingStep)
         // Apple's REFUND_REVERSED then owes the grant.
-        let reversed = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
-                                                             .purchased, signedAt: 3_000)
+        let reversed = try await PaymentsTestDatabase.record(
+            store, PaymentsTestDatabase.newPayment(transactionId: transactionId, claimed: false),
+            .purchased, signedAt: 3_000)
         XCTAssertEqual(reversed.after.pendingStep, .grant)
     }
 
@@ -372,8 +423,10 @@ final class PaymentsStoreTests: XCTestCase {
         XCTAssertEqual(refunded.after.state.grant, .notOwed)
         // Nothing for the worker either.
         let due = try await store.pool.withConnection {
-            try await $0.query("select count(*) as n from apple_iap_transactions where transaction_id = $1 and next_attempt_at is not null",
-                               [.text(transactionId)]).first!.int64("n")
+            try await $0.query(
+                "select count(*) as n from apple_iap_transactions where transaction_id = $1 and next_attempt_at is not null",
+                [.text(transactionId)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(due, 0)
     }
@@ -384,7 +437,9 @@ final class PaymentsStoreTests: XCTestCase {
         try await PaymentsTestDatabase.record(store, payment)
         do {
             try await store.pool.withConnection {
-                _ = try await $0.query("update apple_iap_transactions set status = 'paid' where transaction_id = $1", [.text(payment.transactionId)])
+                _ = try await $0.query(
+                    "update apple_iap_transactions set status = 'paid' where transaction_id = $1",
+                    [.text(payment.transactionId)])
             }
             XCTFail("the CHECK constraint must refuse it")
         } catch let error as PostgresError {
@@ -408,12 +463,16 @@ final class PaymentsStoreTests: XCTestCase {
 
     /// A new purchase whose grant a runner claimed at attempt 1 (the
     /// inserting caller's lease ended at once).
-    private func purchaseClaimedOnce() async throws -> (store: PaymentsStore, payment: NewPayment, leased: PaymentRecord) {
+    private func purchaseClaimedOnce() async throws -> (
+        store: PaymentsStore, payment: NewPayment, leased: PaymentRecord
+    ) {
         let store = try await PaymentsTestDatabase.store()
         let payment = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, payment)
         try await store.pool.withConnection {
-            _ = try await $0.query("update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1", [.text(payment.transactionId)])
+            _ = try await $0.query(
+                "update apple_iap_transactions set next_attempt_at = now() where transaction_id = $1",
+                [.text(payment.transactionId)])
         }
         let claimed = try await store.claim(transactionId: payment.transactionId)
         return (store, payment, try XCTUnwrap(claimed))
@@ -425,7 +484,10 @@ final class PaymentsStoreTests: XCTestCase {
 
     private func column(_ store: PaymentsStore, _ transactionId: String, _ name: String) async throws -> String? {
         try await store.pool.withConnection {
-            try await $0.query("select \(name)::text as t from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]).first!.optionalString("t")
+            try await $0.query(
+                "select \(name)::text as t from apple_iap_transactions where transaction_id = $1",
+                [.text(transactionId)]
+            ).first!.optionalString("t")
         }
     }
 }
@@ -436,8 +498,10 @@ final class PaymentsStoreTests: XCTestCase {
 final class PaymentsStoreOwedStepsTests: XCTestCase {
     func testARecordedPurchaseOwesItsGrantAndCountsAsStuckOnlyPastTheThreshold() async throws {
         let shared = try await PaymentsTestDatabase.store()
-        let pool = PostgresPool(configuration: .init(
-            connectionString: try PaymentsTestDatabase.url, connectionsMax: 2, searchPath: PaymentsTestDatabase.schema))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: try PaymentsTestDatabase.url, connectionsMax: 2,
+                searchPath: PaymentsTestDatabase.schema))
         let store = PaymentsStore(pool: pool, backoff: shared.backoff)
         do {
             try await checkOwedSteps(store)
@@ -453,7 +517,8 @@ final class PaymentsStoreOwedStepsTests: XCTestCase {
         _ = try await PaymentsTestDatabase.record(store, PaymentsTestDatabase.newPayment())
         try await Task.sleep(for: .milliseconds(20))
         let longThreshold = try await store.owedSteps(stuckAfter: .seconds(3600))
-        XCTAssertEqual(longThreshold.stuckRows[.grant] ?? 0, before.stuckRows[.grant] ?? 0, "owed for 20 ms: not stuck at 1 h")
+        XCTAssertEqual(
+            longThreshold.stuckRows[.grant] ?? 0, before.stuckRows[.grant] ?? 0, "owed for 20 ms: not stuck at 1 h")
         let shortThreshold = try await store.owedSteps(stuckAfter: .milliseconds(1))
         XCTAssertGreaterThanOrEqual(shortThreshold.stuckRows[.grant] ?? 0, 1)
         XCTAssertGreaterThan(shortThreshold.oldestOwedSeconds, 0)

@@ -11,14 +11,18 @@ final class PointsLedgerFailureTests: XCTestCase {
     func testCodesNoRetryFixesNeedAnOperatorWithoutAReason() async throws {
         for code in [RPCError.Code.permissionDenied, .unauthenticated, .unimplemented] {
             let failure = try await failure(answering: RPCError(code: code, message: "refused by the stand-in"))
-            guard case .needsOperator(let reason, _) = failure else { return XCTFail("\(code): expected needsOperator, got \(String(describing: failure))") }
+            guard case .needsOperator(let reason, _) = failure else {
+                return XCTFail("\(code): expected needsOperator, got \(String(describing: failure))")
+            }
             XCTAssertEqual(reason.rawValue, code.description)
         }
     }
 
     func testUnavailableWithoutAReasonStaysTransient() async throws {
         let failure = try await failure(answering: RPCError(code: .unavailable, message: "draining"))
-        guard case .transient = failure else { return XCTFail("expected transient, got \(String(describing: failure))") }
+        guard case .transient = failure else {
+            return XCTFail("expected transient, got \(String(describing: failure))")
+        }
     }
 
     /// What `PointsLedger.purchaseConsumption` returns when the stand-in answers `error`.

@@ -23,7 +23,8 @@ final class SyncJobLeaseTests: XCTestCase {
         let again = try await store.acquireSyncJob(job, owner: "a", lease: .seconds(30))
         XCTAssertNil(again, "not even by its holder twice")
         let future = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
-        let finished = try await store.finishSyncJob(job, owner: "a", nextRunAtMilliseconds: future, outcome: "completed")
+        let finished = try await store.finishSyncJob(
+            job, owner: "a", nextRunAtMilliseconds: future, outcome: "completed")
         XCTAssertTrue(finished)
         let early = try await store.acquireSyncJob(job, owner: "b", lease: .seconds(30))
         XCTAssertNil(early, "released, but not due for a minute")
@@ -36,7 +37,10 @@ final class SyncJobLeaseTests: XCTestCase {
         let job = job()
         let winners = try await withThrowingTaskGroup(of: String?.self) { group in
             for index in 0..<16 {
-                group.addTask { try await store.acquireSyncJob(job, owner: "instance-\(index)", lease: .seconds(30)) != nil ? "instance-\(index)" : nil }
+                group.addTask {
+                    try await store.acquireSyncJob(job, owner: "instance-\(index)", lease: .seconds(30)) != nil
+                        ? "instance-\(index)" : nil
+                }
             }
             return try await group.reduce(into: [String]()) { if let winner = $1 { $0.append(winner) } }
         }
@@ -52,11 +56,13 @@ final class SyncJobLeaseTests: XCTestCase {
         XCTAssertNotNil(takeover, "the lease expired: another instance runs the job")
         // The old holder wakes up: none of its writes land.
         let window = NotificationRecoveryWindow(startMilliseconds: 1, endMilliseconds: 2, onlyFailures: false)
-        let saved = try await store.saveSyncWindow(job, owner: "crashed", window: window, pageToken: "t", lease: .seconds(30))
+        let saved = try await store.saveSyncWindow(
+            job, owner: "crashed", window: window, pageToken: "t", lease: .seconds(30))
         XCTAssertFalse(saved)
         let completed = try await store.completeSyncWindow(job, owner: "crashed", resumeMilliseconds: 99)
         XCTAssertFalse(completed)
-        let finished = try await store.finishSyncJob(job, owner: "crashed", nextRunAtMilliseconds: 0, outcome: "completed")
+        let finished = try await store.finishSyncJob(
+            job, owner: "crashed", nextRunAtMilliseconds: 0, outcome: "completed")
         XCTAssertFalse(finished)
         let renewed = try await store.renewSyncJob(job, owner: "b", lease: .seconds(30))
         XCTAssertTrue(renewed)
@@ -76,7 +82,9 @@ final class SyncJobLeaseTests: XCTestCase {
             // Three leases long, a rival trying all along.
             for _ in 0..<9 {
                 try? await Task.sleep(for: .milliseconds(100))
-                if (try? await store.acquireSyncJob(job, owner: "b", lease: .seconds(30))) != nil { rivalWon.withLock { $0 = true } }
+                if (try? await store.acquireSyncJob(job, owner: "b", lease: .seconds(30))) != nil {
+                    rivalWon.withLock { $0 = true }
+                }
             }
             return .completed
         }
@@ -94,8 +102,9 @@ final class SyncJobLeaseTests: XCTestCase {
         let lease = SyncJobLease(job: job, owner: "a", duration: .milliseconds(300), store: store)
         _ = try await store.acquireSyncJob(job, owner: "a", lease: lease.duration)
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("update apple_sync_jobs set lease_owner = 'b', lease_until = now() + interval '30 seconds' where job = $1",
-                                           [.text(job)])
+            _ = try await connection.query(
+                "update apple_sync_jobs set lease_owner = 'b', lease_until = now() + interval '30 seconds' where job = $1",
+                [.text(job)])
         }
         let started = ContinuousClock.now
         let outcome = await SyncJobRunner.holdingLease(lease, logger: Logger(service: "test")) {
@@ -111,7 +120,8 @@ final class SyncJobLeaseTests: XCTestCase {
         let job = job()
         _ = try await store.acquireSyncJob(job, owner: "a", lease: .seconds(30))
         let window = NotificationRecoveryWindow(startMilliseconds: 1_000, endMilliseconds: 5_000, onlyFailures: true)
-        let saved = try await store.saveSyncWindow(job, owner: "a", window: window, pageToken: "page-2", lease: .milliseconds(100))
+        let saved = try await store.saveSyncWindow(
+            job, owner: "a", window: window, pageToken: "page-2", lease: .milliseconds(100))
         XCTAssertTrue(saved)
         try await Task.sleep(for: .milliseconds(250))
         // a died mid-window; b continues from the stored page.
@@ -136,8 +146,9 @@ final class SyncJobLeaseTests: XCTestCase {
         let young = PaymentsTestDatabase.newPayment(claimed: false)
         try await PaymentsTestDatabase.record(store, young)
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("update apple_iap_transactions set created_at = now() - interval '2 hours' where transaction_id = $1",
-                                           [.text(received.transactionId)])
+            _ = try await connection.query(
+                "update apple_iap_transactions set created_at = now() - interval '2 hours' where transaction_id = $1",
+                [.text(received.transactionId)])
         }
         let first = try await store.claimStuckRows(stuckAfter: .seconds(3600), maximumAgeDays: 180, limit: 10_000)
         XCTAssertTrue(first.contains { $0.transactionId == received.transactionId })
@@ -154,8 +165,10 @@ final class SyncJobLeaseTests: XCTestCase {
         let store = try await PaymentsTestDatabase.store()
         let elements = ["1000000123", "", "a,b", #"quo"te"#, #"back\slash"#, "{brace}", "NULL", " spaced "]
         let read = try await store.pool.withConnection { connection in
-            try await connection.query("select unnest($1::text[]) as element", [.text(PaymentsStore.textArrayLiteral(elements))])
-                .map { try $0.string("element") }
+            try await connection.query(
+                "select unnest($1::text[]) as element", [.text(PaymentsStore.textArrayLiteral(elements))]
+            )
+            .map { try $0.string("element") }
         }
         XCTAssertEqual(read, elements)
     }
@@ -165,8 +178,9 @@ final class SyncJobLeaseTests: XCTestCase {
         let owing = PaymentsTestDatabase.newPayment()
         try await PaymentsTestDatabase.record(store, owing)
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("update apple_iap_transactions set owed_since = now() - interval '2 hours' where transaction_id = $1",
-                                           [.text(owing.transactionId)])
+            _ = try await connection.query(
+                "update apple_iap_transactions set owed_since = now() - interval '2 hours' where transaction_id = $1",
+                [.text(owing.transactionId)])
         }
         // The worker's retries keep touching the row; it is still stuck.
         let seen = try await store.find(transactionId: owing.transactionId)
@@ -176,8 +190,10 @@ final class SyncJobLeaseTests: XCTestCase {
         // Once granted, nothing is owed: owed_since is cleared.
         _ = try await store.complete(.grant, with: .granted(), transactionId: owing.transactionId)
         let owedSince = try await store.pool.withConnection { connection in
-            try await connection.query("select owed_since from apple_iap_transactions where transaction_id = $1", [.text(owing.transactionId)])
-                .first?.optionalString("owed_since")
+            try await connection.query(
+                "select owed_since from apple_iap_transactions where transaction_id = $1", [.text(owing.transactionId)]
+            )
+            .first?.optionalString("owed_since")
         }
         XCTAssertNil(owedSince)
     }
@@ -190,18 +206,25 @@ final class SyncJobLeaseTests: XCTestCase {
             for age in [3, 1] {
                 var payment = PaymentsTestDatabase.newPayment(userId: user)
                 payment.environment = "Production"
-                payment.purchaseDateUnixMilliseconds = Int64(Date().timeIntervalSince1970 * 1000) - Int64(age) * 86_400_000
+                payment.purchaseDateUnixMilliseconds =
+                    Int64(Date().timeIntervalSince1970 * 1000) - Int64(age) * 86_400_000
                 try await PaymentsTestDatabase.record(store, payment)
                 _ = try await store.complete(.grant, with: .granted(), transactionId: payment.transactionId)
                 if age == 1 { newest[user] = payment.transactionId }
             }
         }
         let before = UUID(uuidString: "00000000-0000-0000-0000-000000000000")!
-        let all = try await store.sweepAnchors(after: before, lookbackDays: 30, limit: 100_000).filter { users.contains($0.userId) }
+        let all = try await store.sweepAnchors(after: before, lookbackDays: 30, limit: 100_000).filter {
+            users.contains($0.userId)
+        }
         XCTAssertEqual(all.map(\.transactionId), users.map { newest[$0]! })
-        let afterFirst = try await store.sweepAnchors(after: users[0], lookbackDays: 30, limit: 100_000).filter { users.contains($0.userId) }
+        let afterFirst = try await store.sweepAnchors(after: users[0], lookbackDays: 30, limit: 100_000).filter {
+            users.contains($0.userId)
+        }
         XCTAssertEqual(afterFirst.map(\.userId), Array(users.dropFirst()))
-        let tooOld = try await store.sweepAnchors(after: before, lookbackDays: 0, limit: 100_000).filter { users.contains($0.userId) }
+        let tooOld = try await store.sweepAnchors(after: before, lookbackDays: 0, limit: 100_000).filter {
+            users.contains($0.userId)
+        }
         XCTAssertEqual(tooOld, [])
     }
 }

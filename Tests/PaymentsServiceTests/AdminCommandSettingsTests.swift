@@ -9,7 +9,8 @@ import XCTest
 final class AdminCommandSettingsTests: XCTestCase {
     /// Settings no subcommand can use: nothing may be reached with them.
     private static let broken = [
-        "APPLE_BUNDLE_ID": "", "APPLE_ENVIRONMENTS": "Moon", "APPLE_API_KEY_PATH": "", "APPLE_API_KEY_ID": "", "APPLE_API_ISSUER_ID": "",
+        "APPLE_BUNDLE_ID": "", "APPLE_ENVIRONMENTS": "Moon", "APPLE_API_KEY_PATH": "", "APPLE_API_KEY_ID": "",
+        "APPLE_API_ISSUER_ID": "",
         "DATABASE_URL": "", "POINTS_ADDR": "nowhere", "INTERNAL_AUTH": "off", "LOG_LEVEL": "loud",
     ]
 
@@ -20,7 +21,8 @@ final class AdminCommandSettingsTests: XCTestCase {
         var lines: [String] { errors.split(separator: "\n").map(String.init) }
     }
 
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String] = broken) throws -> Run {
+    private func run(_ executable: String, _ arguments: [String], environment: [String: String] = broken) throws -> Run
+    {
         let outputPath = NSTemporaryDirectory() + "/admin-settings-\(UUID().uuidString).out"
         let errorPath = outputPath + ".err"
         defer {
@@ -29,10 +31,13 @@ final class AdminCommandSettingsTests: XCTestCase {
         }
         let path = ServiceProcess.productsDirectory.appendingPathComponent(executable).path
         let started = ContinuousClock.now
-        let status = try Command.run([path] + arguments, outputPath: outputPath, errorPath: errorPath, environment: environment)
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "refused before connecting: no connect timeout was waited for")
-        return Run(status: status, output: try String(contentsOfFile: outputPath, encoding: .utf8),
-                   errors: try String(contentsOfFile: errorPath, encoding: .utf8))
+        let status = try Command.run(
+            [path] + arguments, outputPath: outputPath, errorPath: errorPath, environment: environment)
+        XCTAssertLessThan(
+            ContinuousClock.now - started, .seconds(10), "refused before connecting: no connect timeout was waited for")
+        return Run(
+            status: status, output: try String(contentsOfFile: outputPath, encoding: .utf8),
+            errors: try String(contentsOfFile: errorPath, encoding: .utf8))
     }
 
     /// The settings the sentences name, in order.
@@ -41,8 +46,9 @@ final class AdminCommandSettingsTests: XCTestCase {
         XCTAssertEqual(run.output, "", "nothing done", file: file, line: line)
         for sentence in run.lines {
             XCTAssertTrue(sentence.hasPrefix(prefix + ": "), sentence, file: file, line: line)
-            XCTAssertTrue(sentence.contains(": ") && sentence.dropFirst(prefix.count + 2).contains(": "), "a reason: \(sentence)",
-                          file: file, line: line)
+            XCTAssertTrue(
+                sentence.contains(": ") && sentence.dropFirst(prefix.count + 2).contains(": "), "a reason: \(sentence)",
+                file: file, line: line)
         }
         return run.lines.map { String($0.dropFirst(prefix.count + 2).split(separator: " ").first ?? "") }
     }
@@ -50,12 +56,16 @@ final class AdminCommandSettingsTests: XCTestCase {
     func testReconcileReportsEveryBadFlagAndSettingAtOnce() throws {
         let run = try run("PaymentsService", ["reconcile", "--transaction-id", "abc", "--user-id", "nope"])
         let settings = named(run, prefix: "PaymentsService reconcile")
-        for expected in ["--transaction-id", "--user-id", "LOG_LEVEL", "APPLE_BUNDLE_ID", "APPLE_ENVIRONMENTS", "APPLE_API_KEY_PATH",
-                         "APPLE_API_KEY_ID", "APPLE_API_ISSUER_ID", "DATABASE_URL", "POINTS_ADDR"] {
+        for expected in [
+            "--transaction-id", "--user-id", "LOG_LEVEL", "APPLE_BUNDLE_ID", "APPLE_ENVIRONMENTS", "APPLE_API_KEY_PATH",
+            "APPLE_API_KEY_ID", "APPLE_API_ISSUER_ID", "DATABASE_URL", "POINTS_ADDR",
+        ] {
             XCTAssertTrue(settings.contains(expected), "\(expected) not named:\n\(run.errors)")
         }
-        XCTAssertTrue(run.lines.contains("PaymentsService reconcile: --transaction-id or --user-id must be given, not both: "
-                                         + "reconcile records Apple's view of one transaction or of one user's"), run.errors)
+        XCTAssertTrue(
+            run.lines.contains(
+                "PaymentsService reconcile: --transaction-id or --user-id must be given, not both: "
+                    + "reconcile records Apple's view of one transaction or of one user's"), run.errors)
     }
 
     func testRedriveReportsTheTransactionAndTheDatabaseTogether() throws {
@@ -66,9 +76,14 @@ final class AdminCommandSettingsTests: XCTestCase {
 
     func testTheAppleCommandsReportTheirFlagsWithTheMissingAPIKey() throws {
         let cases: [(arguments: [String], flags: [String])] = [
-            (["recover-notifications", "--since", "yesterday", "--environment", "Moon", "--only-failures", "2"],
-             ["--since", "--environment", "--only-failures"]),
-            (["request-test-notification", "--environment", "Moon", "--wait-seconds", "0"], ["--environment", "--wait-seconds"]),
+            (
+                ["recover-notifications", "--since", "yesterday", "--environment", "Moon", "--only-failures", "2"],
+                ["--since", "--environment", "--only-failures"]
+            ),
+            (
+                ["request-test-notification", "--environment", "Moon", "--wait-seconds", "0"],
+                ["--environment", "--wait-seconds"]
+            ),
             (["lookup-order", "--order-id", "not an order"], ["--order-id"]),
         ]
         for (arguments, flags) in cases {
@@ -82,10 +97,14 @@ final class AdminCommandSettingsTests: XCTestCase {
 
     func testGoodFlagsAloneAreNotRefused() throws {
         // Only the settings are wrong: no flag (an absent --environment included) is named.
-        for arguments in [["recover-notifications", "--since", "24"], ["request-test-notification"], ["lookup-order", "--order-id", "MQ2B3C4D5E"]] {
+        for arguments in [
+            ["recover-notifications", "--since", "24"], ["request-test-notification"],
+            ["lookup-order", "--order-id", "MQ2B3C4D5E"],
+        ] {
             let run = try run("PaymentsService", arguments)
             let settings = named(run, prefix: "PaymentsService \(arguments[0])")
-            XCTAssertFalse(settings.contains { $0.hasPrefix("--") }, "\(arguments[0]) refused a good flag:\n\(run.errors)")
+            XCTAssertFalse(
+                settings.contains { $0.hasPrefix("--") }, "\(arguments[0]) refused a good flag:\n\(run.errors)")
             XCTAssertTrue(settings.contains("APPLE_API_KEY_PATH"), run.errors)
         }
     }

@@ -9,20 +9,27 @@ import XCTest
 final class AppleClaimRuleTests: XCTestCase {
     private static let user = UUID(uuidString: "0f8fad5b-d9cb-469f-a165-70867728950e")!
     private static let tester = UUID(uuidString: "7c9e6679-7425-40de-944b-e07fc1f90ae7")!
-    private static let popular = AppleClaimRule.Product(productCode: "popular_pack", credits: 210, needsEmailIdentity: false)
-    private static let starter = AppleClaimRule.Product(productCode: "new_user_pack", credits: 60, needsEmailIdentity: true)
+    private static let popular = AppleClaimRule.Product(
+        productCode: "popular_pack", credits: 210, needsEmailIdentity: false)
+    private static let starter = AppleClaimRule.Product(
+        productCode: "new_user_pack", credits: 60, needsEmailIdentity: true)
     /// Production with an App Review allow-list.
-    private static let policy = SandboxCreditPolicy(acceptedEnvironments: [.production, .sandbox], sandboxUserIds: [tester], localTestingMode: false)
+    private static let policy = SandboxCreditPolicy(
+        acceptedEnvironments: [.production, .sandbox], sandboxUserIds: [tester], localTestingMode: false)
 
     private func decide(
-        owner: AppleClaimRule.TokenOwner = .user(user), environment: AppStoreEnvironment = .production, type: String? = "Consumable",
-        quantity: Int32? = 1, product: AppleClaimRule.ProductLookup = .found(popular), policy: SandboxCreditPolicy = policy
+        owner: AppleClaimRule.TokenOwner = .user(user), environment: AppStoreEnvironment = .production,
+        type: String? = "Consumable",
+        quantity: Int32? = 1, product: AppleClaimRule.ProductLookup = .found(popular),
+        policy: SandboxCreditPolicy = policy
     ) -> AppleClaimRule.Decision {
-        AppleClaimRule.decide(owner: owner, environment: environment, type: type, quantity: quantity, product: product, policy: policy)
+        AppleClaimRule.decide(
+            owner: owner, environment: environment, type: type, quantity: quantity, product: product, policy: policy)
     }
 
     func testKnownTokenAndRegularPackIsClaimedWithoutEmailIdentity() {
-        let expected = PaymentClaim(userId: Self.user, productCode: "popular_pack", credits: 210, origin: .appAccountToken)
+        let expected = PaymentClaim(
+            userId: Self.user, productCode: "popular_pack", credits: 210, origin: .appAccountToken)
         XCTAssertEqual(decide(), .claim(expected))
         XCTAssertNil(expected.emailIdentity)
         XCTAssertFalse(expected.isFromApp)
@@ -63,7 +70,9 @@ final class AppleClaimRuleTests: XCTestCase {
     func testOnlyConsumablesAreClaimed() {
         XCTAssertEqual(decide(type: "Non-Consumable"), .unclaimed(.notConsumable))
         XCTAssertEqual(decide(type: "Auto-Renewable Subscription"), .unclaimed(.notConsumable))
-        XCTAssertEqual(decide(type: nil), .unclaimed(.notConsumable), "no type: not known to be a consumable (fails closed, as verify)")
+        XCTAssertEqual(
+            decide(type: nil), .unclaimed(.notConsumable),
+            "no type: not known to be a consumable (fails closed, as verify)")
         XCTAssertEqual(decide(type: "consumable"), .unclaimed(.notConsumable), "Apple's spelling only")
     }
 
@@ -78,16 +87,23 @@ final class AppleClaimRuleTests: XCTestCase {
 
     func testTheTokenIsCheckedBeforeAnythingElse() {
         // No owner: nothing else matters (and nothing needs looking up).
-        XCTAssertEqual(decide(owner: .none, environment: .sandbox, type: "Non-Consumable", quantity: 99, product: .catalogUnavailable),
-                       .unclaimed(.noAccountToken))
+        XCTAssertEqual(
+            decide(
+                owner: .none, environment: .sandbox, type: "Non-Consumable", quantity: 99, product: .catalogUnavailable),
+            .unclaimed(.noAccountToken))
     }
 
     func testReasonCodesAreStableAndFitTheOutcomeColumn() {
-        XCTAssertEqual(AppleClaimRule.Reason.allCases.map(\.rawValue), [
-            "no_account_token", "unknown_account_token", "environment_not_credited", "not_consumable", "quantity_invalid",
-            "product_not_in_catalog", "catalog_unavailable", "starter_pack_needs_app",
-        ])
-        for reason in AppleClaimRule.Reason.allCases { XCTAssertLessThanOrEqual("received_\(reason.rawValue)".utf8.count, 64) }
+        XCTAssertEqual(
+            AppleClaimRule.Reason.allCases.map(\.rawValue),
+            [
+                "no_account_token", "unknown_account_token", "environment_not_credited", "not_consumable",
+                "quantity_invalid",
+                "product_not_in_catalog", "catalog_unavailable", "starter_pack_needs_app",
+            ])
+        for reason in AppleClaimRule.Reason.allCases {
+            XCTAssertLessThanOrEqual("received_\(reason.rawValue)".utf8.count, 64)
+        }
     }
 }
 

@@ -6,10 +6,14 @@ import XCTest
 /// What PaymentsService answers Apple's CONSUMPTION_REQUEST, decided
 /// without I/O, and its settings.
 final class ConsumptionAnswerRuleTests: XCTestCase {
-    private func facts(enabled: Bool = true, consented: Bool? = true, delivered: Bool = true, credited: Int64? = 100, spent: Int64? = 30,
-                       preference: ConsumptionRequest.RefundPreference? = nil) -> ConsumptionAnswerRule.Facts {
-        ConsumptionAnswerRule.Facts(enabled: enabled, consented: consented, delivered: delivered, credited: credited, spent: spent,
-                                    refundPreference: preference)
+    private func facts(
+        enabled: Bool = true, consented: Bool? = true, delivered: Bool = true, credited: Int64? = 100,
+        spent: Int64? = 30,
+        preference: ConsumptionRequest.RefundPreference? = nil
+    ) -> ConsumptionAnswerRule.Facts {
+        ConsumptionAnswerRule.Facts(
+            enabled: enabled, consented: consented, delivered: delivered, credited: credited, spent: spent,
+            refundPreference: preference)
     }
 
     func testThePercentageIsTheSpentShareInMilliunitsRoundedDown() {
@@ -20,7 +24,8 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 0, credited: 100), 0)
         XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 0, credited: 0), 0, "nothing known")
         XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 5, credited: 0), 0, "nothing known")
-        XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 150, credited: 100), 100_000, "never above 100 %")
+        XCTAssertEqual(
+            ConsumptionAnswerRule.percentageMilliunits(spent: 150, credited: 100), 100_000, "never above 100 %")
         XCTAssertEqual(ConsumptionAnswerRule.percentageMilliunits(spent: 999_999_999, credited: 1_000_000_000), 99_999)
         for credited in Int64(1)...200 {
             for spent in Int64(0)...credited {
@@ -33,9 +38,13 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
     }
 
     func testConsentedAndEnabledSendsDeliveredWithTheShareSpent() {
-        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(preference: .grantProrated)), .send(ConsumptionRequest(
-            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumptionPercentage: 30_000,
-            refundPreference: .grantProrated)))
+        XCTAssertEqual(
+            ConsumptionAnswerRule.decide(facts(preference: .grantProrated)),
+            .send(
+                ConsumptionRequest(
+                    customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                    consumptionPercentage: 30_000,
+                    refundPreference: .grantProrated)))
     }
 
     /// Apple refuses GRANT_PRORATED with a consumption of 0 (400, and a
@@ -47,7 +56,9 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
             XCTAssertEqual(request.consumptionPercentage, 0)
             XCTAssertEqual(request.refundPreference, .grantFull)
         }
-        guard case .send(let declined) = ConsumptionAnswerRule.decide(facts(spent: 0, preference: .decline)) else { return XCTFail() }
+        guard case .send(let declined) = ConsumptionAnswerRule.decide(facts(spent: 0, preference: .decline)) else {
+            return XCTFail()
+        }
         XCTAssertEqual(declined.refundPreference, .decline, "other preferences are sent as set")
     }
 
@@ -56,17 +67,26 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
     /// with a 400 and never sent again: Apple got no consumption data for
     /// the case that matters most). With no share known, no preference.
     func testAProratedPreferenceWithEverythingConsumedIsSentAsDecline() {
-        guard case .send(let all) = ConsumptionAnswerRule.decide(facts(credited: 100, spent: 100, preference: .grantProrated)) else {
+        guard
+            case .send(let all) = ConsumptionAnswerRule.decide(
+                facts(credited: 100, spent: 100, preference: .grantProrated))
+        else {
             return XCTFail("expected send")
         }
         XCTAssertEqual(all.consumptionPercentage, 100_000)
         XCTAssertEqual(all.refundPreference, .decline)
-        guard case .send(let part) = ConsumptionAnswerRule.decide(facts(credited: 100, spent: 99, preference: .grantProrated)) else {
+        guard
+            case .send(let part) = ConsumptionAnswerRule.decide(
+                facts(credited: 100, spent: 99, preference: .grantProrated))
+        else {
             return XCTFail("expected send")
         }
         XCTAssertEqual(part.consumptionPercentage, 99_000)
         XCTAssertEqual(part.refundPreference, .grantProrated)
-        guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil, preference: .grantProrated)) else {
+        guard
+            case .send(let unknown) = ConsumptionAnswerRule.decide(
+                facts(credited: nil, spent: nil, preference: .grantProrated))
+        else {
             return XCTFail("expected send")
         }
         XCTAssertNil(unknown.consumptionPercentage)
@@ -75,16 +95,22 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
 
     func testNothingIsSentWithoutConsentOrWhenDisabled() {
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: false)), .skip(reason: "no_consent"))
-        XCTAssertEqual(ConsumptionAnswerRule.decide(facts(consented: nil)), .skip(reason: "no_consent"), "never said is not consent")
+        XCTAssertEqual(
+            ConsumptionAnswerRule.decide(facts(consented: nil)), .skip(reason: "no_consent"),
+            "never said is not consent")
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(enabled: false)), .skip(reason: "disabled"))
         XCTAssertEqual(ConsumptionAnswerRule.decide(facts(enabled: false, consented: false)), .skip(reason: "disabled"))
     }
 
     func testAPurchaseNotCreditedIsUndeliveredAndAnUnknownLotClaimsNoShare() {
-        guard case .send(let undelivered) = ConsumptionAnswerRule.decide(facts(delivered: false)) else { return XCTFail("expected send") }
+        guard case .send(let undelivered) = ConsumptionAnswerRule.decide(facts(delivered: false)) else {
+            return XCTFail("expected send")
+        }
         XCTAssertEqual(undelivered.deliveryStatus, .undeliveredOther)
         XCTAssertEqual(undelivered.consumptionPercentage, 0)
-        guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil)) else { return XCTFail("expected send") }
+        guard case .send(let unknown) = ConsumptionAnswerRule.decide(facts(credited: nil, spent: nil)) else {
+            return XCTFail("expected send")
+        }
         XCTAssertEqual(unknown.deliveryStatus, .delivered)
         XCTAssertNil(unknown.consumptionPercentage, "no share known: none claimed")
         XCTAssertNil(unknown.refundPreference)
@@ -108,7 +134,8 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
         XCTAssertEqual(outage.refundPreference, .grantFull)
         var withoutConsent = owed
         withoutConsent.consented = nil
-        XCTAssertEqual(ConsumptionAnswerRule.decide(withoutConsent), .skip(reason: "no_consent"), "consent is asked first")
+        XCTAssertEqual(
+            ConsumptionAnswerRule.decide(withoutConsent), .skip(reason: "no_consent"), "consent is asked first")
     }
 
     func testSampleContentIsTheOperatorsWord() {
@@ -121,26 +148,36 @@ final class ConsumptionAnswerRuleTests: XCTestCase {
     }
 
     func testTheBodyIsRecordedAsSent() {
-        let request = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
-                                         consumptionPercentage: 30_000, refundPreference: .decline)
-        XCTAssertEqual(ConsumptionAnswerer.bodyJSON(request),
-                       #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false,"consumptionPercentage":30000,"refundPreference":"DECLINE"}"#)
+        let request = ConsumptionRequest(
+            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+            consumptionPercentage: 30_000, refundPreference: .decline)
+        XCTAssertEqual(
+            ConsumptionAnswerer.bodyJSON(request),
+            #"{"customerConsented":true,"deliveryStatus":"DELIVERED","sampleContentProvided":false,"consumptionPercentage":30000,"refundPreference":"DECLINE"}"#
+        )
     }
 
     private func settings(_ environment: [String: String]) throws -> ConsumptionSettings {
-        try ConsumptionSettings(CommandLineOptions(specs: ConsumptionSettings.optionSpecs, arguments: [], environment: environment))
+        try ConsumptionSettings(
+            CommandLineOptions(specs: ConsumptionSettings.optionSpecs, arguments: [], environment: environment))
     }
 
     func testSettingsAreOffByDefaultAndRefuseUnknownValues() throws {
         XCTAssertEqual(try settings([:]), ConsumptionSettings())
-        let on = try settings(["CONSUMPTION_ANSWERS": "on", "CONSUMPTION_REFUND_PREFERENCE": "GRANT_PRORATED", "CONSUMPTION_RETRY_SECONDS": "5"])
+        let on = try settings([
+            "CONSUMPTION_ANSWERS": "on", "CONSUMPTION_REFUND_PREFERENCE": "GRANT_PRORATED",
+            "CONSUMPTION_RETRY_SECONDS": "5",
+        ])
         XCTAssertTrue(on.enabled)
         XCTAssertEqual(on.refundPreference, .grantProrated)
         XCTAssertEqual(on.retry, .seconds(5))
         XCTAssertFalse(on.sampleContentProvided)
         XCTAssertTrue(try settings(["CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "on"]).sampleContentProvided)
-        for bad in [["CONSUMPTION_ANSWERS": "yes"], ["CONSUMPTION_REFUND_PREFERENCE": "grant_full"], ["CONSUMPTION_RETRY_SECONDS": "0"],
-                    ["CONSUMPTION_RETRY_SECONDS": "3601"], ["CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "true"]] {
+        for bad in [
+            ["CONSUMPTION_ANSWERS": "yes"], ["CONSUMPTION_REFUND_PREFERENCE": "grant_full"],
+            ["CONSUMPTION_RETRY_SECONDS": "0"],
+            ["CONSUMPTION_RETRY_SECONDS": "3601"], ["CONSUMPTION_SAMPLE_CONTENT_PROVIDED": "true"],
+        ] {
             XCTAssertThrowsError(try settings(bad), "\(bad)")
         }
     }

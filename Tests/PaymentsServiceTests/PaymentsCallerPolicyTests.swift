@@ -21,7 +21,8 @@ final class PaymentsCallerPolicyTests: XCTestCase {
         for signature in PaymentsMethods.all {
             let method = MethodDescriptor(path: signature.path)!
             for (name, caller) in callers {
-                let expected: CallerPolicy.Decision = caller == nil ? .unauthenticated : (name == "gateway" ? .allow : .permissionDenied)
+                let expected: CallerPolicy.Decision =
+                    caller == nil ? .unauthenticated : (name == "gateway" ? .allow : .permissionDenied)
                 XCTAssertEqual(policy.decide(method, caller: caller), expected, "\(method.method) by \(name)")
             }
         }
@@ -34,11 +35,13 @@ final class PaymentsCallerPolicyTests: XCTestCase {
     }
 
     func testTheGatewaysIdentityComesFromTheSettings() throws {
-        let options = try CommandLineOptions(specs: PaymentsCallerPolicy.optionSpecs, arguments: [],
-                                             environment: ["GATEWAY_IDENTITY": "spiffe://iap/edge"])
+        let options = try CommandLineOptions(
+            specs: PaymentsCallerPolicy.optionSpecs, arguments: [],
+            environment: ["GATEWAY_IDENTITY": "spiffe://iap/edge"])
         let policy = try PaymentsCallerPolicy.make(options)
         XCTAssertEqual(policy.callers(of: PaymentsMethods.verifyTransaction.descriptor), .only(["spiffe://iap/edge"]))
-        let defaults = try PaymentsCallerPolicy.make(CommandLineOptions(specs: PaymentsCallerPolicy.optionSpecs, arguments: [], environment: [:]))
+        let defaults = try PaymentsCallerPolicy.make(
+            CommandLineOptions(specs: PaymentsCallerPolicy.optionSpecs, arguments: [], environment: [:]))
         XCTAssertEqual(defaults, PaymentsCallerPolicy.make(gateway: "gateway"))
     }
 }

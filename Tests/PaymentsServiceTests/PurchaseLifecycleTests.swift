@@ -8,9 +8,13 @@ import XCTest
 /// replies run against an in-memory ledger that behaves as PointsService
 /// does (idempotent by event id, deducts at most the balance).
 final class PurchaseLifecycleTests: XCTestCase {
-    private let full = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0, dateUnixMilliseconds: 5))
+    private let full = AppleVerdict.revoked(
+        Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 0, dateUnixMilliseconds: 5))
     private func prorated(_ milliunits: Int32) -> AppleVerdict {
-        .revoked(Revocation(type: "REFUND_PRORATED", percentageMilliunits: milliunits, revocationReason: 1, dateUnixMilliseconds: 5))
+        .revoked(
+            Revocation(
+                type: "REFUND_PRORATED", percentageMilliunits: milliunits, revocationReason: 1, dateUnixMilliseconds: 5)
+        )
     }
 
     private func claimed(credits: Int64 = 100) -> PurchaseState {
@@ -23,7 +27,9 @@ final class PurchaseLifecycleTests: XCTestCase {
         return state
     }
 
-    private func completed(_ step: LedgerStep, with outcome: StepOutcome, in state: PurchaseState, line: UInt = #line) throws -> PurchaseState {
+    private func completed(_ step: LedgerStep, with outcome: StepOutcome, in state: PurchaseState, line: UInt = #line)
+        throws -> PurchaseState
+    {
         try XCTUnwrap(PurchaseLifecycle.complete(step, with: outcome, in: state), "\(step) must be owed", line: line)
     }
 
@@ -35,7 +41,8 @@ final class PurchaseLifecycleTests: XCTestCase {
     }
 
     func testStartWhenUnclaimedOwesNothing() {
-        let state = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        let state = PurchaseLifecycle.start(
+            verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
         XCTAssertNil(PurchaseLifecycle.pendingStep(state))
         XCTAssertEqual(PurchaseLifecycle.status(state), .received)
     }
@@ -44,7 +51,8 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertTrue(PurchaseLifecycle.claimMadeBySubmission(before: nil), "a new row")
         // Recorded from Apple's word alone: no owner, or a starter pack whose
         // owner the token names while its grant waits for the app.
-        let unclaimed = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        let unclaimed = PurchaseLifecycle.start(
+            verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
         XCTAssertTrue(PurchaseLifecycle.claimMadeBySubmission(before: unclaimed))
         XCTAssertFalse(PurchaseLifecycle.claimMadeBySubmission(before: claimed()), "claimed, grant owed")
         XCTAssertFalse(PurchaseLifecycle.claimMadeBySubmission(before: granted()), "claimed and granted")
@@ -57,7 +65,8 @@ final class PurchaseLifecycleTests: XCTestCase {
     }
 
     func testStartWhenRevokedProratedGrantsThenTakesTheShareBack() throws {
-        var state = PurchaseLifecycle.start(verdict: prorated(25_000), signedAtUnixMilliseconds: 10, claimed: true, credits: 100)
+        var state = PurchaseLifecycle.start(
+            verdict: prorated(25_000), signedAtUnixMilliseconds: 10, claimed: true, credits: 100)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
         state = try completed(.grant, with: .granted(), in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 25, reason: "APP_ISSUE"))
@@ -96,8 +105,9 @@ final class PurchaseLifecycleTests: XCTestCase {
 
     func testAdmitWhenUnclaimedAndAnotherOwnerIsKnownIsAConflictOnlyForTheApp() {
         XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: true, claimed: false, owner: alice), .conflict)
-        XCTAssertEqual(PurchaseLifecycle.admit(claimBy: bob, fromApp: false, claimed: false, owner: alice), .keep,
-                       "Apple's word never moves a purchase to another owner, nor fails for it")
+        XCTAssertEqual(
+            PurchaseLifecycle.admit(claimBy: bob, fromApp: false, claimed: false, owner: alice), .keep,
+            "Apple's word never moves a purchase to another owner, nor fails for it")
     }
 
     func testAdmitWhenClaimedBySameUserKeepsTheFirstClaim() {
@@ -115,11 +125,13 @@ final class PurchaseLifecycleTests: XCTestCase {
     func testClaimFromAppleThenTheAppsVerifyGrantsOnce() throws {
         // ONE_TIME_CHARGE claims through the token; the grant runs; the app's
         // verify then finds a claimed row (keep) and owes nothing.
-        var state = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        var state = PurchaseLifecycle.start(
+            verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
         state = PurchaseLifecycle.claim(credits: 420, in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .grant)
         state = try completed(.grant, with: .granted(), in: state)
-        let verify = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 5, in: PurchaseLifecycle.claim(credits: 999, in: state))
+        let verify = PurchaseLifecycle.receive(
+            .purchased, signedAtUnixMilliseconds: 5, in: PurchaseLifecycle.claim(credits: 999, in: state))
         XCTAssertNil(PurchaseLifecycle.pendingStep(verify.state))
         XCTAssertEqual(verify.state.credits, 420, "the first claim's value stands")
         XCTAssertEqual(verify.state.creditsHeld, 420)
@@ -154,24 +166,30 @@ final class PurchaseLifecycleTests: XCTestCase {
         // Recorded unclaimed while Apple said "purchased" (a ONE_TIME_CHARGE
         // before the catalog knew the product); then Apple's REFUND names our
         // token and claims the row in the same call: nothing is owed.
-        let unclaimed = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
-        let refunded = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, claimingCredits: 210, in: unclaimed)
+        let unclaimed = PurchaseLifecycle.start(
+            verdict: .purchased, signedAtUnixMilliseconds: 10, claimed: false, credits: 0)
+        let refunded = PurchaseLifecycle.receive(
+            full, signedAtUnixMilliseconds: 20, claimingCredits: 210, in: unclaimed)
         XCTAssertTrue(refunded.accepted)
         XCTAssertTrue(refunded.state.claimed)
         XCTAssertNil(PurchaseLifecycle.pendingStep(refunded.state), "never credited, so nothing to claw back")
         XCTAssertEqual(PurchaseLifecycle.status(refunded.state), .revoked)
         // The claim judged first owes a grant the word can no longer stop.
-        let claimFirst = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: PurchaseLifecycle.claim(credits: 210, in: unclaimed))
+        let claimFirst = PurchaseLifecycle.receive(
+            full, signedAtUnixMilliseconds: 20, in: PurchaseLifecycle.claim(credits: 210, in: unclaimed))
         XCTAssertEqual(PurchaseLifecycle.pendingStep(claimFirst.state), .grant)
         // Refunded in part: the grant, then the refunded share back.
-        var partly = PurchaseLifecycle.receive(prorated(25_000), signedAtUnixMilliseconds: 20, claimingCredits: 200, in: unclaimed).state
+        var partly = PurchaseLifecycle.receive(
+            prorated(25_000), signedAtUnixMilliseconds: 20, claimingCredits: 200, in: unclaimed
+        ).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .grant)
         partly = try completed(.grant, with: .granted(), in: partly)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(partly), .clawback(cycle: 1, amount: 50, reason: "APP_ISSUE"))
         // A word older than the one in force changes nothing, and the claim
         // is judged by the verdict in force.
         let revoked = PurchaseLifecycle.start(verdict: full, signedAtUnixMilliseconds: 30, claimed: false, credits: 0)
-        let stale = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 10, claimingCredits: 210, in: revoked)
+        let stale = PurchaseLifecycle.receive(
+            .purchased, signedAtUnixMilliseconds: 10, claimingCredits: 210, in: revoked)
         XCTAssertFalse(stale.accepted)
         XCTAssertTrue(stale.state.claimed)
         XCTAssertNil(PurchaseLifecycle.pendingStep(stale.state))
@@ -183,7 +201,8 @@ final class PurchaseLifecycleTests: XCTestCase {
         // revocation owes nothing more.
         var state = try completed(.grant, with: .granted(), in: claimed())
         state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 1_000, in: state).state
-        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
+        state = try completed(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
         let again = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 2_000, in: state)
         XCTAssertTrue(again.accepted)
         XCTAssertNil(PurchaseLifecycle.pendingStep(again.state))
@@ -195,7 +214,8 @@ final class PurchaseLifecycleTests: XCTestCase {
     func testReceiveWhenOlderThanTheWordInForceIsIgnored() throws {
         // Case 3: a late REFUND after the REFUND_REVERSED that followed it.
         var state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
-        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
+        state = try completed(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
         state = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 40, in: state).state
         state = try completed(.reverse(cycle: 1), with: .reversed, in: state)
         let late = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: state)
@@ -221,13 +241,15 @@ final class PurchaseLifecycleTests: XCTestCase {
         // Case 2: every movement is its own event.
         var state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 100, reason: "OTHER"))
-        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
+        state = try completed(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
         XCTAssertEqual(PurchaseLifecycle.status(state), .refunded)
         state = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 30, in: state).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .reverse(cycle: 1))
         state = try completed(.reverse(cycle: 1), with: .reversed, in: state)
         XCTAssertEqual(PurchaseLifecycle.status(state), .granted)
-        let second = AppleVerdict.revoked(Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 1, dateUnixMilliseconds: 40))
+        let second = AppleVerdict.revoked(
+            Revocation(type: "REFUND_FULL", percentageMilliunits: nil, revocationReason: 1, dateUnixMilliseconds: 40))
         state = PurchaseLifecycle.receive(second, signedAtUnixMilliseconds: 40, in: state).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 2, amount: 100, reason: "APP_ISSUE"))
     }
@@ -236,9 +258,11 @@ final class PurchaseLifecycleTests: XCTestCase {
         // Case 5: the clawback's reply was lost; Apple then reverses the refund.
         var state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
         state = PurchaseLifecycle.receive(.purchased, signedAtUnixMilliseconds: 30, in: state).state
-        XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 100, reason: "OTHER"),
-                       "the clawback may have run: it is completed, never assumed away")
-        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
+        XCTAssertEqual(
+            PurchaseLifecycle.pendingStep(state), .clawback(cycle: 1, amount: 100, reason: "OTHER"),
+            "the clawback may have run: it is completed, never assumed away")
+        state = try completed(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 100, overdue: 0), in: state)
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .reverse(cycle: 1))
         state = try completed(.reverse(cycle: 1), with: .reversed, in: state)
         XCTAssertNil(PurchaseLifecycle.pendingStep(state))
@@ -254,7 +278,9 @@ final class PurchaseLifecycleTests: XCTestCase {
 
     func testNewTermsForARevocationInForceReverseAndReopen() throws {
         var state = PurchaseLifecycle.receive(prorated(50_000), signedAtUnixMilliseconds: 20, in: granted()).state
-        state = try completed(.clawback(cycle: 1, amount: 50, reason: "APP_ISSUE"), with: .clawedBack(deducted: 50, overdue: 0), in: state)
+        state = try completed(
+            .clawback(cycle: 1, amount: 50, reason: "APP_ISSUE"), with: .clawedBack(deducted: 50, overdue: 0), in: state
+        )
         state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 30, in: state).state
         XCTAssertEqual(PurchaseLifecycle.pendingStep(state), .reverse(cycle: 1))
         state = try completed(.reverse(cycle: 1), with: .reversed, in: state)
@@ -263,7 +289,8 @@ final class PurchaseLifecycleTests: XCTestCase {
 
     func testTheSameRevocationAgainOwesNothing() throws {
         var state = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
-        state = try completed(.clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 60, overdue: 40), in: state)
+        state = try completed(
+            .clawback(cycle: 1, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 60, overdue: 40), in: state)
         XCTAssertEqual(PurchaseLifecycle.status(state), .refundedInsufficient)
         let again = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 25, in: state)
         XCTAssertTrue(again.accepted)
@@ -274,7 +301,8 @@ final class PurchaseLifecycleTests: XCTestCase {
 
     func testCreditsToTakeBackRoundInTheUsersFavour() {
         func share(_ type: String?, _ milliunits: Int32?, of credits: Int64) -> Int64 {
-            Revocation(type: type, percentageMilliunits: milliunits, revocationReason: nil, dateUnixMilliseconds: nil).creditsToTakeBack(of: credits)
+            Revocation(type: type, percentageMilliunits: milliunits, revocationReason: nil, dateUnixMilliseconds: nil)
+                .creditsToTakeBack(of: credits)
         }
         XCTAssertEqual(share("REFUND_PRORATED", 50_000, of: 415), 207)
         XCTAssertEqual(share("REFUND_PRORATED", 33_333, of: 100), 33)
@@ -306,8 +334,14 @@ final class PurchaseLifecycleTests: XCTestCase {
     func testCompleteWhenTheStepIsNoLongerOwedIsStale() {
         XCTAssertNil(PurchaseLifecycle.complete(.grant, with: .granted(), in: granted()))
         let owing = PurchaseLifecycle.receive(full, signedAtUnixMilliseconds: 20, in: granted()).state
-        XCTAssertNil(PurchaseLifecycle.complete(.clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing))
-        XCTAssertNil(PurchaseLifecycle.complete(.clawback(cycle: 1, amount: 99, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing))
+        XCTAssertNil(
+            PurchaseLifecycle.complete(
+                .clawback(cycle: 2, amount: 100, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing
+            ))
+        XCTAssertNil(
+            PurchaseLifecycle.complete(
+                .clawback(cycle: 1, amount: 99, reason: "OTHER"), with: .clawedBack(deducted: 1, overdue: 0), in: owing)
+        )
         XCTAssertNil(PurchaseLifecycle.complete(.reverse(cycle: 1), with: .reversed, in: owing))
     }
 
@@ -338,8 +372,10 @@ final class PurchaseLifecycleTests: XCTestCase {
         XCTAssertEqual(LedgerEventId.refundReversal(transactionId: "7", cycle: 2), "refund_reversed.apple_iap:7:2")
         XCTAssertEqual(LedgerEventId.purchase(transactionId: "7"), "payment.apple_iap:7")
         // Every id the saga uses lies in a namespace PointsService keeps from spend callers.
-        for id in [LedgerEventId.purchase(transactionId: "7"), LedgerEventId.refund(transactionId: "7", cycle: 2),
-                   LedgerEventId.refundReversal(transactionId: "7")] {
+        for id in [
+            LedgerEventId.purchase(transactionId: "7"), LedgerEventId.refund(transactionId: "7", cycle: 2),
+            LedgerEventId.refundReversal(transactionId: "7"),
+        ] {
             XCTAssertTrue(LedgerEventNamespace.isReserved(id), id)
         }
         XCTAssertFalse(LedgerEventNamespace.isReserved("chat.turn:7"))
@@ -385,12 +421,17 @@ final class PurchaseLifecycleTests: XCTestCase {
             let credits = Int64(random.next(upTo: 500) + 1)
             var words: [(verdict: AppleVerdict, signedAt: Int64)] = []
             for index in 0..<Int(random.next(upTo: 6)) {
-                let verdict: AppleVerdict = switch random.next(upTo: 4) {
-                case 0: .purchased
-                case 1: full
-                case 2: prorated(Int32(random.next(upTo: 100_001)))
-                default: .revoked(Revocation(type: "FAMILY_REVOKE", percentageMilliunits: nil, revocationReason: nil, dateUnixMilliseconds: 1))
-                }
+                let verdict: AppleVerdict =
+                    switch random.next(upTo: 4) {
+                    case 0: .purchased
+                    case 1: full
+                    case 2: prorated(Int32(random.next(upTo: 100_001)))
+                    default:
+                        .revoked(
+                            Revocation(
+                                type: "FAMILY_REVOKE", percentageMilliunits: nil, revocationReason: nil,
+                                dateUnixMilliseconds: 1))
+                    }
                 words.append((verdict, Int64(100 + index * 10)))
             }
             // Deliveries: shuffled, some twice; the app's claim somewhere among them.
@@ -398,7 +439,8 @@ final class PurchaseLifecycleTests: XCTestCase {
             deliveries.shuffle(using: &random)
             let claimAt = Int(random.next(upTo: UInt64(deliveries.count + 1)))
             var ledger = MemoryLedger()
-            var state = PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 50, claimed: false, credits: 0)
+            var state = PurchaseLifecycle.start(
+                verdict: .purchased, signedAtUnixMilliseconds: 50, claimed: false, credits: 0)
             var lostReplies = 0
             func runSome(_ limit: Int) {
                 for _ in 0..<limit {
@@ -412,11 +454,15 @@ final class PurchaseLifecycleTests: XCTestCase {
             for (index, delivery) in deliveries.enumerated() {
                 // The app's claim arrives with one of the words (a verify's signed transaction).
                 let before = state
-                state = PurchaseLifecycle.receive(delivery.verdict, signedAtUnixMilliseconds: delivery.signedAt,
-                                                  claimingCredits: index == claimAt ? credits : nil, in: state).state
+                state =
+                    PurchaseLifecycle.receive(
+                        delivery.verdict, signedAtUnixMilliseconds: delivery.signedAt,
+                        claimingCredits: index == claimAt ? credits : nil, in: state
+                    ).state
                 if PurchaseLifecycle.pendingStep(before) != .grant && PurchaseLifecycle.pendingStep(state) == .grant {
-                    XCTAssertGreaterThan(state.verdict.creditsKept(of: credits), 0,
-                                         "seed \(seed) round \(round): a grant is owed only under a verdict that keeps credits")
+                    XCTAssertGreaterThan(
+                        state.verdict.creditsKept(of: credits), 0,
+                        "seed \(seed) round \(round): a grant is owed only under a verdict that keeps credits")
                 }
                 runSome(Int(random.next(upTo: 3)))
             }
@@ -425,7 +471,9 @@ final class PurchaseLifecycleTests: XCTestCase {
             XCTAssertNil(PurchaseLifecycle.pendingStep(state), "seed \(seed) round \(round): settles")
             let latest = words.last?.verdict ?? .purchased
             let expected = latest.creditsKept(of: credits)
-            XCTAssertEqual(ledger.balance, expected, "seed \(seed) round \(round): the ledger holds what Apple's latest word leaves")
+            XCTAssertEqual(
+                ledger.balance, expected,
+                "seed \(seed) round \(round): the ledger holds what Apple's latest word leaves")
             XCTAssertEqual(state.creditsHeld, expected, "seed \(seed) round \(round): the row agrees with the ledger")
             if ledger.balance != expected { return }
         }

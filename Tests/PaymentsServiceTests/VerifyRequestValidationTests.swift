@@ -19,19 +19,23 @@ final class VerifyRequestValidationTests: XCTestCase {
         func validate() throws(PaymentsError) -> ValidVerifyRequest {
             try VerifyRequestValidation.validate(
                 userId: userId, emailHash: emailHash, productCode: productCode, appStoreProductId: appStoreProductId,
-                transactionId: transactionId, signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken,
+                transactionId: transactionId, signedTransactionInfo: signedTransactionInfo,
+                appAccountToken: appAccountToken,
                 emailMasked: emailMasked)
         }
     }
 
-    private func assertRefused(_ field: String, file: StaticString = #filePath, line: UInt = #line, _ change: (inout Fields) -> Void) {
+    private func assertRefused(
+        _ field: String, file: StaticString = #filePath, line: UInt = #line, _ change: (inout Fields) -> Void
+    ) {
         var fields = Fields()
         change(&fields)
         do {
             _ = try fields.validate()
             XCTFail("expected VALIDATION_FAILED for \(field)", file: file, line: line)
         } catch {
-            XCTAssertEqual(error, .validationFailed(field: field, problem: Self.problem(of: error)), file: file, line: line)
+            XCTAssertEqual(
+                error, .validationFailed(field: field, problem: Self.problem(of: error)), file: file, line: line)
         }
     }
 
@@ -65,7 +69,9 @@ final class VerifyRequestValidationTests: XCTestCase {
         assertRefused("transaction_id") { $0.transactionId = String(repeating: "1", count: 33) }
         assertRefused("transaction_id") { $0.transactionId = "12\u{0}" }
         assertRefused("signed_transaction_info") { $0.signedTransactionInfo = "" }
-        assertRefused("signed_transaction_info") { $0.signedTransactionInfo = String(repeating: "a", count: 64 * 1024 + 1) }
+        assertRefused("signed_transaction_info") {
+            $0.signedTransactionInfo = String(repeating: "a", count: 64 * 1024 + 1)
+        }
         assertRefused("app_account_token") { $0.appAccountToken = "not-a-uuid" }
         assertRefused("email_masked") { $0.emailMasked = "alice@example.com" }
         assertRefused("email_masked") { $0.emailMasked = "a***@exa\u{202E}mple.com" }
@@ -75,7 +81,9 @@ final class VerifyRequestValidationTests: XCTestCase {
     /// What PaymentsService accepts, PointsService accepts: both apply
     /// `EmailMask`'s check, and every gateway mask passes it.
     func testEveryGatewayMaskIsAccepted() throws {
-        for email in ["Zoë@exa\u{202E}mple.com", "\u{2067}a@x\u{200B}.cn", "a@" + String(repeating: "d", count: 400), "nobody"] {
+        for email in [
+            "Zoë@exa\u{202E}mple.com", "\u{2067}a@x\u{200B}.cn", "a@" + String(repeating: "d", count: 400), "nobody",
+        ] {
             var fields = Fields()
             fields.emailMasked = EmailMask.masked(email)
             XCTAssertNoThrow(try fields.validate(), email.debugDescription)
@@ -89,16 +97,23 @@ final class VerifyRequestValidationTests: XCTestCase {
     func testGrantRequestRepairsAStoredMask() {
         func record(emailMasked: String?) -> PaymentRecord {
             PaymentRecord(
-                id: UUID(), userId: UUID(), productCode: "starter_pack", appStoreProductId: "com.meeyao.qianwen.starter_pack",
-                transactionId: "2000000847061981", originalTransactionId: nil, environment: "Sandbox", bundleId: "com.meeyao.qianwen",
-                appAccountToken: nil, purchaseDateUnixMilliseconds: 0, quantity: 1, currency: nil, priceMilliunits: nil, ledgerEventId: nil,
+                id: UUID(), userId: UUID(), productCode: "starter_pack",
+                appStoreProductId: "com.meeyao.qianwen.starter_pack",
+                transactionId: "2000000847061981", originalTransactionId: nil, environment: "Sandbox",
+                bundleId: "com.meeyao.qianwen",
+                appAccountToken: nil, purchaseDateUnixMilliseconds: 0, quantity: 1, currency: nil, priceMilliunits: nil,
+                ledgerEventId: nil,
                 emailHash: String(repeating: "ab", count: 32), emailMasked: emailMasked,
-                state: PurchaseLifecycle.start(verdict: .purchased, signedAtUnixMilliseconds: 1, claimed: true, credits: 100),
+                state: PurchaseLifecycle.start(
+                    verdict: .purchased, signedAtUnixMilliseconds: 1, claimed: true, credits: 100),
                 attemptCount: 0, lastError: nil, createdAtUnixMilliseconds: 0, updatedAtUnixMilliseconds: 0)
         }
-        XCTAssertEqual(PointsLedger.grantRequest(record(emailMasked: "a***@ex\u{200B}ample.com")).emailMasked, "a***@example.com")
-        XCTAssertEqual(PointsLedger.grantRequest(record(emailMasked: "a***@exa\u{202E}mple.com")).emailMasked, "a***@example.com")
-        XCTAssertEqual(PointsLedger.grantRequest(record(emailMasked: "b***@example.com")).emailMasked, "b***@example.com")
+        XCTAssertEqual(
+            PointsLedger.grantRequest(record(emailMasked: "a***@ex\u{200B}ample.com")).emailMasked, "a***@example.com")
+        XCTAssertEqual(
+            PointsLedger.grantRequest(record(emailMasked: "a***@exa\u{202E}mple.com")).emailMasked, "a***@example.com")
+        XCTAssertEqual(
+            PointsLedger.grantRequest(record(emailMasked: "b***@example.com")).emailMasked, "b***@example.com")
         XCTAssertEqual(PointsLedger.grantRequest(record(emailMasked: nil)).emailMasked, "")
         XCTAssertEqual(PointsLedger.grantRequest(record(emailMasked: "")).emailMasked, "")
     }

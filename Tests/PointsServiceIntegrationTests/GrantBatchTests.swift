@@ -15,8 +15,11 @@ final class GrantBatchTests: PointsStoreTestCase {
         return GrantRequest(
             eventId: "payment.apple_iap:\(transactionId)", userId: user.uuidString,
             emailHash: PointsTestDatabase.randomEmailHash(), productCode: product, bizId: "record-\(transactionId)",
-            source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
-                                   environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)", paymentRecordId: "record-\(transactionId)"),
+            source: PurchaseSource(
+                source: "apple_iap", platform: "ios", transactionId: transactionId,
+                originalTransactionId: transactionId,
+                environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)",
+                paymentRecordId: "record-\(transactionId)"),
             emailMasked: "a***@example.com", quantity: 2)
     }
 
@@ -26,8 +29,9 @@ final class GrantBatchTests: PointsStoreTestCase {
 
     private func runBatch(_ grants: [ValidatedGrant]) async throws -> [GrantBatchStatement.Outcome] {
         try await store.pool.withConnection { connection in
-            try GrantBatchStatement.outcomes(try await connection.query(GrantBatchStatement.sql, GrantBatchStatement.parameters(grants)),
-                                             of: grants)
+            try GrantBatchStatement.outcomes(
+                try await connection.query(GrantBatchStatement.sql, GrantBatchStatement.parameters(grants)),
+                of: grants)
         }
     }
 
@@ -35,7 +39,8 @@ final class GrantBatchTests: PointsStoreTestCase {
     /// their lots), ids, times and the fingerprint (it holds the user id) left out.
     private func written(_ user: UUID) async throws -> [String] {
         try await store.pool.withConnection { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 select format('account %s %s %s', a.balance, a.lifetime_earned, a.lifetime_spent) as line from user_points a where a.user_id = $1::uuid
                 union all
                 select * from (select format('ledger %s %s %s %s %s %s %s', l.change_type, l.direction, l.amount, l.balance_after,
@@ -55,20 +60,28 @@ final class GrantBatchTests: PointsStoreTestCase {
         let batchUsers = (0..<5).map { _ in newUser() }
         let singleUsers = (0..<5).map { _ in newUser() }
         for index in [1, 3] {
-            for user in [batchUsers[index], singleUsers[index]] { try await PointsTestDatabase.adjust(store, userId: user, amount: 70) }
+            for user in [batchUsers[index], singleUsers[index]] {
+                try await PointsTestDatabase.adjust(store, userId: user, amount: 70)
+            }
         }
         let transactionIds = (0..<5).map { _ in String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999)) }
         let products = ["popular_pack", "premium_pack", "popular_pack", "starter_pack", "premium_pack"]
-        let batch = try (0..<5).map { try validated(request(user: batchUsers[$0], product: products[$0], transactionId: transactionIds[$0])) }
+        let batch = try (0..<5).map {
+            try validated(request(user: batchUsers[$0], product: products[$0], transactionId: transactionIds[$0]))
+        }
         let outcomes = try await runBatch(batch)
         for index in 0..<5 {
-            var single = request(user: singleUsers[index], product: products[index], transactionId: transactionIds[index])
+            var single = request(
+                user: singleUsers[index], product: products[index], transactionId: transactionIds[index])
             // Event ids are unique across users; the rest of the request is the twin's.
             single.eventId += ".single"
             let result = try await store.pool.withConnection { connection in
-                try GrantStatement.outcome(try await connection.query(GrantStatement.sql, GrantStatement.parameters(try self.validated(single))))
+                try GrantStatement.outcome(
+                    try await connection.query(
+                        GrantStatement.sql, GrantStatement.parameters(try self.validated(single))))
             }
-            guard case .applied(_, let singleBalance) = result, case .applied(_, let batchBalance) = outcomes[index] else {
+            guard case .applied(_, let singleBalance) = result, case .applied(_, let batchBalance) = outcomes[index]
+            else {
                 return XCTFail("both apply: \(result) \(outcomes[index])")
             }
             XCTAssertEqual(batchBalance, singleBalance)
@@ -77,12 +90,15 @@ final class GrantBatchTests: PointsStoreTestCase {
             XCTAssertEqual(batchWrote.count, 3)
             XCTAssertEqual(batchBalance, (index == 1 || index == 3 ? 70 : 0) + 2 * [210, 415, 210, 100, 415][index])
             let fingerprint = try await store.pool.withConnection { connection in
-                try await connection.query("select request_fingerprint from points_ledger where event_id = $1", [.text(batch[index].eventId)])
-                    .first!.string("request_fingerprint")
+                try await connection.query(
+                    "select request_fingerprint from points_ledger where event_id = $1", [.text(batch[index].eventId)]
+                )
+                .first!.string("request_fingerprint")
             }
             XCTAssertEqual(fingerprint, batch[index].fingerprint)
-            XCTAssertEqual(batchWrote.map { $0.replacingOccurrences(of: transactionIds[index], with: "T") },
-                           singleWrote.map { $0.replacingOccurrences(of: transactionIds[index], with: "T") })
+            XCTAssertEqual(
+                batchWrote.map { $0.replacingOccurrences(of: transactionIds[index], with: "T") },
+                singleWrote.map { $0.replacingOccurrences(of: transactionIds[index], with: "T") })
         }
     }
 
@@ -90,8 +106,9 @@ final class GrantBatchTests: PointsStoreTestCase {
         // An account near the cap, written directly (not a newUser: its ledger is not the story here).
         let capped = UUID()
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("insert into user_points (user_id, balance, lifetime_earned) values ($1::uuid, $2::bigint, $2::bigint)",
-                                           [.uuid(capped), .int64(PointsLimits.balanceMax - 10)])
+            _ = try await connection.query(
+                "insert into user_points (user_id, balance, lifetime_earned) values ($1::uuid, $2::bigint, $2::bigint)",
+                [.uuid(capped), .int64(PointsLimits.balanceMax - 10)])
         }
         let others = (0..<3).map { _ in newUser() }
         let grants = try ([capped] + others).map { try validated(request(user: $0)) }
@@ -145,13 +162,17 @@ final class GrantBatchTests: PointsStoreTestCase {
         guard case .runAlone? = answers[replayed.eventId] else { return XCTFail("the replayed grant runs alone") }
         for grant in fresh {
             let rows = try await store.pool.withConnection { connection in
-                try await connection.query("select count(*) as c from points_ledger where event_id = $1", [.text(grant.eventId)]).first!.int64("c")
+                try await connection.query(
+                    "select count(*) as c from points_ledger where event_id = $1", [.text(grant.eventId)]
+                ).first!.int64("c")
             }
             switch answers[grant.eventId] {
             case .outcome(.applied)?: XCTAssertEqual(rows, 1)
             case .runAlone?:
                 XCTAssertEqual(rows, 0)
-                _ = try await store.grant(request(user: grant.userId, transactionId: String(grant.eventId.dropFirst("payment.apple_iap:".count))))
+                _ = try await store.grant(
+                    request(
+                        user: grant.userId, transactionId: String(grant.eventId.dropFirst("payment.apple_iap:".count))))
             default: XCTFail("unexpected answer \(String(describing: answers[grant.eventId]))")
             }
         }
@@ -188,7 +209,8 @@ final class GrantBatchTests: PointsStoreTestCase {
         let busyBalance = try await store.getBalance(userId: busy.uuidString).balance
         XCTAssertEqual(busyBalance, 20 * 420)
         let after = PointsTestDatabase.grantCommits.withLock { $0 }
-        XCTAssertGreaterThan(after.writes - before.writes, after.statements - before.statements,
-                             "some statement carried more than one grant: \(before) -> \(after)")
+        XCTAssertGreaterThan(
+            after.writes - before.writes, after.statements - before.statements,
+            "some statement carried more than one grant: \(before) -> \(after)")
     }
 }

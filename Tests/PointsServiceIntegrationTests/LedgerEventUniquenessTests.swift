@@ -16,8 +16,9 @@ final class LedgerEventUniquenessTests: PointsStoreTestCase {
 
     private static func grant(to user: UUID) -> GrantRequest {
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
-        return GrantRequest(eventId: "payment.apple_iap:\(transactionId)", userId: user.uuidString, emailHash: "",
-                            productCode: "popular_pack", bizId: "apple_iap:\(transactionId)")
+        return GrantRequest(
+            eventId: "payment.apple_iap:\(transactionId)", userId: user.uuidString, emailHash: "",
+            productCode: "popular_pack", bizId: "apple_iap:\(transactionId)")
     }
 
     func testARepeatedEventIdIsRefusedForTheSameUserAndForAnother() async throws {
@@ -27,30 +28,39 @@ final class LedgerEventUniquenessTests: PointsStoreTestCase {
         let eventId = "uniqueness:\(UUID())"
         _ = try await store.grant(Self.grant(to: owner))
         _ = try await store.grant(Self.grant(to: other))
-        try await store.pool.withConnection { _ = try await $0.query(Self.ledgerInsert, [.uuid(owner), .text(eventId)]) }
+        try await store.pool.withConnection {
+            _ = try await $0.query(Self.ledgerInsert, [.uuid(owner), .text(eventId)])
+        }
         for user in [owner, other] {
             do {
-                try await store.pool.withConnection { _ = try await $0.query(Self.ledgerInsert, [.uuid(user), .text(eventId)]) }
-                XCTFail("a second ledger row with \(eventId) was accepted for \(user == owner ? "its owner" : "another user")")
+                try await store.pool.withConnection {
+                    _ = try await $0.query(Self.ledgerInsert, [.uuid(user), .text(eventId)])
+                }
+                XCTFail(
+                    "a second ledger row with \(eventId) was accepted for \(user == owner ? "its owner" : "another user")"
+                )
             } catch let error as PostgresError {
                 XCTAssertEqual(error.sqlState, "23505", "\(error)")
                 XCTAssertTrue(error.message.contains("\"points_ledger_event_unique\""), error.message)
             }
         }
         let rows = try await store.pool.withConnection {
-            try await $0.query("select user_id::text as user from points_ledger where event_id = $1", [.text(eventId)]).map { try $0.string("user") }
+            try await $0.query("select user_id::text as user from points_ledger where event_id = $1", [.text(eventId)])
+                .map { try $0.string("user") }
         }
         XCTAssertEqual(rows, [owner.uuidString.lowercased()], "only the first row was written")
     }
 
     func testTheLedgerKeepsOneUniqueIndexOnEventIds() async throws {
         let indexes = try await store.pool.withConnection {
-            try await $0.query("""
+            try await $0.query(
+                """
                 select indexrelid::regclass::text as name from pg_index
                 where indrelid = 'points_ledger'::regclass and indisunique
                   and 'event_id' = any (select attname from pg_attribute
                                         where attrelid = indrelid and attnum = any (indkey::int2[]))
-                """).map { try $0.string("name") }
+                """
+            ).map { try $0.string("name") }
         }
         XCTAssertEqual(indexes, ["points_ledger_event_unique"])
     }
@@ -65,8 +75,10 @@ final class LedgerEventUniquenessTests: PointsStoreTestCase {
         XCTAssertEqual(after.balance, before.balance)
         XCTAssertGreaterThan(after.balance, 0)
         let constraints = try await versionSix.pool.withConnection {
-            try await $0.query("select conname::text as name from pg_constraint where conrelid = 'points_ledger'::regclass and contype = 'u'")
-                .map { try $0.string("name") }.sorted()
+            try await $0.query(
+                "select conname::text as name from pg_constraint where conrelid = 'points_ledger'::regclass and contype = 'u'"
+            )
+            .map { try $0.string("name") }.sorted()
         }
         XCTAssertEqual(constraints, ["points_ledger_event_unique", "points_ledger_seq_key"])
     }

@@ -42,9 +42,13 @@ final class PointsAuthorizationTests: XCTestCase {
     /// A client checking the server is "points" and presenting `identity` (nil: no certificate).
     private func client(_ identity: String?, issuer: InternalTestPKI? = nil) throws -> RPCClient {
         let presented: InternalTestPKI = issuer ?? pki
-        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)], configuration: .init(tls: .client(
-            trustRootsPath: pki.caPath, serverName: "points",
-            certificateChainPath: identity.map(presented.certificatePath), privateKeyPath: identity.map(presented.keyPath))))
+        let client = try RPCClient(
+            targets: [HostAndPort(host: "127.0.0.1", port: service.port)],
+            configuration: .init(
+                tls: .client(
+                    trustRootsPath: pki.caPath, serverName: "points",
+                    certificateChainPath: identity.map(presented.certificatePath),
+                    privateKeyPath: identity.map(presented.keyPath))))
         clients.append(client)
         return client
     }
@@ -62,8 +66,10 @@ final class PointsAuthorizationTests: XCTestCase {
     /// Ledger rows and balance row of `user`, straight from the database.
     private func written(_ user: UUID) async throws -> (ledger: Int64, accounts: Int64) {
         try await database.withConnection { connection in
-            let ledger = try await connection.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)])
-            let accounts = try await connection.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(user)])
+            let ledger = try await connection.query(
+                "select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)])
+            let accounts = try await connection.query(
+                "select count(*) as n from user_points where user_id = $1::uuid", [.uuid(user)])
             return (try ledger.first!.int64("n"), try accounts.first!.int64("n"))
         }
     }
@@ -83,8 +89,10 @@ final class PointsAuthorizationTests: XCTestCase {
     func testOnlyPaymentsServicesCertificateGrants() async throws {
         let user = UUID()
         let request = grantRequest(user: user)
-        let refused: [(String?, RPCError.Code)] = [(nil, .unauthenticated), ("gateway", .permissionDenied), ("chat", .permissionDenied),
-                                                   ("cn-only", .permissionDenied)]
+        let refused: [(String?, RPCError.Code)] = [
+            (nil, .unauthenticated), ("gateway", .permissionDenied), ("chat", .permissionDenied),
+            ("cn-only", .permissionDenied),
+        ]
         for (identity, expected) in refused {
             let caller = try client(identity)
             let answer = await code { _ = try await caller.call(PointsMethods.grant, request, timeout: .seconds(10)) }
@@ -98,7 +106,8 @@ final class PointsAuthorizationTests: XCTestCase {
         let after = try await written(user)
         XCTAssertEqual(after.ledger, 1)
         let logs = service.logs
-        XCTAssertTrue(logs.contains("\"caller refused\"") && logs.contains("\"caller\":\"gateway\""), String(logs.suffix(2000)))
+        XCTAssertTrue(
+            logs.contains("\"caller refused\"") && logs.contains("\"caller\":\"gateway\""), String(logs.suffix(2000)))
     }
 
     func testClawbackMovesOnlyForPaymentsService() async throws {
@@ -111,7 +120,9 @@ final class PointsAuthorizationTests: XCTestCase {
         clawback.originalEventId = grant.eventId
         clawback.bizId = grant.bizId
         clawback.reason = "refund"
-        let gatewayAnswer = await code { _ = try await self.client("gateway").call(PointsMethods.clawback, clawback, timeout: .seconds(10)) }
+        let gatewayAnswer = await code {
+            _ = try await self.client("gateway").call(PointsMethods.clawback, clawback, timeout: .seconds(10))
+        }
         XCTAssertEqual(gatewayAnswer, .permissionDenied)
         let unchanged = try await written(user)
         XCTAssertEqual(unchanged.ledger, 1)
@@ -128,19 +139,31 @@ final class PointsAuthorizationTests: XCTestCase {
         }
         var ledger = ListLedgerRequest()
         ledger.userId = balance.userId
-        let gatewayLedger = await code { _ = try await self.client("gateway").call(PointsMethods.listLedger, ledger, timeout: .seconds(10)) }
+        let gatewayLedger = await code {
+            _ = try await self.client("gateway").call(PointsMethods.listLedger, ledger, timeout: .seconds(10))
+        }
         XCTAssertEqual(gatewayLedger, .ok)
-        let paymentsLedger = await code { _ = try await self.client("payments").call(PointsMethods.listLedger, ledger, timeout: .seconds(10)) }
+        let paymentsLedger = await code {
+            _ = try await self.client("payments").call(PointsMethods.listLedger, ledger, timeout: .seconds(10))
+        }
         XCTAssertEqual(paymentsLedger, .permissionDenied)
         var balances = GetBalancesRequest()
         balances.userIds = [balance.userId]
-        let gatewayBalances = await code { _ = try await self.client("gateway").call(PointsMethods.getBalances, balances, timeout: .seconds(10)) }
+        let gatewayBalances = await code {
+            _ = try await self.client("gateway").call(PointsMethods.getBalances, balances, timeout: .seconds(10))
+        }
         XCTAssertEqual(gatewayBalances, .ok)
-        let paymentsBalances = await code { _ = try await self.client("payments").call(PointsMethods.getBalances, balances, timeout: .seconds(10)) }
+        let paymentsBalances = await code {
+            _ = try await self.client("payments").call(PointsMethods.getBalances, balances, timeout: .seconds(10))
+        }
         XCTAssertEqual(paymentsBalances, .permissionDenied)
-        let chatBalance = await code { _ = try await self.client("chat").call(PointsMethods.getBalance, balance, timeout: .seconds(10)) }
+        let chatBalance = await code {
+            _ = try await self.client("chat").call(PointsMethods.getBalance, balance, timeout: .seconds(10))
+        }
         XCTAssertEqual(chatBalance, .permissionDenied)
-        let anonymousBalance = await code { _ = try await self.client(nil).call(PointsMethods.getBalance, balance, timeout: .seconds(10)) }
+        let anonymousBalance = await code {
+            _ = try await self.client(nil).call(PointsMethods.getBalance, balance, timeout: .seconds(10))
+        }
         XCTAssertEqual(anonymousBalance, .unauthenticated)
         let health = try await client(nil).call(HealthMethods.check, HealthCheckRequest(), timeout: .seconds(10))
         XCTAssertEqual(health.status, .serving)
@@ -150,14 +173,19 @@ final class PointsAuthorizationTests: XCTestCase {
         let stranger = try await InternalTestPKI.makeOffPool(["payments"])
         defer { stranger.remove() }
         let user = UUID()
-        let answer = await code { _ = try await self.client("payments", issuer: stranger).call(PointsMethods.grant, self.grantRequest(user: user), timeout: .seconds(10)) }
+        let answer = await code {
+            _ = try await self.client("payments", issuer: stranger).call(
+                PointsMethods.grant, self.grantRequest(user: user), timeout: .seconds(10))
+        }
         XCTAssertEqual(answer, .unavailable)
         let after = try await written(user)
         XCTAssertEqual(after.ledger, 0)
         // A plaintext caller gets no answer at all.
         let plain = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
         clients.append(plain)
-        let plainAnswer = await code { _ = try await plain.call(PointsMethods.grant, self.grantRequest(user: user), timeout: .seconds(5)) }
+        let plainAnswer = await code {
+            _ = try await plain.call(PointsMethods.grant, self.grantRequest(user: user), timeout: .seconds(5))
+        }
         XCTAssertNotEqual(plainAnswer, .ok)
     }
 }
@@ -170,7 +198,9 @@ final class PointsInternalAuthStartupTests: XCTestCase {
         let captured = settings
         return try await offPool { () -> String in
             do {
-                let started = try ServiceProcess(executable: "PointsService", arguments: arguments, environment: captured, startTimeout: .seconds(30))
+                let started = try ServiceProcess(
+                    executable: "PointsService", arguments: arguments, environment: captured, startTimeout: .seconds(30)
+                )
                 started.stop()
                 return "started"
             } catch {
@@ -181,14 +211,20 @@ final class PointsInternalAuthStartupTests: XCTestCase {
 
     func testWithoutCertificatesItRefusesToStart() async throws {
         let message = try await startFailure([:])
-        for setting in ["TLS_CERT (--tls-cert) must be set", "TLS_KEY (--tls-key) must be set", "TLS_CLIENT_CA (--tls-client-ca) must be set"] {
-            XCTAssertTrue(message.contains("PointsService: \(setting): under INTERNAL_AUTH=mtls (the default)"), message)
+        for setting in [
+            "TLS_CERT (--tls-cert) must be set", "TLS_KEY (--tls-key) must be set",
+            "TLS_CLIENT_CA (--tls-client-ca) must be set",
+        ] {
+            XCTAssertTrue(
+                message.contains("PointsService: \(setting): under INTERNAL_AUTH=mtls (the default)"), message)
         }
     }
 
     func testCleartextIsRefusedOffLoopback() async throws {
         let message = try await startFailure(["INTERNAL_AUTH": "off"], arguments: ["--listen", "0.0.0.0:0"])
-        XCTAssertTrue(message.contains("INTERNAL_AUTH (--internal-auth) must be mtls to listen on 0.0.0.0:0: "
-            + "INTERNAL_AUTH=off serves without caller authentication"), message)
+        XCTAssertTrue(
+            message.contains(
+                "INTERNAL_AUTH (--internal-auth) must be mtls to listen on 0.0.0.0:0: "
+                    + "INTERNAL_AUTH=off serves without caller authentication"), message)
     }
 }

@@ -20,7 +20,9 @@ final class PointsRPCTests: XCTestCase {
     override func setUp() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
         // The ledger over gRPC; caller authentication has its own tests (PointsAuthorizationTests).
-        service = try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"])
+        service = try ServiceProcess(
+            executable: "PointsService",
+            environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"])
         client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
         database = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 2))
     }
@@ -30,12 +32,17 @@ final class PointsRPCTests: XCTestCase {
         await client?.close()
         let status = service?.stop()
         // Its log's end says why when it is not (e.g. a sanitizer's report).
-        XCTAssertEqual(status, 0, "graceful exit on SIGTERM; the end of its log:\n\(status == 0 ? "" : String(service?.logs.suffix(6_000) ?? ""))")
+        XCTAssertEqual(
+            status, 0,
+            "graceful exit on SIGTERM; the end of its log:\n\(status == 0 ? "" : String(service?.logs.suffix(6_000) ?? ""))"
+        )
         await database?.close()
     }
 
-    private func grantRequest(user: UUID, event: String = "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))",
-                              product: String = "starter_pack", emailHash: String = randomHash()) -> GrantRequest {
+    private func grantRequest(
+        user: UUID, event: String = "payment.apple_iap:\(UInt64.random(in: 1...UInt64.max))",
+        product: String = "starter_pack", emailHash: String = randomHash()
+    ) -> GrantRequest {
         users.append(user)
         var request = GrantRequest()
         request.eventId = event
@@ -48,7 +55,9 @@ final class PointsRPCTests: XCTestCase {
 
     /// The clawback (PaymentsService's refund cycle, `suffix` ":n" from the
     /// second) of `purchase`, a `payment.apple_iap:` grant of `user`'s.
-    private func clawbackRequest(of purchase: GrantRequest, user: UUID, suffix: String = "", amount: Int64 = 0) -> ClawbackRequest {
+    private func clawbackRequest(of purchase: GrantRequest, user: UUID, suffix: String = "", amount: Int64 = 0)
+        -> ClawbackRequest
+    {
         var request = ClawbackRequest()
         request.eventId = "refund." + purchase.eventId.dropFirst("payment.".count) + suffix
         request.userId = user.uuidString
@@ -59,15 +68,21 @@ final class PointsRPCTests: XCTestCase {
         return request
     }
 
-    private static func randomHash() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+    private static func randomHash() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
 
     private func ledgerRows(_ user: UUID) async throws -> Int64 {
         try await database.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!
+                .int64("n")
         }
     }
 
-    private func expectError(_ code: RPCError.Code, reason: String, _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async {
+    private func expectError(
+        _ code: RPCError.Code, reason: String, _ body: () async throws -> Void, file: StaticString = #filePath,
+        line: UInt = #line
+    ) async {
         do {
             try await body()
             XCTFail("expected \(code)", file: file, line: line)
@@ -101,14 +116,16 @@ final class PointsRPCTests: XCTestCase {
         let funded = UUID()
         let other = UUID()
         _ = try await client.call(PointsMethods.grant, grantRequest(user: funded), timeout: .seconds(10))
-        _ = try await client.call(PointsMethods.grant, grantRequest(user: other, product: "popular_pack"), timeout: .seconds(10))
+        _ = try await client.call(
+            PointsMethods.grant, grantRequest(user: other, product: "popular_pack"), timeout: .seconds(10))
         let unseen = UUID()
         var request = GetBalancesRequest()
         // Upper-case text, a repeat, and a user never seen.
         request.userIds = [other.uuidString, unseen.uuidString, funded.uuidString.lowercased(), other.uuidString]
         let response = try await client.call(PointsMethods.getBalances, request, timeout: .seconds(10))
-        XCTAssertEqual(response.balances.map(\.userId),
-                       [other, unseen, funded, other].map { $0.uuidString.lowercased() })
+        XCTAssertEqual(
+            response.balances.map(\.userId),
+            [other, unseen, funded, other].map { $0.uuidString.lowercased() })
         XCTAssertEqual(response.balances.map(\.balance), [210, 0, 100, 210])
         XCTAssertEqual(response.balances.map(\.lifetimeEarned), [210, 0, 100, 210])
         XCTAssertEqual(response.balances.map(\.lifetimeSpent), [0, 0, 0, 0])
@@ -146,12 +163,17 @@ final class PointsRPCTests: XCTestCase {
     func testErrorsCarryTheirReasonAndWriteNothing() async throws {
         let user = UUID()
         let hash = Self.randomHash()
-        _ = try await client.call(PointsMethods.grant, grantRequest(user: user, product: "new_user_pack", emailHash: hash), timeout: .seconds(10))
+        _ = try await client.call(
+            PointsMethods.grant, grantRequest(user: user, product: "new_user_pack", emailHash: hash),
+            timeout: .seconds(10))
         await expectError(.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE") {
-            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: UUID(), product: "new_user_pack", emailHash: hash), timeout: .seconds(10))
+            _ = try await self.client.call(
+                PointsMethods.grant, self.grantRequest(user: UUID(), product: "new_user_pack", emailHash: hash),
+                timeout: .seconds(10))
         }
         await expectError(.notFound, reason: "PRODUCT_NOT_FOUND") {
-            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: user, product: "gold_pack"), timeout: .seconds(10))
+            _ = try await self.client.call(
+                PointsMethods.grant, self.grantRequest(user: user, product: "gold_pack"), timeout: .seconds(10))
         }
         let conflicting = grantRequest(user: user)
         _ = try await client.call(PointsMethods.grant, conflicting, timeout: .seconds(10))
@@ -161,7 +183,8 @@ final class PointsRPCTests: XCTestCase {
             _ = try await self.client.call(PointsMethods.grant, changed, timeout: .seconds(10))
         }
         await expectError(.invalidArgument, reason: "VALIDATION_FAILED") {
-            _ = try await self.client.call(PointsMethods.grant, self.grantRequest(user: user, event: ""), timeout: .seconds(10))
+            _ = try await self.client.call(
+                PointsMethods.grant, self.grantRequest(user: user, event: ""), timeout: .seconds(10))
         }
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 2, "only the two successful grants wrote")
@@ -189,8 +212,10 @@ final class PointsRPCTests: XCTestCase {
         XCTAssertEqual(granted.creditsAdded, 60)
         XCTAssertFalse(granted.replayed)
         let snapshot = try await database.withConnection {
-            try await $0.query("select user_email_snapshot from register_bonus_claims where email_hash = $1", [.text(hash)])
-                .first!.string("user_email_snapshot")
+            try await $0.query(
+                "select user_email_snapshot from register_bonus_claims where email_hash = $1", [.text(hash)]
+            )
+            .first!.string("user_email_snapshot")
         }
         XCTAssertEqual(snapshot, "z***@example.com")
     }
@@ -282,7 +307,8 @@ final class PointsRPCTests: XCTestCase {
         spend.amount = credited - 10
         spend.bizType = "chat"
         _ = try await client.call(PointsMethods.spend, spend, timeout: .seconds(10))
-        let clawedBack = try await client.call(PointsMethods.clawback, clawbackRequest(of: purchase, user: user), timeout: .seconds(10))
+        let clawedBack = try await client.call(
+            PointsMethods.clawback, clawbackRequest(of: purchase, user: user), timeout: .seconds(10))
         XCTAssertEqual([clawedBack.creditsDeducted, clawedBack.overdueAmount], [10, credited - 10])
         var reverse = ReverseSpendRequest()
         reverse.eventId = "chat.undo:\(UUID().uuidString)"
@@ -333,14 +359,17 @@ final class PointsRPCTests: XCTestCase {
         spend.bizType = "chat"
         _ = try await client.call(PointsMethods.spend, spend, timeout: .seconds(10))
         try await store.pool.withTransaction { transaction in
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 update user_points set balance = balance + 100, lifetime_earned = lifetime_earned + 100 where user_id = $1::uuid
                 """, [.uuid(spender)])
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
                 values ($1::uuid, $2, 'grant', 1, 100, $3::bigint, 'chat', '')
                 """, [.uuid(spender), .text("legacy.grant:\(UUID().uuidString)"), .int64(nearCeiling)])
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, $2, 100, 100)
                 """, [.uuid(spender), .text(CreditLotLedger.openingSource(spender))])
         }
@@ -358,8 +387,10 @@ final class PointsRPCTests: XCTestCase {
     }
 
     /// A refusal at the balance ceiling (status and reason) that left `user`'s ledger at `rowsKept` rows.
-    private func expectRefusedAtTheCeiling(_ user: UUID, rowsKept: Int64, _ rows: String, _ call: () async throws -> Void,
-                                           file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func expectRefusedAtTheCeiling(
+        _ user: UUID, rowsKept: Int64, _ rows: String, _ call: () async throws -> Void,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         await expectError(.failedPrecondition, reason: "VALIDATION_FAILED", call, file: file, line: line)
         let count = try await ledgerRows(user)
         XCTAssertEqual(count, rowsKept, rows, file: file, line: line)
@@ -382,7 +413,9 @@ final class PointsRPCTests: XCTestCase {
         let request = grantRequest(user: user)
         let client = self.client!
         let replayed = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<200 { group.addTask { try await client.call(PointsMethods.grant, request, timeout: .seconds(30)).replayed } }
+            for _ in 0..<200 {
+                group.addTask { try await client.call(PointsMethods.grant, request, timeout: .seconds(30)).replayed }
+            }
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         XCTAssertEqual(replayed.filter { !$0 }.count, 1, "exactly one call applied the grant")
@@ -395,7 +428,9 @@ final class PointsRPCTests: XCTestCase {
         let client = self.client!
         let requests = (0..<200).map { _ in grantRequest(user: user) }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for request in requests { group.addTask { _ = try await client.call(PointsMethods.grant, request, timeout: .seconds(30)) } }
+            for request in requests {
+                group.addTask { _ = try await client.call(PointsMethods.grant, request, timeout: .seconds(30)) }
+            }
             try await group.waitForAll()
         }
         var balanceRequest = GetBalanceRequest()
@@ -408,22 +443,31 @@ final class PointsRPCTests: XCTestCase {
 
     /// Concurrent submissions of ONE starter-pack grant (a retry racing the
     /// first call): every answer is a success, exactly one applied it.
-    private func assertConcurrentStarterSubmissionsApplyOnce(count: Int, file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func assertConcurrentStarterSubmissionsApplyOnce(
+        count: Int, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let user = UUID()
         let request = grantRequest(user: user, product: "new_user_pack")
         let client = self.client!
         let outcomes = await withTaskGroup(of: Result<GrantResponse, any Error>.self) { group in
             for _ in 0..<count {
                 group.addTask {
-                    do { return .success(try await client.call(PointsMethods.grant, request, timeout: .seconds(30))) } catch { return .failure(error) }
+                    do {
+                        return .success(try await client.call(PointsMethods.grant, request, timeout: .seconds(30)))
+                    } catch { return .failure(error) }
                 }
             }
             return await group.reduce(into: [Result<GrantResponse, any Error>]()) { $0.append($1) }
         }
         let answers = outcomes.compactMap { try? $0.get() }
-        XCTAssertEqual(answers.count, count, "every submission succeeds: \(outcomes.compactMap { if case .failure(let error) = $0 { return "\(error)" } else { return nil } })", file: file, line: line)
+        XCTAssertEqual(
+            answers.count, count,
+            "every submission succeeds: \(outcomes.compactMap { if case .failure(let error) = $0 { return "\(error)" } else { return nil } })",
+            file: file, line: line)
         XCTAssertEqual(answers.filter { !$0.replayed }.count, 1, "exactly one applied it", file: file, line: line)
-        XCTAssertTrue(answers.allSatisfy { $0.creditsAdded == 60 && $0.balanceAfter == 60 && $0.balance == 60 }, file: file, line: line)
+        XCTAssertTrue(
+            answers.allSatisfy { $0.creditsAdded == 60 && $0.balanceAfter == 60 && $0.balance == 60 }, file: file,
+            line: line)
         XCTAssertEqual(Set(answers.map(\.ledgerEntryId)).count, 1, file: file, line: line)
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 1, file: file, line: line)
@@ -463,10 +507,14 @@ final class PointsRPCTests: XCTestCase {
             return await group.reduce(into: [String]()) { $0.append($1) }
         }
         XCTAssertEqual(outcomes.filter { $0 == "ok" }.count, 1, "\(outcomes)")
-        XCTAssertEqual(outcomes.filter { $0 == "\(RPCError.Code.failedPrecondition) STARTER_PACK_INELIGIBLE" }.count, 19, "\(outcomes)")
+        XCTAssertEqual(
+            outcomes.filter { $0 == "\(RPCError.Code.failedPrecondition) STARTER_PACK_INELIGIBLE" }.count, 19,
+            "\(outcomes)")
         let rows = try await database.withConnection { connection in
-            try await connection.query("select count(*) as n from points_ledger where event_id = any($1::text[])",
-                                       [.text("{" + requests.map(\.eventId).joined(separator: ",") + "}")]).first!.int64("n")
+            try await connection.query(
+                "select count(*) as n from points_ledger where event_id = any($1::text[])",
+                [.text("{" + requests.map(\.eventId).joined(separator: ",") + "}")]
+            ).first!.int64("n")
         }
         XCTAssertEqual(rows, 1)
     }
@@ -487,15 +535,22 @@ final class PointsRPCTests: XCTestCase {
                     clawback.bizId = grant.bizId
                     group.addTask {
                         // The purchase may not have landed yet: EVENT_NOT_FOUND is a fine answer here.
-                        do { _ = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(30)) } catch let error as RPCError where error.code == .notFound {}
+                        do {
+                            _ = try await client.call(PointsMethods.clawback, clawback, timeout: .seconds(30))
+                        } catch let error as RPCError where error.code == .notFound {}
                     }
                 }
             }
             try await group.waitForAll()
         }
         let (balance, signedSum) = try await database.withConnection { connection in
-            let balance = try await connection.query("select balance from user_points where user_id = $1::uuid", [.uuid(user)]).first!.int64("balance")
-            let sum = try await connection.query("select coalesce(sum(direction * amount), 0)::bigint as s from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("s")
+            let balance = try await connection.query(
+                "select balance from user_points where user_id = $1::uuid", [.uuid(user)]
+            ).first!.int64("balance")
+            let sum = try await connection.query(
+                "select coalesce(sum(direction * amount), 0)::bigint as s from points_ledger where user_id = $1::uuid",
+                [.uuid(user)]
+            ).first!.int64("s")
             return (balance, sum)
         }
         XCTAssertGreaterThanOrEqual(balance, 0)

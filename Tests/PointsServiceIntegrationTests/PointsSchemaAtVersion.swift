@@ -17,7 +17,9 @@ enum PointsSchemaAtVersion {
         }
         let (schema, dropSchema) = try await TestSchema.create(url, prefix: "points_v\(version)")
         test.addTeardownBlock { try await dropSchema() }
-        let pool = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: url, connectionsMax: 1, acquireTimeout: .seconds(30), searchPath: schema))
         test.addTeardownBlock { await pool.close() }
         try await migrate(pool, upTo: version)
         return PointsStore(pool: pool, catalog: try PackageCatalog.load(path: ShippedConfiguration.packagesFile))
@@ -26,6 +28,7 @@ enum PointsSchemaAtVersion {
     /// Applies the migrations up to `version`, as `PointsStore.migrate` applies them all.
     static func migrate(_ pool: PostgresPool, upTo version: Int) async throws {
         let migrations = PointsSchema.migrations.filter { $0.version <= version }
-        try await PostgresMigrator(migrations: migrations, advisoryLockKey: PointsSchema.migrationLockKey).migrate(on: pool)
+        try await PostgresMigrator(migrations: migrations, advisoryLockKey: PointsSchema.migrationLockKey).migrate(
+            on: pool)
     }
 }

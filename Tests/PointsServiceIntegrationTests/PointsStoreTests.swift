@@ -10,24 +10,35 @@ import XCTest
 final class PointsStoreTests: PointsStoreTestCase {
     // MARK: Helpers
 
-    private func grantRequest(user: UUID, product: String = "starter_pack", eventId: String? = nil,
-                              emailHash: String? = nil) -> GrantRequest {
+    private func grantRequest(
+        user: UUID, product: String = "starter_pack", eventId: String? = nil,
+        emailHash: String? = nil
+    ) -> GrantRequest {
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
         return GrantRequest(
             eventId: eventId ?? "payment.apple_iap:\(transactionId)", userId: user.uuidString,
-            emailHash: emailHash ?? PointsTestDatabase.randomEmailHash(), productCode: product, bizId: UUID().uuidString,
-            source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
-                                   environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)", paymentRecordId: UUID().uuidString),
+            emailHash: emailHash ?? PointsTestDatabase.randomEmailHash(), productCode: product,
+            bizId: UUID().uuidString,
+            source: PurchaseSource(
+                source: "apple_iap", platform: "ios", transactionId: transactionId,
+                originalTransactionId: transactionId,
+                environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)",
+                paymentRecordId: UUID().uuidString),
             emailMasked: "a***@example.com")
     }
 
-    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil, amount: Int64 = 0) -> ClawbackCommand {
-        ClawbackCommand(eventId: eventId ?? "refund." + purchase, userId: user.uuidString, originalEventId: purchase,
-                        bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST", amount: amount)
+    private func clawbackCommand(user: UUID, purchase: String, eventId: String? = nil, amount: Int64 = 0)
+        -> ClawbackCommand
+    {
+        ClawbackCommand(
+            eventId: eventId ?? "refund." + purchase, userId: user.uuidString, originalEventId: purchase,
+            bizId: UUID().uuidString, reason: "CUSTOMER_REQUEST", amount: amount)
     }
 
     private func ext(_ entry: LedgerRecord) throws -> [String: Any] {
-        try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"]
+                as? [String: Any])
     }
 
     private func newestEntry(_ user: UUID) async throws -> LedgerRecord {
@@ -39,8 +50,10 @@ final class PointsStoreTests: PointsStoreTestCase {
         try ext(try await newestEntry(user))
     }
 
-    private func expectPointsError<T>(_ reason: String, file: StaticString = #filePath, line: UInt = #line,
-                                      _ body: () async throws -> T) async {
+    private func expectPointsError<T>(
+        _ reason: String, file: StaticString = #filePath, line: UInt = #line,
+        _ body: () async throws -> T
+    ) async {
         do {
             _ = try await body()
             XCTFail("expected \(reason)", file: file, line: line)
@@ -53,13 +66,16 @@ final class PointsStoreTests: PointsStoreTestCase {
 
     private func ledgerCount(eventId: String) async throws -> Int64 {
         try await store.pool.withConnection { connection in
-            try await connection.query("select count(*) as c from points_ledger where event_id = $1", [.text(eventId)]).first!.int64("c")
+            try await connection.query("select count(*) as c from points_ledger where event_id = $1", [.text(eventId)])
+                .first!.int64("c")
         }
     }
 
     private func ledgerCount(user: UUID) async throws -> Int64 {
         try await store.pool.withConnection { connection in
-            try await connection.query("select count(*) as c from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("c")
+            try await connection.query(
+                "select count(*) as c from points_ledger where user_id = $1::uuid", [.uuid(user)]
+            ).first!.int64("c")
         }
     }
 
@@ -85,7 +101,8 @@ final class PointsStoreTests: PointsStoreTestCase {
         XCTAssertEqual(entry.direction, 1)
         XCTAssertEqual(entry.bizType, "payment")
         XCTAssertEqual(entry.bizId, command.bizId)
-        let metadata = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
+        let metadata = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
         let ext = try XCTUnwrap(metadata["ext"] as? [String: Any])
         XCTAssertEqual(ext["source"] as? String, "apple_iap")
         XCTAssertEqual(ext["product_code"] as? String, "popular_pack")
@@ -148,7 +165,9 @@ final class PointsStoreTests: PointsStoreTestCase {
         let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
         let entry = try XCTUnwrap(page.entries.first)
         XCTAssertEqual(entry.amount, 630)
-        let ext = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        let ext = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])?["ext"]
+                as? [String: Any])
         XCTAssertEqual(ext["quantity"] as? Int, 3)
         XCTAssertEqual(ext["credits"] as? Int, 630)
         XCTAssertEqual(ext["package_credits"] as? Int, 210)
@@ -173,11 +192,14 @@ final class PointsStoreTests: PointsStoreTestCase {
         XCTAssertEqual(first.creditsAdded, 100)
         // The stored fingerprint is the one computed before quantity existed, so old rows and new requests agree.
         let stored = try await store.pool.withConnection { connection in
-            try await connection.query("select request_fingerprint from points_ledger where event_id = $1", [.text(unset.eventId)]).first!.string("request_fingerprint")
+            try await connection.query(
+                "select request_fingerprint from points_ledger where event_id = $1", [.text(unset.eventId)]
+            ).first!.string("request_fingerprint")
         }
         let oldWay = RequestFingerprint.make(
             kind: "grant.v1",
-            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash] + unset.source!.namedFields.map(\.value))
+            fields: [user.uuidString.lowercased(), unset.productCode, unset.bizId, unset.emailHash]
+                + unset.source!.namedFields.map(\.value))
         XCTAssertEqual(stored, oldWay)
         var explicitOne = unset
         explicitOne.quantity = 1
@@ -211,7 +233,9 @@ final class PointsStoreTests: PointsStoreTestCase {
         var other = request
         other.bizId = UUID().uuidString
         await expectPointsError("EVENT_CONFLICT") { try await changed.grant(other) }
-        await expectPointsError("PRODUCT_NOT_FOUND") { try await changed.grant(self.grantRequest(user: user, product: "popular_pack")) }
+        await expectPointsError("PRODUCT_NOT_FOUND") {
+            try await changed.grant(self.grantRequest(user: user, product: "popular_pack"))
+        }
     }
 
     /// StoreKit lets a consumable be bought several at once; the starter pack
@@ -246,7 +270,8 @@ final class PointsStoreTests: PointsStoreTestCase {
         let hash = PointsTestDatabase.randomEmailHash()
         let before = try await store.listPackages(userId: user.uuidString, emailHash: hash)
         XCTAssertFalse(before.starterPackPurchased)
-        XCTAssertEqual(before.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
+        XCTAssertEqual(
+            before.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
 
         let first = try await store.grant(grantRequest(user: user, product: "new_user_pack", emailHash: hash))
         XCTAssertEqual(first.creditsAdded, 60)
@@ -260,10 +285,12 @@ final class PointsStoreTests: PointsStoreTestCase {
         XCTAssertEqual(after.packages.map(\.productCode), ["starter_pack", "popular_pack", "premium_pack"])
 
         let claim = try await store.pool.withConnection { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 select has_purchased_starter_pack, user_email_snapshot, first_user_id_snapshot, grant_event_id
                 from register_bonus_claims where email_hash = $1
-                """, [.text(hash)]).first!
+                """, [.text(hash)]
+            ).first!
         }
         XCTAssertTrue(try claim.bool("has_purchased_starter_pack"))
         XCTAssertEqual(try claim.string("user_email_snapshot"), "a***@example.com")
@@ -299,7 +326,8 @@ final class PointsStoreTests: PointsStoreTestCase {
             XCTAssertEqual(error.reason, "VALIDATION_FAILED")
         }
         let rows = try await store.pool.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!
+                .int64("n")
         }
         XCTAssertEqual(rows, 1, "only the adjustment")
         let balance = try await store.getBalance(userId: user.uuidString)
@@ -335,22 +363,35 @@ final class PointsStoreTests: PointsStoreTestCase {
             await expectPointsError(reason) { try await self.store.grant(command) }
         }
         await expectPointsError("VALIDATION_FAILED") { try await self.store.getBalance(userId: "nope") }
-        await expectPointsError("VALIDATION_FAILED") { try await self.store.listPackages(userId: user.uuidString, emailHash: "") }
-        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: -1, pageToken: "") }
-        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: 10_000, pageToken: "") }
-        await expectPointsError("VALIDATION_FAILED") { try await self.store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "forged") }
         await expectPointsError("VALIDATION_FAILED") {
-            try await self.store.clawback(ClawbackCommand(eventId: "refund.x", userId: user.uuidString, originalEventId: "", bizId: "b"))
+            try await self.store.listPackages(userId: user.uuidString, emailHash: "")
         }
         await expectPointsError("VALIDATION_FAILED") {
-            try await self.store.clawback(ClawbackCommand(eventId: "same", userId: user.uuidString, originalEventId: "same", bizId: "b"))
+            try await self.store.listLedger(userId: user.uuidString, pageSize: -1, pageToken: "")
         }
         await expectPointsError("VALIDATION_FAILED") {
-            try await self.store.clawback(ClawbackCommand(eventId: "refund.x", userId: user.uuidString, originalEventId: "payment.x",
-                                                          bizId: "b", reason: String(repeating: "r", count: 101)))
+            try await self.store.listLedger(userId: user.uuidString, pageSize: 10_000, pageToken: "")
         }
         await expectPointsError("VALIDATION_FAILED") {
-            try await self.store.reverseClawback(ReverseClawbackCommand(eventId: "rev.x", userId: user.uuidString, clawbackEventId: "", bizId: "b"))
+            try await self.store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "forged")
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(
+                ClawbackCommand(eventId: "refund.x", userId: user.uuidString, originalEventId: "", bizId: "b"))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(
+                ClawbackCommand(eventId: "same", userId: user.uuidString, originalEventId: "same", bizId: "b"))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.clawback(
+                ClawbackCommand(
+                    eventId: "refund.x", userId: user.uuidString, originalEventId: "payment.x",
+                    bizId: "b", reason: String(repeating: "r", count: 101)))
+        }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.reverseClawback(
+                ReverseClawbackCommand(eventId: "rev.x", userId: user.uuidString, clawbackEventId: "", bizId: "b"))
         }
         let rows = try await ledgerCount(user: user)
         XCTAssertEqual(rows, 0)
@@ -385,7 +426,9 @@ final class PointsStoreTests: PointsStoreTestCase {
         XCTAssertEqual(refund.changeType, "refund")
         XCTAssertEqual(refund.direction, -1)
         XCTAssertEqual(refund.bizType, "payment")
-        let ext = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(refund.metadataJSON.utf8)) as? [String: Any])?["ext"] as? [String: Any])
+        let ext = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(refund.metadataJSON.utf8)) as? [String: Any])?["ext"]
+                as? [String: Any])
         XCTAssertEqual(ext["original_event_id"] as? String, purchase.eventId)
         XCTAssertEqual(ext["refund_reason"] as? String, "CUSTOMER_REQUEST")
         XCTAssertEqual(ext["overdue_amount"] as? Int, 0)
@@ -500,12 +543,16 @@ final class PointsStoreTests: PointsStoreTestCase {
         _ = try await store.grant(purchase)
         _ = try await store.grant(grantRequest(user: user, product: "premium_pack"))
         for amount: Int64 in [201, 615, -1, Int64.max] {
-            let command = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.too_much:\(UUID().uuidString)", amount: amount)
+            let command = clawbackCommand(
+                user: user, purchase: purchase.eventId, eventId: "refund.too_much:\(UUID().uuidString)", amount: amount)
             do {
                 _ = try await store.clawback(command)
                 XCTFail("expected VALIDATION_FAILED for amount \(amount)")
             } catch {
-                XCTAssertEqual(error, .validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits"))
+                XCTAssertEqual(
+                    error,
+                    .validationFailed(
+                        field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits"))
             }
         }
         let rows = try await ledgerCount(user: user)
@@ -536,7 +583,8 @@ final class PointsStoreTests: PointsStoreTestCase {
         var different = command
         different.reason = "OTHER"
         await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(different) }
-        let secondEvent = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.other:\(UUID().uuidString)")
+        let secondEvent = clawbackCommand(
+            user: user, purchase: purchase.eventId, eventId: "refund.other:\(UUID().uuidString)")
         await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(secondEvent) }
     }
 
@@ -564,8 +612,9 @@ final class PointsStoreTests: PointsStoreTestCase {
         let taken = try await store.clawback(clawback)
         XCTAssertEqual(taken.creditsDeducted, 40)
 
-        let command = ReverseClawbackCommand(eventId: "refund_reversed." + purchase.eventId, userId: user.uuidString,
-                                             clawbackEventId: clawback.eventId, bizId: clawback.bizId)
+        let command = ReverseClawbackCommand(
+            eventId: "refund_reversed." + purchase.eventId, userId: user.uuidString,
+            clawbackEventId: clawback.eventId, bizId: clawback.bizId)
         let reversal = try await store.reverseClawback(command)
         XCTAssertFalse(reversal.replayed)
         XCTAssertEqual(reversal.creditsRestored, 40, "only what was deducted comes back, not the overdue part")
@@ -596,7 +645,8 @@ final class PointsStoreTests: PointsStoreTestCase {
     // MARK: Refund cycles
 
     private func reversalCommand(user: UUID, clawback: ClawbackCommand, eventId: String) -> ReverseClawbackCommand {
-        ReverseClawbackCommand(eventId: eventId, userId: user.uuidString, clawbackEventId: clawback.eventId, bizId: clawback.bizId)
+        ReverseClawbackCommand(
+            eventId: eventId, userId: user.uuidString, clawbackEventId: clawback.eventId, bizId: clawback.bizId)
     }
 
     func testAPurchaseMayBeClawedBackAgainOnlyAfterItsClawbackWasReversed() async throws {
@@ -606,18 +656,21 @@ final class PointsStoreTests: PointsStoreTestCase {
         _ = try await store.grant(purchase)
         _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
 
-        let first = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId)")
+        let first = clawbackCommand(
+            user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId)")
         let taken = try await store.clawback(first)
         XCTAssertEqual(taken.creditsDeducted, 210)
         XCTAssertEqual(taken.balance, 100)
         let cycle1 = try await newestExt(user)["refund_cycle"] as? Int
         XCTAssertEqual(cycle1, 1)
-        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):2", amount: 70)
+        let second = clawbackCommand(
+            user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):2", amount: 70)
         await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(second) }
         let afterRefused = try await ledgerCount(user: user)
         XCTAssertEqual(afterRefused, 3, "the refused clawback wrote nothing")
 
-        let firstReversal = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.apple_iap:\(transactionId)")
+        let firstReversal = reversalCommand(
+            user: user, clawback: first, eventId: "refund_reversed.apple_iap:\(transactionId)")
         let restored = try await store.reverseClawback(firstReversal)
         XCTAssertEqual(restored.creditsRestored, 210)
         XCTAssertEqual(restored.balance, 310)
@@ -641,9 +694,11 @@ final class PointsStoreTests: PointsStoreTestCase {
         let again = reversalCommand(user: user, clawback: first, eventId: "refund_reversed.other:\(UUID().uuidString)")
         await expectPointsError("EVENT_CONFLICT") { try await self.store.reverseClawback(again) }
 
-        let third = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):3")
+        let third = clawbackCommand(
+            user: user, purchase: purchase.eventId, eventId: "refund.apple_iap:\(transactionId):3")
         await expectPointsError("EVENT_CONFLICT") { try await self.store.clawback(third) }
-        let secondReversal = reversalCommand(user: user, clawback: second, eventId: "refund_reversed.apple_iap:\(transactionId):2")
+        let secondReversal = reversalCommand(
+            user: user, clawback: second, eventId: "refund_reversed.apple_iap:\(transactionId):2")
         let secondRestored = try await store.reverseClawback(secondReversal)
         XCTAssertEqual(secondRestored.creditsRestored, 70, "a reversal restores exactly what its clawback deducted")
         XCTAssertEqual(secondRestored.balance, 310)
@@ -668,8 +723,10 @@ final class PointsStoreTests: PointsStoreTestCase {
         let taken = try await store.clawback(first)
         XCTAssertEqual(taken.creditsDeducted, 20)
         XCTAssertEqual(taken.overdueAmount, 80)
-        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: first, eventId: "refund_reversed." + purchase.eventId))
-        let second = clawbackCommand(user: user, purchase: purchase.eventId, eventId: "refund." + purchase.eventId + ":2", amount: 50)
+        _ = try await store.reverseClawback(
+            reversalCommand(user: user, clawback: first, eventId: "refund_reversed." + purchase.eventId))
+        let second = clawbackCommand(
+            user: user, purchase: purchase.eventId, eventId: "refund." + purchase.eventId + ":2", amount: 50)
         let secondTaken = try await store.clawback(second)
         XCTAssertEqual(secondTaken.creditsDeducted, 20)
         XCTAssertEqual(secondTaken.overdueAmount, 30)
@@ -727,11 +784,13 @@ final class PointsStoreTests: PointsStoreTestCase {
         _ = try await store.grant(purchase)
         let clawback = clawbackCommand(user: user, purchase: purchase.eventId)
         _ = try await store.clawback(clawback)
-        _ = try await store.reverseClawback(reversalCommand(user: user, clawback: clawback, eventId: "refund_reversed." + purchase.eventId))
+        _ = try await store.reverseClawback(
+            reversalCommand(user: user, clawback: clawback, eventId: "refund_reversed." + purchase.eventId))
         // Bypassing the store: a second reversal row of the same clawback must not fit the schema.
         do {
             try await store.pool.withTransaction { tx in
-                try await tx.query("""
+                try await tx.query(
+                    """
                     insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, biz_id,
                                                related_event_id, request_fingerprint)
                     values ($1::uuid, $2, 'refund_reversal', 1, 0, 100, 'payment', 'b', $3, '')
@@ -742,7 +801,9 @@ final class PointsStoreTests: PointsStoreTestCase {
             XCTAssertTrue(error.isUniqueViolation, "\(error)")
         }
         let indexes = try await store.pool.withConnection { connection in
-            try await connection.query("select indexname from pg_indexes where tablename = 'points_ledger'").map { try $0.string("indexname") }
+            try await connection.query("select indexname from pg_indexes where tablename = 'points_ledger'").map {
+                try $0.string("indexname")
+            }
         }
         XCTAssertFalse(indexes.contains("points_ledger_related_event_unique"), "one refund per purchase is gone")
         XCTAssertTrue(indexes.contains("points_ledger_reversal_unique"))
@@ -751,9 +812,12 @@ final class PointsStoreTests: PointsStoreTestCase {
 
     // MARK: Operator adjustments
 
-    private func adjustCommand(user: UUID, amount: Int64, reason: String = "goodwill, ticket \(UInt32.random(in: 1...UInt32.max))",
-                               operatorName: String = "alice", eventId: String = "") -> AdjustCommand {
-        AdjustCommand(userId: user.uuidString, amount: amount, reason: reason, operatorName: operatorName, eventId: eventId)
+    private func adjustCommand(
+        user: UUID, amount: Int64, reason: String = "goodwill, ticket \(UInt32.random(in: 1...UInt32.max))",
+        operatorName: String = "alice", eventId: String = ""
+    ) -> AdjustCommand {
+        AdjustCommand(
+            userId: user.uuidString, amount: amount, reason: reason, operatorName: operatorName, eventId: eventId)
     }
 
     func testAnAdjustmentWritesOneAuditedRowAndMovesBalanceAndEarned() async throws {
@@ -811,7 +875,8 @@ final class PointsStoreTests: PointsStoreTestCase {
         let balance = try await store.getBalance(userId: user.uuidString).balance
         XCTAssertEqual(balance, 140)
         // A deliberate second adjustment with the same content needs its own event id.
-        let again = try await store.adjust(adjustCommand(user: user, amount: 40, reason: command.reason, eventId: "adjust.again:\(UUID().uuidString)"))
+        let again = try await store.adjust(
+            adjustCommand(user: user, amount: 40, reason: command.reason, eventId: "adjust.again:\(UUID().uuidString)"))
         XCTAssertFalse(again.replayed)
         XCTAssertEqual(again.balanceAfter, 180)
     }
@@ -824,7 +889,8 @@ final class PointsStoreTests: PointsStoreTestCase {
             try await self.store.adjust(self.adjustCommand(user: user, amount: 11, reason: "first", eventId: eventId))
         }
         await expectPointsError("EVENT_CONFLICT") {
-            try await self.store.adjust(self.adjustCommand(user: user, amount: 10, reason: "first", operatorName: "bob", eventId: eventId))
+            try await self.store.adjust(
+                self.adjustCommand(user: user, amount: 10, reason: "first", operatorName: "bob", eventId: eventId))
         }
         let purchase = grantRequest(user: user)
         _ = try await store.grant(purchase)
@@ -845,14 +911,19 @@ final class PointsStoreTests: PointsStoreTestCase {
             _ = try await store.adjust(adjustCommand(user: user, amount: -101))
             XCTFail("expected the refusal")
         } catch {
-            XCTAssertEqual(error, .validationFailed(field: "amount", problem: "takes 101 but the balance holds only 100"))
+            XCTAssertEqual(
+                error, .validationFailed(field: "amount", problem: "takes 101 but the balance holds only 100"))
         }
         let stranger = UUID()
-        await expectPointsError("VALIDATION_FAILED") { try await self.store.adjust(self.adjustCommand(user: stranger, amount: -1)) }
+        await expectPointsError("VALIDATION_FAILED") {
+            try await self.store.adjust(self.adjustCommand(user: stranger, amount: -1))
+        }
         let strangerRows = try await ledgerCount(user: stranger)
         XCTAssertEqual(strangerRows, 0)
         let account = try await store.pool.withConnection { connection in
-            try await connection.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]).first!.int64("n")
+            try await connection.query(
+                "select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(account, 0, "no account row is left behind")
         let rows = try await ledgerCount(user: user)
@@ -865,14 +936,21 @@ final class PointsStoreTests: PointsStoreTestCase {
         let user = newUser()
         _ = try await store.grant(grantRequest(user: user, product: "starter_pack"))
         // Bypassing the store: a support row of another change type, and an unknown biz_type, must not fit the schema.
-        for (changeType, direction, bizType) in [("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "Good will"),
-                                                 ("consume", -1, "payment")] {
+        for (changeType, direction, bizType) in [
+            ("consume", -1, "support"), ("grant", 1, "support"), ("adjust", 1, "Good will"),
+            ("consume", -1, "payment"),
+        ] {
             do {
                 try await store.pool.withTransaction { tx in
-                    try await tx.query("""
+                    try await tx.query(
+                        """
                         insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
                         values ($1::uuid, $2, $3, $4::smallint, 1, 100, $5, '')
-                        """, [.uuid(user), .text("schema.check:\(UUID().uuidString)"), .text(changeType), .int64(Int64(direction)), .text(bizType)])
+                        """,
+                        [
+                            .uuid(user), .text("schema.check:\(UUID().uuidString)"), .text(changeType),
+                            .int64(Int64(direction)), .text(bizType),
+                        ])
                 }
                 XCTFail("\(changeType)/\(bizType) was accepted by the schema")
             } catch let error as PostgresError {
@@ -933,7 +1011,8 @@ final class PointsStoreTests: PointsStoreTestCase {
         } while !token.isEmpty && pages < 10
         XCTAssertEqual(pages, 3)
         XCTAssertEqual(seen, eventIds.reversed())
-        let balances = try await store.listLedger(userId: user.uuidString, pageSize: 0, pageToken: "").entries.map(\.balanceAfter)
+        let balances = try await store.listLedger(userId: user.uuidString, pageSize: 0, pageToken: "").entries.map(
+            \.balanceAfter)
         XCTAssertEqual(balances, [500, 400, 300, 200, 100])
     }
 
@@ -962,7 +1041,9 @@ final class PointsStoreTests: PointsStoreTestCase {
     func testTwoHundredParallelDistinctGrantsSumExactly() async throws {
         let store: PointsStore = self.store
         let user = newUser()
-        let commands = (0..<200).map { index in grantRequest(user: user, product: index.isMultiple(of: 2) ? "starter_pack" : "popular_pack") }
+        let commands = (0..<200).map { index in
+            grantRequest(user: user, product: index.isMultiple(of: 2) ? "starter_pack" : "popular_pack")
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for command in commands { group.addTask { _ = try await store.grant(command) } }
             try await group.waitForAll()
@@ -1003,7 +1084,11 @@ final class PointsStoreTests: PointsStoreTestCase {
         let newGrants = (0..<40).map { _ in grantRequest(user: user, product: "starter_pack") }
         let clawbacks = purchases.map { clawbackCommand(user: user, purchase: $0.eventId) }
         let deducted = try await withThrowingTaskGroup(of: (Int64, Int64).self) { group in
-            for command in newGrants { group.addTask { _ = try await store.grant(command); return (0, 0) } }
+            for command in newGrants {
+                group.addTask {
+                    _ = try await store.grant(command); return (0, 0)
+                }
+            }
             for command in clawbacks {
                 group.addTask {
                     let result = try await store.clawback(command)

@@ -14,16 +14,21 @@ import XCTest
 /// once.
 final class SpendBatchTests: PointsStoreTestCase {
     /// One spend's request (validated as the store validates it).
-    private func spend(_ user: UUID, _ amount: Int64, eventId: String = "chat.test:\(UUID().uuidString)") throws -> ValidatedSpend {
-        try SpendCommand(eventId: eventId, userId: user.uuidString, amount: amount, bizType: "chat", bizId: "session-7",
-                         metadataJSON: #"{"model":"m1","tokens":1234}"#).validated()
+    private func spend(_ user: UUID, _ amount: Int64, eventId: String = "chat.test:\(UUID().uuidString)") throws
+        -> ValidatedSpend
+    {
+        try SpendCommand(
+            eventId: eventId, userId: user.uuidString, amount: amount, bizType: "chat", bizId: "session-7",
+            metadataJSON: #"{"model":"m1","tokens":1234}"#
+        ).validated()
     }
 
     /// Everything spends and credits wrote for `user`, in order, with ids,
     /// event ids, times and fingerprints left out (they name the user).
     private func written(_ user: UUID) async throws -> [String] {
         try await store.pool.withConnection { connection in
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 select format('account %s %s %s', a.balance, a.lifetime_earned, a.lifetime_spent) as line from user_points a where a.user_id = $1::uuid
                 union all
                 select * from (select format('lot %s %s %s', t.credited, t.remaining, t.spent)
@@ -68,12 +73,12 @@ final class SpendBatchTests: PointsStoreTestCase {
     func testTheBatchDecidesAndWritesWhatPointsSpendDoes() async throws {
         // Per case: the credits given (one lot each), the spends before, the spend under test.
         let cases: [(lots: [Int64], before: [Int64], amount: Int64)] = [
-            ([100], [], 40),            // one lot, part of it
-            ([30, 50, 20], [], 70),     // across two lots, oldest first
-            ([30, 50, 20], [10], 90),   // the whole balance, across three lots
-            ([25, 25], [5, 5], 41),     // more than the balance: insufficient
-            ([], [], 1),                // no account: insufficient
-            ([60, 40], [20], 30),       // the first lot partly spent before
+            ([100], [], 40),  // one lot, part of it
+            ([30, 50, 20], [], 70),  // across two lots, oldest first
+            ([30, 50, 20], [10], 90),  // the whole balance, across three lots
+            ([25, 25], [5, 5], 41),  // more than the balance: insufficient
+            ([], [], 1),  // no account: insufficient
+            ([60, 40], [20], 30),  // the first lot partly spent before
         ]
         var batched: [ValidatedSpend] = [], twins: [(UUID, UUID)] = []
         var single: [ValidatedSpend] = []
@@ -93,8 +98,10 @@ final class SpendBatchTests: PointsStoreTestCase {
         for user in [replayer.0, replayer.1] {
             try await PointsTestDatabase.adjust(store, userId: user, amount: 50)
             let first = try spend(user, 15)
-            _ = try await store.spend(SpendCommand(eventId: first.eventId, userId: user.uuidString, amount: 15, bizType: "chat",
-                                                   bizId: "session-7", metadataJSON: #"{"model":"m1","tokens":1234}"#))
+            _ = try await store.spend(
+                SpendCommand(
+                    eventId: first.eventId, userId: user.uuidString, amount: 15, bizType: "chat",
+                    bizId: "session-7", metadataJSON: #"{"model":"m1","tokens":1234}"#))
             replayed.append(first)
         }
         twins.append(replayer)
@@ -125,7 +132,8 @@ final class SpendBatchTests: PointsStoreTestCase {
         }
         // A lot lost (as for credits granted before lots existed): the open lots no longer add up to the balance.
         try await store.pool.withConnection { connection in
-            _ = try await connection.query("""
+            _ = try await connection.query(
+                """
                 delete from credit_lots where seq = (select max(seq) from credit_lots where user_id = $1::uuid)
                 """, [.uuid(drifting)])
         }
@@ -135,8 +143,10 @@ final class SpendBatchTests: PointsStoreTestCase {
         let after = try await written(drifting)
         XCTAssertEqual(after, before, "a drifting user's spend writes nothing")
         // The store heals the lots and applies it, as after a lone call.
-        let result = try await store.spend(SpendCommand(eventId: "chat.test:\(UUID().uuidString)", userId: drifting.uuidString, amount: 10,
-                                                        bizType: "chat", bizId: "session-7"))
+        let result = try await store.spend(
+            SpendCommand(
+                eventId: "chat.test:\(UUID().uuidString)", userId: drifting.uuidString, amount: 10,
+                bizType: "chat", bizId: "session-7"))
         XCTAssertEqual(result.balanceAfter, 40)
     }
 
@@ -151,14 +161,17 @@ final class SpendBatchTests: PointsStoreTestCase {
         try await PointsTestDatabase.adjust(store, userId: held, amount: 50)
         // Written by hand below, and not checked by tearDown's invariants (no ledger row).
         let late = UUID()
-        let phase = Mutex(0) // 1: the "grant" holds its locks; 2: it may commit
+        let phase = Mutex(0)  // 1: the "grant" holds its locks; 2: it may commit
         let pool = store.pool
         let grant = Task {
             try await pool.withTransaction { connection in
-                _ = try await connection.query("select balance from user_points where user_id = $1::uuid for update", [.uuid(held)])
-                _ = try await connection.query("insert into user_points (user_id, balance, lifetime_earned) values ($1::uuid, 50, 50)",
-                                               [.uuid(late)])
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    "select balance from user_points where user_id = $1::uuid for update", [.uuid(held)])
+                _ = try await connection.query(
+                    "insert into user_points (user_id, balance, lifetime_earned) values ($1::uuid, 50, 50)",
+                    [.uuid(late)])
+                _ = try await connection.query(
+                    """
                     insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, 'late-grant:' || $1::text, 50, 50)
                     """, [.uuid(late)])
                 phase.withLock { $0 = 1 }
@@ -173,10 +186,12 @@ final class SpendBatchTests: PointsStoreTestCase {
         for _ in 0..<400 where !waited {
             try await Task.sleep(for: .milliseconds(5))
             waited = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     select count(*) as waiting from pg_stat_activity
                     where wait_event_type = 'Lock' and query like '%points_spend_many%'
-                    """).first?.int64("waiting") ?? 0 > 0
+                    """
+                ).first?.int64("waiting") ?? 0 > 0
             }
         }
         XCTAssertTrue(waited, "the batch waits for the held account")
@@ -207,17 +222,21 @@ final class SpendBatchTests: PointsStoreTestCase {
 
     func testConcurrentSpendsThroughTheStoreShareStatementsAndEachAppliesOnce() async throws {
         let sizes = Mutex<[Int]>([])
-        let batching = PointsStore(pool: store.pool, catalog: store.catalog, observeSpendCommits: { writes, failed in
-            XCTAssertFalse(failed)
-            sizes.withLock { $0.append(writes) }
-        })
+        let batching = PointsStore(
+            pool: store.pool, catalog: store.catalog,
+            observeSpendCommits: { writes, failed in
+                XCTAssertFalse(failed)
+                sizes.withLock { $0.append(writes) }
+            })
         let spenders = (0..<24).map { _ in newUser() }
         for user in spenders { try await PointsTestDatabase.adjust(store, userId: user, amount: 100) }
         let results = try await withThrowingTaskGroup(of: SpendResult.self) { group in
             for (index, user) in spenders.enumerated() {
                 group.addTask {
-                    try await batching.spend(SpendCommand(eventId: "chat.test:\(UUID().uuidString)", userId: user.uuidString,
-                                                          amount: Int64(index + 1), bizType: "chat", bizId: "session-7"))
+                    try await batching.spend(
+                        SpendCommand(
+                            eventId: "chat.test:\(UUID().uuidString)", userId: user.uuidString,
+                            amount: Int64(index + 1), bizType: "chat", bizId: "session-7"))
                 }
             }
             return try await group.reduce(into: [SpendResult]()) { $0.append($1) }
@@ -243,21 +262,27 @@ final class SpendBatchTests: PointsStoreTestCase {
     /// statements, and the batches ran on the loop.
     func testSpendsOnTheServicesLoopShareStatementsAndEachAppliesOnce() async throws {
         let loop = try EventLoop(name: "points-test")
-        let pool = PostgresPool(configuration: .init(
-            connectionString: try XCTUnwrap(ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"]), connectionsMax: 4,
-            socketEvents: EventLoopSocketEvents(loop: loop)))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: try XCTUnwrap(ProcessInfo.processInfo.environment["POINTS_DATABASE_URL"]),
+                connectionsMax: 4,
+                socketEvents: EventLoopSocketEvents(loop: loop)))
         let batches = Mutex<[(writes: Int, onLoop: Bool)]>([])
-        let onLoop = PointsStore(pool: pool, catalog: store.catalog, observeSpendCommits: { writes, failed in
-            XCTAssertFalse(failed)
-            batches.withLock { $0.append((writes, loop.inEventLoop)) }
-        }, batchExecutor: loop)
+        let onLoop = PointsStore(
+            pool: pool, catalog: store.catalog,
+            observeSpendCommits: { writes, failed in
+                XCTAssertFalse(failed)
+                batches.withLock { $0.append((writes, loop.inEventLoop)) }
+            }, batchExecutor: loop)
         let spenders = (0..<24).map { _ in newUser() }
         for user in spenders { try await PointsTestDatabase.adjust(store, userId: user, amount: 50) }
         let results = try await withThrowingTaskGroup(of: SpendResult.self) { group in
             for user in spenders {
                 group.addTask(executorPreference: loop) {
-                    try await onLoop.spend(SpendCommand(eventId: "chat.test:\(UUID().uuidString)", userId: user.uuidString,
-                                                        amount: 7, bizType: "chat", bizId: "session-7"))
+                    try await onLoop.spend(
+                        SpendCommand(
+                            eventId: "chat.test:\(UUID().uuidString)", userId: user.uuidString,
+                            amount: 7, bizType: "chat", bizId: "session-7"))
                 }
             }
             return try await group.reduce(into: [SpendResult]()) { $0.append($1) }

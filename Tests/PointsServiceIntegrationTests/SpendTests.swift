@@ -18,30 +18,45 @@ final class SpendTests: PointsStoreTestCase {
         try await Self.buy(store, user, product, quantity: quantity)
     }
 
-    private static func buy(_ store: PointsStore, _ user: UUID, _ product: String, quantity: Int32 = 0) async throws -> String {
+    private static func buy(_ store: PointsStore, _ user: UUID, _ product: String, quantity: Int32 = 0) async throws
+        -> String
+    {
         let transactionId = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999_999))
         let eventId = "payment.apple_iap:\(transactionId)"
-        _ = try await store.grant(GrantRequest(
-            eventId: eventId, userId: user.uuidString, emailHash: PointsTestDatabase.randomEmailHash(), productCode: product,
-            bizId: UUID().uuidString,
-            source: PurchaseSource(source: "apple_iap", platform: "ios", transactionId: transactionId, originalTransactionId: transactionId,
-                                   environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)", paymentRecordId: UUID().uuidString),
-            emailMasked: "", quantity: quantity))
+        _ = try await store.grant(
+            GrantRequest(
+                eventId: eventId, userId: user.uuidString, emailHash: PointsTestDatabase.randomEmailHash(),
+                productCode: product,
+                bizId: UUID().uuidString,
+                source: PurchaseSource(
+                    source: "apple_iap", platform: "ios", transactionId: transactionId,
+                    originalTransactionId: transactionId,
+                    environment: "Sandbox", appStoreProductId: "com.meeyao.qianwen.\(product)",
+                    paymentRecordId: UUID().uuidString),
+                emailMasked: "", quantity: quantity))
         return eventId
     }
 
-    private func spend(_ user: UUID, _ amount: Int64, event: String = "chat.turn:\(UUID().uuidString)", bizType: String = "chat",
-                       metadata: String = "") async throws -> SpendResult {
+    private func spend(
+        _ user: UUID, _ amount: Int64, event: String = "chat.turn:\(UUID().uuidString)", bizType: String = "chat",
+        metadata: String = ""
+    ) async throws -> SpendResult {
         try await Self.spend(store, user, amount, event: event, bizType: bizType, metadata: metadata)
     }
 
-    private static func spend(_ store: PointsStore, _ user: UUID, _ amount: Int64, event: String, bizType: String = "chat",
-                              metadata: String = "") async throws -> SpendResult {
-        try await store.spend(SpendCommand(eventId: event, userId: user.uuidString, amount: amount, bizType: bizType, bizId: "session-1",
-                                           metadataJSON: metadata))
+    private static func spend(
+        _ store: PointsStore, _ user: UUID, _ amount: Int64, event: String, bizType: String = "chat",
+        metadata: String = ""
+    ) async throws -> SpendResult {
+        try await store.spend(
+            SpendCommand(
+                eventId: event, userId: user.uuidString, amount: amount, bizType: bizType, bizId: "session-1",
+                metadataJSON: metadata))
     }
 
-    private func expectRefusal(_ reason: ErrorReason, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
+    private func expectRefusal(
+        _ reason: ErrorReason, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+    ) async {
         do {
             try await body()
             XCTFail("expected \(reason)", file: file, line: line)
@@ -54,15 +69,21 @@ final class SpendTests: PointsStoreTestCase {
 
     private func ledgerRows(_ user: UUID) async throws -> Int64 {
         try await store.pool.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!
+                .int64("n")
         }
     }
 
     /// credited, remaining, spent of one source's lot.
-    private func lot(_ user: UUID, _ source: String) async throws -> (credited: Int64, remaining: Int64, spent: Int64)? {
+    private func lot(_ user: UUID, _ source: String) async throws -> (credited: Int64, remaining: Int64, spent: Int64)?
+    {
         try await store.pool.withConnection {
-            guard let row = try await $0.query("select credited, remaining, spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
-                                               [.uuid(user), .text(source)]).first else { return nil }
+            guard
+                let row = try await $0.query(
+                    "select credited, remaining, spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
+                    [.uuid(user), .text(source)]
+                ).first
+            else { return nil }
             return (try row.int64("credited"), try row.int64("remaining"), try row.int64("spent"))
         }
     }
@@ -71,12 +92,14 @@ final class SpendTests: PointsStoreTestCase {
 
     func testASpendLowersTheBalanceOnceAndIsAttributedOldestFirst() async throws {
         let user = newUser()
-        let first = try await buy(user, "starter_pack")     // 100
-        let second = try await buy(user, "popular_pack")    // 210
+        let first = try await buy(user, "starter_pack")  // 100
+        let second = try await buy(user, "popular_pack")  // 210
         let result = try await spend(user, 130, metadata: #"{"model":"large","tokens":1200}"#)
         XCTAssertFalse(result.replayed)
         XCTAssertEqual(result.balance, 180)
-        XCTAssertEqual(result.attributions, [LotShare(sourceEventId: first, amount: 100), LotShare(sourceEventId: second, amount: 30)])
+        XCTAssertEqual(
+            result.attributions,
+            [LotShare(sourceEventId: first, amount: 100), LotShare(sourceEventId: second, amount: 30)])
         let oldest = try await lot(user, first)
         XCTAssertEqual(oldest?.spent, 100)
         XCTAssertEqual(oldest?.remaining, 0)
@@ -91,7 +114,8 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(entry.changeType, "consume")
         XCTAssertEqual(entry.bizType, "chat")
         XCTAssertEqual(entry.bizId, "session-1")
-        let metadata = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
+        let metadata = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(entry.metadataJSON.utf8)) as? [String: Any])
         XCTAssertEqual((metadata["ext"] as? [String: Any])?["model"] as? String, "large")
         XCTAssertEqual((metadata["attribution"] as? [[String: Any]])?.count, 2)
     }
@@ -121,7 +145,8 @@ final class SpendTests: PointsStoreTestCase {
         let rows = try await ledgerRows(user)
         XCTAssertEqual(rows, 1)
         let account = try await store.pool.withConnection {
-            try await $0.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)]).first!.int64("n")
+            try await $0.query("select count(*) as n from user_points where user_id = $1::uuid", [.uuid(stranger)])
+                .first!.int64("n")
         }
         XCTAssertEqual(account, 0, "a refused spend creates no account")
         _ = try await spend(user, 100)
@@ -137,9 +162,21 @@ final class SpendTests: PointsStoreTestCase {
             (SpendCommand(eventId: "e 1", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
             (SpendCommand(eventId: "e1", userId: "nope", amount: 1, bizType: "chat"), "user_id"),
             // The ledger's own namespaces: a spend there would take a purchase's or a refund's event id.
-            (SpendCommand(eventId: "payment.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
-            (SpendCommand(eventId: "refund.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
-            (SpendCommand(eventId: "refund_reversed.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
+            (
+                SpendCommand(
+                    eventId: "payment.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"),
+                "event_id"
+            ),
+            (
+                SpendCommand(
+                    eventId: "refund.apple_iap:2000000000000001", userId: user.uuidString, amount: 1, bizType: "chat"),
+                "event_id"
+            ),
+            (
+                SpendCommand(
+                    eventId: "refund_reversed.apple_iap:2000000000000001", userId: user.uuidString, amount: 1,
+                    bizType: "chat"), "event_id"
+            ),
             (SpendCommand(eventId: "adjust:0123abcd", userId: user.uuidString, amount: 1, bizType: "chat"), "event_id"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 0, bizType: "chat"), "amount"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: -5, bizType: "chat"), "amount"),
@@ -148,20 +185,61 @@ final class SpendTests: PointsStoreTestCase {
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "Chat"), "biz_type"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "payment"), "biz_type"),
             (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "support"), "biz_type"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: String(repeating: "a", count: 33)), "biz_type"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", bizId: String(repeating: "x", count: 201)), "biz_id"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "[1,2]"), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1,"a":2}"#), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "{"), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
-                          metadataJSON: #"{"a":""# + String(repeating: "x", count: 2100) + #""}"#), "metadata_json"),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: String(repeating: "a", count: 33)),
+                "biz_type"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
+                    bizId: String(repeating: "x", count: 201)), "biz_id"
+            ),
+            (
+                SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "[1,2]"),
+                "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1,"a":2}"#),
+                "metadata_json"
+            ),
+            (
+                SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: "{"),
+                "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
+                    metadataJSON: #"{"a":""# + String(repeating: "x", count: 2100) + #""}"#), "metadata_json"
+            ),
             // What jsonb would refuse (a U+0000, a number past numeric's
             // range) or keep far larger than written (1e131071: 131,072 digits).
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":"\u0000"}"#), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"\u0000":1}"#), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1e131072}"#), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":[1e131071]}"#), "metadata_json"),
-            (SpendCommand(eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":{"b":1e-16384}}"#), "metadata_json"),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":"\u0000"}"#
+                ), "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"\u0000":1}"#),
+                "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat", metadataJSON: #"{"a":1e131072}"#
+                ), "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
+                    metadataJSON: #"{"a":[1e131071]}"#), "metadata_json"
+            ),
+            (
+                SpendCommand(
+                    eventId: "e1", userId: user.uuidString, amount: 1, bizType: "chat",
+                    metadataJSON: #"{"a":{"b":1e-16384}}"#), "metadata_json"
+            ),
         ]
         for (command, field) in cases {
             do {
@@ -181,10 +259,14 @@ final class SpendTests: PointsStoreTestCase {
         let user = newUser()
         _ = try await buy(user)
         let widest = "1e\(PointsLimits.spendMetadataNumberDigitsMax - 1)"
-        _ = try await spend(user, 1, metadata: #"{"price":12.50,"id":9223372036854775807,"small":1.5e-3,"wide":"# + widest + "}")
+        _ = try await spend(
+            user, 1, metadata: #"{"price":12.50,"id":9223372036854775807,"small":1.5e-3,"wide":"# + widest + "}")
         let page = try await store.listLedger(userId: user.uuidString, pageSize: 1, pageToken: "")
         let text = try XCTUnwrap(page.entries.first).metadataJSON
-        for written in ["12.50", "9223372036854775807", "0.0015", "1" + String(repeating: "0", count: PointsLimits.spendMetadataNumberDigitsMax - 1)] {
+        for written in [
+            "12.50", "9223372036854775807", "0.0015",
+            "1" + String(repeating: "0", count: PointsLimits.spendMetadataNumberDigitsMax - 1),
+        ] {
             XCTAssertTrue(text.contains(written), "\(written) in \(text)")
         }
         do {
@@ -210,25 +292,33 @@ final class SpendTests: PointsStoreTestCase {
         let spentEvent = "chat.turn:\(run)", refundEvent = "chat.refund:\(run)"
         let spent = try await spend(user, 150, event: spentEvent)
         XCTAssertEqual(spent.attributions.map(\.sourceEventId), [first, second])
-        let reversed = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+        let reversed = try await store.reverseSpend(
+            ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
         XCTAssertFalse(reversed.replayed)
         XCTAssertEqual(reversed.creditsRestored, 150)
         XCTAssertEqual(reversed.balance, 310)
-        let again = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+        let again = try await store.reverseSpend(
+            ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
         XCTAssertTrue(again.replayed)
         await expectRefusal(.eventConflict) {
-            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "b", userId: user.uuidString, spendEventId: spentEvent))
+            _ = try await self.store.reverseSpend(
+                ReverseSpendCommand(eventId: refundEvent + "b", userId: user.uuidString, spendEventId: spentEvent))
         }
         await expectRefusal(.eventNotFound) {
-            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "c", userId: user.uuidString, spendEventId: spentEvent + "none"))
+            _ = try await self.store.reverseSpend(
+                ReverseSpendCommand(
+                    eventId: refundEvent + "c", userId: user.uuidString, spendEventId: spentEvent + "none"))
         }
         await expectRefusal(.validationFailed) {
-            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: "refund.apple_iap:\(run)", userId: user.uuidString,
-                                                                      spendEventId: spentEvent))
+            _ = try await self.store.reverseSpend(
+                ReverseSpendCommand(
+                    eventId: "refund.apple_iap:\(run)", userId: user.uuidString,
+                    spendEventId: spentEvent))
         }
         let stranger = newUser()
         await expectRefusal(.eventNotFound) {
-            _ = try await self.store.reverseSpend(ReverseSpendCommand(eventId: refundEvent + "d", userId: stranger.uuidString, spendEventId: spentEvent))
+            _ = try await self.store.reverseSpend(
+                ReverseSpendCommand(eventId: refundEvent + "d", userId: stranger.uuidString, spendEventId: spentEvent))
         }
         let oldest = try await lot(user, first)
         XCTAssertEqual(oldest?.remaining, 100)
@@ -245,15 +335,18 @@ final class SpendTests: PointsStoreTestCase {
     func testASpendWhoseMetadataNamesARefundsKeyIsReplayedAndReversed() async throws {
         let user = newUser()
         _ = try await buy(user, "popular_pack")
-        for (index, metadata) in [#"{"overdue_amount":"n/a"}"#, #"{"overdue_amount":1.5}"#, #"{"overdue_amount":99999999999999999999}"#]
-            .enumerated() {
+        for (index, metadata) in [
+            #"{"overdue_amount":"n/a"}"#, #"{"overdue_amount":1.5}"#, #"{"overdue_amount":99999999999999999999}"#,
+        ]
+        .enumerated() {
             let run = UUID().uuidString
             let spentEvent = "chat.turn:\(run)", refundEvent = "chat.refund:\(run)"
             let spent = try await spend(user, 10, event: spentEvent, metadata: metadata)
             XCTAssertFalse(spent.replayed)
             let again = try await spend(user, 10, event: spentEvent, metadata: metadata)
             XCTAssertTrue(again.replayed, metadata)
-            let reversed = try await store.reverseSpend(ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
+            let reversed = try await store.reverseSpend(
+                ReverseSpendCommand(eventId: refundEvent, userId: user.uuidString, spendEventId: spentEvent))
             XCTAssertEqual(reversed.creditsRestored, 10, metadata)
             XCTAssertEqual(reversed.balance, 210, "round \(index)")
         }
@@ -263,12 +356,14 @@ final class SpendTests: PointsStoreTestCase {
 
     func testAClawbackTakesItsOwnPurchaseFirstThenTheOldestOtherCredits() async throws {
         let user = newUser()
-        let first = try await buy(user, "starter_pack")     // 100
-        let second = try await buy(user, "popular_pack")    // 210
-        _ = try await spend(user, 70)                       // from the first purchase
+        let first = try await buy(user, "starter_pack")  // 100
+        let second = try await buy(user, "popular_pack")  // 210
+        _ = try await spend(user, 70)  // from the first purchase
         // Refund the first purchase: 30 left of it, the other 70 from the second purchase.
-        let clawback = try await store.clawback(ClawbackCommand(eventId: "refund.\(first)", userId: user.uuidString, originalEventId: first,
-                                                                bizId: UUID().uuidString, reason: "OTHER"))
+        let clawback = try await store.clawback(
+            ClawbackCommand(
+                eventId: "refund.\(first)", userId: user.uuidString, originalEventId: first,
+                bizId: UUID().uuidString, reason: "OTHER"))
         XCTAssertEqual(clawback.creditsDeducted, 100)
         XCTAssertEqual(clawback.overdueAmount, 0)
         let refunded = try await lot(user, first)
@@ -278,8 +373,10 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertEqual(other?.remaining, 140)
         XCTAssertEqual(other?.spent, 70, "the second purchase's 70 paid for what was used of the refunded one")
         // The reversal gives back to the same lots.
-        _ = try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(first)", userId: user.uuidString,
-                                                                   clawbackEventId: "refund.\(first)", bizId: UUID().uuidString))
+        _ = try await store.reverseClawback(
+            ReverseClawbackCommand(
+                eventId: "refund_reversed.\(first)", userId: user.uuidString,
+                clawbackEventId: "refund.\(first)", bizId: UUID().uuidString))
         let restoredFirst = try await lot(user, first)
         XCTAssertEqual(restoredFirst?.remaining, 30)
         let restoredOther = try await lot(user, second)
@@ -301,7 +398,9 @@ final class SpendTests: PointsStoreTestCase {
         let second = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
         XCTAssertEqual(second, PurchaseConsumption(credited: 210, spent: 100, remaining: 110))
         let first = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p1)
-        XCTAssertEqual(first, PurchaseConsumption(credited: 100, spent: 100, remaining: 0), "the refunded purchase's own history stays")
+        XCTAssertEqual(
+            first, PurchaseConsumption(credited: 100, spent: 100, remaining: 0),
+            "the refunded purchase's own history stays")
         let replayed = try await clawBack(user, p1)
         XCTAssertTrue(replayed.replayed)
         let afterReplay = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: p2)
@@ -320,7 +419,8 @@ final class SpendTests: PointsStoreTestCase {
     func testACreditTakenFromAnotherPurchaseCountsAsSpentOnlyUpToWhatWasSpentOfTheRefundedOne() async throws {
         let user = newUser()
         let p1 = try await buy(user, "starter_pack")
-        _ = try await store.adjust(AdjustCommand(userId: user.uuidString, amount: -30, reason: "duplicate", operatorName: "tests"))
+        _ = try await store.adjust(
+            AdjustCommand(userId: user.uuidString, amount: -30, reason: "duplicate", operatorName: "tests"))
         _ = try await spend(user, 50)
         let p2 = try await buy(user, "popular_pack")
         let clawback = try await clawBack(user, p1)
@@ -338,8 +438,10 @@ final class SpendTests: PointsStoreTestCase {
         let user = newUser()
         let purchase = try await buy(user, "starter_pack")
         _ = try await spend(user, 80)
-        let clawback = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
-                                                                bizId: UUID().uuidString, reason: "OTHER"))
+        let clawback = try await store.clawback(
+            ClawbackCommand(
+                eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                bizId: UUID().uuidString, reason: "OTHER"))
         XCTAssertEqual(clawback.creditsDeducted, 20)
         XCTAssertEqual(clawback.overdueAmount, 80)
         let balance = try await store.getBalance(userId: user.uuidString)
@@ -355,17 +457,24 @@ final class SpendTests: PointsStoreTestCase {
         _ = try await spend(user, 30)
         let spent = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
         XCTAssertEqual(spent, PurchaseConsumption(credited: 100, spent: 30, remaining: 70))
-        _ = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
-                                                     bizId: UUID().uuidString, reason: "OTHER"))
+        _ = try await store.clawback(
+            ClawbackCommand(
+                eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                bizId: UUID().uuidString, reason: "OTHER"))
         let refunded = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
         XCTAssertEqual(refunded?.spent, 30)
         XCTAssertEqual(refunded?.clawedBack, 70)
-        let unknown = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: "payment.apple_iap:1")
+        let unknown = try await store.purchaseConsumption(
+            userId: user.uuidString, purchaseEventId: "payment.apple_iap:1")
         XCTAssertNil(unknown, "a purchase without a lot is unknown, not zero")
         let stranger = try await store.purchaseConsumption(userId: UUID().uuidString, purchaseEventId: purchase)
         XCTAssertNil(stranger, "another user's purchase is not this user's")
-        await expectRefusal(.validationFailed) { _ = try await self.store.purchaseConsumption(userId: user.uuidString, purchaseEventId: "") }
-        await expectRefusal(.validationFailed) { _ = try await self.store.purchaseConsumption(userId: "nope", purchaseEventId: purchase) }
+        await expectRefusal(.validationFailed) {
+            _ = try await self.store.purchaseConsumption(userId: user.uuidString, purchaseEventId: "")
+        }
+        await expectRefusal(.validationFailed) {
+            _ = try await self.store.purchaseConsumption(userId: "nope", purchaseEventId: purchase)
+        }
     }
 
     func testCreditsWrittenOutsideTheStoreAreAbsorbedByTheOpeningLot() async throws {
@@ -373,44 +482,60 @@ final class SpendTests: PointsStoreTestCase {
         let purchase = try await buy(user, "starter_pack")
         // A legacy writer credits 50 without the store (no lot): the lots no longer add up to the balance.
         try await store.pool.withTransaction { tx in
-            try await tx.query("update user_points set balance = balance + 50, lifetime_earned = lifetime_earned + 50 where user_id = $1::uuid",
-                               [.uuid(user)])
-            try await tx.query("""
+            try await tx.query(
+                "update user_points set balance = balance + 50, lifetime_earned = lifetime_earned + 50 where user_id = $1::uuid",
+                [.uuid(user)])
+            try await tx.query(
+                """
                 insert into points_ledger (user_id, event_id, change_type, direction, amount, balance_after, biz_type, request_fingerprint)
                 values ($1::uuid, $2, 'grant', 1, 50, 150, 'chat', '')
                 """, [.uuid(user), .text("legacy.grant:\(UUID().uuidString)")])
         }
         let spent = try await spend(user, 120)
         XCTAssertEqual(spent.balance, 30)
-        XCTAssertEqual(spent.attributions, [LotShare(sourceEventId: purchase, amount: 100),
-                                            LotShare(sourceEventId: CreditLotLedger.openingSource(user), amount: 20)])
+        XCTAssertEqual(
+            spent.attributions,
+            [
+                LotShare(sourceEventId: purchase, amount: 100),
+                LotShare(sourceEventId: CreditLotLedger.openingSource(user), amount: 20),
+            ])
     }
 
     // MARK: Reversing a spend its purchase's refund could not take back
 
     private func clawBack(_ user: UUID, _ purchase: String) async throws -> ClawbackResult {
-        try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
-                                                 bizId: "apple_iap:\(purchase)", reason: "OTHER"))
+        try await store.clawback(
+            ClawbackCommand(
+                eventId: "refund.\(purchase)", userId: user.uuidString, originalEventId: purchase,
+                bizId: "apple_iap:\(purchase)", reason: "OTHER"))
     }
 
     private func reverseClawback(_ user: UUID, _ purchase: String) async throws -> ReverseClawbackResult {
-        try await store.reverseClawback(ReverseClawbackCommand(eventId: "refund_reversed.\(purchase)", userId: user.uuidString,
-                                                               clawbackEventId: "refund.\(purchase)", bizId: "apple_iap:\(purchase)"))
+        try await store.reverseClawback(
+            ReverseClawbackCommand(
+                eventId: "refund_reversed.\(purchase)", userId: user.uuidString,
+                clawbackEventId: "refund.\(purchase)", bizId: "apple_iap:\(purchase)"))
     }
 
-    private func reverseSpend(_ user: UUID, _ spendEventId: String, event: String? = nil) async throws -> ReverseSpendResult {
-        try await store.reverseSpend(ReverseSpendCommand(eventId: event ?? "chat.undo:\(spendEventId)", userId: user.uuidString,
-                                                         spendEventId: spendEventId))
+    private func reverseSpend(_ user: UUID, _ spendEventId: String, event: String? = nil) async throws
+        -> ReverseSpendResult
+    {
+        try await store.reverseSpend(
+            ReverseSpendCommand(
+                eventId: event ?? "chat.undo:\(spendEventId)", userId: user.uuidString,
+                spendEventId: spendEventId))
     }
 
     /// A clawback's overdue still owed: its overdue at clawback time less its settlements.
     private func outstandingOverdue(_ user: UUID, clawback: String) async throws -> Int64 {
         try await store.pool.withConnection {
-            try await $0.query("""
+            try await $0.query(
+                """
                 select (select (metadata -> 'ext' ->> 'overdue_amount')::bigint from points_ledger where event_id = $2)
                      - coalesce((select sum(amount) from points_ledger
                                  where user_id = $1::uuid and change_type = 'refund_settlement' and related_event_id = $2), 0) as owed
-                """, [.uuid(user), .text(clawback)]).first!.int64("owed")
+                """, [.uuid(user), .text(clawback)]
+            ).first!.int64("owed")
         }
     }
 
@@ -435,10 +560,12 @@ final class SpendTests: PointsStoreTestCase {
         let balance = try await store.getBalance(userId: user.uuidString)
         XCTAssertEqual(balance, PointsBalance(userId: user, balance: 0, lifetimeEarned: 0, lifetimeSpent: 0))
         let consumption = try await store.purchaseConsumption(userId: user.uuidString, purchaseEventId: purchase)
-        XCTAssertEqual(consumption, PurchaseConsumption(credited: 100, spent: 0, remaining: 0), "all of it taken back, none spent")
+        XCTAssertEqual(
+            consumption, PurchaseConsumption(credited: 100, spent: 0, remaining: 0), "all of it taken back, none spent")
         await expectRefusal(.insufficientCredits) { _ = try await self.spend(user, 1) }
         let page = try await store.listLedger(userId: user.uuidString, pageSize: 10, pageToken: "")
-        XCTAssertEqual(page.entries.map(\.changeType), ["refund_settlement", "consume_reversal", "refund", "consume", "purchase"])
+        XCTAssertEqual(
+            page.entries.map(\.changeType), ["refund_settlement", "consume_reversal", "refund", "consume", "purchase"])
         let settlement = try XCTUnwrap(page.entries.first)
         XCTAssertEqual([settlement.direction, Int32(settlement.amount), Int32(settlement.balanceAfter)], [-1, 80, 0])
         XCTAssertEqual(settlement.bizType, "payment")
@@ -478,8 +605,10 @@ final class SpendTests: PointsStoreTestCase {
         XCTAssertTrue(spendReplay.replayed)
         XCTAssertEqual([spendReplay.creditsRestored, spendReplay.overdueSettled, spendReplay.balance], [0, 80, 100])
 
-        let cycle2 = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase):2", userId: user.uuidString, originalEventId: purchase,
-                                                              bizId: "apple_iap:\(purchase)", reason: "OTHER"))
+        let cycle2 = try await store.clawback(
+            ClawbackCommand(
+                eventId: "refund.\(purchase):2", userId: user.uuidString, originalEventId: purchase,
+                bizId: "apple_iap:\(purchase)", reason: "OTHER"))
         XCTAssertEqual([cycle2.creditsDeducted, cycle2.overdueAmount, cycle2.balance], [100, 0, 0])
     }
 
@@ -509,7 +638,8 @@ final class SpendTests: PointsStoreTestCase {
         let s1 = try await spend(user, 60)
         let q = try await buy(user, "popular_pack")
         let s2 = try await spend(user, 240)
-        XCTAssertEqual(s2.attributions, [LotShare(sourceEventId: p, amount: 40), LotShare(sourceEventId: q, amount: 200)])
+        XCTAssertEqual(
+            s2.attributions, [LotShare(sourceEventId: p, amount: 40), LotShare(sourceEventId: q, amount: 200)])
         let clawback = try await clawBack(user, p)
         XCTAssertEqual([clawback.creditsDeducted, clawback.overdueAmount, clawback.balance], [10, 90, 0])
 
@@ -541,7 +671,7 @@ final class SpendTests: PointsStoreTestCase {
 
     func testTwoHundredParallelSpendsNeverGoBelowZeroAndSumExactly() async throws {
         let user = newUser()
-        _ = try await buy(user, "premium_pack", quantity: 3)   // 1245
+        _ = try await buy(user, "premium_pack", quantity: 3)  // 1245
         let store = self.store!
         let outcomes = try await withThrowingTaskGroup(of: Int64?.self) { group in
             for index in 0..<200 {
@@ -564,7 +694,7 @@ final class SpendTests: PointsStoreTestCase {
 
     func testTwentyParallelSubmissionsOfOneSpendApplyItOnceAndReplayTheRest() async throws {
         let user = newUser()
-        let purchase = try await buy(user, "starter_pack")   // 100
+        let purchase = try await buy(user, "starter_pack")  // 100
         let store = self.store!
         let event = "chat.same:\(UUID().uuidString)"
         let results = try await withThrowingTaskGroup(of: SpendResult.self) { group in
@@ -596,8 +726,10 @@ final class SpendTests: PointsStoreTestCase {
             }
             for purchase in purchases {
                 group.addTask {
-                    _ = try await store.clawback(ClawbackCommand(eventId: "refund.\(purchase)", userId: user.uuidString,
-                                                                      originalEventId: purchase, bizId: UUID().uuidString, reason: "OTHER"))
+                    _ = try await store.clawback(
+                        ClawbackCommand(
+                            eventId: "refund.\(purchase)", userId: user.uuidString,
+                            originalEventId: purchase, bizId: UUID().uuidString, reason: "OTHER"))
                 }
             }
             try await group.waitForAll()
@@ -610,7 +742,11 @@ final class SpendTests: PointsStoreTestCase {
 
     func testSpendOverGRPC() async throws {
         let url = try TestDatabases.url("POINTS_DATABASE_URL")
-        let service = try await offPool { try ServiceProcess(executable: "PointsService", environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"]) }
+        let service = try await offPool {
+            try ServiceProcess(
+                executable: "PointsService",
+                environment: ["DATABASE_URL": url, "LOG_LEVEL": "warning", "INTERNAL_AUTH": "off"])
+        }
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: service.port)])
         let user = newUser()
         let purchase = try await buy(user, "starter_pack")
@@ -645,7 +781,8 @@ final class SpendTests: PointsStoreTestCase {
         consumption.purchaseEventId = purchase
         _ = try await spend(user, 40)
         let lot = try await client.call(PointsMethods.getPurchaseConsumption, consumption, timeout: .seconds(10))
-        XCTAssertEqual([lot.found ? 1 : 0, lot.credited, lot.spent, lot.remaining, lot.clawedBack], [1, 100, 40, 60, 0])
+        XCTAssertEqual(
+            [lot.found ? 1 : 0, lot.credited, lot.spent, lot.remaining, lot.clawedBack], [1, 100, 40, 60, 0])
         consumption.purchaseEventId = "payment.apple_iap:1"
         let unknown = try await client.call(PointsMethods.getPurchaseConsumption, consumption, timeout: .seconds(10))
         XCTAssertFalse(unknown.found)

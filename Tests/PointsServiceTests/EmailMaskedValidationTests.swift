@@ -10,7 +10,8 @@ final class EmailMaskedValidationTests: XCTestCase {
             XCTAssertEqual(try PointsValidation.emailMasked(masked), masked)
         }
         let unmasked = [
-            "alice@example.com", "alice***@example.com", "a**@example.com", "a***@exa\u{202E}mple.com", "a***@example.com\u{0}",
+            "alice@example.com", "alice***@example.com", "a**@example.com", "a***@exa\u{202E}mple.com",
+            "a***@example.com\u{0}",
             "a***@" + String(repeating: "d", count: 316),
         ]
         for text in unmasked {
@@ -23,7 +24,10 @@ final class EmailMaskedValidationTests: XCTestCase {
 
     /// Whatever address the gateway masks, PointsService accepts the mask.
     func testEveryGatewayMaskPasses() throws {
-        for email in ["Zoë@exa\u{202E}mple.com", "a@\u{2066}x\u{2069}.cn", "\u{200E}@x", "nobody", "a@" + String(repeating: "😀", count: 200)] {
+        for email in [
+            "Zoë@exa\u{202E}mple.com", "a@\u{2066}x\u{2069}.cn", "\u{200E}@x", "nobody",
+            "a@" + String(repeating: "😀", count: 200),
+        ] {
             XCTAssertNoThrow(try PointsValidation.emailMasked(EmailMask.masked(email)), email.debugDescription)
         }
     }

@@ -10,7 +10,8 @@ final class PackageCatalogTests: XCTestCase {
 
     func testShippedCatalogHoldsThePRDPackages() throws {
         let catalog = try Self.shippedCatalog()
-        XCTAssertEqual(catalog.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
+        XCTAssertEqual(
+            catalog.packages.map(\.productCode), ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"])
         XCTAssertEqual(catalog.packages.map(\.credits), [60, 100, 210, 415])
         XCTAssertEqual(catalog.packages.map(\.referencePrice), ["0.99", "1.99", "3.99", "7.99"])
         XCTAssertEqual(catalog.packages.map(\.kind), [.starter, .regular, .regular, .regular])
@@ -20,15 +21,20 @@ final class PackageCatalogTests: XCTestCase {
         }
         XCTAssertEqual(catalog.package(appStoreProductId: "com.meeyao.qianwen.popular_pack")?.credits, 210)
         XCTAssertNil(catalog.package(productCode: "unknown"))
-        XCTAssertEqual(catalog.purchasable(starterPackPurchased: true).map(\.productCode), ["starter_pack", "popular_pack", "premium_pack"])
+        XCTAssertEqual(
+            catalog.purchasable(starterPackPurchased: true).map(\.productCode),
+            ["starter_pack", "popular_pack", "premium_pack"])
     }
 
     func testInvalidCatalogsAreRefused() throws {
-        let valid = CreditPackage(productCode: "p", appStoreProductId: "com.x.p", kind: .regular, credits: 10, displayName: "P",
-                                  referencePrice: "0.99", referenceCurrency: "USD", sortOrder: 1)
+        let valid = CreditPackage(
+            productCode: "p", appStoreProductId: "com.x.p", kind: .regular, credits: 10, displayName: "P",
+            referencePrice: "0.99", referenceCurrency: "USD", sortOrder: 1)
         func with(_ change: (inout [String: Any]) -> Void) -> Data {
-            var object: [String: Any] = ["productCode": valid.productCode, "appStoreProductId": valid.appStoreProductId, "kind": "regular",
-                                         "credits": 10, "displayName": "P", "referencePrice": "0.99", "referenceCurrency": "USD", "sortOrder": 1]
+            var object: [String: Any] = [
+                "productCode": valid.productCode, "appStoreProductId": valid.appStoreProductId, "kind": "regular",
+                "credits": 10, "displayName": "P", "referencePrice": "0.99", "referenceCurrency": "USD", "sortOrder": 1,
+            ]
             change(&object)
             return try! JSONSerialization.data(withJSONObject: ["packages": [object]])
         }

@@ -7,7 +7,8 @@ import XCTest
 /// Who may call each `points.v1.Points` method: every method of the
 /// contract against every kind of caller, with the default identities.
 final class PointsCallerPolicyTests: XCTestCase {
-    private let policy = PointsCallerPolicy.make(payments: "payments", gateway: "gateway", spendCallers: ["chat", "spiffe://iap/ads"])
+    private let policy = PointsCallerPolicy.make(
+        payments: "payments", gateway: "gateway", spendCallers: ["chat", "spiffe://iap/ads"])
 
     /// nil: no certificate.
     private let callers: [String: PeerIdentity?] = [
@@ -35,7 +36,8 @@ final class PointsCallerPolicyTests: XCTestCase {
         XCTAssertEqual(Set(methods.map(\.method)), Set(allowed.keys), "a method of the contract has no decided callers")
         for method in methods {
             for (name, caller) in callers {
-                let expected: CallerPolicy.Decision = caller == nil
+                let expected: CallerPolicy.Decision =
+                    caller == nil
                     ? .unauthenticated : (allowed[method.method]!.contains(name) ? .allow : .permissionDenied)
                 XCTAssertEqual(policy.decide(method, caller: caller), expected, "\(method.method) by \(name)")
             }
@@ -52,24 +54,35 @@ final class PointsCallerPolicyTests: XCTestCase {
         let closed = PointsCallerPolicy.make(payments: "payments", gateway: "gateway", spendCallers: [])
         for method in [PointsMethods.spend.descriptor, PointsMethods.reverseSpend.descriptor] {
             for (name, caller) in callers {
-                XCTAssertEqual(closed.decide(method, caller: caller), caller == nil ? .unauthenticated : .permissionDenied, name)
+                XCTAssertEqual(
+                    closed.decide(method, caller: caller), caller == nil ? .unauthenticated : .permissionDenied, name)
             }
         }
     }
 
     func testTheIdentitiesComeFromTheSettings() throws {
-        let options = try CommandLineOptions(specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: [
-            "PAYMENTS_IDENTITY": "Payments.Internal", "GATEWAY_IDENTITY": "spiffe://iap/gateway", "POINTS_SPEND_CALLERS": "chat, ads",
-        ])
+        let options = try CommandLineOptions(
+            specs: PointsCallerPolicy.optionSpecs, arguments: [],
+            environment: [
+                "PAYMENTS_IDENTITY": "Payments.Internal", "GATEWAY_IDENTITY": "spiffe://iap/gateway",
+                "POINTS_SPEND_CALLERS": "chat, ads",
+            ])
         let configured = try PointsCallerPolicy.make(options)
         XCTAssertEqual(configured.callers(of: PointsMethods.grant.descriptor), .only(["payments.internal"]))
         XCTAssertEqual(configured.callers(of: PointsMethods.listLedger.descriptor), .only(["spiffe://iap/gateway"]))
-        XCTAssertEqual(configured.callers(of: PointsMethods.getBalance.descriptor), .only(["spiffe://iap/gateway", "payments.internal"]))
+        XCTAssertEqual(
+            configured.callers(of: PointsMethods.getBalance.descriptor),
+            .only(["spiffe://iap/gateway", "payments.internal"]))
         XCTAssertEqual(configured.callers(of: PointsMethods.spend.descriptor), .only(["chat", "ads"]))
-        let defaults = try PointsCallerPolicy.make(CommandLineOptions(specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: [:]))
+        let defaults = try PointsCallerPolicy.make(
+            CommandLineOptions(specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: [:]))
         XCTAssertEqual(defaults, PointsCallerPolicy.make(payments: "payments", gateway: "gateway", spendCallers: []))
-        XCTAssertThrowsError(try PointsCallerPolicy.make(CommandLineOptions(
-            specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: ["POINTS_SPEND_CALLERS": "chat,,ads"]))) { error in
+        XCTAssertThrowsError(
+            try PointsCallerPolicy.make(
+                CommandLineOptions(
+                    specs: PointsCallerPolicy.optionSpecs, arguments: [],
+                    environment: ["POINTS_SPEND_CALLERS": "chat,,ads"]))
+        ) { error in
             XCTAssertTrue("\(error)".contains("POINTS_SPEND_CALLERS"), "\(error)")
         }
     }
@@ -83,8 +96,12 @@ final class PointsCallerPolicyTests: XCTestCase {
             (["POINTS_SPEND_CALLERS": "chat,gateway"], "POINTS_SPEND_CALLERS"),
             (["POINTS_SPEND_CALLERS": "payments"], "POINTS_SPEND_CALLERS"),
         ] {
-            XCTAssertThrowsError(try PointsCallerPolicy.make(CommandLineOptions(
-                specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: environment)), "\(environment)") { error in
+            XCTAssertThrowsError(
+                try PointsCallerPolicy.make(
+                    CommandLineOptions(
+                        specs: PointsCallerPolicy.optionSpecs, arguments: [], environment: environment)),
+                "\(environment)"
+            ) { error in
                 XCTAssertTrue("\(error)".contains(setting) && "\(error)".contains("one role"), "\(error)")
             }
         }

@@ -8,7 +8,9 @@ final class ConnectionLifetimeTests: XCTestCase {
         do {
             let pool = try await TestDatabase.pool(connectionsMax: 4)
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<20 { group.addTask { try await pool.withConnection { _ = try await $0.query("select 1") } } }
+                for _ in 0..<20 {
+                    group.addTask { try await pool.withConnection { _ = try await $0.query("select 1") } }
+                }
                 try await group.waitForAll()
             }
             XCTAssertGreaterThan(LibPQConnection.liveHandleCount, before)
@@ -22,7 +24,8 @@ final class ConnectionLifetimeTests: XCTestCase {
 
     func testFailedConnectLeavesNoLibPQHandle() async throws {
         let before = LibPQConnection.liveHandleCount
-        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 1))
+        let pool = PostgresPool(
+            configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 1))
         _ = try? await pool.withConnection { _ in 0 }
         XCTAssertLessThanOrEqual(LibPQConnection.liveHandleCount, before)
     }

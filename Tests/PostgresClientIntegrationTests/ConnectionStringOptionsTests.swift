@@ -11,9 +11,12 @@ final class ConnectionStringOptionsTests: XCTestCase {
         let schema = "opts_\(UInt32.random(in: 1...UInt32.max))"
         let plain = PostgresPool(configuration: .init(connectionString: base, connectionsMax: 1))
         try await plain.withConnection { _ = try await $0.execute("create schema \(schema)") }
-        let pool = PostgresPool(configuration: .init(connectionString: base + "?options=-csearch_path%3D\(schema)", connectionsMax: 1))
+        let pool = PostgresPool(
+            configuration: .init(connectionString: base + "?options=-csearch_path%3D\(schema)", connectionsMax: 1))
         let (searchPath, timeZone) = try await pool.withConnection { connection in
-            let row = try await connection.query("select current_setting('search_path') as p, current_setting('TimeZone') as z").first!
+            let row = try await connection.query(
+                "select current_setting('search_path') as p, current_setting('TimeZone') as z"
+            ).first!
             return (try row.string("p"), try row.string("z"))
         }
         XCTAssertEqual(searchPath, schema)
@@ -31,10 +34,14 @@ final class ConnectionStringOptionsTests: XCTestCase {
             return XCTFail("POINTS_DATABASE_URL is not set: run scripts/test.sh")
         }
         let separator = base.contains("?") ? "&" : "?"
-        let pool = PostgresPool(configuration: .init(connectionString: base + separator + "application_name=operator-chosen&client_encoding=LATIN1",
-                                                     connectionsMax: 1, applicationName: "pool-default"))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: base + separator + "application_name=operator-chosen&client_encoding=LATIN1",
+                connectionsMax: 1, applicationName: "pool-default"))
         let (name, encoding) = try await pool.withConnection { connection in
-            let row = try await connection.query("select current_setting('application_name') as n, current_setting('client_encoding') as e").first!
+            let row = try await connection.query(
+                "select current_setting('application_name') as n, current_setting('client_encoding') as e"
+            ).first!
             return (try row.string("n"), try row.string("e"))
         }
         XCTAssertEqual(name, "operator-chosen")

@@ -10,8 +10,10 @@ import XCTest
 /// loop to its owner.
 final class EventLoopSocketEventsTests: XCTestCase {
     private func pool(on loop: EventLoop, connectionsMax: Int = 4) throws -> PostgresPool {
-        PostgresPool(configuration: .init(
-            connectionString: try TestDatabase.url(), connectionsMax: connectionsMax, socketEvents: EventLoopSocketEvents(loop: loop)))
+        PostgresPool(
+            configuration: .init(
+                connectionString: try TestDatabase.url(), connectionsMax: connectionsMax,
+                socketEvents: EventLoopSocketEvents(loop: loop)))
     }
 
     func testAnswersReachTasksOnTheLoopAndElsewhere() async throws {
@@ -20,7 +22,9 @@ final class EventLoopSocketEventsTests: XCTestCase {
         let onLoop = try await Task(executorPreference: loop) { () -> [Bool] in
             var seen: [Bool] = []
             for value in 1...3 {
-                let rows = try await pool.withConnection { try await $0.query("select $1::int as n", [.text(String(value))]) }
+                let rows = try await pool.withConnection {
+                    try await $0.query("select $1::int as n", [.text(String(value))])
+                }
                 XCTAssertEqual(try rows.first?.int64("n"), Int64(value))
                 seen.append(loop.inEventLoop)
             }
@@ -46,13 +50,17 @@ final class EventLoopSocketEventsTests: XCTestCase {
     func testALostConnectionFailsItsStatementAndThePoolRecovers() async throws {
         let loop = try EventLoop(name: "test")
         let pool = try pool(on: loop, connectionsMax: 2)
-        let victim = try await pool.withConnection { try await $0.query("select pg_backend_pid() as pid") }.first!.int64("pid")
+        let victim = try await pool.withConnection { try await $0.query("select pg_backend_pid() as pid") }.first!
+            .int64("pid")
         async let slept: Void = pool.withConnection { connection in
-            _ = try await connection.query("select pg_sleep(5) where pg_backend_pid() = $1::int", [.text(String(victim))])
+            _ = try await connection.query(
+                "select pg_sleep(5) where pg_backend_pid() = $1::int", [.text(String(victim))])
         }
         try await Task.sleep(for: .milliseconds(200))
         let killer = PostgresPool(configuration: .init(connectionString: try TestDatabase.url(), connectionsMax: 1))
-        try await killer.withConnection { _ = try await $0.query("select pg_terminate_backend($1::int)", [.text(String(victim))]) }
+        try await killer.withConnection {
+            _ = try await $0.query("select pg_terminate_backend($1::int)", [.text(String(victim))])
+        }
         await killer.close()
         do {
             try await slept

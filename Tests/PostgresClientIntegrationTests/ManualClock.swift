@@ -43,7 +43,8 @@ final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (outcome, watchers) = state.withLock { state -> (Result<Void, any Error>?, [CheckedContinuation<Bool, Never>]) in
+                let (outcome, watchers) = state.withLock {
+                    state -> (Result<Void, any Error>?, [CheckedContinuation<Bool, Never>]) in
                     if state.cancelledIDs.remove(id) != nil { return (.failure(CancellationError()), []) }
                     if deadline <= state.now { return (.success(()), []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)

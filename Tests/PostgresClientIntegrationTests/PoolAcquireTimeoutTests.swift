@@ -21,7 +21,11 @@ final class PoolAcquireTimeoutTests: XCTestCase {
         let pool = try await TestDatabase.pool(connectionsMax: 1, acquireTimeout: acquireTimeout, clock: clock)
         let leased = Gate()
         let release = Gate()
-        let holder = Task { try await pool.withConnection { _ in await leased.open(); await release.wait() } }
+        let holder = Task {
+            try await pool.withConnection { _ in
+                await leased.open(); await release.wait()
+            }
+        }
         await leased.wait()
         let waiter = Task { try await pool.withConnection { _ in 1 } }
         guard await clock.waitForSleepers(count: 1) else {

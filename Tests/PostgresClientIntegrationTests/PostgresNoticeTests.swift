@@ -10,9 +10,10 @@ import XCTest
 final class PostgresNoticeTests: XCTestCase {
     func testNoticesAndWarningsReachTheHandler() async throws {
         let received = Mutex<[PostgresNotice]>([])
-        let pool = PostgresPool(configuration: .init(
-            connectionString: try TestDatabase.url(), connectionsMax: 2,
-            noticeHandler: { notice in received.withLock { $0.append(notice) } }))
+        let pool = PostgresPool(
+            configuration: .init(
+                connectionString: try TestDatabase.url(), connectionsMax: 2,
+                noticeHandler: { notice in received.withLock { $0.append(notice) } }))
         try await pool.withConnection { connection in
             // The pool's sessions send warnings and above (client_min_messages):
             // this notice never leaves the server.

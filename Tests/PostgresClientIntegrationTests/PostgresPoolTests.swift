@@ -35,7 +35,9 @@ final class PostgresPoolTests: XCTestCase {
             for index in 0..<200 {
                 group.addTask {
                     try await pool.withConnection { connection in
-                        let row = try await connection.query("select pg_backend_pid()::bigint as pid, $1::bigint as echo", [.int64(Int64(index))]).first!
+                        let row = try await connection.query(
+                            "select pg_backend_pid()::bigint as pid, $1::bigint as echo", [.int64(Int64(index))]
+                        ).first!
                         XCTAssertEqual(try row.int64("echo"), Int64(index))
                         return try row.int64("pid")
                     }
@@ -59,7 +61,9 @@ final class PostgresPoolTests: XCTestCase {
         let gate = Gate()
         let holder = Task { try await pool.withConnection { _ in await gate.wait() } }
         try await waitForHolder(pool)
-        let waiter = Task { try await pool.withConnection { try await $0.query("select 1 as one").first!.int64("one") } }
+        let waiter = Task {
+            try await pool.withConnection { try await $0.query("select 1 as one").first!.int64("one") }
+        }
         try await waitForWaiters(pool, count: 1)
 
         let error = await expectPostgresError { try await pool.withConnection { _ in 0 } }
@@ -85,7 +89,8 @@ final class PostgresPoolTests: XCTestCase {
     }
 
     func testUnreachableServerFailsWithConnectionFailedAndUnhealthy() async throws {
-        let pool = PostgresPool(configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 2))
+        let pool = PostgresPool(
+            configuration: .init(connectionString: "postgresql://iap@127.0.0.1:1/points", connectionsMax: 2))
         let error = await expectPostgresError { try await pool.withConnection { _ in 0 } }
         XCTAssertEqual(error?.code, .connectionFailed)
         XCTAssertEqual(error?.isConnectionLoss, true)
@@ -97,7 +102,9 @@ final class PostgresPoolTests: XCTestCase {
     func testTerminatedBackendIsReplacedOnTheNextCall() async throws {
         let pool = try await TestDatabase.pool(connectionsMax: 1)
         let admin = try await TestDatabase.pool(connectionsMax: 1)
-        let firstPID = try await pool.withConnection { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
+        let firstPID = try await pool.withConnection {
+            try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid")
+        }
         try await terminate(firstPID, using: admin)
 
         // The idle connection is dead; the first statement on it reports the loss...
@@ -105,7 +112,9 @@ final class PostgresPoolTests: XCTestCase {
         XCTAssertEqual(error?.isConnectionLoss, true)
         XCTAssertFalse(pool.isHealthy)
         // ...and the next call reconnects by itself.
-        let secondPID = try await pool.withConnection { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
+        let secondPID = try await pool.withConnection {
+            try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid")
+        }
         XCTAssertNotEqual(secondPID, firstPID)
         XCTAssertTrue(pool.isHealthy)
     }
@@ -113,9 +122,13 @@ final class PostgresPoolTests: XCTestCase {
     func testTransactionRetriesBeginOnADeadConnection() async throws {
         let pool = try await TestDatabase.pool(connectionsMax: 1)
         let admin = try await TestDatabase.pool(connectionsMax: 1)
-        let firstPID = try await pool.withConnection { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
+        let firstPID = try await pool.withConnection {
+            try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid")
+        }
         try await terminate(firstPID, using: admin)
-        let secondPID = try await pool.withTransaction { try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid") }
+        let secondPID = try await pool.withTransaction {
+            try await $0.query("select pg_backend_pid()::bigint as pid").first!.int64("pid")
+        }
         XCTAssertNotEqual(secondPID, firstPID)
         let probed = await pool.probe()
         XCTAssertTrue(probed)
@@ -123,7 +136,8 @@ final class PostgresPoolTests: XCTestCase {
 
     private func terminate(_ pid: Int64, using admin: PostgresPool) async throws {
         let terminated = try await admin.withConnection { connection in
-            try await connection.query("select pg_terminate_backend($1::integer, 5000) as ok", [.int64(pid)]).first!.bool("ok")
+            try await connection.query("select pg_terminate_backend($1::integer, 5000) as ok", [.int64(pid)]).first!
+                .bool("ok")
         }
         XCTAssertTrue(terminated)
     }

@@ -7,7 +7,8 @@ final class PostgresQueryTests: XCTestCase {
         let pool = try await TestDatabase.pool()
         let id = UUID()
         let rows = try await pool.withConnection { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 select 42::bigint as n, true as yes, false as no, $1::uuid as id, 'héllo 世界 🎉'::text as greeting,
                        null::text as nothing, '2026-11-29 17:51:34.25+00'::timestamptz as at,
                        '{"a": [1, 2]}'::jsonb as doc
@@ -38,7 +39,8 @@ final class PostgresQueryTests: XCTestCase {
         let values: [PostgresValue] = [.text(text), .null, .int64(Int64.min), .bool(true), .json(#"{"k":"v"}"#)]
         let row = try await pool.withConnection { connection in
             try await connection.query(
-                "select $1::text as t, $2::text as n, $3::bigint as i, $4::boolean as b, ($5::jsonb)->>'k' as j", values).first
+                "select $1::text as t, $2::text as n, $3::bigint as i, $4::boolean as b, ($5::jsonb)->>'k' as j", values
+            ).first
         }
         let unwrapped = try XCTUnwrap(row)
         XCTAssertEqual(try unwrapped.string("t"), text)
@@ -56,7 +58,8 @@ final class PostgresQueryTests: XCTestCase {
                 XCTAssertEqual(try row.int64("next"), Int64(value + 1))
             }
             return try await connection.query(
-                "select count(*) as c from pg_prepared_statements where statement = 'select $1::bigint + 1 as next'").first!.int64("c")
+                "select count(*) as c from pg_prepared_statements where statement = 'select $1::bigint + 1 as next'"
+            ).first!.int64("c")
         }
         XCTAssertEqual(count, 1)
     }
@@ -97,7 +100,9 @@ final class PostgresQueryTests: XCTestCase {
         XCTAssertEqual(error?.sqlState, "23505")
         XCTAssertEqual(error?.isUniqueViolation, true)
         XCTAssertEqual(error?.isConnectionLoss, false)
-        let count = try await pool.withConnection { try await $0.query("select count(*) as c from keys").first!.int64("c") }
+        let count = try await pool.withConnection {
+            try await $0.query("select count(*) as c from keys").first!.int64("c")
+        }
         XCTAssertEqual(count, 1, "'b' must have been rolled back")
     }
 
@@ -107,11 +112,13 @@ final class PostgresQueryTests: XCTestCase {
         let error = await expectPostgresError {
             try await pool.withTransaction { tx in
                 try await tx.query("insert into notes values (1)")
-                _ = try? await tx.query("select 1/0")   // swallowed: the transaction is now aborted
+                _ = try? await tx.query("select 1/0")  // swallowed: the transaction is now aborted
             }
         }
         XCTAssertEqual(error?.code, .transactionAborted)
-        let count = try await pool.withConnection { try await $0.query("select count(*) as c from notes").first!.int64("c") }
+        let count = try await pool.withConnection {
+            try await $0.query("select count(*) as c from notes").first!.int64("c")
+        }
         XCTAssertEqual(count, 0)
     }
 
@@ -147,7 +154,9 @@ final class PostgresQueryTests: XCTestCase {
         let error = await expectPostgresError {
             try await pool.withTransaction { connection in
                 let pid = try await connection.query("select pg_backend_pid() as pid").first!.int64("pid")
-                _ = try await killer.withConnection { try await $0.query("select pg_terminate_backend($1::int, 5000)", [.int64(pid)]) }
+                _ = try await killer.withConnection {
+                    try await $0.query("select pg_terminate_backend($1::int, 5000)", [.int64(pid)])
+                }
             }
         }
         XCTAssertEqual(error?.code, .commitOutcomeUnknown)
@@ -160,11 +169,17 @@ final class PostgresQueryTests: XCTestCase {
 
     func testNulBytesAreRefusedRatherThanTruncated() async throws {
         let pool = try await TestDatabase.pool(connectionsMax: 1)
-        let inParameter = await expectPostgresError { try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) } }
+        let inParameter = await expectPostgresError {
+            try await pool.withConnection { try await $0.query("select $1::text", [.text("a\u{0}b")]) }
+        }
         XCTAssertEqual(inParameter?.code, .invalidParameter)
-        let inStatement = await expectPostgresError { try await pool.withConnection { try await $0.execute("select 1\u{0}") } }
+        let inStatement = await expectPostgresError {
+            try await pool.withConnection { try await $0.execute("select 1\u{0}") }
+        }
         XCTAssertEqual(inStatement?.code, .invalidParameter)
-        let inPreparedStatement = await expectPostgresError { try await pool.withConnection { try await $0.query("select 2\u{0}") } }
+        let inPreparedStatement = await expectPostgresError {
+            try await pool.withConnection { try await $0.query("select 2\u{0}") }
+        }
         XCTAssertEqual(inPreparedStatement?.code, .invalidParameter)
         // Nothing was prepared from the truncated text, and the connection still serves.
         let rows = try await pool.withConnection { try await $0.query("select 2 as two") }

@@ -15,7 +15,8 @@ final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
         let schema = TestDatabase.freshSchemaName()
         let admin = try await TestDatabase.pool(connectionsMax: 1, schema: schema)
         try await admin.withConnection { connection in
-            try await connection.execute("""
+            try await connection.execute(
+                """
                 create table schema_change_items (id bigint primary key, amount bigint not null);
                 insert into schema_change_items values (1, 40), (2, 2);
                 """)
@@ -25,7 +26,8 @@ final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
 
     private func moveAmountToADomain(_ admin: PostgresPool) async throws {
         try await admin.withConnection { connection in
-            try await connection.execute("""
+            try await connection.execute(
+                """
                 create domain item_amount as bigint;
                 alter table schema_change_items alter column amount type item_amount;
                 """)
@@ -34,8 +36,10 @@ final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
 
     private func preparedCopies(_ pool: PostgresPool) async throws -> Int64 {
         try await pool.withConnection { connection in
-            try await connection.query("select count(*) as n from pg_prepared_statements where statement = $1::text",
-                                       [.text(Self.read)]).first!.int64("n")
+            try await connection.query(
+                "select count(*) as n from pg_prepared_statements where statement = $1::text",
+                [.text(Self.read)]
+            ).first!.int64("n")
         }
     }
 
@@ -69,8 +73,10 @@ final class SchemaChangeUnderPreparedStatementTests: XCTestCase {
         XCTAssertEqual(refused?.sqlState, "0A000")
         XCTAssertEqual(refused?.isConnectionLoss, false, "the connection stays: only its statements were stale")
         let again = try await pool.withTransaction { connection in
-            (try await connection.query(Self.read, [.int64(1)]).first!.int64("amount"),
-             try await connection.query(Self.largest, []).first!.int64("amount"))
+            (
+                try await connection.query(Self.read, [.int64(1)]).first!.int64("amount"),
+                try await connection.query(Self.largest, []).first!.int64("amount")
+            )
         }
         XCTAssertEqual(again.0, 40)
         XCTAssertEqual(again.1, 40)

@@ -25,8 +25,10 @@ enum TestDatabase {
     }
 
     /// A pool whose sessions live in a freshly created schema (or `schema`).
-    static func pool(connectionsMax: Int = 4, waitersMax: Int = 1_000, acquireTimeout: Duration = .seconds(10),
-                     schema: String? = nil, clock: any Clock<Duration> = ContinuousClock()) async throws -> PostgresPool {
+    static func pool(
+        connectionsMax: Int = 4, waitersMax: Int = 1_000, acquireTimeout: Duration = .seconds(10),
+        schema: String? = nil, clock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> PostgresPool {
         let url = try url()
         let schema = schema ?? freshSchemaName()
         let setup = PostgresPool(configuration: .init(connectionString: url, connectionsMax: 1))
@@ -34,14 +36,17 @@ enum TestDatabase {
             try await connection.execute("create schema if not exists \(schema)")
         }
         await setup.close()
-        return PostgresPool(configuration: .init(
-            connectionString: url, connectionsMax: connectionsMax, waitersMax: waitersMax,
-            acquireTimeout: acquireTimeout, searchPath: schema), clock: clock)
+        return PostgresPool(
+            configuration: .init(
+                connectionString: url, connectionsMax: connectionsMax, waitersMax: waitersMax,
+                acquireTimeout: acquireTimeout, searchPath: schema), clock: clock)
     }
 }
 
 /// Asserts that `body` throws a PostgresError and returns it.
-func expectPostgresError<T>(_ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async -> PostgresError? {
+func expectPostgresError<T>(_ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async
+    -> PostgresError?
+{
     do {
         _ = try await body()
         XCTFail("expected a PostgresError", file: file, line: line)

@@ -21,10 +21,13 @@ final class PoolConfigurationTests: XCTestCase {
     /// Defaults the connection string may override come before it (libpq
     /// keeps the last value of a keyword); what the decoders need, after.
     func testDefaultsPrecedeTheConnectionStringAndPinnedSettingsFollowIt() throws {
-        let keywords = PostgresPool.Configuration(connectionString: "postgresql://iap@127.0.0.1/points").libpqParameters.map(\.0)
+        let keywords = PostgresPool.Configuration(connectionString: "postgresql://iap@127.0.0.1/points").libpqParameters
+            .map(\.0)
         let dbname = try XCTUnwrap(keywords.firstIndex(of: "dbname"))
-        for keyword in ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "tcp_user_timeout"] {
+        for keyword in [
+            "connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+            "keepalives_count", "tcp_user_timeout",
+        ] {
             XCTAssertLessThan(try XCTUnwrap(keywords.firstIndex(of: keyword), keyword), dbname, keyword)
         }
         for keyword in ["client_encoding", "options"] {

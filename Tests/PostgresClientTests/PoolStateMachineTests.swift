@@ -11,7 +11,9 @@ final class PoolStateMachineTests: XCTestCase {
 
     func testAcquireOpensUpToTheLimitThenQueuesThenRefuses() {
         var machine = Machine(connectionsMax: 2, waitersMax: 1)
-        guard case .open = acquire(&machine), case .open = acquire(&machine) else { return XCTFail("expected two opens") }
+        guard case .open = acquire(&machine), case .open = acquire(&machine) else {
+            return XCTFail("expected two opens")
+        }
         guard case .wait(let id) = acquire(&machine) else { return XCTFail("expected to wait") }
         XCTAssertEqual(id, 0)
         guard case .failExhausted(let waiting) = acquire(&machine) else { return XCTFail("expected exhausted") }
@@ -23,10 +25,16 @@ final class PoolStateMachineTests: XCTestCase {
     func testReleaseHandsOverInArrivalOrderThenParks() {
         var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
-        guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else { return XCTFail() }
-        guard case .handOver(7, let to1) = machine.release(7, broken: false) else { return XCTFail("expected hand-over") }
+        guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else {
+            return XCTFail()
+        }
+        guard case .handOver(7, let to1) = machine.release(7, broken: false) else {
+            return XCTFail("expected hand-over")
+        }
         XCTAssertEqual(to1, first)
-        guard case .handOver(7, let to2) = machine.release(7, broken: false) else { return XCTFail("expected hand-over") }
+        guard case .handOver(7, let to2) = machine.release(7, broken: false) else {
+            return XCTFail("expected hand-over")
+        }
         XCTAssertEqual(to2, second)
         guard case .park = machine.release(7, broken: false) else { return XCTFail("expected park") }
         guard case .use(7) = acquire(&machine) else { return XCTFail("expected the idle connection") }
@@ -35,7 +43,9 @@ final class PoolStateMachineTests: XCTestCase {
     func testWaiterThatLeftIsSkipped() {
         var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
-        guard case .wait(let gone) = acquire(&machine), case .wait(let stays) = acquire(&machine) else { return XCTFail() }
+        guard case .wait(let gone) = acquire(&machine), case .wait(let stays) = acquire(&machine) else {
+            return XCTFail()
+        }
         XCTAssertTrue(machine.waiterLeft(gone))
         XCTAssertFalse(machine.waiterLeft(gone), "leaving twice is a no-op")
         XCTAssertEqual(machine.waiterCount, 1)
@@ -63,7 +73,9 @@ final class PoolStateMachineTests: XCTestCase {
     func testABrokenReleaseEvictsTheIdleConnections() {
         var machine = Machine(connectionsMax: 4, waitersMax: 10)
         for _ in 0..<3 { guard case .open = acquire(&machine) else { return XCTFail() } }
-        guard case .park = machine.release(1, broken: false), case .park = machine.release(2, broken: false) else { return XCTFail() }
+        guard case .park = machine.release(1, broken: false), case .park = machine.release(2, broken: false) else {
+            return XCTFail()
+        }
         XCTAssertEqual(machine.idle.count, 2)
         guard case .discard(false) = machine.release(3, broken: true) else { return XCTFail() }
         XCTAssertEqual(machine.idle.count, 0, "idle connections of a lost server are dropped, not handed out")
@@ -93,7 +105,9 @@ final class PoolStateMachineTests: XCTestCase {
         _ = acquire(&machine)
         _ = machine.release(1, broken: false)
         _ = machine.release(2, broken: false)
-        guard case .open = acquire(&machine, usable: false) else { return XCTFail("dead idle connections free their slots") }
+        guard case .open = acquire(&machine, usable: false) else {
+            return XCTFail("dead idle connections free their slots")
+        }
         XCTAssertEqual(machine.openCount, 1)
         XCTAssertTrue(machine.idle.isEmpty)
     }
@@ -101,7 +115,9 @@ final class PoolStateMachineTests: XCTestCase {
     func testConnectFailureFreesTheSlotAndFailsTheWaiterItServed() {
         var machine = Machine(connectionsMax: 1, waitersMax: 10)
         _ = acquire(&machine)
-        guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else { return XCTFail() }
+        guard case .wait(let first) = acquire(&machine), case .wait(let second) = acquire(&machine) else {
+            return XCTFail()
+        }
         // The direct opener failed: nobody is failed for it, a slot is reserved for the first waiter.
         let direct = machine.connectFailed(wasForWaiter: false)
         XCTAssertNil(direct.failWaiter)
@@ -122,16 +138,18 @@ final class PoolStateMachineTests: XCTestCase {
         _ = acquire(&machine)
         _ = acquire(&machine)
         _ = machine.release(1, broken: false)
-        _ = acquire(&machine)   // takes 1 again
+        _ = acquire(&machine)  // takes 1 again
         guard case .wait(let waiter) = acquire(&machine) else { return XCTFail() }
-        _ = machine.release(1, broken: false)   // handed to the waiter
+        _ = machine.release(1, broken: false)  // handed to the waiter
         guard case .wait(let stillWaiting) = acquire(&machine) else { return XCTFail() }
         let (idle, failing) = machine.close()
         XCTAssertEqual(idle, [])
         XCTAssertEqual(failing, [stillWaiting])
         XCTAssertNotEqual(waiter, stillWaiting)
         guard case .failClosed = acquire(&machine) else { return XCTFail() }
-        guard case .discard(false) = machine.release(1, broken: false) else { return XCTFail("leased connections close on return") }
+        guard case .discard(false) = machine.release(1, broken: false) else {
+            return XCTFail("leased connections close on return")
+        }
         guard case .discard(false) = machine.release(2, broken: false) else { return XCTFail() }
         XCTAssertEqual(machine.openCount, 0)
     }

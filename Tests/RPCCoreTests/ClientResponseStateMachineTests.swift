@@ -14,7 +14,9 @@ final class ClientResponseStateMachineTests: XCTestCase {
         var machine = machine()
         machine.receiveHeaders(responseHeaders, endStream: false)
         machine.receiveData(MessageFramer.frame([7, 8]), endStream: false)
-        machine.receiveHeaders([HTTPHeaderField(name: "grpc-status", value: "0"), HTTPHeaderField(name: "x-t", value: "t")], endStream: true)
+        machine.receiveHeaders(
+            [HTTPHeaderField(name: "grpc-status", value: "0"), HTTPHeaderField(name: "x-t", value: "t")],
+            endStream: true)
         let response = try machine.result?.get()
         XCTAssertEqual(response?.message, [7, 8])
         XCTAssertEqual(response?.metadata[stringValues: "x-initial"], ["i"])
@@ -23,11 +25,14 @@ final class ClientResponseStateMachineTests: XCTestCase {
 
     func testTrailersOnlyWhenAwaitingHeadersFailsWithStatusAndDecodedMessage() {
         var machine = machine()
-        machine.receiveHeaders([
-            HTTPHeaderField(name: ":status", value: "200"), HTTPHeaderField(name: "content-type", value: "application/grpc"),
-            HTTPHeaderField(name: "grpc-status", value: "7"), HTTPHeaderField(name: "grpc-message", value: "no %E2%9C%93"),
-            HTTPHeaderField(name: "x-why", value: "policy"),
-        ], endStream: true)
+        machine.receiveHeaders(
+            [
+                HTTPHeaderField(name: ":status", value: "200"),
+                HTTPHeaderField(name: "content-type", value: "application/grpc"),
+                HTTPHeaderField(name: "grpc-status", value: "7"),
+                HTTPHeaderField(name: "grpc-message", value: "no %E2%9C%93"),
+                HTTPHeaderField(name: "x-why", value: "policy"),
+            ], endStream: true)
         guard case .failure(let error) = machine.result else { return XCTFail() }
         XCTAssertEqual(error.code, .permissionDenied)
         XCTAssertEqual(error.message, "no ✓")
@@ -35,8 +40,10 @@ final class ClientResponseStateMachineTests: XCTestCase {
     }
 
     func testHTTPErrorStatusWhenAwaitingHeadersMapsToGRPCCode() {
-        for (http, code) in [(400, RPCError.Code.internal), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
-                             (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (500, .unknown)] {
+        for (http, code) in [
+            (400, RPCError.Code.internal), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
+            (429, .unavailable), (502, .unavailable), (503, .unavailable), (504, .unavailable), (500, .unknown),
+        ] {
             var machine = machine()
             machine.receiveHeaders([HTTPHeaderField(name: ":status", value: String(http))], endStream: true)
             guard case .failure(let error) = machine.result else { return XCTFail() }
@@ -46,7 +53,11 @@ final class ClientResponseStateMachineTests: XCTestCase {
 
     func testWrongContentTypeWhenAwaitingHeadersFailsUnknown() {
         var machine = machine()
-        machine.receiveHeaders([HTTPHeaderField(name: ":status", value: "200"), HTTPHeaderField(name: "content-type", value: "text/html")], endStream: false)
+        machine.receiveHeaders(
+            [
+                HTTPHeaderField(name: ":status", value: "200"),
+                HTTPHeaderField(name: "content-type", value: "text/html"),
+            ], endStream: false)
         guard case .failure(let error) = machine.result else { return XCTFail() }
         XCTAssertEqual(error.code, .unknown)
     }
@@ -77,8 +88,10 @@ final class ClientResponseStateMachineTests: XCTestCase {
     }
 
     func testStreamResetWhenReceivingMessageMapsResetCode() {
-        for (reset, code) in [(UInt32(0x7), RPCError.Code.unavailable), (0x8, .cancelled), (0xB, .resourceExhausted), (0x2, .internal),
-                              (HTTP2ErrorCodes.connectionClosed, .unavailable)] {
+        for (reset, code) in [
+            (UInt32(0x7), RPCError.Code.unavailable), (0x8, .cancelled), (0xB, .resourceExhausted), (0x2, .internal),
+            (HTTP2ErrorCodes.connectionClosed, .unavailable),
+        ] {
             var machine = machine()
             machine.receiveHeaders(responseHeaders, endStream: false)
             machine.streamClosed(errorCode: reset)

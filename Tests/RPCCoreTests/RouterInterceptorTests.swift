@@ -9,8 +9,10 @@ final class RouterInterceptorTests: XCTestCase {
     private let late = MethodDescriptor(service: "test.v1.Router", method: "Late")
 
     private func request(_ method: MethodDescriptor, text: String) -> ServerRequest<[UInt8]> {
-        ServerRequest(message: Array(text.utf8), metadata: [:],
-                      context: ServerContext(method: method, deadline: nil, remotePeer: "test", peerIdentity: PeerIdentity(dnsNames: ["a"])))
+        ServerRequest(
+            message: Array(text.utf8), metadata: [:],
+            context: ServerContext(
+                method: method, deadline: nil, remotePeer: "test", peerIdentity: PeerIdentity(dnsNames: ["a"])))
     }
 
     func testInterceptorsRunInTheOrderAddedAroundEveryHandler() async throws {

@@ -6,7 +6,9 @@ final class ServerStreamStateMachineTests: XCTestCase {
     private let now = ContinuousClock.now
     private let echoPath = "/test.v1.Test/Echo"
 
-    private func requestHeaders(path: String? = nil, contentType: String = "application/grpc", extra: [(String, String)] = []) -> [HTTPHeaderField] {
+    private func requestHeaders(
+        path: String? = nil, contentType: String = "application/grpc", extra: [(String, String)] = []
+    ) -> [HTTPHeaderField] {
         var fields = [
             HTTPHeaderField(name: ":method", value: "POST"),
             HTTPHeaderField(name: ":scheme", value: "http"),
@@ -22,7 +24,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     private func openMachine(limits: RPCLimits = .default, extra: [(String, String)] = []) -> ServerStreamStateMachine {
         var machine = ServerStreamStateMachine(limits: limits)
-        guard case .accept = machine.receiveHeaders(requestHeaders(extra: extra), endStream: false, now: now, isKnownPath: known) else {
+        guard
+            case .accept = machine.receiveHeaders(
+                requestHeaders(extra: extra), endStream: false, now: now, isKnownPath: known)
+        else {
             XCTFail("headers not accepted")
             return machine
         }
@@ -35,7 +40,8 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWhenClientIdleServerIdleAccepts() {
         var machine = ServerStreamStateMachine()
-        let action = machine.receiveHeaders(requestHeaders(extra: [("x-user", "42")]), endStream: false, now: now, isKnownPath: known)
+        let action = machine.receiveHeaders(
+            requestHeaders(extra: [("x-user", "42")]), endStream: false, now: now, isKnownPath: known)
         guard case .accept(let head) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(head.method, MethodDescriptor(service: "test.v1.Test", method: "Echo"))
         XCTAssertEqual(head.metadata[stringValues: "x-user"], ["42"])
@@ -45,20 +51,23 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithTimeoutWhenClientIdleServerIdleSetsDeadline() {
         var machine = ServerStreamStateMachine()
-        let action = machine.receiveHeaders(requestHeaders(extra: [("grpc-timeout", "250m")]), endStream: false, now: now, isKnownPath: known)
+        let action = machine.receiveHeaders(
+            requestHeaders(extra: [("grpc-timeout", "250m")]), endStream: false, now: now, isKnownPath: known)
         guard case .accept(let head) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(head.deadline, now.advanced(by: .milliseconds(250)))
     }
 
     func testReceiveHeadersWithGrpcProtoContentTypeWhenClientIdleServerIdleAccepts() {
         var machine = ServerStreamStateMachine()
-        let action = machine.receiveHeaders(requestHeaders(contentType: "application/grpc+proto"), endStream: false, now: now, isKnownPath: known)
+        let action = machine.receiveHeaders(
+            requestHeaders(contentType: "application/grpc+proto"), endStream: false, now: now, isKnownPath: known)
         guard case .accept = action else { return XCTFail("\(action)") }
     }
 
     func testReceiveHeadersWithJSONContentTypeWhenClientIdleServerIdleRespondsHTTP415() {
         var machine = ServerStreamStateMachine()
-        let action = machine.receiveHeaders(requestHeaders(contentType: "application/json"), endStream: false, now: now, isKnownPath: known)
+        let action = machine.receiveHeaders(
+            requestHeaders(contentType: "application/json"), endStream: false, now: now, isKnownPath: known)
         XCTAssertEqual(action, .respond([HTTPHeaderField(name: ":status", value: "415")]))
     }
 
@@ -66,13 +75,17 @@ final class ServerStreamStateMachineTests: XCTestCase {
         var machine = ServerStreamStateMachine()
         var fields = requestHeaders()
         fields[0].value = "GET"
-        XCTAssertEqual(machine.receiveHeaders(fields, endStream: true, now: now, isKnownPath: known),
-                       .respond([HTTPHeaderField(name: ":status", value: "405")]))
+        XCTAssertEqual(
+            machine.receiveHeaders(fields, endStream: true, now: now, isKnownPath: known),
+            .respond([HTTPHeaderField(name: ":status", value: "405")]))
     }
 
     func testReceiveHeadersForUnknownMethodWhenClientIdleServerIdleRespondsUnimplemented() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(path: "/x.Y/Z"), endStream: false, now: now, isKnownPath: known) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(path: "/x.Y/Z"), endStream: false, now: now, isKnownPath: known)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(fields.first(named: ":status"), "200")
@@ -81,7 +94,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithMalformedPathWhenClientIdleServerIdleRespondsUnimplemented() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(path: "/only-one-part"), endStream: false, now: now, isKnownPath: { _ in true }) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(path: "/only-one-part"), endStream: false, now: now, isKnownPath: { _ in true })
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "12")
@@ -89,7 +105,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithGzipEncodingWhenClientIdleServerIdleRespondsUnimplementedWithAcceptEncoding() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(extra: [("grpc-encoding", "gzip")]), endStream: false, now: now, isKnownPath: known) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(extra: [("grpc-encoding", "gzip")]), endStream: false, now: now, isKnownPath: known)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "12")
@@ -98,7 +117,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithMalformedTimeoutWhenClientIdleServerIdleRespondsInternal() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(extra: [("grpc-timeout", "soon")]), endStream: false, now: now, isKnownPath: known) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(extra: [("grpc-timeout", "soon")]), endStream: false, now: now, isKnownPath: known)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "13")
@@ -106,7 +128,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithBadBase64WhenClientIdleServerIdleRespondsInternal() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(extra: [("x-bin", "!!!")]), endStream: false, now: now, isKnownPath: known) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(extra: [("x-bin", "!!!")]), endStream: false, now: now, isKnownPath: known)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "13")
@@ -114,7 +139,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveHeadersWithEndStreamWhenClientIdleServerIdleRespondsMissingMessage() {
         var machine = ServerStreamStateMachine()
-        guard case .respond(let fields) = machine.receiveHeaders(requestHeaders(), endStream: true, now: now, isKnownPath: known) else {
+        guard
+            case .respond(let fields) = machine.receiveHeaders(
+                requestHeaders(), endStream: true, now: now, isKnownPath: known)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "13")
@@ -122,7 +150,9 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     // MARK: Events that cannot happen (release behaviour: a typed INTERNAL answer)
 
-    private func releaseMachine() -> ServerStreamStateMachine { ServerStreamStateMachine(assertsOnInvariantViolation: false) }
+    private func releaseMachine() -> ServerStreamStateMachine {
+        ServerStreamStateMachine(assertsOnInvariantViolation: false)
+    }
 
     func testDeadlineExpiredWhenClientIdleServerIdleIsAnInvariantViolation() {
         var machine = releaseMachine()
@@ -133,13 +163,17 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveDataWhenClientIdleServerIdleIsAnInvariantViolation() {
         var machine = releaseMachine()
-        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 0], endStream: true) else { return XCTFail() }
+        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 0], endStream: true) else {
+            return XCTFail()
+        }
         XCTAssertEqual(status(fields), "13")
     }
 
     func testHandlerFinishedWhenClientIdleServerIdleIsAnInvariantViolation() {
         var machine = releaseMachine()
-        guard case .respond(let fields) = machine.handlerFinished(.success(ServerResponse(message: []))) else { return XCTFail() }
+        guard case .respond(let fields) = machine.handlerFinished(.success(ServerResponse(message: []))) else {
+            return XCTFail()
+        }
         XCTAssertEqual(status(fields), "13")
     }
 
@@ -158,14 +192,18 @@ final class ServerStreamStateMachineTests: XCTestCase {
         var limits = RPCLimits()
         limits.messageSizeBytesMax = 10
         var machine = openMachine(limits: limits)
-        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 11], endStream: false) else { return XCTFail() }
+        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 11], endStream: false) else {
+            return XCTFail()
+        }
         XCTAssertEqual(status(fields), "8")
         XCTAssertEqual(machine.receiveData([1], endStream: true), .none, "later data is ignored")
     }
 
     func testReceiveCompressedFlagWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
-        guard case .respond(let fields) = machine.receiveData([1, 0, 0, 0, 1, 9], endStream: true) else { return XCTFail() }
+        guard case .respond(let fields) = machine.receiveData([1, 0, 0, 0, 1, 9], endStream: true) else {
+            return XCTFail()
+        }
         XCTAssertEqual(status(fields), "13")
     }
 
@@ -177,7 +215,9 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveShortBodyWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
-        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 9, 1, 2], endStream: true) else { return XCTFail() }
+        guard case .respond(let fields) = machine.receiveData([0, 0, 0, 0, 9, 1, 2], endStream: true) else {
+            return XCTFail()
+        }
         XCTAssertEqual(status(fields), "13")
     }
 
@@ -192,7 +232,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveTwoMessagesWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
-        guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + MessageFramer.frame([2]), endStream: true) else { return XCTFail() }
+        guard
+            case .respond(let fields) = machine.receiveData(
+                MessageFramer.frame([1]) + MessageFramer.frame([2]), endStream: true)
+        else { return XCTFail() }
         XCTAssertEqual(status(fields), "13")
     }
 
@@ -212,7 +255,10 @@ final class ServerStreamStateMachineTests: XCTestCase {
 
     func testReceiveMessageAndSecondPrefixInOneChunkWhenClientOpenServerIdleRespondsInternal() {
         var machine = openMachine()
-        guard case .respond(let fields) = machine.receiveData(MessageFramer.frame([1]) + [0, 0, 1, 0, 0, 9, 9], endStream: false) else {
+        guard
+            case .respond(let fields) = machine.receiveData(
+                MessageFramer.frame([1]) + [0, 0, 1, 0, 0, 9, 9], endStream: false)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(status(fields), "13")
@@ -266,7 +312,8 @@ final class ServerStreamStateMachineTests: XCTestCase {
         _ = machine.receiveData(MessageFramer.frame([5]), endStream: true)
         guard case .respond(let fields) = machine.receiveData([1], endStream: true) else { return XCTFail() }
         XCTAssertEqual(status(fields), "13")
-        XCTAssertEqual(machine.handlerFinished(.success(ServerResponse(message: []))), .none, "the late result is dropped")
+        XCTAssertEqual(
+            machine.handlerFinished(.success(ServerResponse(message: []))), .none, "the late result is dropped")
     }
 
     func testHandlerSucceededWhenClientClosedServerIdleSendsHeadersDataTrailers() {
@@ -275,7 +322,8 @@ final class ServerStreamStateMachineTests: XCTestCase {
         initial.addString("a", forKey: "x-initial")
         var trailing = Metadata()
         trailing.addBinary([1, 2], forKey: "x-trail-bin")
-        let action = machine.handlerFinished(.success(ServerResponse(message: [9, 9], metadata: initial, trailingMetadata: trailing)))
+        let action = machine.handlerFinished(
+            .success(ServerResponse(message: [9, 9], metadata: initial, trailingMetadata: trailing)))
         guard case .send(let headers, let data, let trailers) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(headers.first(named: ":status"), "200")
         XCTAssertEqual(headers.first(named: "content-type"), "application/grpc")
@@ -299,7 +347,8 @@ final class ServerStreamStateMachineTests: XCTestCase {
         limits.messageSizeBytesMax = 4
         var machine = openMachine(limits: limits)
         _ = machine.receiveData(MessageFramer.frame([5]), endStream: true)
-        guard case .respond(let fields) = machine.handlerFinished(.success(ServerResponse(message: [1, 2, 3, 4, 5]))) else { return XCTFail() }
+        guard case .respond(let fields) = machine.handlerFinished(.success(ServerResponse(message: [1, 2, 3, 4, 5])))
+        else { return XCTFail() }
         XCTAssertEqual(status(fields), "8")
     }
 
@@ -342,7 +391,9 @@ final class ServerStreamStateMachineTests: XCTestCase {
     func testReceiveHeadersAfterDeadlineAnswerWhenClientClosedServerClosedDoesNothing() {
         var machine = openMachine()
         guard case .cancelAndRespond = machine.deadlineExpired() else { return XCTFail() }
-        XCTAssertEqual(machine.receiveHeaders([HTTPHeaderField(name: "x-trailer", value: "1")], endStream: true, now: now, isKnownPath: known), .none)
+        XCTAssertEqual(
+            machine.receiveHeaders(
+                [HTTPHeaderField(name: "x-trailer", value: "1")], endStream: true, now: now, isKnownPath: known), .none)
         XCTAssertEqual(machine.receiveHeaders(requestHeaders(), endStream: false, now: now, isKnownPath: known), .none)
     }
 }

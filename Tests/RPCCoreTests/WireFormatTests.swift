@@ -18,7 +18,9 @@ final class WireFormatTests: XCTestCase {
     func testDeframerRejectsOversizedAnnouncedLengthBeforeBodyArrives() {
         var deframer = MessageDeframer(messageSizeBytesMax: 4)
         deframer.append([0, 0xFF, 0xFF, 0xFF, 0xFF])
-        XCTAssertThrowsError(try deframer.next()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .messageTooLarge(announcedBytes: 0xFFFF_FFFF)) }
+        XCTAssertThrowsError(try deframer.next()) {
+            XCTAssertEqual($0 as? MessageDeframer.Failure, .messageTooLarge(announcedBytes: 0xFFFF_FFFF))
+        }
         // Once failed, stays failed.
         XCTAssertThrowsError(try deframer.next())
     }
@@ -33,7 +35,9 @@ final class WireFormatTests: XCTestCase {
         var deframer = MessageDeframer(messageSizeBytesMax: 100)
         deframer.append([0, 0, 0, 0, 5, 1])
         XCTAssertNil(try deframer.next())
-        XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 1)) }
+        XCTAssertThrowsError(try deframer.finish()) {
+            XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 1))
+        }
     }
 
     /// Found by Fuzz/GRPCFuzz: a length prefix and none of its body, then the
@@ -42,7 +46,9 @@ final class WireFormatTests: XCTestCase {
         var deframer = MessageDeframer(messageSizeBytesMax: 100)
         deframer.append([0, 0, 0, 0, 5])
         XCTAssertNil(try deframer.next())
-        XCTAssertThrowsError(try deframer.finish()) { XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 0)) }
+        XCTAssertThrowsError(try deframer.finish()) {
+            XCTAssertEqual($0 as? MessageDeframer.Failure, .truncated(bufferedBytes: 0))
+        }
     }
 
     func testTimeoutEncodingPicksFinestUnitThatFits() {
@@ -54,7 +60,9 @@ final class WireFormatTests: XCTestCase {
     }
 
     func testTimeoutRoundTrips() {
-        for duration: Duration in [.milliseconds(1), .milliseconds(250), .seconds(30), .seconds(86_400), .microseconds(7)] {
+        for duration: Duration in [
+            .milliseconds(1), .milliseconds(250), .seconds(30), .seconds(86_400), .microseconds(7),
+        ] {
             XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(duration)), duration)
         }
     }
@@ -66,7 +74,8 @@ final class WireFormatTests: XCTestCase {
         let hours: Int64 = 9_999_999
         XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600)), "9999999H")
         XCTAssertEqual(GRPCTimeout.parse(GRPCTimeout.encode(.seconds(hours * 3600))), .seconds(hours * 3600))
-        XCTAssertEqual(GRPCTimeout.encode(.seconds(hours * 3600) + .nanoseconds(1)), "10000000H", "rounded up, never shortened")
+        XCTAssertEqual(
+            GRPCTimeout.encode(.seconds(hours * 3600) + .nanoseconds(1)), "10000000H", "rounded up, never shortened")
         XCTAssertEqual(GRPCTimeout.encode(.seconds(Int64.max)), "99999999H")
         XCTAssertEqual(GRPCTimeout.encode(.seconds(8_999_999_999)), "2500000H", "just below the switch to whole hours")
     }
@@ -120,7 +129,9 @@ final class WireFormatTests: XCTestCase {
         metadata.addBinary([0, 1], forKey: "x-b-bin")
         metadata.addString("bad\nvalue", forKey: "x-bad")
         let fields = metadata.wireFields()
-        XCTAssertEqual(fields, [HTTPHeaderField(name: "x-mixed-case", value: "v"), HTTPHeaderField(name: "x-b-bin", value: "AAE=")])
+        XCTAssertEqual(
+            fields,
+            [HTTPHeaderField(name: "x-mixed-case", value: "v"), HTTPHeaderField(name: "x-b-bin", value: "AAE=")])
         let decoded = try Metadata.fromWire(fields + [HTTPHeaderField(name: "x-c-bin", value: "AQ, Ag")])
         XCTAssertEqual(decoded[stringValues: "x-mixed-case"], ["v"])
         XCTAssertEqual(decoded[binaryValues: "x-b-bin"], [[0, 1]])
@@ -128,8 +139,10 @@ final class WireFormatTests: XCTestCase {
         var spaced = Metadata()
         spaced.addString("  padded value ", forKey: "x-a")
         spaced.addString("   ", forKey: "x-b")
-        XCTAssertEqual(spaced.wireFields(), [HTTPHeaderField(name: "x-a", value: "padded value"), HTTPHeaderField(name: "x-b", value: "")],
-                       "no field value with edge whitespace (an HTTP/2 peer drops it)")
+        XCTAssertEqual(
+            spaced.wireFields(),
+            [HTTPHeaderField(name: "x-a", value: "padded value"), HTTPHeaderField(name: "x-b", value: "")],
+            "no field value with edge whitespace (an HTTP/2 peer drops it)")
     }
 
     /// Found by Fuzz/GRPCFuzz: "grpC-x" passed the (case-sensitive)
@@ -137,7 +150,8 @@ final class WireFormatTests: XCTestCase {
     func testMetadataFromWireSkipsReservedNamesInAnyCase() throws {
         let fields = [
             HTTPHeaderField(name: "Grpc-Status", value: "0"), HTTPHeaderField(name: "grpC-swift", value: "x"),
-            HTTPHeaderField(name: "Content-Type", value: "text/plain"), HTTPHeaderField(name: "X-Trace-BIN", value: "AQ"),
+            HTTPHeaderField(name: "Content-Type", value: "text/plain"),
+            HTTPHeaderField(name: "X-Trace-BIN", value: "AQ"),
         ]
         let decoded = try Metadata.fromWire(fields)
         XCTAssertEqual(decoded.map(\.key), ["x-trace-bin"])

@@ -15,13 +15,18 @@ final class HealthServiceTests: XCTestCase {
         let port = try server.start()
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: port)])
         do {
-            var status = try await client.call(HealthMethods.check, HealthCheckRequest(service: ""), timeout: .seconds(5)).status
+            var status = try await client.call(
+                HealthMethods.check, HealthCheckRequest(service: ""), timeout: .seconds(5)
+            ).status
             XCTAssertEqual(status, .serving)
             monitor.report("database", healthy: false)
-            status = try await client.call(HealthMethods.check, HealthCheckRequest(service: "points.v1.Points"), timeout: .seconds(5)).status
+            status = try await client.call(
+                HealthMethods.check, HealthCheckRequest(service: "points.v1.Points"), timeout: .seconds(5)
+            ).status
             XCTAssertEqual(status, .notServing)
             do {
-                _ = try await client.call(HealthMethods.check, HealthCheckRequest(service: "nope.v1.Nope"), timeout: .seconds(5))
+                _ = try await client.call(
+                    HealthMethods.check, HealthCheckRequest(service: "nope.v1.Nope"), timeout: .seconds(5))
                 XCTFail("expected NOT_FOUND")
             } catch let error as RPCError {
                 XCTAssertEqual(error.code, .notFound)

@@ -42,7 +42,8 @@ final class BatchQueueTests: XCTestCase {
         for (user, event) in [(2, "c"), (3, "d"), (4, "e"), (5, "f")] {
             guard case .wait = queue.submit(item(user, event)) else { return XCTFail("\(event) should wait") }
         }
-        XCTAssertEqual(batch(queue.batchFinished()), [item(2, "c"), item(3, "d"), item(4, "e")], "up to the size, oldest first")
+        XCTAssertEqual(
+            batch(queue.batchFinished()), [item(2, "c"), item(3, "d"), item(4, "e")], "up to the size, oldest first")
         XCTAssertEqual(queue.batchesInFlight, 2, "the freed slot went to the new batch")
         XCTAssertEqual(batch(queue.batchFinished()), [item(5, "f")])
         guard case .none = queue.batchFinished() else { return XCTFail("nothing waits") }
@@ -83,7 +84,8 @@ final class BatchQueueTests: XCTestCase {
         XCTAssertFalse(queue.startIfSlotFree(), "a slot is free, but a second batch waits for three writes")
         guard case .wait = queue.submit(item(1, "b")) else { return XCTFail("one waits") }
         guard case .wait = queue.submit(item(2, "c")) else { return XCTFail("two wait") }
-        XCTAssertEqual(batch(queue.submit(item(3, "d"))), [item(1, "b"), item(2, "c"), item(3, "d")], "three wait: they start")
+        XCTAssertEqual(
+            batch(queue.submit(item(3, "d"))), [item(1, "b"), item(2, "c"), item(3, "d")], "three wait: they start")
         XCTAssertEqual(queue.batchesInFlight, 2)
         guard case .wait = queue.submit(item(4, "e")) else { return XCTFail("both slots are taken") }
         guard case .none = queue.batchFinished() else { return XCTFail("one waits while a batch still runs") }
@@ -115,8 +117,9 @@ final class BatchQueueTests: XCTestCase {
         for _ in 0..<200 {
             let size = Int.random(in: 1...5, using: &generator)
             let inFlight = Int.random(in: 1...3, using: &generator)
-            var queue = queue(size: size, inFlight: inFlight, waiting: Int.random(in: 0...6, using: &generator),
-                              extraAfter: Int.random(in: 1...4, using: &generator))
+            var queue = queue(
+                size: size, inFlight: inFlight, waiting: Int.random(in: 0...6, using: &generator),
+                extraAfter: Int.random(in: 1...4, using: &generator))
             var running: [[Item]] = []
             var ran: [Item] = []
             var submitted: [Item] = []

@@ -7,8 +7,11 @@ import XCTest
 final class RPCMetricsInterceptorTests: XCTestCase {
     private func request(_ path: String) -> ServerRequest<[UInt8]> {
         let parts = path.split(separator: "/").map(String.init)
-        return ServerRequest(message: [], metadata: [:], context: ServerContext(
-            method: MethodDescriptor(service: parts[0], method: parts[1]), deadline: nil, remotePeer: "127.0.0.1:1"))
+        return ServerRequest(
+            message: [], metadata: [:],
+            context: ServerContext(
+                method: MethodDescriptor(service: parts[0], method: parts[1]), deadline: nil, remotePeer: "127.0.0.1:1")
+        )
     }
 
     func testCountsEachCallByMethodAndStatusNameWithItsDuration() async throws {

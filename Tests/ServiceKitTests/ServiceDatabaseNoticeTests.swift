@@ -14,8 +14,9 @@ final class ServiceDatabaseNoticeTests: XCTestCase {
         let lines = sink.allLines
         XCTAssertEqual(lines.count, 2, "\(lines)")
         guard lines.count == 2 else { return }
-        XCTAssertTrue(lines[0].contains(#""level":"info""#) && lines[0].contains(#""sqlstate":"42P07""#)
-                      && lines[0].contains(#""severity":"NOTICE""#) && lines[0].contains("postgres notice"), lines[0])
+        XCTAssertTrue(
+            lines[0].contains(#""level":"info""#) && lines[0].contains(#""sqlstate":"42P07""#)
+                && lines[0].contains(#""severity":"NOTICE""#) && lines[0].contains("postgres notice"), lines[0])
         XCTAssertTrue(lines[1].contains(#""level":"warning""#) && lines[1].contains(#""detail":"careful""#), lines[1])
         let quiet = MemorySink()
         ServiceDatabase.noticeLogger(Logger(service: "points", minimumLevel: .notice, sink: quiet))(

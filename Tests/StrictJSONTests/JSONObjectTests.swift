@@ -5,8 +5,10 @@ final class JSONObjectTests: XCTestCase {
     /// Small objects scan their keys, large ones switch to a set: both paths
     /// must refuse a repeat and keep document order.
     func testDuplicatesAreRefusedOnBothSidesOfTheScanLimit() {
-        for size in [1, StrictJSONLimits.linearKeyScanMembersMax - 1, StrictJSONLimits.linearKeyScanMembersMax,
-                     StrictJSONLimits.linearKeyScanMembersMax + 1, 200] {
+        for size in [
+            1, StrictJSONLimits.linearKeyScanMembersMax - 1, StrictJSONLimits.linearKeyScanMembersMax,
+            StrictJSONLimits.linearKeyScanMembersMax + 1, 200,
+        ] {
             var object = JSONObject()
             for number in 0..<size {
                 XCTAssertTrue(object.insert("k\(number)", .integer(Int64(number))), "size \(size)")
@@ -38,19 +40,25 @@ final class JSONObjectTests: XCTestCase {
     /// canonically equivalent names were duplicates and lookups matched
     /// a name that was not there.
     func testKeysAreTheSameOnlyWhenTheirBytesAre() throws {
-        let pairs: [(String, String)] = [("K", "\u{212A}"), ("\u{E9}", "e\u{301}"), ("a\u{301}\u{323}", "a\u{323}\u{301}")]
+        let pairs: [(String, String)] = [
+            ("K", "\u{212A}"), ("\u{E9}", "e\u{301}"), ("a\u{301}\u{323}", "a\u{323}\u{301}"),
+        ]
         for size in [0, StrictJSONLimits.linearKeyScanMembersMax + 1] {
             for (first, second) in pairs {
                 var object = JSONObject()
                 for number in 0..<size { object.insert("k\(number)", .null) }
                 XCTAssertTrue(object.insert(first, .integer(1)), "size \(size)")
-                XCTAssertTrue(object.insert(second, .integer(2)), "size \(size): \(first.unicodeScalars.map(\.value)) and \(second.unicodeScalars.map(\.value))")
+                XCTAssertTrue(
+                    object.insert(second, .integer(2)),
+                    "size \(size): \(first.unicodeScalars.map(\.value)) and \(second.unicodeScalars.map(\.value))")
                 XCTAssertFalse(object.insert(second, .null))
                 XCTAssertEqual(object[first], .integer(1))
                 XCTAssertEqual(object[second], .integer(2))
             }
         }
-        guard case .object(let parsed) = try StrictJSONParser().parse(#"{"K":1,"\u212a":2}"#) else { return XCTFail("not an object") }
+        guard case .object(let parsed) = try StrictJSONParser().parse(#"{"K":1,"\u212a":2}"#) else {
+            return XCTFail("not an object")
+        }
         XCTAssertEqual(parsed.count, 2)
         XCTAssertEqual(parsed["K"], .integer(1))
         XCTAssertNotEqual(JSONObject(["K": .null]), JSONObject(["\u{212A}": .null]))

@@ -50,13 +50,17 @@ final class StrictJSONParserTests: XCTestCase {
         XCTAssertNoThrow(try parser.parse(ok))
         let deep = String(repeating: "[", count: 33) + String(repeating: "]", count: 33)
         XCTAssertEqual(kind(deep), .depthLimitExceeded)
-        XCTAssertEqual(kind(String(repeating: #"{"a":"#, count: 40) + "1" + String(repeating: "}", count: 40)), .depthLimitExceeded)
+        XCTAssertEqual(
+            kind(String(repeating: #"{"a":"#, count: 40) + "1" + String(repeating: "}", count: 40)), .depthLimitExceeded
+        )
     }
 
     func testSizeLimit() {
         let small = StrictJSONParser(documentBytesMax: 8)
         XCTAssertNoThrow(try small.parse("[1,2,3]"))
-        XCTAssertThrowsError(try small.parse("[1,2,3,4]")) { XCTAssertEqual(($0 as? JSONParseError)?.kind, .documentTooLarge) }
+        XCTAssertThrowsError(try small.parse("[1,2,3,4]")) {
+            XCTAssertEqual(($0 as? JSONParseError)?.kind, .documentTooLarge)
+        }
     }
 
     func testInvalidUTF8() {
@@ -104,13 +108,16 @@ final class StrictJSONParserTests: XCTestCase {
     }
 
     func testErrorOffsetPointsAtTheProblem() {
-        XCTAssertThrowsError(try parser.parse(#"{"a":1,"a":2}"#)) { XCTAssertEqual(($0 as? JSONParseError)?.byteOffset, 7) }
+        XCTAssertThrowsError(try parser.parse(#"{"a":1,"a":2}"#)) {
+            XCTAssertEqual(($0 as? JSONParseError)?.byteOffset, 7)
+        }
     }
 
     func testWriterRoundTripsAndEscapes() throws {
-        let value = JSONValue.object(JSONObject([
-            "s": .string("q\"\\/\n\r\t\u{01}\u{7F}é😀"), "n": .integer(-42), "a": .array([.bool(true), .null]),
-        ]))
+        let value = JSONValue.object(
+            JSONObject([
+                "s": .string("q\"\\/\n\r\t\u{01}\u{7F}é😀"), "n": .integer(-42), "a": .array([.bool(true), .null]),
+            ]))
         let text = JSONWriter.string(of: value)
         XCTAssertEqual(text, #"{"s":"q\"\\/\n\r\t\u0001\u007fé😀","n":-42,"a":[true,null]}"#)
         XCTAssertEqual(try parser.parse(text), value)
@@ -122,7 +129,8 @@ final class StrictJSONParserTests: XCTestCase {
         let value = try parser.parse(#" { "a" : [1, -2.5e3, true, false, null, "x\u00e9\ud83d\ude00\n"], "b": {} } "#)
         let one = try XCTUnwrap(JSONNumber("1"))
         let decimal = try XCTUnwrap(JSONNumber("-2.5e3"))
-        XCTAssertEqual(value["a"], .array([.number(one), .number(decimal), .bool(true), .bool(false), .null, .string("xé😀\n")]))
+        XCTAssertEqual(
+            value["a"], .array([.number(one), .number(decimal), .bool(true), .bool(false), .null, .string("xé😀\n")]))
         XCTAssertEqual(value["b"], .object(JSONObject()))
         XCTAssertNil(value["c"])
         XCTAssertNil(value["a"]?["x"])
@@ -176,15 +184,20 @@ final class StrictJSONParserTests: XCTestCase {
     }
 
     func testErrorDescriptionsNameTheReasonAndOffsetButNotTheContent() {
-        XCTAssertEqual(JSONParseError(kind: .duplicateKey("secret"), byteOffset: 7).description, "duplicate key (6 bytes) at byte 7")
-        XCTAssertEqual(JSONParseError(kind: .unexpectedByte(0x2F), byteOffset: 0).description, "unexpected byte 0x2f at byte 0")
-        XCTAssertEqual(JSONParseError(kind: .depthLimitExceeded, byteOffset: 33).description, "nesting too deep at byte 33")
+        XCTAssertEqual(
+            JSONParseError(kind: .duplicateKey("secret"), byteOffset: 7).description,
+            "duplicate key (6 bytes) at byte 7")
+        XCTAssertEqual(
+            JSONParseError(kind: .unexpectedByte(0x2F), byteOffset: 0).description, "unexpected byte 0x2f at byte 0")
+        XCTAssertEqual(
+            JSONParseError(kind: .depthLimitExceeded, byteOffset: 33).description, "nesting too deep at byte 33")
     }
 
     /// Seeded random byte strings: a value or a typed error, never a crash.
     func testSeededFuzzNeverCrashes() {
         var generator = SeededBytes(seed: 42)
-        let alphabet = Array(#"{}[],:"\ u0123456789abcdefnrtl.eE+-"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF4, 0xFF]
+        let alphabet =
+            Array(#"{}[],:"\ u0123456789abcdefnrtl.eE+-"#.utf8) + [0x00, 0x1F, 0x80, 0xC3, 0xA9, 0xED, 0xF4, 0xFF]
         var parsedCount = 0
         for _ in 0..<5000 {
             let length = Int(generator.next() % 24)
@@ -201,16 +214,21 @@ final class StrictJSONParserTests: XCTestCase {
     func testALongRunOfCombiningMarksIsRefused() throws {
         let thirty = String(repeating: "\u{0301}", count: 30)
         XCTAssertEqual(try parser.parse(Array("[\"e\(thirty)\"]".utf8)), .array([.string("e" + thirty)]))
-        guard case .object(let object) = try parser.parse(Array("{\"\(thirty)x\(thirty)\": 1}".utf8)) else { return XCTFail() }
+        guard case .object(let object) = try parser.parse(Array("{\"\(thirty)x\(thirty)\": 1}".utf8)) else {
+            return XCTFail()
+        }
         XCTAssertEqual(object.keys, ["\(thirty)x\(thirty)"], "two runs of 30, apart")
         let text = "\"e" + thirty + "\u{0316}" + "\""
         XCTAssertEqual(kind(text), .tooManyCombiningMarks)
         XCTAssertEqual(kind("{" + text + ": 1}"), .tooManyCombiningMarks, "a key")
         XCTAssertEqual(kind("\"e" + String(repeating: "\\u0301", count: 31) + "\""), .tooManyCombiningMarks, "escaped")
-        XCTAssertEqual(kind("\"" + String(repeating: "\u{0F73}", count: 31) + "\""), .tooManyCombiningMarks,
-                       "class 0, but it decomposes into marks")
+        XCTAssertEqual(
+            kind("\"" + String(repeating: "\u{0F73}", count: 31) + "\""), .tooManyCombiningMarks,
+            "class 0, but it decomposes into marks")
         // The audit's input: 16,000 marks of class 230 then 16,000 of class 220, as a key.
-        let attack = "{\"a" + String(repeating: "\u{0301}", count: 16_000) + String(repeating: "\u{0316}", count: 16_000) + "\":0}"
+        let attack =
+            "{\"a" + String(repeating: "\u{0301}", count: 16_000) + String(repeating: "\u{0316}", count: 16_000)
+            + "\":0}"
         XCTAssertEqual(kind(Array(attack.utf8)), .tooManyCombiningMarks)
         do {
             _ = try parser.parse(Array("[\"\(String(repeating: "\u{0301}", count: 31))\"]".utf8))

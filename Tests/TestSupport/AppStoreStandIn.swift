@@ -62,10 +62,10 @@ public final class AppStoreStandIn: @unchecked Sendable {
         }
         let first = try await nextLine(timeout: 30)
         guard first.hasPrefix("standin listening "),
-              let data = first.dropFirst("standin listening ".count).data(using: .utf8),
-              let announced = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let production = announced["production"] as? Int, let sandbox = announced["sandbox"] as? Int,
-              let ca = announced["caPath"] as? String, let other = announced["otherCAPath"] as? String
+            let data = first.dropFirst("standin listening ".count).data(using: .utf8),
+            let announced = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let production = announced["production"] as? Int, let sandbox = announced["sandbox"] as? Int,
+            let ca = announced["caPath"] as? String, let other = announced["otherCAPath"] as? String
         else {
             stop()
             throw Failure(description: "stand-in did not start: \(first) \(stderr)")
@@ -92,14 +92,18 @@ public final class AppStoreStandIn: @unchecked Sendable {
         data.append(0x0A)
         try input.fileHandleForWriting.write(contentsOf: data)
         let line = try await nextLine(timeout: 10)
-        guard let answer = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], answer["ok"] as? Bool == true else {
+        guard let answer = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            answer["ok"] as? Bool == true
+        else {
             throw Failure(description: "control command \(command) failed: \(line)")
         }
         return answer
     }
 
     /// Arms a fault for the next `count` requests whose path starts with `match`.
-    public func fault(_ fault: [String: Any], match: String = "/", environment: String = "*", count: Int = 1) async throws {
+    public func fault(_ fault: [String: Any], match: String = "/", environment: String = "*", count: Int = 1)
+        async throws
+    {
         try await command(["op": "fault", "env": environment, "match": match, "count": count, "fault": fault])
     }
 
@@ -110,10 +114,14 @@ public final class AppStoreStandIn: @unchecked Sendable {
     /// carries, as it is at this moment), orders (order id → transaction ids).
     /// Returns the notifications' UUIDs.
     @discardableResult
-    public func add(environment: String, transactions: [[String: Any]] = [], notifications: [[String: Any]] = [],
-                    orders: [String: [String]] = [:]) async throws -> [String] {
-        let answer = try await command(["op": "add", "env": environment, "transactions": transactions, "notifications": notifications,
-                                        "orders": orders])
+    public func add(
+        environment: String, transactions: [[String: Any]] = [], notifications: [[String: Any]] = [],
+        orders: [String: [String]] = [:]
+    ) async throws -> [String] {
+        let answer = try await command([
+            "op": "add", "env": environment, "transactions": transactions, "notifications": notifications,
+            "orders": orders,
+        ])
         return answer["notificationUUIDs"] as? [String] ?? []
     }
 

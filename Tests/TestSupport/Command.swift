@@ -12,8 +12,10 @@ public enum Command {
     /// `inheritsEnvironment` is false (as `env -i`, without putting the
     /// values on a command line other users can read). Returns the exit status.
     @discardableResult
-    public static func run(_ arguments: [String], outputPath: String? = nil, errorPath: String? = nil,
-                           environment: [String: String]? = nil, inheritsEnvironment: Bool = true) throws -> Int32 {
+    public static func run(
+        _ arguments: [String], outputPath: String? = nil, errorPath: String? = nil,
+        environment: [String: String]? = nil, inheritsEnvironment: Bool = true
+    ) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -35,10 +37,13 @@ public enum Command {
             envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }
         defer { for pointer in envp { free(pointer) } }
-        let status = environment == nil
+        let status =
+            environment == nil
             ? posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
             : posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard status == 0 else { throw ServiceProcessError(description: "cannot start \(arguments[0]): errno \(status)") }
+        guard status == 0 else {
+            throw ServiceProcessError(description: "cannot start \(arguments[0]): errno \(status)")
+        }
         var exitStatus: Int32 = 0
         while waitpid(pid, &exitStatus, 0) < 0 {
             guard errno == EINTR else { throw ServiceProcessError(description: "waitpid failed: errno \(errno)") }

@@ -16,13 +16,17 @@ public struct InternalTestPKI: Sendable {
     /// Makes a new CA and one certificate per spec: `NAME` (subjectAltName
     /// DNS:NAME) or `NAME=SAN` (an openssl subjectAltName value; empty for
     /// none), in `directory` (default: a new temporary folder). Blocking.
-    public static func make(_ specs: [String], in directory: String = NSTemporaryDirectory() + "internal-pki-\(UUID().uuidString)") throws -> InternalTestPKI {
+    public static func make(
+        _ specs: [String], in directory: String = NSTemporaryDirectory() + "internal-pki-\(UUID().uuidString)"
+    ) throws -> InternalTestPKI {
         let script = ServiceProcess.repositoryRoot.appendingPathComponent("scripts/internal-pki.sh").path
         let log = directory + ".log"
         let status = try Command.run(["/bin/bash", script, directory] + specs, outputPath: log)
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: log)
-        guard status == 0 else { throw ServiceProcessError(description: "internal-pki.sh failed (\(status)): \(output)") }
+        guard status == 0 else {
+            throw ServiceProcessError(description: "internal-pki.sh failed (\(status)): \(output)")
+        }
         return InternalTestPKI(directory: directory)
     }
 
@@ -35,12 +39,18 @@ public struct InternalTestPKI: Sendable {
     /// certificate (also its client identity towards PointsService), the CA
     /// its callers' certificates must chain to, and PointsService's CA.
     public func serviceEnvironment(_ name: String) -> [String: String] {
-        ["INTERNAL_AUTH": "mtls", "TLS_CERT": certificatePath(name), "TLS_KEY": keyPath(name), "TLS_CLIENT_CA": caPath, "POINTS_TLS_CA": caPath]
+        [
+            "INTERNAL_AUTH": "mtls", "TLS_CERT": certificatePath(name), "TLS_KEY": keyPath(name),
+            "TLS_CLIENT_CA": caPath, "POINTS_TLS_CA": caPath,
+        ]
     }
 
     /// The gateway's settings towards the services, presenting `name`'s certificate.
     public func gatewayEnvironment(_ name: String = "gateway") -> [String: String] {
-        ["INTERNAL_AUTH": "mtls", "BACKEND_TLS_CA_FILE": caPath, "BACKEND_TLS_CERT": certificatePath(name), "BACKEND_TLS_KEY": keyPath(name)]
+        [
+            "INTERNAL_AUTH": "mtls", "BACKEND_TLS_CA_FILE": caPath, "BACKEND_TLS_CERT": certificatePath(name),
+            "BACKEND_TLS_KEY": keyPath(name),
+        ]
     }
 
     /// Deletes the folder, keys included.

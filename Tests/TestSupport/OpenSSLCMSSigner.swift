@@ -42,23 +42,27 @@ public final class OpenSSLCMSSigner: Sendable {
         guard certificates.count >= 3, keys.count >= 3 else {
             throw ServiceProcessError(description: "not a root, intermediate and leaf with their keys")
         }
-        try self.init(certificatePEM: certificates[2].text, keyPEM: keys[2].text,
-                      carriedCertificatesPEM: carryingIntermediate ? certificates[1].text : nil)
+        try self.init(
+            certificatePEM: certificates[2].text, keyPEM: keys[2].text,
+            carriedCertificatesPEM: carryingIntermediate ? certificates[1].text : nil)
     }
 
     /// A self-signed P-256 signer (no Apple markers, trusted by nobody).
     public static func selfSigned() throws -> OpenSSLCMSSigner {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cms-self-signed-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cms-self-signed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = directory.appendingPathComponent("key.pem").path
         let certificate = directory.appendingPathComponent("certificate.pem").path
-        try run([
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", key, "-out", certificate, "-subj", "/CN=SelfSignedReceiptSigner", "-days", "1",
-        ], in: directory)
-        return try OpenSSLCMSSigner(certificatePEM: try String(contentsOfFile: certificate, encoding: .utf8),
-                                    keyPEM: try String(contentsOfFile: key, encoding: .utf8))
+        try run(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", key, "-out", certificate, "-subj", "/CN=SelfSignedReceiptSigner", "-days", "1",
+            ], in: directory)
+        return try OpenSSLCMSSigner(
+            certificatePEM: try String(contentsOfFile: certificate, encoding: .utf8),
+            keyPEM: try String(contentsOfFile: key, encoding: .utf8))
     }
 
     deinit { removeFiles() }
@@ -75,8 +79,10 @@ public final class OpenSSLCMSSigner: Sendable {
     /// `payload` signed (`-binary`: the bytes as they are) in `mode` with
     /// the digest `digest` (an `openssl -md` name), and by `cosigner` too
     /// when given (a second SignerInfo, its carried certificates added).
-    public func sign(_ payload: [UInt8], _ mode: Mode = .cms, digest: String = "sha256",
-                     cosigner: OpenSSLCMSSigner? = nil) throws -> [UInt8] {
+    public func sign(
+        _ payload: [UInt8], _ mode: Mode = .cms, digest: String = "sha256",
+        cosigner: OpenSSLCMSSigner? = nil
+    ) throws -> [UInt8] {
         let name = UUID().uuidString
         let input = directory.appendingPathComponent("\(name).der").path
         let output = directory.appendingPathComponent("\(name).p7").path
@@ -88,7 +94,9 @@ public final class OpenSSLCMSSigner: Sendable {
         var arguments = [mode == .smime ? "smime" : "cms", "-sign", "-md", digest]
         if mode != .cmsDetached { arguments.append("-nodetach") }
         if mode == .cmsStreamed { arguments.append("-stream") }
-        arguments += ["-binary", "-outform", "DER", "-in", input, "-signer", certificatePath, "-inkey", keyPath, "-out", output]
+        arguments += [
+            "-binary", "-outform", "DER", "-in", input, "-signer", certificatePath, "-inkey", keyPath, "-out", output,
+        ]
         if let cosigner { arguments += ["-signer", cosigner.certificatePath, "-inkey", cosigner.keyPath] }
         let carried = [carriedPath, cosigner?.carriedPath].compactMap { $0 }
         if !carried.isEmpty {
@@ -106,7 +114,8 @@ public final class OpenSSLCMSSigner: Sendable {
         let status = try Command.run([openssl] + arguments, outputPath: log, errorPath: log)
         guard status == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw ServiceProcessError(description: "openssl \(arguments.prefix(2).joined(separator: " ")) exited \(status): \(output)")
+            throw ServiceProcessError(
+                description: "openssl \(arguments.prefix(2).joined(separator: " ")) exited \(status): \(output)")
         }
     }
 }

@@ -19,7 +19,9 @@ public final class RestartableService: @unchecked Sendable {
     public func start(environment: [String: String]) async throws {
         let arguments = port == 0 ? [] : ["--listen", "127.0.0.1:\(port)"]
         let name = executable
-        let started = try await offPool { try ServiceProcess(executable: name, arguments: arguments, environment: environment) }
+        let started = try await offPool {
+            try ServiceProcess(executable: name, arguments: arguments, environment: environment)
+        }
         process = started
         port = started.port
     }

@@ -31,7 +31,10 @@ public final class ServiceProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments` and `environment` added to ours,
     /// and waits (bounded) until it announces its port.
-    public init(executable: String, arguments: [String] = [], environment: [String: String], startTimeout: Duration = .seconds(30)) throws {
+    public init(
+        executable: String, arguments: [String] = [], environment: [String: String],
+        startTimeout: Duration = .seconds(30)
+    ) throws {
         name = executable
         process = Process()
         process.executableURL = Self.productsDirectory.appendingPathComponent(executable)
@@ -70,8 +73,9 @@ public final class ServiceProcess: @unchecked Sendable {
             let complete = text[..<(text.lastIndex(of: "\n") ?? text.startIndex)]
             for line in complete.split(separator: "\n") {
                 guard let range = line.range(of: "listening on "),
-                      let colon = line.lastIndex(of: ":"), colon > range.upperBound,
-                      let port = Int(line[line.index(after: colon)...]) else { continue }
+                    let colon = line.lastIndex(of: ":"), colon > range.upperBound,
+                    let port = Int(line[line.index(after: colon)...])
+                else { continue }
                 if line.contains(" admin listening on ") {
                     adminPort = port
                 } else {
@@ -124,7 +128,10 @@ public struct ServiceProcessError: Error, CustomStringConvertible {
 public enum TestDatabases {
     public static func url(_ variable: String) throws -> String {
         guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
-            throw ServiceProcessError(description: "\(variable) is not set: run scripts/test.sh, or eval \"$(scripts/pg.sh start | sed 's/^/export /')\"")
+            throw ServiceProcessError(
+                description:
+                    "\(variable) is not set: run scripts/test.sh, or eval \"$(scripts/pg.sh start | sed 's/^/export /')\""
+            )
         }
         return url
     }

@@ -7,7 +7,9 @@ import PostgresClient
 public enum TestSchema {
     /// Creates `<prefix>_<random>` in `url`'s database and returns its name
     /// with the statement that drops it (cascade), for the test's teardown.
-    public static func create(_ url: String, prefix: String) async throws -> (name: String, drop: @Sendable () async throws -> Void) {
+    public static func create(_ url: String, prefix: String) async throws -> (
+        name: String, drop: @Sendable () async throws -> Void
+    ) {
         let name = prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         try await administer(url) { try await $0.execute("create schema \(name)") }
         return (name, { try await administer(url) { try await $0.execute("drop schema \(name) cascade") } })

@@ -18,12 +18,19 @@ public struct TestTokens: Sendable {
         sign(claims: claims(userId: userId, email: email))
     }
 
-    public func claims(userId: UUID, email: String, lifetimeSeconds: Int64 = 600, nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)) -> [String: Any] {
-        ["iss": issuer, "aud": audience, "sub": userId.uuidString.lowercased(), "email": email,
-         "iat": nowSeconds, "nbf": nowSeconds, "exp": nowSeconds + lifetimeSeconds]
+    public func claims(
+        userId: UUID, email: String, lifetimeSeconds: Int64 = 600,
+        nowSeconds: Int64 = Int64(Date().timeIntervalSince1970)
+    ) -> [String: Any] {
+        [
+            "iss": issuer, "aud": audience, "sub": userId.uuidString.lowercased(), "email": email,
+            "iat": nowSeconds, "nbf": nowSeconds, "exp": nowSeconds + lifetimeSeconds,
+        ]
     }
 
-    public func sign(claims: [String: Any], header: [String: Any] = ["alg": "HS256", "typ": "JWT"], key: String? = nil) -> String {
+    public func sign(claims: [String: Any], header: [String: Any] = ["alg": "HS256", "typ": "JWT"], key: String? = nil)
+        -> String
+    {
         let input = Self.base64URL(Self.json(header)) + "." + Self.base64URL(Self.json(claims))
         let code = HMACSHA256Key(secret: Array((key ?? secret).utf8)).authenticationCode(for: Array(input.utf8))
         return input + "." + Self.base64URL(code)

@@ -25,12 +25,14 @@ final class UTCDateTimeTests: XCTestCase {
 
     /// What is written reads back to the same instant, in both forms.
     func testWrittenTextsReadBack() {
-        var instant: Int64 = -62_135_596_800_000 // 0001-01-01
-        while instant < 253_402_300_799_000 { // 9999-12-31T23:59:59
+        var instant: Int64 = -62_135_596_800_000  // 0001-01-01
+        while instant < 253_402_300_799_000 {  // 9999-12-31T23:59:59
             let time = UTCDateTime(unixMilliseconds: instant)
             XCTAssertEqual(time.unixMilliseconds, instant)
             XCTAssertEqual(UTCDateTime.unixMilliseconds(rfc3339: time.rfc3339), instant, time.rfc3339)
-            XCTAssertEqual(UTCDateTime.unixMilliseconds(httpDate: time.imfFixdate), instant - Int64(time.millisecond), time.imfFixdate)
+            XCTAssertEqual(
+                UTCDateTime.unixMilliseconds(httpDate: time.imfFixdate), instant - Int64(time.millisecond),
+                time.imfFixdate)
             instant += 7_654_321_987_123
         }
     }
@@ -47,15 +49,19 @@ final class UTCDateTimeTests: XCTestCase {
             ("2021-04-16T10:59:33+0800", nil),
             ("2023-02-29T00:00:00Z", nil), ("2023-13-01T00:00:00Z", nil), ("2023-10-19T24:00:00Z", nil),
             ("2023-10-19 01:18:54Z", nil), ("2023-10-19T01:18:54", nil), ("2023-10-19T01:18:54.Z", nil),
-            ("2023-10-19T01:18:54.1234567890Z", nil), ("2023-10-19T01:18:54+08", nil), ("2023-10-19T01:18:54Zjunk", nil),
-            ("2023-10-19T01:18:54+24:00", nil), ("2023-10-19", nil), ("1697678334000", nil), ("", nil), ("٢٠٢٣-10-19T01:18:54Z", nil),
+            ("2023-10-19T01:18:54.1234567890Z", nil), ("2023-10-19T01:18:54+08", nil),
+            ("2023-10-19T01:18:54Zjunk", nil),
+            ("2023-10-19T01:18:54+24:00", nil), ("2023-10-19", nil), ("1697678334000", nil), ("", nil),
+            ("٢٠٢٣-10-19T01:18:54Z", nil),
         ]
         for (text, expected) in cases {
             XCTAssertEqual(UTCDateTime.unixMilliseconds(rfc3339: text), expected, text)
         }
         let lenient = UTCDateTime.RFC3339Leniency(offsetWithoutColon: true)
-        XCTAssertEqual(UTCDateTime.unixMilliseconds(rfc3339: "2021-04-16T10:59:33+0800", leniency: lenient), 1_618_541_973_000)
-        XCTAssertEqual(UTCDateTime.unixMilliseconds(rfc3339: "2021-04-16T10:59:33+08:00", leniency: lenient), 1_618_541_973_000)
+        XCTAssertEqual(
+            UTCDateTime.unixMilliseconds(rfc3339: "2021-04-16T10:59:33+0800", leniency: lenient), 1_618_541_973_000)
+        XCTAssertEqual(
+            UTCDateTime.unixMilliseconds(rfc3339: "2021-04-16T10:59:33+08:00", leniency: lenient), 1_618_541_973_000)
         XCTAssertNil(UTCDateTime.unixMilliseconds(rfc3339: "2021-04-16T10:59:33+08", leniency: lenient))
     }
 

@@ -18,8 +18,9 @@ final class UUIDTextTests: XCTestCase {
     }
 
     func testMixedCaseIsTheSameUUID() {
-        XCTAssertEqual(UUIDText.parse("7C4C7A82-2f6f-4E70-b57a-8B0A7F2E9B72"),
-                       UUID(uuidString: "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"))
+        XCTAssertEqual(
+            UUIDText.parse("7C4C7A82-2f6f-4E70-b57a-8B0A7F2E9B72"),
+            UUID(uuidString: "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"))
     }
 
     func testRefusesEveryOtherSpelling() {
@@ -27,7 +28,8 @@ final class UUIDTextTests: XCTestCase {
         for bad in [
             "", "7c4c7a822f6f4e70b57a8b0a7f2e9b72", "{\(good)}", "urn:uuid:\(good)", " \(good)", "\(good) ", "\(good)0",
             String(good.dropLast()), "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b7g", "7c4c7a82+2f6f-4e70-b57a-8b0a7f2e9b72",
-            "7c4c7a822-f6f-4e70-b57a-8b0a7f2e9b72", "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b7\u{0}", "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9bé",
+            "7c4c7a822-f6f-4e70-b57a-8b0a7f2e9b72", "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b7\u{0}",
+            "7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9bé",
             String(repeating: "-", count: 36), String(repeating: "0", count: 36),
         ] {
             XCTAssertNil(UUIDText.parse(bad), bad)

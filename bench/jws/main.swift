@@ -45,7 +45,9 @@ struct BenchOptions {
                 guard let count = Int(try value()) else { throw BenchError.usage("--iterations needs an integer") }
                 iterations = min(max(count, 1), Self.iterationsMax)
             case "--seconds":
-                guard let limit = Double(try value()), limit > 0 else { throw BenchError.usage("--seconds needs a number") }
+                guard let limit = Double(try value()), limit > 0 else {
+                    throw BenchError.usage("--seconds needs a number")
+                }
                 seconds = min(limit, Self.secondsMax)
             default: throw BenchError.usage("unknown argument \(arguments[index])")
             }
@@ -85,13 +87,15 @@ struct BenchInput {
         }
         let nowSeconds = Int64(Date().timeIntervalSince1970)
         let authority = try LocalTestingCertificateAuthority(options: .init(nowSeconds: nowSeconds))
-        let payload = "{\"transactionId\":\"2000000000000001\",\"bundleId\":\"\(options.bundleId)\","
+        let payload =
+            "{\"transactionId\":\"2000000000000001\",\"bundleId\":\"\(options.bundleId)\","
             + "\"productId\":\"points_100\",\"purchaseDate\":\(nowSeconds * 1000),\"type\":\"Consumable\","
             + "\"environment\":\"Sandbox\",\"signedDate\":\(nowSeconds * 1000)}"
         let configuration = VerifierConfiguration(
             bundleId: options.bundleId, appAppleId: nil, allowedEnvironments: [.sandbox],
             trustedRoots: [authority.rootDER])
-        return BenchInput(label: "generated", jws: try authority.sign(payloadJSON: payload), configuration: configuration)
+        return BenchInput(
+            label: "generated", jws: try authority.sign(payloadJSON: payload), configuration: configuration)
     }
 }
 
@@ -116,7 +120,9 @@ do {
     let input = try BenchInput.load(options)
     let cached = try SignedDataVerifier(configuration: input.configuration)
     let decoded = try cached.verifyTransaction(input.jws)
-    print("# input=\(input.label) transaction_id=\(decoded.transactionId ?? "-") jws_length_bytes=\(input.jws.utf8.count)")
+    print(
+        "# input=\(input.label) transaction_id=\(decoded.transactionId ?? "-") jws_length_bytes=\(input.jws.utf8.count)"
+    )
     for mode in options.modes {
         let (count, seconds): (Int, Double)
         switch mode {
@@ -132,9 +138,10 @@ do {
             }
         }
         let perSecond = Double(count) / seconds
-        print("mode=\(mode) input=\(input.label) iterations=\(count) seconds=\(String(format: "%.3f", seconds)) "
-            + "microseconds_per_verification=\(String(format: "%.2f", 1e6 / perSecond)) "
-            + "verifications_per_second=\(String(format: "%.0f", perSecond))")
+        print(
+            "mode=\(mode) input=\(input.label) iterations=\(count) seconds=\(String(format: "%.3f", seconds)) "
+                + "microseconds_per_verification=\(String(format: "%.2f", 1e6 / perSecond)) "
+                + "verifications_per_second=\(String(format: "%.0f", perSecond))")
     }
 } catch {
     FileHandle.standardError.write(Data("JWSBench: \(error)\n".utf8))

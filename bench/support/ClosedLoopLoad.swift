@@ -34,7 +34,8 @@ public struct ClosedLoopLoad: Sendable {
         let perTask = await withTaskGroup(of: Outcome.self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
-                    var outcome = Outcome(completed: 0, errors: 0, firstError: nil, elapsedSeconds: 0, latenciesNanoseconds: [])
+                    var outcome = Outcome(
+                        completed: 0, errors: 0, firstError: nil, elapsedSeconds: 0, latenciesNanoseconds: [])
                     while ContinuousClock.now < deadline {
                         let number = next.take()
                         guard number < requests else { break }

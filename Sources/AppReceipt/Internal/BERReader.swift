@@ -142,7 +142,9 @@ struct BERReader: Sendable {
             guard index < bound else { throw error(.truncated, "element ends in its tag", at: offset) }
             let digit = bytes[index]
             index += 1
-            if digitIndex == 0, digit == 0x80 { throw error(.badTag, "tag number with a leading zero digit", at: offset) }
+            if digitIndex == 0, digit == 0x80 {
+                throw error(.badTag, "tag number with a leading zero digit", at: offset)
+            }
             number = number << 7 | UInt32(digit & 0x7F)
             if digit & 0x80 == 0 {
                 guard number >= 31 else { throw error(.badTag, "tag number below 31 in the long form", at: offset) }
@@ -163,7 +165,9 @@ struct BERReader: Sendable {
         guard octetCount <= AppReceiptLimits.lengthOctetsMax else {
             throw error(.lengthOverflow, "length of \(octetCount) octets", at: elementOffset)
         }
-        guard octetCount <= bound - index else { throw error(.truncated, "element ends in its length", at: elementOffset) }
+        guard octetCount <= bound - index else {
+            throw error(.truncated, "element ends in its length", at: elementOffset)
+        }
         var length = 0
         for _ in 0..<octetCount {
             length = length << 8 | Int(bytes[index])

@@ -24,13 +24,16 @@ struct ReceiptAttribute {
         }
         let parts = try reader.children(of: element, countMax: 3, excess: .badAttribute, what: "a receipt attribute")
         guard parts.count == 3 else {
-            throw reader.error(.badAttribute, "receipt attribute with \(parts.count) of its 3 fields", at: element.offset)
+            throw reader.error(
+                .badAttribute, "receipt attribute with \(parts.count) of its 3 fields", at: element.offset)
         }
         guard let type = Self.integer(parts[0], in: reader), Self.integer(parts[1], in: reader) != nil else {
-            throw reader.error(.badAttribute, "receipt attribute type or version is not an INTEGER of 1-8 bytes", at: element.offset)
+            throw reader.error(
+                .badAttribute, "receipt attribute type or version is not an INTEGER of 1-8 bytes", at: element.offset)
         }
         guard parts[2].tag == .octetString else {
-            throw reader.error(.badAttribute, "receipt attribute value is \(parts[2].tag), not OCTET STRING", at: parts[2].offset)
+            throw reader.error(
+                .badAttribute, "receipt attribute value is \(parts[2].tag), not OCTET STRING", at: parts[2].offset)
         }
         self.type = type
         self.value = parts[2]
@@ -43,12 +46,16 @@ struct ReceiptAttribute {
     /// The one element the value's bytes encode, and a reader for it.
     func valueElement() throws(AppReceiptError) -> (BERReader, BERElement) {
         guard value.isConstructed else {
-            return (reader, try reader.single(in: value.content, depth: value.depth + 1, what: "attribute \(type)'s value"))
+            return (
+                reader, try reader.single(in: value.content, depth: value.depth + 1, what: "attribute \(type)'s value")
+            )
         }
         let joined = try reader.stringBytes(
             of: value, bytesMax: reader.bytes.count, tooLong: .tooLarge, what: "attribute \(type)'s value")
         let nested = reader.nestedReader(for: value, bytes: joined)
-        return (nested, try nested.single(in: 0..<joined.count, depth: value.depth + 1, what: "attribute \(type)'s value"))
+        return (
+            nested, try nested.single(in: 0..<joined.count, depth: value.depth + 1, what: "attribute \(type)'s value")
+        )
     }
 
     /// A UTF8STRING value; nil when empty.
@@ -62,7 +69,9 @@ struct ReceiptAttribute {
             }
             return String(decoding: bytes, as: UTF8.self)
         case .freeText:
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw fault(.badField, "\(what) is not UTF-8") }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw fault(.badField, "\(what) is not UTF-8")
+            }
             guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
                 throw fault(.badField, "\(what) has a control character")
             }
@@ -103,7 +112,7 @@ struct ReceiptAttribute {
     /// ones), as a two's complement number; nil otherwise.
     static func integer(_ element: BERElement, in reader: BERReader) -> Int64? {
         guard element.tag == .integer, !element.isConstructed,
-              (1...AppReceiptLimits.integerBytesMax).contains(element.content.count)
+            (1...AppReceiptLimits.integerBytesMax).contains(element.content.count)
         else { return nil }
         let octets = reader.bytes[element.content]
         let first = octets[octets.startIndex]

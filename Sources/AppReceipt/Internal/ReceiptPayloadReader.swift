@@ -21,12 +21,14 @@ enum ReceiptPayloadReader {
             switch attribute.type {
             case ReceiptAttributeType.bundleId:
                 guard bundleId == nil else { throw attribute.fault(.duplicateField, "bundle id (type 2) twice") }
-                bundleId = try attribute.text(.identifier, bytesMax: AppReceiptLimits.textBytesMax, what: "bundle id (type 2)")
+                bundleId = try attribute.text(
+                    .identifier, bytesMax: AppReceiptLimits.textBytesMax, what: "bundle id (type 2)")
                 guard bundleId != nil else { throw attribute.fault(.badField, "empty bundle id (type 2)") }
             case ReceiptAttributeType.appVersion:
                 guard !seenAppVersion else { throw attribute.fault(.duplicateField, "app version (type 3) twice") }
                 seenAppVersion = true
-                appVersion = try attribute.text(.freeText, bytesMax: AppReceiptLimits.textBytesMax, what: "app version (type 3)")
+                appVersion = try attribute.text(
+                    .freeText, bytesMax: AppReceiptLimits.textBytesMax, what: "app version (type 3)")
             case ReceiptAttributeType.creationDate:
                 guard !seenCreationDate else { throw attribute.fault(.duplicateField, "creation date (type 12) twice") }
                 seenCreationDate = true
@@ -41,7 +43,8 @@ enum ReceiptPayloadReader {
             }
         }
         guard let bundleId else { throw reader.error(.missingField, "no bundle id (type 2)", at: set.offset) }
-        return AppReceipt(bundleId: bundleId, appVersion: appVersion, creationDate: creationDate, inAppPurchases: purchases)
+        return AppReceipt(
+            bundleId: bundleId, appVersion: appVersion, creationDate: creationDate, inAppPurchases: purchases)
     }
 
     /// One in-app purchase receipt: type 17's value, a SET of attributes.
@@ -51,13 +54,16 @@ enum ReceiptPayloadReader {
         let name = "in-app purchase \(number)"
         let (reader, set) = try outer.valueElement()
         try SignedDataReader.expect(set, .set, constructed: true, in: reader, what: name)
-        let elements = try reader.children(of: set, countMax: AppReceiptLimits.inAppAttributesMax, excess: .tooMany, what: name)
+        let elements = try reader.children(
+            of: set, countMax: AppReceiptLimits.inAppAttributesMax, excess: .tooMany, what: name)
         var fields = InAppFields()
         for element in elements {
             let attribute = try ReceiptAttribute(element, in: reader)
             guard ReceiptAttributeType.inAppFields.contains(attribute.type) else { continue }
             let what = "field \(attribute.type) of \(name)"
-            guard fields.seen.insert(attribute.type).inserted else { throw attribute.fault(.duplicateField, "\(what) twice") }
+            guard fields.seen.insert(attribute.type).inserted else {
+                throw attribute.fault(.duplicateField, "\(what) twice")
+            }
             switch attribute.type {
             case ReceiptAttributeType.quantity:
                 fields.quantity = try attribute.quantity(what: what)

@@ -38,11 +38,16 @@ enum SignedDataReader {
         let contentInfo = try reader.single(in: 0..<reader.bytes.count, depth: 1, what: "the receipt")
         try expect(contentInfo, .sequence, constructed: true, in: reader, what: "ContentInfo")
         let parts = try reader.children(of: contentInfo, countMax: 2, excess: .badTag, what: "ContentInfo")
-        guard let contentType = parts.first else { throw reader.error(.notSignedData, "empty ContentInfo", at: contentInfo.offset) }
+        guard let contentType = parts.first else {
+            throw reader.error(.notSignedData, "empty ContentInfo", at: contentInfo.offset)
+        }
         try expectOID(contentType, signedDataOID, in: reader, what: "ContentInfo content type (not signedData)")
-        guard parts.count == 2 else { throw reader.error(.missingPayload, "ContentInfo without content", at: contentInfo.offset) }
+        guard parts.count == 2 else {
+            throw reader.error(.missingPayload, "ContentInfo without content", at: contentInfo.offset)
+        }
         try expect(parts[1], .contextSpecific(0), constructed: true, in: reader, what: "ContentInfo content")
-        let explicitContent = try reader.children(of: parts[1], countMax: 1, excess: .badTag, what: "ContentInfo content")
+        let explicitContent = try reader.children(
+            of: parts[1], countMax: 1, excess: .badTag, what: "ContentInfo content")
         guard let signedData = explicitContent.first else {
             throw reader.error(.missingPayload, "empty ContentInfo content", at: parts[1].offset)
         }
@@ -67,7 +72,7 @@ enum SignedDataReader {
         var nextOptionalTag: UInt32 = 0
         for field in fields[3..<(fields.count - 1)] {
             guard field.tag.tagClass == .contextSpecific, field.tag.number >= nextOptionalTag, field.tag.number <= 1,
-                  field.isConstructed
+                field.isConstructed
             else { throw reader.error(.badTag, "SignedData field \(field.tag) out of place", at: field.offset) }
             nextOptionalTag = field.tag.number + 1
         }

@@ -12,7 +12,9 @@ struct BaseURL: Sendable, Hashable {
 
     init(parsing text: String, setting: String) throws(AppStoreServerAPIConfigurationError) {
         let prefix = "https://"
-        guard text.lowercased().hasPrefix(prefix) else { throw .init(setting: setting, reason: "must start with https://") }
+        guard text.lowercased().hasPrefix(prefix) else {
+            throw .init(setting: setting, reason: "must start with https://")
+        }
         var rest = Substring(text.dropFirst(prefix.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.isEmpty, !rest.contains(where: { "/?#@ \\".contains($0) }) else {
@@ -21,19 +23,27 @@ struct BaseURL: Sendable, Hashable {
         var host = rest
         var port = 443
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw .init(setting: setting, reason: "unclosed [ in the host") }
+            guard let close = rest.firstIndex(of: "]") else {
+                throw .init(setting: setting, reason: "unclosed [ in the host")
+            }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":"), let parsed = Int(after.dropFirst()) else { throw .init(setting: setting, reason: "bad port") }
+                guard after.hasPrefix(":"), let parsed = Int(after.dropFirst()) else {
+                    throw .init(setting: setting, reason: "bad port")
+                }
                 port = parsed
             }
         } else if let colon = rest.lastIndex(of: ":") {
             host = rest[..<colon]
-            guard let parsed = Int(rest[rest.index(after: colon)...]) else { throw .init(setting: setting, reason: "bad port") }
+            guard let parsed = Int(rest[rest.index(after: colon)...]) else {
+                throw .init(setting: setting, reason: "bad port")
+            }
             port = parsed
         }
-        guard !host.isEmpty, (1...65535).contains(port) else { throw .init(setting: setting, reason: "bad host or port") }
+        guard !host.isEmpty, (1...65535).contains(port) else {
+            throw .init(setting: setting, reason: "bad host or port")
+        }
         self.host = host.lowercased()
         self.port = port
     }

@@ -17,9 +17,13 @@ final class HTTP2Transport: Sendable {
         for environment in AppStoreServerEnvironment.allCases {
             let base = try configuration.baseURL(environment)
             do {
-                contexts[environment] = (base, try TLSClientContext(trustRootsPath: configuration.trustRootsPath, serverName: base.host))
+                contexts[environment] = (
+                    base, try TLSClientContext(trustRootsPath: configuration.trustRootsPath, serverName: base.host)
+                )
             } catch {
-                throw .init(setting: AppStoreServerAPIConfiguration.Variable.caPath, reason: "cannot load the trust roots: \(error)")
+                throw .init(
+                    setting: AppStoreServerAPIConfiguration.Variable.caPath,
+                    reason: "cannot load the trust roots: \(error)")
             }
         }
         let loop: EventLoop
@@ -31,8 +35,9 @@ final class HTTP2Transport: Sendable {
         self.loop = loop
         var hosts: [AppStoreServerEnvironment: HostConnection] = [:]
         for (environment, (base, tls)) in contexts {
-            hosts[environment] = HostConnection(environment: environment, base: base, dialHost: configuration.connectAddressOverride,
-                                                tls: tls, limits: configuration.limits, loop: loop)
+            hosts[environment] = HostConnection(
+                environment: environment, base: base, dialHost: configuration.connectAddressOverride,
+                tls: tls, limits: configuration.limits, loop: loop)
         }
         self.hosts = HostTable(hosts, loop: loop)
     }
@@ -44,14 +49,21 @@ final class HTTP2Transport: Sendable {
     }
 
     /// One attempt: the answer, whatever its status, or why there is none.
-    func send(_ request: AppStoreHTTPRequest, to environment: AppStoreServerEnvironment) async -> Result<AppStoreHTTPResponse, AppStoreServerAPIError> {
-        if closed.withLock({ $0 }) { return .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")) }
+    func send(_ request: AppStoreHTTPRequest, to environment: AppStoreServerEnvironment) async -> Result<
+        AppStoreHTTPResponse, AppStoreServerAPIError
+    > {
+        if closed.withLock({ $0 }) {
+            return .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed"))
+        }
         let loop = self.loop
         let hosts = self.hosts
         let limits = self.limits
         // Created and used on the loop only.
         let callBox = Mutex<LoopBound<HTTPCall>?>(nil)
-        let makeCall: @Sendable () -> HTTPCall = { HTTPCall(request: request, bodyBytesMax: limits.responseBodyBytesMax, timeout: limits.requestTimeout, loop: loop) }
+        let makeCall: @Sendable () -> HTTPCall = {
+            HTTPCall(
+                request: request, bodyBytesMax: limits.responseBodyBytesMax, timeout: limits.requestTimeout, loop: loop)
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: HTTPCall.Completion) in
                 do throws(EventLoopSubmissionError) {
@@ -64,9 +76,11 @@ final class HTTP2Transport: Sendable {
                         host.submit(call)
                     }
                 } catch .loopStopped {
-                    continuation.resume(returning: .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")))
+                    continuation.resume(
+                        returning: .failure(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")))
                 } catch {
-                    continuation.resume(returning: .failure(AppStoreServerAPIError(kind: .overloaded, detail: "\(error)")))
+                    continuation.resume(
+                        returning: .failure(AppStoreServerAPIError(kind: .overloaded, detail: "\(error)")))
                 }
             }
         } onCancel: {

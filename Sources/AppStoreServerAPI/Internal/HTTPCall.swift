@@ -78,7 +78,9 @@ final class HTTPCall: HTTP2StreamDelegate {
     func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
         guard !isFinished else { return }
         guard body.count + bytes.count <= bodyBytesMax else {
-            return fail(AppStoreServerAPIError(kind: .responseTooLarge, detail: "answer body larger than \(bodyBytesMax) bytes"))
+            return fail(
+                AppStoreServerAPIError(kind: .responseTooLarge, detail: "answer body larger than \(bodyBytesMax) bytes")
+            )
         }
         body.append(contentsOf: bytes)
         if endStream { succeed() }
@@ -87,7 +89,8 @@ final class HTTPCall: HTTP2StreamDelegate {
     func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {
         self.stream = nil
         guard !isFinished else { return }
-        let how = errorCode == HTTP2ErrorCodes.connectionClosed
+        let how =
+            errorCode == HTTP2ErrorCodes.connectionClosed
             ? "the connection dropped" : "the server reset the stream (HTTP/2 error \(errorCode))"
         fail(AppStoreServerAPIError(kind: .connectionLost, detail: "\(how) before the whole answer arrived"))
     }

@@ -35,8 +35,10 @@ final class HostConnection {
     private var draining: [ObjectIdentifier: HTTP2Connection] = [:]
     private var isShutDown = false
 
-    init(environment: AppStoreServerEnvironment, base: BaseURL, dialHost: String?, tls: TLSClientContext,
-         limits: AppStoreServerAPILimits, loop: EventLoop) {
+    init(
+        environment: AppStoreServerEnvironment, base: BaseURL, dialHost: String?, tls: TLSClientContext,
+        limits: AppStoreServerAPILimits, loop: EventLoop
+    ) {
         self.environment = environment
         self.base = base
         self.dialHost = dialHost ?? base.host
@@ -57,11 +59,15 @@ final class HostConnection {
 
     func submit(_ call: HTTPCall) {
         guard !call.isFinished else { return }
-        guard !isShutDown else { return call.fail(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed")) }
+        guard !isShutDown else {
+            return call.fail(AppStoreServerAPIError(kind: .cancelled, detail: "the client is closed"))
+        }
         waiting.removeAll { $0.isFinished }
         guard waiting.count < limits.queuedRequestsMax || canStartNow else {
-            return call.fail(AppStoreServerAPIError(
-                kind: .overloaded, detail: "\(waiting.count) requests already wait for \(environment) (queuedRequestsMax)"))
+            return call.fail(
+                AppStoreServerAPIError(
+                    kind: .overloaded,
+                    detail: "\(waiting.count) requests already wait for \(environment) (queuedRequestsMax)"))
         }
         waiting.append(call)
         pump()
@@ -103,7 +109,9 @@ final class HostConnection {
             HTTPHeaderField(name: ":path", value: call.request.path),
         ]
         headers += call.request.headers
-        guard let stream = connection.startRequest(headers: headers, body: call.request.body, delegate: call) else { return false }
+        guard let stream = connection.startRequest(headers: headers, body: call.request.body, delegate: call) else {
+            return false
+        }
         let key = ObjectIdentifier(call)
         active[key] = call
         call.attach(stream) { [weak self] in
@@ -122,17 +130,27 @@ final class HostConnection {
             let attempt = Connecting(socket: socket)
             state = .connecting(attempt)
             attempt.timer = loop.schedule(after: limits.connectTimeout) { [weak self] in
-                self?.connectFailed(attempt, AppStoreServerAPIError(
-                    kind: .connectionFailed, detail: "connecting to \(self?.base.authority ?? "") took longer than \(self?.limits.connectTimeout ?? .zero)"))
+                self?.connectFailed(
+                    attempt,
+                    AppStoreServerAPIError(
+                        kind: .connectionFailed,
+                        detail:
+                            "connecting to \(self?.base.authority ?? "") took longer than \(self?.limits.connectTimeout ?? .zero)"
+                    ))
             }
             // Writable once the TCP connect finished (or failed); a socket
             // already connected reports writable at once.
             try loop.register(fd: socket.descriptor, events: .writable) { [weak self] _ in self?.advance(attempt) }
         } catch {
             if case .connecting(let attempt) = state {
-                connectFailed(attempt, AppStoreServerAPIError(kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
+                connectFailed(
+                    attempt,
+                    AppStoreServerAPIError(
+                        kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
             } else {
-                failWaiting(AppStoreServerAPIError(kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
+                failWaiting(
+                    AppStoreServerAPIError(
+                        kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
             }
         }
     }
@@ -142,18 +160,25 @@ final class HostConnection {
         let socket = attempt.socket
         if !socket.isTLS {
             if let error = socket.finishConnect() {
-                return connectFailed(attempt, AppStoreServerAPIError(kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
+                return connectFailed(
+                    attempt,
+                    AppStoreServerAPIError(
+                        kind: .connectionFailed, detail: "cannot connect to \(base.authority): \(error)"))
             }
             do {
                 try socket.startClientTLS(tls)
             } catch {
-                return connectFailed(attempt, AppStoreServerAPIError(kind: .tlsFailed, detail: "TLS setup failed: \(error)"))
+                return connectFailed(
+                    attempt, AppStoreServerAPIError(kind: .tlsFailed, detail: "TLS setup failed: \(error)"))
             }
         }
         switch socket.continueTLSHandshake() {
         case .complete:
             guard socket.negotiatedProtocol == "h2" else {
-                return connectFailed(attempt, AppStoreServerAPIError(kind: .tlsFailed, detail: "\(base.authority) did not agree to HTTP/2 (ALPN h2)"))
+                return connectFailed(
+                    attempt,
+                    AppStoreServerAPIError(
+                        kind: .tlsFailed, detail: "\(base.authority) did not agree to HTTP/2 (ALPN h2)"))
             }
             established(attempt)
         case .wantsReadable:
@@ -161,7 +186,8 @@ final class HostConnection {
         case .wantsWritable:
             try? loop.modify(fd: socket.descriptor, events: .writable)
         case .failed(let reason):
-            connectFailed(attempt, AppStoreServerAPIError(kind: .tlsFailed, detail: "TLS with \(base.host) refused: \(reason)"))
+            connectFailed(
+                attempt, AppStoreServerAPIError(kind: .tlsFailed, detail: "TLS with \(base.host) refused: \(reason)"))
         }
     }
 
@@ -175,13 +201,17 @@ final class HostConnection {
             connection.onClose = { [weak self] in self?.closed(key) }
             guard !connection.isClosed else {
                 state = .idle
-                return failWaiting(AppStoreServerAPIError(kind: .connectionLost, detail: "\(base.authority) closed the connection at once"))
+                return failWaiting(
+                    AppStoreServerAPIError(
+                        kind: .connectionLost, detail: "\(base.authority) closed the connection at once"))
             }
             state = .ready(connection)
             pump()
         } catch {
             state = .idle
-            failWaiting(AppStoreServerAPIError(kind: .connectionFailed, detail: "HTTP/2 setup with \(base.authority) failed: \(error)"))
+            failWaiting(
+                AppStoreServerAPIError(
+                    kind: .connectionFailed, detail: "HTTP/2 setup with \(base.authority) failed: \(error)"))
         }
     }
 

@@ -16,7 +16,8 @@ enum RetryAfter {
     /// 2001-09-09T01:46:40Z, the first 13-digit one.
     static let unixMillisecondsMin: Int64 = 1_000_000_000_000
 
-    static func parse(_ value: String, nowUnixMilliseconds now: Int64 = UTCDateTime.now().unixMilliseconds) -> Duration? {
+    static func parse(_ value: String, nowUnixMilliseconds now: Int64 = UTCDateTime.now().unixMilliseconds) -> Duration?
+    {
         let text = value.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
             // More digits than Int64 holds is later than any wait we accept.

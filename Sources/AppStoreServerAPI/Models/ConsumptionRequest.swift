@@ -35,8 +35,10 @@ public struct ConsumptionRequest: Sendable, Equatable {
     public var consumptionPercentage: Int?
     public var refundPreference: RefundPreference?
 
-    public init(customerConsented: Bool, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool,
-                consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil) {
+    public init(
+        customerConsented: Bool, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool,
+        consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil
+    ) {
         self.customerConsented = customerConsented
         self.deliveryStatus = deliveryStatus
         self.sampleContentProvided = sampleContentProvided

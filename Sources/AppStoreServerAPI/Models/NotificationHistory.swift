@@ -14,8 +14,10 @@ public struct NotificationHistoryRequest: Sendable, Equatable {
     public var transactionId: String?
     public var onlyFailures: Bool?
 
-    public init(startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
-                transactionId: String? = nil, onlyFailures: Bool? = nil) {
+    public init(
+        startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
+        transactionId: String? = nil, onlyFailures: Bool? = nil
+    ) {
         self.startDate = startDate
         self.endDate = endDate
         self.notificationType = notificationType

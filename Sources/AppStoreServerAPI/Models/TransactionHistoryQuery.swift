@@ -31,8 +31,11 @@ public struct TransactionHistoryQuery: Sendable, Equatable {
     /// "FAMILY_SHARED" or "PURCHASED".
     public var inAppOwnershipType: String?
 
-    public init(startDate: Int64? = nil, endDate: Int64? = nil, productIds: [String] = [], productTypes: [ProductType] = [],
-                subscriptionGroupIdentifiers: [String] = [], sort: Sort? = nil, revoked: Bool? = nil, inAppOwnershipType: String? = nil) {
+    public init(
+        startDate: Int64? = nil, endDate: Int64? = nil, productIds: [String] = [], productTypes: [ProductType] = [],
+        subscriptionGroupIdentifiers: [String] = [], sort: Sort? = nil, revoked: Bool? = nil,
+        inAppOwnershipType: String? = nil
+    ) {
         self.startDate = startDate
         self.endDate = endDate
         self.productIds = productIds

@@ -10,7 +10,9 @@ final class CMSSignedData {
     /// Parses DER or BER; nil when OpenSSL cannot read a ContentInfo or
     /// bytes follow it.
     init?(der: [UInt8]) {
-        guard let parsed = decodeWholeDER(der, { d2i_CMS_ContentInfo(nil, $0, $1) }, free: CMS_ContentInfo_free) else { return nil }
+        guard let parsed = decodeWholeDER(der, { d2i_CMS_ContentInfo(nil, $0, $1) }, free: CMS_ContentInfo_free) else {
+            return nil
+        }
         content = parsed
     }
 

@@ -8,17 +8,18 @@ struct CertificateBuilder {
     let options: LocalTestingCertificateAuthority.Options
 
     func make(
-        commonName: String, serial: Int, key: ECPrivateKey, issuer: X509Certificate?, issuerKey: ECPrivateKey, role: Role
+        commonName: String, serial: Int, key: ECPrivateKey, issuer: X509Certificate?, issuerKey: ECPrivateKey,
+        role: Role
     ) -> X509Certificate? {
         guard let certificate = X509_new() else { return nil }
         let owned = X509Certificate(owning: certificate)
         guard X509_set_version(certificate, 2) == 1,
-              ASN1_INTEGER_set(X509_get_serialNumber(certificate), serial) == 1,
-              setValidity(certificate, role: role),
-              key.withUnsafeEVPPKEY({ X509_set_pubkey(certificate, $0) }) == 1,
-              let name = X509_get_subject_name(certificate),
-              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1,
-              X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, "IAP Local Testing", -1, -1, 0) == 1
+            ASN1_INTEGER_set(X509_get_serialNumber(certificate), serial) == 1,
+            setValidity(certificate, role: role),
+            key.withUnsafeEVPPKEY({ X509_set_pubkey(certificate, $0) }) == 1,
+            let name = X509_get_subject_name(certificate),
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1,
+            X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, "IAP Local Testing", -1, -1, 0) == 1
         else { return nil }
         let issuerPointer: OpaquePointer = issuer?.withPointer { $0 } ?? certificate
         guard X509_set_issuer_name(certificate, X509_get_subject_name(issuerPointer)) == 1 else { return nil }
@@ -32,7 +33,8 @@ struct CertificateBuilder {
 
     private func setValidity(_ certificate: OpaquePointer, role: Role) -> Bool {
         let from = role == .leaf ? (options.leafValidFromSeconds ?? options.validFromSeconds) : options.validFromSeconds
-        let until = role == .leaf ? (options.leafValidUntilSeconds ?? options.validUntilSeconds) : options.validUntilSeconds
+        let until =
+            role == .leaf ? (options.leafValidUntilSeconds ?? options.validUntilSeconds) : options.validUntilSeconds
         return ASN1_TIME_set(X509_getm_notBefore(certificate), time_t(from)) != nil
             && ASN1_TIME_set(X509_getm_notAfter(certificate), time_t(until)) != nil
     }
@@ -61,7 +63,8 @@ struct CertificateBuilder {
         }
         switch role {
         case .root: return true
-        case .intermediate: return addMarker(certificate, choice: options.intermediateOID, oid: AppleCertificateOID.wwdrIntermediate)
+        case .intermediate:
+            return addMarker(certificate, choice: options.intermediateOID, oid: AppleCertificateOID.wwdrIntermediate)
         case .leaf: return addMarker(certificate, choice: options.leafOID, oid: AppleCertificateOID.receiptSigning)
         }
     }
@@ -82,7 +85,7 @@ struct CertificateBuilder {
         defer { ASN1_OCTET_STRING_free(value) }
         let derNull: [UInt8] = [0x05, 0x00]
         guard ASN1_OCTET_STRING_set(value, derNull, Int32(derNull.count)) == 1,
-              let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value)
+            let ext = X509_EXTENSION_create_by_OBJ(nil, object, 0, value)
         else { return false }
         defer { X509_EXTENSION_free(ext) }
         return X509_add_ext(certificate, ext, -1) == 1

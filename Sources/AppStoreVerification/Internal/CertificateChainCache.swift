@@ -80,7 +80,8 @@ final class CertificateChainCache: @unchecked Sendable {
         defer { lock.unlock() }
         useCounter += 1
         if entries[key] == nil, entries.count >= capacity,
-           let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })
+        {
             entries.removeValue(forKey: oldest.key)
             if let oldText = oldest.value.text { keysByText.removeValue(forKey: oldText) }
         }

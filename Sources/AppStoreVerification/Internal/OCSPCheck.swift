@@ -99,13 +99,16 @@ struct OCSPCheck {
         else { throw .retryable(reason: "OCSP response not yet valid") }
         let validUntilSeconds: Int64
         if let nextUpdate {
-            guard let nextUpdateSeconds = X509Certificate.seconds(nextUpdate), nextUpdateSeconds >= nowSeconds - skewSeconds
+            guard let nextUpdateSeconds = X509Certificate.seconds(nextUpdate),
+                nextUpdateSeconds >= nowSeconds - skewSeconds
             else { throw .retryable(reason: "stale OCSP response") }
             validUntilSeconds = nextUpdateSeconds
         } else {
             // No nextUpdate sets no end: without an age bound an old GOOD
             // answer replayed from the plain-HTTP path would pass forever.
-            guard thisUpdateSeconds >= nowSeconds - Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds) - skewSeconds
+            guard
+                thisUpdateSeconds >= nowSeconds - Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds)
+                    - skewSeconds
             else { throw .retryable(reason: "stale OCSP response (no nextUpdate)") }
             validUntilSeconds = thisUpdateSeconds + Int64(VerificationLimits.ocspAnswerWithoutNextUpdateAgeMaxSeconds)
         }

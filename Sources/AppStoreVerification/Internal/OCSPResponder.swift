@@ -27,14 +27,15 @@ struct OCSPResponder {
         guard let request = parsed else { return nil }
         defer { OCSP_REQUEST_free(request) }
         guard OCSP_request_onereq_count(request) == 1,
-              let one = OCSP_request_onereq_get0(request, 0),
-              let requestedId = OCSP_onereq_get0_id(one)
+            let one = OCSP_request_onereq_get0(request, 0),
+            let requestedId = OCSP_onereq_get0_id(one)
         else { return nil }
         let candidates: [(X509Certificate, X509Certificate, ECPrivateKey)] = [
             (leaf, intermediate, intermediateKey), (intermediate, root, rootKey),
         ]
         for (subject, issuer, issuerKey) in candidates where matches(requestedId, subject: subject, issuer: issuer) {
-            return basicResponse(for: requestedId, issuer: issuer, issuerKey: issuerKey, answer: answer, nowSeconds: nowSeconds)
+            return basicResponse(
+                for: requestedId, issuer: issuer, issuerKey: issuerKey, answer: answer, nowSeconds: nowSeconds)
         }
         return nil
     }
@@ -67,10 +68,12 @@ struct OCSPResponder {
         case .unknown: status = V_OCSP_CERTSTATUS_UNKNOWN
         default: status = V_OCSP_CERTSTATUS_GOOD
         }
-        guard OCSP_basic_add1_status(
-            basic, certificateId, status, status == V_OCSP_CERTSTATUS_REVOKED ? OCSP_REVOKED_STATUS_KEYCOMPROMISE : -1,
-            status == V_OCSP_CERTSTATUS_REVOKED ? thisUpdate : nil, thisUpdate,
-            answer == .oldWithoutNextUpdate ? nil : nextUpdate) != nil
+        guard
+            OCSP_basic_add1_status(
+                basic, certificateId, status,
+                status == V_OCSP_CERTSTATUS_REVOKED ? OCSP_REVOKED_STATUS_KEYCOMPROMISE : -1,
+                status == V_OCSP_CERTSTATUS_REVOKED ? thisUpdate : nil, thisUpdate,
+                answer == .oldWithoutNextUpdate ? nil : nextUpdate) != nil
         else { return nil }
         let stranger = answer == .signedByStranger
         let signer = stranger ? strangerCertificate : issuer

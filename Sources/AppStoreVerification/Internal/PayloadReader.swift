@@ -166,7 +166,8 @@ struct PayloadReader {
             rest = rest.dropFirst()
         }
         guard !rest.isEmpty, rest.count <= 3,
-              rest.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+            rest.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
         return sign * rest.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 }

@@ -71,7 +71,9 @@ final class TrustStore: @unchecked Sendable {
     func verifiedChain(leaf: X509Certificate, untrusted: OpaquePointer?, atSeconds: Int64)
         -> Result<[X509Certificate], ChainFailure>
     {
-        guard let context = X509_STORE_CTX_new() else { return .failure(ChainFailure(reason: "out of memory", isValidityPeriod: false)) }
+        guard let context = X509_STORE_CTX_new() else {
+            return .failure(ChainFailure(reason: "out of memory", isValidityPeriod: false))
+        }
         defer { X509_STORE_CTX_free(context) }
         return leaf.withPointer { leafPointer in
             guard X509_STORE_CTX_init(context, store, leafPointer, untrusted) == 1 else {
@@ -83,9 +85,10 @@ final class TrustStore: @unchecked Sendable {
             ERR_clear_error()
             guard verified == 1 else {
                 let code = X509_STORE_CTX_get_error(context)
-                return .failure(ChainFailure(
-                    reason: String(cString: X509_verify_cert_error_string(Int(code))),
-                    isValidityPeriod: code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID))
+                return .failure(
+                    ChainFailure(
+                        reason: String(cString: X509_verify_cert_error_string(Int(code))),
+                        isValidityPeriod: code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID))
             }
             guard let chain = X509_STORE_CTX_get0_chain(context) else {
                 return .failure(ChainFailure(reason: "no chain", isValidityPeriod: false))
@@ -126,9 +129,10 @@ struct VerifiedChain: Sendable {
         guard starts.count == 3, ends.count == 3, let start = starts.max(), let end = ends.min() else {
             return .failure(.badCertificate(reason: "unreadable validity dates"))
         }
-        return .success(VerifiedChain(
-            leaf: leaf, intermediate: intermediate, root: root, leafKey: key,
-            validFromSeconds: start, validUntilSeconds: end))
+        return .success(
+            VerifiedChain(
+                leaf: leaf, intermediate: intermediate, root: root, leafKey: key,
+                validFromSeconds: start, validUntilSeconds: end))
     }
 
     /// Whether every certificate is valid at `seconds` (OpenSSL semantics:

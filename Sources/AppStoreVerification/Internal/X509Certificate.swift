@@ -92,8 +92,10 @@ final class X509Certificate: @unchecked Sendable {
 /// `bytes`: the object it decoded, owned by the caller; nil when it failed
 /// (its error queue cleared) or when bytes follow the object (`free`
 /// releases it then).
-func decodeWholeDER(_ bytes: [UInt8], _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
-                    free: (OpaquePointer) -> Void) -> OpaquePointer? {
+func decodeWholeDER(
+    _ bytes: [UInt8], _ decode: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+    free: (OpaquePointer) -> Void
+) -> OpaquePointer? {
     guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { return nil }
     var parsedLength = 0
     let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in

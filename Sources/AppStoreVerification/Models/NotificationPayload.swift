@@ -21,12 +21,18 @@ public struct NotificationPayload: Sendable, Equatable {
         notificationUUID = try reader.string("notificationUUID")
         version = try reader.string("version")
         signedDate = try reader.timestamp("signedDate")
-        data = try reader.object("data").map { reader throws(VerificationFailure) in try NotificationData(reader: reader) }
-        summary = try reader.object("summary").map { reader throws(VerificationFailure) in try NotificationSummary(reader: reader) }
+        data = try reader.object("data").map { reader throws(VerificationFailure) in
+            try NotificationData(reader: reader)
+        }
+        summary = try reader.object("summary").map { reader throws(VerificationFailure) in
+            try NotificationSummary(reader: reader)
+        }
         externalPurchaseToken = try reader.object("externalPurchaseToken").map { reader throws(VerificationFailure) in
             try ExternalPurchaseToken(reader: reader)
         }
-        appData = try reader.object("appData").map { reader throws(VerificationFailure) in try NotificationAppData(reader: reader) }
+        appData = try reader.object("appData").map { reader throws(VerificationFailure) in
+            try NotificationAppData(reader: reader)
+        }
         self.payloadJSON = payloadJSON
     }
 

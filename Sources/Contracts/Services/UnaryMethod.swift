@@ -32,7 +32,9 @@ extension UnaryCaller {
         metadata: Metadata = [:],
         timeout: Duration? = nil
     ) async throws -> Response {
-        try await unary(method.descriptor, request: request, responseType: Response.self, metadata: metadata, timeout: timeout).message
+        try await unary(
+            method.descriptor, request: request, responseType: Response.self, metadata: metadata, timeout: timeout
+        ).message
     }
 }
 

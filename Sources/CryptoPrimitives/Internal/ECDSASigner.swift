@@ -12,7 +12,9 @@ enum ECDSASigner {
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else { throw .signingFailed }
         let signature: [UInt8]? = ContiguousBytes.with(message) { input in
             var length = 0
-            guard EVP_DigestSign(context, nil, &length, input.baseAddress, input.count) == 1, length > 0 else { return nil }
+            guard EVP_DigestSign(context, nil, &length, input.baseAddress, input.count) == 1, length > 0 else {
+                return nil
+            }
             var output = [UInt8](repeating: 0, count: length)
             guard EVP_DigestSign(context, &output, &length, input.baseAddress, input.count) == 1 else { return nil }
             return Array(output[..<length])

@@ -75,7 +75,9 @@ final class PKeyHandle: @unchecked Sendable {
     }
 
     /// DER written by one of OpenSSL's `i2d_*` functions.
-    static func encode(_ write: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) throws(CryptoError) -> [UInt8] {
+    static func encode(_ write: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32) throws(CryptoError)
+        -> [UInt8]
+    {
         var output: UnsafeMutablePointer<UInt8>? = nil
         let length = write(&output)
         guard length > 0, let output else {

@@ -13,7 +13,7 @@ enum DisplaySafeScalar {
     static func isSafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .format, .surrogate, .privateUse, .unassigned,
-             .spaceSeparator, .lineSeparator, .paragraphSeparator:
+            .spaceSeparator, .lineSeparator, .paragraphSeparator:
             return false
         default:
             return true

@@ -13,11 +13,12 @@ public struct BalanceResponseBody: JSONResponseBody, Equatable {
     }
 
     public var json: JSONValue {
-        .object(JSONObject([
-            "balance": .integer(balance),
-            "lifetimeEarned": .integer(lifetimeEarned),
-            "lifetimeSpent": .integer(lifetimeSpent),
-        ]))
+        .object(
+            JSONObject([
+                "balance": .integer(balance),
+                "lifetimeEarned": .integer(lifetimeEarned),
+                "lifetimeSpent": .integer(lifetimeSpent),
+            ]))
     }
 
     /// `json`'s bytes, written without building the document (every

@@ -34,21 +34,25 @@ public struct LedgerResponseBody: JSONResponseBody, Equatable {
 
     public var json: JSONValue {
         var object = JSONObject()
-        object.insert("entries", .array(entries.map { entry in
-            var item = JSONObject()
-            item.insert("id", .string(entry.id))
-            item.insert("eventId", .string(entry.eventId))
-            item.insert("changeType", .string(entry.changeType))
-            item.insert("direction", .integer(Int64(entry.direction)))
-            item.insert("amount", .integer(entry.amount))
-            item.insert("balanceAfter", .integer(entry.balanceAfter))
-            item.insert("bizType", .string(entry.bizType))
-            item.insertIfPresent("bizId", entry.bizId.map(JSONValue.string))
-            item.insert("createdAt", .string(UTCDateTime(unixMilliseconds: entry.createdAtUnixMilliseconds).rfc3339))
-            item.insertIfPresent("transactionId", entry.transactionId.map(JSONValue.string))
-            item.insertIfPresent("productCode", entry.productCode.map(JSONValue.string))
-            return .object(item)
-        }))
+        object.insert(
+            "entries",
+            .array(
+                entries.map { entry in
+                    var item = JSONObject()
+                    item.insert("id", .string(entry.id))
+                    item.insert("eventId", .string(entry.eventId))
+                    item.insert("changeType", .string(entry.changeType))
+                    item.insert("direction", .integer(Int64(entry.direction)))
+                    item.insert("amount", .integer(entry.amount))
+                    item.insert("balanceAfter", .integer(entry.balanceAfter))
+                    item.insert("bizType", .string(entry.bizType))
+                    item.insertIfPresent("bizId", entry.bizId.map(JSONValue.string))
+                    item.insert(
+                        "createdAt", .string(UTCDateTime(unixMilliseconds: entry.createdAtUnixMilliseconds).rfc3339))
+                    item.insertIfPresent("transactionId", entry.transactionId.map(JSONValue.string))
+                    item.insertIfPresent("productCode", entry.productCode.map(JSONValue.string))
+                    return .object(item)
+                }))
         object.insertIfPresent("nextPageToken", nextPageToken.isEmpty ? nil : .string(nextPageToken))
         return .object(object)
     }

@@ -21,7 +21,10 @@ public struct PackagesResponseBody: JSONResponseBody, Equatable {
         /// ISO 4217, e.g. "USD".
         public let currency: String
 
-        public init(productCode: String, appStoreProductId: String, kind: Kind, credits: Int64, displayName: String, price: String, currency: String) {
+        public init(
+            productCode: String, appStoreProductId: String, kind: Kind, credits: Int64, displayName: String,
+            price: String, currency: String
+        ) {
             self.productCode = productCode
             self.appStoreProductId = appStoreProductId
             self.kind = kind
@@ -32,15 +35,16 @@ public struct PackagesResponseBody: JSONResponseBody, Equatable {
         }
 
         var json: JSONValue {
-            .object(JSONObject([
-                "productCode": .string(productCode),
-                "appStoreProductId": .string(appStoreProductId),
-                "kind": .string(kind.rawValue),
-                "credits": .integer(credits),
-                "displayName": .string(displayName),
-                "price": .string(price),
-                "currency": .string(currency),
-            ]))
+            .object(
+                JSONObject([
+                    "productCode": .string(productCode),
+                    "appStoreProductId": .string(appStoreProductId),
+                    "kind": .string(kind.rawValue),
+                    "credits": .integer(credits),
+                    "displayName": .string(displayName),
+                    "price": .string(price),
+                    "currency": .string(currency),
+                ]))
         }
     }
 

@@ -30,15 +30,17 @@ public struct PageQuery: Sendable, Equatable {
             case "pageSize":
                 // Canonical digits only: no sign, no leading zero (Int32("+5") and Int32("05") would pass).
                 guard value.utf8.count <= 9, value.utf8.first.map({ $0 != UInt8(ascii: "0") }) == true,
-                      value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                      let parsed = Int32(value), (1...sizeMax).contains(parsed) else {
+                    value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                    let parsed = Int32(value), (1...sizeMax).contains(parsed)
+                else {
                     throw ValidationError(field: "pageSize", reason: .invalidFormat(rule: "an integer 1...\(sizeMax)"))
                 }
                 size = parsed
             case "pageToken":
                 // Tokens are base64url: nothing to percent-decode.
                 guard value.utf8.count <= tokenBytesMax, value.utf8.allSatisfy(Self.isTokenByte) else {
-                    throw ValidationError(field: "pageToken", reason: .invalidFormat(rule: "[A-Za-z0-9_-]{0,\(tokenBytesMax)}"))
+                    throw ValidationError(
+                        field: "pageToken", reason: .invalidFormat(rule: "[A-Za-z0-9_-]{0,\(tokenBytesMax)}"))
                 }
                 token = String(value)
             default:
@@ -49,7 +51,9 @@ public struct PageQuery: Sendable, Equatable {
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "_")
     }
 }

@@ -19,8 +19,11 @@ public struct RequestPreparer: Sendable {
 
     /// `prepare`, with the pattern of the route the request concerns (nil
     /// when none fits) for the metrics, from the same one table lookup.
-    public func prepareRouted(_ request: HTTPRequest, nowSeconds: Int64) -> (result: Result<GatewayCommand, Problem>, route: String?) {
-        prepareRouted(request, resolved: router.resolve(method: request.method, target: request.target), nowSeconds: nowSeconds)
+    public func prepareRouted(_ request: HTTPRequest, nowSeconds: Int64) -> (
+        result: Result<GatewayCommand, Problem>, route: String?
+    ) {
+        prepareRouted(
+            request, resolved: router.resolve(method: request.method, target: request.target), nowSeconds: nowSeconds)
     }
 
     /// The same, for a request whose route `router.resolve` already gave
@@ -29,7 +32,9 @@ public struct RequestPreparer: Sendable {
         _ request: HTTPRequest, resolved: (match: RouteMatch, pattern: String?), nowSeconds: Int64
     ) -> (result: Result<GatewayCommand, Problem>, route: String?) {
         do {
-            return (.success(try command(for: request, match: resolved.match, nowSeconds: nowSeconds)), resolved.pattern)
+            return (
+                .success(try command(for: request, match: resolved.match, nowSeconds: nowSeconds)), resolved.pattern
+            )
         } catch {
             return (.failure(Problem(rendering: error, instance: String(request.path))), resolved.pattern)
         }
@@ -51,7 +56,9 @@ public struct RequestPreparer: Sendable {
     private func routeAndUser(
         match: RouteMatch, headers: HTTPHeaders, nowSeconds: Int64
     ) throws(Problem) -> (route: Route, user: AuthenticatedUser?) {
-        guard case .matched(let route, let requiresAuthentication) = match else { throw match.problem ?? Problem(.notFound) }
+        guard case .matched(let route, let requiresAuthentication) = match else {
+            throw match.problem ?? Problem(.notFound)
+        }
         guard requiresAuthentication else { return (route, nil) }
         do {
             return (route, try verifier.authenticate(headers: headers, nowSeconds: nowSeconds))
@@ -60,7 +67,9 @@ public struct RequestPreparer: Sendable {
         }
     }
 
-    private func command(for request: HTTPRequest, match: RouteMatch, nowSeconds: Int64) throws(Problem) -> GatewayCommand {
+    private func command(for request: HTTPRequest, match: RouteMatch, nowSeconds: Int64) throws(Problem)
+        -> GatewayCommand
+    {
         let (route, user) = try routeAndUser(match: match, headers: request.headers, nowSeconds: nowSeconds)
         if request.method == "GET" && !request.body.isEmpty {
             throw Problem(.validationFailedMalformed, detail: "GET requests take no body.")
@@ -72,7 +81,9 @@ public struct RequestPreparer: Sendable {
         }
     }
 
-    private func command(route: Route, user: AuthenticatedUser?, request: HTTPRequest) throws(ValidationError) -> GatewayCommand {
+    private func command(route: Route, user: AuthenticatedUser?, request: HTTPRequest) throws(ValidationError)
+        -> GatewayCommand
+    {
         // Authenticated routes always have a user here; the table says which.
         func authenticated() -> AuthenticatedUser {
             guard let user else { preconditionFailure("route requires authentication but no user was verified") }
@@ -81,9 +92,12 @@ public struct RequestPreparer: Sendable {
         switch route {
         case .balance: return .getBalance(authenticated())
         case .packages: return .listPackages(authenticated())
-        case .ledger: return .listLedger(authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.ledgerPageSizeMax))
+        case .ledger:
+            return .listLedger(
+                authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.ledgerPageSizeMax))
         case .transactions:
-            return .listTransactions(authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.transactionPageSizeMax))
+            return .listTransactions(
+                authenticated(), try PageQuery.parse(request.query, sizeMax: GatewayLimits.transactionPageSizeMax))
         case .accountToken: return .getAccountToken(authenticated())
         case .consumptionConsent: return .getConsumptionConsent(authenticated())
         case .setConsumptionConsent:

@@ -31,7 +31,8 @@ public struct ValidationError: Error, Sendable, Equatable {
     public var problem: Problem {
         switch reason {
         case .bodyTooLarge:
-            return Problem(.payloadTooLarge, detail: "The request body exceeds \(GatewayLimits.requestBodyBytesMax) bytes.")
+            return Problem(
+                .payloadTooLarge, detail: "The request body exceeds \(GatewayLimits.requestBodyBytesMax) bytes.")
         case .unsupportedMediaType:
             return Problem(.unsupportedMediaType, detail: "Send Content-Type: application/json (UTF-8).")
         case .malformedJSON(let kind):
@@ -45,7 +46,8 @@ public struct ValidationError: Error, Sendable, Equatable {
         case .wrongType(let expected):
             return Problem(.validationFailedMalformed, detail: "The field must be a \(expected).", field: field)
         case .tooLong(let maximumBytes):
-            return Problem(.validationFailedUnprocessable, detail: "The field exceeds \(maximumBytes) bytes.", field: field)
+            return Problem(
+                .validationFailedUnprocessable, detail: "The field exceeds \(maximumBytes) bytes.", field: field)
         case .invalidFormat(let rule):
             return Problem(.validationFailedUnprocessable, detail: "The field must match \(rule).", field: field)
         }

@@ -27,13 +27,19 @@ public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
 
         /// Checks the invariants: no negative credits, only `success` adds,
         /// exactly the failed items carry a code.
-        public init(status: Status, transactionId: String, productCode: String?, creditsAdded: Int64, errorCode: ProblemCode?,
-                    errorDetail: String?) throws(ResponseInvariantViolation) {
+        public init(
+            status: Status, transactionId: String, productCode: String?, creditsAdded: Int64, errorCode: ProblemCode?,
+            errorDetail: String?
+        ) throws(ResponseInvariantViolation) {
             guard creditsAdded >= 0, status == .success || creditsAdded == 0 else {
                 throw ResponseInvariantViolation("receipt item with credits it did not add")
             }
-            guard (status == .failed) == (errorCode != nil) else { throw ResponseInvariantViolation("receipt item status and error disagree") }
-            guard !transactionId.isEmpty else { throw ResponseInvariantViolation("receipt item without a transaction id") }
+            guard (status == .failed) == (errorCode != nil) else {
+                throw ResponseInvariantViolation("receipt item status and error disagree")
+            }
+            guard !transactionId.isEmpty else {
+                throw ResponseInvariantViolation("receipt item without a transaction id")
+            }
             self.status = status
             self.transactionId = transactionId
             self.productCode = productCode
@@ -70,13 +76,14 @@ public struct VerifyReceiptResponseBody: JSONResponseBody, Equatable {
 
     public var json: JSONValue {
         let succeeded = results.filter { $0.status != .failed }.count
-        return .object(JSONObject([
-            "ack": .bool(!results.isEmpty),
-            "matchedCount": .integer(Int64(results.count)),
-            "successCount": .integer(Int64(succeeded)),
-            "failedCount": .integer(Int64(results.count - succeeded)),
-            "deferredCount": .integer(Int64(deferredCount)),
-            "results": .array(results.map(\.json)),
-        ]))
+        return .object(
+            JSONObject([
+                "ack": .bool(!results.isEmpty),
+                "matchedCount": .integer(Int64(results.count)),
+                "successCount": .integer(Int64(succeeded)),
+                "failedCount": .integer(Int64(results.count - succeeded)),
+                "deferredCount": .integer(Int64(deferredCount)),
+                "results": .array(results.map(\.json)),
+            ]))
     }
 }

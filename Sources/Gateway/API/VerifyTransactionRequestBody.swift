@@ -22,7 +22,8 @@ public struct VerifyTransactionRequestBody: Sendable, Equatable {
         productCode = try RequestFieldRules.productCode(body.requiredString("productCode"))
         appStoreProductId = try RequestFieldRules.appStoreProductId(body.requiredString("appStoreProductId"))
         transactionId = try RequestFieldRules.transactionId(body.requiredString("transactionId"))
-        signedTransactionInfo = try RequestFieldRules.compactJWS(body.requiredString("signedTransactionInfo"), field: "signedTransactionInfo")
+        signedTransactionInfo = try RequestFieldRules.compactJWS(
+            body.requiredString("signedTransactionInfo"), field: "signedTransactionInfo")
         appAccountToken = try body.optionalString("appAccountToken").map { (text) throws(ValidationError) in
             try RequestFieldRules.uuid(text, field: "appAccountToken")
         }

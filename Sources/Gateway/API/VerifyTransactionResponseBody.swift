@@ -21,9 +21,12 @@ public struct VerifyTransactionResponseBody: JSONResponseBody, Equatable {
     /// Checks the invariants a backend answer must hold: no negative
     /// credits, and `already_granted` adds nothing.
     public init(
-        status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64, ledgerEventId: String
+        status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64,
+        ledgerEventId: String
     ) throws(ResponseInvariantViolation) {
-        guard creditsAdded >= 0, newBalance >= 0 else { throw ResponseInvariantViolation("negative credits in a grant") }
+        guard creditsAdded >= 0, newBalance >= 0 else {
+            throw ResponseInvariantViolation("negative credits in a grant")
+        }
         guard status == .granted || creditsAdded == 0 else {
             throw ResponseInvariantViolation("already_granted with credits added")
         }
@@ -36,13 +39,14 @@ public struct VerifyTransactionResponseBody: JSONResponseBody, Equatable {
     }
 
     public var json: JSONValue {
-        .object(JSONObject([
-            "status": .string(status.rawValue),
-            "productCode": .string(productCode),
-            "transactionId": .string(transactionId),
-            "creditsAdded": .integer(creditsAdded),
-            "newBalance": .integer(newBalance),
-            "ledgerEventId": .string(ledgerEventId),
-        ]))
+        .object(
+            JSONObject([
+                "status": .string(status.rawValue),
+                "productCode": .string(productCode),
+                "transactionId": .string(transactionId),
+                "creditsAdded": .integer(creditsAdded),
+                "newBalance": .integer(newBalance),
+                "ledgerEventId": .string(ledgerEventId),
+            ]))
     }
 }

@@ -23,7 +23,9 @@ public enum BearerCredentials {
             }
             let scheme = run()
             let token = run()
-            guard !token.isEmpty, run().isEmpty, Self.isBearer(UnsafeBufferPointer(rebasing: bytes[scheme])) else { return nil }
+            guard !token.isEmpty, run().isEmpty, Self.isBearer(UnsafeBufferPointer(rebasing: bytes[scheme])) else {
+                return nil
+            }
             let tokenBytes = UnsafeBufferPointer(rebasing: bytes[token])
             guard tokenBytes.allSatisfy(isToken68Byte) else { return nil }
             return String(decoding: tokenBytes, as: UTF8.self)

@@ -21,21 +21,24 @@ public struct DevTokenMinter: Sendable {
     public func mint(userId: String, email: String, issuedAtSeconds: Int64, lifetimeSeconds: Int64 = 3600) -> String {
         precondition(lifetimeSeconds > 0)
         let header = JSONValue.object(JSONObject(["alg": .string("HS256"), "typ": .string("JWT")]))
-        let claims = JSONValue.object(JSONObject([
-            "iss": .string(issuer),
-            "aud": .string(audience),
-            "sub": .string(userId),
-            "email": .string(email),
-            "iat": .integer(issuedAtSeconds),
-            "nbf": .integer(issuedAtSeconds),
-            "exp": .integer(issuedAtSeconds + lifetimeSeconds),
-        ]))
+        let claims = JSONValue.object(
+            JSONObject([
+                "iss": .string(issuer),
+                "aud": .string(audience),
+                "sub": .string(userId),
+                "email": .string(email),
+                "iat": .integer(issuedAtSeconds),
+                "nbf": .integer(issuedAtSeconds),
+                "exp": .integer(issuedAtSeconds + lifetimeSeconds),
+            ]))
         return sign(header: header, claims: claims)
     }
 
     /// Signs arbitrary header and claims (tests use it to build odd tokens).
     public func sign(header: JSONValue, claims: JSONValue) -> String {
-        let signingInput = StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "." + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
+        let signingInput =
+            StrictBase64.encodeURL(JSONWriter.bytes(of: header)) + "."
+            + StrictBase64.encodeURL(JSONWriter.bytes(of: claims))
         return signingInput + "." + StrictBase64.encodeURL(key.authenticationCode(for: Array(signingInput.utf8)))
     }
 }

@@ -13,7 +13,9 @@ public struct EmailIdentity: Sendable {
     /// - Parameter hashKey: the HMAC key (at least 32 bytes), shared by no one
     ///   else: without it the hashes cannot be brute-forced from address lists.
     public init(hashKey: [UInt8]) throws(JWTConfigurationError) {
-        guard hashKey.count >= GatewayLimits.hmacSecretBytesMin else { throw JWTConfigurationError.emailHashSecretTooShort }
+        guard hashKey.count >= GatewayLimits.hmacSecretBytesMin else {
+            throw JWTConfigurationError.emailHashSecretTooShort
+        }
         key = HMACSHA256Key(secret: hashKey)
     }
 

@@ -17,10 +17,12 @@ extension JWTConfigurationError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .missingVariable(let name): "\(name) is required but not set"
-        case .secretTooShort: "JWT_HS256_SECRET must be at least \(GatewayLimits.hmacSecretBytesMin) bytes (RFC 7518 section 3.2)"
+        case .secretTooShort:
+            "JWT_HS256_SECRET must be at least \(GatewayLimits.hmacSecretBytesMin) bytes (RFC 7518 section 3.2)"
         case .emailHashSecretTooShort: "EMAIL_HASH_SECRET must be at least \(GatewayLimits.hmacSecretBytesMin) bytes"
         case .invalidPublicKey(let reason): "JWT_ES256_PUBLIC_KEY is not usable: \(reason)"
-        case .noKeyConfigured: "set JWT_HS256_SECRET or JWT_ES256_PUBLIC_KEY: the gateway cannot verify bearer tokens without a key"
+        case .noKeyConfigured:
+            "set JWT_HS256_SECRET or JWT_ES256_PUBLIC_KEY: the gateway cannot verify bearer tokens without a key"
         case .unreadableFile(let path): "cannot read the key file \(path)"
         }
     }

@@ -17,7 +17,9 @@ public struct JWTKeySet: Sendable {
     public init(hs256Secret: [UInt8]?, es256PublicKeyPEM: [UInt8]?) throws(JWTConfigurationError) {
         if hs256Secret == nil && es256PublicKeyPEM == nil { throw JWTConfigurationError.noKeyConfigured }
         if let hs256Secret {
-            guard hs256Secret.count >= GatewayLimits.hmacSecretBytesMin else { throw JWTConfigurationError.secretTooShort }
+            guard hs256Secret.count >= GatewayLimits.hmacSecretBytesMin else {
+                throw JWTConfigurationError.secretTooShort
+            }
             self.hs256Secret = HMACSHA256Key(secret: hs256Secret)
         } else {
             self.hs256Secret = nil

@@ -30,7 +30,8 @@ public struct JWTVerifier: Sendable {
     public func verify(token: String, nowSeconds: Int64) throws(AuthFailure) -> AuthenticatedUser {
         if let known = verifiedTokens.entry(for: token) {
             do {
-                try checkTimes(expiry: known.expiry, notBefore: known.notBefore, issuedAt: known.issuedAt, nowSeconds: nowSeconds)
+                try checkTimes(
+                    expiry: known.expiry, notBefore: known.notBefore, issuedAt: known.issuedAt, nowSeconds: nowSeconds)
             } catch {
                 if error == .expired { verifiedTokens.remove(token) }
                 throw error
@@ -53,7 +54,9 @@ public struct JWTVerifier: Sendable {
 
         let claims = try Self.decodeObject(segments[1])
         let verified = try checkClaims(claims, nowSeconds: nowSeconds)
-        if bytes.count <= GatewayLimits.verifiedTokenCachedBytesMax { verifiedTokens.store(verified, for: token, nowSeconds: nowSeconds) }
+        if bytes.count <= GatewayLimits.verifiedTokenCachedBytesMax {
+            verifiedTokens.store(verified, for: token, nowSeconds: nowSeconds)
+        }
         return verified.user
     }
 
@@ -100,8 +103,9 @@ public struct JWTVerifier: Sendable {
         guard case .string(let email) = emailValue, Self.isPlausibleEmail(email) else {
             throw AuthFailure.invalidClaim("email")
         }
-        return VerifiedTokenCache.Entry(user: AuthenticatedUser(userId: userId, email: email),
-                                        expiry: expiry, notBefore: notBefore, issuedAt: issuedAt)
+        return VerifiedTokenCache.Entry(
+            user: AuthenticatedUser(userId: userId, email: email),
+            expiry: expiry, notBefore: notBefore, issuedAt: issuedAt)
     }
 
     /// exp, then nbf, then iat, each with the clock leeway.
@@ -124,7 +128,9 @@ public struct JWTVerifier: Sendable {
                 guard case .string(let audience) = element else { throw AuthFailure.invalidClaim("aud") }
                 audiences.append(audience)
             }
-            guard audiences.contains(where: { $0.utf8.elementsEqual(configuration.audience.utf8) }) else { throw AuthFailure.audienceMismatch }
+            guard audiences.contains(where: { $0.utf8.elementsEqual(configuration.audience.utf8) }) else {
+                throw AuthFailure.audienceMismatch
+            }
         default:
             throw AuthFailure.invalidClaim("aud")
         }
@@ -147,7 +153,9 @@ public struct JWTVerifier: Sendable {
     /// 254 bytes. Deliverability is the identity provider's business.
     private static func isPlausibleEmail(_ email: String) -> Bool {
         let bytes = Array(email.utf8)
-        guard bytes.count <= GatewayLimits.emailBytesMax, bytes.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else { return false }
+        guard bytes.count <= GatewayLimits.emailBytesMax, bytes.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            return false
+        }
         let parts = bytes.split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty
     }

@@ -7,7 +7,10 @@ public struct JWTVerifierConfiguration: Sendable {
     public let audience: String
     public let clockLeewaySeconds: Int64
 
-    public init(keys: JWTKeySet, issuer: String, audience: String, clockLeewaySeconds: Int64 = GatewayLimits.tokenClockLeewaySeconds) {
+    public init(
+        keys: JWTKeySet, issuer: String, audience: String,
+        clockLeewaySeconds: Int64 = GatewayLimits.tokenClockLeewaySeconds
+    ) {
         precondition(!issuer.isEmpty && !audience.isEmpty && clockLeewaySeconds >= 0)
         self.keys = keys
         self.issuer = issuer

@@ -6,7 +6,8 @@ import FieldRules
 /// that breaks a rule of the public API throws `ResponseInvariantViolation`
 /// (answered as INTERNAL) instead of passing nonsense to the app.
 public enum BackendResponseMapping {
-    public static func balance(_ response: GetBalanceResponse) throws(ResponseInvariantViolation) -> BalanceResponseBody {
+    public static func balance(_ response: GetBalanceResponse) throws(ResponseInvariantViolation) -> BalanceResponseBody
+    {
         guard response.balance >= 0, response.lifetimeEarned >= 0, response.lifetimeSpent >= 0 else {
             throw ResponseInvariantViolation("negative amount in GetBalance")
         }
@@ -15,7 +16,9 @@ public enum BackendResponseMapping {
     }
 
     /// Packages in the catalog's display order (`sort_order`, then as sent).
-    public static func packages(_ response: ListPackagesResponse) throws(ResponseInvariantViolation) -> PackagesResponseBody {
+    public static func packages(_ response: ListPackagesResponse) throws(ResponseInvariantViolation)
+        -> PackagesResponseBody
+    {
         let ordered = response.packages.enumerated().sorted {
             ($0.element.sortOrder, $0.offset) < ($1.element.sortOrder, $1.offset)
         }.map(\.element)
@@ -30,10 +33,11 @@ public enum BackendResponseMapping {
             guard package.credits > 0, !package.productCode.isEmpty, !package.appStoreProductId.isEmpty else {
                 throw ResponseInvariantViolation("package \(package.productCode) is incomplete")
             }
-            packages.append(PackagesResponseBody.Package(
-                productCode: package.productCode, appStoreProductId: package.appStoreProductId, kind: kind,
-                credits: package.credits, displayName: package.displayName, price: package.referencePrice,
-                currency: package.referenceCurrency))
+            packages.append(
+                PackagesResponseBody.Package(
+                    productCode: package.productCode, appStoreProductId: package.appStoreProductId, kind: kind,
+                    credits: package.credits, displayName: package.displayName, price: package.referencePrice,
+                    currency: package.referenceCurrency))
         }
         return PackagesResponseBody(packages: packages)
     }
@@ -52,7 +56,9 @@ public enum BackendResponseMapping {
         guard response.transactionId == submitted.transactionId else {
             throw ResponseInvariantViolation("VerifyTransaction answered for another transaction")
         }
-        guard !response.ledgerEventId.isEmpty else { throw ResponseInvariantViolation("grant without a ledger event id") }
+        guard !response.ledgerEventId.isEmpty else {
+            throw ResponseInvariantViolation("grant without a ledger event id")
+        }
         return try VerifyTransactionResponseBody(
             status: status, productCode: response.productCode, transactionId: response.transactionId,
             creditsAdded: response.creditsAdded, newBalance: response.newBalance, ledgerEventId: response.ledgerEventId)
@@ -61,7 +67,9 @@ public enum BackendResponseMapping {
     /// The receipt body (apple-iap-protocol.md, 3.7): each failed item's
     /// (code, reason) becomes the problem code a verify would have answered,
     /// through the one table (`RPCFailureMapping`).
-    public static func receipt(_ response: VerifyReceiptResponse) throws(ResponseInvariantViolation) -> VerifyReceiptResponseBody {
+    public static func receipt(_ response: VerifyReceiptResponse) throws(ResponseInvariantViolation)
+        -> VerifyReceiptResponseBody
+    {
         var items: [VerifyReceiptResponseBody.Item] = []
         for result in response.results {
             let status: VerifyReceiptResponseBody.Item.Status
@@ -71,19 +79,24 @@ public enum BackendResponseMapping {
             case .failed: status = .failed
             default: throw ResponseInvariantViolation("receipt item without a status")
             }
-            let code = status == .failed
+            let code =
+                status == .failed
                 ? RPCFailureMapping.problemCode(grpcCode: Int(result.errorGrpcCode), reason: result.errorReason) : nil
-            items.append(try VerifyReceiptResponseBody.Item(
-                status: status, transactionId: result.transactionId, productCode: result.productCode.isEmpty ? nil : result.productCode,
-                creditsAdded: result.creditsAdded, errorCode: code,
-                errorDetail: RPCFailureMapping.isStableCode(result.errorDetail) ? result.errorDetail : nil))
+            items.append(
+                try VerifyReceiptResponseBody.Item(
+                    status: status, transactionId: result.transactionId,
+                    productCode: result.productCode.isEmpty ? nil : result.productCode,
+                    creditsAdded: result.creditsAdded, errorCode: code,
+                    errorDetail: RPCFailureMapping.isStableCode(result.errorDetail) ? result.errorDetail : nil))
         }
         return VerifyReceiptResponseBody(results: items, deferredCount: Int(response.deferredCount))
     }
 
     /// One of `user`'s transactions; anyone else's (or none) is NOT_FOUND,
     /// indistinguishable from a transaction that does not exist.
-    public static func transaction(_ response: GetTransactionResponse, user: AuthenticatedUser, instance: String) throws -> TransactionStatusResponseBody {
+    public static func transaction(_ response: GetTransactionResponse, user: AuthenticatedUser, instance: String) throws
+        -> TransactionStatusResponseBody
+    {
         guard let transaction = response.transaction,
             (try? UUIDRule.canonical(transaction.userId)) == user.userId
         else { throw Problem(.notFound, detail: "No such transaction for this user.", instance: instance) }
@@ -95,7 +108,8 @@ public enum BackendResponseMapping {
             productCode: transaction.productCode, appStoreProductId: transaction.appStoreProductId,
             environment: transaction.environment, status: status, credits: transaction.credits,
             purchaseDateUnixMilliseconds: transaction.purchaseDateUnixMs,
-            revocationDateUnixMilliseconds: transaction.revocationDateUnixMs > 0 ? transaction.revocationDateUnixMs : nil,
+            revocationDateUnixMilliseconds: transaction.revocationDateUnixMs > 0
+                ? transaction.revocationDateUnixMs : nil,
             ledgerEventId: transaction.ledgerEventId.isEmpty ? nil : transaction.ledgerEventId)
     }
 
@@ -111,16 +125,22 @@ public enum BackendResponseMapping {
             var transactionId: String?, productCode: String?
             if case .string(let text)? = ext?["transaction_id"] { transactionId = text }
             if case .string(let text)? = ext?["product_code"] { productCode = text }
-            entries.append(LedgerResponseBody.Entry(
-                id: entry.id, eventId: entry.eventId, changeType: entry.changeType, direction: entry.direction, amount: entry.amount,
-                balanceAfter: entry.balanceAfter, bizType: entry.bizType, bizId: entry.bizId.isEmpty ? nil : entry.bizId,
-                createdAtUnixMilliseconds: entry.createdAtUnixMs, transactionId: transactionId, productCode: productCode))
+            entries.append(
+                LedgerResponseBody.Entry(
+                    id: entry.id, eventId: entry.eventId, changeType: entry.changeType, direction: entry.direction,
+                    amount: entry.amount,
+                    balanceAfter: entry.balanceAfter, bizType: entry.bizType,
+                    bizId: entry.bizId.isEmpty ? nil : entry.bizId,
+                    createdAtUnixMilliseconds: entry.createdAtUnixMs, transactionId: transactionId,
+                    productCode: productCode))
         }
         return LedgerResponseBody(entries: entries, nextPageToken: response.nextPageToken)
     }
 
     /// A page of `user`'s purchases; a row of anyone else is a backend bug.
-    public static func transactions(_ response: ListTransactionsResponse, user: AuthenticatedUser) throws -> TransactionListResponseBody {
+    public static func transactions(_ response: ListTransactionsResponse, user: AuthenticatedUser) throws
+        -> TransactionListResponseBody
+    {
         var transactions: [TransactionStatusResponseBody] = []
         for transaction in response.transactions {
             guard (try? UUIDRule.canonical(transaction.userId)) == user.userId else {
@@ -133,7 +153,9 @@ public enum BackendResponseMapping {
         return TransactionListResponseBody(transactions: transactions, nextPageToken: response.nextPageToken)
     }
 
-    public static func accountToken(_ response: GetAccountTokenResponse) throws(ResponseInvariantViolation) -> AccountTokenResponseBody {
+    public static func accountToken(_ response: GetAccountTokenResponse) throws(ResponseInvariantViolation)
+        -> AccountTokenResponseBody
+    {
         guard let token = try? UUIDRule.canonical(response.appAccountToken) else {
             throw ResponseInvariantViolation("appAccountToken is not a UUID")
         }

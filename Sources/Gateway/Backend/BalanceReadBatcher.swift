@@ -72,23 +72,27 @@ final class BalanceReadBatcher: Sendable {
     /// the queue (or a bounded time has passed).
     typealias CatchUp = @Sendable () async -> Void
 
-    init(caller: any UnaryCaller,
-         readTimeout: Duration = GatewayLimits.readTimeout,
-         slotHoldMax: Duration = GatewayLimits.balanceReadCallSlotHoldMax,
-         callsInFlightMax: Int = GatewayLimits.balanceReadCallsInFlightMax,
-         readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
-         waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
-         callExecutor: (any TaskExecutor)? = nil,
-         catchUp: CatchUp? = nil,
-         observer: Observer? = nil) {
+    init(
+        caller: any UnaryCaller,
+        readTimeout: Duration = GatewayLimits.readTimeout,
+        slotHoldMax: Duration = GatewayLimits.balanceReadCallSlotHoldMax,
+        callsInFlightMax: Int = GatewayLimits.balanceReadCallsInFlightMax,
+        readsPerCallMax: Int = GatewayLimits.balanceReadsPerCallMax,
+        waitingMax: Int = GatewayLimits.balanceReadsWaitingMax,
+        callExecutor: (any TaskExecutor)? = nil,
+        catchUp: CatchUp? = nil,
+        observer: Observer? = nil
+    ) {
         self.caller = caller
         self.callExecutor = callExecutor
         self.catchUp = catchUp
         self.readTimeout = readTimeout
         self.readsPerCallMax = readsPerCallMax
         self.observer = observer
-        slots = Mutex(CallSlots(holdMax: slotHoldMax, batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
-                                waitingMax: waitingMax))
+        slots = Mutex(
+            CallSlots(
+                holdMax: slotHoldMax, batchSizeMax: readsPerCallMax, batchesInFlightMax: callsInFlightMax,
+                waitingMax: waitingMax))
     }
 
     /// The balance of `userId`, read after this call began. Throws what a
@@ -105,9 +109,11 @@ final class BalanceReadBatcher: Sendable {
             return try await readAlone(userId: userId, metadata: metadata, deadline: deadline)
         }
         let answer = await withCheckedContinuation { continuation in
-            carryOut(locked {
-                $0.submit(Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation), now: now)
-            })
+            carryOut(
+                locked {
+                    $0.submit(
+                        Read(userId: userId, metadata: metadata, deadline: deadline, answer: continuation), now: now)
+                })
         }
         switch answer {
         case .balance(let response): return response
@@ -119,11 +125,14 @@ final class BalanceReadBatcher: Sendable {
     /// Reads waiting for a call (tests).
     var waitingReads: Int { slots.withLock { $0.waitingCount } }
 
-    private func readAlone(userId: String, metadata: Metadata, deadline: ContinuousClock.Instant) async throws -> GetBalanceResponse {
+    private func readAlone(userId: String, metadata: Metadata, deadline: ContinuousClock.Instant) async throws
+        -> GetBalanceResponse
+    {
         var request = GetBalanceRequest()
         request.userId = userId
-        return try await caller.call(PointsMethods.getBalance, request, metadata: metadata,
-                                     timeout: Self.remaining(until: deadline))
+        return try await caller.call(
+            PointsMethods.getBalance, request, metadata: metadata,
+            timeout: Self.remaining(until: deadline))
     }
 
     /// Runs `body` on the slots and starts the watchdog if `body` left a
@@ -207,17 +216,22 @@ final class BalanceReadBatcher: Sendable {
 
     /// One call for `userIds` (distinct): GetBalance for one user,
     /// GetBalances for more. The answers by user id.
-    private func read(_ userIds: [String], metadata: Metadata, deadline: ContinuousClock.Instant) async throws -> [String: GetBalanceResponse] {
+    private func read(_ userIds: [String], metadata: Metadata, deadline: ContinuousClock.Instant) async throws
+        -> [String: GetBalanceResponse]
+    {
         if userIds.count == 1 {
             return [userIds[0]: try await readAlone(userId: userIds[0], metadata: metadata, deadline: deadline)]
         }
         var request = GetBalancesRequest()
         request.userIds = userIds
-        let response = try await caller.call(PointsMethods.getBalances, request, metadata: metadata,
-                                             timeout: Self.remaining(until: deadline))
+        let response = try await caller.call(
+            PointsMethods.getBalances, request, metadata: metadata,
+            timeout: Self.remaining(until: deadline))
         observer?(userIds.count)
         guard response.balances.count == userIds.count else {
-            throw RPCError(code: .internal, message: "GetBalances answered \(response.balances.count) balances for \(userIds.count) users")
+            throw RPCError(
+                code: .internal,
+                message: "GetBalances answered \(response.balances.count) balances for \(userIds.count) users")
         }
         var answers: [String: GetBalanceResponse] = [:]
         for (userId, balance) in zip(userIds, response.balances) {

@@ -29,7 +29,9 @@ struct CallSlots<Item> {
 
     init(holdMax: Duration, batchSizeMax: Int, batchesInFlightMax: Int, waitingMax: Int) {
         self.holdMax = holdMax
-        queue = BatchQueue(batchSizeMax: batchSizeMax, batchesInFlightMax: batchesInFlightMax, waitingMax: waitingMax) { _ in [] }
+        queue = BatchQueue(batchSizeMax: batchSizeMax, batchesInFlightMax: batchesInFlightMax, waitingMax: waitingMax) {
+            _ in []
+        }
     }
 
     var waitingCount: Int { queue.waitingCount }

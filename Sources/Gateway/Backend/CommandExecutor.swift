@@ -22,8 +22,11 @@ public struct CommandExecutor: Sendable {
     /// `balanceReadsPerCall` observes the users of each GetBalances call;
     /// `callLoop` (the loop serving the requests) runs the balance calls and
     /// holds each call's slot until it has caught up.
-    public init(backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe, rpcMetrics: RPCClientMetrics? = nil,
-                balanceReadsPerCall: Histogram? = nil, callLoop: EventLoop? = nil) {
+    public init(
+        backends: GatewayBackends, emailIdentity: EmailIdentity, readiness: ReadinessProbe,
+        rpcMetrics: RPCClientMetrics? = nil,
+        balanceReadsPerCall: Histogram? = nil, callLoop: EventLoop? = nil
+    ) {
         self.backends = backends
         self.emailIdentity = emailIdentity
         self.readiness = readiness
@@ -32,8 +35,10 @@ public struct CommandExecutor: Sendable {
         if let callLoop {
             catchUp = { await callLoop.caughtUp(within: GatewayLimits.balanceReadCatchUpMax) }
         }
-        balanceReads = BalanceReadBatcher(caller: CountedCaller(backends.points, metrics: rpcMetrics), callExecutor: callLoop,
-                                          catchUp: catchUp) { reads in
+        balanceReads = BalanceReadBatcher(
+            caller: CountedCaller(backends.points, metrics: rpcMetrics), callExecutor: callLoop,
+            catchUp: catchUp
+        ) { reads in
             balanceReadsPerCall?.observe(Double(reads))
         }
     }

@@ -20,7 +20,8 @@ public struct GatewayBackends: Sendable {
         paymentsConfiguration: RPCClient.Configuration? = nil, loop: EventLoop? = nil
     ) throws {
         points = try RPCClient(targets: pointsTargets, configuration: configuration, loop: loop)
-        payments = try RPCClient(targets: paymentsTargets, configuration: paymentsConfiguration ?? configuration, loop: loop)
+        payments = try RPCClient(
+            targets: paymentsTargets, configuration: paymentsConfiguration ?? configuration, loop: loop)
     }
 
     /// Closes both clients (calls still in flight fail with UNAVAILABLE).

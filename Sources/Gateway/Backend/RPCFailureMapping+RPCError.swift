@@ -25,9 +25,10 @@ extension RPCFailureMapping {
 
     /// [A-Za-z0-9_.-], 1...64 bytes: a code, not free text.
     static func isStableCode(_ code: String) -> Bool {
-        !code.isEmpty && code.utf8.count <= 64 && code.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-        }
+        !code.isEmpty && code.utf8.count <= 64
+            && code.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            }
     }
 }

@@ -44,7 +44,9 @@ public final class ReadinessProbe: Sendable {
         async let points = Self.isServing(backends.points)
         async let payments = Self.isServing(backends.payments)
         let result = await (points, payments)
-        state.withLock { $0.points = result.0; $0.payments = result.1 }
+        state.withLock {
+            $0.points = result.0; $0.payments = result.1
+        }
         dependencies?.report(.points, isUp: result.0)
         dependencies?.report(.payments, isUp: result.1)
         return isReady

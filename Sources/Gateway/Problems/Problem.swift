@@ -17,7 +17,10 @@ public struct Problem: Error, Sendable, Equatable {
     /// Extra response headers (e.g. Allow for 405, WWW-Authenticate for 401).
     public let headers: HTTPHeaders
 
-    public init(_ code: ProblemCode, detail: String? = nil, instance: String? = nil, field: String? = nil, headers: HTTPHeaders = HTTPHeaders()) {
+    public init(
+        _ code: ProblemCode, detail: String? = nil, instance: String? = nil, field: String? = nil,
+        headers: HTTPHeaders = HTTPHeaders()
+    ) {
         self.code = code
         self.detail = detail
         self.instance = instance

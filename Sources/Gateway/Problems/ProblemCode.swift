@@ -54,7 +54,9 @@ public enum ProblemCode: String, Sendable, CaseIterable {
     public var httpStatus: Int {
         switch self {
         case .paymentProductNotFound, .notFound: return 404
-        case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable, .paymentReceiptInvalid: return 422
+        case .paymentProductMismatch, .paymentTransactionInvalid, .validationFailedUnprocessable,
+            .paymentReceiptInvalid:
+            return 422
         case .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible: return 409
         case .paymentEnvironmentNotAllowed: return 403
         case .paymentAppleUnavailable, .serviceUnavailable, .paymentReceiptsUnavailable: return 503
@@ -88,7 +90,8 @@ public enum ProblemCode: String, Sendable, CaseIterable {
             return true
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
             .paymentTransactionRevoked, .paymentTransactionConflict, .paymentStarterPackIneligible,
-            .paymentEnvironmentNotAllowed, .paymentReceiptInvalid, .paymentReceiptsUnavailable, .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
+            .paymentEnvironmentNotAllowed, .paymentReceiptInvalid, .paymentReceiptsUnavailable,
+            .validationFailedMalformed, .validationFailedUnprocessable, .notFound, .methodNotAllowed,
             .unsupportedMediaType, .payloadTooLarge, .uriTooLong, .headerFieldsTooLarge, .expectationFailed,
             .featureUnsupported, .httpVersionNotSupported:
             return false

@@ -13,7 +13,9 @@ extension Problem: ProblemConvertible {
     /// The problem for any error: its own when it has one, else INTERNAL.
     public init(rendering error: any Error, instance: String? = nil) {
         let base = (error as? any ProblemConvertible)?.problem ?? Problem(.internalError)
-        self.init(base.code, detail: base.detail, instance: instance ?? base.instance, field: base.field, headers: base.headers)
+        self.init(
+            base.code, detail: base.detail, instance: instance ?? base.instance, field: base.field,
+            headers: base.headers)
     }
 }
 

@@ -76,12 +76,16 @@ public enum RPCFailureMapping {
     /// The problem for a failed call, for the request at `instance`.
     /// `detail` must be a stable, secret-free text (e.g. the `jws-failure`
     /// trailer's code), never the backend's free-form message.
-    public static func problem(grpcCode: Int, reason: String?, detail: String? = nil, instance: String? = nil) -> Problem {
+    public static func problem(grpcCode: Int, reason: String?, detail: String? = nil, instance: String? = nil)
+        -> Problem
+    {
         Problem(problemCode(grpcCode: grpcCode, reason: reason), detail: detail, instance: instance)
     }
 
     /// Every documented (code, reason) pair, for tests and docs.
     public static var documentedPairs: [(grpcCode: Int, reason: String, problem: ProblemCode)] {
-        exact.map { ($0.key.code, $0.key.reason.rawValue, $0.value) }.sorted { ($0.grpcCode, $0.reason) < ($1.grpcCode, $1.reason) }
+        exact.map { ($0.key.code, $0.key.reason.rawValue, $0.value) }.sorted {
+            ($0.grpcCode, $0.reason) < ($1.grpcCode, $1.reason)
+        }
     }
 }

@@ -29,9 +29,13 @@ public final class RequestAdmission: Sendable {
     private let notificationBuckets: Locking.Mutex<TokenBucketTable>
     private let monotonicMilliseconds: @Sendable () -> Int64
 
-    public init(limits: AdmissionLimits, monotonicMilliseconds: @escaping @Sendable () -> Int64 = HTTPServerClock.monotonicMilliseconds) {
+    public init(
+        limits: AdmissionLimits,
+        monotonicMilliseconds: @escaping @Sendable () -> Int64 = HTTPServerClock.monotonicMilliseconds
+    ) {
         self.limits = limits
-        notificationBuckets = Mutex(TokenBucketTable(rule: limits.notificationRule, keysMax: limits.rateLimitedClientsMax))
+        notificationBuckets = Mutex(
+            TokenBucketTable(rule: limits.notificationRule, keysMax: limits.rateLimitedClientsMax))
         self.monotonicMilliseconds = monotonicMilliseconds
     }
 
@@ -49,9 +53,11 @@ public final class RequestAdmission: Sendable {
             let now = monotonicMilliseconds()
             let decision = notificationBuckets.withLock { $0.take(key, nowMilliseconds: now) }
             if case .refused(let seconds) = decision {
-                return .refused(Self.problem(.rateLimited, retryAfterSeconds: seconds, instance: instance,
-                                             detail: "Too many notifications from this address; retry after the Retry-After delay."),
-                                .rateLimited)
+                return .refused(
+                    Self.problem(
+                        .rateLimited, retryAfterSeconds: seconds, instance: instance,
+                        detail: "Too many notifications from this address; retry after the Retry-After delay."),
+                    .rateLimited)
             }
             return admit(instance: instance)
         default:
@@ -69,14 +75,19 @@ public final class RequestAdmission: Sendable {
         let before = inFlight.add(1, ordering: .relaxed).oldValue
         guard before < limits.concurrentRequestsMax else {
             inFlight.subtract(1, ordering: .relaxed)
-            return .refused(Self.problem(.serviceUnavailable, retryAfterSeconds: GatewayLimits.overloadedRetryAfterSeconds, instance: instance,
-                                         detail: "The gateway is at its limit of concurrent requests; retry after the Retry-After delay."),
-                            .overloaded)
+            return .refused(
+                Self.problem(
+                    .serviceUnavailable, retryAfterSeconds: GatewayLimits.overloadedRetryAfterSeconds,
+                    instance: instance,
+                    detail: "The gateway is at its limit of concurrent requests; retry after the Retry-After delay."),
+                .overloaded)
         }
         return .admitted
     }
 
-    private static func problem(_ code: ProblemCode, retryAfterSeconds: Int64, instance: String, detail: String) -> Problem {
+    private static func problem(_ code: ProblemCode, retryAfterSeconds: Int64, instance: String, detail: String)
+        -> Problem
+    {
         var headers = HTTPHeaders()
         headers.add(name: "Retry-After", value: String(retryAfterSeconds))
         return Problem(code, detail: detail, instance: instance, headers: headers)

@@ -28,21 +28,30 @@ public struct RouteSpec: Sendable {
         RouteSpec(method: "GET", pattern: "/api/v1/points/balance", requiresAuthentication: true) { _ in .balance },
         RouteSpec(method: "GET", pattern: "/api/v1/points/packages", requiresAuthentication: true) { _ in .packages },
         RouteSpec(method: "GET", pattern: "/api/v1/points/ledger", requiresAuthentication: true) { _ in .ledger },
-        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions", requiresAuthentication: true) { _ in .transactions },
-        RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/transactions/verify", requiresAuthentication: true) { _ in
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions", requiresAuthentication: true) { _ in
+            .transactions
+        },
+        RouteSpec(method: "POST", pattern: "/api/v1/payments/apple/transactions/verify", requiresAuthentication: true) {
+            _ in
             .verifyTransaction
         },
-        RouteSpec(method: "POST", pattern: GatewayLimits.receiptPath, requiresAuthentication: true) { _ in .verifyReceipt },
-        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/transactions/{transactionId}", requiresAuthentication: true) {
+        RouteSpec(method: "POST", pattern: GatewayLimits.receiptPath, requiresAuthentication: true) { _ in
+            .verifyReceipt
+        },
+        RouteSpec(
+            method: "GET", pattern: "/api/v1/payments/apple/transactions/{transactionId}", requiresAuthentication: true
+        ) {
             .transactionStatus(transactionId: $0[0])
         },
         RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/account-token", requiresAuthentication: true) { _ in
             .accountToken
         },
-        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) { _ in
+        RouteSpec(method: "GET", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) {
+            _ in
             .consumptionConsent
         },
-        RouteSpec(method: "PUT", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) { _ in
+        RouteSpec(method: "PUT", pattern: "/api/v1/payments/apple/consumption-consent", requiresAuthentication: true) {
+            _ in
             .setConsumptionConsent
         },
         // Apple authenticates by signing the payload, not with a bearer token.

@@ -41,13 +41,17 @@ public struct RouteTable: Sendable {
         return Array(target.utf8).withUnsafeBufferPointer { resolve(method: method, targetBytes: $0) }
     }
 
-    private func resolve(method: String, targetBytes bytes: UnsafeBufferPointer<UInt8>) -> (match: RouteMatch, pattern: String?) {
+    private func resolve(method: String, targetBytes bytes: UnsafeBufferPointer<UInt8>) -> (
+        match: RouteMatch, pattern: String?
+    ) {
         let slash = UInt8(ascii: "/")
         let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
         guard pathEnd > 0, bytes[0] == slash else { return (.notFound, nil) }
         var segmentCount = 1
         for index in 1..<pathEnd where bytes[index] == slash { segmentCount += 1 }
-        guard segmentCount < specsBySegmentCount.count, !specsBySegmentCount[segmentCount].isEmpty else { return (.notFound, nil) }
+        guard segmentCount < specsBySegmentCount.count, !specsBySegmentCount[segmentCount].isEmpty else {
+            return (.notFound, nil)
+        }
         let group = specsBySegmentCount[segmentCount]
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: segmentCount) { segments in
             var start = 1
@@ -78,7 +82,9 @@ public struct RouteTable: Sendable {
                 for (literal, range) in zip(spec.segmentBytes, path) where literal == nil {
                     parameters.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
                 }
-                return (.matched(spec.make(parameters), requiresAuthentication: spec.requiresAuthentication), spec.pattern)
+                return (
+                    .matched(spec.make(parameters), requiresAuthentication: spec.requiresAuthentication), spec.pattern
+                )
             }
             var allowed = Set<String>()
             for index in group where specs[index].literalSegmentCount == best && Self.fits(specs[index], path, bytes) {
@@ -91,7 +97,9 @@ public struct RouteTable: Sendable {
 
     /// Whether the path's segments (ranges of `bytes`) fit `spec`: each
     /// literal byte for byte, each parameter non-empty.
-    private static func fits(_ spec: RouteSpec, _ segments: UnsafeBufferPointer<Range<Int>>, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func fits(
+        _ spec: RouteSpec, _ segments: UnsafeBufferPointer<Range<Int>>, _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         for (literal, range) in zip(spec.segmentBytes, segments) {
             if let literal {
                 guard literal.count == range.count, bytes[range].elementsEqual(literal) else { return false }

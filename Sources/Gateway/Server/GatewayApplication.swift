@@ -34,8 +34,10 @@ public struct GatewayApplication: HTTPResponder {
     /// nil: no admission limits (tests of other concerns).
     public let admission: RequestAdmission?
 
-    public init(preparer: RequestPreparer, executor: CommandExecutor, logger: Logger, metrics: GatewayMetrics? = nil,
-                admission: RequestAdmission? = nil) {
+    public init(
+        preparer: RequestPreparer, executor: CommandExecutor, logger: Logger, metrics: GatewayMetrics? = nil,
+        admission: RequestAdmission? = nil
+    ) {
         self.preparer = preparer
         self.executor = executor
         self.logger = logger
@@ -62,7 +64,8 @@ public struct GatewayApplication: HTTPResponder {
         // The probes and unmatched paths, which cost nothing, still answer.
         let goneAtEntry = Task.isCancelled && Self.routeDoesWork(resolved.match)
         let verdict: RequestAdmission.Verdict =
-            goneAtEntry ? .exempt : admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
+            goneAtEntry
+            ? .exempt : admission?.enter(resolved.match, peer: origin.remotePeer, instance: instance) ?? .exempt
         defer { if verdict == .admitted { admission?.leave() } }
         switch verdict {
         case .refused(let problem, let reason):
@@ -71,10 +74,14 @@ public struct GatewayApplication: HTTPResponder {
             refusal = reason
         case .exempt where goneAtEntry:
             // Never admitted (see `goneAtEntry`); answered as a cancelled call is.
-            response = RPCFailureMapping.problem(grpcCode: RPCFailureMapping.GRPCCode.cancelled, reason: nil, instance: instance).response
+            response =
+                RPCFailureMapping.problem(
+                    grpcCode: RPCFailureMapping.GRPCCode.cancelled, reason: nil, instance: instance
+                ).response
             clientGone = true
         case .admitted, .exempt:
-            let prepared = preparer.prepareRouted(request, resolved: resolved, nowSeconds: HTTPServerClock.unixSeconds())
+            let prepared = preparer.prepareRouted(
+                request, resolved: resolved, nowSeconds: HTTPServerClock.unixSeconds())
             switch prepared.result {
             case .failure(let problem):
                 response = problem.response
@@ -108,11 +115,14 @@ public struct GatewayApplication: HTTPResponder {
     public func refuseBeforeBody(_ head: HTTPRequestHead, origin: RequestOrigin) -> HTTPResponse? {
         let startedAt = ContinuousClock.now
         let resolved = preparer.router.resolve(method: head.method, target: head.target)
-        guard let problem = preparer.screen(head, match: resolved.match, nowSeconds: HTTPServerClock.unixSeconds()) else { return nil }
+        guard let problem = preparer.screen(head, match: resolved.match, nowSeconds: HTTPServerClock.unixSeconds())
+        else { return nil }
         var response = problem.response
         let record = AccessRecord(
-            method: head.method, instance: String(head.path), pattern: resolved.pattern, requestId: RequestID.resolve(head.headers),
-            origin: origin, duration: ContinuousClock.now - startedAt, problemCode: problem.code, refusal: nil, userId: nil,
+            method: head.method, instance: String(head.path), pattern: resolved.pattern,
+            requestId: RequestID.resolve(head.headers),
+            origin: origin, duration: ContinuousClock.now - startedAt, problemCode: problem.code, refusal: nil,
+            userId: nil,
             clientGone: false, failureFields: [:])
         account(record, &response)
         return response
@@ -177,10 +187,12 @@ public struct GatewayApplication: HTTPResponder {
         metrics?.recordRequest(
             route: IAPMetricLabels.unmatchedRoute, method: IAPMetricLabels.otherMethod, status: response.status,
             duration: .zero, problemCode: error.problem.code.rawValue)
-        logger.info("request refused", [
-            "protocol": origin.protocolName, "status": String(response.status), "request_id": requestId,
-            "problem": error.problem.code.wireCode, "reason": error.reason.rawValue,
-        ])
+        logger.info(
+            "request refused",
+            [
+                "protocol": origin.protocolName, "status": String(response.status), "request_id": requestId,
+                "problem": error.problem.code.wireCode, "reason": error.reason.rawValue,
+            ])
         return response
     }
 

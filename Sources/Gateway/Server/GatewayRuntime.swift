@@ -53,12 +53,14 @@ public final class GatewayRuntime: Sendable {
             application = GatewayApplication(
                 preparer: RequestPreparer(verifier: verifier),
                 executor: CommandExecutor(
-                    backends: backends, emailIdentity: emailIdentity, readiness: readiness, rpcMetrics: metrics?.rpcClient,
+                    backends: backends, emailIdentity: emailIdentity, readiness: readiness,
+                    rpcMetrics: metrics?.rpcClient,
                     balanceReadsPerCall: metrics?.balanceReadsPerCall, callLoop: loop),
                 logger: logger, metrics: metrics, admission: RequestAdmission(limits: admission))
             server = try HTTPServer(
                 configuration: .init(
-                    host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls, bodyLimits: GatewayLimits.bodyLimits),
+                    host: listen.host, port: listen.port, connectionsMax: connectionsMax, tls: tls,
+                    bodyLimits: GatewayLimits.bodyLimits),
                 responder: application, loop: loop)
         } catch {
             loop.stopSoon()

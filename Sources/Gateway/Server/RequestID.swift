@@ -17,7 +17,9 @@ public enum RequestID {
         let values = headers.values(headerName)
         guard values.count == 1, let value = values.first else { return nil }
         let bytes = value.utf8
-        guard !bytes.isEmpty, bytes.count <= GatewayLimits.requestIdBytesMax, bytes.allSatisfy(isAllowed) else { return nil }
+        guard !bytes.isEmpty, bytes.count <= GatewayLimits.requestIdBytesMax, bytes.allSatisfy(isAllowed) else {
+            return nil
+        }
         return value
     }
 
@@ -50,6 +52,7 @@ public enum RequestID {
 
     private static func isAllowed(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+            || byte == UInt8(ascii: "-")
     }
 }

@@ -47,9 +47,11 @@ public struct HTTPConnectionStateMachine: Sendable {
 
     /// `screensHeadsWithBody`: `bytesReceived`'s `screen` sees each head
     /// that announces a body before any of the body is held.
-    public init(nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
-                bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), screensHeadsWithBody: Bool = false,
-                assertsOnInvariantViolation: Bool = true) {
+    public init(
+        nowMilliseconds: Int64, requestsPerConnectionMax: Int = HTTPServerLimits.requestsPerConnectionMax,
+        bodyLimits: HTTPBodyLimits = HTTPBodyLimits(), screensHeadsWithBody: Bool = false,
+        assertsOnInvariantViolation: Bool = true
+    ) {
         precondition(requestsPerConnectionMax > 0)
         parser = HTTPRequestParser(bodyLimits: bodyLimits, reportsHeadsWithBody: screensHeadsWithBody)
         idleSinceMilliseconds = nowMilliseconds
@@ -102,7 +104,8 @@ public struct HTTPConnectionStateMachine: Sendable {
     /// behind the requests before it, and the connection closes after it:
     /// the body still on its way is never read as a request.
     public mutating func bytesReceived(
-        _ bytes: some Collection<UInt8>, nowMilliseconds: Int64, screen: (HTTPRequestHead) -> HTTPResponse? = { _ in nil }
+        _ bytes: some Collection<UInt8>, nowMilliseconds: Int64,
+        screen: (HTTPRequestHead) -> HTTPResponse? = { _ in nil }
     ) -> [HTTPConnectionAction] {
         guard !isClosed && !closeAfterInFlight && !peerHasClosed && !parser.hasFailed else {
             return invariantViolated("bytes received while not reading")

@@ -13,7 +13,9 @@ public struct HTTPRequest: Sendable, Equatable {
     /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`).
     public let keepAlive: Bool
 
-    public init(method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool) {
+    public init(
+        method: String, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool
+    ) {
         self.method = method
         self.target = target
         self.version = version

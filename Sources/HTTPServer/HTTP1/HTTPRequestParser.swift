@@ -131,7 +131,9 @@ public struct HTTPRequestParser: Sendable {
             return remaining - taken == 0
         case .chunkDataEnd:
             guard availableBytes >= 2 else {
-                if availableBytes == 1 && buffer[position] != HTTPByte.cr { throw HTTPRequestError(.invalidChunkFraming) }
+                if availableBytes == 1 && buffer[position] != HTTPByte.cr {
+                    throw HTTPRequestError(.invalidChunkFraming)
+                }
                 return false
             }
             guard buffer[position] == HTTPByte.cr, buffer[position + 1] == HTTPByte.lf else {
@@ -209,7 +211,8 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func completeHead(length: Int, events: inout [HTTPParserEvent]) throws(HTTPRequestError) {
         let base = position
-        let requestLine = try HTTPRequestLine(bytes: buffer[(base + headLines[0].lowerBound)..<(base + headLines[0].upperBound)])
+        let requestLine = try HTTPRequestLine(
+            bytes: buffer[(base + headLines[0].lowerBound)..<(base + headLines[0].upperBound)])
         var headers = HTTPHeaders()
         headers.reserveCapacity(headLines.count - 1)
         for line in headLines.dropFirst() {
@@ -232,7 +235,8 @@ public struct HTTPRequestParser: Sendable {
             headers: headers, keepAlive: framing.keepAlive)
         body = []
         if reportsHeadsWithBody && framing.body != .none {
-            events.append(.bodyFollows(HTTPRequestHead(method: requestLine.method, target: requestLine.target, headers: headers)))
+            events.append(
+                .bodyFollows(HTTPRequestHead(method: requestLine.method, target: requestLine.target, headers: headers)))
         }
         switch framing.body {
         case .none:
@@ -248,9 +252,11 @@ public struct HTTPRequestParser: Sendable {
 
     private mutating func finishRequest(_ events: inout [HTTPParserEvent]) {
         guard let head = pending else { preconditionFailure("finishing a request without a head") }
-        events.append(.request(HTTPRequest(
-            method: head.method, target: head.target, version: head.version,
-            headers: head.headers, body: body, keepAlive: head.keepAlive)))
+        events.append(
+            .request(
+                HTTPRequest(
+                    method: head.method, target: head.target, version: head.version,
+                    headers: head.headers, body: body, keepAlive: head.keepAlive)))
         completedRequestCount += 1
         pending = nil
         body = []
@@ -281,7 +287,8 @@ public struct HTTPRequestParser: Sendable {
     }
 
     private mutating func readChunkSizeLine() throws(HTTPRequestError) -> Bool {
-        guard let end = try lineEnd(limit: HTTPServerLimits.chunkSizeLineBytesMax, tooLong: .chunkSizeLineTooLong) else {
+        guard let end = try lineEnd(limit: HTTPServerLimits.chunkSizeLineBytesMax, tooLong: .chunkSizeLineTooLong)
+        else {
             return false
         }
         let size = try HTTPChunkSizeLine.parse(buffer[position..<(end - 1)])

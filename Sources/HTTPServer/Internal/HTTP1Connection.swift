@@ -77,9 +77,11 @@ final class HTTP1Connection {
     /// `sniffsHTTP2Preface`: false on TLS, where ALPN already chose HTTP/1.1
     /// (or nothing): HTTP/2 inside TLS needs ALPN "h2" (RFC 9113 3.3), so a
     /// preface there is an HTTP/1.1 request like any other (and refused).
-    init(socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
-         bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget, sniffsHTTP2Preface: Bool = true,
-         responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds) {
+    init(
+        socket: ConnectedSocket, loop: EventLoop, responder: any HTTPResponder, readBuffer: SharedReadBuffer,
+        bodyLimits: HTTPBodyLimits, budget: RequestBytesBudget, sniffsHTTP2Preface: Bool = true,
+        responseWriteTimeoutMilliseconds: Int64 = HTTPServerLimits.responseWriteTimeoutMilliseconds
+    ) {
         loop.assertInEventLoop()
         phase = sniffsHTTP2Preface ? .sniffing : .http1
         self.responseWriteTimeoutMilliseconds = responseWriteTimeoutMilliseconds
@@ -89,7 +91,8 @@ final class HTTP1Connection {
         self.readBuffer = readBuffer
         self.budget = budget
         machine = HTTPConnectionStateMachine(
-            nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits, screensHeadsWithBody: true)
+            nowMilliseconds: HTTPServerClock.monotonicMilliseconds(), bodyLimits: bodyLimits, screensHeadsWithBody: true
+        )
     }
 
     func start() { settle() }
@@ -262,7 +265,9 @@ final class HTTP1Connection {
     /// a graceful close (the linger discards what the client still sends).
     private func writeAndClose(_ response: HTTPResponse) {
         let date = HTTPServerClock.imfFixdate()
-        enqueue(HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date), then: .closeGracefully)
+        enqueue(
+            HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: date),
+            then: .closeGracefully)
     }
 
     private func dispatch(_ request: HTTPRequest, keepAlive: Bool) {
@@ -319,7 +324,9 @@ final class HTTP1Connection {
     private func flush() {
         while phase == .http1 || phase == .sniffing {
             while outputIndex < output.count {
-                let outcome = output.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[outputIndex...])) }
+                let outcome = output.withUnsafeBytes {
+                    socket.write(UnsafeRawBufferPointer(rebasing: $0[outputIndex...]))
+                }
                 switch outcome {
                 case .wrote(let count):
                     outputIndex += count
@@ -447,7 +454,9 @@ final class HTTP1Connection {
     }
 
     private func sniffingDeadline() -> Int64? {
-        if let firstByteAtMilliseconds { return firstByteAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds }
+        if let firstByteAtMilliseconds {
+            return firstByteAtMilliseconds + HTTPServerLimits.requestHeadTimeoutMilliseconds
+        }
         return machine.deadlineMilliseconds
     }
 

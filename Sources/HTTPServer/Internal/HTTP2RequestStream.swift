@@ -45,8 +45,10 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
 
     /// Starts the request deadline: headers and body must be complete
     /// within `requestTimeoutMilliseconds` (slow-loris over HTTP/2).
-    init(stream: HTTP2Stream, loop: EventLoop, responder: any HTTPResponder, bodyLimits: HTTPBodyLimits,
-         requestTimeoutMilliseconds: Int64, budget: RequestBytesBudget) {
+    init(
+        stream: HTTP2Stream, loop: EventLoop, responder: any HTTPResponder, bodyLimits: HTTPBodyLimits,
+        requestTimeoutMilliseconds: Int64, budget: RequestBytesBudget
+    ) {
         self.stream = stream
         self.budget = budget
         self.loop = loop
@@ -120,7 +122,9 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
         }
         if !hasHeaders {
             hasHeaders = true
-            let listBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + Self.fieldOverheadBytes }
+            let listBytes = headers.reduce(0) {
+                $0 + $1.name.utf8.count + $1.value.utf8.count + Self.fieldOverheadBytes
+            }
             guard budget.resize(from: budgetedBytes, to: budgetedBytes + listBytes) else {
                 finish()
                 return respondEarly(stream, HTTPRequestError(.bufferedBytesExhausted))
@@ -131,15 +135,19 @@ final class HTTP2RequestStream: HTTP2StreamDelegate {
             // A malformed head is not screened: the request answers for it
             // (400/414/501) once complete, as before.
             if !endStream, case .success(let head) = HTTP2Messages.head(fields: fields),
-               let refusal = responder.refuseBeforeBody(head, origin: origin(stream)) {
+                let refusal = responder.refuseBeforeBody(head, origin: origin(stream))
+            {
                 // Answered before a byte of the body is held. A body it
                 // declared within its path's limit is let in and dropped
                 // (the deadline still runs); any other is stopped by the
                 // reset after the answer.
                 releaseBudget()
                 fields = []
-                if let declared = head.headers.first("content-length").flatMap({ try? HTTPMessageFraming.parseContentLength($0[...]) }),
-                   declared <= bodyLimits.bytesMax(target: head.target) {
+                if let declared = head.headers.first("content-length").flatMap({
+                    try? HTTPMessageFraming.parseContentLength($0[...])
+                }),
+                    declared <= bodyLimits.bytesMax(target: head.target)
+                {
                     finished = true
                     draining = true
                     return respondEarly(stream, refusal, thenReset: false)

@@ -18,8 +18,10 @@ public struct GatewayClient: CreditsAPI {
     private let transport: any HTTPTransport
 
     /// `baseURL` is the gateway's origin (plus any path prefix), e.g. `https://api.example.com`.
-    public init(baseURL: URL, timeoutSeconds: Double = ClientLimits.requestTimeoutSecondsDefault,
-                transport: any HTTPTransport = URLSessionTransport(), tokenSource: @escaping TokenSource) {
+    public init(
+        baseURL: URL, timeoutSeconds: Double = ClientLimits.requestTimeoutSecondsDefault,
+        transport: any HTTPTransport = URLSessionTransport(), tokenSource: @escaping TokenSource
+    ) {
         self.baseURL = baseURL
         self.timeoutSeconds = timeoutSeconds
         self.transport = transport
@@ -58,7 +60,9 @@ public struct GatewayClient: CreditsAPI {
     }
 
     /// One page of the user's purchases with their status, newest first.
-    public func purchaseHistory(pageSize: Int? = nil, pageToken: String? = nil) async throws(CreditsError) -> TransactionPage {
+    public func purchaseHistory(pageSize: Int? = nil, pageToken: String? = nil) async throws(CreditsError)
+        -> TransactionPage
+    {
         guard let route = GatewayRoutes.transactions(pageSize: pageSize, pageToken: pageToken) else {
             throw CreditsError(.invalidRequest("a page size of 1...100 and a page token the gateway issued"))
         }
@@ -85,7 +89,9 @@ public struct GatewayClient: CreditsAPI {
         }
     }
 
-    private func attempt<Response>(_ route: GatewayRoute<Response>, forceRefresh: Bool) async throws(CreditsError) -> Result<Response, CreditsError> {
+    private func attempt<Response>(_ route: GatewayRoute<Response>, forceRefresh: Bool) async throws(CreditsError)
+        -> Result<Response, CreditsError>
+    {
         guard let token = await tokenSource(forceRefresh), !token.isEmpty else { throw CreditsError(.notSignedIn) }
         let request = makeRequest(route, token: token)
         let response: HTTPURLResponse
@@ -96,16 +102,18 @@ public struct GatewayClient: CreditsAPI {
             throw CreditsError(.transport(Self.cause(of: error)))
         }
         let requestID = response.value(forHTTPHeaderField: "X-Request-Id")
-        return GatewayAnswer.interpret(status: response.statusCode, requestID: requestID,
-                                       retryAfter: response.value(forHTTPHeaderField: "Retry-After"), body: body, decode: route.decode)
+        return GatewayAnswer.interpret(
+            status: response.statusCode, requestID: requestID,
+            retryAfter: response.value(forHTTPHeaderField: "Retry-After"), body: body, decode: route.decode)
     }
 
     func makeRequest<Response>(_ route: GatewayRoute<Response>, token: String) -> URLRequest {
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         // Paths are fixed texts plus validated digits, so the URL always parses.
-        var request = URLRequest(url: URL(string: base + route.path)!, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: timeoutSeconds)
+        var request = URLRequest(
+            url: URL(string: base + route.path)!, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: timeoutSeconds)
         request.httpMethod = route.method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Accept")

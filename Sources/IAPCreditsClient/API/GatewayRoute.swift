@@ -13,7 +13,8 @@ public struct GatewayRoute<Response: Sendable>: Sendable {
     /// Reads a 200 body; throwing makes the answer `unexpectedAnswer`.
     public let decode: @Sendable (Data) throws -> Response
 
-    public init(method: String, path: String, body: Data? = nil, decode: @escaping @Sendable (Data) throws -> Response) {
+    public init(method: String, path: String, body: Data? = nil, decode: @escaping @Sendable (Data) throws -> Response)
+    {
         self.method = method
         self.path = path
         self.body = body
@@ -40,7 +41,9 @@ public enum GatewayRoutes {
     /// GET packages: what this user may buy, in display order.
     public static let packages = GatewayRoute<[CreditPackage]>(method: "GET", path: packagesPath) { data in
         let packages = try JSONDecoder().decode(PackageListBody.self, from: data).packages
-        guard packages.count <= ClientLimits.packagesMax else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "too many packages")) }
+        guard packages.count <= ClientLimits.packagesMax else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "too many packages"))
+        }
         return packages
     }
 
@@ -70,7 +73,9 @@ public enum GatewayRoutes {
         guard let query = pageQuery(pageSize: pageSize, sizeMax: 200, pageToken: pageToken) else { return nil }
         return GatewayRoute(method: "GET", path: ledgerPath + query) { data in
             let page = try JSONDecoder().decode(LedgerPage.self, from: data)
-            guard page.entries.count <= 200 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large")) }
+            guard page.entries.count <= 200 else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large"))
+            }
             return page
         }
     }
@@ -80,7 +85,9 @@ public enum GatewayRoutes {
         guard let query = pageQuery(pageSize: pageSize, sizeMax: 100, pageToken: pageToken) else { return nil }
         return GatewayRoute(method: "GET", path: transactionsPath + query) { data in
             let page = try JSONDecoder().decode(TransactionPage.self, from: data)
-            guard page.transactions.count <= 100 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large")) }
+            guard page.transactions.count <= 100 else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "page too large"))
+            }
             return page
         }
     }
@@ -93,9 +100,12 @@ public enum GatewayRoutes {
             parts.append("pageSize=\(pageSize)")
         }
         if let pageToken, !pageToken.isEmpty {
-            guard pageToken.utf8.count <= 128, pageToken.utf8.allSatisfy({ byte in
-                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x5F
-            }) else { return nil }
+            guard pageToken.utf8.count <= 128,
+                pageToken.utf8.allSatisfy({ byte in
+                    (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                        || byte == 0x2D || byte == 0x5F
+                })
+            else { return nil }
             parts.append("pageToken=\(pageToken)")
         }
         return parts.isEmpty ? "" : "?" + parts.joined(separator: "&")

@@ -31,7 +31,8 @@ public struct URLSessionTransport: HTTPTransport {
     public func send(_ request: URLRequest) async throws -> (HTTPURLResponse, Data) {
         let holder = DataTaskHolder()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) in
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
                         continuation.resume(throwing: error)

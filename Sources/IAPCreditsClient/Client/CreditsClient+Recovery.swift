@@ -47,7 +47,8 @@ extension CreditsClient {
         }
         let plan = RecoveryPlan.make(
             records: records.values.sorted { $0.recordedAtUnixMilliseconds < $1.recordedAtUnixMilliseconds },
-            unfinished: unfinished, accountToken: token, productCodes: await productCodes(for: unfinished, records: records),
+            unfinished: unfinished, accountToken: token,
+            productCodes: await productCodes(for: unfinished, records: records),
             now: configuration.now())
         let now = ContinuousClock.now
         for item in plan.items.filter({ !isWaitingForRetry($0, now: now) }).prefix(ClientLimits.submissionsPerPassMax) {
@@ -64,7 +65,9 @@ extension CreditsClient {
     /// A submission whose backoff or Retry-After has not passed: its timer
     /// submits it, not this pass.
     private func isWaitingForRetry(_ item: RecoveryPlan.Item, now: ContinuousClock.Instant) -> Bool {
-        guard case .submit(let record, _) = item, let notBefore = retryNotBefore[record.transactionId] else { return false }
+        guard case .submit(let record, _) = item, let notBefore = retryNotBefore[record.transactionId] else {
+            return false
+        }
         return notBefore > now
     }
 
@@ -74,10 +77,14 @@ extension CreditsClient {
             if isNew { await saveRecord(record) }
             await submit(record, into: &report)
         case .otherAccount(let transactionId):
-            setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: knownRecords[transactionId]?.appStoreProductId,
-                                              state: .otherAccount))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: transactionId, appStoreProductId: knownRecords[transactionId]?.appStoreProductId,
+                    state: .otherAccount))
         case .unverified(let transactionId, let reason):
-            setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil, state: .unverifiedByStore(reason: reason)))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: transactionId, appStoreProductId: nil, state: .unverifiedByStore(reason: reason)))
         case .unknownProduct(let transaction):
             guard let record = await resolveUnknownProduct(transaction) else { return }
             await saveRecord(record)
@@ -111,10 +118,15 @@ extension CreditsClient {
     private func resolveUnknownProduct(_ transaction: StoreTransaction) async -> PendingPurchaseRecord? {
         do throws(CreditsError) {
             let status = try await api.transactionStatus(transactionId: transaction.id)
-            guard status.appStoreProductId == transaction.productID, !status.productCode.isEmpty else { throw CreditsError(.unexpectedAnswer(status: 200)) }
-            return PendingPurchaseRecord(transaction: transaction, productCode: status.productCode, now: configuration.now())
+            guard status.appStoreProductId == transaction.productID, !status.productCode.isEmpty else {
+                throw CreditsError(.unexpectedAnswer(status: 200))
+            }
+            return PendingPurchaseRecord(
+                transaction: transaction, productCode: status.productCode, now: configuration.now())
         } catch {
-            setSummary(PendingPurchaseSummary(transactionId: transaction.id, appStoreProductId: transaction.productID, state: .unknownProduct))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: transaction.id, appStoreProductId: transaction.productID, state: .unknownProduct))
             if error.disposition == .keepAndRetry { schedulePassRetry(after: error) }
             return nil
         }
@@ -122,11 +134,17 @@ extension CreditsClient {
 
     /// Package codes by App Store product: the offers shown, refreshed from
     /// the gateway when a transaction without a record names another product.
-    private func productCodes(for unfinished: [StoreTransactionResult], records: [String: PendingPurchaseRecord]) async -> [String: String] {
+    private func productCodes(for unfinished: [StoreTransactionResult], records: [String: PendingPurchaseRecord]) async
+        -> [String: String]
+    {
         var codes = cachedOffers?.productCodesByAppStoreProductId ?? [:]
-        let missing = unfinished.contains { records[$0.transaction.id] == nil && codes[$0.transaction.productID] == nil }
+        let missing = unfinished.contains {
+            records[$0.transaction.id] == nil && codes[$0.transaction.productID] == nil
+        }
         if missing, let packages = try? await api.packages() {
-            for package in packages where codes[package.appStoreProductId] == nil { codes[package.appStoreProductId] = package.productCode }
+            for package in packages where codes[package.appStoreProductId] == nil {
+                codes[package.appStoreProductId] = package.productCode
+            }
         }
         return codes
     }
@@ -140,7 +158,9 @@ extension CreditsClient {
         // StoreKit delivers unfinished transactions again at launch; one
         // settled here already is done, unless it now carries a refund of a
         // credit (submitted so the backend hears of it from the app too).
-        if let settled = settledThisSession[transaction.id], transaction.revocationDate == nil || settled.isRevoked { return }
+        if let settled = settledThisSession[transaction.id], transaction.revocationDate == nil || settled.isRevoked {
+            return
+        }
         _ = await runPass(unfinished: [update])
     }
 
@@ -153,14 +173,18 @@ extension CreditsClient {
         guard let delay = retryDelayMilliseconds(beforeRetry: attempt, after: error) else {
             // Used up: the next launch or a foreground resubmits it, never before the Retry-After.
             if let seconds = error.retryAfterSeconds { retryNotBefore[transactionId] = .now + .seconds(seconds) }
-            setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
-                                              state: .waitingForNextLaunch(error)))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: transactionId, appStoreProductId: record.appStoreProductId,
+                    state: .waitingForNextLaunch(error)))
             return
         }
         retryAttempts[transactionId] = attempt
         retryNotBefore[transactionId] = .now + .milliseconds(delay)
-        setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: record.appStoreProductId,
-                                          state: .awaitingCredit(error, nextAttemptInMilliseconds: delay)))
+        setSummary(
+            PendingPurchaseSummary(
+                transactionId: transactionId, appStoreProductId: record.appStoreProductId,
+                state: .awaitingCredit(error, nextAttemptInMilliseconds: delay)))
         retryTasks[transactionId] = Task { [weak self] in
             try? await Task.sleep(nanoseconds: UInt64(delay) * 1_000_000)
             guard !Task.isCancelled else { return }
@@ -178,7 +202,10 @@ extension CreditsClient {
     /// shorter than the answer's Retry-After; nil once this launch's retries
     /// are used up.
     private func retryDelayMilliseconds(beforeRetry attempt: Int, after error: CreditsError) -> Int64? {
-        guard let backoff = configuration.retrySchedule.delayMilliseconds(beforeRetry: attempt, unitRandom: configuration.unitRandom()) else {
+        guard
+            let backoff = configuration.retrySchedule.delayMilliseconds(
+                beforeRetry: attempt, unitRandom: configuration.unitRandom())
+        else {
             return nil
         }
         return max(backoff, Int64(error.retryAfterSeconds ?? 0) * 1000)

@@ -64,13 +64,16 @@ public actor CreditsClient {
     var summaries: [String: PendingPurchaseSummary] = [:]
     var updatesTask: Task<Void, Never>?
 
-    public init(api: any CreditsAPI, storeFront: any StoreFront, records: any PurchaseRecordStore,
-                configuration: CreditsClientConfiguration = CreditsClientConfiguration()) {
+    public init(
+        api: any CreditsAPI, storeFront: any StoreFront, records: any PurchaseRecordStore,
+        configuration: CreditsClientConfiguration = CreditsClientConfiguration()
+    ) {
         self.api = api
         self.storeFront = storeFront
         self.records = records
         self.configuration = configuration
-        (events, eventSink) = AsyncStream.makeStream(of: CreditsEvent.self, bufferingPolicy: .bufferingNewest(ClientLimits.eventsBufferedMax))
+        (events, eventSink) = AsyncStream.makeStream(
+            of: CreditsEvent.self, bufferingPolicy: .bufferingNewest(ClientLimits.eventsBufferedMax))
     }
 
     deinit {
@@ -187,7 +190,8 @@ public actor CreditsClient {
                 case .purchase(let productID, let appAccountToken):
                     let answer: Result<StorePurchaseOutcome, StoreFailure>
                     do {
-                        answer = .success(try await storeFront.purchase(productID: productID, appAccountToken: appAccountToken))
+                        answer = .success(
+                            try await storeFront.purchase(productID: productID, appAccountToken: appAccountToken))
                     } catch {
                         answer = .failure(StoreFailure(reason: String(describing: error)))
                     }
@@ -208,7 +212,9 @@ public actor CreditsClient {
                 case .verify(let record):
                     action = try flow.verifyAnswered(await verifyOnce(record))
                 case .finish(let transactionId):
-                    if case .finishing(_, let outcome) = flow.state { await finishAndForget(transactionId, settledAs: outcome) }
+                    if case .finishing(_, let outcome) = flow.state {
+                        await finishAndForget(transactionId, settledAs: outcome)
+                    }
                     action = try flow.finished()
                 case .refresh:
                     action = try flow.refreshed(balance: await refreshAfterChange())
@@ -255,8 +261,10 @@ public actor CreditsClient {
         case .credited(let grant, _): announceCredit(grant)
         case .revoked(let transactionId): announceRevocation(transactionId)
         case .unverifiedByStore(let transactionId):
-            setSummary(PendingPurchaseSummary(transactionId: transactionId, appStoreProductId: nil,
-                                              state: .unverifiedByStore(reason: "StoreKit could not verify the transaction")))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: transactionId, appStoreProductId: nil,
+                    state: .unverifiedByStore(reason: "StoreKit could not verify the transaction")))
         default: break
         }
     }
@@ -281,8 +289,10 @@ public actor CreditsClient {
     /// when the packages name no other code.
     func rebuiltOnce(_ record: PendingPurchaseRecord, after error: CreditsError) async -> PendingPurchaseRecord? {
         guard error.problemCode == .paymentProductNotFound || error.problemCode == .paymentProductMismatch,
-              let code = cachedOffers?.productCodesByAppStoreProductId[record.appStoreProductId], code != record.productCode,
-              rebuiltThisSession.insert(record.transactionId).inserted else { return nil }
+            let code = cachedOffers?.productCodesByAppStoreProductId[record.appStoreProductId],
+            code != record.productCode,
+            rebuiltThisSession.insert(record.transactionId).inserted
+        else { return nil }
         let rebuilt = record.replacing(productCode: code)
         knownRecords[record.transactionId] = rebuilt
         await saveRecord(rebuilt)
@@ -347,8 +357,10 @@ public actor CreditsClient {
         case .keepAndRetry: scheduleRetry(noted, after: error)
         case .keepAndReport:
             cancelRetry(record.transactionId)
-            setSummary(PendingPurchaseSummary(transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
-                                              state: .refused(error)))
+            setSummary(
+                PendingPurchaseSummary(
+                    transactionId: record.transactionId, appStoreProductId: record.appStoreProductId,
+                    state: .refused(error)))
             // The packages the app shows are stale: refresh them (offersChanged) before the user pays again.
             if error.problemCode?.meansOffersChanged == true {
                 _ = try? await packageOffers()

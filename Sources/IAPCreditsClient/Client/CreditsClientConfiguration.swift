@@ -9,8 +9,10 @@ public struct CreditsClientConfiguration: Sendable {
     /// A number in 0..<1 for retry jitter.
     public var unitRandom: @Sendable () -> Double
 
-    public init(retrySchedule: RetrySchedule = RetrySchedule(), now: @escaping @Sendable () -> Date = { Date() },
-                unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        retrySchedule: RetrySchedule = RetrySchedule(), now: @escaping @Sendable () -> Date = { Date() },
+        unitRandom: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.retrySchedule = retrySchedule
         self.now = now
         self.unitRandom = unitRandom

@@ -38,13 +38,14 @@ public struct PendingPurchaseSummary: Sendable, Hashable {
     }
 
     public func localizedMessage(_ language: MessageLanguage = .preferred()) -> String {
-        let key: MessageKey = switch state {
-        case .awaitingCredit, .waitingForNextLaunch: .awaitingCredit
-        case .otherAccount: .otherAccountPurchase
-        case .refused(let error): error.messageKey
-        case .unverifiedByStore: .purchaseUnverified
-        case .unknownProduct: .problem(.paymentProductNotFound)
-        }
+        let key: MessageKey =
+            switch state {
+            case .awaitingCredit, .waitingForNextLaunch: .awaitingCredit
+            case .otherAccount: .otherAccountPurchase
+            case .refused(let error): error.messageKey
+            case .unverifiedByStore: .purchaseUnverified
+            case .unknownProduct: .problem(.paymentProductNotFound)
+            }
         return LocalizedMessages.text(for: key, in: language)
     }
 }

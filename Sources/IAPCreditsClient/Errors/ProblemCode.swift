@@ -43,7 +43,8 @@ public enum ProblemCode: Sendable, Hashable, CustomStringConvertible {
     public static let allKnown: [ProblemCode] = [
         .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid, .paymentTransactionRevoked,
         .paymentTransactionConflict, .paymentStarterPackIneligible, .paymentEnvironmentNotAllowed,
-        .paymentAppleUnavailable, .paymentGrantFailed, .paymentReceiptInvalid, .paymentReceiptsUnavailable, .unauthenticated, .validationFailed, .notFound,
+        .paymentAppleUnavailable, .paymentGrantFailed, .paymentReceiptInvalid, .paymentReceiptsUnavailable,
+        .unauthenticated, .validationFailed, .notFound,
         .methodNotAllowed, .unsupportedMediaType, .payloadTooLarge, .rateLimited, .serviceUnavailable,
         .internalError, .requestTimeout, .uriTooLong, .headerFieldsTooLarge, .expectationFailed, .notImplemented,
         .httpVersionNotSupported,

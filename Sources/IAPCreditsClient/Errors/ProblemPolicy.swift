@@ -49,7 +49,8 @@ extension ProblemCode {
             return .retry
         // Judged and refused: paid but not credited, so never finished silently.
         case .paymentProductNotFound, .paymentProductMismatch, .paymentTransactionInvalid,
-            .paymentTransactionConflict, .paymentStarterPackIneligible, .paymentReceiptInvalid, .paymentReceiptsUnavailable:
+            .paymentTransactionConflict, .paymentStarterPackIneligible, .paymentReceiptInvalid,
+            .paymentReceiptsUnavailable:
             return .support
         case .paymentEnvironmentNotAllowed:
             return ProblemPolicy(disposition: .keepAndReport, advice: .nothingToDo)

@@ -60,19 +60,29 @@ public struct PurchaseFlow: Sendable {
     }
 
     /// StoreKit's sheet ended; `failure` when it threw before payment.
-    public mutating func storeAnswered(_ answer: Result<StorePurchaseOutcome, StoreFailure>, now: Date) throws(PurchaseFlowViolation) -> Action {
-        guard case .purchasing(let offer) = state else { throw PurchaseFlowViolation(event: "storeAnswered", state: state) }
+    public mutating func storeAnswered(_ answer: Result<StorePurchaseOutcome, StoreFailure>, now: Date)
+        throws(PurchaseFlowViolation) -> Action
+    {
+        guard case .purchasing(let offer) = state else {
+            throw PurchaseFlowViolation(event: "storeAnswered", state: state)
+        }
         switch answer {
         case .failure(let failure): return complete(.storeFailed(reason: failure.reason))
         case .success(.pending): return complete(.pending)
         case .success(.userCancelled): return complete(.cancelled)
-        case .success(.success(.unverified(let transaction, _))): return complete(.unverifiedByStore(transactionId: transaction.id))
+        case .success(.success(.unverified(let transaction, _))):
+            return complete(.unverifiedByStore(transactionId: transaction.id))
         case .success(.success(.verified(let transaction))):
             // The package code comes from the product StoreKit sold, which is the offer's one.
-            guard let productCode = productCodes[transaction.productID] ?? (transaction.productID == offer.appStoreProductId ? offer.productCode : nil),
-                  PendingPurchaseRecord.isValidTransactionId(transaction.id)
+            guard
+                let productCode = productCodes[transaction.productID]
+                    ?? (transaction.productID == offer.appStoreProductId ? offer.productCode : nil),
+                PendingPurchaseRecord.isValidTransactionId(transaction.id)
             else {
-                return complete(.refused(transactionId: transaction.id, CreditsError(.invalidRequest("StoreKit sold a product no package names"))))
+                return complete(
+                    .refused(
+                        transactionId: transaction.id,
+                        CreditsError(.invalidRequest("StoreKit sold a product no package names"))))
             }
             let record = PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: now)
             state = .recording(record)
@@ -83,7 +93,9 @@ public struct PurchaseFlow: Sendable {
     /// The record write ended (a failed write does not stop the purchase:
     /// StoreKit still holds the transaction unfinished).
     public mutating func recordAttempted() throws(PurchaseFlowViolation) -> Action {
-        guard case .recording(let record) = state else { throw PurchaseFlowViolation(event: "recordAttempted", state: state) }
+        guard case .recording(let record) = state else {
+            throw PurchaseFlowViolation(event: "recordAttempted", state: state)
+        }
         state = .verifying(record)
         return .verify(record)
     }
@@ -101,8 +113,12 @@ public struct PurchaseFlow: Sendable {
     }
 
     /// The gateway answered the verify.
-    public mutating func verifyAnswered(_ answer: Result<VerifiedGrant, CreditsError>) throws(PurchaseFlowViolation) -> Action {
-        guard case .verifying(let record) = state else { throw PurchaseFlowViolation(event: "verifyAnswered", state: state) }
+    public mutating func verifyAnswered(_ answer: Result<VerifiedGrant, CreditsError>) throws(PurchaseFlowViolation)
+        -> Action
+    {
+        guard case .verifying(let record) = state else {
+            throw PurchaseFlowViolation(event: "verifyAnswered", state: state)
+        }
         let id = record.transactionId
         switch answer {
         case .success(let grant):
@@ -121,14 +137,18 @@ public struct PurchaseFlow: Sendable {
 
     /// StoreKit finished the transaction.
     public mutating func finished() throws(PurchaseFlowViolation) -> Action {
-        guard case .finishing(_, let outcome) = state else { throw PurchaseFlowViolation(event: "finished", state: state) }
+        guard case .finishing(_, let outcome) = state else {
+            throw PurchaseFlowViolation(event: "finished", state: state)
+        }
         state = .refreshing(outcome)
         return .refresh
     }
 
     /// Balance and packages were refreshed (`balance` nil when that failed).
     public mutating func refreshed(balance: CreditBalance?) throws(PurchaseFlowViolation) -> Action {
-        guard case .refreshing(let outcome) = state else { throw PurchaseFlowViolation(event: "refreshed", state: state) }
+        guard case .refreshing(let outcome) = state else {
+            throw PurchaseFlowViolation(event: "refreshed", state: state)
+        }
         if case .credited(let grant, _) = outcome { return complete(.credited(grant, balance: balance)) }
         return complete(outcome)
     }

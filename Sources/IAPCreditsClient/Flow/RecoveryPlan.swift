@@ -53,7 +53,9 @@ public struct RecoveryPlan: Sendable, Hashable {
             let transaction = result.transaction
             guard planned.insert(transaction.id).inserted else { continue }
             guard case .verified = result else {
-                if case .unverified(_, let reason) = result { items.append(.unverified(transactionId: transaction.id, reason: reason)) }
+                if case .unverified(_, let reason) = result {
+                    items.append(.unverified(transactionId: transaction.id, reason: reason))
+                }
                 continue
             }
             if belongsToOther(transaction.appAccountToken) {
@@ -61,14 +63,21 @@ public struct RecoveryPlan: Sendable, Hashable {
             } else if let stored = recordsById[transaction.id] {
                 let current = stored.replacing(signedTransactionInfo: transaction.signedTransactionInfo)
                 items.append(.submit(current, isNew: current != stored))
-            } else if let productCode = productCodes[transaction.productID], PendingPurchaseRecord.isValidTransactionId(transaction.id) {
-                items.append(.submit(PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: now), isNew: true))
+            } else if let productCode = productCodes[transaction.productID],
+                PendingPurchaseRecord.isValidTransactionId(transaction.id)
+            {
+                items.append(
+                    .submit(
+                        PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: now), isNew: true
+                    ))
             } else {
                 items.append(.unknownProduct(transaction))
             }
         }
         for record in records where planned.insert(record.transactionId).inserted {
-            items.append(belongsToOther(record.appAccountToken) ? .otherAccount(transactionId: record.transactionId) : .submit(record, isNew: false))
+            items.append(
+                belongsToOther(record.appAccountToken)
+                    ? .otherAccount(transactionId: record.transactionId) : .submit(record, isNew: false))
         }
         return RecoveryPlan(items: items)
     }

@@ -9,8 +9,13 @@ public struct RetrySchedule: Sendable, Hashable {
     public var maximumDelayMilliseconds: Int64
     public var attemptsPerSessionMax: Int
 
-    public init(initialDelayMilliseconds: Int64 = 2_000, maximumDelayMilliseconds: Int64 = 300_000, attemptsPerSessionMax: Int = 12) {
-        precondition(initialDelayMilliseconds > 0 && maximumDelayMilliseconds >= initialDelayMilliseconds && attemptsPerSessionMax > 0)
+    public init(
+        initialDelayMilliseconds: Int64 = 2_000, maximumDelayMilliseconds: Int64 = 300_000,
+        attemptsPerSessionMax: Int = 12
+    ) {
+        precondition(
+            initialDelayMilliseconds > 0 && maximumDelayMilliseconds >= initialDelayMilliseconds
+                && attemptsPerSessionMax > 0)
         self.initialDelayMilliseconds = initialDelayMilliseconds
         self.maximumDelayMilliseconds = maximumDelayMilliseconds
         self.attemptsPerSessionMax = attemptsPerSessionMax

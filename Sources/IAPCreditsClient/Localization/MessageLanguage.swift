@@ -13,7 +13,8 @@ public enum MessageLanguage: String, Sendable, Hashable, CaseIterable {
     /// English is the fallback.
     public static func preferred(_ identifiers: [String] = Locale.preferredLanguages) -> MessageLanguage {
         for identifier in identifiers {
-            let parts = identifier.replacingOccurrences(of: "_", with: "-").lowercased().split(separator: "-").map(String.init)
+            let parts = identifier.replacingOccurrences(of: "_", with: "-").lowercased().split(separator: "-").map(
+                String.init)
             guard let language = parts.first else { continue }
             if language == "en" { return .english }
             if language == "zh" {

@@ -12,11 +12,12 @@ public struct CreditPackage: Sendable, Hashable, Codable {
 
         public init(from decoder: any Decoder) throws {
             let text = try decoder.singleValueContainer().decode(String.self)
-            self = switch text {
-            case "starter": .starter
-            case "regular": .regular
-            default: .unrecognized(text)
-            }
+            self =
+                switch text {
+                case "starter": .starter
+                case "regular": .regular
+                default: .unrecognized(text)
+                }
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -45,7 +46,10 @@ public struct CreditPackage: Sendable, Hashable, Codable {
     /// ISO 4217 currency of `price`.
     public let currency: String
 
-    public init(productCode: String, appStoreProductId: String, kind: Kind, credits: Int64, displayName: String, price: String, currency: String) {
+    public init(
+        productCode: String, appStoreProductId: String, kind: Kind, credits: Int64, displayName: String, price: String,
+        currency: String
+    ) {
         self.productCode = productCode
         self.appStoreProductId = appStoreProductId
         self.kind = kind

@@ -13,7 +13,10 @@ public struct GatewayProblem: Sendable, Hashable {
     /// The request field at fault (validation problems only).
     public let field: String?
 
-    public init(code: ProblemCode, status: Int, title: String? = nil, detail: String? = nil, retryable: Bool? = nil, field: String? = nil) {
+    public init(
+        code: ProblemCode, status: Int, title: String? = nil, detail: String? = nil, retryable: Bool? = nil,
+        field: String? = nil
+    ) {
         self.code = code
         self.status = status
         self.title = title

@@ -42,8 +42,11 @@ public struct TransactionStatus: Sendable, Hashable, Codable {
     public let revocationDate: String?
     public let ledgerEventId: String?
 
-    public init(transactionId: String, originalTransactionId: String, productCode: String, appStoreProductId: String, environment: String,
-                status: Status, credits: Int64, purchaseDate: String, revocationDate: String?, ledgerEventId: String?) {
+    public init(
+        transactionId: String, originalTransactionId: String, productCode: String, appStoreProductId: String,
+        environment: String,
+        status: Status, credits: Int64, purchaseDate: String, revocationDate: String?, ledgerEventId: String?
+    ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.productCode = productCode

@@ -15,7 +15,10 @@ public struct VerifiedGrant: Sendable, Hashable, Codable {
     public let newBalance: Int64
     public let ledgerEventId: String
 
-    public init(status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64, ledgerEventId: String) {
+    public init(
+        status: Status, productCode: String, transactionId: String, creditsAdded: Int64, newBalance: Int64,
+        ledgerEventId: String
+    ) {
         self.status = status
         self.productCode = productCode
         self.transactionId = transactionId

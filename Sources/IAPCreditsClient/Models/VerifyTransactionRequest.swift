@@ -2,7 +2,9 @@ import Foundation
 
 /// The body of POST /api/v1/payments/apple/transactions/verify. It carries
 /// the signed transaction, so it is never logged; `description` leaves it out.
-public struct VerifyTransactionRequest: Sendable, Hashable, Encodable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct VerifyTransactionRequest: Sendable, Hashable, Encodable, CustomStringConvertible,
+    CustomDebugStringConvertible, CustomReflectable
+{
     public let productCode: String
     public let appStoreProductId: String
     public let transactionId: String
@@ -10,7 +12,10 @@ public struct VerifyTransactionRequest: Sendable, Hashable, Encodable, CustomStr
     public let signedTransactionInfo: String
     public let appAccountToken: UUID?
 
-    public init(productCode: String, appStoreProductId: String, transactionId: String, signedTransactionInfo: String, appAccountToken: UUID?) {
+    public init(
+        productCode: String, appStoreProductId: String, transactionId: String, signedTransactionInfo: String,
+        appAccountToken: UUID?
+    ) {
         self.productCode = productCode
         self.appStoreProductId = appStoreProductId
         self.transactionId = transactionId

@@ -57,9 +57,10 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
             }
             guard name.hasSuffix(Self.fileSuffix) else { continue }
             guard records.count < ClientLimits.pendingRecordsMax,
-                  let data = FileManager.default.contents(atPath: path), data.count <= ClientLimits.signedTransactionBytesMax * 2,
-                  let record = try? decoder.decode(PendingPurchaseRecord.self, from: data),
-                  name == record.transactionId + Self.fileSuffix
+                let data = FileManager.default.contents(atPath: path),
+                data.count <= ClientLimits.signedTransactionBytesMax * 2,
+                let record = try? decoder.decode(PendingPurchaseRecord.self, from: data),
+                name == record.transactionId + Self.fileSuffix
             else {
                 unreadable += 1
                 continue
@@ -71,10 +72,13 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
     }
 
     public func save(_ record: PendingPurchaseRecord) throws {
-        guard PendingPurchaseRecord.isValidTransactionId(record.transactionId) else { throw PurchaseRecordStoreError.invalidTransactionId }
+        guard PendingPurchaseRecord.isValidTransactionId(record.transactionId) else {
+            throw PurchaseRecordStoreError.invalidTransactionId
+        }
         let finalPath = path(of: record.transactionId)
         if !FileManager.default.fileExists(atPath: finalPath) {
-            let count = (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
+            let count =
+                (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?
                 .filter { $0.hasSuffix(Self.fileSuffix) && !$0.hasPrefix(Self.temporaryPrefix) }.count ?? 0
             guard count < ClientLimits.pendingRecordsMax else { throw PurchaseRecordStoreError.full }
         }
@@ -90,7 +94,9 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
     }
 
     public func remove(transactionId: String) throws {
-        guard PendingPurchaseRecord.isValidTransactionId(transactionId) else { throw PurchaseRecordStoreError.invalidTransactionId }
+        guard PendingPurchaseRecord.isValidTransactionId(transactionId) else {
+            throw PurchaseRecordStoreError.invalidTransactionId
+        }
         if unlink(path(of: transactionId)) != 0 && errno != ENOENT {
             throw PurchaseRecordStoreError.io(operation: "unlink", errno: errno)
         }
@@ -101,7 +107,8 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
     /// modification time (a clock set back makes it look young: it stays
     /// until it is old again).
     private static func isAbandoned(temporaryFileAt path: String) -> Bool {
-        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return false }
+        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        else { return false }
         return Date().timeIntervalSince(modified) > Double(ClientLimits.abandonedTemporaryFileAgeSecondsMin)
     }
 
@@ -126,7 +133,9 @@ public actor FilePurchaseRecordStore: PurchaseRecordStore {
         try? FileManager.default.setAttributes(
             [.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication], ofItemAtPath: temporary)
         #endif
-        guard rename(temporary, finalPath) == 0 else { throw PurchaseRecordStoreError.io(operation: "rename", errno: errno) }
+        guard rename(temporary, finalPath) == 0 else {
+            throw PurchaseRecordStoreError.io(operation: "rename", errno: errno)
+        }
         renamed = true
         try syncDirectory()
     }

@@ -15,7 +15,9 @@ public actor InMemoryPurchaseRecordStore: PurchaseRecordStore {
     }
 
     public func save(_ record: PendingPurchaseRecord) throws {
-        guard PendingPurchaseRecord.isValidTransactionId(record.transactionId) else { throw PurchaseRecordStoreError.invalidTransactionId }
+        guard PendingPurchaseRecord.isValidTransactionId(record.transactionId) else {
+            throw PurchaseRecordStoreError.invalidTransactionId
+        }
         guard records[record.transactionId] != nil || records.count < ClientLimits.pendingRecordsMax else {
             throw PurchaseRecordStoreError.full
         }

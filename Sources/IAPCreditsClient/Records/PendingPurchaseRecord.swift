@@ -8,7 +8,9 @@ import Foundation
 /// Stored only in the app's private storage (`FilePurchaseRecordStore`
 /// writes mode 0600 files in a 0700 folder); `description`,
 /// `debugDescription` and mirrors leave the signed transaction out.
-public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The record format; a file with another version is not read.
     public static let formatVersion = 1
 
@@ -25,8 +27,10 @@ public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringCo
     /// The last failure's problem code (wire text), "transport" or "unexpected_answer".
     public var lastFailure: String?
 
-    public init(transactionId: String, productCode: String, appStoreProductId: String, signedTransactionInfo: String,
-                appAccountToken: UUID?, recordedAtUnixMilliseconds: Int64, submissionCount: Int = 0, lastFailure: String? = nil) {
+    public init(
+        transactionId: String, productCode: String, appStoreProductId: String, signedTransactionInfo: String,
+        appAccountToken: UUID?, recordedAtUnixMilliseconds: Int64, submissionCount: Int = 0, lastFailure: String? = nil
+    ) {
         self.transactionId = transactionId
         self.productCode = productCode
         self.appStoreProductId = appStoreProductId
@@ -39,9 +43,10 @@ public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringCo
 
     /// The record of a StoreKit transaction bought as `productCode`.
     public init(transaction: StoreTransaction, productCode: String, now: Date) {
-        self.init(transactionId: transaction.id, productCode: productCode, appStoreProductId: transaction.productID,
-                  signedTransactionInfo: transaction.signedTransactionInfo, appAccountToken: transaction.appAccountToken,
-                  recordedAtUnixMilliseconds: Int64((now.timeIntervalSince1970 * 1000).rounded()))
+        self.init(
+            transactionId: transaction.id, productCode: productCode, appStoreProductId: transaction.productID,
+            signedTransactionInfo: transaction.signedTransactionInfo, appAccountToken: transaction.appAccountToken,
+            recordedAtUnixMilliseconds: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }
 
     /// This record with StoreKit's current copy of its transaction (one that
@@ -57,41 +62,46 @@ public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringCo
     }
 
     private func copy(productCode: String, signedTransactionInfo: String) -> PendingPurchaseRecord {
-        PendingPurchaseRecord(transactionId: transactionId, productCode: productCode, appStoreProductId: appStoreProductId,
-                              signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken,
-                              recordedAtUnixMilliseconds: recordedAtUnixMilliseconds, submissionCount: submissionCount,
-                              lastFailure: lastFailure)
+        PendingPurchaseRecord(
+            transactionId: transactionId, productCode: productCode, appStoreProductId: appStoreProductId,
+            signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken,
+            recordedAtUnixMilliseconds: recordedAtUnixMilliseconds, submissionCount: submissionCount,
+            lastFailure: lastFailure)
     }
 
     /// The verify request that resubmits it.
     public var verifyRequest: VerifyTransactionRequest {
-        VerifyTransactionRequest(productCode: productCode, appStoreProductId: appStoreProductId, transactionId: transactionId,
-                                 signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken)
+        VerifyTransactionRequest(
+            productCode: productCode, appStoreProductId: appStoreProductId, transactionId: transactionId,
+            signedTransactionInfo: signedTransactionInfo, appAccountToken: appAccountToken)
     }
 
     /// Apple's transaction ids are decimal digits (the gateway's rule: 1 to
     /// 32); the file store also uses the id as a file name, so nothing else
     /// is accepted.
     public static func isValidTransactionId(_ text: String) -> Bool {
-        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        (1...32).contains(text.utf8.count)
+            && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     // MARK: Codable with a version
 
     private enum CodingKeys: String, CodingKey {
         case version, transactionId, productCode, appStoreProductId, signedTransactionInfo, appAccountToken,
-             recordedAtUnixMilliseconds, submissionCount, lastFailure
+            recordedAtUnixMilliseconds, submissionCount, lastFailure
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let version = try container.decode(Int.self, forKey: .version)
         guard version == Self.formatVersion else {
-            throw DecodingError.dataCorruptedError(forKey: .version, in: container, debugDescription: "record format \(version)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .version, in: container, debugDescription: "record format \(version)")
         }
         transactionId = try container.decode(String.self, forKey: .transactionId)
         guard Self.isValidTransactionId(transactionId) else {
-            throw DecodingError.dataCorruptedError(forKey: .transactionId, in: container, debugDescription: "not a transaction id")
+            throw DecodingError.dataCorruptedError(
+                forKey: .transactionId, in: container, debugDescription: "not a transaction id")
         }
         productCode = try container.decode(String.self, forKey: .productCode)
         appStoreProductId = try container.decode(String.self, forKey: .appStoreProductId)
@@ -125,7 +135,9 @@ public struct PendingPurchaseRecord: Sendable, Hashable, Codable, CustomStringCo
     public var debugDescription: String { description }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["transactionId": transactionId, "productCode": productCode, "submissionCount": submissionCount],
-               displayStyle: .struct)
+        Mirror(
+            self,
+            children: ["transactionId": transactionId, "productCode": productCode, "submissionCount": submissionCount],
+            displayStyle: .struct)
     }
 }

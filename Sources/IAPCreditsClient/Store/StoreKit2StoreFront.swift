@@ -16,8 +16,9 @@ public final class StoreKit2StoreFront: StoreFront, @unchecked Sendable {
 
     public func products(for productIDs: [String]) async throws -> [StoreProduct] {
         try await Product.products(for: productIDs).map { product in
-            StoreProduct(id: product.id, displayName: product.displayName, displayPrice: product.displayPrice,
-                         price: product.price, currencyCode: product.priceFormatStyle.currencyCode)
+            StoreProduct(
+                id: product.id, displayName: product.displayName, displayPrice: product.displayPrice,
+                price: product.price, currencyCode: product.priceFormatStyle.currencyCode)
         }
     }
 

@@ -3,7 +3,9 @@ import Foundation
 /// A StoreKit 2 transaction as the library needs it. It holds the signed
 /// transaction (`jwsRepresentation`), so `description`, `debugDescription`
 /// and mirrors leave that out.
-public struct StoreTransaction: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct StoreTransaction: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// StoreKit's `Transaction.id` as decimal text.
     public let id: String
     public let originalID: String
@@ -17,8 +19,10 @@ public struct StoreTransaction: Sendable, Hashable, CustomStringConvertible, Cus
     /// StoreKit's `jwsRepresentation`: what the gateway verifies.
     public let signedTransactionInfo: String
 
-    public init(id: String, originalID: String, productID: String, appAccountToken: UUID?, purchaseDate: Date,
-                revocationDate: Date?, signedTransactionInfo: String) {
+    public init(
+        id: String, originalID: String, productID: String, appAccountToken: UUID?, purchaseDate: Date,
+        revocationDate: Date?, signedTransactionInfo: String
+    ) {
         self.id = id
         self.originalID = originalID
         self.productID = productID

@@ -13,8 +13,10 @@ public struct GatewayMetrics: Sendable {
 
     /// Registers the gateway's families (and the process metrics, read by
     /// `processSampler`) in `registry`.
-    public init(registry: MetricsRegistry,
-                processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
+    public init(
+        registry: MetricsRegistry,
+        processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current
+    ) throws(MetricsRegistrationError) {
         httpRequests = try registry.makeCounter(IAPMetricNames.httpRequests)
         httpRequestDuration = try registry.makeHistogram(IAPMetricNames.httpRequestDuration)
         httpProblems = try registry.makeCounter(IAPMetricNames.httpProblems)
@@ -33,7 +35,9 @@ public struct GatewayMetrics: Sendable {
     /// does not serve, chosen by the client, and (route × method) pairs of
     /// anonymous 405s would otherwise fill the families' series tables and
     /// push real pairs not yet seen into `other`.
-    public func recordRequest(route: String, method: String, status: Int, duration: Duration, problemCode: String? = nil) {
+    public func recordRequest(
+        route: String, method: String, status: Int, duration: Duration, problemCode: String? = nil
+    ) {
         let methodLabel = status == 405 ? IAPMetricLabels.otherMethod : IAPMetricLabels.method(method)
         httpRequests.labels(route, methodLabel, String(status)).increment()
         httpRequestDuration.labels(route, methodLabel).observe(duration)

@@ -317,7 +317,8 @@ public enum IAPMetricNames {
     public static let all: [MetricDescriptor] = [
         httpRequests, httpRequestDuration, httpProblems, httpRefusals,
         rpcServerRequests, rpcServerRequestDuration, rpcClientRequests, rpcClientRequestDuration,
-        dependencyUp, tlsCertificateExpiry, databasePoolConnectionsInUse, databasePoolConnectionsMax, databasePoolWaiters,
+        dependencyUp, tlsCertificateExpiry, databasePoolConnectionsInUse, databasePoolConnectionsMax,
+        databasePoolWaiters,
         databasePoolAcquireWait, databasePoolAcquireTimeouts, gatewayBalanceReadsPerCall,
         pointsGrantsPerCommit, pointsGrantBatchesFailed, pointsSpendsPerCommit, pointsSpendBatchesFailed,
         sagaSteps, sagaStepRetries, sagaStuckRows, sagaOldestOwedStepAge, sagaWritesPerCommit, sagaWriteBatchesFailed,

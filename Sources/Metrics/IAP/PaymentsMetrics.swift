@@ -34,8 +34,10 @@ public struct PaymentsMetrics: Sendable {
     /// `notificationTypes`: the notificationType raw values whose failed and
     /// invalid series start at zero (`IAPMetricLabels.unknownNotificationType`
     /// is always among them).
-    public init(registry: MetricsRegistry, notificationTypes: [String] = [],
-                processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
+    public init(
+        registry: MetricsRegistry, notificationTypes: [String] = [],
+        processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current
+    ) throws(MetricsRegistrationError) {
         rpcServer = try RPCServerMetrics(registry: registry)
         rpcClient = try RPCClientMetrics(registry: registry)
         database = try DatabasePoolMetrics(registry: registry)
@@ -70,7 +72,9 @@ public struct PaymentsMetrics: Sendable {
         for outcome in OCSPCheckOutcomeLabel.allCases { _ = jwsOCSPChecks.labels(outcome.rawValue) }
         _ = jwsOCSPHeldAnswersUsed.labels()
         for type in [IAPMetricLabels.unknownNotificationType] + notificationTypes {
-            for outcome in [NotificationOutcomeLabel.failed, .invalid] { _ = notifications.labels(type, outcome.rawValue) }
+            for outcome in [NotificationOutcomeLabel.failed, .invalid] {
+                _ = notifications.labels(type, outcome.rawValue)
+            }
         }
         for endpoint in AppStoreAPIEndpointLabel.allCases {
             for environment in AppStoreEnvironmentLabel.allCases {
@@ -128,9 +132,13 @@ public struct PaymentsMetrics: Sendable {
 
     /// One App Store Server API attempt: `errorKind` nil when it succeeded,
     /// else the `AppStoreServerAPIError.Kind` raw value.
-    public func recordAppStoreAPIAttempt(_ endpoint: AppStoreAPIEndpointLabel, _ environment: AppStoreEnvironmentLabel,
-                                         errorKind: String?, duration: Duration) {
-        appStoreAPIRequests.labels(endpoint.rawValue, environment.rawValue, errorKind ?? IAPMetricLabels.appStoreAPISucceeded).increment()
+    public func recordAppStoreAPIAttempt(
+        _ endpoint: AppStoreAPIEndpointLabel, _ environment: AppStoreEnvironmentLabel,
+        errorKind: String?, duration: Duration
+    ) {
+        appStoreAPIRequests.labels(
+            endpoint.rawValue, environment.rawValue, errorKind ?? IAPMetricLabels.appStoreAPISucceeded
+        ).increment()
         appStoreAPIRequestDuration.labels(endpoint.rawValue, environment.rawValue).observe(duration)
     }
 }

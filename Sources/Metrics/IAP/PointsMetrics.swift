@@ -10,8 +10,10 @@ public struct PointsMetrics: Sendable {
     public let spendsPerCommit: Histogram
     public let spendBatchesFailed: Counter
 
-    public init(registry: MetricsRegistry,
-                processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current) throws(MetricsRegistrationError) {
+    public init(
+        registry: MetricsRegistry,
+        processSampler: @escaping @Sendable () -> ProcessSample? = ProcessSample.current
+    ) throws(MetricsRegistrationError) {
         rpcServer = try RPCServerMetrics(registry: registry)
         database = try DatabasePoolMetrics(registry: registry)
         dependencies = try DependencyMetrics(registry: registry, dependencies: [.database])

@@ -24,8 +24,10 @@ struct ExpositionWriter {
 
     /// One sample line. `extra` is a last label the format adds itself (a
     /// histogram bucket's `le`).
-    mutating func sample(name: String, suffix: String = "", labelNames: [String], values: LabelValues,
-                         extra: (name: String, value: String)? = nil, value: String) {
+    mutating func sample(
+        name: String, suffix: String = "", labelNames: [String], values: LabelValues,
+        extra: (name: String, value: String)? = nil, value: String
+    ) {
         text += name
         text += suffix
         if !labelNames.isEmpty || extra != nil {
@@ -54,7 +56,11 @@ struct ExpositionWriter {
     /// Escapes `\` and newline (and `"` in label values), as the format
     /// requires; every other character is written as is (UTF-8).
     static func escape(_ raw: String, quotes: Bool, into output: inout String) {
-        guard raw.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") || (quotes && $0 == UInt8(ascii: "\"")) }) else {
+        guard
+            raw.utf8.contains(where: {
+                $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") || (quotes && $0 == UInt8(ascii: "\""))
+            })
+        else {
             output += raw
             return
         }

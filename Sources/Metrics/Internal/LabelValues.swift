@@ -28,7 +28,9 @@ struct LabelValues: Hashable, Sendable, Comparable {
     /// Every label set to `MetricsLimits.overflowLabelValue`.
     static func overflow(count: Int) -> LabelValues {
         let other = MetricsLimits.overflowLabelValue
-        return LabelValues(count: count, count > 0 ? other : "", count > 1 ? other : "", count > 2 ? other : "", count > 3 ? other : "")
+        return LabelValues(
+            count: count, count > 0 ? other : "", count > 1 ? other : "", count > 2 ? other : "", count > 3 ? other : ""
+        )
     }
 
     subscript(index: Int) -> String {

@@ -21,9 +21,13 @@ enum MetricNameRules {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= MetricsLimits.nameBytesMax, !name.hasPrefix("__") else { return false }
         for (index, byte) in bytes.enumerated() {
-            let isLetter = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            let isLetter =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            let isAllowed = isLetter || byte == UInt8(ascii: "_") || (allowsColon && byte == UInt8(ascii: ":")) || (isDigit && index > 0)
+            let isAllowed =
+                isLetter || byte == UInt8(ascii: "_") || (allowsColon && byte == UInt8(ascii: ":"))
+                || (isDigit && index > 0)
             if !isAllowed { return false }
         }
         return true

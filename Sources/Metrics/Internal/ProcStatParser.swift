@@ -22,7 +22,9 @@ enum ProcStatParser {
             let index = number - 3
             return index < fields.count ? UInt64(fields[index].trimmingWhitespace) : nil
         }
-        guard let utime = field(14), let stime = field(15), let start = field(22), let rss = field(24) else { return nil }
+        guard let utime = field(14), let stime = field(15), let start = field(22), let rss = field(24) else {
+            return nil
+        }
         return SelfStat(cpuTicks: utime + stime, startTicks: start, residentPages: rss)
     }
 

@@ -42,8 +42,11 @@ struct NotificationRecovery: Sendable {
     /// Reads `request`'s pages from `token` (nil: the first), at most
     /// `pagesMax`. After each page fully handed over, `checkpoint(next)`
     /// persists the position; false (lease lost) stops the walk.
-    func walk(_ request: NotificationHistoryRequest, from token: String?, environment: AppStoreServerEnvironment, pagesMax: Int,
-              requestId: String, checkpoint: (String?) async -> Bool) async -> (tally: Tally, end: End) {
+    func walk(
+        _ request: NotificationHistoryRequest, from token: String?, environment: AppStoreServerEnvironment,
+        pagesMax: Int,
+        requestId: String, checkpoint: (String?) async -> Bool
+    ) async -> (tally: Tally, end: End) {
         var tally = Tally()
         var token = token
         while tally.pages < pagesMax {
@@ -51,7 +54,9 @@ struct NotificationRecovery: Sendable {
             do {
                 page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
             } catch {
-                if token != nil && (error.apiErrorCode == .paginationTokenExpired || error.apiErrorCode == .invalidPaginationToken) {
+                if token != nil
+                    && (error.apiErrorCode == .paginationTokenExpired || error.apiErrorCode == .invalidPaginationToken)
+                {
                     return (tally, .tokenRefused)
                 }
                 return (tally, .stopped(Self.outcome(of: error)))
@@ -61,17 +66,20 @@ struct NotificationRecovery: Sendable {
                 do {
                     let response = try await processor.handleNotification(item.signedPayload, requestId: requestId)
                     if response.duplicate { tally.duplicates += 1 } else { tally.recorded += 1 }
-                } catch where !Self.refusesForGood(error) {
+                } catch  where !Self.refusesForGood(error) {
                     // Our database, Apple's OCSP, or a failure of ours (an
                     // internal one, an unexpected database error): this page
                     // is read again next time, never skipped past.
                     return (tally, .stopped(.failed(reason: error.reason.rawValue)))
                 } catch {
                     tally.skipped += 1
-                    logger.warning("history notification refused by the notification path", [
-                        "environment": environment.rawValue, "reason": error.reason.rawValue, "page": "\(tally.pages)",
-                        "request_id": requestId,
-                    ])
+                    logger.warning(
+                        "history notification refused by the notification path",
+                        [
+                            "environment": environment.rawValue, "reason": error.reason.rawValue,
+                            "page": "\(tally.pages)",
+                            "request_id": requestId,
+                        ])
                 }
             }
             guard page.hasMore else { return (tally, .complete) }
@@ -106,14 +114,17 @@ struct NotificationRecovery: Sendable {
     /// page token, or open the next window (`NotificationRecoveryWindow`);
     /// read at most `AppleSyncLimits.notificationPagesPerRunMax` pages; when
     /// the window is read to its end, the resume point moves to its end.
-    func run(environment: AppStoreServerEnvironment, lease: SyncJobLease, state: SyncJobState, overlap: Duration) async -> SyncJobOutcome {
+    func run(environment: AppStoreServerEnvironment, lease: SyncJobLease, state: SyncJobState, overlap: Duration) async
+        -> SyncJobOutcome
+    {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var window = state.window
         var token = state.pageToken
         do {
             if window == nil {
                 window = NotificationRecoveryWindow.next(
-                    resumeAtMilliseconds: state.resumeMilliseconds, now: now, overlapMilliseconds: overlap.wholeMilliseconds,
+                    resumeAtMilliseconds: state.resumeMilliseconds, now: now,
+                    overlapMilliseconds: overlap.wholeMilliseconds,
                     environment: environment, marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
                 guard let window else { return .completed }
                 token = nil
@@ -127,32 +138,43 @@ struct NotificationRecovery: Sendable {
                 now: now, environment: environment, marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
             let inReach = window.startingNoEarlier(than: earliest)
             if inReach != window {
-                logger.critical("ALERT notification history out of Apple's reach was not read", [
-                    "environment": environment.rawValue, "alert": "notification_history_gap",
-                    "from_ms": "\(window.startMilliseconds)", "to_ms": "\(min(earliest, window.endMilliseconds))",
-                ])
+                logger.critical(
+                    "ALERT notification history out of Apple's reach was not read",
+                    [
+                        "environment": environment.rawValue, "alert": "notification_history_gap",
+                        "from_ms": "\(window.startMilliseconds)", "to_ms": "\(min(earliest, window.endMilliseconds))",
+                    ])
                 guard let inReach else {
                     // Nothing of it is left in reach: done with it.
-                    return try await lease.completeWindow(resumeMilliseconds: window.resumeAfterCompletion) ? .moreToDo : .lostLease
+                    return try await lease.completeWindow(resumeMilliseconds: window.resumeAfterCompletion)
+                        ? .moreToDo : .lostLease
                 }
                 window = inReach
                 token = nil
                 guard try await lease.saveWindow(window, pageToken: nil) else { return .lostLease }
             }
-            let request = NotificationHistoryRequest(startDate: window.startMilliseconds, endDate: window.endMilliseconds,
-                                                     onlyFailures: window.onlyFailures ? true : nil)
-            let (tally, end) = await walk(request, from: token, environment: environment, pagesMax: AppleSyncLimits.notificationPagesPerRunMax,
-                                          requestId: "recovery-\(environment.rawValue.lowercased())") { next in
+            let request = NotificationHistoryRequest(
+                startDate: window.startMilliseconds, endDate: window.endMilliseconds,
+                onlyFailures: window.onlyFailures ? true : nil)
+            let (tally, end) = await walk(
+                request, from: token, environment: environment, pagesMax: AppleSyncLimits.notificationPagesPerRunMax,
+                requestId: "recovery-\(environment.rawValue.lowercased())"
+            ) { next in
                 (try? await lease.saveWindow(window, pageToken: next)) ?? false
             }
-            logger.notice("notification history read", [
-                "environment": environment.rawValue, "window_start_ms": "\(window.startMilliseconds)", "window_end_ms": "\(window.endMilliseconds)",
-                "only_failures": "\(window.onlyFailures)", "pages": "\(tally.pages)", "recorded": "\(tally.recorded)",
-                "duplicates": "\(tally.duplicates)", "skipped": "\(tally.skipped)", "end": Self.label(end),
-            ])
+            logger.notice(
+                "notification history read",
+                [
+                    "environment": environment.rawValue, "window_start_ms": "\(window.startMilliseconds)",
+                    "window_end_ms": "\(window.endMilliseconds)",
+                    "only_failures": "\(window.onlyFailures)", "pages": "\(tally.pages)",
+                    "recorded": "\(tally.recorded)",
+                    "duplicates": "\(tally.duplicates)", "skipped": "\(tally.skipped)", "end": Self.label(end),
+                ])
             switch end {
             case .complete:
-                return try await lease.completeWindow(resumeMilliseconds: window.resumeAfterCompletion) ? .completed : .lostLease
+                return try await lease.completeWindow(resumeMilliseconds: window.resumeAfterCompletion)
+                    ? .completed : .lostLease
             case .pageBound:
                 return .moreToDo
             case .tokenRefused:

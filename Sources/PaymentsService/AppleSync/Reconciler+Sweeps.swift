@@ -21,8 +21,9 @@ extension Reconciler {
     func sweepStuck(stuckAfter: Duration) async -> SyncJobOutcome {
         let rows: [PaymentRecord]
         do {
-            rows = try await processor.store.claimStuckRows(stuckAfter: stuckAfter, maximumAgeDays: Self.stuckRowAgeDaysMax,
-                                                            limit: AppleSyncLimits.stuckRowsPerRunMax)
+            rows = try await processor.store.claimStuckRows(
+                stuckAfter: stuckAfter, maximumAgeDays: Self.stuckRowAgeDaysMax,
+                limit: AppleSyncLimits.stuckRowsPerRunMax)
         } catch {
             return .failed(reason: error.reason.rawValue)
         }
@@ -31,21 +32,23 @@ extension Reconciler {
         for (index, row) in rows.enumerated() {
             do {
                 _ = try await reconcile(transactionId: row.transactionId, requestId: "reconcile-stuck")
-            } catch where !error.concernsOnlyThisItem {
+            } catch  where !error.concernsOnlyThisItem {
                 // Not this row's fault (Apple limiting or unavailable, the
                 // key, TLS, our database): stop, and the rows not asked
                 // about yet are due at the next run, not a threshold later.
                 let unasked = rows[index...].map(\.transactionId)
                 logger.warning("stuck-row sweep stopped", ["rows_left": "\(unasked.count)", "error": "\(error)"])
                 _ = try? await processor.store.releaseStuckRows(transactionIds: unasked)
-                return error.isRateLimited ? .rateLimited(retryAfter: error.retryAfter) : .failed(reason: "reconcile of a stuck row")
+                return error.isRateLimited
+                    ? .rateLimited(retryAfter: error.retryAfter) : .failed(reason: "reconcile of a stuck row")
             } catch {
                 failures += 1
                 logger.warning("stuck row not reconciled", ["transaction_id": row.transactionId, "error": "\(error)"])
             }
         }
         if !rows.isEmpty {
-            logger.notice("stuck rows reconciled with Apple's view", ["rows": "\(rows.count)", "failures": "\(failures)"])
+            logger.notice(
+                "stuck rows reconciled with Apple's view", ["rows": "\(rows.count)", "failures": "\(failures)"])
         }
         return rows.count == AppleSyncLimits.stuckRowsPerRunMax ? .moreToDo : .completed
     }
@@ -65,11 +68,14 @@ extension Reconciler {
         let cursor = state.cursor.flatMap(UUID.init(uuidString:))
         let anchors: [PaymentsStore.SweepAnchor]
         do {
-            anchors = try await processor.store.sweepAnchors(after: cursor, lookbackDays: lookbackDays, limit: AppleSyncLimits.sweepUsersPerRunMax)
+            anchors = try await processor.store.sweepAnchors(
+                after: cursor, lookbackDays: lookbackDays, limit: AppleSyncLimits.sweepUsersPerRunMax)
         } catch {
             return .failed(reason: error.reason.rawValue)
         }
-        let users = Dictionary(grouping: anchors, by: \.userId).sorted { UUIDText.lowercased($0.key) < UUIDText.lowercased($1.key) }
+        let users = Dictionary(grouping: anchors, by: \.userId).sorted {
+            UUIDText.lowercased($0.key) < UUIDText.lowercased($1.key)
+        }
         var recorded = 0, skipped = 0
         for (user, anchors) in users {
             for anchor in anchors {
@@ -77,15 +83,23 @@ extension Reconciler {
                     let swept = try await sweepRevoked(anchor, user: user, lookbackDays: lookbackDays)
                     recorded += swept.recorded
                     skipped += swept.skipped
-                } catch where error.isRateLimited {
+                } catch  where error.isRateLimited {
                     return .rateLimited(retryAfter: error.retryAfter)
-                } catch where error.concernsOnlyThisItem {
+                } catch  where error.concernsOnlyThisItem {
                     skipped += 1
-                    logger.error("revoked sweep skipped a user whose history cannot be read", [
-                        "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
+                    logger.error(
+                        "revoked sweep skipped a user whose history cannot be read",
+                        [
+                            "user_id": UUIDText.lowercased(user), "environment": anchor.environment,
+                            "error": "\(error)",
+                        ])
                 } catch {
-                    logger.warning("revoked sweep could not read a user's history", [
-                        "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
+                    logger.warning(
+                        "revoked sweep could not read a user's history",
+                        [
+                            "user_id": UUIDText.lowercased(user), "environment": anchor.environment,
+                            "error": "\(error)",
+                        ])
                     return .failed(reason: "history of one user")
                 }
             }
@@ -95,8 +109,12 @@ extension Reconciler {
                 return .failed(reason: error.reason.rawValue)
             }
         }
-        logger.notice("revoked sweep", ["users": "\(users.count)", "revoked_transactions_recorded": "\(recorded)",
-                                        "skipped": "\(skipped)", "after_user": state.cursor ?? ""])
+        logger.notice(
+            "revoked sweep",
+            [
+                "users": "\(users.count)", "revoked_transactions_recorded": "\(recorded)",
+                "skipped": "\(skipped)", "after_user": state.cursor ?? "",
+            ])
         guard users.count < AppleSyncLimits.sweepUsersPerRunMax else { return .moreToDo }
         do {
             return try await lease.saveCursor(nil) ? .completed : .lostLease
@@ -114,33 +132,44 @@ extension Reconciler {
     /// revocations, not the ones most likely still unknown here; a history
     /// cut there is logged.
     private func sweepRevoked(_ anchor: PaymentsStore.SweepAnchor, user: UUID, lookbackDays: Int)
-        async throws(Failure) -> (recorded: Int, skipped: Int) {
+        async throws(Failure) -> (recorded: Int, skipped: Int)
+    {
         guard let environment = AppStoreServerEnvironment(rawValue: anchor.environment) else { return (0, 0) }
-        let startDate = Int64(Date().timeIntervalSince1970 * 1000) - Int64(lookbackDays) * NotificationRecoveryWindow.dayMilliseconds
+        let startDate =
+            Int64(Date().timeIntervalSince1970 * 1000) - Int64(lookbackDays)
+            * NotificationRecoveryWindow.dayMilliseconds
         let history: PagedResult<String>
         do {
             history = try await client.allTransactionHistory(
                 transactionId: anchor.transactionId,
-                query: TransactionHistoryQuery(startDate: startDate, productTypes: [.consumable], sort: .descending, revoked: true),
+                query: TransactionHistoryQuery(
+                    startDate: startDate, productTypes: [.consumable], sort: .descending, revoked: true),
                 environment: environment, pagesMax: AppleSyncLimits.historyPagesMax)
-        } catch where error.isNotFound {
+        } catch  where error.isNotFound {
             return (0, 0)
         } catch {
             throw .apple(error)
         }
         if !history.isComplete {
-            logger.warning("revoked sweep read only the newest part of a user's history", [
-                "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "pages": "\(history.pageCount)"])
+            logger.warning(
+                "revoked sweep read only the newest part of a user's history",
+                [
+                    "user_id": UUIDText.lowercased(user), "environment": anchor.environment,
+                    "pages": "\(history.pageCount)",
+                ])
         }
         var recorded = 0, skipped = 0
         for signed in history.items {
             do {
                 _ = try await record(signed: signed, from: environment, requestId: "revoked-sweep")
                 recorded += 1
-            } catch where error.concernsOnlyThisItem {
+            } catch  where error.concernsOnlyThisItem {
                 skipped += 1
-                logger.error("revoked sweep skipped a transaction it cannot record", [
-                    "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)"])
+                logger.error(
+                    "revoked sweep skipped a transaction it cannot record",
+                    [
+                        "user_id": UUIDText.lowercased(user), "environment": anchor.environment, "error": "\(error)",
+                    ])
             }
         }
         return (recorded, skipped)

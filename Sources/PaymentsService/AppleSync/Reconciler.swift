@@ -55,7 +55,8 @@ struct Reconciler: Sendable {
         var concernsOnlyThisItem: Bool {
             switch self {
             case .apple(let error):
-                !error.isRetryable && (error.isNotFound || [.badRequest, .invalidArgument, .responseTooLarge].contains(error.kind))
+                !error.isRetryable
+                    && (error.isNotFound || [.badRequest, .invalidArgument, .responseTooLarge].contains(error.kind))
             case .payments(let error): !error.isRetryable
             }
         }
@@ -89,7 +90,9 @@ struct Reconciler: Sendable {
     /// (Apple's recommended order for an id whose environment is unknown).
     var environments: [AppStoreServerEnvironment] {
         let accepted = processor.verifier.configuration.allowedEnvironments
-        return AppStoreServerEnvironment.allCases.filter { accepted.contains(AppStoreEnvironment(rawValue: $0.rawValue)) }
+        return AppStoreServerEnvironment.allCases.filter {
+            accepted.contains(AppStoreEnvironment(rawValue: $0.rawValue))
+        }
     }
 
     // MARK: One transaction
@@ -116,39 +119,54 @@ struct Reconciler: Sendable {
             } else {
                 return Outcome(transactionId: transactionId, result: .notOnTheAPI, before: known, after: known)
             }
-        } catch where error.isNotFound {
-            logger.notice("Apple does not know the transaction", ["transaction_id": transactionId, "request_id": requestId,
-                                                                  "environments": candidates.map(\.rawValue).joined(separator: ",")])
+        } catch  where error.isNotFound {
+            logger.notice(
+                "Apple does not know the transaction",
+                [
+                    "transaction_id": transactionId, "request_id": requestId,
+                    "environments": candidates.map(\.rawValue).joined(separator: ","),
+                ])
             return Outcome(transactionId: transactionId, result: .notFoundAtApple, before: known, after: known)
         } catch {
             throw .apple(error)
         }
-        return try await record(signed: answer.value.signedTransactionInfo, from: answer.environment, requestId: requestId)
+        return try await record(
+            signed: answer.value.signedTransactionInfo, from: answer.environment, requestId: requestId)
     }
 
     /// Verifies one signed transaction Apple returned and records it as
     /// Apple's word, then runs what the row owes.
-    func record(signed: String, from environment: AppStoreServerEnvironment, requestId: String) async throws(Failure) -> Outcome {
+    func record(signed: String, from environment: AppStoreServerEnvironment, requestId: String) async throws(Failure)
+        -> Outcome
+    {
         let transaction: JWSTransaction
         do { transaction = try await processor.verifiedTransaction(signed) } catch { throw .payments(error) }
         return try await record(transaction, signed: signed, from: environment, requestId: requestId)
     }
 
     /// Records a transaction `SignedDataVerifier` verified (from `signed`).
-    func record(_ transaction: JWSTransaction, signed: String, from environment: AppStoreServerEnvironment,
-                requestId: String) async throws(Failure) -> Outcome {
-        guard let transactionId = transaction.transactionId, transaction.productId != nil, transaction.purchaseDate != nil,
-              transaction.environment != nil, transaction.bundleId != nil else {
-            throw .payments(.transactionInvalid(jwsFailure: "claims", problem: "transactionId, productId, purchaseDate, environment and bundleId are required"))
+    func record(
+        _ transaction: JWSTransaction, signed: String, from environment: AppStoreServerEnvironment,
+        requestId: String
+    ) async throws(Failure) -> Outcome {
+        guard let transactionId = transaction.transactionId, transaction.productId != nil,
+            transaction.purchaseDate != nil,
+            transaction.environment != nil, transaction.bundleId != nil
+        else {
+            throw .payments(
+                .transactionInvalid(
+                    jwsFailure: "claims",
+                    problem: "transactionId, productId, purchaseDate, environment and bundleId are required"))
         }
         let product = await processor.productLookup(for: transaction, requestId: requestId)
         let word: PaymentProcessor.AppleWord
         do {
             word = try await processor.store.mappingErrors {
                 try await processor.store.pool.withTransaction { connection in
-                    try await processor.recordAppleWord(PaymentProcessor.verdict(of: transaction),
-                                                        signedAtUnixMilliseconds: transaction.signedDate?.millisecondsSince1970,
-                                                        transaction: transaction, signed: signed, product: product, in: connection)
+                    try await processor.recordAppleWord(
+                        PaymentProcessor.verdict(of: transaction),
+                        signedAtUnixMilliseconds: transaction.signedDate?.millisecondsSince1970,
+                        transaction: transaction, signed: signed, product: product, in: connection)
                 }
             }
         } catch {
@@ -157,14 +175,17 @@ struct Reconciler: Sendable {
         let after = await processor.runOwedSteps(after: word, requestId: requestId)
         let before = word.word.before
         if before?.status != after.status || before == nil {
-            logger.notice("reconciled with Apple's view", [
-                "transaction_id": transactionId, "environment": environment.rawValue, "request_id": requestId,
-                "status_before": before?.status.rawValue ?? "", "status": after.status.rawValue,
-                "claim": Self.claimLabel(word.decision),
-            ])
+            logger.notice(
+                "reconciled with Apple's view",
+                [
+                    "transaction_id": transactionId, "environment": environment.rawValue, "request_id": requestId,
+                    "status_before": before?.status.rawValue ?? "", "status": after.status.rawValue,
+                    "claim": Self.claimLabel(word.decision),
+                ])
         }
-        return Outcome(transactionId: transactionId, result: .recorded, environment: environment, before: before, after: after,
-                       decision: word.decision)
+        return Outcome(
+            transactionId: transactionId, result: .recorded, environment: environment, before: before, after: after,
+            decision: word.decision)
     }
 
     static func claimLabel(_ decision: AppleClaimRule.Decision) -> String {
@@ -185,7 +206,9 @@ struct Reconciler: Sendable {
     /// is this user's (or another user's of this service: the token decides).
     func reconcile(userId: UUID, requestId: String) async throws(Failure) -> [Outcome] {
         let rows: [PaymentRecord]
-        do { rows = try await processor.store.transactions(ofUser: userId, limit: AppleSyncLimits.userTransactionsMax) } catch { throw .payments(error) }
+        do {
+            rows = try await processor.store.transactions(ofUser: userId, limit: AppleSyncLimits.userTransactionsMax)
+        } catch { throw .payments(error) }
         var outcomes: [Outcome] = []
         var seen: Set<String> = []
         for row in rows {
@@ -198,17 +221,22 @@ struct Reconciler: Sendable {
             do {
                 // Newest first: a history past the page bound loses its oldest part.
                 history = try await client.allTransactionHistory(
-                    transactionId: anchor.transactionId, query: TransactionHistoryQuery(productTypes: [.consumable], sort: .descending),
+                    transactionId: anchor.transactionId,
+                    query: TransactionHistoryQuery(productTypes: [.consumable], sort: .descending),
                     environment: environment, pagesMax: AppleSyncLimits.historyPagesMax)
-            } catch where error.isNotFound {
+            } catch  where error.isNotFound {
                 continue
             } catch {
                 throw .apple(error)
             }
             if !history.isComplete {
-                logger.warning("reconcile read only the newest part of the user's history", [
-                    "user_id": UUIDText.lowercased(userId), "environment": environment.rawValue, "pages": "\(history.pageCount)",
-                    "request_id": requestId])
+                logger.warning(
+                    "reconcile read only the newest part of the user's history",
+                    [
+                        "user_id": UUIDText.lowercased(userId), "environment": environment.rawValue,
+                        "pages": "\(history.pageCount)",
+                        "request_id": requestId,
+                    ])
             }
             for signed in history.items {
                 let transaction: JWSTransaction

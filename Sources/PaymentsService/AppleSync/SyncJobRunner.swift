@@ -18,8 +18,10 @@ struct SyncJobRunner: Sendable {
     let logger: Logger
 
     /// Loops until cancelled: `body` runs with the lease held and the job's state.
-    func run(job: String, interval: Duration,
-             body: @escaping @Sendable (SyncJobLease, SyncJobState) async -> SyncJobOutcome) async {
+    func run(
+        job: String, interval: Duration,
+        body: @escaping @Sendable (SyncJobLease, SyncJobState) async -> SyncJobOutcome
+    ) async {
         precondition(interval > .zero, "a job that runs has an interval")
         let handle = SyncJobLease(job: job, owner: owner, duration: lease, store: store)
         while !Task.isCancelled {
@@ -30,18 +32,24 @@ struct SyncJobRunner: Sendable {
                     let outcome = await Self.holdingLease(handle, logger: logger) { await body(handle, state) }
                     let now = Int64(Date().timeIntervalSince1970 * 1000)
                     if let next = SyncJobSchedule.nextRun(after: outcome, nowMilliseconds: now, interval: interval) {
-                        _ = try await store.finishSyncJob(job, owner: owner, nextRunAtMilliseconds: next, outcome: outcome.label)
+                        _ = try await store.finishSyncJob(
+                            job, owner: owner, nextRunAtMilliseconds: next, outcome: outcome.label)
                     }
-                    var fields = ["job": job, "outcome": outcome.label, "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)"]
+                    var fields = [
+                        "job": job, "outcome": outcome.label,
+                        "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
+                    ]
                     if case .rateLimited(let retryAfter) = outcome {
-                        fields["retry_after_ms"] = "\((retryAfter ?? SyncJobSchedule.rateLimitedWait).wholeMilliseconds)"
+                        fields["retry_after_ms"] =
+                            "\((retryAfter ?? SyncJobSchedule.rateLimitedWait).wholeMilliseconds)"
                     }
                     switch outcome {
                     case .completed, .moreToDo: logger.info("apple sync job run", fields)
                     case .rateLimited, .failed, .lostLease: logger.warning("apple sync job run did not finish", fields)
                     }
                 }
-                wait = min(max(try await store.syncJobDueIn(job), .milliseconds(100)), min(interval, AppleSyncLimits.pollMax))
+                wait = min(
+                    max(try await store.syncJobDueIn(job), .milliseconds(100)), min(interval, AppleSyncLimits.pollMax))
             } catch {
                 logger.warning("apple sync job cannot reach its schedule", ["job": job, "error": "\(error)"])
             }
@@ -56,8 +64,10 @@ struct SyncJobRunner: Sendable {
     /// stops (crashed, hung) stops renewing, and its lease runs out as
     /// before. When a renewal finds the lease taken over, `body` is
     /// cancelled (its writes are fenced anyway) and the run ends `lostLease`.
-    static func holdingLease(_ lease: SyncJobLease, logger: Logger,
-                             _ body: @escaping @Sendable () async -> SyncJobOutcome) async -> SyncJobOutcome {
+    static func holdingLease(
+        _ lease: SyncJobLease, logger: Logger,
+        _ body: @escaping @Sendable () async -> SyncJobOutcome
+    ) async -> SyncJobOutcome {
         await withTaskGroup(of: SyncJobOutcome?.self) { group in
             group.addTask { await body() }
             group.addTask {

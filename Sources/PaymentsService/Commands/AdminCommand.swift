@@ -31,12 +31,19 @@ final class AdminCommand: @unchecked Sendable {
     static func optionSpecs(_ flags: [OptionSpec], ledger: Bool) -> [OptionSpec] {
         var specs = flags
         if ledger {
-            specs += [StandardOptions.databaseURL, StandardOptions.pointsAddresses,
-                      OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
-                      StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey] + PointsConnection.optionSpecs
+            specs +=
+                [
+                    StandardOptions.databaseURL, StandardOptions.pointsAddresses,
+                    OptionSpec(
+                        flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2",
+                        help: "Connections this command may open."),
+                    StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
+                ] + PointsConnection.optionSpecs
                 + PaymentsSettings.backoffSpecs
         }
-        return specs + [StandardOptions.logLevel] + AppleVerificationSettings.optionSpecs + [AppleVerificationSettings.sandboxUserIdsSpec]
+        return specs + [StandardOptions.logLevel] + AppleVerificationSettings.optionSpecs + [
+            AppleVerificationSettings.sandboxUserIdsSpec
+        ]
             + AppStoreAPISettings.optionSpecs
     }
 
@@ -60,13 +67,20 @@ final class AdminCommand: @unchecked Sendable {
         let logLevel = collector.logLevel()
         let verifier = AppleVerificationSettings.verifier(&collector)
         let sandboxText = collector.value("APPLE_SANDBOX_USER_IDS") ?? ""
-        let sandboxUserIds = collector.read { () throws(SettingProblem) in try AppleVerificationSettings.sandboxUserIds(sandboxText) }
+        let sandboxUserIds = collector.read { () throws(SettingProblem) in
+            try AppleVerificationSettings.sandboxUserIds(sandboxText)
+        }
         var appStoreAPI: AppStoreServerAPIConfiguration?
         switch AppStoreAPISettings.read(&collector) {
         case .some(.some(let configuration)): appStoreAPI = configuration
         case .some(.none):
             for setting in AppStoreAPISettings.keySettings {
-                collector.report(.missing(setting, because: "this command calls the App Store Server API, which needs the key, its id and the issuer id"))
+                collector.report(
+                    .missing(
+                        setting,
+                        because:
+                            "this command calls the App Store Server API, which needs the key, its id and the issuer id"
+                    ))
             }
         case .none: break
         }
@@ -79,10 +93,12 @@ final class AdminCommand: @unchecked Sendable {
             backoff = PaymentsSettings.readBackoff(&collector)
         }
         guard let logLevel, let verifier, let sandboxUserIds, let appStoreAPI,
-              !ledger || (database != nil && points != nil && backoff != nil), collector.problems.isEmpty else { return nil }
-        return Settings(logLevel: logLevel, verifier: verifier,
-                        creditPolicy: SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: sandboxUserIds),
-                        appStoreAPI: appStoreAPI, database: database, points: points, backoff: backoff)
+            !ledger || (database != nil && points != nil && backoff != nil), collector.problems.isEmpty
+        else { return nil }
+        return Settings(
+            logLevel: logLevel, verifier: verifier,
+            creditPolicy: SandboxCreditPolicy(configuration: verifier.configuration, sandboxUserIds: sandboxUserIds),
+            appStoreAPI: appStoreAPI, database: database, points: points, backoff: backoff)
     }
 
     private init(options: CommandLineOptions, name: String, settings: Settings) throws {
@@ -98,8 +114,10 @@ final class AdminCommand: @unchecked Sendable {
             // PointsService as the service itself calls it (mutual TLS with this service's certificate).
             let pointsClient = try PointsConnection.client(pointsSettings)
             let points = PointsLedger(client: pointsClient, backoff: backoff)
-            processor = PaymentProcessor(store: PaymentsStore(pool: pool, backoff: backoff), verifier: verifier, points: points, catalog: CatalogCache(points: points),
-                                         logger: logger, creditPolicy: settings.creditPolicy)
+            processor = PaymentProcessor(
+                store: PaymentsStore(pool: pool, backoff: backoff), verifier: verifier, points: points,
+                catalog: CatalogCache(points: points),
+                logger: logger, creditPolicy: settings.creditPolicy)
             self.pool = pool
             self.pointsClient = pointsClient
         } else {
@@ -127,8 +145,9 @@ final class AdminCommand: @unchecked Sendable {
     ) async -> Int32 {
         let options: CommandLineOptions
         do {
-            options = try CommandLineOptions(specs: optionSpecs(flags, ledger: ledger), arguments: arguments,
-                                             environment: ProcessInfo.processInfo.environment)
+            options = try CommandLineOptions(
+                specs: optionSpecs(flags, ledger: ledger), arguments: arguments,
+                environment: ProcessInfo.processInfo.environment)
         } catch {
             printError(name, "\(error)")
             return 2
@@ -139,7 +158,10 @@ final class AdminCommand: @unchecked Sendable {
         }
         var collector = SettingsCollector(options)
         if let extra = options.positional.first {
-            collector.report(SettingProblem(extra, "is not an argument of \(name)", because: "its settings are flags and variables (see --help)"))
+            collector.report(
+                SettingProblem(
+                    extra, "is not an argument of \(name)", because: "its settings are flags and variables (see --help)"
+                ))
         }
         validate(&collector)
         let settings = readSettings(&collector, ledger: ledger)
@@ -164,8 +186,10 @@ final class AdminCommand: @unchecked Sendable {
 
     /// A field rule's refusal of a flag, as a sentence naming the flag.
     static func problem(_ error: FieldRuleError, because reason: String) -> SettingProblem {
-        SettingProblem(error.field, error.code == .missing ? "must be set" : "must match \(error.rule) (at most \(error.bytesMax) bytes)",
-                       because: reason)
+        SettingProblem(
+            error.field,
+            error.code == .missing ? "must be set" : "must match \(error.rule) (at most \(error.bytesMax) bytes)",
+            because: reason)
     }
 
     static func printError(_ name: String, _ message: String) {

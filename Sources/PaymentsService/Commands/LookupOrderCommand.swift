@@ -12,7 +12,9 @@ import StrictJSON
 /// for a valid order id, 1 for one Apple does not know, 2 on a usage or
 /// settings error.
 enum LookupOrderCommand {
-    static let flags = [OptionSpec(flag: "--order-id", env: nil, help: "The order id from the customer's App Store receipt email.")]
+    static let flags = [
+        OptionSpec(flag: "--order-id", env: nil, help: "The order id from the customer's App Store receipt email.")
+    ]
     static let orderIdBytesMax = 64
 
     static func run(arguments: [String]) async -> Int32 {
@@ -21,9 +23,13 @@ enum LookupOrderCommand {
             flags: flags, ledger: false, arguments: arguments,
             validate: { settings in
                 let orderId = settings.value("--order-id") ?? ""
-                guard !orderId.isEmpty, orderId.utf8.count <= orderIdBytesMax, orderId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                    return settings.report(SettingProblem("--order-id", "must be 1 to \(orderIdBytesMax) letters and digits",
-                                                          because: "it is the order id of the customer's App Store receipt email"))
+                guard !orderId.isEmpty, orderId.utf8.count <= orderIdBytesMax,
+                    orderId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+                else {
+                    return settings.report(
+                        SettingProblem(
+                            "--order-id", "must be 1 to \(orderIdBytesMax) letters and digits",
+                            because: "it is the order id of the customer's App Store receipt email"))
                 }
             },
             body: { command in await lookup(command) })
@@ -32,7 +38,9 @@ enum LookupOrderCommand {
     private static func lookup(_ command: AdminCommand) async -> Int32 {
         let orderId = command.options.value("--order-id") ?? ""
         guard command.verifier.configuration.allowedEnvironments.contains(.production) else {
-            AdminCommand.printError("lookup-order", "Apple offers Look Up Order ID in production only, and APPLE_ENVIRONMENTS does not accept Production")
+            AdminCommand.printError(
+                "lookup-order",
+                "Apple offers Look Up Order ID in production only, and APPLE_ENVIRONMENTS does not accept Production")
             return 2
         }
         let answer: OrderLookupResponse
@@ -69,8 +77,10 @@ enum LookupOrderCommand {
         object.insert("quantity", .integer(Int64(transaction.quantity ?? 1)))
         object.insert("purchase_date_ms", transaction.purchaseDate.map { .integer($0.millisecondsSince1970) } ?? .null)
         object.insert("environment", transaction.environment.map { .string($0.rawValue) } ?? .null)
-        object.insert("app_account_token", transaction.appAccountToken.map { .string($0.uuidString.lowercased()) } ?? .null)
-        object.insert("revocation_date_ms", transaction.revocationDate.map { .integer($0.millisecondsSince1970) } ?? .null)
+        object.insert(
+            "app_account_token", transaction.appAccountToken.map { .string($0.uuidString.lowercased()) } ?? .null)
+        object.insert(
+            "revocation_date_ms", transaction.revocationDate.map { .integer($0.millisecondsSince1970) } ?? .null)
         object.insert("revocation_type", transaction.revocationType.map { .string($0.rawValue) } ?? .null)
         object.insert("price_milliunits", transaction.price.map(JSONValue.integer) ?? .null)
         object.insert("currency", transaction.currency.map(JSONValue.string) ?? .null)

@@ -15,27 +15,36 @@ import UUIDText
 enum ReconcileCommand {
     static let flags = [
         OptionSpec(flag: "--transaction-id", env: nil, help: "The Apple transactionId to reconcile with Apple's view."),
-        OptionSpec(flag: "--user-id", env: nil, help: "A user (UUID) whose transactions, and consumable history at Apple, are reconciled."),
+        OptionSpec(
+            flag: "--user-id", env: nil,
+            help: "A user (UUID) whose transactions, and consumable history at Apple, are reconciled."),
     ]
 
     static func run(arguments: [String]) async -> Int32 {
         await AdminCommand.run(
-            "reconcile", summary: "record Apple's view of a transaction or a user's transactions, so the ledger agrees with Apple",
+            "reconcile",
+            summary: "record Apple's view of a transaction or a user's transactions, so the ledger agrees with Apple",
             flags: flags, ledger: true, arguments: arguments,
             validate: { settings in
                 let transaction = settings.value("--transaction-id"), user = settings.value("--user-id")
                 if (transaction == nil) == (user == nil) {
-                    settings.report(SettingProblem("--transaction-id", "or --user-id must be given, not both",
-                                                   because: "reconcile records Apple's view of one transaction or of one user's"))
+                    settings.report(
+                        SettingProblem(
+                            "--transaction-id", "or --user-id must be given, not both",
+                            because: "reconcile records Apple's view of one transaction or of one user's"))
                 }
                 if let transaction {
-                    do throws(FieldRuleError) { _ = try TransactionIDRule.validated(transaction, field: "--transaction-id") } catch {
-                        settings.report(AdminCommand.problem(error, because: "it is the Apple transactionId to ask Apple about"))
+                    do throws(FieldRuleError) {
+                        _ = try TransactionIDRule.validated(transaction, field: "--transaction-id")
+                    } catch {
+                        settings.report(
+                            AdminCommand.problem(error, because: "it is the Apple transactionId to ask Apple about"))
                     }
                 }
                 if let user {
                     do throws(FieldRuleError) { _ = try UUIDRule.uuid(user, field: "--user-id") } catch {
-                        settings.report(AdminCommand.problem(error, because: "it is the user whose transactions are reconciled"))
+                        settings.report(
+                            AdminCommand.problem(error, because: "it is the user whose transactions are reconciled"))
                     }
                 }
             },
@@ -48,10 +57,14 @@ enum ReconcileCommand {
         let outcomes: [Reconciler.Outcome]
         do {
             if let transactionId = command.options.value("--transaction-id") {
-                outcomes = [try await reconciler.reconcile(transactionId: transactionId, requestId: "reconcile-\(transactionId)")]
+                outcomes = [
+                    try await reconciler.reconcile(
+                        transactionId: transactionId, requestId: "reconcile-\(transactionId)")
+                ]
             } else {
                 let user = try UUIDRule.uuid(command.options.value("--user-id") ?? "", field: "--user-id")
-                outcomes = try await reconciler.reconcile(userId: user, requestId: "reconcile-user-\(UUIDText.lowercased(user))")
+                outcomes = try await reconciler.reconcile(
+                    userId: user, requestId: "reconcile-user-\(UUIDText.lowercased(user))")
             }
         } catch {
             AdminCommand.printError("reconcile", "\(error)")

@@ -17,16 +17,25 @@ import UTCTime
 /// service's recovery job runs (this command does not move its resume point).
 enum RecoverNotificationsCommand {
     static let flags = [
-        OptionSpec(flag: "--since", env: nil,
-                   help: "Start of the window: an ISO 8601 date or time (2026-05-01, 2026-05-01T08:00:00Z) or a number of hours ago."),
+        OptionSpec(
+            flag: "--since", env: nil,
+            help:
+                "Start of the window: an ISO 8601 date or time (2026-05-01, 2026-05-01T08:00:00Z) or a number of hours ago."
+        ),
         OptionSpec(flag: "--until", env: nil, help: "End of the window, ISO 8601 (default: now)."),
-        OptionSpec(flag: "--environment", env: nil, help: "Production or Sandbox (default: each one APPLE_ENVIRONMENTS accepts)."),
-        OptionSpec(flag: "--only-failures", env: nil, default: "0", help: "1 (or the bare flag): only notifications Apple failed to deliver."),
+        OptionSpec(
+            flag: "--environment", env: nil,
+            help: "Production or Sandbox (default: each one APPLE_ENVIRONMENTS accepts)."),
+        OptionSpec(
+            flag: "--only-failures", env: nil, default: "0",
+            help: "1 (or the bare flag): only notifications Apple failed to deliver."),
     ]
 
     static func run(arguments: [String]) async -> Int32 {
         await AdminCommand.run(
-            "recover-notifications", summary: "feed App Store notifications of a past window (Get Notification History) through the notification path",
+            "recover-notifications",
+            summary:
+                "feed App Store notifications of a past window (Get Notification History) through the notification path",
             flags: flags, ledger: true, arguments: expandingBareFlags(arguments),
             validate: { settings in validate(&settings, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000)) },
             body: { command in await recover(command) })
@@ -38,26 +47,39 @@ enum RecoverNotificationsCommand {
         var start: Int64?
         if let text = settings.required("--since", because: windowReason) {
             do { start = try since(text, nowMilliseconds: now) } catch {
-                settings.report(SettingProblem("--since", "must be a number of hours (1...\(hoursMax)), an ISO 8601 date (2026-05-01) "
-                    + "or a time with a zone (2026-05-01T08:00:00Z)", because: windowReason))
+                settings.report(
+                    SettingProblem(
+                        "--since",
+                        "must be a number of hours (1...\(hoursMax)), an ISO 8601 date (2026-05-01) "
+                            + "or a time with a zone (2026-05-01T08:00:00Z)", because: windowReason))
             }
         }
         var end: Int64? = now
         if let text = settings.value("--until") {
             do { end = try instant(text, name: "--until") } catch {
                 end = nil
-                settings.report(SettingProblem("--until", "must be an ISO 8601 date (2026-05-01) or a time with a zone (2026-05-01T08:00:00Z)",
-                                               because: windowReason))
+                settings.report(
+                    SettingProblem(
+                        "--until", "must be an ISO 8601 date (2026-05-01) or a time with a zone (2026-05-01T08:00:00Z)",
+                        because: windowReason))
             }
         }
         if let start, let end, start >= end {
             settings.report(SettingProblem("--since", "must be before --until", because: windowReason))
         }
         do throws(CommandLineError) { _ = try environments(settings.value("--environment")) } catch {
-            settings.report(SettingProblem("--environment", "must be Production or Sandbox", because: "Apple keeps one history per environment"))
+            settings.report(
+                SettingProblem(
+                    "--environment", "must be Production or Sandbox", because: "Apple keeps one history per environment"
+                ))
         }
-        if (try? AppleVerificationSettings.flag(settings.value("--only-failures") ?? "0", name: "--only-failures")) == nil {
-            settings.report(SettingProblem("--only-failures", "must be 0 or 1", because: "1 asks only for notifications Apple failed to deliver"))
+        if (try? AppleVerificationSettings.flag(settings.value("--only-failures") ?? "0", name: "--only-failures"))
+            == nil
+        {
+            settings.report(
+                SettingProblem(
+                    "--only-failures", "must be 0 or 1",
+                    because: "1 asks only for notifications Apple failed to deliver"))
         }
     }
 
@@ -96,7 +118,9 @@ enum RecoverNotificationsCommand {
         if let instant = UTCDateTime.unixMilliseconds(rfc3339: text) ?? UTCDateTime.unixMilliseconds(fullDate: text) {
             return instant
         }
-        throw CommandLineError("\(name) must be an ISO 8601 date (2026-05-01) or time with a zone (2026-05-01T08:00:00Z)\(name == "--since" ? ", or hours" : "")")
+        throw CommandLineError(
+            "\(name) must be an ISO 8601 date (2026-05-01) or time with a zone (2026-05-01T08:00:00Z)\(name == "--since" ? ", or hours" : "")"
+        )
     }
 
     /// `--environment`, or nil for every accepted one.
@@ -113,16 +137,21 @@ enum RecoverNotificationsCommand {
         let options = command.options
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         guard let since = try? since(options.value("--since") ?? "", nowMilliseconds: now),
-              let onlyFailures = try? AppleVerificationSettings.flag(options.value("--only-failures") ?? "0", name: "--only-failures") else { return 2 }
+            let onlyFailures = try? AppleVerificationSettings.flag(
+                options.value("--only-failures") ?? "0", name: "--only-failures")
+        else { return 2 }
         let end = (try? options.value("--until").map { try instant($0, name: "--until") }) ?? now
         let recovery = NotificationRecovery(client: command.client, processor: processor, logger: command.logger)
         let chosen = (try? environments(options.value("--environment"))) ?? nil
-        let targets = chosen.map { [$0] } ?? Reconciler(client: command.client, processor: processor, logger: command.logger).environments
+        let targets =
+            chosen.map { [$0] }
+            ?? Reconciler(client: command.client, processor: processor, logger: command.logger).environments
         var reports: [JSONValue] = []
         var ok = !targets.isEmpty
         for environment in targets {
-            let earliest = NotificationRecoveryWindow.earliestStart(now: now, environment: environment,
-                                                                    marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
+            let earliest = NotificationRecoveryWindow.earliestStart(
+                now: now, environment: environment,
+                marginMilliseconds: AppleSyncLimits.reachMargin.wholeMilliseconds)
             let start = max(since, earliest)
             var report = JSONObject()
             report.insert("environment", .string(environment.rawValue))
@@ -137,10 +166,13 @@ enum RecoverNotificationsCommand {
                 ok = false
                 continue
             }
-            let request = NotificationHistoryRequest(startDate: start, endDate: end, onlyFailures: onlyFailures ? true : nil)
-            let (tally, walked) = await recovery.walk(request, from: nil, environment: environment,
-                                                      pagesMax: AppleSyncLimits.notificationPagesPerCommandMax,
-                                                      requestId: "recover-notifications") { _ in true }
+            let request = NotificationHistoryRequest(
+                startDate: start, endDate: end, onlyFailures: onlyFailures ? true : nil)
+            let (tally, walked) = await recovery.walk(
+                request, from: nil, environment: environment,
+                pagesMax: AppleSyncLimits.notificationPagesPerCommandMax,
+                requestId: "recover-notifications"
+            ) { _ in true }
             report.insert("pages", .integer(Int64(tally.pages)))
             report.insert("recorded", .integer(Int64(tally.recorded)))
             report.insert("duplicates", .integer(Int64(tally.duplicates)))

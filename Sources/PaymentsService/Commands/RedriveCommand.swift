@@ -17,33 +17,44 @@ import StrictJSON
 /// owed, 1 when a step is still owed or the transaction is unknown, 2 on
 /// usage errors.
 enum RedriveCommand {
-    static let optionSpecs: [OptionSpec] = [
-        OptionSpec(flag: "--transaction-id", env: nil, help: "The Apple transactionId to re-drive."),
-        StandardOptions.databaseURL, StandardOptions.pointsAddresses,
-        OptionSpec(flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
-        StandardOptions.logLevel, StandardOptions.internalAuth, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PointsConnection.optionSpecs + PaymentsSettings.backoffSpecs
+    static let optionSpecs: [OptionSpec] =
+        [
+            OptionSpec(flag: "--transaction-id", env: nil, help: "The Apple transactionId to re-drive."),
+            StandardOptions.databaseURL, StandardOptions.pointsAddresses,
+            OptionSpec(
+                flag: nil, env: "DATABASE_MAX_CONNECTIONS", default: "2", help: "Connections this command may open."),
+            StandardOptions.logLevel, StandardOptions.internalAuth, StandardOptions.tlsCertificate,
+            StandardOptions.tlsKey,
+        ] + PointsConnection.optionSpecs + PaymentsSettings.backoffSpecs
 
     static func run(arguments: [String]) async -> Int32 {
         let options: CommandLineOptions
         do {
-            options = try CommandLineOptions(specs: optionSpecs, arguments: arguments, environment: ProcessInfo.processInfo.environment)
+            options = try CommandLineOptions(
+                specs: optionSpecs, arguments: arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             printError("\(error)")
             return 2
         }
         if options.helpRequested {
-            print(options.helpText(program: "PaymentsService redrive", summary: "re-run a failed or stuck purchase saga after its cause is fixed"))
+            print(
+                options.helpText(
+                    program: "PaymentsService redrive",
+                    summary: "re-run a failed or stuck purchase saga after its cause is fixed"))
             return 0
         }
         // Every problem at once, before anything connects.
         var settings = SettingsCollector(options)
         if let extra = options.positional.first {
-            settings.report(SettingProblem(extra, "is not an argument of redrive", because: "its settings are flags and variables (see --help)"))
+            settings.report(
+                SettingProblem(
+                    extra, "is not an argument of redrive", because: "its settings are flags and variables (see --help)"
+                ))
         }
         var transactionId: String?
         do throws(FieldRuleError) {
-            transactionId = try TransactionIDRule.validated(options.value("--transaction-id") ?? "", field: "--transaction-id")
+            transactionId = try TransactionIDRule.validated(
+                options.value("--transaction-id") ?? "", field: "--transaction-id")
         } catch {
             settings.report(AdminCommand.problem(error, because: "it is the Apple transactionId whose saga is re-run"))
         }
@@ -71,7 +82,8 @@ enum RedriveCommand {
             return 2
         }
         let store = PaymentsStore(pool: pool, backoff: backoff)
-        let runner = LedgerStepRunner(store: store, points: PointsLedger(client: client, backoff: backoff), logger: logger)
+        let runner = LedgerStepRunner(
+            store: store, points: PointsLedger(client: client, backoff: backoff), logger: logger)
         var status: Int32 = 1
         do {
             let result = try await redrive(transactionId: transactionId, store: store, runner: runner)
@@ -93,7 +105,9 @@ enum RedriveCommand {
         var settled: Bool
     }
 
-    static func redrive(transactionId: String, store: PaymentsStore, runner: LedgerStepRunner) async throws(PaymentsError) -> Result {
+    static func redrive(transactionId: String, store: PaymentsStore, runner: LedgerStepRunner)
+        async throws(PaymentsError) -> Result
+    {
         let (before, redriven) = try await store.redrive(transactionId: transactionId)
         var after = redriven
         var note = "nothing owed"
@@ -106,7 +120,9 @@ enum RedriveCommand {
                 // A running instance's worker took it first (the step was due at
                 // once): wait, bounded, for its result so the report shows it.
                 after = try await settled(transactionId, store: store) ?? redriven
-                note = after.pendingStep == nil ? "a running instance's worker ran the owed step"
+                note =
+                    after.pendingStep == nil
+                    ? "a running instance's worker ran the owed step"
                     : "another instance holds the lease; its worker runs the owed step"
             }
         }
@@ -122,7 +138,9 @@ enum RedriveCommand {
     static let otherRunnerWaitMax: Duration = .seconds(15)
 
     /// The row once nothing is owed, or as it stands after `otherRunnerWaitMax`.
-    private static func settled(_ transactionId: String, store: PaymentsStore) async throws(PaymentsError) -> PaymentRecord? {
+    private static func settled(_ transactionId: String, store: PaymentsStore) async throws(PaymentsError)
+        -> PaymentRecord?
+    {
         let deadline = ContinuousClock.now + otherRunnerWaitMax
         var current = try await store.find(transactionId: transactionId)
         while current?.pendingStep != nil && ContinuousClock.now < deadline {

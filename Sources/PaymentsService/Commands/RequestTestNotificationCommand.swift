@@ -13,8 +13,11 @@ import StrictJSON
 /// attempt succeeded, 1 otherwise, 2 on a usage or settings error.
 enum RequestTestNotificationCommand {
     static let flags = [
-        OptionSpec(flag: "--environment", env: nil, help: "Production or Sandbox (default: Production when APPLE_ENVIRONMENTS accepts it, else Sandbox)."),
-        OptionSpec(flag: "--wait-seconds", env: nil, default: "30", help: "How long to poll the status, 1...300 seconds."),
+        OptionSpec(
+            flag: "--environment", env: nil,
+            help: "Production or Sandbox (default: Production when APPLE_ENVIRONMENTS accepts it, else Sandbox)."),
+        OptionSpec(
+            flag: "--wait-seconds", env: nil, default: "30", help: "How long to poll the status, 1...300 seconds."),
     ]
     static let waitSecondsMax = 300
 
@@ -23,12 +26,17 @@ enum RequestTestNotificationCommand {
             "request-test-notification", summary: "ask Apple for a TEST notification and report its delivery",
             flags: flags, ledger: false, arguments: arguments,
             validate: { settings in
-                do throws(CommandLineError) { _ = try RecoverNotificationsCommand.environments(settings.value("--environment")) } catch {
-                    settings.report(SettingProblem("--environment", "must be Production or Sandbox",
-                                                   because: "Apple sends the TEST notification to that environment's URL"))
+                do throws(CommandLineError) {
+                    _ = try RecoverNotificationsCommand.environments(settings.value("--environment"))
+                } catch {
+                    settings.report(
+                        SettingProblem(
+                            "--environment", "must be Production or Sandbox",
+                            because: "Apple sends the TEST notification to that environment's URL"))
                 }
-                _ = settings.integer("--wait-seconds", in: 1...Int64(waitSecondsMax), unit: "of seconds",
-                                     because: "it bounds how long the command polls Apple for the delivery")
+                _ = settings.integer(
+                    "--wait-seconds", in: 1...Int64(waitSecondsMax), unit: "of seconds",
+                    because: "it bounds how long the command polls Apple for the delivery")
             },
             body: { command in await request(command) })
     }
@@ -53,9 +61,10 @@ enum RequestTestNotificationCommand {
         while polls < AppleSyncLimits.testNotificationPollsMax {
             polls += 1
             do {
-                let status = try await command.client.testNotificationStatus(testNotificationToken: token, environment: environment)
+                let status = try await command.client.testNotificationStatus(
+                    testNotificationToken: token, environment: environment)
                 return await finish(report, status, command: command)
-            } catch where error.apiErrorCode == .testNotificationNotFound {
+            } catch  where error.apiErrorCode == .testNotificationNotFound {
                 // Not sent yet: Apple sends it asynchronously.
             } catch {
                 AdminCommand.printError("request-test-notification", "Get Test Notification Status failed: \(error)")
@@ -66,12 +75,17 @@ enum RequestTestNotificationCommand {
         }
         report.insert("send_attempts", .array([]))
         report.insert("delivered", .bool(false))
-        report.insert("note", .string("Apple had not sent it after \(waitSeconds) s; run Get Test Notification Status later with the token"))
+        report.insert(
+            "note",
+            .string(
+                "Apple had not sent it after \(waitSeconds) s; run Get Test Notification Status later with the token"))
         AdminCommand.output(.object(report))
         return 1
     }
 
-    private static func finish(_ base: JSONObject, _ status: TestNotificationStatus, command: AdminCommand) async -> Int32 {
+    private static func finish(_ base: JSONObject, _ status: TestNotificationStatus, command: AdminCommand) async
+        -> Int32
+    {
         var report = base
         if let payload = status.signedPayload {
             do {
@@ -82,13 +96,17 @@ enum RequestTestNotificationCommand {
                 report.insert("payload_verification", .string("refused: \(error.code)"))
             }
         }
-        report.insert("send_attempts", .array(status.sendAttempts.map { attempt in
-            var object = JSONObject()
-            object.insert("attempt_date_ms", attempt.attemptDate.map(JSONValue.integer) ?? .null)
-            object.insert("result", attempt.sendAttemptResult.map(JSONValue.string) ?? .null)
-            return .object(object)
-        }))
-        report.insert("first_send_attempt_result", status.sendAttempts.first?.sendAttemptResult.map(JSONValue.string) ?? .null)
+        report.insert(
+            "send_attempts",
+            .array(
+                status.sendAttempts.map { attempt in
+                    var object = JSONObject()
+                    object.insert("attempt_date_ms", attempt.attemptDate.map(JSONValue.integer) ?? .null)
+                    object.insert("result", attempt.sendAttemptResult.map(JSONValue.string) ?? .null)
+                    return .object(object)
+                }))
+        report.insert(
+            "first_send_attempt_result", status.sendAttempts.first?.sendAttemptResult.map(JSONValue.string) ?? .null)
         let delivered = status.sendAttempts.contains { $0.sendAttemptResult == "SUCCESS" }
         report.insert("delivered", .bool(delivered))
         AdminCommand.output(.object(report))

@@ -9,14 +9,17 @@ import StrictJSON
 /// checking a disputed purchase; usage errors exit 2.
 enum VerifyJWSCommand {
     static let optionSpecs: [OptionSpec] = [
-        OptionSpec(flag: "--root", env: nil, default: AppleVerificationSettings.defaultRootPath,
-                   help: "Trusted root certificate(s), comma-separated paths (DER or PEM)."),
+        OptionSpec(
+            flag: "--root", env: nil, default: AppleVerificationSettings.defaultRootPath,
+            help: "Trusted root certificate(s), comma-separated paths (DER or PEM)."),
         OptionSpec(flag: "--bundle-id", env: nil, help: "Expected bundle id."),
-        OptionSpec(flag: "--environment", env: nil, default: "Production",
-                   help: "Expected environment: Production, Sandbox, Xcode or LocalTesting."),
+        OptionSpec(
+            flag: "--environment", env: nil, default: "Production",
+            help: "Expected environment: Production, Sandbox, Xcode or LocalTesting."),
         OptionSpec(flag: "--app-apple-id", env: nil, help: "Expected appAppleId (required for Production)."),
-        OptionSpec(flag: "--kind", env: nil, default: "transaction",
-                   help: "transaction | notification | renewal | app-transaction."),
+        OptionSpec(
+            flag: "--kind", env: nil, default: "transaction",
+            help: "transaction | notification | renewal | app-transaction."),
     ]
 
     static func run(arguments: [String]) -> Int32 {
@@ -28,7 +31,9 @@ enum VerifyJWSCommand {
             return 2
         }
         if options.helpRequested {
-            print(options.helpText(program: "PaymentsService verify-jws", summary: "verify one Apple JWS read from standard input"))
+            print(
+                options.helpText(
+                    program: "PaymentsService verify-jws", summary: "verify one Apple JWS read from standard input"))
             return 0
         }
         var settings = SettingsCollector(options)
@@ -50,7 +55,8 @@ enum VerifyJWSCommand {
             return 1
         }
         do {
-            let json = try verifier.verifyAndDecodeJSON(text.trimmingCharacters(in: .whitespacesAndNewlines), kind: kind)
+            let json = try verifier.verifyAndDecodeJSON(
+                text.trimmingCharacters(in: .whitespacesAndNewlines), kind: kind)
             print(json)
             return 0
         } catch {
@@ -60,47 +66,66 @@ enum VerifyJWSCommand {
     }
 
     static let kinds: KeyValuePairs<String, SignedDataVerifier.PayloadKind> = [
-        "transaction": .transaction, "notification": .notification, "renewal": .renewalInfo, "app-transaction": .appTransaction,
+        "transaction": .transaction, "notification": .notification, "renewal": .renewalInfo,
+        "app-transaction": .appTransaction,
     ]
 
     /// The payload kind and the verifier the flags describe, every problem
     /// of every flag reported to `settings` (nothing is read from stdin
     /// before they are all fixed).
-    static func readSettings(_ settings: inout SettingsCollector) -> (SignedDataVerifier.PayloadKind, SignedDataVerifier)? {
+    static func readSettings(_ settings: inout SettingsCollector) -> (
+        SignedDataVerifier.PayloadKind, SignedDataVerifier
+    )? {
         let kind = settings.choice("--kind", kinds, because: "each kind of signed data has its own payload and checks")
         let bundleId = settings.required("--bundle-id", because: AppleVerificationSettings.bundleIdReason)
         let environmentReason = "data signed for any other App Store environment is refused"
-        let environment = settings.choice("--environment", [
-            "production": AppStoreEnvironment.production, "sandbox": .sandbox, "xcode": .xcode, "localtesting": .localTesting,
-        ], because: environmentReason)
+        let environment = settings.choice(
+            "--environment",
+            [
+                "production": AppStoreEnvironment.production, "sandbox": .sandbox, "xcode": .xcode,
+                "localtesting": .localTesting,
+            ], because: environmentReason)
         var appAppleId: Int64?
         let appReason = "Apple signs the app's numeric id into production data"
         if let text = settings.value("--app-apple-id") {
-            if let parsed = Int64(text), parsed > 0 { appAppleId = parsed } else {
-                settings.report(SettingProblem("--app-apple-id", "must be a positive whole number (the app's App Store id)", because: appReason))
+            if let parsed = Int64(text), parsed > 0 {
+                appAppleId = parsed
+            } else {
+                settings.report(
+                    SettingProblem(
+                        "--app-apple-id", "must be a positive whole number (the app's App Store id)", because: appReason
+                    ))
             }
         } else if environment == .production {
-            settings.report(SettingProblem("--app-apple-id", "must be set when --environment is Production", because: appReason))
+            settings.report(
+                SettingProblem("--app-apple-id", "must be set when --environment is Production", because: appReason))
         }
         let rootsText = settings.value("--root") ?? AppleVerificationSettings.defaultRootPath
-        let paths = rootsText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let paths = rootsText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
         var roots: [Data]?
         do throws(ConfigurationError) {
             roots = try VerifierConfiguration.loadRoots(paths: paths)
             if roots?.isEmpty != false { throw ConfigurationError.noTrustedRoots }
         } catch {
             roots = nil
-            settings.report(SettingProblem("--root", "must name readable root certificates, DER or PEM (\(error))",
-                                           because: "the signed data must chain to one of them"))
+            settings.report(
+                SettingProblem(
+                    "--root", "must name readable root certificates, DER or PEM (\(error))",
+                    because: "the signed data must chain to one of them"))
         }
         guard let kind, let bundleId, let environment, let roots, settings.problems.isEmpty else { return nil }
         let configuration = VerifierConfiguration(
-            bundleId: bundleId, appAppleId: appAppleId, allowedEnvironments: [environment], localTestingMode: environment.isLocal,
+            bundleId: bundleId, appAppleId: appAppleId, allowedEnvironments: [environment],
+            localTestingMode: environment.isLocal,
             onlineChecks: false, trustedRoots: roots)
         do {
             return (kind, try SignedDataVerifier(configuration: configuration))
         } catch {
-            settings.report(SettingProblem("--root", "must be usable (\(error))", because: "the signed data must chain to one of them"))
+            settings.report(
+                SettingProblem(
+                    "--root", "must be usable (\(error))", because: "the signed data must chain to one of them"))
             return nil
         }
     }

@@ -15,18 +15,27 @@ enum AppStoreAPISettings {
     static let keySettings = [Variable.keyPath, Variable.keyID, Variable.issuerID]
 
     static let optionSpecs: [OptionSpec] = [
-        OptionSpec(flag: nil, env: Variable.keyPath,
-                   help: "The In-App Purchase key from App Store Connect (.p8, PKCS#8 P-256) for the App Store Server API. With "
-                       + "APPLE_API_KEY_ID and APPLE_API_ISSUER_ID it turns on notification recovery and reconciliation; "
-                       + "unset, those jobs are off."),
+        OptionSpec(
+            flag: nil, env: Variable.keyPath,
+            help:
+                "The In-App Purchase key from App Store Connect (.p8, PKCS#8 P-256) for the App Store Server API. With "
+                + "APPLE_API_KEY_ID and APPLE_API_ISSUER_ID it turns on notification recovery and reconciliation; "
+                + "unset, those jobs are off."),
         OptionSpec(flag: nil, env: Variable.keyID, help: "The key id of APPLE_API_KEY_PATH (App Store Connect, Keys)."),
-        OptionSpec(flag: nil, env: Variable.issuerID, help: "The issuer id (a UUID) of the team's App Store Connect keys."),
-        OptionSpec(flag: nil, env: Variable.productionURL,
-                   help: "App Store Server API base URL, production (default \(AppStoreServerEnvironment.production.defaultBaseURL))."),
-        OptionSpec(flag: nil, env: Variable.sandboxURL,
-                   help: "App Store Server API base URL, sandbox (default \(AppStoreServerEnvironment.sandbox.defaultBaseURL))."),
-        OptionSpec(flag: nil, env: Variable.caPath,
-                   help: "PEM CA bundle the App Store Server API must chain to, instead of the system trust store (tests)."),
+        OptionSpec(
+            flag: nil, env: Variable.issuerID, help: "The issuer id (a UUID) of the team's App Store Connect keys."),
+        OptionSpec(
+            flag: nil, env: Variable.productionURL,
+            help:
+                "App Store Server API base URL, production (default \(AppStoreServerEnvironment.production.defaultBaseURL))."
+        ),
+        OptionSpec(
+            flag: nil, env: Variable.sandboxURL,
+            help:
+                "App Store Server API base URL, sandbox (default \(AppStoreServerEnvironment.sandbox.defaultBaseURL))."),
+        OptionSpec(
+            flag: nil, env: Variable.caPath,
+            help: "PEM CA bundle the App Store Server API must chain to, instead of the system trust store (tests)."),
     ]
 
     /// The client configuration, or nil when none of the key settings is
@@ -56,13 +65,18 @@ enum AppStoreAPISettings {
         guard !present.isEmpty else { return .some(nil) }
         guard present.count == keySettings.count else {
             for missing in keySettings where !present.contains(missing) {
-                settings.report(SettingProblem(missing, "must be set when \(present.joined(separator: " and ")) \(present.count == 1 ? "is" : "are")",
-                                               because: reason))
+                settings.report(
+                    SettingProblem(
+                        missing,
+                        "must be set when \(present.joined(separator: " and ")) \(present.count == 1 ? "is" : "are")",
+                        because: reason))
             }
             return nil
         }
         // The same sentence as the verifier's, so it is reported once.
-        guard settings.required(Variable.bundleID, because: AppleVerificationSettings.bundleIdReason) != nil else { return nil }
+        guard settings.required(Variable.bundleID, because: AppleVerificationSettings.bundleIdReason) != nil else {
+            return nil
+        }
         var environment: [String: String] = [:]
         for name in keySettings + [Variable.bundleID, Variable.productionURL, Variable.sandboxURL, Variable.caPath] {
             if let value = settings.value(name) { environment[name] = value }
@@ -70,15 +84,22 @@ enum AppStoreAPISettings {
         do {
             return .some(try AppStoreServerAPIConfiguration.fromEnvironment(environment))
         } catch {
-            settings.report(SettingProblem(error.setting, "must be usable (\(error.reason))", because:
-                "PaymentsService calls the App Store Server API with it to recover notifications and reconcile purchases"))
+            settings.report(
+                SettingProblem(
+                    error.setting, "must be usable (\(error.reason))",
+                    because:
+                        "PaymentsService calls the App Store Server API with it to recover notifications and reconcile purchases"
+                ))
             return nil
         }
     }
 
     /// One client event as a log line.
     static func log(_ event: AppStoreServerAPIEvent, _ logger: Logger) {
-        var fields = ["environment": event.environment.rawValue, "method": event.method, "path": event.path, "attempt": "\(event.attempt)"]
+        var fields = [
+            "environment": event.environment.rawValue, "method": event.method, "path": event.path,
+            "attempt": "\(event.attempt)",
+        ]
         if let status = event.httpStatus { fields["http_status"] = "\(status)" }
         if let error = event.error {
             fields["error_kind"] = error.kind.rawValue
@@ -89,7 +110,9 @@ enum AppStoreAPISettings {
         case .retry: logger.warning("App Store Server API call retried", fields)
         case .failed:
             if event.httpStatus == 401 {
-                logger.critical("ALERT App Store Server API refused the key", fields.merging(["alert": "app_store_api_unauthorized"]) { $1 })
+                logger.critical(
+                    "ALERT App Store Server API refused the key",
+                    fields.merging(["alert": "app_store_api_unauthorized"]) { $1 })
             } else {
                 logger.warning("App Store Server API call failed", fields)
             }

@@ -19,19 +19,34 @@ enum AppleVerificationSettings {
     static let defaultReceiptRootPaths = "config/AppleIncRootCertificate.cer,config/AppleRootCA-G3.cer"
 
     static let optionSpecs: [OptionSpec] = [
-        OptionSpec(flag: nil, env: "APPLE_BUNDLE_ID", help: "The app's bundle id; signed data for any other bundle is refused."),
-        OptionSpec(flag: nil, env: "APPLE_APP_APPLE_ID", help: "The app's numeric App Store id (required when Production is allowed)."),
-        OptionSpec(flag: nil, env: "APPLE_ENVIRONMENTS", default: "Production",
-                   help: "Comma-separated environments accepted: Production, Sandbox (Xcode, LocalTesting need APPLE_LOCAL_TESTING=1). "
-                       + "With Production, Sandbox purchases are credited only to APPLE_SANDBOX_USER_IDS; without it, to everyone."),
-        OptionSpec(flag: nil, env: "APPLE_ROOT_CERTS", default: defaultRootPath,
-                   help: "Comma-separated paths of trusted root certificates (DER or PEM)."),
-        OptionSpec(flag: nil, env: "APPLE_RECEIPT_ROOT_CERTS", default: defaultReceiptRootPaths,
-                   help: "Comma-separated paths of the root certificates (DER or PEM) StoreKit 1 app receipts must be signed under."),
-        OptionSpec(flag: nil, env: "APPLE_ONLINE_CHECKS", default: "0",
-                   help: "1 to check leaf and intermediate with OCSP (effective date now); 0 to use the payload's signedDate."),
-        OptionSpec(flag: nil, env: "APPLE_LOCAL_TESTING", default: "0",
-                   help: "1 to accept the Xcode/LocalTesting environments (verified against APPLE_ROOT_CERTS). Never in production."),
+        OptionSpec(
+            flag: nil, env: "APPLE_BUNDLE_ID", help: "The app's bundle id; signed data for any other bundle is refused."
+        ),
+        OptionSpec(
+            flag: nil, env: "APPLE_APP_APPLE_ID",
+            help: "The app's numeric App Store id (required when Production is allowed)."),
+        OptionSpec(
+            flag: nil, env: "APPLE_ENVIRONMENTS", default: "Production",
+            help:
+                "Comma-separated environments accepted: Production, Sandbox (Xcode, LocalTesting need APPLE_LOCAL_TESTING=1). "
+                + "With Production, Sandbox purchases are credited only to APPLE_SANDBOX_USER_IDS; without it, to everyone."
+        ),
+        OptionSpec(
+            flag: nil, env: "APPLE_ROOT_CERTS", default: defaultRootPath,
+            help: "Comma-separated paths of trusted root certificates (DER or PEM)."),
+        OptionSpec(
+            flag: nil, env: "APPLE_RECEIPT_ROOT_CERTS", default: defaultReceiptRootPaths,
+            help:
+                "Comma-separated paths of the root certificates (DER or PEM) StoreKit 1 app receipts must be signed under."
+        ),
+        OptionSpec(
+            flag: nil, env: "APPLE_ONLINE_CHECKS", default: "0",
+            help: "1 to check leaf and intermediate with OCSP (effective date now); 0 to use the payload's signedDate."),
+        OptionSpec(
+            flag: nil, env: "APPLE_LOCAL_TESTING", default: "0",
+            help:
+                "1 to accept the Xcode/LocalTesting environments (verified against APPLE_ROOT_CERTS). Never in production."
+        ),
     ]
 
     static let sandboxUserIdsSpec = OptionSpec(
@@ -64,29 +79,42 @@ enum AppleVerificationSettings {
         let bundleId = settings.required("APPLE_BUNDLE_ID", because: bundleIdReason)
         var appId: Int64??
         if let text = settings.value("APPLE_APP_APPLE_ID") {
-            if let parsed = Int64(text), parsed > 0 { appId = .some(parsed) } else {
-                settings.report(SettingProblem("APPLE_APP_APPLE_ID", "must be a positive whole number (the app's App Store id)",
-                                               because: "Apple signs the app's numeric id into production data"))
+            if let parsed = Int64(text), parsed > 0 {
+                appId = .some(parsed)
+            } else {
+                settings.report(
+                    SettingProblem(
+                        "APPLE_APP_APPLE_ID", "must be a positive whole number (the app's App Store id)",
+                        because: "Apple signs the app's numeric id into production data"))
             }
         } else {
             appId = .some(nil)
         }
         let environments = self.environments(&settings)
         let roots = self.roots(&settings, setting: "APPLE_ROOT_CERTS", because: rootsReason)
-        let online = flag(&settings, "APPLE_ONLINE_CHECKS", because: "1 checks Apple's certificates with OCSP at verification time")
-        let local = flag(&settings, "APPLE_LOCAL_TESTING", because: "only a local test deployment accepts purchases signed by a local CA")
+        let online = flag(
+            &settings, "APPLE_ONLINE_CHECKS", because: "1 checks Apple's certificates with OCSP at verification time")
+        let local = flag(
+            &settings, "APPLE_LOCAL_TESTING",
+            because: "only a local test deployment accepts purchases signed by a local CA")
         if let environments, environments.contains(.production), case .some(nil) = appId {
-            settings.report(SettingProblem("APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
-                                           because: "Apple signs the app's numeric id into production data"))
+            settings.report(
+                SettingProblem(
+                    "APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
+                    because: "Apple signs the app's numeric id into production data"))
         }
         if let environments, environments.contains(where: \.isLocal), local == false {
-            settings.report(SettingProblem("APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
-                                           because: "those purchases are signed by a local CA, which a production deployment never trusts"))
+            settings.report(
+                SettingProblem(
+                    "APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
+                    because: "those purchases are signed by a local CA, which a production deployment never trusts"))
         }
         guard let bundleId, let appId, let environments, let roots, let online, let local,
-              settings.problems.count == problemsBefore else { return nil }
-        return VerifierConfiguration(bundleId: bundleId, appAppleId: appId, allowedEnvironments: environments, localTestingMode: local,
-                                     onlineChecks: online, trustedRoots: roots)
+            settings.problems.count == problemsBefore
+        else { return nil }
+        return VerifierConfiguration(
+            bundleId: bundleId, appAppleId: appId, allowedEnvironments: environments, localTestingMode: local,
+            onlineChecks: online, trustedRoots: roots)
     }
 
     /// `APPLE_ENVIRONMENTS`: known names, at least one.
@@ -97,8 +125,10 @@ enum AppleVerificationSettings {
         let known: Set<AppStoreEnvironment> = [.production, .sandbox, .xcode, .localTesting]
         let parsed = Set(names.map(AppStoreEnvironment.init(rawValue:)))
         guard !parsed.isEmpty, parsed.isSubset(of: known) else {
-            settings.report(SettingProblem("APPLE_ENVIRONMENTS", "must be a comma-separated list of Production, Sandbox, Xcode, LocalTesting",
-                                           because: reason))
+            settings.report(
+                SettingProblem(
+                    "APPLE_ENVIRONMENTS", "must be a comma-separated list of Production, Sandbox, Xcode, LocalTesting",
+                    because: reason))
             return nil
         }
         return parsed
@@ -144,23 +174,32 @@ enum AppleVerificationSettings {
     }
 
     /// The verifier's own refusal as a sentence naming the setting.
-    static func problem(_ error: ConfigurationError, rootsSetting: String = "APPLE_ROOT_CERTS",
-                        because roots: String = rootsReason) -> SettingProblem {
+    static func problem(
+        _ error: ConfigurationError, rootsSetting: String = "APPLE_ROOT_CERTS",
+        because roots: String = rootsReason
+    ) -> SettingProblem {
         switch error {
-        case .unreadableRootFile(let path): return SettingProblem(rootsSetting, "must name readable files (\(path) is not)", because: roots)
+        case .unreadableRootFile(let path):
+            return SettingProblem(rootsSetting, "must name readable files (\(path) is not)", because: roots)
         case .invalidRootCertificate(let path):
-            return SettingProblem(rootsSetting, "must name DER or PEM certificates (\(path) is not one)", because: roots)
+            return SettingProblem(
+                rootsSetting, "must name DER or PEM certificates (\(path) is not one)", because: roots)
         case .noTrustedRoots: return SettingProblem(rootsSetting, "must name at least one certificate", because: roots)
         case .invalidTrustedRoot(let index):
-            return SettingProblem(rootsSetting, "must name certificates usable as trust anchors (#\(index + 1) is not)", because: roots)
+            return SettingProblem(
+                rootsSetting, "must name certificates usable as trust anchors (#\(index + 1) is not)", because: roots)
         case .noAllowedEnvironments:
-            return SettingProblem("APPLE_ENVIRONMENTS", "must name at least one environment", because: "purchases from any other App Store environment are refused")
+            return SettingProblem(
+                "APPLE_ENVIRONMENTS", "must name at least one environment",
+                because: "purchases from any other App Store environment are refused")
         case .missingAppAppleId:
-            return SettingProblem("APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
-                                  because: "Apple signs the app's numeric id into production data")
+            return SettingProblem(
+                "APPLE_APP_APPLE_ID", "must be set when APPLE_ENVIRONMENTS includes Production",
+                because: "Apple signs the app's numeric id into production data")
         case .localEnvironmentWithoutLocalTestingMode:
-            return SettingProblem("APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
-                                  because: "those purchases are signed by a local CA, which a production deployment never trusts")
+            return SettingProblem(
+                "APPLE_LOCAL_TESTING", "must be 1 when APPLE_ENVIRONMENTS includes Xcode or LocalTesting",
+                because: "those purchases are signed by a local CA, which a production deployment never trusts")
         }
     }
 
@@ -172,10 +211,13 @@ enum AppleVerificationSettings {
     /// entries ignored). A malformed entry is named in the error, so a typo
     /// stops start-up instead of silently refusing a reviewer's purchase.
     static func sandboxUserIds(_ text: String) throws(SettingProblem) -> Set<UUID> {
-        let reason = "exactly these users' Sandbox purchases are credited next to Production, so a typo would refuse a reviewer's purchase"
+        let reason =
+            "exactly these users' Sandbox purchases are credited next to Production, so a typo would refuse a reviewer's purchase"
         let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard entries.count <= sandboxUserIdsMax else {
-            throw SettingProblem("APPLE_SANDBOX_USER_IDS", "must list at most \(sandboxUserIdsMax) user ids (it lists \(entries.count))", because: reason)
+            throw SettingProblem(
+                "APPLE_SANDBOX_USER_IDS", "must list at most \(sandboxUserIdsMax) user ids (it lists \(entries.count))",
+                because: reason)
         }
         var ids: Set<UUID> = []
         for entry in entries {

@@ -17,14 +17,26 @@ struct ConsumptionSettings: Sendable, Equatable {
     static let refundPreferences: [ConsumptionRequest.RefundPreference] = [.decline, .grantFull, .grantProrated]
 
     static let optionSpecs: [OptionSpec] = [
-        OptionSpec(flag: nil, env: "CONSUMPTION_ANSWERS", default: "off",
-                   help: "on: answer Apple's CONSUMPTION_REQUEST for users who consented (needs APPLE_API_*); off: never answer."),
-        OptionSpec(flag: nil, env: "CONSUMPTION_REFUND_PREFERENCE", default: "",
-                   help: "refundPreference sent with consumption answers: DECLINE, GRANT_FULL, GRANT_PRORATED, or empty to send none."),
-        OptionSpec(flag: nil, env: "CONSUMPTION_RETRY_SECONDS", default: "60",
-                   help: "Delay before a consumption answer that failed transiently is sent again (1...3600; within Apple's 12 hours)."),
-        OptionSpec(flag: nil, env: "CONSUMPTION_SAMPLE_CONTENT_PROVIDED", default: "off",
-                   help: "on: tell Apple the app gives a free sample or trial of the content before purchase (e.g. free credits at sign-up); off: it does not."),
+        OptionSpec(
+            flag: nil, env: "CONSUMPTION_ANSWERS", default: "off",
+            help:
+                "on: answer Apple's CONSUMPTION_REQUEST for users who consented (needs APPLE_API_*); off: never answer."
+        ),
+        OptionSpec(
+            flag: nil, env: "CONSUMPTION_REFUND_PREFERENCE", default: "",
+            help:
+                "refundPreference sent with consumption answers: DECLINE, GRANT_FULL, GRANT_PRORATED, or empty to send none."
+        ),
+        OptionSpec(
+            flag: nil, env: "CONSUMPTION_RETRY_SECONDS", default: "60",
+            help:
+                "Delay before a consumption answer that failed transiently is sent again (1...3600; within Apple's 12 hours)."
+        ),
+        OptionSpec(
+            flag: nil, env: "CONSUMPTION_SAMPLE_CONTENT_PROVIDED", default: "off",
+            help:
+                "on: tell Apple the app gives a free sample or trial of the content before purchase (e.g. free credits at sign-up); off: it does not."
+        ),
     ]
 
     init() {}
@@ -35,8 +47,9 @@ struct ConsumptionSettings: Sendable, Equatable {
 
     /// Reads the four settings, reporting each problem to `settings`.
     static func read(_ settings: inout SettingsCollector) -> ConsumptionSettings? {
-        let enabled = settings.choice("CONSUMPTION_ANSWERS", ["on": true, "off": false],
-                                      because: "answering Apple's refund questions with a user's consumption is the operator's decision")
+        let enabled = settings.choice(
+            "CONSUMPTION_ANSWERS", ["on": true, "off": false],
+            because: "answering Apple's refund questions with a user's consumption is the operator's decision")
         var preference: ConsumptionRequest.RefundPreference??
         let preferenceText = settings.value("CONSUMPTION_REFUND_PREFERENCE") ?? ""
         if preferenceText.isEmpty {
@@ -44,13 +57,19 @@ struct ConsumptionSettings: Sendable, Equatable {
         } else if let known = refundPreferences.first(where: { $0.rawValue == preferenceText }) {
             preference = .some(known)
         } else {
-            settings.report(SettingProblem("CONSUMPTION_REFUND_PREFERENCE", "must be DECLINE, GRANT_FULL, GRANT_PRORATED or empty",
-                                           because: "it is the refund preference Apple receives with each consumption answer"))
+            settings.report(
+                SettingProblem(
+                    "CONSUMPTION_REFUND_PREFERENCE", "must be DECLINE, GRANT_FULL, GRANT_PRORATED or empty",
+                    because: "it is the refund preference Apple receives with each consumption answer"))
         }
-        let retry = settings.integer("CONSUMPTION_RETRY_SECONDS", in: 1...3600, unit: "of seconds",
-                                     because: "a failed answer is sent again after it, well within Apple's 12 hours")
-        let sample = settings.choice("CONSUMPTION_SAMPLE_CONTENT_PROVIDED", ["on": true, "off": false],
-                                     because: "it is Apple's sampleContentProvided in each consumption answer, a fact of the app only the operator knows")
+        let retry = settings.integer(
+            "CONSUMPTION_RETRY_SECONDS", in: 1...3600, unit: "of seconds",
+            because: "a failed answer is sent again after it, well within Apple's 12 hours")
+        let sample = settings.choice(
+            "CONSUMPTION_SAMPLE_CONTENT_PROVIDED", ["on": true, "off": false],
+            because:
+                "it is Apple's sampleContentProvided in each consumption answer, a fact of the app only the operator knows"
+        )
         guard let enabled, let preference, let retry, let sample else { return nil }
         var result = ConsumptionSettings()
         result.enabled = enabled

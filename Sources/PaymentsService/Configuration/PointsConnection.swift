@@ -24,8 +24,10 @@ enum PointsConnection {
 
     /// Reads `POINTS_ADDR` and the TLS towards it, reporting each problem to `settings`.
     static func read(_ settings: inout SettingsCollector) -> Settings? {
-        let targets = settings.addresses("POINTS_ADDR", because: "PaymentsService credits purchases through the PointsService instances listed")
-        let tls = InternalAuth.upstreamTLS(&settings, targets: targets, caSetting: "POINTS_TLS_CA", serverNameSetting: "POINTS_TLS_SERVER_NAME")
+        let targets = settings.addresses(
+            "POINTS_ADDR", because: "PaymentsService credits purchases through the PointsService instances listed")
+        let tls = InternalAuth.upstreamTLS(
+            &settings, targets: targets, caSetting: "POINTS_TLS_CA", serverNameSetting: "POINTS_TLS_SERVER_NAME")
         guard let targets else { return nil }
         return Settings(targets: targets, tls: tls)
     }

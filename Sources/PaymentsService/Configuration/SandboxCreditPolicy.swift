@@ -59,8 +59,9 @@ struct SandboxCreditPolicy: Sendable, Equatable {
 
     /// The policy of a deployment whose verifier runs with `configuration`.
     init(configuration: VerifierConfiguration, sandboxUserIds: Set<UUID>) {
-        self.init(acceptedEnvironments: configuration.allowedEnvironments, sandboxUserIds: sandboxUserIds,
-                  localTestingMode: configuration.localTestingMode)
+        self.init(
+            acceptedEnvironments: configuration.allowedEnvironments, sandboxUserIds: sandboxUserIds,
+            localTestingMode: configuration.localTestingMode)
     }
 
     /// True when real money can arrive here, so free purchases must not

@@ -71,7 +71,9 @@ enum AppleClaimRule {
         case .unknown: return .unclaimed(.unknownAccountToken)
         case .user(let id): user = id
         }
-        guard policy.decide(environment: environment, userId: user) == .credit else { return .unclaimed(.environmentNotCredited) }
+        guard policy.decide(environment: environment, userId: user) == .credit else {
+            return .unclaimed(.environmentNotCredited)
+        }
         // Fails closed, as verify does: no `type`, no known consumable.
         guard type == consumableType else { return .unclaimed(.notConsumable) }
         let quantity = quantity ?? 1
@@ -85,6 +87,7 @@ enum AppleClaimRule {
         guard !found.needsEmailIdentity else { return .unclaimed(.starterPackNeedsApp) }
         let (credits, overflow) = found.credits.multipliedReportingOverflow(by: Int64(quantity))
         guard !overflow, credits > 0 else { return .unclaimed(.quantityInvalid) }
-        return .claim(PaymentClaim(userId: user, productCode: found.productCode, credits: credits, origin: .appAccountToken))
+        return .claim(
+            PaymentClaim(userId: user, productCode: found.productCode, credits: credits, origin: .appAccountToken))
     }
 }

@@ -51,7 +51,9 @@ enum ConsumptionAnswerRule {
         if facts.delivered {
             deliveryStatus = .delivered
         } else if facts.grantOwed {
-            guard facts.windowLeftMilliseconds <= owedGrantWaitsWhileMillisecondsLeft else { return .postpone(reason: "grant_owed") }
+            guard facts.windowLeftMilliseconds <= owedGrantWaitsWhileMillisecondsLeft else {
+                return .postpone(reason: "grant_owed")
+            }
             deliveryStatus = .undeliveredServerOutage
         } else {
             deliveryStatus = .undeliveredOther
@@ -67,10 +69,11 @@ enum ConsumptionAnswerRule {
         } else {
             percentage = nil
         }
-        return .send(ConsumptionRequest(
-            customerConsented: true, deliveryStatus: deliveryStatus,
-            sampleContentProvided: facts.sampleContentProvided, consumptionPercentage: percentage,
-            refundPreference: refundPreference(facts.refundPreference, consumptionPercentage: percentage)))
+        return .send(
+            ConsumptionRequest(
+                customerConsented: true, deliveryStatus: deliveryStatus,
+                sampleContentProvided: facts.sampleContentProvided, consumptionPercentage: percentage,
+                refundPreference: refundPreference(facts.refundPreference, consumptionPercentage: percentage)))
     }
 
     /// The operator's preference as Apple accepts it: GRANT_PRORATED needs a
@@ -80,8 +83,10 @@ enum ConsumptionAnswerRule {
     /// the whole, GRANT_FULL, and everything consumed is nothing, DECLINE;
     /// with no share known there is nothing to prorate by, and no
     /// preference is sent.
-    static func refundPreference(_ preference: ConsumptionRequest.RefundPreference?,
-                                 consumptionPercentage: Int?) -> ConsumptionRequest.RefundPreference? {
+    static func refundPreference(
+        _ preference: ConsumptionRequest.RefundPreference?,
+        consumptionPercentage: Int?
+    ) -> ConsumptionRequest.RefundPreference? {
         guard preference == .grantProrated else { return preference }
         switch consumptionPercentage {
         case nil: return nil
@@ -97,8 +102,11 @@ enum ConsumptionAnswerRule {
         guard credited > 0, spent > 0 else { return 0 }
         let clamped = min(spent, credited)
         // credited <= PointsLimits' balance bound, far below Int64.max / 100000.
-        let (product, overflow) = clamped.multipliedReportingOverflow(by: Int64(ConsumptionRequest.consumptionPercentageMax))
-        guard !overflow else { return Int(Double(clamped) / Double(credited) * Double(ConsumptionRequest.consumptionPercentageMax)) }
+        let (product, overflow) = clamped.multipliedReportingOverflow(
+            by: Int64(ConsumptionRequest.consumptionPercentageMax))
+        guard !overflow else {
+            return Int(Double(clamped) / Double(credited) * Double(ConsumptionRequest.consumptionPercentageMax))
+        }
         return Int(product / credited)
     }
 }

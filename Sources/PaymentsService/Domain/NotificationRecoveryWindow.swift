@@ -33,8 +33,10 @@ struct NotificationRecoveryWindow: Equatable, Sendable {
 
     /// The next window; nil when there is nothing to ask (the last
     /// processed point is not behind now, e.g. after a clock step back).
-    static func next(resumeAtMilliseconds resume: Int64?, now: Int64, overlapMilliseconds overlap: Int64,
-                     environment: AppStoreServerEnvironment, marginMilliseconds margin: Int64) -> NotificationRecoveryWindow? {
+    static func next(
+        resumeAtMilliseconds resume: Int64?, now: Int64, overlapMilliseconds overlap: Int64,
+        environment: AppStoreServerEnvironment, marginMilliseconds margin: Int64
+    ) -> NotificationRecoveryWindow? {
         precondition(overlap >= 0 && margin >= 0, "overlap and margin are not negative")
         let earliest = earliestStart(now: now, environment: environment, marginMilliseconds: margin)
         guard let resume else {

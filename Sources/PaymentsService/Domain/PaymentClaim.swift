@@ -32,8 +32,9 @@ struct PaymentClaim: Sendable, Equatable {
 
     /// The app's claim (its verify).
     init(userId: UUID, productCode: String, credits: Int64, emailHash: String, emailMasked: String) {
-        self.init(userId: userId, productCode: productCode, credits: credits,
-                  origin: .appVerify(EmailIdentity(hash: emailHash, masked: emailMasked)))
+        self.init(
+            userId: userId, productCode: productCode, credits: credits,
+            origin: .appVerify(EmailIdentity(hash: emailHash, masked: emailMasked)))
     }
 
     init(userId: UUID, productCode: String, credits: Int64, origin: Origin) {

@@ -37,7 +37,9 @@ enum PendingAction: String, Sendable {
 /// is `refund.apple_iap:{transaction_id}`; later
 /// cycles add `:{n}`, so each movement is its own event.
 enum LedgerEventId {
-    static func purchase(transactionId: String) -> String { LedgerEventNamespace.purchase + "apple_iap:\(transactionId)" }
+    static func purchase(transactionId: String) -> String {
+        LedgerEventNamespace.purchase + "apple_iap:\(transactionId)"
+    }
 
     static func refund(transactionId: String, cycle: Int = 1) -> String {
         precondition(cycle >= 1, "refund cycles count from 1")

@@ -35,9 +35,13 @@ enum PurchaseLifecycle {
 
     /// A new transaction, first seen in a word from Apple (the app's signed
     /// transaction or a notification's), claimed by an app or not.
-    static func start(verdict: AppleVerdict, signedAtUnixMilliseconds: Int64?, claimed: Bool, credits: Int64) -> PurchaseState {
-        reconcile(PurchaseState(verdict: verdict, verdictSignedAtUnixMilliseconds: signedAtUnixMilliseconds, claimed: claimed,
-                                credits: credits, grant: .notOwed, cycle: nil))
+    static func start(verdict: AppleVerdict, signedAtUnixMilliseconds: Int64?, claimed: Bool, credits: Int64)
+        -> PurchaseState
+    {
+        reconcile(
+            PurchaseState(
+                verdict: verdict, verdictSignedAtUnixMilliseconds: signedAtUnixMilliseconds, claimed: claimed,
+                credits: credits, grant: .notOwed, cycle: nil))
     }
 
     /// Whether a word signed at `signedAt` is at least as new as the one in force.
@@ -50,7 +54,8 @@ enum PurchaseLifecycle {
     /// Apple's word about the transaction. `accepted` is false for a word
     /// older than the one in force (nothing changes).
     static func receive(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, in state: PurchaseState)
-        -> (state: PurchaseState, accepted: Bool) {
+        -> (state: PurchaseState, accepted: Bool)
+    {
         guard isCurrent(signedAtUnixMilliseconds: signedAt, over: state) else { return (state, false) }
         var next = state
         next.verdict = verdict
@@ -66,8 +71,10 @@ enum PurchaseLifecycle {
     /// longer stop it (an owed step is completed before any other): a
     /// transaction Apple refunded in full would be credited, then clawed
     /// back, and the credits lost if they were spent in between.
-    static func receive(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, claimingCredits credits: Int64?,
-                        in state: PurchaseState) -> (state: PurchaseState, accepted: Bool) {
+    static func receive(
+        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, claimingCredits credits: Int64?,
+        in state: PurchaseState
+    ) -> (state: PurchaseState, accepted: Bool) {
         let received = receive(verdict, signedAtUnixMilliseconds: signedAt, in: state)
         guard let credits else { return received }
         return (claim(credits: credits, in: received.state), received.accepted)
@@ -176,8 +183,9 @@ enum PurchaseLifecycle {
                 // Apple reversed the refund, or changed its terms: undo the cycle in force first.
                 next.cycle?.phase = .reversalOwed
             } else if !inForce, wanted > 0, let revocation = state.verdict.revocation {
-                next.cycle = ClawbackCycle(number: (state.cycle?.number ?? 0) + 1, amount: wanted, reason: revocation.reason,
-                                           phase: .clawbackOwed)
+                next.cycle = ClawbackCycle(
+                    number: (state.cycle?.number ?? 0) + 1, amount: wanted, reason: revocation.reason,
+                    phase: .clawbackOwed)
             }
         }
         return next

@@ -18,8 +18,10 @@ struct PurchaseState: Equatable, Sendable {
     /// The latest clawback cycle (nil before the first clawback was owed).
     var cycle: ClawbackCycle?
 
-    init(verdict: AppleVerdict = .purchased, verdictSignedAtUnixMilliseconds: Int64? = nil, claimed: Bool = true,
-         credits: Int64 = 0, grant: GrantProgress = .notOwed, cycle: ClawbackCycle? = nil) {
+    init(
+        verdict: AppleVerdict = .purchased, verdictSignedAtUnixMilliseconds: Int64? = nil, claimed: Bool = true,
+        credits: Int64 = 0, grant: GrantProgress = .notOwed, cycle: ClawbackCycle? = nil
+    ) {
         self.verdict = verdict
         self.verdictSignedAtUnixMilliseconds = verdictSignedAtUnixMilliseconds
         self.claimed = claimed

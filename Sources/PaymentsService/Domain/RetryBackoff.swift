@@ -29,7 +29,9 @@ struct RetryBackoff: Sendable {
     func delayMilliseconds(attempt: Int, jitter: Double) -> Int64 {
         precondition(attempt >= 1, "attempts are counted from 1")
         let exponent = min(attempt - 1, 30)
-        let base = min(initialDelayMilliseconds.multipliedReportingOverflow(by: 1 << exponent).partialValue, maximumDelayMilliseconds)
+        let base = min(
+            initialDelayMilliseconds.multipliedReportingOverflow(by: 1 << exponent).partialValue,
+            maximumDelayMilliseconds)
         let clampedJitter = min(max(jitter, 0), 0.999_999)
         return base / 2 + Int64(Double(base / 2) * clampedJitter)
     }

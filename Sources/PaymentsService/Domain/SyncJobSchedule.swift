@@ -18,7 +18,8 @@ enum SyncJobOutcome: Equatable, Sendable {
         case .completed: "completed"
         case .moreToDo: "more_to_do"
         case .rateLimited: "rate_limited"
-        case .failed(let reason): "failed: \(reason)".count <= 64 ? "failed: \(reason)" : String("failed: \(reason)".prefix(64))
+        case .failed(let reason):
+            "failed: \(reason)".count <= 64 ? "failed: \(reason)" : String("failed: \(reason)".prefix(64))
         case .lostLease: "lost_lease"
         }
     }

@@ -33,7 +33,8 @@ final class AppStoreAPIAttemptRecorder: Sendable {
         guard let endpoint = Self.endpoint(method: event.method, path: event.path) else { return }
         let environment: AppStoreEnvironmentLabel = event.environment == .production ? .production : .sandbox
         let errorKind = event.kind == .succeeded ? nil : (event.error?.kind.rawValue ?? "unknown")
-        metrics.recordAppStoreAPIAttempt(endpoint, environment, errorKind: errorKind, duration: startedAt.map { now - $0 } ?? .zero)
+        metrics.recordAppStoreAPIAttempt(
+            endpoint, environment, errorKind: errorKind, duration: startedAt.map { now - $0 } ?? .zero)
     }
 
     /// The endpoint a request is for, from its method and path (Apple's
@@ -44,10 +45,12 @@ final class AppStoreAPIAttemptRecorder: Sendable {
         switch (method, segments[1], Array(segments.dropFirst(2))) {
         case ("GET", "v1", let rest) where rest.count == 2 && rest[0] == "transactions": return .getTransactionInfo
         case ("GET", "v2", let rest) where rest.count == 2 && rest[0] == "history": return .getTransactionHistory
-        case ("GET", "v2", let rest) where rest.count == 3 && rest[0] == "refund" && rest[1] == "lookup": return .getRefundHistory
+        case ("GET", "v2", let rest) where rest.count == 3 && rest[0] == "refund" && rest[1] == "lookup":
+            return .getRefundHistory
         case ("POST", "v1", ["notifications", "history"]): return .getNotificationHistory
         case ("POST", "v1", ["notifications", "test"]): return .requestTestNotification
-        case ("GET", "v1", let rest) where rest.count == 3 && rest[0] == "notifications" && rest[1] == "test": return .getTestNotificationStatus
+        case ("GET", "v1", let rest) where rest.count == 3 && rest[0] == "notifications" && rest[1] == "test":
+            return .getTestNotificationStatus
         case ("PUT", "v2", let rest) where rest.count == 3 && rest[0] == "transactions" && rest[1] == "consumption":
             return .sendConsumptionInformation
         case ("GET", "v1", let rest) where rest.count == 2 && rest[0] == "lookup": return .lookUpOrderId

@@ -29,7 +29,10 @@ final class PointsReadiness: Sendable {
         while !Task.isCancelled {
             let isServing: Bool
             do {
-                isServing = try await client.call(HealthMethods.check, HealthCheckRequest(service: ""), timeout: Self.checkTimeout)
+                isServing =
+                    try await client.call(
+                        HealthMethods.check, HealthCheckRequest(service: ""), timeout: Self.checkTimeout
+                    )
                     .status == .serving
             } catch {
                 isServing = false

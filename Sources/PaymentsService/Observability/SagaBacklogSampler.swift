@@ -9,12 +9,15 @@ import ServiceKit
 enum SagaBacklogSampler {
     static let interval = Duration.seconds(15)
 
-    static func start(store: PaymentsStore, metrics: PaymentsMetrics, stuckAfter: Duration, logger: Logger) -> Task<Void, Never> {
+    static func start(store: PaymentsStore, metrics: PaymentsMetrics, stuckAfter: Duration, logger: Logger) -> Task<
+        Void, Never
+    > {
         Task {
             while !Task.isCancelled {
                 do {
                     let owed = try await store.owedSteps(stuckAfter: stuckAfter)
-                    metrics.updateStuck(rows: labelled(owed.stuckRows), oldestOwedStepAgeSeconds: owed.oldestOwedSeconds)
+                    metrics.updateStuck(
+                        rows: labelled(owed.stuckRows), oldestOwedStepAgeSeconds: owed.oldestOwedSeconds)
                 } catch {
                     logger.debug("saga backlog not sampled", ["error": "\(error)"])
                 }

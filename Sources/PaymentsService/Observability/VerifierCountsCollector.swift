@@ -33,12 +33,22 @@ enum VerifierCountsCollector {
             func add(_ counter: Counter, _ labels: String..., new: UInt64, old: UInt64) {
                 counter.labels(labels).increment(by: Double(new &- old))
             }
-            add(metrics.jwsChainCacheLookups, ChainCacheResultLabel.hit.rawValue, new: now.chainCacheHits, old: before.chainCacheHits)
-            add(metrics.jwsChainCacheLookups, ChainCacheResultLabel.miss.rawValue, new: now.chainCacheMisses, old: before.chainCacheMisses)
+            add(
+                metrics.jwsChainCacheLookups, ChainCacheResultLabel.hit.rawValue, new: now.chainCacheHits,
+                old: before.chainCacheHits)
+            add(
+                metrics.jwsChainCacheLookups, ChainCacheResultLabel.miss.rawValue, new: now.chainCacheMisses,
+                old: before.chainCacheMisses)
             add(metrics.jwsOCSPChecks, OCSPCheckOutcomeLabel.good.rawValue, new: now.ocsp.good, old: before.ocsp.good)
-            add(metrics.jwsOCSPChecks, OCSPCheckOutcomeLabel.unreachable.rawValue, new: now.ocsp.unreachable, old: before.ocsp.unreachable)
-            add(metrics.jwsOCSPChecks, OCSPCheckOutcomeLabel.refused.rawValue, new: now.ocsp.refused, old: before.ocsp.refused)
-            add(metrics.jwsOCSPHeldAnswersUsed, new: now.ocsp.acceptedThroughOutage, old: before.ocsp.acceptedThroughOutage)
+            add(
+                metrics.jwsOCSPChecks, OCSPCheckOutcomeLabel.unreachable.rawValue, new: now.ocsp.unreachable,
+                old: before.ocsp.unreachable)
+            add(
+                metrics.jwsOCSPChecks, OCSPCheckOutcomeLabel.refused.rawValue, new: now.ocsp.refused,
+                old: before.ocsp.refused)
+            add(
+                metrics.jwsOCSPHeldAnswersUsed, new: now.ocsp.acceptedThroughOutage,
+                old: before.ocsp.acceptedThroughOutage)
         }
     }
 }

@@ -60,12 +60,12 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
     var grpcStatusCode: Int {
         switch self {
         case .validationFailed, .productMismatch, .transactionInvalid, .receiptInvalid: 3  // INVALID_ARGUMENT
-        case .productNotFound, .transactionNotFound: 5                          // NOT_FOUND
-        case .transactionConflict: 6                                            // ALREADY_EXISTS
-        case .transactionRevoked, .starterPackIneligible: 9                     // FAILED_PRECONDITION
-        case .environmentNotAllowed, .appleAPINotConfigured: 9                  // FAILED_PRECONDITION
-        case .grantFailed, .internalFailure: 13                                 // INTERNAL
-        case .appleUnavailable, .pointsUnavailable, .databaseUnavailable: 14    // UNAVAILABLE
+        case .productNotFound, .transactionNotFound: 5  // NOT_FOUND
+        case .transactionConflict: 6  // ALREADY_EXISTS
+        case .transactionRevoked, .starterPackIneligible: 9  // FAILED_PRECONDITION
+        case .environmentNotAllowed, .appleAPINotConfigured: 9  // FAILED_PRECONDITION
+        case .grantFailed, .internalFailure: 13  // INTERNAL
+        case .appleUnavailable, .pointsUnavailable, .databaseUnavailable: 14  // UNAVAILABLE
         }
     }
 
@@ -81,7 +81,8 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transactionInvalid(_, let problem): "signed transaction invalid: \(problem)"
         case .transactionRevoked: "the transaction was refunded or revoked"
         case .starterPackIneligible: "this email identity has already bought the starter pack"
-        case .environmentNotAllowed(let environment): "purchases from the \(environment) environment are not credited by this deployment"
+        case .environmentNotAllowed(let environment):
+            "purchases from the \(environment) environment are not credited by this deployment"
         case .transactionConflict: "the transaction belongs to another account"
         case .transactionNotFound: "no such transaction for this user"
         case .appleUnavailable: "Apple could not be reached, retry later"
@@ -90,13 +91,15 @@ enum PaymentsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .grantFailed: "the purchase was verified but could not be credited"
         case .internalFailure: "internal error"
         case .receiptInvalid(let code): "app receipt invalid: \(code)"
-        case .appleAPINotConfigured: "app receipts need the App Store Server API, which this deployment is not configured for"
+        case .appleAPINotConfigured:
+            "app receipts need the App Store Server API, which this deployment is not configured for"
         }
     }
 
     var description: String {
         switch self {
-        case .appleUnavailable(let d), .pointsUnavailable(let d), .databaseUnavailable(let d), .grantFailed(let d), .internalFailure(let d):
+        case .appleUnavailable(let d), .pointsUnavailable(let d), .databaseUnavailable(let d), .grantFailed(let d),
+            .internalFailure(let d):
             "\(reason): \(d)"
         default: "\(reason): \(message)"
         }

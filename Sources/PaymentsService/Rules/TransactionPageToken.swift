@@ -18,8 +18,9 @@ enum TransactionPageToken {
         if token.isEmpty { return nil }
         let invalid = PaymentsError.validationFailed(field: "page_token", problem: "is not a token this service issued")
         guard token.utf8.count <= bytesMax, let bytes = try? StrictBase64.decodeURL(token),
-              let text = String(validating: bytes, as: UTF8.self), text.hasPrefix("v1:"),
-              let id = UUID(uuidString: String(text.dropFirst(3))) else {
+            let text = String(validating: bytes, as: UTF8.self), text.hasPrefix("v1:"),
+            let id = UUID(uuidString: String(text.dropFirst(3)))
+        else {
             throw invalid
         }
         return id

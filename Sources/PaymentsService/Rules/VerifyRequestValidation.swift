@@ -81,10 +81,12 @@ enum VerifyRequestValidation {
     private static func checkSignedTransactionInfo(_ text: String) throws(FieldRuleError) {
         let field = "signed_transaction_info", rule = "a compact JWS"
         guard !text.isEmpty else {
-            throw FieldRuleError(field: field, code: .missing, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
+            throw FieldRuleError(
+                field: field, code: .missing, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
         }
         guard text.utf8.count <= PaymentsLimits.signedPayloadBytesMax else {
-            throw FieldRuleError(field: field, code: .tooLong, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
+            throw FieldRuleError(
+                field: field, code: .tooLong, rule: rule, bytesMax: PaymentsLimits.signedPayloadBytesMax)
         }
     }
 }

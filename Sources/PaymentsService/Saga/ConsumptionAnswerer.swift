@@ -42,12 +42,15 @@ struct ConsumptionAnswerer: Sendable {
     }
 
     private func answer(_ row: ConsumptionAnswerRow) async {
-        let log = logger.with(["notification_uuid": UUIDText.lowercased(row.notificationUUID), "transaction_id": row.transactionId])
+        let log = logger.with([
+            "notification_uuid": UUIDText.lowercased(row.notificationUUID), "transaction_id": row.transactionId,
+        ])
         let retrySeconds = Int64(settings.retry.components.seconds)
         func finish(_ status: String, body: String? = nil, appleStatus: Int? = nil, detail: String? = nil) async {
             do {
-                try await store.finishConsumptionAnswer(row.notificationUUID, status: status, bodyJSON: body, appleStatus: appleStatus,
-                                                        detail: detail, retrySeconds: retrySeconds)
+                try await store.finishConsumptionAnswer(
+                    row.notificationUUID, status: status, bodyJSON: body, appleStatus: appleStatus,
+                    detail: detail, retrySeconds: retrySeconds)
             } catch {
                 log.warning("consumption answer outcome not recorded (retried after its lease)", ["error": "\(error)"])
             }
@@ -74,9 +77,14 @@ struct ConsumptionAnswerer: Sendable {
                 return
             }
             do {
-                try await client.sendConsumptionInformation(transactionId: row.transactionId, request, environment: environment)
-                log.notice("consumption information sent", ["consumption_percentage": "\(request.consumptionPercentage ?? 0)",
-                                                            "delivery_status": request.deliveryStatus.rawValue])
+                try await client.sendConsumptionInformation(
+                    transactionId: row.transactionId, request, environment: environment)
+                log.notice(
+                    "consumption information sent",
+                    [
+                        "consumption_percentage": "\(request.consumptionPercentage ?? 0)",
+                        "delivery_status": request.deliveryStatus.rawValue,
+                    ])
                 await finish("sent", body: body, appleStatus: 202)
             } catch {
                 // Sent again until the 12 h window closes, unless Apple
@@ -84,9 +92,15 @@ struct ConsumptionAnswerer: Sendable {
                 // transaction: a key or a base URL fixed within the window
                 // (401, 403, a 404 without Apple's code) is still in time.
                 let transient = !(error.kind == .badRequest || error.isNotFound)
-                log.warning("consumption information not sent", ["error": "\(error.kind)", "http_status": "\(error.httpStatus ?? 0)",
-                                                                  "retried": "\(transient)"])
-                await finish(transient ? "pending" : "failed", body: body, appleStatus: error.httpStatus, detail: "\(error.kind)")
+                log.warning(
+                    "consumption information not sent",
+                    [
+                        "error": "\(error.kind)", "http_status": "\(error.httpStatus ?? 0)",
+                        "retried": "\(transient)",
+                    ])
+                await finish(
+                    transient ? "pending" : "failed", body: body, appleStatus: error.httpStatus, detail: "\(error.kind)"
+                )
             }
         }
     }
@@ -95,13 +109,16 @@ struct ConsumptionAnswerer: Sendable {
 
     /// The facts the rule needs; throws when one cannot be known now.
     private func gather(_ row: ConsumptionAnswerRow) async throws(Postponed) -> ConsumptionAnswerRule.Facts {
-        var facts = ConsumptionAnswerRule.Facts(enabled: settings.enabled, consented: nil, delivered: false,
-                                                refundPreference: settings.refundPreference)
+        var facts = ConsumptionAnswerRule.Facts(
+            enabled: settings.enabled, consented: nil, delivered: false,
+            refundPreference: settings.refundPreference)
         facts.sampleContentProvided = settings.sampleContentProvided
         facts.windowLeftMilliseconds = row.deadlineUnixMilliseconds - Int64(Date().timeIntervalSince1970 * 1000)
         guard settings.enabled else { return facts }
         do {
-            guard let record = try await store.find(transactionId: row.transactionId), let userId = record.userId else { return facts }
+            guard let record = try await store.find(transactionId: row.transactionId), let userId = record.userId else {
+                return facts
+            }
             facts.consented = try await store.consumptionConsent(userId: userId)
             facts.delivered = record.state.grant == .applied
             facts.grantOwed = record.state.grant == .owed
@@ -132,7 +149,9 @@ struct ConsumptionAnswerer: Sendable {
             "\"sampleContentProvided\":\(request.sampleContentProvided)",
         ]
         if let percentage = request.consumptionPercentage { members.append("\"consumptionPercentage\":\(percentage)") }
-        if let preference = request.refundPreference { members.append("\"refundPreference\":\"\(preference.rawValue)\"") }
+        if let preference = request.refundPreference {
+            members.append("\"refundPreference\":\"\(preference.rawValue)\"")
+        }
         return "{" + members.joined(separator: ",") + "}"
     }
 }

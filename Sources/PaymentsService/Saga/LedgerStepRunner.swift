@@ -41,8 +41,12 @@ struct LedgerStepRunner: Sendable {
             do {
                 try await runStep(step, &run, requestId: requestId)
             } catch {
-                logger.warning("saga step not recorded", ["transaction_id": leased.transactionId, "step": "\(step)", "error": "\(error)",
-                                                          "request_id": requestId ?? ""])
+                logger.warning(
+                    "saga step not recorded",
+                    [
+                        "transaction_id": leased.transactionId, "step": "\(step)", "error": "\(error)",
+                        "request_id": requestId ?? "",
+                    ])
                 return run
             }
             guard run.failure == nil, run.record.pendingStep != nil else { return run }
@@ -64,7 +68,9 @@ struct LedgerStepRunner: Sendable {
                 run.grant = granted
                 outcome = .granted(credits: granted.creditsAdded)
             case .failed(.refused(let reason)):
-                logger.notice("grant refused", ["transaction_id": record.transactionId, "reason": reason.rawValue, "request_id": requestId ?? ""])
+                logger.notice(
+                    "grant refused",
+                    ["transaction_id": record.transactionId, "reason": reason.rawValue, "request_id": requestId ?? ""])
                 outcome = .grantRefused(reason: reason.rawValue)
             case .failed(let failure):
                 return try await postpone(step, record, failure, &run, requestId: requestId)
@@ -85,20 +91,23 @@ struct LedgerStepRunner: Sendable {
             }
         }
         // Only a credited purchase names its ledger entry (docs/protocols/payments/apple-iap-protocol.md: "present once credited").
-        let ledgerEventId: String? = if case .granted = outcome { LedgerEventId.purchase(transactionId: record.transactionId) } else { nil }
+        let ledgerEventId: String? =
+            if case .granted = outcome { LedgerEventId.purchase(transactionId: record.transactionId) } else { nil }
         switch try await store.recordResult(step, with: outcome, over: record, ledgerEventId: ledgerEventId) {
         case .applied(let updated):
             if step == .grant { FaultInjection.hit("payments.after_step3") }
             run.record = updated
             count(step, Self.outcomeLabel(outcome), record)
             if case .clawedBack(_, let overdue) = outcome { metrics?.recordClawback(overdueCredits: Int(overdue)) }
-            AuditLog(logger).record(SagaAudit.message, SagaAudit.fields(step, outcome, after: updated, requestId: requestId))
+            AuditLog(logger).record(
+                SagaAudit.message, SagaAudit.fields(step, outcome, after: updated, requestId: requestId))
             report(step, outcome, before: record, after: updated, requestId: requestId)
         case .stale(let current):
             count(step, .stale, record)
             // Another runner recorded this step first (or an operator moved
             // the row): its answer stands, ours is the same replay.
-            logger.info("saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
+            logger.info(
+                "saga step result already recorded", ["transaction_id": record.transactionId, "step": "\(step)"])
             run.record = current
         }
     }
@@ -107,13 +116,18 @@ struct LedgerStepRunner: Sendable {
         _ step: LedgerStep, _ record: PaymentRecord, _ failure: StepFailure, _ run: inout Run, requestId: String?
     ) async throws(PaymentsError) {
         run.failure = failure
-        let fields = ["transaction_id": record.transactionId, "step": "\(step)", "error": failure.detail, "request_id": requestId ?? "",
-                      "attempt": "\(record.attemptCount)"]
+        let fields = [
+            "transaction_id": record.transactionId, "step": "\(step)", "error": failure.detail,
+            "request_id": requestId ?? "",
+            "attempt": "\(record.attemptCount)",
+        ]
         count(step, Self.outcomeLabel(failure), record)
         switch failure {
         case .needsOperator(let reason, _):
             // docs/protocols/payments/apple-iap-protocol.md 3.2 (PAYMENT_GRANT_FAILED): verified, kept, retried; someone must fix the cause.
-            logger.critical("ALERT saga step needs an operator", fields.merging(["alert": "saga_step_needs_operator", "reason": reason.rawValue]) { $1 })
+            logger.critical(
+                "ALERT saga step needs an operator",
+                fields.merging(["alert": "saga_step_needs_operator", "reason": reason.rawValue]) { $1 })
         case .transient, .refused:
             logger.warning("saga step deferred to the worker", fields)
         }
@@ -152,9 +166,13 @@ struct LedgerStepRunner: Sendable {
         }
     }
 
-    private func report(_ step: LedgerStep, _ outcome: StepOutcome, before: PaymentRecord, after: PaymentRecord, requestId: String?) {
-        var fields = ["transaction_id": after.transactionId, "step": "\(step)", "status": after.status.rawValue,
-                      "user_id": after.userId.map(UUIDText.lowercased) ?? "", "request_id": requestId ?? ""]
+    private func report(
+        _ step: LedgerStep, _ outcome: StepOutcome, before: PaymentRecord, after: PaymentRecord, requestId: String?
+    ) {
+        var fields = [
+            "transaction_id": after.transactionId, "step": "\(step)", "status": after.status.rawValue,
+            "user_id": after.userId.map(UUIDText.lowercased) ?? "", "request_id": requestId ?? "",
+        ]
         switch outcome {
         case .granted:
             fields["credits"] = "\(after.state.credits)"
@@ -163,7 +181,8 @@ struct LedgerStepRunner: Sendable {
             fields["overdue_amount"] = "\(overdue)"
             if overdue > 0 {
                 // docs/protocols/payments/apple-iap-protocol.md 5.3: the balance could not cover the refund; operators decide what to do.
-                logger.critical("ALERT refund exceeded the balance", fields.merging(["alert": "refunded_insufficient"]) { $1 })
+                logger.critical(
+                    "ALERT refund exceeded the balance", fields.merging(["alert": "refunded_insufficient"]) { $1 })
                 return
             }
         case .grantRefused(let reason):

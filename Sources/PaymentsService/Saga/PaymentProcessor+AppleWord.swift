@@ -33,9 +33,13 @@ extension PaymentProcessor {
             if !packages.contains(where: { $0.appStoreProductId == productId }) {
                 packages = try await catalog.packages(fresh: true, requestId: requestId)
             }
-            guard let package = packages.first(where: { $0.appStoreProductId == productId }) else { return .notInCatalog }
-            return .found(AppleClaimRule.Product(productCode: package.productCode, credits: package.credits,
-                                                 needsEmailIdentity: package.kind != .regular))
+            guard let package = packages.first(where: { $0.appStoreProductId == productId }) else {
+                return .notInCatalog
+            }
+            return .found(
+                AppleClaimRule.Product(
+                    productCode: package.productCode, credits: package.credits,
+                    needsEmailIdentity: package.kind != .regular))
         } catch {
             return .catalogUnavailable
         }
@@ -50,10 +54,13 @@ extension PaymentProcessor {
     ) async throws -> AppleWord {
         var owner = AppleClaimRule.TokenOwner.none
         if let token = transaction.appAccountToken {
-            owner = try await store.userId(forAccountToken: token, in: connection).map(AppleClaimRule.TokenOwner.user) ?? .unknown
+            owner =
+                try await store.userId(forAccountToken: token, in: connection).map(AppleClaimRule.TokenOwner.user)
+                ?? .unknown
         }
         let decision = AppleClaimRule.decide(
-            owner: owner, environment: transaction.environment ?? AppStoreEnvironment(rawValue: ""), type: transaction.type?.rawValue,
+            owner: owner, environment: transaction.environment ?? AppStoreEnvironment(rawValue: ""),
+            type: transaction.type?.rawValue,
             quantity: transaction.quantity, product: product, policy: creditPolicy)
         var claim: PaymentClaim?
         switch decision {
@@ -62,16 +69,20 @@ extension PaymentProcessor {
         case .unclaimed(.productNotInCatalog):
             // A paid consumable of a user of ours that the catalog lacks: as
             // for the app's verify, an operator must add the product.
-            logger.critical("ALERT Apple reported a purchase of a product missing from the catalog", [
-                "alert": "catalog_missing_product", "app_store_product_id": transaction.productId ?? "",
-                "transaction_id": transaction.transactionId ?? ""])
+            logger.critical(
+                "ALERT Apple reported a purchase of a product missing from the catalog",
+                [
+                    "alert": "catalog_missing_product", "app_store_product_id": transaction.productId ?? "",
+                    "transaction_id": transaction.transactionId ?? "",
+                ])
         case .unclaimed:
             break
         }
         var tokenOwner: UUID?
         if case .user(let user) = owner { tokenOwner = user }
-        let word = try await store.record(verdict, signedAtUnixMilliseconds: signedAt,
-                                          for: Self.newPayment(transaction, signed: signed, tokenOwner: tokenOwner, claim: claim), in: connection)
+        let word = try await store.record(
+            verdict, signedAtUnixMilliseconds: signedAt,
+            for: Self.newPayment(transaction, signed: signed, tokenOwner: tokenOwner, claim: claim), in: connection)
         return AppleWord(word: word, decision: decision)
     }
 

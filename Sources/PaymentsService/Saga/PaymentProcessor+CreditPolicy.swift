@@ -12,7 +12,9 @@ extension PaymentProcessor {
         let environment = transaction.environment ?? AppStoreEnvironment(rawValue: "")
         let decision = creditPolicy.decide(environment: environment, userId: userId)
         guard decision != .credit else { return }
-        log.notice("refused a purchase this deployment does not credit", ["environment": environment.rawValue, "why": decision.logCode])
+        log.notice(
+            "refused a purchase this deployment does not credit",
+            ["environment": environment.rawValue, "why": decision.logCode])
         throw .environmentNotAllowed(environment: environment.rawValue)
     }
 }

@@ -47,7 +47,9 @@ extension PaymentProcessor {
     /// Apple's type once the payload verified (`unknown` before), as
     /// recorded, duplicate, invalid (refused: Apple's retries will not
     /// help) or failed (ours or a dependency's: Apple retries).
-    func handleNotification(_ signedPayload: String, requestId: String?) async throws(PaymentsError) -> HandleNotificationResponse {
+    func handleNotification(_ signedPayload: String, requestId: String?) async throws(PaymentsError)
+        -> HandleNotificationResponse
+    {
         var type = IAPMetricLabels.unknownNotificationType
         do {
             let response = try await handleNotification(signedPayload, requestId: requestId, type: &type)
@@ -86,43 +88,53 @@ extension PaymentProcessor {
             throw .transactionInvalid(jwsFailure: error.code, problem: "notification: \(error.code)")
         }
         guard let uuidText = notification.notificationUUID, let uuid = UUID(uuidString: uuidText),
-              let type = notification.notificationType else {
-            throw .transactionInvalid(jwsFailure: "claims", problem: "notificationUUID and notificationType are required")
+            let type = notification.notificationType
+        else {
+            throw .transactionInvalid(
+                jwsFailure: "claims", problem: "notificationUUID and notificationType are required")
         }
         typeLabel = type.rawValue
         let signedTransaction = notification.data?.signedTransactionInfo
-        let transaction: JWSTransaction? = if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
+        let transaction: JWSTransaction? =
+            if let signedTransaction { try await verifiedTransaction(signedTransaction) } else { nil }
         let typeEffect = NotificationEffect(type)
-        let effect = typeEffect == .consumptionRequest && transaction?.transactionId == nil
+        let effect =
+            typeEffect == .consumptionRequest && transaction?.transactionId == nil
             ? .recordOnly(outcome: Self.consumptionOutcome) : typeEffect
         if !effect.isRecordOnly && transaction?.transactionId == nil {
-            throw .transactionInvalid(jwsFailure: "claims", problem: "\(type.rawValue) needs data.signedTransactionInfo")
+            throw .transactionInvalid(
+                jwsFailure: "claims", problem: "\(type.rawValue) needs data.signedTransactionInfo")
         }
         let record = NotificationRecord(
             notificationUUID: uuid, notificationType: type.rawValue, subtype: notification.subtype?.rawValue,
             environment: notification.data?.environment?.rawValue ?? notification.summary?.environment?.rawValue,
-            transactionId: transaction?.transactionId, signedDateUnixMilliseconds: notification.signedDate?.millisecondsSince1970,
+            transactionId: transaction?.transactionId,
+            signedDateUnixMilliseconds: notification.signedDate?.millisecondsSince1970,
             payloadJSON: notification.payloadJSON)
         // Apple's word is as new as the notification (Apple re-sends the same
         // signed notification when it retries a delivery).
         let signedAt = notification.signedDate?.millisecondsSince1970 ?? transaction?.signedDate?.millisecondsSince1970
         // The catalog (for a claim through the appAccountToken) is asked
         // before the database transaction opens.
-        let product: AppleClaimRule.ProductLookup = if let transaction, !effect.isRecordOnly {
-            await productLookup(for: transaction, requestId: requestId)
-        } else {
-            .notInCatalog
-        }
+        let product: AppleClaimRule.ProductLookup =
+            if let transaction, !effect.isRecordOnly {
+                await productLookup(for: transaction, requestId: requestId)
+            } else {
+                .notInCatalog
+            }
         let owesAnswer = type == .consumptionRequest && transaction?.transactionId != nil && record.environment != nil
         let requestedAt = notification.signedDate?.millisecondsSince1970 ?? Int64(Date().timeIntervalSince1970 * 1000)
         let recorded = try await store.recordNotification(record) { connection in
             // Apple's CONSUMPTION_REQUEST owes one answer, whatever it will
             // say (the answerer decides, and records why it sent nothing).
             if owesAnswer, let transactionId = transaction?.transactionId, let environment = record.environment {
-                try await self.store.oweConsumptionAnswer(notificationUUID: uuid, transactionId: transactionId, environment: environment,
-                                                          requestedAtUnixMilliseconds: requestedAt, in: connection)
+                try await self.store.oweConsumptionAnswer(
+                    notificationUUID: uuid, transactionId: transactionId, environment: environment,
+                    requestedAtUnixMilliseconds: requestedAt, in: connection)
             }
-            return try await self.apply(effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, product: product, in: connection)
+            return try await self.apply(
+                effect, transaction: transaction, signed: signedTransaction, signedAt: signedAt, product: product,
+                in: connection)
         }
 
         var response = HandleNotificationResponse()
@@ -139,14 +151,18 @@ extension PaymentProcessor {
         guard let recorded else {
             response.duplicate = true
             response.outcome = try await store.notificationOutcome(uuid: uuid) ?? "recorded"
-            logger.info("notification redelivered", ["request_id": requestId ?? "", "notification_uuid": response.notificationUuid])
+            logger.info(
+                "notification redelivered",
+                ["request_id": requestId ?? "", "notification_uuid": response.notificationUuid])
             return response
         }
         response.outcome = recorded.outcome
-        logger.notice("notification recorded", [
-            "request_id": requestId ?? "", "notification_uuid": response.notificationUuid, "type": type.rawValue,
-            "outcome": recorded.outcome, "transaction_id": transaction?.transactionId ?? "",
-        ])
+        logger.notice(
+            "notification recorded",
+            [
+                "request_id": requestId ?? "", "notification_uuid": response.notificationUuid, "type": type.rawValue,
+                "outcome": recorded.outcome, "transaction_id": transaction?.transactionId ?? "",
+            ])
         if let word = recorded.detail {
             _ = await runOwedSteps(after: word, requestId: requestId)
         }
@@ -160,21 +176,25 @@ extension PaymentProcessor {
     ) async throws -> (outcome: String, detail: AppleWord?) {
         if case .recordOnly(let outcome) = effect { return (outcome, nil) }
         guard let transaction, let signed else { return ("ignored", nil) }
-        let verdict: AppleVerdict = switch effect {
-        case .takeBack:
-            // A REFUND's transaction carries its revocation; without one the
-            // notification type alone says everything was taken back.
-            Self.verdict(of: transaction).revocation.map(AppleVerdict.revoked)
-                ?? .revoked(Revocation(type: nil, percentageMilliunits: nil, revocationReason: transaction.revocationReason,
-                                       dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
-        case .purchase, .consumptionRequest:
-            // The transaction's own word (a purchase, unless Apple already revoked it).
-            Self.verdict(of: transaction)
-        default:
-            .purchased
-        }
-        let word = try await recordAppleWord(verdict, signedAtUnixMilliseconds: signedAt, transaction: transaction, signed: signed,
-                                             product: product, in: connection)
+        let verdict: AppleVerdict =
+            switch effect {
+            case .takeBack:
+                // A REFUND's transaction carries its revocation; without one the
+                // notification type alone says everything was taken back.
+                Self.verdict(of: transaction).revocation.map(AppleVerdict.revoked)
+                    ?? .revoked(
+                        Revocation(
+                            type: nil, percentageMilliunits: nil, revocationReason: transaction.revocationReason,
+                            dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
+            case .purchase, .consumptionRequest:
+                // The transaction's own word (a purchase, unless Apple already revoked it).
+                Self.verdict(of: transaction)
+            default:
+                .purchased
+            }
+        let word = try await recordAppleWord(
+            verdict, signedAtUnixMilliseconds: signedAt, transaction: transaction, signed: signed,
+            product: product, in: connection)
         if case .unclaimed(.catalogUnavailable) = word.decision, !word.word.after.state.claimed {
             // A purchase of a user of ours that only the catalog kept from
             // being claimed: rolled back with the notification, and answered
@@ -186,8 +206,10 @@ extension PaymentProcessor {
 
     /// What a notification did, from the row before and after its effect
     /// (and, for a purchase, why Apple's word did not claim it).
-    static func outcomeLabel(_ effect: NotificationEffect, _ word: PaymentsStore.WordResult,
-                             decision: AppleClaimRule.Decision = .unclaimed(.noAccountToken)) -> String {
+    static func outcomeLabel(
+        _ effect: NotificationEffect, _ word: PaymentsStore.WordResult,
+        decision: AppleClaimRule.Decision = .unclaimed(.noAccountToken)
+    ) -> String {
         guard word.accepted else { return "stale_ignored" }
         let before = word.before, after = word.after
         let step = after.pendingStep, stepBefore = before?.pendingStep
@@ -206,7 +228,9 @@ extension PaymentProcessor {
             if case .unclaimed(let reason) = decision { return "received_\(reason.rawValue)" }
             return "received"
         case .takeBack:
-            if before == nil || !(before!.state.claimed) { return after.status == .revoked ? "revoked_before_verify" : "recorded" }
+            if before == nil || !(before!.state.claimed) {
+                return after.status == .revoked ? "revoked_before_verify" : "recorded"
+            }
             if case .clawback = step, step != stepBefore { return "clawback_scheduled" }
             if step == .grant { return "clawback_scheduled" }
             if case .reverse = step, step != stepBefore { return "clawback_scheduled" }

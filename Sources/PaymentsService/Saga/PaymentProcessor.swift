@@ -25,8 +25,10 @@ final class PaymentProcessor: Sendable {
     /// Saga, notification, JWS and catalog counts (nil: not counted).
     let metrics: PaymentsMetrics?
 
-    init(store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger,
-         creditPolicy: SandboxCreditPolicy, consumption: ConsumptionAnswerer? = nil, metrics: PaymentsMetrics? = nil) {
+    init(
+        store: PaymentsStore, verifier: SignedDataVerifier, points: PointsLedger, catalog: CatalogCache, logger: Logger,
+        creditPolicy: SandboxCreditPolicy, consumption: ConsumptionAnswerer? = nil, metrics: PaymentsMetrics? = nil
+    ) {
         self.metrics = metrics
         self.creditPolicy = creditPolicy
         self.consumption = consumption
@@ -40,13 +42,18 @@ final class PaymentProcessor: Sendable {
 
     // MARK: VerifyTransaction
 
-    func verify(_ request: VerifyTransactionRequest, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
+    func verify(_ request: VerifyTransactionRequest, requestId: String?) async throws(PaymentsError)
+        -> VerifyTransactionResponse
+    {
         let valid = try VerifyRequestValidation.validate(
             userId: request.userId, emailHash: request.emailHash, productCode: request.productCode,
             appStoreProductId: request.appStoreProductId, transactionId: request.transactionId,
             signedTransactionInfo: request.signedTransactionInfo, appAccountToken: request.appAccountToken,
             emailMasked: request.emailMasked)
-        let log = logger.with(["request_id": requestId ?? "", "transaction_id": valid.transactionId, "user_id": UUIDText.lowercased(valid.userId)])
+        let log = logger.with([
+            "request_id": requestId ?? "", "transaction_id": valid.transactionId,
+            "user_id": UUIDText.lowercased(valid.userId),
+        ])
 
         let known = try await package(for: valid, requestId: requestId)
         let transaction = try await verifiedTransaction(valid.signedTransactionInfo)
@@ -58,8 +65,10 @@ final class PaymentProcessor: Sendable {
     /// the owed steps. Shared by the app's verify and each transaction of a
     /// StoreKit 1 receipt (`ReceiptCrediting`). `known` is nil when the
     /// catalog has no package for the product.
-    func credit(_ transaction: JWSTransaction, claimedBy valid: ValidVerifyRequest, package known: Contracts.Package?,
-                log: Logger, requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
+    func credit(
+        _ transaction: JWSTransaction, claimedBy valid: ValidVerifyRequest, package known: Contracts.Package?,
+        log: Logger, requestId: String?
+    ) async throws(PaymentsError) -> VerifyTransactionResponse {
         try checkClaims(transaction, against: valid)
         try checkCreditPolicy(transaction, userId: valid.userId, log: log)
         guard let package = known else {
@@ -68,20 +77,27 @@ final class PaymentProcessor: Sendable {
             // paid, so never refused for good. Nothing is written; the app
             // keeps the transaction and resubmits once the catalog has it.
             metrics?.catalogMissingProducts.labels().increment()
-            log.critical("ALERT verified purchase of a product missing from the catalog", [
-                "alert": "catalog_missing_product", "app_store_product_id": valid.appStoreProductId, "product_code": valid.productCode])
+            log.critical(
+                "ALERT verified purchase of a product missing from the catalog",
+                [
+                    "alert": "catalog_missing_product", "app_store_product_id": valid.appStoreProductId,
+                    "product_code": valid.productCode,
+                ])
             throw .grantFailed(detail: "the catalog has no product \(valid.appStoreProductId)")
         }
         try await checkAccountToken(transaction, against: valid)
         let quantity = try Self.quantity(of: transaction)
         let (credits, overflow) = package.credits.multipliedReportingOverflow(by: Int64(quantity))
-        guard !overflow else { throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) overflows the credits") }
+        guard !overflow else {
+            throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) overflows the credits")
+        }
 
         // Saga step 1: record Apple's word and the app's claim. A transaction
         // seen for the first time is one autocommitted insert; an existing
         // row is locked and updated in one transaction.
-        let claim = PaymentClaim(userId: valid.userId, productCode: valid.productCode, credits: credits,
-                                 emailHash: valid.emailHash, emailMasked: valid.emailMasked)
+        let claim = PaymentClaim(
+            userId: valid.userId, productCode: valid.productCode, credits: credits,
+            emailHash: valid.emailHash, emailMasked: valid.emailMasked)
         let payment = Self.newPayment(transaction, signed: valid.signedTransactionInfo, tokenOwner: nil, claim: claim)
         let verdict = Self.verdict(of: transaction)
         let signedAt = transaction.signedDate?.millisecondsSince1970
@@ -91,7 +107,8 @@ final class PaymentProcessor: Sendable {
         } else {
             word = try await store.mappingErrors {
                 try await self.store.pool.withTransaction { connection in
-                    try await self.store.record(verdict, signedAtUnixMilliseconds: signedAt, for: payment, in: connection, rowExists: true)
+                    try await self.store.record(
+                        verdict, signedAtUnixMilliseconds: signedAt, for: payment, in: connection, rowExists: true)
                 }
             }
         }
@@ -100,7 +117,9 @@ final class PaymentProcessor: Sendable {
             throw .transactionConflict
         }
         if word.before == nil {
-            log.info("transaction verified", ["product_code": valid.productCode, "environment": word.after.environment, "quantity": "\(quantity)"])
+            log.info(
+                "transaction verified",
+                ["product_code": valid.productCode, "environment": word.after.environment, "quantity": "\(quantity)"])
             FaultInjection.hit("payments.after_step1")
         }
         let run = try await settle(word.after, leased: word.before == nil, requestId: requestId)
@@ -112,7 +131,9 @@ final class PaymentProcessor: Sendable {
 
     /// Runs what the row owes: inline when this caller holds (or can take)
     /// the lease; otherwise waits, bounded, for the runner that holds it.
-    private func settle(_ record: PaymentRecord, leased: Bool, requestId: String?) async throws(PaymentsError) -> LedgerStepRunner.Run {
+    private func settle(_ record: PaymentRecord, leased: Bool, requestId: String?) async throws(PaymentsError)
+        -> LedgerStepRunner.Run
+    {
         guard record.pendingStep != nil else { return .init(record: record) }
         if leased { return await runner.runOwedSteps(record, requestId: requestId) }
         if let claimed = try await store.claim(transactionId: record.transactionId) {
@@ -120,9 +141,12 @@ final class PaymentProcessor: Sendable {
         }
         // Another runner (the worker, a concurrent submission) holds the
         // lease: its answer is ours once it records it.
-        if let settled = await awaitLeaseHolder(record, until: { $0.state.grant != .owed }) { return .init(record: settled) }
-        return .init(record: try await store.find(transactionId: record.transactionId) ?? record,
-                     failure: .transient(detail: "the grant is being run by another instance"))
+        if let settled = await awaitLeaseHolder(record, until: { $0.state.grant != .owed }) {
+            return .init(record: settled)
+        }
+        return .init(
+            record: try await store.find(transactionId: record.transactionId) ?? record,
+            failure: .transient(detail: "the grant is being run by another instance"))
     }
 
     /// Waits, bounded by `PaymentsLimits.leaseWaitMax`, for the runner that
@@ -141,8 +165,10 @@ final class PaymentProcessor: Sendable {
     /// The answer to a verify, from where the row ended. `granted` when this
     /// submission's claim was credited (by this call or by another runner
     /// that took the owed step first), `already_granted` for a resubmission.
-    private func answer(_ run: LedgerStepRunner.Run, claimedHere: Bool, log: Logger,
-                        requestId: String?) async throws(PaymentsError) -> VerifyTransactionResponse {
+    private func answer(
+        _ run: LedgerStepRunner.Run, claimedHere: Bool, log: Logger,
+        requestId: String?
+    ) async throws(PaymentsError) -> VerifyTransactionResponse {
         let record = run.record
         // Refused only when Apple's word leaves the purchase nothing: after a
         // prorated refund the rest stays credited, and the app must hear
@@ -158,7 +184,9 @@ final class PaymentProcessor: Sendable {
                 return response(record, outcome: .granted, creditsAdded: granted.creditsAdded, balance: granted.balance)
             }
             var balance = run.grant?.balance ?? 0
-            if run.grant == nil, let owner = record.userId { balance = try await points.balance(userId: owner, requestId: requestId) }
+            if run.grant == nil, let owner = record.userId {
+                balance = try await points.balance(userId: owner, requestId: requestId)
+            }
             if claimedHere {
                 log.info("transaction granted by another runner", ["credits": "\(record.state.credits)"])
                 return response(record, outcome: .granted, creditsAdded: record.state.credits, balance: balance)
@@ -192,13 +220,17 @@ final class PaymentProcessor: Sendable {
     /// again in a fresh copy; then an unknown code for a known App Store
     /// product is the app's mistake (PRODUCT_NOT_FOUND), while nil means
     /// the catalog knows neither (decided after the JWS is verified).
-    private func package(for request: ValidVerifyRequest, requestId: String?) async throws(PaymentsError) -> Contracts.Package? {
+    private func package(for request: ValidVerifyRequest, requestId: String?) async throws(PaymentsError) -> Contracts
+        .Package?
+    {
         var packages = try await catalog.packages(requestId: requestId)
         if !packages.contains(where: { $0.productCode == request.productCode }) {
             packages = try await catalog.packages(fresh: true, requestId: requestId)
         }
         guard let package = packages.first(where: { $0.productCode == request.productCode }) else {
-            if packages.contains(where: { $0.appStoreProductId == request.appStoreProductId }) { throw .productNotFound }
+            if packages.contains(where: { $0.appStoreProductId == request.appStoreProductId }) {
+                throw .productNotFound
+            }
             return nil
         }
         guard package.appStoreProductId == request.appStoreProductId else {
@@ -209,7 +241,8 @@ final class PaymentProcessor: Sendable {
 
     /// The catalog's package sold as `appStoreProductId` (looked up again in
     /// a fresh copy when the cached one lacks it), nil when there is none.
-    func catalogPackage(appStoreProductId: String, requestId: String?) async throws(PaymentsError) -> Contracts.Package? {
+    func catalogPackage(appStoreProductId: String, requestId: String?) async throws(PaymentsError) -> Contracts.Package?
+    {
         var packages = try await catalog.packages(requestId: requestId)
         if !packages.contains(where: { $0.appStoreProductId == appStoreProductId }) {
             packages = try await catalog.packages(fresh: true, requestId: requestId)
@@ -234,7 +267,8 @@ final class PaymentProcessor: Sendable {
     /// The signed payload must say what the app says.
     private func checkClaims(_ transaction: JWSTransaction, against request: ValidVerifyRequest) throws(PaymentsError) {
         guard transaction.transactionId == request.transactionId else {
-            throw .transactionInvalid(jwsFailure: "claims", problem: "transactionId does not match the signed transaction")
+            throw .transactionInvalid(
+                jwsFailure: "claims", problem: "transactionId does not match the signed transaction")
         }
         guard transaction.productId == request.appStoreProductId else {
             throw .productMismatch(problem: "the signed transaction is for another product")
@@ -245,7 +279,8 @@ final class PaymentProcessor: Sendable {
             throw .productMismatch(problem: "only consumable products are credited")
         }
         guard transaction.purchaseDate != nil, transaction.environment != nil, transaction.bundleId != nil else {
-            throw .transactionInvalid(jwsFailure: "claims", problem: "purchaseDate, environment and bundleId are required")
+            throw .transactionInvalid(
+                jwsFailure: "claims", problem: "purchaseDate, environment and bundleId are required")
         }
     }
 
@@ -254,7 +289,8 @@ final class PaymentProcessor: Sendable {
     static func quantity(of transaction: JWSTransaction) throws(PaymentsError) -> Int32 {
         let quantity = transaction.quantity ?? 1
         guard (1...PaymentsLimits.quantityMax).contains(quantity) else {
-            throw .transactionInvalid(jwsFailure: "claims", problem: "quantity \(quantity) is outside 1...\(PaymentsLimits.quantityMax)")
+            throw .transactionInvalid(
+                jwsFailure: "claims", problem: "quantity \(quantity) is outside 1...\(PaymentsLimits.quantityMax)")
         }
         return quantity
     }
@@ -262,14 +298,18 @@ final class PaymentProcessor: Sendable {
     /// An appAccountToken, in the request or the signed payload, must be the
     /// one this service issued to the user (so a purchase cannot be moved
     /// to another account).
-    private func checkAccountToken(_ transaction: JWSTransaction, against request: ValidVerifyRequest) async throws(PaymentsError) {
+    private func checkAccountToken(_ transaction: JWSTransaction, against request: ValidVerifyRequest)
+        async throws(PaymentsError)
+    {
         let presented = [request.appAccountToken, transaction.appAccountToken].compactMap { $0 }
         guard !presented.isEmpty else { return }
         let issued = try await store.accountToken(userId: request.userId)
         guard presented.allSatisfy({ $0 == issued }) else { throw .transactionConflict }
     }
 
-    private func response(_ record: PaymentRecord, outcome: GrantOutcome, creditsAdded: Int64, balance: Int64) -> VerifyTransactionResponse {
+    private func response(_ record: PaymentRecord, outcome: GrantOutcome, creditsAdded: Int64, balance: Int64)
+        -> VerifyTransactionResponse
+    {
         var response = VerifyTransactionResponse()
         response.outcome = outcome
         response.productCode = record.productCode ?? ""
@@ -285,15 +325,20 @@ final class PaymentProcessor: Sendable {
     /// What a signed transaction says: revoked (on its terms) or standing.
     static func verdict(of transaction: JWSTransaction) -> AppleVerdict {
         guard transaction.revocationDate != nil || transaction.revocationType != nil else { return .purchased }
-        return .revoked(Revocation(
-            type: transaction.revocationType?.rawValue, percentageMilliunits: transaction.revocationPercentage,
-            revocationReason: transaction.revocationReason, dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
+        return .revoked(
+            Revocation(
+                type: transaction.revocationType?.rawValue, percentageMilliunits: transaction.revocationPercentage,
+                revocationReason: transaction.revocationReason,
+                dateUnixMilliseconds: transaction.revocationDate?.millisecondsSince1970))
     }
 
-    static func newPayment(_ transaction: JWSTransaction, signed: String, tokenOwner: UUID?, claim: PaymentClaim?) -> NewPayment {
+    static func newPayment(_ transaction: JWSTransaction, signed: String, tokenOwner: UUID?, claim: PaymentClaim?)
+        -> NewPayment
+    {
         NewPayment(
             appStoreProductId: transaction.productId ?? "", transactionId: transaction.transactionId ?? "",
-            originalTransactionId: transaction.originalTransactionId, webOrderLineItemId: transaction.webOrderLineItemId,
+            originalTransactionId: transaction.originalTransactionId,
+            webOrderLineItemId: transaction.webOrderLineItemId,
             environment: transaction.environment?.rawValue ?? "", bundleId: transaction.bundleId ?? "",
             appAccountToken: transaction.appAccountToken,
             purchaseDateUnixMilliseconds: transaction.purchaseDate?.millisecondsSince1970 ?? 0,
@@ -312,7 +357,9 @@ final class PaymentProcessor: Sendable {
         } catch {
             throw PaymentsError(error)
         }
-        guard let record = try await store.find(transactionId: transactionId), record.state.claimed, record.userId == user else {
+        guard let record = try await store.find(transactionId: transactionId), record.state.claimed,
+            record.userId == user
+        else {
             throw .transactionNotFound
         }
         return Self.transactionMessage(record)
@@ -327,15 +374,16 @@ final class PaymentProcessor: Sendable {
         out.productCode = record.productCode ?? ""
         out.appStoreProductId = record.appStoreProductId
         out.environment = record.environment
-        out.status = switch record.status {
-        case .received: .received
-        case .verified: .verified
-        case .granted: .granted
-        case .failed: .failed
-        case .refunded: .refunded
-        case .refundedInsufficient: .refundedInsufficient
-        case .revoked: .revoked
-        }
+        out.status =
+            switch record.status {
+            case .received: .received
+            case .verified: .verified
+            case .granted: .granted
+            case .failed: .failed
+            case .refunded: .refunded
+            case .refundedInsufficient: .refundedInsufficient
+            case .revoked: .revoked
+            }
         out.credits = record.state.credits
         out.quantity = record.quantity
         out.purchaseDateUnixMs = record.purchaseDateUnixMilliseconds
@@ -343,7 +391,8 @@ final class PaymentProcessor: Sendable {
         out.revocationDateUnixMs = revocation?.dateUnixMilliseconds ?? 0
         out.revocationType = revocation?.type ?? ""
         out.revocationPercentage = revocation?.percentageMilliunits ?? 0
-        out.creditsTakenBack = record.state.cycle.map { $0.isInForce && $0.phase != .clawbackOwed ? $0.deducted + $0.overdue : 0 } ?? 0
+        out.creditsTakenBack =
+            record.state.cycle.map { $0.isInForce && $0.phase != .clawbackOwed ? $0.deducted + $0.overdue : 0 } ?? 0
         // Present once credited: a refused grant stored before the runner stopped passing its event id still names one.
         out.ledgerEventId = record.state.grant == .applied ? record.ledgerEventId ?? "" : ""
         out.failureCode = {
@@ -357,12 +406,18 @@ final class PaymentProcessor: Sendable {
     }
 
     /// The user's own purchases, newest first, one page.
-    func listTransactions(userId: String, pageSize: Int32, pageToken: String) async throws(PaymentsError) -> ListTransactionsResponse {
+    func listTransactions(userId: String, pageSize: Int32, pageToken: String) async throws(PaymentsError)
+        -> ListTransactionsResponse
+    {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
         let size = pageSize == 0 ? PaymentsLimits.transactionPageSizeDefault : Int(pageSize)
         guard (1...PaymentsLimits.transactionPageSizeMax).contains(size) else {
-            throw .validationFailed(field: "page_size", problem: "must be 1...\(PaymentsLimits.transactionPageSizeMax) (0 means \(PaymentsLimits.transactionPageSizeDefault))")
+            throw .validationFailed(
+                field: "page_size",
+                problem:
+                    "must be 1...\(PaymentsLimits.transactionPageSizeMax) (0 means \(PaymentsLimits.transactionPageSizeDefault))"
+            )
         }
         let afterId = try TransactionPageToken.decode(pageToken)
         let records = try await store.listTransactions(userId: user, limit: size + 1, afterId: afterId)
@@ -382,7 +437,9 @@ final class PaymentProcessor: Sendable {
 
     // MARK: Consumption consent
 
-    func setConsumptionConsent(userId: String, consented: Bool) async throws(PaymentsError) -> ConsumptionConsentResponse {
+    func setConsumptionConsent(userId: String, consented: Bool) async throws(PaymentsError)
+        -> ConsumptionConsentResponse
+    {
         let user: UUID
         do { user = try UUIDRule.uuid(userId) } catch { throw PaymentsError(error) }
         try await store.setConsumptionConsent(userId: user, consented: consented)

@@ -30,7 +30,8 @@ struct PointsLedger: Sendable {
     }
 
     func grant(_ record: PaymentRecord, requestId: String?) async -> Result<GrantResponse> {
-        await call(PointsMethods.grant, Self.grantRequest(record), requestId: requestId, refusals: [.starterPackIneligible])
+        await call(
+            PointsMethods.grant, Self.grantRequest(record), requestId: requestId, refusals: [.starterPackIneligible])
     }
 
     /// The Grant for `record`'s purchase; the same for every retry.
@@ -60,7 +61,9 @@ struct PointsLedger: Sendable {
     }
 
     /// Refund cycle `cycle`'s clawback of `amount` credits.
-    func clawback(_ record: PaymentRecord, cycle: Int, amount: Int64, reason: String, requestId: String?) async -> Result<ClawbackResponse> {
+    func clawback(_ record: PaymentRecord, cycle: Int, amount: Int64, reason: String, requestId: String?) async
+        -> Result<ClawbackResponse>
+    {
         var request = ClawbackRequest()
         request.eventId = LedgerEventId.refund(transactionId: record.transactionId, cycle: cycle)
         request.userId = record.userId.map(UUIDText.lowercased) ?? ""
@@ -74,7 +77,9 @@ struct PointsLedger: Sendable {
     }
 
     /// Gives back what refund cycle `cycle`'s clawback took.
-    func reverseClawback(_ record: PaymentRecord, cycle: Int, requestId: String?) async -> Result<ReverseClawbackResponse> {
+    func reverseClawback(_ record: PaymentRecord, cycle: Int, requestId: String?) async -> Result<
+        ReverseClawbackResponse
+    > {
         var request = ReverseClawbackRequest()
         request.eventId = LedgerEventId.refundReversal(transactionId: record.transactionId, cycle: cycle)
         request.userId = record.userId.map(UUIDText.lowercased) ?? ""
@@ -93,7 +98,9 @@ struct PointsLedger: Sendable {
     }
 
     /// One purchase's credit lot at PointsService (what was credited and spent).
-    func purchaseConsumption(userId: UUID, transactionId: String, requestId: String?) async -> Result<GetPurchaseConsumptionResponse> {
+    func purchaseConsumption(userId: UUID, transactionId: String, requestId: String?) async -> Result<
+        GetPurchaseConsumptionResponse
+    > {
         var request = GetPurchaseConsumptionRequest()
         request.userId = UUIDText.lowercased(userId)
         request.purchaseEventId = LedgerEventId.purchase(transactionId: transactionId)
@@ -117,7 +124,9 @@ struct PointsLedger: Sendable {
         var metadata = Metadata()
         if let requestId { metadata.addString(requestId, forKey: "x-request-id") }
         do {
-            return .success(try await CountedCaller(client, metrics: metrics).call(method, request, metadata: metadata, timeout: timeout))
+            return .success(
+                try await CountedCaller(client, metrics: metrics).call(
+                    method, request, metadata: metadata, timeout: timeout))
         } catch let error as RPCError {
             let detail = "\(method.descriptor.method): \(error.code): \(error.message)"
             guard let reason = ErrorReason.reason(of: error).map(ErrorReason.init(rawValue:)) else {
@@ -125,7 +134,9 @@ struct PointsLedger: Sendable {
                 return .failed(.needsOperator(reason: ErrorReason(rawValue: error.code.description), detail: detail))
             }
             if refusals.contains(reason) { return .failed(.refused(reason: reason)) }
-            if reason.isPermanent || reason == .productNotFound { return .failed(.needsOperator(reason: reason, detail: detail)) }
+            if reason.isPermanent || reason == .productNotFound {
+                return .failed(.needsOperator(reason: reason, detail: detail))
+            }
             return .failed(.transient(detail: detail))
         } catch {
             return .failed(.transient(detail: "\(method.descriptor.method): \(error)"))

@@ -26,7 +26,9 @@ struct ReceiptCrediting: Sendable {
     let client: AppStoreServerAPIClient?
     let signatureVerifier: AppReceiptSignatureVerifier
 
-    func verify(_ request: VerifyReceiptRequest, requestId: String?) async throws(PaymentsError) -> VerifyReceiptResponse {
+    func verify(_ request: VerifyReceiptRequest, requestId: String?) async throws(PaymentsError)
+        -> VerifyReceiptResponse
+    {
         let claimant = try Self.validate(request)
         guard let client else { throw .appleAPINotConfigured }
         let reader = AppReceiptReader(receiptBytesMax: PaymentsLimits.receiptBytesMax)
@@ -39,7 +41,9 @@ struct ReceiptCrediting: Sendable {
             // Only the stable code: the detail could describe the content.
             throw .receiptInvalid(code: error.code.name)
         }
-        let log = processor.logger.with(["request_id": requestId ?? "", "user_id": UUIDText.lowercased(claimant.userId)])
+        let log = processor.logger.with([
+            "request_id": requestId ?? "", "user_id": UUIDText.lowercased(claimant.userId),
+        ])
         try checkSignature(bytes, of: receipt, log: log)
         guard receipt.bundleId == processor.verifier.configuration.bundleId else {
             log.notice("refused an app receipt for another bundle id")
@@ -54,21 +58,26 @@ struct ReceiptCrediting: Sendable {
         var response = VerifyReceiptResponse()
         response.deferredCount = UInt32(receipt.transactionIds.count - looked.count)
         if response.deferredCount > 0 {
-            log.notice("deferred the transactions of an app receipt past the bound", ["deferred": "\(response.deferredCount)"])
+            log.notice(
+                "deferred the transactions of an app receipt past the bound", ["deferred": "\(response.deferredCount)"])
         }
         var ignored = 0
         for transactionId in looked {
-            if let result = await credit(transactionId, claimant: claimant, client: client, log: log, requestId: requestId) {
+            if let result = await credit(
+                transactionId, claimant: claimant, client: client, log: log, requestId: requestId)
+            {
                 response.results.append(result)
             } else {
                 ignored += 1
             }
         }
-        log.info("app receipt processed", [
-            "matched": "\(response.results.count)",
-            "failed": "\(response.results.filter { $0.status == .failed }.count)",
-            "ignored": "\(ignored)",
-        ])
+        log.info(
+            "app receipt processed",
+            [
+                "matched": "\(response.results.count)",
+                "failed": "\(response.results.filter { $0.status == .failed }.count)",
+                "ignored": "\(ignored)",
+            ])
         return response
     }
 
@@ -102,8 +111,10 @@ struct ReceiptCrediting: Sendable {
     /// says, with an audit line (ids only), and nothing about it is
     /// answered: a device shared by two accounts must not tell one of the
     /// other's purchases.
-    private func credit(_ transactionId: String, claimant: ValidVerifyRequest, client: AppStoreServerAPIClient, log: Logger,
-                        requestId: String?) async -> ReceiptItemResult? {
+    private func credit(
+        _ transactionId: String, claimant: ValidVerifyRequest, client: AppStoreServerAPIClient, log: Logger,
+        requestId: String?
+    ) async -> ReceiptItemResult? {
         var result = ReceiptItemResult()
         result.transactionId = transactionId
         // The receipt's unsigned text: logged only once it is a transaction id
@@ -128,7 +139,8 @@ struct ReceiptCrediting: Sendable {
             valid.appStoreProductId = productId
             valid.productCode = package?.productCode ?? ""
             valid.signedTransactionInfo = signed
-            let answer = try await processor.credit(transaction, claimedBy: valid, package: package, log: itemLog, requestId: requestId)
+            let answer = try await processor.credit(
+                transaction, claimedBy: valid, package: package, log: itemLog, requestId: requestId)
             result.status = answer.outcome == .granted ? .success : .duplicate
             result.creditsAdded = answer.creditsAdded
         } catch .transactionConflict {
@@ -147,17 +159,24 @@ struct ReceiptCrediting: Sendable {
     /// Apple's signed transaction for `transactionId`. Unknown to Apple in
     /// every environment asked: invalid (an id Apple never issued). Any
     /// other failure of Apple's API: retryable, as verify's OCSP failures.
-    private func signedTransaction(_ transactionId: String, client: AppStoreServerAPIClient, log: Logger) async throws(PaymentsError) -> String {
+    private func signedTransaction(_ transactionId: String, client: AppStoreServerAPIClient, log: Logger)
+        async throws(PaymentsError) -> String
+    {
         let accepted = processor.verifier.configuration.allowedEnvironments
-        let environments = AppStoreServerEnvironment.allCases.filter { accepted.contains(AppStoreEnvironment(rawValue: $0.rawValue)) }
+        let environments = AppStoreServerEnvironment.allCases.filter {
+            accepted.contains(AppStoreEnvironment(rawValue: $0.rawValue))
+        }
         do {
             if environments == [.production, .sandbox] {
-                return try await client.transactionInfoProductionThenSandbox(transactionId: transactionId).value.signedTransactionInfo
+                return try await client.transactionInfoProductionThenSandbox(transactionId: transactionId).value
+                    .signedTransactionInfo
             }
             guard let only = environments.first else {
-                throw PaymentsError.transactionInvalid(jwsFailure: "not_on_the_api", problem: "no App Store environment is accepted")
+                throw PaymentsError.transactionInvalid(
+                    jwsFailure: "not_on_the_api", problem: "no App Store environment is accepted")
             }
-            return try await client.transactionInfo(transactionId: transactionId, environment: only).signedTransactionInfo
+            return try await client.transactionInfo(transactionId: transactionId, environment: only)
+                .signedTransactionInfo
         } catch let error as PaymentsError {
             throw error
         } catch let error as AppStoreServerAPIError where error.isNotFound {
@@ -166,7 +185,9 @@ struct ReceiptCrediting: Sendable {
         } catch let error as AppStoreServerAPIError where error.kind == .badRequest {
             // Apple refuses the id itself (4000006 InvalidTransactionId):
             // asking again cannot change that.
-            log.notice("Apple refuses a transaction id of the receipt", ["error_code": error.apiErrorCode.map { "\($0.rawValue)" } ?? ""])
+            log.notice(
+                "Apple refuses a transaction id of the receipt",
+                ["error_code": error.apiErrorCode.map { "\($0.rawValue)" } ?? ""])
             throw .transactionInvalid(jwsFailure: "refused_by_apple", problem: "Apple refuses the transaction id")
         } catch let error as AppStoreServerAPIError {
             // Transient, or ours to fix (401, 403, TLS, a 404 without Apple's
@@ -188,9 +209,12 @@ struct ReceiptCrediting: Sendable {
         } catch {
             throw PaymentsError(error)
         }
-        guard !request.receiptData.isEmpty else { throw .validationFailed(field: "receipt_data", problem: "is required") }
+        guard !request.receiptData.isEmpty else {
+            throw .validationFailed(field: "receipt_data", problem: "is required")
+        }
         guard request.receiptData.utf8.count <= PaymentsLimits.receiptDataBytesMax else {
-            throw .validationFailed(field: "receipt_data", problem: "longer than \(PaymentsLimits.receiptDataBytesMax) bytes")
+            throw .validationFailed(
+                field: "receipt_data", problem: "longer than \(PaymentsLimits.receiptDataBytesMax) bytes")
         }
         return ValidVerifyRequest(
             userId: user, emailHash: request.emailHash, productCode: "", appStoreProductId: "", transactionId: "",

@@ -14,7 +14,9 @@ enum SagaAudit {
     static let message = "saga outcome"
 
     /// The fields of one line (pure).
-    static func fields(_ step: LedgerStep, _ outcome: StepOutcome, after record: PaymentRecord, requestId: String?) -> [String: String] {
+    static func fields(_ step: LedgerStep, _ outcome: StepOutcome, after record: PaymentRecord, requestId: String?)
+        -> [String: String]
+    {
         var fields = [
             "transaction_id": record.transactionId, "user_id": record.userId.map(UUIDText.lowercased) ?? "",
             "step": LedgerStepRunner.stepLabel(step).rawValue, "status": record.status.rawValue,

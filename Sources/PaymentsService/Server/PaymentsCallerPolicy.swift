@@ -7,7 +7,9 @@ import ServiceKit
 /// checks are open.
 enum PaymentsCallerPolicy {
     /// The settings the policy and the server's TLS read.
-    static let optionSpecs = [StandardOptions.internalAuth, StandardOptions.tlsClientCA, StandardOptions.gatewayIdentity]
+    static let optionSpecs = [
+        StandardOptions.internalAuth, StandardOptions.tlsClientCA, StandardOptions.gatewayIdentity,
+    ]
 
     static func make(gateway: String) -> CallerPolicy {
         var rules: [MethodDescriptor: CallerPolicy.Callers] = [HealthMethods.check.descriptor: .anyone]
@@ -28,7 +30,11 @@ enum PaymentsCallerPolicy {
 
     /// The policy from `GATEWAY_IDENTITY`, reporting a problem to `settings`.
     static func read(_ settings: inout SettingsCollector) -> CallerPolicy? {
-        guard let text = settings.required("GATEWAY_IDENTITY", because: "the gateway is the only caller of PaymentsService") else { return nil }
-        return settings.read { () throws(SettingProblem) in try CallerPolicy.identity(text, setting: "GATEWAY_IDENTITY") }.map { make(gateway: $0) }
+        guard
+            let text = settings.required(
+                "GATEWAY_IDENTITY", because: "the gateway is the only caller of PaymentsService")
+        else { return nil }
+        return settings.read { () throws(SettingProblem) in try CallerPolicy.identity(text, setting: "GATEWAY_IDENTITY")
+        }.map { make(gateway: $0) }
     }
 }

@@ -9,6 +9,7 @@ extension PaymentsError: RPCErrorConvertible {
         var extra: [(String, String)] = []
         if case .transactionInvalid(let failure, _) = self { extra.append(("jws-failure", failure)) }
         if case .receiptInvalid(let code) = self { extra.append(("receipt-failure", code)) }
-        return ErrorReason.error(code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message, extra: extra)
+        return ErrorReason.error(
+            code: RPCError.Code(rawValue: grpcStatusCode), reason: reason, message: message, extra: extra)
     }
 }

@@ -14,7 +14,8 @@ struct PaymentsRPCService: Sendable {
         }
         router.register(PaymentsMethods.getTransaction) { request, _ in
             var response = GetTransactionResponse()
-            response.transaction = try await processor.transaction(userId: request.userId, transactionId: request.transactionId)
+            response.transaction = try await processor.transaction(
+                userId: request.userId, transactionId: request.transactionId)
             return response
         }
         router.register(PaymentsMethods.handleNotification) { request, call in
@@ -27,7 +28,8 @@ struct PaymentsRPCService: Sendable {
             try await processor.consumptionConsent(userId: request.userId)
         }
         router.register(PaymentsMethods.listTransactions) { request, _ in
-            try await processor.listTransactions(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
+            try await processor.listTransactions(
+                userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
         }
         router.register(PaymentsMethods.verifyReceipt) { request, call in
             try await receipts.verify(request, requestId: Self.requestId(call))

@@ -25,7 +25,8 @@ extension PaymentsStore {
     func setConsumptionConsent(userId: UUID, consented: Bool) async throws(PaymentsError) {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     insert into consumption_consents (user_id, consented) values ($1::uuid, $2)
                     on conflict (user_id) do update set consented = excluded.consented, updated_at = now()
                         where consumption_consents.consented <> excluded.consented
@@ -38,22 +39,30 @@ extension PaymentsStore {
     func consumptionConsent(userId: UUID) async throws(PaymentsError) -> Bool? {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("select consented from consumption_consents where user_id = $1::uuid",
-                                           [.uuid(userId)]).first?.bool("consented")
+                try await connection.query(
+                    "select consented from consumption_consents where user_id = $1::uuid",
+                    [.uuid(userId)]
+                ).first?.bool("consented")
             }
         }
     }
 
     /// Owes one answer to a CONSUMPTION_REQUEST, inside the transaction that
     /// records the notification (so it is owed exactly once).
-    func oweConsumptionAnswer(notificationUUID: UUID, transactionId: String, environment: String, requestedAtUnixMilliseconds: Int64,
-                              in connection: PostgresConnection) async throws {
-        _ = try await connection.query("""
+    func oweConsumptionAnswer(
+        notificationUUID: UUID, transactionId: String, environment: String, requestedAtUnixMilliseconds: Int64,
+        in connection: PostgresConnection
+    ) async throws {
+        _ = try await connection.query(
+            """
             insert into consumption_answers (notification_uuid, transaction_id, environment, deadline)
             values ($1::uuid, $2, $3, to_timestamp(($4::bigint + $5::bigint) / 1000.0))
             on conflict (notification_uuid) do nothing
-            """, [.uuid(notificationUUID), .text(transactionId), .text(environment), .int64(requestedAtUnixMilliseconds),
-                  .int64(ConsumptionAnswerRule.answerWindowMilliseconds)])
+            """,
+            [
+                .uuid(notificationUUID), .text(transactionId), .text(environment), .int64(requestedAtUnixMilliseconds),
+                .int64(ConsumptionAnswerRule.answerWindowMilliseconds),
+            ])
     }
 
     /// Claims due answers for one attempt each (a lease, so two instances
@@ -64,11 +73,13 @@ extension PaymentsStore {
     func claimDueConsumptionAnswers(only: UUID? = nil) async throws(PaymentsError) -> [ConsumptionAnswerRow] {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     update consumption_answers set status = 'expired', lease_until = null, detail = coalesce(detail, 'window passed')
                     where status = 'pending' and deadline <= now() and (lease_until is null or lease_until < now())
                     """)
-                return try await connection.query("""
+                return try await connection.query(
+                    """
                     update consumption_answers a set lease_until = now() + make_interval(secs => $1::bigint), attempts = attempts + 1
                     from (select notification_uuid from consumption_answers
                           where status = 'pending' and next_attempt_at <= now() and (lease_until is null or lease_until < now())
@@ -77,11 +88,17 @@ extension PaymentsStore {
                     where a.notification_uuid = due.notification_uuid
                     returning a.notification_uuid, a.transaction_id, a.environment, a.attempts,
                               (extract(epoch from a.deadline) * 1000)::bigint as deadline_ms
-                    """, [.int64(Self.consumptionAnswerLeaseSeconds), only.map(PostgresValue.uuid) ?? .null,
-                          .int64(Int64(Self.consumptionAnswersPerPassMax))]).map { row in
-                    ConsumptionAnswerRow(notificationUUID: try row.uuid("notification_uuid"), transactionId: try row.string("transaction_id"),
-                                         environment: try row.string("environment"), attempts: try row.int64("attempts"),
-                                         deadlineUnixMilliseconds: try row.int64("deadline_ms"))
+                    """,
+                    [
+                        .int64(Self.consumptionAnswerLeaseSeconds), only.map(PostgresValue.uuid) ?? .null,
+                        .int64(Int64(Self.consumptionAnswersPerPassMax)),
+                    ]
+                ).map { row in
+                    ConsumptionAnswerRow(
+                        notificationUUID: try row.uuid("notification_uuid"),
+                        transactionId: try row.string("transaction_id"),
+                        environment: try row.string("environment"), attempts: try row.int64("attempts"),
+                        deadlineUnixMilliseconds: try row.int64("deadline_ms"))
                 }
             }
         }
@@ -89,18 +106,25 @@ extension PaymentsStore {
 
     /// The end of one attempt: `sent`, `skipped` or `failed` for good, or
     /// still `pending` (transient) and tried again after `retrySeconds`.
-    func finishConsumptionAnswer(_ uuid: UUID, status: String, bodyJSON: String?, appleStatus: Int?, detail: String?,
-                                 retrySeconds: Int64) async throws(PaymentsError) {
+    func finishConsumptionAnswer(
+        _ uuid: UUID, status: String, bodyJSON: String?, appleStatus: Int?, detail: String?,
+        retrySeconds: Int64
+    ) async throws(PaymentsError) {
         precondition(["pending", "sent", "skipped", "failed"].contains(status), "unknown consumption answer status")
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                _ = try await connection.query("""
+                _ = try await connection.query(
+                    """
                     update consumption_answers set status = $2::text, body = coalesce($3::jsonb, body), apple_status = $4::integer,
                         detail = $5, lease_until = null, next_attempt_at = now() + make_interval(secs => $6::bigint),
                         sent_at = case when $2::text = 'sent' then now() end
                     where notification_uuid = $1::uuid and status = 'pending'
-                    """, [.uuid(uuid), .text(status), bodyJSON.map(PostgresValue.json) ?? .null,
-                          appleStatus.map { .int64(Int64($0)) } ?? .null, detail.map(PostgresValue.text) ?? .null, .int64(retrySeconds)])
+                    """,
+                    [
+                        .uuid(uuid), .text(status), bodyJSON.map(PostgresValue.json) ?? .null,
+                        appleStatus.map { .int64(Int64($0)) } ?? .null, detail.map(PostgresValue.text) ?? .null,
+                        .int64(retrySeconds),
+                    ])
             }
         }
     }

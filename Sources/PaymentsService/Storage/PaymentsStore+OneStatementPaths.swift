@@ -23,8 +23,10 @@ extension PaymentsStore {
     /// time the insert returns (ON CONFLICT waits for a concurrent inserter),
     /// so the fallback's locked read finds it.
     func recordIfNew(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment)
-        async throws(PaymentsError) -> WordResult? {
-        let write = firstSightWrite(payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment))
+        async throws(PaymentsError) -> WordResult?
+    {
+        let write = firstSightWrite(
+            payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment))
         return try await run(write, through: firstSightBatcher)
             .map { WordResult(before: nil, after: $0, accepted: true, conflict: false) }
     }
@@ -50,9 +52,14 @@ extension PaymentsStore {
     /// `complete`, it checks the owed step and not the lease: a result is a
     /// compare-and-set on the state, and every step is idempotent by its
     /// event id.
-    func completeIfUnchanged(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String? = nil)
-        async throws(PaymentsError) -> PaymentRecord? {
-        guard let write = Self.stepResultWrite(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) else { return nil }
+    func completeIfUnchanged(
+        _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String? = nil
+    )
+        async throws(PaymentsError) -> PaymentRecord?
+    {
+        guard let write = Self.stepResultWrite(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) else {
+            return nil
+        }
         return try await run(write, through: stepResultBatcher)
     }
 
@@ -71,27 +78,37 @@ extension PaymentsStore {
     /// ran out reports it again (its observers count it twice, the ledger
     /// and the row once).
     func recordResult(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
-        async throws(PaymentsError) -> StepRecording {
+        async throws(PaymentsError) -> StepRecording
+    {
         if let applied = try await completeIfUnchanged(step, with: outcome, over: seen, ledgerEventId: ledgerEventId) {
             return .applied(applied)
         }
-        let recorded = try await complete(step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId, within: seen)
-        guard case .stale(let current) = recorded, Self.readsAsRecorded(current, step, with: outcome, over: seen) else { return recorded }
+        let recorded = try await complete(
+            step, with: outcome, transactionId: seen.transactionId, ledgerEventId: ledgerEventId, within: seen)
+        guard case .stale(let current) = recorded, Self.readsAsRecorded(current, step, with: outcome, over: seen) else {
+            return recorded
+        }
         return .applied(current)
     }
 
     /// Whether `current` reads exactly as `outcome` of `step` leaves `seen`.
-    static func readsAsRecorded(_ current: PaymentRecord, _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord) -> Bool {
+    static func readsAsRecorded(
+        _ current: PaymentRecord, _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord
+    ) -> Bool {
         guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return false }
         return current.state == next
     }
 
     /// The guarded update of `completeIfUnchanged` as one row of
     /// `StepResultUpdateBatch`; nil when `seen` does not owe `step`.
-    static func stepResultWrite(_ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?)
-        -> PurchaseRowWrite? {
+    static func stepResultWrite(
+        _ step: LedgerStep, with outcome: StepOutcome, over seen: PaymentRecord, ledgerEventId: String?
+    )
+        -> PurchaseRowWrite?
+    {
         guard let next = PurchaseLifecycle.complete(step, with: outcome, in: seen.state) else { return nil }
-        let values = stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
+        let values =
+            stateUpdateValues(next, over: seen, ledgerEventId: ledgerEventId, verdictChanged: false)
             + PurchaseStateGuard.values(seen)
         return PurchaseRowWrite(transactionId: seen.transactionId, values: values)
     }
@@ -100,8 +117,11 @@ extension PaymentsStore {
     /// writes of other callers that arrive meanwhile, or alone at once when
     /// no statement is running); a failed batch is run again alone here,
     /// exactly as without batching, and its error is this caller's.
-    private func run<Statement: PurchaseRowBatchedWrite>(_ write: PurchaseRowWrite, through batcher: CommitBatcher<Statement>)
-        async throws(PaymentsError) -> PaymentRecord? {
+    private func run<Statement: PurchaseRowBatchedWrite>(
+        _ write: PurchaseRowWrite, through batcher: CommitBatcher<Statement>
+    )
+        async throws(PaymentsError) -> PaymentRecord?
+    {
         switch await batcher.submit(write) {
         case .outcome(let written):
             return written

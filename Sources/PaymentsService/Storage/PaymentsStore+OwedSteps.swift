@@ -20,7 +20,8 @@ extension PaymentsStore {
     func owedSteps(stuckAfter: Duration) async throws(PaymentsError) -> OwedSteps {
         try await mappingErrors {
             let rows = try await self.pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     select pending_action,
                            count(*) filter (where owed_since < now() - make_interval(secs => $1::bigint / 1000.0)) as stuck,
                            coalesce(floor(extract(epoch from now() - min(owed_since)) * 1000), 0)::bigint as oldest_ms

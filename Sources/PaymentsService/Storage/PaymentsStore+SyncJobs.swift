@@ -24,79 +24,109 @@ extension PaymentsStore {
     func acquireSyncJob(_ job: String, owner: String, lease: Duration) async throws(PaymentsError) -> SyncJobState? {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     insert into apple_sync_jobs (job, lease_owner, lease_until, next_run_at)
                     values ($1, $2, now() + make_interval(secs => $3::bigint / 1000.0), now())
                     on conflict (job) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
                         where apple_sync_jobs.next_run_at <= now()
                           and (apple_sync_jobs.lease_until is null or apple_sync_jobs.lease_until < now())
                     returning \(Self.syncJobColumns)
-                    """, [.text(job), .text(owner), .int64(lease.wholeMilliseconds)]).first.map(Self.syncJobState)
+                    """, [.text(job), .text(owner), .int64(lease.wholeMilliseconds)]
+                ).first.map(Self.syncJobState)
             }
         }
     }
 
     /// Extends the lease; false when `owner` no longer holds it.
     func renewSyncJob(_ job: String, owner: String, lease: Duration) async throws(PaymentsError) -> Bool {
-        try await fencedUpdate(job, owner: owner, set: "lease_until = now() + make_interval(secs => $3::bigint / 1000.0)",
-                               [.int64(lease.wholeMilliseconds)])
+        try await fencedUpdate(
+            job, owner: owner, set: "lease_until = now() + make_interval(secs => $3::bigint / 1000.0)",
+            [.int64(lease.wholeMilliseconds)])
     }
 
     /// Records the notification window in progress and the page to continue
     /// from (nil window: none in progress); renews the lease.
-    func saveSyncWindow(_ job: String, owner: String, window: NotificationRecoveryWindow?, pageToken: String?,
-                        lease: Duration) async throws(PaymentsError) -> Bool {
-        try await fencedUpdate(job, owner: owner, set: """
-            window_start_ms = $3::bigint, window_end_ms = $4::bigint, window_only_failures = coalesce($5::boolean, false),
-            page_token = $6::text, lease_until = now() + make_interval(secs => $7::bigint / 1000.0)
-            """, [window.map { .int64($0.startMilliseconds) } ?? .null, window.map { .int64($0.endMilliseconds) } ?? .null,
-                  window.map { .bool($0.onlyFailures) } ?? .null, pageToken.map(PostgresValue.text) ?? .null, .int64(lease.wholeMilliseconds)])
+    func saveSyncWindow(
+        _ job: String, owner: String, window: NotificationRecoveryWindow?, pageToken: String?,
+        lease: Duration
+    ) async throws(PaymentsError) -> Bool {
+        try await fencedUpdate(
+            job, owner: owner,
+            set: """
+                window_start_ms = $3::bigint, window_end_ms = $4::bigint, window_only_failures = coalesce($5::boolean, false),
+                page_token = $6::text, lease_until = now() + make_interval(secs => $7::bigint / 1000.0)
+                """,
+            [
+                window.map { .int64($0.startMilliseconds) } ?? .null,
+                window.map { .int64($0.endMilliseconds) } ?? .null,
+                window.map { .bool($0.onlyFailures) } ?? .null, pageToken.map(PostgresValue.text) ?? .null,
+                .int64(lease.wholeMilliseconds),
+            ])
     }
 
     /// A window was read to its end: the resume point moves to `resume`
     /// (never back) and no window is in progress.
-    func completeSyncWindow(_ job: String, owner: String, resumeMilliseconds resume: Int64) async throws(PaymentsError) -> Bool {
-        try await fencedUpdate(job, owner: owner, set: """
-            resume_ms = greatest(coalesce(resume_ms, $3::bigint), $3::bigint), window_start_ms = null, window_end_ms = null,
-            window_only_failures = false, page_token = null
-            """, [.int64(resume)])
+    func completeSyncWindow(_ job: String, owner: String, resumeMilliseconds resume: Int64) async throws(PaymentsError)
+        -> Bool
+    {
+        try await fencedUpdate(
+            job, owner: owner,
+            set: """
+                resume_ms = greatest(coalesce(resume_ms, $3::bigint), $3::bigint), window_start_ms = null, window_end_ms = null,
+                window_only_failures = false, page_token = null
+                """, [.int64(resume)])
     }
 
     /// The revoked sweep's position (nil: the sweep is complete); renews the lease.
-    func saveSyncCursor(_ job: String, owner: String, cursor: String?, lease: Duration) async throws(PaymentsError) -> Bool {
-        try await fencedUpdate(job, owner: owner, set: "cursor = $3::text, lease_until = now() + make_interval(secs => $4::bigint / 1000.0)",
-                               [cursor.map(PostgresValue.text) ?? .null, .int64(lease.wholeMilliseconds)])
+    func saveSyncCursor(_ job: String, owner: String, cursor: String?, lease: Duration) async throws(PaymentsError)
+        -> Bool
+    {
+        try await fencedUpdate(
+            job, owner: owner,
+            set: "cursor = $3::text, lease_until = now() + make_interval(secs => $4::bigint / 1000.0)",
+            [cursor.map(PostgresValue.text) ?? .null, .int64(lease.wholeMilliseconds)])
     }
 
     /// Ends a run: releases the lease and schedules the next run.
-    func finishSyncJob(_ job: String, owner: String, nextRunAtMilliseconds next: Int64, outcome: String) async throws(PaymentsError) -> Bool {
-        try await fencedUpdate(job, owner: owner, set: """
-            lease_owner = null, lease_until = null, next_run_at = to_timestamp($3::bigint / 1000.0), last_run_at = now(),
-            last_outcome = $4::text
-            """, [.int64(next), .text(String(outcome.prefix(64)))])
+    func finishSyncJob(_ job: String, owner: String, nextRunAtMilliseconds next: Int64, outcome: String)
+        async throws(PaymentsError) -> Bool
+    {
+        try await fencedUpdate(
+            job, owner: owner,
+            set: """
+                lease_owner = null, lease_until = null, next_run_at = to_timestamp($3::bigint / 1000.0), last_run_at = now(),
+                last_outcome = $4::text
+                """, [.int64(next), .text(String(outcome.prefix(64)))])
     }
 
     /// How long until `job` is due (zero when due or unknown: a new job runs at once).
     func syncJobDueIn(_ job: String) async throws(PaymentsError) -> Duration {
         let milliseconds = try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     select greatest(0, (extract(epoch from (greatest(next_run_at, coalesce(lease_until, next_run_at)) - now())) * 1000)::bigint) as ms
                     from apple_sync_jobs where job = $1
-                    """, [.text(job)]).first?.int64("ms") ?? 0
+                    """, [.text(job)]
+                ).first?.int64("ms") ?? 0
             }
         }
         return .milliseconds(milliseconds)
     }
 
-    private func fencedUpdate(_ job: String, owner: String, set assignments: String, _ values: [PostgresValue]) async throws(PaymentsError) -> Bool {
+    private func fencedUpdate(_ job: String, owner: String, set assignments: String, _ values: [PostgresValue])
+        async throws(PaymentsError) -> Bool
+    {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                !(try await connection.query("""
+                !(try await connection.query(
+                    """
                     update apple_sync_jobs set \(assignments), updated_at = now()
                     where job = $1 and lease_owner = $2 and lease_until >= now()
                     returning job
-                    """, [.text(job), .text(owner)] + values).isEmpty)
+                    """, [.text(job), .text(owner)] + values
+                ).isEmpty)
             }
         }
     }
@@ -108,10 +138,12 @@ extension PaymentsStore {
     static func syncJobState(_ row: PostgresRow) throws -> SyncJobState {
         var window: NotificationRecoveryWindow?
         if let start = try row.optionalInt64("window_start_ms"), let end = try row.optionalInt64("window_end_ms") {
-            window = NotificationRecoveryWindow(startMilliseconds: start, endMilliseconds: end, onlyFailures: try row.bool("window_only_failures"))
+            window = NotificationRecoveryWindow(
+                startMilliseconds: start, endMilliseconds: end, onlyFailures: try row.bool("window_only_failures"))
         }
-        return SyncJobState(job: try row.string("job"), resumeMilliseconds: try row.optionalInt64("resume_ms"), window: window,
-                            pageToken: try row.optionalString("page_token"), cursor: try row.optionalString("cursor"))
+        return SyncJobState(
+            job: try row.string("job"), resumeMilliseconds: try row.optionalInt64("resume_ms"), window: window,
+            pageToken: try row.optionalString("page_token"), cursor: try row.optionalString("cursor"))
     }
 
     // MARK: What the sweeps visit
@@ -120,10 +152,13 @@ extension PaymentsStore {
     /// `received` since they were recorded), in Production or Sandbox, not
     /// asked about within `stuckAfter`, at most `limit`; each is marked
     /// asked now in the same statement.
-    func claimStuckRows(stuckAfter: Duration, maximumAgeDays: Int, limit: Int) async throws(PaymentsError) -> [PaymentRecord] {
+    func claimStuckRows(stuckAfter: Duration, maximumAgeDays: Int, limit: Int) async throws(PaymentsError)
+        -> [PaymentRecord]
+    {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     update apple_iap_transactions set apple_checked_at = now()
                     where id in (
                         select id from apple_iap_transactions
@@ -135,7 +170,8 @@ extension PaymentsStore {
                         order by apple_checked_at nulls first, created_at
                         limit $3::bigint for update skip locked)
                     returning \(Self.columns)
-                    """, [.int64(stuckAfter.wholeMilliseconds), .int64(Int64(maximumAgeDays)), .int64(Int64(limit))]).map(Self.record)
+                    """, [.int64(stuckAfter.wholeMilliseconds), .int64(Int64(maximumAgeDays)), .int64(Int64(limit))]
+                ).map(Self.record)
             }
         }
     }
@@ -146,8 +182,9 @@ extension PaymentsStore {
         guard !transactionIds.isEmpty else { return }
         try await mappingErrors {
             _ = try await self.pool.withConnection { connection in
-                try await connection.query("update apple_iap_transactions set apple_checked_at = null where transaction_id = any($1::text[])",
-                                           [.text(Self.textArrayLiteral(transactionIds))])
+                try await connection.query(
+                    "update apple_iap_transactions set apple_checked_at = null where transaction_id = any($1::text[])",
+                    [.text(Self.textArrayLiteral(transactionIds))])
             }
         }
     }
@@ -156,7 +193,8 @@ extension PaymentsStore {
     /// `\` escaped, so any string reads back as itself.
     static func textArrayLiteral(_ elements: [String]) -> String {
         let quoted = elements.map { element in
-            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
         }
         return "{" + quoted.joined(separator: ",") + "}"
     }
@@ -175,7 +213,8 @@ extension PaymentsStore {
     func sweepAnchors(after cursor: UUID?, lookbackDays: Int, limit: Int) async throws(PaymentsError) -> [SweepAnchor] {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     select distinct on (user_id, environment) user_id::text as user_id, environment, transaction_id
                     from apple_iap_transactions
                     where grant_state = 'applied' and environment in ('Production', 'Sandbox')
@@ -187,11 +226,14 @@ extension PaymentsStore {
                             and purchase_date > now() - make_interval(days => $2::integer)
                           order by user_id limit $3::bigint)
                     order by user_id, environment, purchase_date desc, transaction_id
-                    """, [cursor.map(PostgresValue.uuid) ?? .null, .int64(Int64(lookbackDays)), .int64(Int64(limit))]).map { row in
+                    """, [cursor.map(PostgresValue.uuid) ?? .null, .int64(Int64(lookbackDays)), .int64(Int64(limit))]
+                ).map { row in
                     guard let user = UUID(uuidString: try row.string("user_id")) else {
                         throw PaymentsError.internalFailure(detail: "user_id is not a UUID")
                     }
-                    return SweepAnchor(userId: user, environment: try row.string("environment"), transactionId: try row.string("transaction_id"))
+                    return SweepAnchor(
+                        userId: user, environment: try row.string("environment"),
+                        transactionId: try row.string("transaction_id"))
                 }
             }
         }

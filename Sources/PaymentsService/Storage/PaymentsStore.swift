@@ -37,27 +37,34 @@ final class PaymentsStore: Sendable {
         // prepared statements, where batches of a few rows already share
         // most of the cost.
         limits.batchSizeMax = Self.batchRowsMax
-        firstSightBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .firstSight, observeBatches))
-        stepResultBatcher = CommitBatcher(pool: pool, limits: limits, observer: Self.observer(of: .stepResult, observeBatches))
+        firstSightBatcher = CommitBatcher(
+            pool: pool, limits: limits, observer: Self.observer(of: .firstSight, observeBatches))
+        stepResultBatcher = CommitBatcher(
+            pool: pool, limits: limits, observer: Self.observer(of: .stepResult, observeBatches))
     }
 
     /// Rows one happy-path statement carries at most (`CommitBatchLimits.batchSizeMax`).
     static let batchRowsMax = 16
 
-    private static func observer(of statement: BatchedStatement, _ observe: BatchObserver?) -> (@Sendable (Int, Bool) -> Void)? {
+    private static func observer(of statement: BatchedStatement, _ observe: BatchObserver?) -> (
+        @Sendable (Int, Bool) -> Void
+    )? {
         guard let observe else { return nil }
         return { @Sendable writes, failed in observe(statement, writes, failed) }
     }
 
     /// The schema's migrations, in order (`PaymentsMigrations`).
-    static let migrations = PaymentsMigrations.all.map { PostgresMigration(version: $0.version, name: $0.name, sql: $0.sql) }
+    static let migrations = PaymentsMigrations.all.map {
+        PostgresMigration(version: $0.version, name: $0.name, sql: $0.sql)
+    }
     /// The advisory lock key serialising PaymentsService migration runners.
     static let migrationLockKey: Int64 = 0x5041_594D_454E_5453
 
     /// Applies the schema migrations (safe from several instances at once).
     func migrate() async throws(PaymentsError) {
         try await mappingErrors {
-            _ = try await PostgresMigrator(migrations: Self.migrations, advisoryLockKey: Self.migrationLockKey).migrate(on: self.pool)
+            _ = try await PostgresMigrator(migrations: Self.migrations, advisoryLockKey: Self.migrationLockKey).migrate(
+                on: self.pool)
         }
     }
 
@@ -81,11 +88,15 @@ final class PaymentsStore: Sendable {
     /// a notification is recorded with its effect. `rowExists`: the caller's
     /// own insert (`recordIfNew`) just found the row, so it is not tried again.
     func record(
-        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment, in connection: PostgresConnection,
+        _ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, for payment: NewPayment,
+        in connection: PostgresConnection,
         rowExists: Bool = false
     ) async throws -> WordResult {
-        if !rowExists, let inserted = try await insert(payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment),
-                                                       in: connection) {
+        if !rowExists,
+            let inserted = try await insert(
+                payment, state: Self.firstState(verdict, signedAtUnixMilliseconds: signedAt, of: payment),
+                in: connection)
+        {
             return WordResult(before: nil, after: inserted, accepted: true, conflict: false)
         }
         guard let current = try await lockedRecord(payment.transactionId, in: connection) else {
@@ -93,31 +104,41 @@ final class PaymentsStore: Sendable {
         }
         var claimedCredits: Int64?
         if let claim = payment.claim {
-            switch PurchaseLifecycle.admit(claimBy: claim.userId, fromApp: claim.isFromApp, claimed: current.state.claimed, owner: current.userId) {
+            switch PurchaseLifecycle.admit(
+                claimBy: claim.userId, fromApp: claim.isFromApp, claimed: current.state.claimed, owner: current.userId)
+            {
             case .conflict:
                 return WordResult(before: current, after: current, accepted: false, conflict: true)
             case .write:
-                try await writeClaim(claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current, in: connection)
+                try await writeClaim(
+                    claim, quantity: payment.quantity, signed: payment.signedTransactionInfo, over: current,
+                    in: connection)
                 claimedCredits = claim.credits
             case .keep:
                 break
             }
         }
         if claimedCredits == nil, current.userId == nil, let owner = payment.tokenOwner {
-            try await connection.query("update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
-                                       [.uuid(current.id), .uuid(owner)])
+            try await connection.query(
+                "update apple_iap_transactions set user_id = $2::uuid where id = $1::uuid",
+                [.uuid(current.id), .uuid(owner)])
         }
         // The word before the claim (`PurchaseLifecycle.receive(_:signedAtUnixMilliseconds:claimingCredits:in:)`).
-        let received = PurchaseLifecycle.receive(verdict, signedAtUnixMilliseconds: signedAt, claimingCredits: claimedCredits,
-                                                 in: current.state)
-        let after = try await write(received.state, over: current, in: connection, ledgerEventId: nil, verdictChanged: received.accepted)
+        let received = PurchaseLifecycle.receive(
+            verdict, signedAtUnixMilliseconds: signedAt, claimingCredits: claimedCredits,
+            in: current.state)
+        let after = try await write(
+            received.state, over: current, in: connection, ledgerEventId: nil, verdictChanged: received.accepted)
         return WordResult(before: current, after: after, accepted: received.accepted, conflict: false)
     }
 
     /// The state of a transaction first seen in Apple's word, with `payment`'s claim if any.
-    static func firstState(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, of payment: NewPayment) -> PurchaseState {
-        PurchaseLifecycle.start(verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil,
-                                credits: payment.claim?.credits ?? 0)
+    static func firstState(_ verdict: AppleVerdict, signedAtUnixMilliseconds signedAt: Int64?, of payment: NewPayment)
+        -> PurchaseState
+    {
+        PurchaseLifecycle.start(
+            verdict: verdict, signedAtUnixMilliseconds: signedAt, claimed: payment.claim != nil,
+            credits: payment.claim?.credits ?? 0)
     }
 
     /// Inserts a transaction seen for the first time, already in `state`
@@ -125,7 +146,9 @@ final class PaymentsStore: Sendable {
     /// itself); nil when it exists. A row that owes a step at once is leased
     /// to the inserting caller, who runs that step inline while the worker
     /// leaves it alone.
-    func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws -> PaymentRecord? {
+    func insert(_ payment: NewPayment, state: PurchaseState, in connection: PostgresConnection) async throws
+        -> PaymentRecord?
+    {
         try await FirstSightInsertBatch.runAlone(firstSightWrite(payment, state: state), on: connection)
     }
 
@@ -135,25 +158,31 @@ final class PaymentsStore: Sendable {
         let columns = PurchaseStateColumns(state, transactionId: payment.transactionId)
         let revocation = columns.revocation
         let cycle = columns.cycle
-        return PurchaseRowWrite(transactionId: payment.transactionId, values: [
-            (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
-            .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
-            optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
-            payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
-            .int64(Int64(payment.quantity)), optional(payment.currency),
-            payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
-            .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash), optional(claim?.emailIdentity?.masked),
-            .text(columns.status.rawValue), optional(columns.pendingAction?.rawValue), .bool(revocation != nil),
-            optional(columns.failureCode), .bool(columns.claimed), .int64(columns.credits), .text(columns.grantState),
-            .int64(Int64(cycle?.number ?? 0)), optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason),
-            .int64(cycle?.deducted ?? 0), .int64(cycle?.overdue ?? 0),
-            columns.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-            revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason), optional(revocation?.type),
-            revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
-            optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
-            // Time-ordered: inserts land on the primary key's newest leaves.
-            .uuid(TimeOrderedUUID.make()),
-        ])
+        return PurchaseRowWrite(
+            transactionId: payment.transactionId,
+            values: [
+                (claim?.userId ?? payment.tokenOwner).map(PostgresValue.uuid) ?? .null, optional(claim?.productCode),
+                .text(payment.appStoreProductId), .text(payment.transactionId), optional(payment.originalTransactionId),
+                optional(payment.webOrderLineItemId), .text(payment.environment), .text(payment.bundleId),
+                payment.appAccountToken.map(PostgresValue.uuid) ?? .null, .int64(payment.purchaseDateUnixMilliseconds),
+                .int64(Int64(payment.quantity)), optional(payment.currency),
+                payment.priceMilliunits.map(PostgresValue.int64) ?? .null, .text(payment.signedTransactionInfo),
+                .json(payment.applePayloadJSON), optional(claim?.emailIdentity?.hash),
+                optional(claim?.emailIdentity?.masked),
+                .text(columns.status.rawValue), optional(columns.pendingAction?.rawValue), .bool(revocation != nil),
+                optional(columns.failureCode), .bool(columns.claimed), .int64(columns.credits),
+                .text(columns.grantState),
+                .int64(Int64(cycle?.number ?? 0)), optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0),
+                optional(cycle?.reason),
+                .int64(cycle?.deducted ?? 0), .int64(cycle?.overdue ?? 0),
+                columns.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+                revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null, optional(revocation?.reason),
+                optional(revocation?.type),
+                revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
+                optional(columns.grantLedgerEventId), .int64(backoff.leaseMilliseconds),
+                // Time-ordered: inserts land on the primary key's newest leaves.
+                .uuid(TimeOrderedUUID.make()),
+            ])
     }
 
     /// The columns `FirstSightInsertBatch` writes, in the order of `firstSightExpressions`.
@@ -182,14 +211,21 @@ final class PaymentsStore: Sendable {
         """
     }
 
-    private func writeClaim(_ claim: PaymentClaim, quantity: Int32, signed: String, over current: PaymentRecord,
-                            in connection: PostgresConnection) async throws {
-        try await connection.query("""
+    private func writeClaim(
+        _ claim: PaymentClaim, quantity: Int32, signed: String, over current: PaymentRecord,
+        in connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
             update apple_iap_transactions set user_id = $2::uuid, product_code = $3, credits = $4::bigint, quantity = $5::integer,
                 email_hash = $6, email_masked = $7, claimed = true, signed_transaction_info = $8
             where id = $1::uuid
-            """, [.uuid(current.id), .uuid(claim.userId), .text(claim.productCode), .int64(claim.credits), .int64(Int64(quantity)),
-                  optional(claim.emailIdentity?.hash), optional(claim.emailIdentity?.masked), .text(signed)])
+            """,
+            [
+                .uuid(current.id), .uuid(claim.userId), .text(claim.productCode), .int64(claim.credits),
+                .int64(Int64(quantity)),
+                optional(claim.emailIdentity?.hash), optional(claim.emailIdentity?.masked), .text(signed),
+            ])
     }
 
     // MARK: Reads
@@ -197,8 +233,10 @@ final class PaymentsStore: Sendable {
     func find(transactionId: String) async throws(PaymentsError) -> PaymentRecord? {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("select \(Self.columns) from apple_iap_transactions where transaction_id = $1",
-                                           [.text(transactionId)]).first.map(Self.record)
+                try await connection.query(
+                    "select \(Self.columns) from apple_iap_transactions where transaction_id = $1",
+                    [.text(transactionId)]
+                ).first.map(Self.record)
             }
         }
     }
@@ -209,19 +247,23 @@ final class PaymentsStore: Sendable {
     func listTransactions(userId: UUID, limit: Int, afterId: UUID?) async throws(PaymentsError) -> [PaymentRecord] {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     select \(Self.columns) from apple_iap_transactions
                     where user_id = $1::uuid and claimed
                       and ($2::uuid is null or (created_at, id) < (select created_at, id from apple_iap_transactions where id = $2::uuid))
                     order by created_at desc, id desc limit $3::bigint
-                    """, [.uuid(userId), afterId.map(PostgresValue.uuid) ?? .null, .int64(Int64(limit))]).map(Self.record)
+                    """, [.uuid(userId), afterId.map(PostgresValue.uuid) ?? .null, .int64(Int64(limit))]
+                ).map(Self.record)
             }
         }
     }
 
     func lockedRecord(_ transactionId: String, in connection: PostgresConnection) async throws -> PaymentRecord? {
-        try await connection.query("select \(Self.columns) from apple_iap_transactions where transaction_id = $1 for update",
-                                   [.text(transactionId)]).first.map(Self.record)
+        try await connection.query(
+            "select \(Self.columns) from apple_iap_transactions where transaction_id = $1 for update",
+            [.text(transactionId)]
+        ).first.map(Self.record)
     }
 
     // MARK: Step results
@@ -239,16 +281,24 @@ final class PaymentsStore: Sendable {
     /// (`PaymentRecord.owedSinceUnixMicroseconds`): after a redrive of a
     /// refused grant, a runner leased before it finds the same step owed
     /// again, and its late answer must not stand for the redrive's.
-    func complete(_ step: LedgerStep, with outcome: StepOutcome, transactionId: String, ledgerEventId: String? = nil,
-                  within leased: PaymentRecord? = nil) async throws(PaymentsError) -> StepRecording {
+    func complete(
+        _ step: LedgerStep, with outcome: StepOutcome, transactionId: String, ledgerEventId: String? = nil,
+        within leased: PaymentRecord? = nil
+    ) async throws(PaymentsError) -> StepRecording {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 guard let current = try await self.lockedRecord(transactionId, in: connection) else {
                     throw PaymentsError.transactionNotFound
                 }
-                if let leased, current.owedSinceUnixMicroseconds != leased.owedSinceUnixMicroseconds { return .stale(current) }
-                guard let next = PurchaseLifecycle.complete(step, with: outcome, in: current.state) else { return .stale(current) }
-                return .applied(try await self.write(next, over: current, in: connection, ledgerEventId: ledgerEventId, verdictChanged: false))
+                if let leased, current.owedSinceUnixMicroseconds != leased.owedSinceUnixMicroseconds {
+                    return .stale(current)
+                }
+                guard let next = PurchaseLifecycle.complete(step, with: outcome, in: current.state) else {
+                    return .stale(current)
+                }
+                return .applied(
+                    try await self.write(
+                        next, over: current, in: connection, ledgerEventId: ledgerEventId, verdictChanged: false))
             }
         }
     }
@@ -260,18 +310,24 @@ final class PaymentsStore: Sendable {
     /// period resets). So a runner whose lease ran out never cuts short the
     /// lease of the worker that took the row over, nor delays an operator's
     /// redrive.
-    func postpone(_ step: LedgerStep, seen: PaymentRecord, error: String) async throws(PaymentsError) -> PaymentRecord? {
+    func postpone(_ step: LedgerStep, seen: PaymentRecord, error: String) async throws(PaymentsError) -> PaymentRecord?
+    {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
                 guard let current = try await self.lockedRecord(seen.transactionId, in: connection),
-                      PurchaseLifecycle.pendingStep(current.state) == step, current.owedSinceUnixMicroseconds == seen.owedSinceUnixMicroseconds,
-                      current.attemptCount == seen.attemptCount else { return nil }
-                let delay = self.backoff.delayMilliseconds(attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
-                return try await connection.query("""
+                    PurchaseLifecycle.pendingStep(current.state) == step,
+                    current.owedSinceUnixMicroseconds == seen.owedSinceUnixMicroseconds,
+                    current.attemptCount == seen.attemptCount
+                else { return nil }
+                let delay = self.backoff.delayMilliseconds(
+                    attempt: Int(max(current.attemptCount, 1)), jitter: Double.random(in: 0..<1))
+                return try await connection.query(
+                    """
                     update apple_iap_transactions set last_error = $2, updated_at = now(),
                         next_attempt_at = now() + make_interval(secs => $3::bigint / 1000.0)
                     where id = $1::uuid returning \(Self.columns)
-                    """, [.uuid(current.id), .text(String(error.prefix(500))), .int64(delay)]).first.map(Self.record)
+                    """, [.uuid(current.id), .text(String(error.prefix(500))), .int64(delay)]
+                ).first.map(Self.record)
             }
         }
     }
@@ -289,12 +345,15 @@ final class PaymentsStore: Sendable {
                     throw PaymentsError.transactionNotFound
                 }
                 let next = PurchaseLifecycle.redrive(current.state)
-                let written = try await self.write(next, over: current, in: connection, ledgerEventId: nil, verdictChanged: false)
+                let written = try await self.write(
+                    next, over: current, in: connection, ledgerEventId: nil, verdictChanged: false)
                 guard written.pendingStep != nil else { return (current, written) }
-                let due = try await connection.query("""
+                let due = try await connection.query(
+                    """
                     update apple_iap_transactions set next_attempt_at = now(), last_error = null, updated_at = now()
                     where id = $1::uuid returning \(Self.columns)
-                    """, [.uuid(current.id)]).first.map(Self.record)
+                    """, [.uuid(current.id)]
+                ).first.map(Self.record)
                 return (current, due ?? written)
             }
         }
@@ -323,7 +382,8 @@ final class PaymentsStore: Sendable {
 
     /// `stateUpdate` applied only while the row still reads as the state the
     /// caller decided on (`PurchaseStateGuard` on $22...).
-    static let guardedStateUpdate = stateUpdateStatement(where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(.parameter, first: stateValueCount + 1))
+    static let guardedStateUpdate = stateUpdateStatement(
+        where: "id = $1::uuid\n    and " + PurchaseStateGuard.condition(.parameter, first: stateValueCount + 1))
 
     /// The values of a state update: the row's id and 20 columns (`stateUpdateValues`).
     static let stateValueCount = 21
@@ -362,8 +422,11 @@ final class PaymentsStore: Sendable {
     /// $1...$21 of `stateUpdate`. The schedule follows `current`'s owed step:
     /// 0 clears it (nothing owed), 1 keeps it (the same step still owed),
     /// 2 makes a newly owed step due now.
-    static func stateUpdateValues(_ next: PurchaseState, over current: PaymentRecord, ledgerEventId: String?, verdictChanged: Bool)
-        -> [PostgresValue] {
+    static func stateUpdateValues(
+        _ next: PurchaseState, over current: PaymentRecord, ledgerEventId: String?, verdictChanged: Bool
+    )
+        -> [PostgresValue]
+    {
         let state = PurchaseStateColumns(next, transactionId: current.transactionId)
         let nextStep = PurchaseLifecycle.pendingStep(next)
         // A granted purchase always names its ledger event (docs/protocols/payments/apple-iap-protocol.md, 3.3).
@@ -373,10 +436,13 @@ final class PaymentsStore: Sendable {
         let cycle = state.cycle
         return [
             .uuid(current.id), .text(state.status.rawValue), optional(state.pendingAction?.rawValue),
-            .bool(revocation != nil), optional(state.failureCode), .text(state.grantState), .int64(Int64(cycle?.number ?? 0)),
-            optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason), .int64(cycle?.deducted ?? 0),
+            .bool(revocation != nil), optional(state.failureCode), .text(state.grantState),
+            .int64(Int64(cycle?.number ?? 0)),
+            optional(cycle?.phase.rawValue), .int64(cycle?.amount ?? 0), optional(cycle?.reason),
+            .int64(cycle?.deducted ?? 0),
             .int64(cycle?.overdue ?? 0), state.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-            .bool(verdictChanged && revocation != nil), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
+            .bool(verdictChanged && revocation != nil),
+            revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
             optional(revocation?.reason), optional(revocation?.type),
             revocation?.percentageMilliunits.map { PostgresValue.int64(Int64($0)) } ?? .null,
             optional(ledgerEventId), .int64(schedule), .int64(state.credits),
@@ -390,7 +456,8 @@ final class PaymentsStore: Sendable {
     func claimDue(limit: Int) async throws(PaymentsError) -> [PaymentRecord] {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     update apple_iap_transactions set
                         attempt_count = attempt_count + 1,
                         next_attempt_at = now() + make_interval(secs => $2::bigint / 1000.0)
@@ -398,7 +465,8 @@ final class PaymentsStore: Sendable {
                                  where pending_action is not null and next_attempt_at <= now()
                                  order by next_attempt_at limit $1::bigint for update skip locked)
                     returning \(Self.columns)
-                    """, [.int64(Int64(limit)), .int64(self.backoff.leaseMilliseconds)]).map(Self.record)
+                    """, [.int64(Int64(limit)), .int64(self.backoff.leaseMilliseconds)]
+                ).map(Self.record)
             }
         }
     }
@@ -408,13 +476,15 @@ final class PaymentsStore: Sendable {
     func claim(transactionId: String) async throws(PaymentsError) -> PaymentRecord? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     update apple_iap_transactions set
                         attempt_count = attempt_count + 1,
                         next_attempt_at = now() + make_interval(secs => $2::bigint / 1000.0)
                     where transaction_id = $1 and pending_action is not null and next_attempt_at <= now()
                     returning \(Self.columns)
-                    """, [.text(transactionId), .int64(self.backoff.leaseMilliseconds)]).first.map(Self.record)
+                    """, [.text(transactionId), .int64(self.backoff.leaseMilliseconds)]
+                ).first.map(Self.record)
             }
         }
     }
@@ -431,22 +501,26 @@ final class PaymentsStore: Sendable {
     ) async throws(PaymentsError) -> (outcome: String, detail: Detail)? {
         try await mappingErrors {
             try await self.pool.withTransaction { connection in
-                let inserted = try await connection.query("""
+                let inserted = try await connection.query(
+                    """
                     insert into apple_notifications (notification_uuid, notification_type, subtype, environment,
                         transaction_id, signed_date, payload, outcome)
                     values ($1::uuid, $2, $3, $4, $5, to_timestamp($6::bigint / 1000.0), $7::jsonb, 'processing')
                     on conflict (notification_uuid) do nothing
                     returning notification_uuid
-                    """, [
-                        .uuid(notification.notificationUUID), .text(notification.notificationType), optional(notification.subtype),
+                    """,
+                    [
+                        .uuid(notification.notificationUUID), .text(notification.notificationType),
+                        optional(notification.subtype),
                         optional(notification.environment), optional(notification.transactionId),
                         notification.signedDateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
                         .json(notification.payloadJSON),
                     ])
                 guard !inserted.isEmpty else { return nil }
                 let result = try await effect(connection)
-                try await connection.query("update apple_notifications set outcome = $2 where notification_uuid = $1::uuid",
-                                           [.uuid(notification.notificationUUID), .text(result.outcome)])
+                try await connection.query(
+                    "update apple_notifications set outcome = $2 where notification_uuid = $1::uuid",
+                    [.uuid(notification.notificationUUID), .text(result.outcome)])
                 return result
             }
         }
@@ -455,8 +529,10 @@ final class PaymentsStore: Sendable {
     func notificationOutcome(uuid: UUID) async throws(PaymentsError) -> String? {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                try await connection.query("select outcome from apple_notifications where notification_uuid = $1::uuid",
-                                           [.uuid(uuid)]).first?.string("outcome")
+                try await connection.query(
+                    "select outcome from apple_notifications where notification_uuid = $1::uuid",
+                    [.uuid(uuid)]
+                ).first?.string("outcome")
             }
         }
     }
@@ -467,7 +543,8 @@ final class PaymentsStore: Sendable {
     func accountToken(userId: UUID) async throws(PaymentsError) -> UUID {
         try await mappingErrors {
             try await self.pool.withConnection { connection in
-                let rows = try await connection.query("""
+                let rows = try await connection.query(
+                    """
                     with inserted as (
                         insert into app_account_tokens (user_id, token) values ($1::uuid, gen_random_uuid())
                         on conflict (user_id) do nothing returning token)
@@ -484,7 +561,8 @@ final class PaymentsStore: Sendable {
 
     /// The user an appAccountToken was issued to, if any.
     func userId(forAccountToken token: UUID, in connection: PostgresConnection) async throws -> UUID? {
-        try await connection.query("select user_id from app_account_tokens where token = $1::uuid", [.uuid(token)]).first?.uuid("user_id")
+        try await connection.query("select user_id from app_account_tokens where token = $1::uuid", [.uuid(token)])
+            .first?.uuid("user_id")
     }
 
     // MARK: Mapping
@@ -530,29 +608,36 @@ final class PaymentsStore: Sendable {
     }
 
     private static func state(_ row: PostgresRow) throws -> PurchaseState {
-        let verdict: AppleVerdict = try row.bool("revoked") ? .revoked(Revocation(
-            type: try row.optionalString("revocation_type"),
-            percentageMilliunits: try row.optionalInt64("revocation_percentage").map { Int32(clamping: $0) },
-            reason: try row.optionalString("revocation_reason") ?? "REFUND",
-            dateUnixMilliseconds: try row.optionalInt64("revocation_ms"))) : .purchased
-        let grant: GrantProgress = switch try row.string("grant_state") {
-        case "not_owed": .notOwed
-        case "owed": .owed
-        case "applied": .applied
-        case "refused": .refused(reason: try row.optionalString("failure_code") ?? "GRANT_REFUSED")
-        case let other: throw PaymentsError.internalFailure(detail: "unknown grant_state \(other) in database")
-        }
+        let verdict: AppleVerdict =
+            try row.bool("revoked")
+            ? .revoked(
+                Revocation(
+                    type: try row.optionalString("revocation_type"),
+                    percentageMilliunits: try row.optionalInt64("revocation_percentage").map { Int32(clamping: $0) },
+                    reason: try row.optionalString("revocation_reason") ?? "REFUND",
+                    dateUnixMilliseconds: try row.optionalInt64("revocation_ms"))) : .purchased
+        let grant: GrantProgress =
+            switch try row.string("grant_state") {
+            case "not_owed": .notOwed
+            case "owed": .owed
+            case "applied": .applied
+            case "refused": .refused(reason: try row.optionalString("failure_code") ?? "GRANT_REFUSED")
+            case let other: throw PaymentsError.internalFailure(detail: "unknown grant_state \(other) in database")
+            }
         var cycle: ClawbackCycle?
         let number = Int(try row.int64("clawback_cycle"))
         if number > 0 {
             guard let phase = ClawbackCycle.Phase(rawValue: try row.optionalString("cycle_phase") ?? "") else {
                 throw PaymentsError.internalFailure(detail: "cycle \(number) without a known phase in database")
             }
-            cycle = ClawbackCycle(number: number, amount: try row.int64("cycle_amount"), reason: try row.optionalString("cycle_reason") ?? "",
-                                  phase: phase, deducted: try row.int64("cycle_deducted"), overdue: try row.int64("overdue_amount"))
+            cycle = ClawbackCycle(
+                number: number, amount: try row.int64("cycle_amount"),
+                reason: try row.optionalString("cycle_reason") ?? "",
+                phase: phase, deducted: try row.int64("cycle_deducted"), overdue: try row.int64("overdue_amount"))
         }
-        return PurchaseState(verdict: verdict, verdictSignedAtUnixMilliseconds: try row.optionalInt64("verdict_signed_ms"),
-                             claimed: try row.bool("claimed"), credits: try row.int64("credits"), grant: grant, cycle: cycle)
+        return PurchaseState(
+            verdict: verdict, verdictSignedAtUnixMilliseconds: try row.optionalInt64("verdict_signed_ms"),
+            claimed: try row.bool("claimed"), credits: try row.int64("credits"), grant: grant, cycle: cycle)
     }
 
     /// Domain errors pass through; outages are DATABASE_UNAVAILABLE; the rest is a bug.
@@ -560,11 +645,15 @@ final class PaymentsStore: Sendable {
         if let error = error as? PaymentsError { return error }
         guard let error = error as? PostgresError else { return .internalFailure(detail: String(describing: error)) }
         // A stale statement (a migration changed a type it returns) runs again once prepared afresh: transient too.
-        let unavailableCodes: [PostgresError.Code] = [.connectionFailed, .timeout, .poolExhausted, .poolClosed, .staleStatement]
+        let unavailableCodes: [PostgresError.Code] = [
+            .connectionFailed, .timeout, .poolExhausted, .poolClosed, .staleStatement,
+        ]
         if error.isConnectionLoss || unavailableCodes.contains(error.code) || error.isSerializationFailure {
             return .databaseUnavailable(detail: error.description)
         }
-        if let sqlState = error.sqlState, sqlState == "57014" || sqlState == "55P03" || sqlState.hasPrefix("53") || sqlState.hasPrefix("57P") {
+        if let sqlState = error.sqlState,
+            sqlState == "57014" || sqlState == "55P03" || sqlState.hasPrefix("53") || sqlState.hasPrefix("57P")
+        {
             return .databaseUnavailable(detail: error.description)
         }
         return .internalFailure(detail: error.description)

@@ -45,7 +45,9 @@ extension PurchaseRowBatchedWrite {
     /// purchase to two instances) insert and lock them in the same order and
     /// wait for each other instead of deadlocking (were one to happen, its
     /// batch fails and each write runs alone).
-    static func execute(_ writes: [PurchaseRowWrite], on connection: PostgresConnection) async throws -> [PaymentRecord?] {
+    static func execute(_ writes: [PurchaseRowWrite], on connection: PostgresConnection) async throws
+        -> [PaymentRecord?]
+    {
         if writes.count == 1 { return [try await runAlone(writes[0], on: connection)] }
         var values: [PostgresValue] = []
         values.reserveCapacity(writes.count * width)

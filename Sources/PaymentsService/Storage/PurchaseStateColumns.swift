@@ -29,10 +29,11 @@ struct PurchaseStateColumns: Sendable {
         credits = state.credits
         cycle = state.cycle
         grantState = Self.grantState(state.grant)
-        failureCode = switch state.grant {
-        case .refused(let reason): reason
-        default: (state.cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : nil
-        }
+        failureCode =
+            switch state.grant {
+            case .refused(let reason): reason
+            default: (state.cycle.map { $0.isInForce && $0.overdue > 0 } ?? false) ? "INSUFFICIENT_BALANCE" : nil
+            }
         grantLedgerEventId = state.grant == .applied ? LedgerEventId.purchase(transactionId: transactionId) : nil
     }
 

@@ -43,10 +43,12 @@ enum PurchaseStateGuard {
         var refusal: String?
         if case .refused(let reason) = state.grant { refusal = reason }
         return [
-            .bool(revocation != nil), text(revocation?.type), revocation?.percentageMilliunits.map { .int64(Int64($0)) } ?? .null,
+            .bool(revocation != nil), text(revocation?.type),
+            revocation?.percentageMilliunits.map { .int64(Int64($0)) } ?? .null,
             text(revocation?.reason), revocation?.dateUnixMilliseconds.map(PostgresValue.int64) ?? .null,
             state.verdictSignedAtUnixMilliseconds.map(PostgresValue.int64) ?? .null,
-            .bool(state.claimed), .int64(state.credits), .text(PurchaseStateColumns.grantState(state.grant)), text(refusal),
+            .bool(state.claimed), .int64(state.credits), .text(PurchaseStateColumns.grantState(state.grant)),
+            text(refusal),
             .int64(Int64(cycle?.number ?? 0)), text(cycle?.phase.rawValue), cycle.map { .int64($0.amount) } ?? .null,
             text(cycle?.reason), cycle.map { .int64($0.deducted) } ?? .null, cycle.map { .int64($0.overdue) } ?? .null,
             seen.owedSinceUnixMicroseconds.map(PostgresValue.int64) ?? .null,

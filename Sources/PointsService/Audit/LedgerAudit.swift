@@ -44,7 +44,8 @@ struct LedgerAudit: Sendable {
 
     /// The fields of one audit line (pure).
     static func fields(
-        _ movement: Movement, eventId: String, userId: String, figures: Figures?, refusal: PointsError?, requestId: String?
+        _ movement: Movement, eventId: String, userId: String, figures: Figures?, refusal: PointsError?,
+        requestId: String?
     ) -> [String: String] {
         var fields = ["movement": movement.rawValue, "event_id": eventId, "user_id": canonicalUserId(userId)]
         if let figures {
@@ -66,8 +67,10 @@ struct LedgerAudit: Sendable {
     /// invalid request or a failure to decide.
     static func isRefusal(_ error: PointsError) -> Bool {
         switch error {
-        case .productNotFound, .eventNotFound, .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached,
-             .eventConflict: return true
+        case .productNotFound, .eventNotFound, .starterPackIneligible, .starterPackQuantity, .insufficientCredits,
+            .balanceLimitReached,
+            .eventConflict:
+            return true
         case .validationFailed, .databaseUnavailable, .internalFailure: return false
         }
     }
@@ -80,11 +83,17 @@ struct LedgerAudit: Sendable {
     ) async throws -> Answer {
         do {
             let answer = try await body()
-            log.record(Self.message, Self.fields(movement, eventId: eventId, userId: userId, figures: figures(answer), refusal: nil,
-                                                 requestId: requestId))
+            log.record(
+                Self.message,
+                Self.fields(
+                    movement, eventId: eventId, userId: userId, figures: figures(answer), refusal: nil,
+                    requestId: requestId))
             return answer
         } catch let error as PointsError where Self.isRefusal(error) {
-            log.record(Self.message, Self.fields(movement, eventId: eventId, userId: userId, figures: nil, refusal: error, requestId: requestId))
+            log.record(
+                Self.message,
+                Self.fields(
+                    movement, eventId: eventId, userId: userId, figures: nil, refusal: error, requestId: requestId))
             throw error
         }
     }

@@ -35,7 +35,9 @@ public struct PackageCatalog: Sendable {
     static let none = PackageCatalog(validated: [])
 
     public init(jsonData: Data) throws(LoadError) {
-        guard jsonData.count <= PointsLimits.catalogFileBytesMax else { throw LoadError(message: "file larger than 1 MiB") }
+        guard jsonData.count <= PointsLimits.catalogFileBytesMax else {
+            throw LoadError(message: "file larger than 1 MiB")
+        }
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: jsonData)
@@ -80,17 +82,22 @@ public struct PackageCatalog: Sendable {
                 throw LoadError(message: "invalid product code \"\(code)\"")
             }
             guard codes.insert(code).inserted else { throw LoadError(message: "duplicate product code \(code)") }
-            guard !package.appStoreProductId.isEmpty, package.appStoreProductId.utf8.count <= PointsLimits.sourceFieldBytesMax,
-                  storeIds.insert(package.appStoreProductId).inserted else {
+            guard !package.appStoreProductId.isEmpty,
+                package.appStoreProductId.utf8.count <= PointsLimits.sourceFieldBytesMax,
+                storeIds.insert(package.appStoreProductId).inserted
+            else {
                 throw LoadError(message: "\(code): App Store product id missing or duplicated")
             }
             guard package.credits > 0, package.credits <= PointsLimits.packageCreditsMax else {
                 throw LoadError(message: "\(code): credits must be 1...\(PointsLimits.packageCreditsMax)")
             }
             guard !package.displayName.isEmpty else { throw LoadError(message: "\(code): display name missing") }
-            guard isDecimal(package.referencePrice) else { throw LoadError(message: "\(code): reference price must be decimal text") }
+            guard isDecimal(package.referencePrice) else {
+                throw LoadError(message: "\(code): reference price must be decimal text")
+            }
             guard package.referenceCurrency.utf8.count == 3,
-                  package.referenceCurrency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+                package.referenceCurrency.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A })
+            else {
                 throw LoadError(message: "\(code): reference currency must be an ISO 4217 code")
             }
         }
@@ -100,7 +107,8 @@ public struct PackageCatalog: Sendable {
     private static func isDecimal(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 2, let whole = parts.first, !whole.isEmpty, whole.count <= 9,
-              whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber) else { return false }
+            whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber)
+        else { return false }
         if parts.count == 2 {
             let fraction = parts[1]
             return (1...2).contains(fraction.count) && fraction.allSatisfy(\.isASCII) && fraction.allSatisfy(\.isNumber)

@@ -33,17 +33,22 @@ public struct AdjustCommand: Sendable, Equatable {
         let userId = try PointsValidation.userId(userId)
         guard amount != 0, amount >= -PointsLimits.balanceMax, amount <= PointsLimits.balanceMax else {
             throw PointsError.validationFailed(
-                field: "amount", problem: "must be a non-zero integer in -\(PointsLimits.balanceMax)...\(PointsLimits.balanceMax)")
+                field: "amount",
+                problem: "must be a non-zero integer in -\(PointsLimits.balanceMax)...\(PointsLimits.balanceMax)")
         }
-        let reason = try PointsValidation.text(reason, field: "reason", maxBytes: PointsLimits.adjustReasonBytesMax, required: true)
-        let operatorName = try PointsValidation.text(operatorName, field: "operator", maxBytes: PointsLimits.operatorNameBytesMax, required: true)
+        let reason = try PointsValidation.text(
+            reason, field: "reason", maxBytes: PointsLimits.adjustReasonBytesMax, required: true)
+        let operatorName = try PointsValidation.text(
+            operatorName, field: "operator", maxBytes: PointsLimits.operatorNameBytesMax, required: true)
         let fingerprint = RequestFingerprint.make(
             kind: "adjust.v1", fields: [UUIDText.lowercased(userId), String(amount), reason, operatorName])
-        let eventId = eventId.isEmpty
+        let eventId =
+            eventId.isEmpty
             ? Self.derivedEventIdPrefix + fingerprint.prefix(Self.derivedEventIdHexDigits)
             : try PointsValidation.adjustmentEventId(eventId)
-        return ValidatedAdjustment(eventId: eventId, userId: userId, amount: amount, reason: reason, operatorName: operatorName,
-                                   fingerprint: fingerprint)
+        return ValidatedAdjustment(
+            eventId: eventId, userId: userId, amount: amount, reason: reason, operatorName: operatorName,
+            fingerprint: fingerprint)
     }
 }
 

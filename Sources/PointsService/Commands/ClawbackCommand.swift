@@ -14,7 +14,9 @@ public struct ClawbackCommand: Sendable, Equatable {
     /// of the purchase's credits. The store refuses more than the purchase credited.
     public var amount: Int64
 
-    public init(eventId: String, userId: String, originalEventId: String, bizId: String, reason: String = "", amount: Int64 = 0) {
+    public init(
+        eventId: String, userId: String, originalEventId: String, bizId: String, reason: String = "", amount: Int64 = 0
+    ) {
         self.eventId = eventId
         self.userId = userId
         self.originalEventId = originalEventId
@@ -27,17 +29,21 @@ public struct ClawbackCommand: Sendable, Equatable {
         let eventId = try PointsValidation.eventId(eventId)
         let userId = try PointsValidation.userId(userId)
         let originalEventId = try PointsValidation.eventId(originalEventId, field: "original_event_id")
-        let bizId = try PointsValidation.text(bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
-        let reason = try PointsValidation.text(reason, field: "reason", maxBytes: PointsLimits.reasonBytesMax, required: false)
+        let bizId = try PointsValidation.text(
+            bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
+        let reason = try PointsValidation.text(
+            reason, field: "reason", maxBytes: PointsLimits.reasonBytesMax, required: false)
         guard originalEventId != eventId else {
             throw PointsError.validationFailed(field: "original_event_id", problem: "must differ from event_id")
         }
         // The purchase's credits bound it further once the purchase is found (ClawbackPlan.amountToTakeBack).
         guard amount >= 0, amount <= PointsLimits.balanceMax else {
-            throw PointsError.validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
+            throw PointsError.validationFailed(
+                field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
         }
-        return ValidatedClawback(eventId: eventId, userId: userId, originalEventId: originalEventId, bizId: bizId,
-                                 reason: reason, amount: amount)
+        return ValidatedClawback(
+            eventId: eventId, userId: userId, originalEventId: originalEventId, bizId: bizId,
+            reason: reason, amount: amount)
     }
 }
 

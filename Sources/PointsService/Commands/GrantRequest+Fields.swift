@@ -4,8 +4,10 @@ import Contracts
 /// `PurchaseSource+Fields` has: the service validates `GrantRequest`
 /// itself (`ValidatedGrant(request:catalog:)`), with no copy between.
 extension GrantRequest {
-    init(eventId: String, userId: String, emailHash: String, productCode: String, bizId: String,
-         source: Contracts.PurchaseSource? = nil, emailMasked: String = "", quantity: Int32 = 0) {
+    init(
+        eventId: String, userId: String, emailHash: String, productCode: String, bizId: String,
+        source: Contracts.PurchaseSource? = nil, emailMasked: String = "", quantity: Int32 = 0
+    ) {
         self.init()
         self.eventId = eventId
         self.userId = userId

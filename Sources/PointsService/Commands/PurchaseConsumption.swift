@@ -14,8 +14,9 @@ public struct PurchaseConsumption: Sendable, Equatable {
     public var clawedBack: Int64 { credited - spent - remaining }
 
     public init(credited: Int64, spent: Int64, remaining: Int64) {
-        precondition(credited >= 0 && spent >= 0 && remaining >= 0 && spent + remaining <= credited,
-                     "a credit lot breaks remaining + spent <= credited")
+        precondition(
+            credited >= 0 && spent >= 0 && remaining >= 0 && spent + remaining <= credited,
+            "a credit lot breaks remaining + spent <= credited")
         self.credited = credited
         self.spent = spent
         self.remaining = remaining

@@ -4,8 +4,10 @@ import Contracts
 /// copy); PointsService adds the named fields its validation and
 /// fingerprint walk, and a memberwise init for tests and tools.
 extension Contracts.PurchaseSource {
-    init(source: String = "", platform: String = "", transactionId: String = "", originalTransactionId: String = "",
-         environment: String = "", appStoreProductId: String = "", paymentRecordId: String = "") {
+    init(
+        source: String = "", platform: String = "", transactionId: String = "", originalTransactionId: String = "",
+        environment: String = "", appStoreProductId: String = "", paymentRecordId: String = ""
+    ) {
         self.init()
         self.source = source
         self.platform = platform
@@ -18,8 +20,10 @@ extension Contracts.PurchaseSource {
 
     /// Field names (as in the proto) and values, in a fixed order.
     var namedFields: [(name: String, value: String)] {
-        [("source.source", source), ("source.platform", platform), ("source.transaction_id", transactionId),
-         ("source.original_transaction_id", originalTransactionId), ("source.environment", environment),
-         ("source.app_store_product_id", appStoreProductId), ("source.payment_record_id", paymentRecordId)]
+        [
+            ("source.source", source), ("source.platform", platform), ("source.transaction_id", transactionId),
+            ("source.original_transaction_id", originalTransactionId), ("source.environment", environment),
+            ("source.app_store_product_id", appStoreProductId), ("source.payment_record_id", paymentRecordId),
+        ]
     }
 }

@@ -20,14 +20,16 @@ public struct ReverseClawbackCommand: Sendable, Equatable {
         let eventId = try PointsValidation.eventId(eventId)
         let userId = try PointsValidation.userId(userId)
         let clawbackEventId = try PointsValidation.eventId(clawbackEventId, field: "clawback_event_id")
-        let bizId = try PointsValidation.text(bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
+        let bizId = try PointsValidation.text(
+            bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
         guard clawbackEventId != eventId else {
             throw PointsError.validationFailed(field: "clawback_event_id", problem: "must differ from event_id")
         }
         let fingerprint = RequestFingerprint.make(
             kind: "reverse_clawback.v1", fields: [UUIDText.lowercased(userId), clawbackEventId, bizId])
-        return ValidatedReversal(eventId: eventId, userId: userId, clawbackEventId: clawbackEventId, bizId: bizId,
-                                 fingerprint: fingerprint)
+        return ValidatedReversal(
+            eventId: eventId, userId: userId, clawbackEventId: clawbackEventId, bizId: bizId,
+            fingerprint: fingerprint)
     }
 }
 

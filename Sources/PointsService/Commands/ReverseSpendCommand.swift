@@ -20,8 +20,10 @@ public struct ReverseSpendCommand: Sendable, Equatable {
         guard spendEventId != eventId else {
             throw PointsError.validationFailed(field: "spend_event_id", problem: "must differ from event_id")
         }
-        let fingerprint = RequestFingerprint.make(kind: "reverse_spend.v1", fields: [UUIDText.lowercased(userId), spendEventId])
-        return ValidatedSpendReversal(eventId: eventId, userId: userId, spendEventId: spendEventId, fingerprint: fingerprint)
+        let fingerprint = RequestFingerprint.make(
+            kind: "reverse_spend.v1", fields: [UUIDText.lowercased(userId), spendEventId])
+        return ValidatedSpendReversal(
+            eventId: eventId, userId: userId, spendEventId: spendEventId, fingerprint: fingerprint)
     }
 }
 

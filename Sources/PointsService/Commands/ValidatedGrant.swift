@@ -37,15 +37,18 @@ struct ValidatedGrant: Sendable {
             userId = try PointsValidation.userId(request.userId)
             productCode = try PointsValidation.productCode(request.productCode)
             quantity = try ValidatedGrant.validQuantity(request.quantity)
-            bizId = try PointsValidation.text(request.bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
+            bizId = try PointsValidation.text(
+                request.bizId, field: "biz_id", maxBytes: PointsLimits.bizIdBytesMax, required: true)
             for field in source.namedFields {
-                _ = try PointsValidation.text(field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
+                _ = try PointsValidation.text(
+                    field.value, field: field.name, maxBytes: PointsLimits.sourceFieldBytesMax, required: false)
             }
             emailMasked = try PointsValidation.emailMasked(request.emailMasked)
             emailHash = request.emailHash.isEmpty ? nil : try PointsValidation.emailHash(request.emailHash)
             self.source = source
-            fingerprint = ValidatedGrant.fingerprint(userId: userId, productCode: productCode, bizId: bizId, emailHash: emailHash,
-                                                     source: source, quantity: quantity)
+            fingerprint = ValidatedGrant.fingerprint(
+                userId: userId, productCode: productCode, bizId: bizId, emailHash: emailHash,
+                source: source, quantity: quantity)
         }
     }
 
@@ -60,9 +63,13 @@ struct ValidatedGrant: Sendable {
             throw PointsError.productNotFound(productCode: identity.productCode)
         }
         // Sold once per email identity: one unit, never several at the starter price.
-        if package.kind == .starter && identity.quantity != 1 { throw PointsError.starterPackQuantity(quantity: identity.quantity) }
-        if !identity.source.appStoreProductId.isEmpty && identity.source.appStoreProductId != package.appStoreProductId {
-            throw PointsError.validationFailed(field: "source.app_store_product_id", problem: "does not match product_code")
+        if package.kind == .starter && identity.quantity != 1 {
+            throw PointsError.starterPackQuantity(quantity: identity.quantity)
+        }
+        if !identity.source.appStoreProductId.isEmpty && identity.source.appStoreProductId != package.appStoreProductId
+        {
+            throw PointsError.validationFailed(
+                field: "source.app_store_product_id", problem: "does not match product_code")
         }
         if identity.emailHash == nil && package.kind == .starter {
             throw PointsError.validationFailed(field: "email_hash", problem: "is required for a starter pack")
@@ -76,7 +83,8 @@ struct ValidatedGrant: Sendable {
     static func validQuantity(_ quantity: Int32) throws(PointsError) -> Int32 {
         if quantity == 0 { return 1 }
         guard quantity >= 1, quantity <= PointsLimits.quantityMax else {
-            throw PointsError.validationFailed(field: "quantity", problem: "must be 0...\(PointsLimits.quantityMax) (0 means 1)")
+            throw PointsError.validationFailed(
+                field: "quantity", problem: "must be 0...\(PointsLimits.quantityMax) (0 means 1)")
         }
         return quantity
     }
@@ -85,7 +93,8 @@ struct ValidatedGrant: Sendable {
     static func totalCredits(package: CreditPackage, quantity: Int32) throws(PointsError) -> Int64 {
         let (credits, overflow) = package.credits.multipliedReportingOverflow(by: Int64(quantity))
         guard !overflow, credits >= 0, credits <= PointsLimits.balanceMax else {
-            throw PointsError.validationFailed(field: "quantity", problem: "credits x quantity would exceed \(PointsLimits.balanceMax)")
+            throw PointsError.validationFailed(
+                field: "quantity", problem: "credits x quantity would exceed \(PointsLimits.balanceMax)")
         }
         return credits
     }
@@ -94,9 +103,12 @@ struct ValidatedGrant: Sendable {
     /// joins the fields only when it is not 1, so a grant stored before the
     /// field existed (its fingerprint has no quantity) is still recognised
     /// as a replay of the same purchase sent again.
-    static func fingerprint(userId: UUID, productCode: String, bizId: String, emailHash: String?, source: Contracts.PurchaseSource,
-                            quantity: Int32) -> String {
-        var fields = [UUIDText.lowercased(userId), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
+    static func fingerprint(
+        userId: UUID, productCode: String, bizId: String, emailHash: String?, source: Contracts.PurchaseSource,
+        quantity: Int32
+    ) -> String {
+        var fields =
+            [UUIDText.lowercased(userId), productCode, bizId, emailHash ?? ""] + source.namedFields.map(\.value)
         if quantity != 1 { fields.append("quantity=\(quantity)") }
         return RequestFingerprint.make(kind: "grant.v1", fields: fields)
     }

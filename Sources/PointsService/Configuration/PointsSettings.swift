@@ -24,13 +24,16 @@ struct PointsSettings: Sendable {
         var callerPolicy: CallerPolicy
     }
 
-    static let packagesFile = OptionSpec(flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON).")
+    static let packagesFile = OptionSpec(
+        flag: nil, env: "PACKAGES_FILE", default: "config/packages.json", help: "The package catalog (JSON).")
 
     /// Every option, in the order `--help` lists them (and problems are reported).
-    static let specs: [OptionSpec] = [
-        StandardOptions.listen(default: "127.0.0.1:50052"), AdminListener.option(default: "127.0.0.1:9182"), StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
-        packagesFile, StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
-    ] + PointsCallerPolicy.optionSpecs
+    static let specs: [OptionSpec] =
+        [
+            StandardOptions.listen(default: "127.0.0.1:50052"), AdminListener.option(default: "127.0.0.1:9182"),
+            StandardOptions.databaseURL, StandardOptions.databaseMaxConnections,
+            packagesFile, StandardOptions.logLevel, StandardOptions.tlsCertificate, StandardOptions.tlsKey,
+        ] + PointsCallerPolicy.optionSpecs
 
     /// Reads every setting `serving` needs (the server's too unless it is
     /// false), reporting each problem to `settings`; nil when there was one.
@@ -39,7 +42,9 @@ struct PointsSettings: Sendable {
         let database = ServiceDatabase.Settings.read(&settings)
         let catalog = readCatalog(&settings)
         let server = serving ? readServing(&settings) : nil
-        guard let logLevel, let database, let catalog, !serving || server != nil, settings.problems.isEmpty else { return nil }
+        guard let logLevel, let database, let catalog, !serving || server != nil, settings.problems.isEmpty else {
+            return nil
+        }
         return PointsSettings(logLevel: logLevel, database: database, catalog: catalog, serving: server)
     }
 
@@ -60,7 +65,9 @@ struct PointsSettings: Sendable {
         do {
             return try PackageCatalog.load(path: path)
         } catch {
-            settings.report(SettingProblem("PACKAGES_FILE", "must name a readable, valid package catalog (\(error.message))", because: reason))
+            settings.report(
+                SettingProblem(
+                    "PACKAGES_FILE", "must name a readable, valid package catalog (\(error.message))", because: reason))
             return nil
         }
     }

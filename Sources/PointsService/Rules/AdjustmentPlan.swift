@@ -13,19 +13,24 @@ struct AdjustmentPlan: Equatable, Sendable {
             throw PointsError.internalFailure(detail: "negative stored balance")
         }
         guard amount != 0, amount >= -PointsLimits.balanceMax, amount <= PointsLimits.balanceMax else {
-            throw PointsError.validationFailed(field: "amount", problem: "must be a non-zero integer in -\(PointsLimits.balanceMax)...\(PointsLimits.balanceMax)")
+            throw PointsError.validationFailed(
+                field: "amount",
+                problem: "must be a non-zero integer in -\(PointsLimits.balanceMax)...\(PointsLimits.balanceMax)")
         }
         if amount < 0 {
             // lifetime_earned >= balance (it is balance + lifetime_spent), so it stays >= 0 too.
             guard -amount <= balance, -amount <= lifetimeEarned else {
-                throw PointsError.validationFailed(field: "amount", problem: "takes \(-amount) but the balance holds only \(balance)")
+                throw PointsError.validationFailed(
+                    field: "amount", problem: "takes \(-amount) but the balance holds only \(balance)")
             }
         } else {
             guard balance <= PointsLimits.balanceMax - amount, lifetimeEarned <= PointsLimits.balanceMax - amount else {
-                throw PointsError.validationFailed(field: "amount", problem: "balance would exceed \(PointsLimits.balanceMax)")
+                throw PointsError.validationFailed(
+                    field: "amount", problem: "balance would exceed \(PointsLimits.balanceMax)")
             }
         }
-        let plan = AdjustmentPlan(balanceBefore: balance, balanceAfter: balance + amount, lifetimeEarnedAfter: lifetimeEarned + amount)
+        let plan = AdjustmentPlan(
+            balanceBefore: balance, balanceAfter: balance + amount, lifetimeEarnedAfter: lifetimeEarned + amount)
         assert(plan.balanceAfter >= 0 && plan.lifetimeEarnedAfter >= 0)
         return plan
     }

@@ -16,10 +16,13 @@ struct ClawbackPlan: Equatable, Sendable {
     /// credits; otherwise 1...purchaseCredits (a refund never takes back more
     /// than the purchase gave).
     static func amountToTakeBack(requested: Int64, purchaseCredits: Int64) throws(PointsError) -> Int64 {
-        guard purchaseCredits >= 0 else { throw PointsError.internalFailure(detail: "negative purchase amount in a stored row") }
+        guard purchaseCredits >= 0 else {
+            throw PointsError.internalFailure(detail: "negative purchase amount in a stored row")
+        }
         if requested == 0 { return purchaseCredits }
         guard requested > 0, requested <= purchaseCredits else {
-            throw PointsError.validationFailed(field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
+            throw PointsError.validationFailed(
+                field: "amount", problem: "must be 0 (all of the purchase) or 1...the purchase's credits")
         }
         return requested
     }
@@ -35,8 +38,9 @@ struct ClawbackPlan: Equatable, Sendable {
         let deducted = min(balance, amount)
         // lifetime_earned >= balance holds while nothing is spent; min() keeps it non-negative regardless.
         let earnedAfter = lifetimeEarned - min(lifetimeEarned, deducted)
-        let plan = ClawbackPlan(creditsDeducted: deducted, overdueAmount: amount - deducted,
-                                balanceAfter: balance - deducted, lifetimeEarnedAfter: earnedAfter)
+        let plan = ClawbackPlan(
+            creditsDeducted: deducted, overdueAmount: amount - deducted,
+            balanceAfter: balance - deducted, lifetimeEarnedAfter: earnedAfter)
         assert(plan.balanceAfter >= 0 && plan.creditsDeducted + plan.overdueAmount == amount)
         return plan
     }

@@ -12,8 +12,8 @@ enum LedgerPageToken {
         if token.isEmpty { return nil }
         let invalid = PointsError.validationFailed(field: "page_token", problem: "is not a token this service issued")
         guard token.utf8.count <= PointsLimits.pageTokenBytesMax, let bytes = try? StrictBase64.decodeURL(token),
-              let text = String(validating: bytes, as: UTF8.self), text.hasPrefix("v1:"),
-              let sequence = Int64(text.dropFirst(3)), sequence > 0
+            let text = String(validating: bytes, as: UTF8.self), text.hasPrefix("v1:"),
+            let sequence = Int64(text.dropFirst(3)), sequence > 0
         else { throw invalid }
         return sequence
     }

@@ -34,14 +34,18 @@ struct OverdueSettlement: Equatable, Sendable {
     /// shares a reversal gave back (one per lot), `owed` the clawbacks
     /// found for those lots (at most one unreversed per purchase).
     static func plan(restored: [LotShare], owed: [OwedClawback]) -> [OverdueSettlement] {
-        precondition(restored.allSatisfy { $0.amount >= 0 } && owed.allSatisfy { $0.outstanding >= 0 }, "negative amount")
+        precondition(
+            restored.allSatisfy { $0.amount >= 0 } && owed.allSatisfy { $0.outstanding >= 0 }, "negative amount")
         precondition(Set(owed.map(\.purchaseEventId)).count == owed.count, "two unreversed clawbacks of one purchase")
         return restored.compactMap { share in
-            guard let clawback = owed.first(where: { $0.purchaseEventId == share.sourceEventId }), clawback.outstanding > 0,
-                  share.amount > 0 else { return nil }
-            return OverdueSettlement(clawbackEventId: clawback.clawbackEventId, purchaseEventId: clawback.purchaseEventId,
-                                     bizId: clawback.bizId, outstandingBefore: clawback.outstanding,
-                                     amount: min(share.amount, clawback.outstanding))
+            guard let clawback = owed.first(where: { $0.purchaseEventId == share.sourceEventId }),
+                clawback.outstanding > 0,
+                share.amount > 0
+            else { return nil }
+            return OverdueSettlement(
+                clawbackEventId: clawback.clawbackEventId, purchaseEventId: clawback.purchaseEventId,
+                bizId: clawback.bizId, outstandingBefore: clawback.outstanding,
+                amount: min(share.amount, clawback.outstanding))
         }
     }
 
@@ -49,7 +53,8 @@ struct OverdueSettlement: Equatable, Sendable {
     /// (`LedgerEventNamespace.refund`, which no Spend caller or operator may
     /// use), one per spend reversal and clawback, at a fixed length.
     static func eventId(spendReversalEventId: String, clawbackEventId: String) -> String {
-        eventIdPrefix + RequestFingerprint.make(kind: "refund_settlement.id.v1", fields: [spendReversalEventId, clawbackEventId])
+        eventIdPrefix
+            + RequestFingerprint.make(kind: "refund_settlement.id.v1", fields: [spendReversalEventId, clawbackEventId])
     }
 
     static let eventIdPrefix = "refund.settlement:"

@@ -51,7 +51,8 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .validationFailed: return "INVALID_ARGUMENT"
         case .productNotFound, .eventNotFound: return "NOT_FOUND"
-        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached: return "FAILED_PRECONDITION"
+        case .starterPackIneligible, .starterPackQuantity, .insufficientCredits, .balanceLimitReached:
+            return "FAILED_PRECONDITION"
         case .eventConflict: return "ALREADY_EXISTS"
         case .databaseUnavailable: return "UNAVAILABLE"
         case .internalFailure: return "INTERNAL"
@@ -86,7 +87,8 @@ public enum PointsError: Error, Equatable, Sendable, CustomStringConvertible {
         case .starterPackQuantity(let quantity):
             return "a starter pack is sold one at a time, once per email identity; this purchase is for \(quantity)"
         case .insufficientCredits(let balance): return "not enough credits: the balance is \(balance)"
-        case .balanceLimitReached(let credits): return "crediting \(credits) would take the balance past \(PointsLimits.balanceMax)"
+        case .balanceLimitReached(let credits):
+            return "crediting \(credits) would take the balance past \(PointsLimits.balanceMax)"
         case .eventConflict(_, let problem): return "event id already used: \(problem)"
         case .databaseUnavailable: return "database unavailable, retry later"
         case .internalFailure: return "internal error"

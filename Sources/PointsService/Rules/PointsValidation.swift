@@ -15,7 +15,8 @@ enum PointsValidation {
         let bytes = text.utf8
         guard !bytes.isEmpty else { throw PointsError.validationFailed(field: field, problem: "is required") }
         guard bytes.count <= PointsLimits.eventIdBytesMax else {
-            throw PointsError.validationFailed(field: field, problem: "longer than \(PointsLimits.eventIdBytesMax) bytes")
+            throw PointsError.validationFailed(
+                field: field, problem: "longer than \(PointsLimits.eventIdBytesMax) bytes")
         }
         for byte in bytes where !isEventIdByte(byte) {
             throw PointsError.validationFailed(field: field, problem: "may only contain letters, digits and . _ : -")
@@ -28,7 +29,9 @@ enum PointsValidation {
     static func callerEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
         let eventId = try eventId(text, field: field)
         guard !LedgerEventNamespace.isReserved(eventId) else {
-            throw PointsError.validationFailed(field: field, problem: "may not start with one of the ledger's own \(quoted(LedgerEventNamespace.reserved))")
+            throw PointsError.validationFailed(
+                field: field,
+                problem: "may not start with one of the ledger's own \(quoted(LedgerEventNamespace.reserved))")
         }
         return eventId
     }
@@ -44,7 +47,8 @@ enum PointsValidation {
     static func adjustmentEventId(_ text: String, field: String = "event_id") throws(PointsError) -> String {
         let eventId = try eventId(text, field: field)
         guard !paymentNamespaces.contains(where: { eventId.hasPrefix($0) }) else {
-            throw PointsError.validationFailed(field: field, problem: "may not start with one of the payment movements' \(quoted(paymentNamespaces))")
+            throw PointsError.validationFailed(
+                field: field, problem: "may not start with one of the payment movements' \(quoted(paymentNamespaces))")
         }
         return eventId
     }
@@ -111,7 +115,8 @@ enum PointsValidation {
     /// may repeat); the field names the failing entry (`user_ids[3]`).
     static func userIds(_ texts: [String]) throws(PointsError) -> [UUID] {
         guard !texts.isEmpty, texts.count <= PointsLimits.balancesPerCallMax else {
-            throw PointsError.validationFailed(field: "user_ids", problem: "must hold 1...\(PointsLimits.balancesPerCallMax) user ids")
+            throw PointsError.validationFailed(
+                field: "user_ids", problem: "must hold 1...\(PointsLimits.balancesPerCallMax) user ids")
         }
         var ids: [UUID] = []
         ids.reserveCapacity(texts.count)
@@ -125,7 +130,8 @@ enum PointsValidation {
     static func pageSize(_ value: Int32) throws(PointsError) -> Int {
         if value == 0 { return PointsLimits.ledgerPageSizeDefault }
         guard value > 0, value <= Int32(PointsLimits.ledgerPageSizeMax) else {
-            throw PointsError.validationFailed(field: "page_size", problem: "must be 0...\(PointsLimits.ledgerPageSizeMax)")
+            throw PointsError.validationFailed(
+                field: "page_size", problem: "must be 0...\(PointsLimits.ledgerPageSizeMax)")
         }
         return Int(value)
     }

@@ -6,7 +6,9 @@ enum ReplayDecision: Equatable, Sendable {
     case conflict(problem: String)
 
     /// `stored` is the row already holding this event id, if any.
-    static func decide(stored: (changeType: String, fingerprint: String)?, expectedChangeType: String, fingerprint: String) -> ReplayDecision {
+    static func decide(
+        stored: (changeType: String, fingerprint: String)?, expectedChangeType: String, fingerprint: String
+    ) -> ReplayDecision {
         guard let stored else { return .apply }
         guard stored.changeType == expectedChangeType else {
             return .conflict(problem: "it belongs to a \(stored.changeType) entry")

@@ -9,17 +9,21 @@ struct ReversalPlan: Equatable, Sendable {
     /// The part of `creditsRestored` that spend reversals had settled.
     var overdueSettledRestored: Int64 = 0
 
-    static func make(balance: Int64, lifetimeEarned: Int64, clawbackDeducted: Int64,
-                     overdueSettled: Int64 = 0) throws(PointsError) -> ReversalPlan {
+    static func make(
+        balance: Int64, lifetimeEarned: Int64, clawbackDeducted: Int64,
+        overdueSettled: Int64 = 0
+    ) throws(PointsError) -> ReversalPlan {
         guard balance >= 0, lifetimeEarned >= 0, clawbackDeducted >= 0, overdueSettled >= 0,
-              clawbackDeducted <= PointsLimits.balanceMax, overdueSettled <= PointsLimits.balanceMax else {
+            clawbackDeducted <= PointsLimits.balanceMax, overdueSettled <= PointsLimits.balanceMax
+        else {
             throw PointsError.internalFailure(detail: "negative or oversized amount in a stored row")
         }
         let restored = clawbackDeducted + overdueSettled
         guard balance <= PointsLimits.balanceMax - restored, lifetimeEarned <= PointsLimits.balanceMax - restored else {
             throw PointsError.balanceLimitReached(credits: restored)
         }
-        return ReversalPlan(creditsRestored: restored, balanceAfter: balance + restored, lifetimeEarnedAfter: lifetimeEarned + restored,
-                            overdueSettledRestored: overdueSettled)
+        return ReversalPlan(
+            creditsRestored: restored, balanceAfter: balance + restored, lifetimeEarnedAfter: lifetimeEarned + restored,
+            overdueSettledRestored: overdueSettled)
     }
 }

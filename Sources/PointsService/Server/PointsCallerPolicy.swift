@@ -9,12 +9,14 @@ import ServiceKit
 enum PointsCallerPolicy {
     static let spendCallers = OptionSpec(
         flag: nil, env: "POINTS_SPEND_CALLERS",
-        help: "Comma-separated certificate identities (subjectAltName DNS names or URIs) allowed to call Spend and ReverseSpend; "
+        help:
+            "Comma-separated certificate identities (subjectAltName DNS names or URIs) allowed to call Spend and ReverseSpend; "
             + "empty: nobody.")
 
     /// The settings the policy and the server's TLS read.
     static let optionSpecs = [
-        StandardOptions.internalAuth, StandardOptions.tlsClientCA, StandardOptions.paymentsIdentity, StandardOptions.gatewayIdentity,
+        StandardOptions.internalAuth, StandardOptions.tlsClientCA, StandardOptions.paymentsIdentity,
+        StandardOptions.gatewayIdentity,
         spendCallers,
     ]
 
@@ -49,7 +51,9 @@ enum PointsCallerPolicy {
         let payments = identity("PAYMENTS_IDENTITY", "it is the only caller allowed to grant and claw back credits")
         let gateway = identity("GATEWAY_IDENTITY", "it is the caller allowed to read balances, packages and ledgers")
         let spendText = settings.value("POINTS_SPEND_CALLERS") ?? ""
-        let spend = settings.read { () throws(SettingProblem) in try CallerPolicy.identities(spendText, setting: "POINTS_SPEND_CALLERS") }
+        let spend = settings.read { () throws(SettingProblem) in
+            try CallerPolicy.identities(spendText, setting: "POINTS_SPEND_CALLERS")
+        }
         guard let payments, let gateway, let spend else { return nil }
         // One identity, one role: a typo that names the internet-facing
         // gateway as PaymentsService or as a spend caller would hand it grants,
@@ -57,10 +61,12 @@ enum PointsCallerPolicy {
         let roleReason = "each certificate identity has one role: the gateway must not grant, claw back or spend"
         var problems: [SettingProblem] = []
         if gateway == payments {
-            problems.append(SettingProblem("GATEWAY_IDENTITY", "must differ from PAYMENTS_IDENTITY", because: roleReason))
+            problems.append(
+                SettingProblem("GATEWAY_IDENTITY", "must differ from PAYMENTS_IDENTITY", because: roleReason))
         }
         for role in [(payments, "PAYMENTS_IDENTITY"), (gateway, "GATEWAY_IDENTITY")] where spend.contains(role.0) {
-            problems.append(SettingProblem("POINTS_SPEND_CALLERS", "must not name \(role.1) (\(role.0))", because: roleReason))
+            problems.append(
+                SettingProblem("POINTS_SPEND_CALLERS", "must not name \(role.1) (\(role.0))", because: roleReason))
         }
         for problem in problems { settings.report(problem) }
         guard problems.isEmpty else { return nil }

@@ -39,9 +39,13 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.grant) { request, call in
-            let result = try await audit.audited(.grant, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
+            let result = try await audit.audited(
+                .grant, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
+            ) {
                 try await store.grant(request)
-            } figures: { LedgerAudit.Figures(credits: $0.creditsAdded, balanceAfter: $0.balance, replayed: $0.replayed) }
+            } figures: {
+                LedgerAudit.Figures(credits: $0.creditsAdded, balanceAfter: $0.balance, replayed: $0.replayed)
+            }
             var response = GrantResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -52,11 +56,16 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.clawback) { request, call in
-            let result = try await audit.audited(.clawback, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
-                try await store.clawback(ClawbackCommand(
-                    eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
-                    bizId: request.bizId, reason: request.reason, amount: request.amount))
-            } figures: { LedgerAudit.Figures(credits: -$0.creditsDeducted, balanceAfter: $0.balance, replayed: $0.replayed) }
+            let result = try await audit.audited(
+                .clawback, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
+            ) {
+                try await store.clawback(
+                    ClawbackCommand(
+                        eventId: request.eventId, userId: request.userId, originalEventId: request.originalEventId,
+                        bizId: request.bizId, reason: request.reason, amount: request.amount))
+            } figures: {
+                LedgerAudit.Figures(credits: -$0.creditsDeducted, balanceAfter: $0.balance, replayed: $0.replayed)
+            }
             var response = ClawbackResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -70,9 +79,13 @@ struct PointsRPCService: Sendable {
             let result = try await audit.audited(
                 .clawbackReversal, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
             ) {
-                try await store.reverseClawback(ReverseClawbackCommand(
-                    eventId: request.eventId, userId: request.userId, clawbackEventId: request.clawbackEventId, bizId: request.bizId))
-            } figures: { LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed) }
+                try await store.reverseClawback(
+                    ReverseClawbackCommand(
+                        eventId: request.eventId, userId: request.userId, clawbackEventId: request.clawbackEventId,
+                        bizId: request.bizId))
+            } figures: {
+                LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed)
+            }
             var response = ReverseClawbackResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -81,11 +94,17 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.spend) { request, call in
-            let result = try await audit.audited(.spend, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)) {
-                try await store.spend(SpendCommand(
-                    eventId: request.eventId, userId: request.userId, amount: request.amount, bizType: request.bizType,
-                    bizId: request.bizId, metadataJSON: request.metadataJson))
-            } figures: { LedgerAudit.Figures(credits: -$0.amount, balanceAfter: $0.balance, replayed: $0.replayed) }
+            let result = try await audit.audited(
+                .spend, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
+            ) {
+                try await store.spend(
+                    SpendCommand(
+                        eventId: request.eventId, userId: request.userId, amount: request.amount,
+                        bizType: request.bizType,
+                        bizId: request.bizId, metadataJSON: request.metadataJson))
+            } figures: {
+                LedgerAudit.Figures(credits: -$0.amount, balanceAfter: $0.balance, replayed: $0.replayed)
+            }
             var response = SpendResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -105,9 +124,12 @@ struct PointsRPCService: Sendable {
             let result = try await audit.audited(
                 .spendReversal, eventId: request.eventId, userId: request.userId, requestId: Self.requestId(call)
             ) {
-                try await store.reverseSpend(ReverseSpendCommand(
-                    eventId: request.eventId, userId: request.userId, spendEventId: request.spendEventId))
-            } figures: { LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed) }
+                try await store.reverseSpend(
+                    ReverseSpendCommand(
+                        eventId: request.eventId, userId: request.userId, spendEventId: request.spendEventId))
+            } figures: {
+                LedgerAudit.Figures(credits: $0.creditsRestored, balanceAfter: $0.balance, replayed: $0.replayed)
+            }
             var response = ReverseSpendResponse()
             response.eventId = result.eventId
             response.replayed = result.replayed
@@ -118,7 +140,10 @@ struct PointsRPCService: Sendable {
         }
         router.register(PointsMethods.getPurchaseConsumption) { request, _ in
             var response = GetPurchaseConsumptionResponse()
-            guard let lot = try await store.purchaseConsumption(userId: request.userId, purchaseEventId: request.purchaseEventId) else {
+            guard
+                let lot = try await store.purchaseConsumption(
+                    userId: request.userId, purchaseEventId: request.purchaseEventId)
+            else {
                 return response
             }
             response.found = true
@@ -129,7 +154,8 @@ struct PointsRPCService: Sendable {
             return response
         }
         router.register(PointsMethods.listLedger) { request, _ in
-            let page = try await store.listLedger(userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
+            let page = try await store.listLedger(
+                userId: request.userId, pageSize: request.pageSize, pageToken: request.pageToken)
             var response = ListLedgerResponse()
             response.nextPageToken = page.nextPageToken
             response.entries = page.entries.map { entry in

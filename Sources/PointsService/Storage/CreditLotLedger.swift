@@ -17,15 +17,21 @@ enum CreditLotLedger {
     /// to `balance`: a difference (ledger rows written outside this store)
     /// is logged by the caller and absorbed by the opening lot, so a take
     /// never finds too little and the lots never claim more than the balance.
-    static func openLots(_ userId: UUID, balance: Int64, in transaction: PostgresConnection) async throws -> (lots: [CreditLot], drift: Int64) {
-        let rows = try await transaction.query("""
+    static func openLots(_ userId: UUID, balance: Int64, in transaction: PostgresConnection) async throws -> (
+        lots: [CreditLot], drift: Int64
+    ) {
+        let rows = try await transaction.query(
+            """
             select source_event_id, remaining from credit_lots
             where user_id = $1::uuid and remaining > 0 order by seq
             """, [.uuid(userId)])
-        var lots = try rows.map { CreditLot(sourceEventId: try $0.string("source_event_id"), remaining: try $0.int64("remaining")) }
+        var lots = try rows.map {
+            CreditLot(sourceEventId: try $0.string("source_event_id"), remaining: try $0.int64("remaining"))
+        }
         let drift = balance - lots.reduce(0) { $0 + $1.remaining }
         if drift > 0 {
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 insert into credit_lots as lot (user_id, source_event_id, credited, remaining) values ($1::uuid, $2, $3::bigint, $3::bigint)
                 on conflict (user_id, source_event_id) do update
                     set credited = lot.credited + excluded.credited, remaining = lot.remaining + excluded.remaining
@@ -41,8 +47,11 @@ enum CreditLotLedger {
 
     /// A new source of credits (an operator's credit; purchases add theirs
     /// inside `GrantStatement`).
-    static func addLot(_ userId: UUID, sourceEventId: String, credits: Int64, in transaction: PostgresConnection) async throws {
-        try await transaction.query("""
+    static func addLot(_ userId: UUID, sourceEventId: String, credits: Int64, in transaction: PostgresConnection)
+        async throws
+    {
+        try await transaction.query(
+            """
             insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, $2, $3::bigint, $3::bigint)
             """, [.uuid(userId), .text(sourceEventId), .int64(credits)])
     }
@@ -51,11 +60,13 @@ enum CreditLotLedger {
     /// `eventId`, records them as that event's movements so it can be
     /// undone exactly; `countsAsSpent` moves the lots' spent figure too.
     static func move(
-        _ shares: [LotShare], of userId: UUID, eventId: String?, taking: Bool, countsAsSpent: Bool, in transaction: PostgresConnection
+        _ shares: [LotShare], of userId: UUID, eventId: String?, taking: Bool, countsAsSpent: Bool,
+        in transaction: PostgresConnection
     ) async throws {
         guard !shares.isEmpty else { return }
         let sign: Int64 = taking ? -1 : 1
-        try await transaction.query("""
+        try await transaction.query(
+            """
             with shares as (select * from jsonb_to_recordset($2::jsonb) as s(source_event_id text, amount bigint)),
                  moved as (
                      update credit_lots lot set remaining = lot.remaining + $3::bigint * s.amount,
@@ -66,15 +77,22 @@ enum CreditLotLedger {
                      insert into lot_movements (event_id, source_event_id, user_id, amount)
                      select $5::text, source_event_id, $1::uuid, amount from shares where $5::text is not null)
             select count(*) as moved from moved
-            """, [.uuid(userId), .json(json(shares)), .int64(sign), .bool(countsAsSpent), eventId.map(PostgresValue.text) ?? .null])
+            """,
+            [
+                .uuid(userId), .json(json(shares)), .int64(sign), .bool(countsAsSpent),
+                eventId.map(PostgresValue.text) ?? .null,
+            ])
     }
 
     /// Moves the lots' spent figure alone by `shares` (up when `adding`):
     /// credits a clawback took from other lots in place of its purchase's
     /// spent ones (`CreditLots.spentElsewhere`), and their return.
-    static func shiftSpent(_ shares: [LotShare], of userId: UUID, adding: Bool, in transaction: PostgresConnection) async throws {
+    static func shiftSpent(_ shares: [LotShare], of userId: UUID, adding: Bool, in transaction: PostgresConnection)
+        async throws
+    {
         guard !shares.isEmpty else { return }
-        try await transaction.query("""
+        try await transaction.query(
+            """
             with shares as (select * from jsonb_to_recordset($2::jsonb) as s(source_event_id text, amount bigint))
             update credit_lots lot set spent = lot.spent + $3::bigint * s.amount
             from shares s where lot.user_id = $1::uuid and lot.source_event_id = s.source_event_id
@@ -82,31 +100,41 @@ enum CreditLotLedger {
     }
 
     /// What has been spent of one lot (0 when there is none).
-    static func spent(_ sourceEventId: String, of userId: UUID, in transaction: PostgresConnection) async throws -> Int64 {
-        try await transaction.query("select spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
-                                    [.uuid(userId), .text(sourceEventId)]).first?.int64("spent") ?? 0
+    static func spent(_ sourceEventId: String, of userId: UUID, in transaction: PostgresConnection) async throws
+        -> Int64
+    {
+        try await transaction.query(
+            "select spent from credit_lots where user_id = $1::uuid and source_event_id = $2",
+            [.uuid(userId), .text(sourceEventId)]
+        ).first?.int64("spent") ?? 0
     }
 
     /// Gives back what `eventId` took (its recorded movements) and returns
     /// the shares. Credits it took before movements were recorded (before
     /// attribution began) go back to the opening lot, so the lots still add
     /// up to the balance.
-    static func restore(_ eventId: String, amount: Int64, of userId: UUID, countsAsSpent: Bool,
-                        in transaction: PostgresConnection) async throws -> [LotShare] {
-        let recorded = try await transaction.query("""
+    static func restore(
+        _ eventId: String, amount: Int64, of userId: UUID, countsAsSpent: Bool,
+        in transaction: PostgresConnection
+    ) async throws -> [LotShare] {
+        let recorded = try await transaction.query(
+            """
             select m.source_event_id, m.amount from lot_movements m join credit_lots lot
                 on lot.user_id = m.user_id and lot.source_event_id = m.source_event_id
             where m.event_id = $1 and m.user_id = $2::uuid order by lot.seq
-            """, [.text(eventId), .uuid(userId)]).map { LotShare(sourceEventId: try $0.string("source_event_id"), amount: try $0.int64("amount")) }
+            """, [.text(eventId), .uuid(userId)]
+        ).map { LotShare(sourceEventId: try $0.string("source_event_id"), amount: try $0.int64("amount")) }
         var shares = recorded
         let unrecorded = amount - recorded.reduce(0) { $0 + $1.amount }
         if unrecorded > 0 {
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 insert into credit_lots (user_id, source_event_id, credited, remaining) values ($1::uuid, $2, 0, 0)
                 on conflict (user_id, source_event_id) do nothing
                 """, [.uuid(userId), .text(openingSource(userId))])
             // Spent before attribution began counts as spent from the opening lot.
-            try await transaction.query("""
+            try await transaction.query(
+                """
                 update credit_lots set credited = credited + $3::bigint, spent = spent + case when $4::boolean then $3::bigint else 0 end
                 where user_id = $1::uuid and source_event_id = $2
                 """, [.uuid(userId), .text(openingSource(userId)), .int64(unrecorded), .bool(countsAsSpent)])
@@ -117,11 +145,13 @@ enum CreditLotLedger {
     }
 
     static func json(_ shares: [LotShare]) -> String {
-        JSONWriter.string(of: .array(shares.map { share in
-            var object = JSONObject()
-            object.insert("source_event_id", .string(share.sourceEventId))
-            object.insert("amount", .integer(share.amount))
-            return .object(object)
-        }))
+        JSONWriter.string(
+            of: .array(
+                shares.map { share in
+                    var object = JSONObject()
+                    object.insert("source_event_id", .string(share.sourceEventId))
+                    object.insert("amount", .integer(share.amount))
+                    return .object(object)
+                }))
     }
 }

@@ -73,7 +73,8 @@ enum GrantBatchStatement: BatchedWrite {
     static func outcomes(_ rows: PostgresRows, of grants: [ValidatedGrant]) throws(PostgresError) -> [Outcome] {
         var written: [String: Outcome] = [:]
         for row in rows {
-            written[try row.string("event_id")] = .applied(ledgerEntryId: try row.uuid("id"), balanceAfter: try row.int64("balance_after"))
+            written[try row.string("event_id")] = .applied(
+                ledgerEntryId: try row.uuid("id"), balanceAfter: try row.int64("balance_after"))
         }
         return grants.map { written[$0.eventId] ?? .refusedAtBalanceMax }
     }
@@ -86,7 +87,10 @@ enum GrantBatchStatement: BatchedWrite {
     /// A lone grant runs the single `GrantStatement`, exactly as without batching.
     static func execute(_ grants: [ValidatedGrant], on connection: PostgresConnection) async throws -> [Outcome] {
         if grants.count == 1 {
-            return [try GrantStatement.outcome(try await connection.query(GrantStatement.sql, GrantStatement.parameters(grants[0])))]
+            return [
+                try GrantStatement.outcome(
+                    try await connection.query(GrantStatement.sql, GrantStatement.parameters(grants[0])))
+            ]
         }
         return try outcomes(try await connection.query(sql, parameters(grants)), of: grants)
     }

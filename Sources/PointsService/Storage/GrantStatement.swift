@@ -29,8 +29,11 @@ enum GrantStatement {
         """
 
     static func parameters(_ grant: ValidatedGrant) -> [PostgresValue] {
-        [.uuid(grant.userId), .text(grant.eventId), .int64(grant.credits), .text(grant.bizId), .text(grant.fingerprint),
-         .json(LedgerMetadata.purchase(grant)), .int64(PointsLimits.balanceMax)]
+        [
+            .uuid(grant.userId), .text(grant.eventId), .int64(grant.credits), .text(grant.bizId),
+            .text(grant.fingerprint),
+            .json(LedgerMetadata.purchase(grant)), .int64(PointsLimits.balanceMax),
+        ]
     }
 
     /// What the statement did: a row when it applied, none when the balance cap refused it.

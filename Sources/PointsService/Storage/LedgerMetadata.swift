@@ -33,8 +33,10 @@ enum LedgerMetadata {
     /// one after n - 1 reversals (PaymentsService's refund cycle n).
     /// `spent_attributed` (only when > 0): what it took from other lots
     /// as their spent credits, which its reversal takes off them again.
-    static func refund(_ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
-                       cycle: Int64, spentAttributed: Int64) -> String {
+    static func refund(
+        _ clawback: ValidatedClawback, plan: ClawbackPlan, requestedAmount: Int64, purchaseCredits: Int64,
+        cycle: Int64, spentAttributed: Int64
+    ) -> String {
         var ext: [String: any Sendable] = [
             "refund_cycle": cycle,
             "original_event_id": clawback.originalEventId,
@@ -100,14 +102,15 @@ enum LedgerMetadata {
     private static func document(_ ext: [String: any Sendable]) -> JSONValue {
         var members = JSONObject()
         for key in ext.keys.sorted() {
-            let value: JSONValue = switch ext[key] {
-            case let text as String: .string(text)
-            case let number as Int64: .integer(number)
-            case let number as Int: .integer(Int64(number))
-            case let number as Int32: .integer(Int64(number))
-            case let flag as Bool: .bool(flag)
-            default: preconditionFailure("ledger metadata holds strings, integers and booleans only (\(key))")
-            }
+            let value: JSONValue =
+                switch ext[key] {
+                case let text as String: .string(text)
+                case let number as Int64: .integer(number)
+                case let number as Int: .integer(Int64(number))
+                case let number as Int32: .integer(Int64(number))
+                case let flag as Bool: .bool(flag)
+                default: preconditionFailure("ledger metadata holds strings, integers and booleans only (\(key))")
+                }
             members.insert(key, value)
         }
         var document = JSONObject()

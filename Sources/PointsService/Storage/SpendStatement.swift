@@ -18,12 +18,16 @@ enum SpendStatement {
         """
 
     static func parameters(_ spend: ValidatedSpend) -> [PostgresValue] {
-        [.uuid(spend.userId), .text(spend.eventId), .int64(spend.amount), .text(spend.bizType), .text(spend.bizId),
-         .text(spend.fingerprint), .json(JSONWriter.string(of: spend.metadata ?? .object(JSONObject())))]
+        [
+            .uuid(spend.userId), .text(spend.eventId), .int64(spend.amount), .text(spend.bizType), .text(spend.bizId),
+            .text(spend.fingerprint), .json(JSONWriter.string(of: spend.metadata ?? .object(JSONObject()))),
+        ]
     }
 
     /// Calls the function for `spend`: autocommitted, or inside the caller's transaction.
-    static func run(_ spend: ValidatedSpend, on connection: PostgresConnection) async throws -> (Outcome, balance: Int64) {
+    static func run(_ spend: ValidatedSpend, on connection: PostgresConnection) async throws -> (
+        Outcome, balance: Int64
+    ) {
         try outcome(of: try await connection.query(sql, parameters(spend)).first!)
     }
 
@@ -43,7 +47,8 @@ enum SpendStatement {
     static func outcome(of row: PostgresRow) throws -> (Outcome, balance: Int64) {
         let balance = try row.int64("balance")
         switch try row.string("outcome") {
-        case "applied": return (.applied(entryId: try row.uuid("id"), attribution: try row.string("attribution")), balance)
+        case "applied":
+            return (.applied(entryId: try row.uuid("id"), attribution: try row.string("attribution")), balance)
         case "stored": return (.stored, balance)
         case "insufficient": return (.insufficient, balance)
         case "drift": return (.drift, balance)

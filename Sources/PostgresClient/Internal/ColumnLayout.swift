@@ -30,9 +30,10 @@ struct ColumnLayout: Sendable {
         for (position, name) in names.enumerated() {
             guard let field = PQfname(result, Int32(position)) else { return false }
             let length = strlen(field)
-            let same = name.utf8.withContiguousStorageIfAvailable { bytes in
-                bytes.count == length && (length == 0 || memcmp(bytes.baseAddress!, field, length) == 0)
-            } ?? (name == String(cString: field))
+            let same =
+                name.utf8.withContiguousStorageIfAvailable { bytes in
+                    bytes.count == length && (length == 0 || memcmp(bytes.baseAddress!, field, length) == 0)
+                } ?? (name == String(cString: field))
             guard same else { return false }
         }
         return true

@@ -36,8 +36,10 @@ final class LibPQConnection: @unchecked Sendable {
     static var liveHandleCount: Int { liveHandles.withLock { $0 } }
     private static let liveHandles = LockedCounter()
 
-    private init(handle: OpaquePointer, maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
-                 noticeHandler: (@Sendable (PostgresNotice) -> Void)?) {
+    private init(
+        handle: OpaquePointer, maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
+        noticeHandler: (@Sendable (PostgresNotice) -> Void)?
+    ) {
         self.handle = handle
         self.maxPreparedStatements = maxPreparedStatements
         self.reactor = reactor
@@ -59,14 +61,18 @@ final class LibPQConnection: @unchecked Sendable {
     /// `parameters` are libpq keyword/value pairs where a "dbname" holding a
     /// URL is expanded (later keywords override it).
     /// `socketEvents` nil: the process's `PostgresSocketReactor`.
-    static func connect(parameters: [(String, String)], maxPreparedStatements: Int,
-                        socketEvents: (any PostgresSocketEvents)? = nil,
-                        noticeHandler: (@Sendable (PostgresNotice) -> Void)? = nil) async -> Result<LibPQConnection, PostgresError> {
+    static func connect(
+        parameters: [(String, String)], maxPreparedStatements: Int,
+        socketEvents: (any PostgresSocketEvents)? = nil,
+        noticeHandler: (@Sendable (PostgresNotice) -> Void)? = nil
+    ) async -> Result<LibPQConnection, PostgresError> {
         let reactor = socketEvents ?? PostgresSocketReactor.shared
         return await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: connectBlocking(parameters: parameters, maxPreparedStatements: maxPreparedStatements,
-                                                               reactor: reactor, noticeHandler: noticeHandler))
+                continuation.resume(
+                    returning: connectBlocking(
+                        parameters: parameters, maxPreparedStatements: maxPreparedStatements,
+                        reactor: reactor, noticeHandler: noticeHandler))
             }
             thread.name = "postgres-connect"
             thread.stackSize = 512 * 1024
@@ -74,23 +80,31 @@ final class LibPQConnection: @unchecked Sendable {
         }
     }
 
-    private static func connectBlocking(parameters: [(String, String)], maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
-                                        noticeHandler: (@Sendable (PostgresNotice) -> Void)?) -> Result<LibPQConnection, PostgresError> {
+    private static func connectBlocking(
+        parameters: [(String, String)], maxPreparedStatements: Int, reactor: any PostgresSocketEvents,
+        noticeHandler: (@Sendable (PostgresNotice) -> Void)?
+    ) -> Result<LibPQConnection, PostgresError> {
         let handle = withCStringArray(parameters.map(\.0)) { keywords in
             withCStringArray(parameters.map(\.1)) { values in
                 PQconnectdbParams(keywords, values, 1)
             }
         }
         guard let handle else {
-            return .failure(PostgresError(code: .connectionFailed, message: "libpq could not allocate a connection", isConnectionLoss: true))
+            return .failure(
+                PostgresError(
+                    code: .connectionFailed, message: "libpq could not allocate a connection", isConnectionLoss: true))
         }
         liveHandles.withLock { $0 += 1 }
-        guard PQstatus(handle) == CONNECTION_OK else { return .failure(finishFailed(handle, message: lastMessage(handle))) }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            return .failure(finishFailed(handle, message: lastMessage(handle)))
+        }
         guard PQsetnonblocking(handle, 1) == 0 else {
             return .failure(finishFailed(handle, message: "cannot switch to non-blocking mode: \(lastMessage(handle))"))
         }
-        return .success(LibPQConnection(handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor,
-                                        noticeHandler: noticeHandler))
+        return .success(
+            LibPQConnection(
+                handle: handle, maxPreparedStatements: maxPreparedStatements, reactor: reactor,
+                noticeHandler: noticeHandler))
     }
 
     /// Frees a handle whose connect failed; the error to report.
@@ -128,13 +142,17 @@ final class LibPQConnection: @unchecked Sendable {
     /// prepared once per connection (one extra round trip, the first time)
     /// and reused; past the cache limit it runs unnamed.
     func query(_ sql: String, _ parameters: [String?]) async -> Result<PostgresRows, PostgresError> {
-        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(Self.busyError()) }
+        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return .failure(Self.busyError())
+        }
         defer { inFlight.store(false, ordering: .releasing) }
         let count = Int32(parameters.count)
         if let prepared = preparedStatements[sql] {
             // Known text: checked for NUL bytes when it was first prepared.
             let result = await roundTrip(layoutHint: prepared.lastLayout) { handle in
-                withCStringArray(parameters) { values in PQsendQueryPrepared(handle, prepared.name, count, values, nil, nil, 0) }
+                withCStringArray(parameters) { values in
+                    PQsendQueryPrepared(handle, prepared.name, count, values, nil, nil, 0)
+                }
             }
             guard case .failure(let error) = result, error.sqlState == Self.featureNotSupported else {
                 remember(result, of: sql)
@@ -208,7 +226,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// (the rows are those of the last statement; an error wins, as with
     /// `PQexec`). For DDL and BEGIN/COMMIT.
     func execute(_ sql: String) async -> Result<PostgresRows, PostgresError> {
-        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return .failure(Self.busyError()) }
+        guard inFlight.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return .failure(Self.busyError())
+        }
         defer { inFlight.store(false, ordering: .releasing) }
         return await roundTrip { handle in PQsendQuery(handle, sql) }
     }
@@ -217,15 +237,19 @@ final class LibPQConnection: @unchecked Sendable {
 
     /// Sends with `send` (a `PQsend…` call, 1 on success) on this thread,
     /// then suspends until the reactor has read every result.
-    private func roundTrip(layoutHint: ColumnLayout? = nil, _ send: (OpaquePointer) -> Int32) async -> Result<PostgresRows, PostgresError> {
+    private func roundTrip(layoutHint: ColumnLayout? = nil, _ send: (OpaquePointer) -> Int32) async -> Result<
+        PostgresRows, PostgresError
+    > {
         guard let handle else { return .failure(Self.closedError()) }
         guard send(handle) == 1 else {
-            return .failure(PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
+            return .failure(
+                PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
         }
         let flush = PQflush(handle)
         guard flush >= 0 else { return .failure(lostError(handle)) }
         return await withCheckedContinuation { continuation in
-            let pending = PendingRoundTrip(connection: self, continuation: continuation, flushPending: flush == 1, layoutHint: layoutHint)
+            let pending = PendingRoundTrip(
+                connection: self, continuation: continuation, flushPending: flush == 1, layoutHint: layoutHint)
             arm(pending, handle: handle)
         }
     }
@@ -238,7 +262,9 @@ final class LibPQConnection: @unchecked Sendable {
         // armed nothing, so no other thread can be here to race the undo.
         isRegisteredWithReactor = true
         do {
-            try reactor.arm(fd: PQsocket(handle), writable: pending.flushPending, alreadyRegistered: alreadyRegistered, waiter: pending)
+            try reactor.arm(
+                fd: PQsocket(handle), writable: pending.flushPending, alreadyRegistered: alreadyRegistered,
+                waiter: pending)
         } catch {
             isRegisteredWithReactor = alreadyRegistered
             pending.finish(.failure(error))
@@ -258,8 +284,11 @@ final class LibPQConnection: @unchecked Sendable {
         guard PQconsumeInput(handle) == 1 else { return pending.finish(.failure(lostError(handle))) }
         while PQisBusy(handle) == 0 {
             guard let result = PQgetResult(handle) else {
-                return pending.finish(pending.takeKept().map { consume($0, handle: handle, layoutHint: pending.layoutHint) } ?? .failure(PostgresError(
-                    code: .queryFailed, message: "the server sent no result", isConnectionLoss: isBroken)))
+                return pending.finish(
+                    pending.takeKept().map { consume($0, handle: handle, layoutHint: pending.layoutHint) }
+                        ?? .failure(
+                            PostgresError(
+                                code: .queryFailed, message: "the server sent no result", isConnectionLoss: isBroken)))
             }
             let status = PQresultStatus(result)
             if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
@@ -269,8 +298,11 @@ final class LibPQConnection: @unchecked Sendable {
                 // connection is lost to us: reported so, the pool drops it.
                 PQclear(result)
                 leftInCopyState = true
-                return pending.finish(.failure(PostgresError(code: .queryFailed, message: "COPY is not supported by this client",
-                                                             isConnectionLoss: true)))
+                return pending.finish(
+                    .failure(
+                        PostgresError(
+                            code: .queryFailed, message: "COPY is not supported by this client",
+                            isConnectionLoss: true)))
             }
             pending.keep(result)
         }
@@ -282,9 +314,12 @@ final class LibPQConnection: @unchecked Sendable {
     }
 
     /// Copies a result into Swift values and clears it on every path.
-    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, layoutHint: ColumnLayout?) -> Result<PostgresRows, PostgresError> {
+    private func consume(_ result: OpaquePointer?, handle: OpaquePointer, layoutHint: ColumnLayout?) -> Result<
+        PostgresRows, PostgresError
+    > {
         guard let result else {
-            return .failure(PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
+            return .failure(
+                PostgresError(code: .queryFailed, message: Self.lastMessage(handle), isConnectionLoss: isBroken))
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -358,8 +393,11 @@ private final class PendingRoundTrip: PostgresSocketWaiter {
     private var kept: OpaquePointer?
     private var keptIsError = false
 
-    init(connection: LibPQConnection, continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>, flushPending: Bool,
-         layoutHint: ColumnLayout?) {
+    init(
+        connection: LibPQConnection, continuation: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>,
+        flushPending: Bool,
+        layoutHint: ColumnLayout?
+    ) {
         self.connection = connection
         self.continuation = continuation
         self.flushPending = flushPending
@@ -394,7 +432,9 @@ private final class PendingRoundTrip: PostgresSocketWaiter {
 }
 
 /// Lends `strings` as a C array of C strings; the pointers live only inside `body`.
-private func withCStringArray<Result>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result) -> Result {
+private func withCStringArray<Result>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result)
+    -> Result
+{
     let copies: [UnsafeMutablePointer<CChar>?] = strings.map { string in string.map { strdup($0) } ?? nil }
     defer { for copy in copies { free(copy) } }
     var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }

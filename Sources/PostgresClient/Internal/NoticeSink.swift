@@ -17,9 +17,10 @@ final class NoticeSink: Sendable {
         guard let context, let result else { return }
         let sink = Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue()
         func field(_ code: Int32) -> String? { PQresultErrorField(result, code).map { String(cString: $0) } }
-        sink.handler(PostgresNotice(
-            severity: field(CLibPQ_diagSeverityNonlocalized()) ?? "NOTICE",
-            sqlState: field(CLibPQ_diagSQLState()),
-            message: field(CLibPQ_diagMessagePrimary()) ?? ""))
+        sink.handler(
+            PostgresNotice(
+                severity: field(CLibPQ_diagSeverityNonlocalized()) ?? "NOTICE",
+                sqlState: field(CLibPQ_diagSQLState()),
+                message: field(CLibPQ_diagMessagePrimary()) ?? ""))
     }
 }

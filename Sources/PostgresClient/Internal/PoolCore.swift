@@ -20,16 +20,18 @@ actor PoolCore {
     init(configuration: PostgresPool.Configuration, clock: any Clock<Duration>) {
         self.configuration = configuration
         self.clock = clock
-        self.state = PoolStateMachine(connectionsMax: configuration.connectionsMax, waitersMax: configuration.waitersMax)
+        self.state = PoolStateMachine(
+            connectionsMax: configuration.connectionsMax, waitersMax: configuration.waitersMax)
     }
 
     var statistics: PostgresPool.Statistics {
-        PostgresPool.Statistics(openConnections: state.openCount, idleConnections: state.idle.count,
-                                waiters: state.waiterCount, peakOpenConnections: state.peakOpenCount)
+        PostgresPool.Statistics(
+            openConnections: state.openCount, idleConnections: state.idle.count,
+            waiters: state.waiterCount, peakOpenConnections: state.peakOpenCount)
     }
 
     func close() {
-        let (_, failing) = state.close()   // idle connections close as they are dropped here
+        let (_, failing) = state.close()  // idle connections close as they are dropped here
         for id in failing { resume(id, with: .failure(PostgresError(code: .poolClosed, message: "pool closed"))) }
     }
 
@@ -97,7 +99,8 @@ actor PoolCore {
         let timeout = configuration.acquireTimeout
         let clock = self.clock
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<PostgresConnection, PostgresError>, Never>) in
                 // Runs on the actor: a cancellation before this point is seen here,
                 // one after it finds the registered waiter.
                 if Task.isCancelled {
@@ -108,8 +111,10 @@ actor PoolCore {
                 let timeoutTask = Task { [weak self] in
                     try? await clock.sleep(for: timeout)
                     guard !Task.isCancelled else { return }
-                    await self?.waiterLeft(id, failingWith: PostgresError(
-                        code: .timeout, message: "no connection within \(timeout)"))
+                    await self?.waiterLeft(
+                        id,
+                        failingWith: PostgresError(
+                            code: .timeout, message: "no connection within \(timeout)"))
                 }
                 waiters[id] = Waiter(continuation: continuation, timeoutTask: timeoutTask)
             }
@@ -119,7 +124,8 @@ actor PoolCore {
         return try result.get()
     }
 
-    private static let cancelledError = PostgresError(code: .cancelled, message: "the task waiting for a connection was cancelled")
+    private static let cancelledError = PostgresError(
+        code: .cancelled, message: "the task waiting for a connection was cancelled")
 
     private func waiterLeft(_ id: UInt64, failingWith error: PostgresError) {
         guard state.waiterLeft(id) else { return }

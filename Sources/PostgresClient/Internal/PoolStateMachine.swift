@@ -83,7 +83,7 @@ struct PoolStateMachine<Connection> {
             openCount -= 1
             if broken {
                 openCount -= idle.count
-                idle.removeAll()   // the owner closes a connection when it drops it
+                idle.removeAll()  // the owner closes a connection when it drops it
             }
             return .discard(openForWaiter: reserveSlotForWaiter())
         }

@@ -1,8 +1,6 @@
 import CEventIO
 import Foundation
 
-
-
 /// The default `PostgresSocketEvents`: one epoll thread per process that waits for libpq sockets on behalf of
 /// suspended queries, so no thread blocks per connection and a statement costs
 /// no hand-off to a connection thread: the caller sends on its own thread,
@@ -34,7 +32,8 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
     /// failure nothing stays retained and the caller must fail its query.
     func arm(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: PostgresSocketWaiter) throws(PostgresError) {
         let token = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
-        let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        let interest =
+            EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, token)
         waiter.handOff.give()
         // A descriptor is added once and modified afterwards; libpq may have
@@ -42,7 +41,9 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
         guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
             let code = errno
             Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).release()
-            throw PostgresError(code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(code)", isConnectionLoss: true)
+            throw PostgresError(
+                code: .queryFailed, message: "epoll_ctl failed for a database socket: errno \(code)",
+                isConnectionLoss: true)
         }
     }
 
@@ -64,7 +65,8 @@ final class PostgresSocketReactor: PostgresSocketEvents, @unchecked Sendable {
             for index in 0..<Int(count) {
                 let token = CEventIO_epoll_event_token(&events[index])
                 let ready = CEventIO_epoll_event_events(&events[index])
-                let waiter = Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!).takeRetainedValue()
+                let waiter = Unmanaged<PostgresSocketWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token))!)
+                    .takeRetainedValue()
                 waiter.handOff.take()
                 waiter.socketBecameReady(ready)
             }

@@ -6,10 +6,10 @@ enum PostgresTimestamp {
     static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              let year = number(bytes, 0, 4), let month = number(bytes, 5, 2), let day = number(bytes, 8, 2),
-              let hour = number(bytes, 11, 2), let minute = number(bytes, 14, 2), let second = number(bytes, 17, 2)
+            bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(bytes, 0, 4), let month = number(bytes, 5, 2), let day = number(bytes, 8, 2),
+            let hour = number(bytes, 11, 2), let minute = number(bytes, 14, 2), let second = number(bytes, 17, 2)
         else { return nil }
         var position = 19
         var fraction = 0.0
@@ -25,7 +25,9 @@ enum PostgresTimestamp {
         var offsetSeconds = 0
         if position < bytes.count {
             let sign = bytes[position]
-            guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"), let offsetHours = number(bytes, position + 1, 2) else { return nil }
+            guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"),
+                let offsetHours = number(bytes, position + 1, 2)
+            else { return nil }
             var offsetMinutes = 0
             position += 3
             if bytes.count >= position + 3, bytes[position] == UInt8(ascii: ":") {

@@ -4,7 +4,9 @@ public struct ConnectionBackoff: Sendable, Hashable {
     public var multiplier: Double
     public var maximumDelay: Duration
 
-    public init(initialDelay: Duration = .milliseconds(100), multiplier: Double = 1.6, maximumDelay: Duration = .seconds(5)) {
+    public init(
+        initialDelay: Duration = .milliseconds(100), multiplier: Double = 1.6, maximumDelay: Duration = .seconds(5)
+    ) {
         precondition(initialDelay > .zero && multiplier >= 1 && maximumDelay >= initialDelay)
         self.initialDelay = initialDelay
         self.multiplier = multiplier

@@ -18,8 +18,10 @@ public final class RPCClient: UnaryCaller {
         /// reach the end of HTTP/2's id space without 2^30 calls.
         var firstStreamIDForTesting: Int32?
 
-        public init(limits: RPCLimits = .default, backoff: ConnectionBackoff = .init(),
-                    connectTimeout: Duration = .seconds(5), tls: TLSConfiguration? = nil) {
+        public init(
+            limits: RPCLimits = .default, backoff: ConnectionBackoff = .init(),
+            connectTimeout: Duration = .seconds(5), tls: TLSConfiguration? = nil
+        ) {
             self.limits = limits
             self.backoff = backoff
             self.connectTimeout = connectTimeout
@@ -44,7 +46,9 @@ public final class RPCClient: UnaryCaller {
 
     /// `loop`: run the connections on this loop (its owner stops it) instead
     /// of a loop of the client's own, e.g. the loop whose tasks make the calls.
-    public init(targets: [HostAndPort], configuration: Configuration = .init(), loop sharedLoop: EventLoop? = nil) throws {
+    public init(targets: [HostAndPort], configuration: Configuration = .init(), loop sharedLoop: EventLoop? = nil)
+        throws
+    {
         precondition(!targets.isEmpty, "RPCClient needs at least one target")
         self.targets = targets
         self.configuration = configuration
@@ -77,7 +81,9 @@ public final class RPCClient: UnaryCaller {
         _ method: MethodDescriptor, request: [UInt8], metadata: Metadata = [:], timeout: Duration? = nil
     ) async throws -> ClientResponse<[UInt8]> {
         guard request.count <= configuration.limits.messageSizeBytesMax else {
-            throw RPCError(code: .resourceExhausted, message: "Request message larger than \(configuration.limits.messageSizeBytesMax) bytes")
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "Request message larger than \(configuration.limits.messageSizeBytesMax) bytes")
         }
         if closed.withLock({ $0 }) { throw RPCError(code: .unavailable, message: "Client closed") }
         // A caller already cancelled sends nothing: from a task on the loop
@@ -94,9 +100,11 @@ public final class RPCClient: UnaryCaller {
             try await withCheckedThrowingContinuation { (continuation: ClientCall.Completion) in
                 let start: @Sendable () -> Void = {
                     let existing = callBox.withLock { $0 }
-                    let call = existing?.value ?? ClientCall(
-                        path: method.path, metadata: metadata, body: MessageFramer.frame(request),
-                        timeout: timeout, limits: limits, loop: loop)
+                    let call =
+                        existing?.value
+                        ?? ClientCall(
+                            path: method.path, metadata: metadata, body: MessageFramer.frame(request),
+                            timeout: timeout, limits: limits, loop: loop)
                     if existing == nil { callBox.withLock { $0 = LoopBound(call, loop: loop) } }
                     call.begin(continuation)
                     guard !call.isFinished else { return }
@@ -111,7 +119,8 @@ public final class RPCClient: UnaryCaller {
                     continuation.resume(throwing: RPCError(code: .unavailable, message: "Client closed"))
                 } catch {
                     // Nothing was sent: shed here, transient for the caller.
-                    continuation.resume(throwing: RPCError(code: .resourceExhausted, message: "Call not started: \(error)"))
+                    continuation.resume(
+                        throwing: RPCError(code: .resourceExhausted, message: "Call not started: \(error)"))
                 }
             }
         } onCancel: {
@@ -121,13 +130,15 @@ public final class RPCClient: UnaryCaller {
                     call = existing.value
                 } else {
                     // Cancelled before the call reached the loop: create it finished.
-                    call = ClientCall(path: method.path, metadata: metadata, body: [], timeout: nil, limits: limits, loop: loop)
+                    call = ClientCall(
+                        path: method.path, metadata: metadata, body: [], timeout: nil, limits: limits, loop: loop)
                     callBox.withLock { $0 = LoopBound(call, loop: loop) }
                 }
                 call.fail(RPCError(code: .cancelled, message: "Call cancelled"))
             }
         }
-        return ClientResponse(message: response.message, metadata: response.metadata, trailingMetadata: response.trailingMetadata)
+        return ClientResponse(
+            message: response.message, metadata: response.metadata, trailingMetadata: response.trailingMetadata)
     }
 
     /// Round-robin, preferring targets not in backoff.

@@ -10,15 +10,18 @@ extension HTTP2Connection {
     /// reading, and sends the preface and SETTINGS. Open requests with
     /// `startRequest(headers:body:delegate:)`. Call on `loop`; the returned
     /// connection is loop-confined. On failure the descriptor is closed.
-    public static func client(adopting socket: ConnectedSocket, loop: EventLoop, limits: RPCLimits) throws -> HTTP2Connection {
+    public static func client(adopting socket: ConnectedSocket, loop: EventLoop, limits: RPCLimits) throws
+        -> HTTP2Connection
+    {
         loop.assertInEventLoop()
         let remotePeer = socket.remotePeer
         let (fd, transport) = socket.releaseTransport()
         guard fd >= 0 else { throw SystemError(call: "HTTP2Connection.client", errorNumber: EBADF) }
         let connection: HTTP2Connection
         do {
-            connection = try HTTP2Connection(loop: loop, fd: fd, transport: transport, role: .client,
-                                             remotePeer: remotePeer, limits: limits)
+            connection = try HTTP2Connection(
+                loop: loop, fd: fd, transport: transport, role: .client,
+                remotePeer: remotePeer, limits: limits)
         } catch {
             Glibc.close(fd)
             throw error

@@ -103,8 +103,10 @@ public final class HTTP2Connection {
     /// `tlsSession`: the TLS session under `transport` when that wraps it
     /// (an adopted connection's `PrefixedTransport`); a `TLSTransport`
     /// passed as `transport` itself is found without it.
-    init(loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits,
-         responseWriteTimeout: Duration? = nil, tlsSession: TLSTransport? = nil) throws {
+    init(
+        loop: EventLoop, fd: Int32, transport: any ByteTransport, role: Role, remotePeer: String, limits: RPCLimits,
+        responseWriteTimeout: Duration? = nil, tlsSession: TLSTransport? = nil
+    ) throws {
         loop.assertInEventLoop()
         precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
         precondition(responseWriteTimeout == nil || role == .server, "a response write timeout is for servers")
@@ -167,7 +169,8 @@ public final class HTTP2Connection {
         }
         defer { nghttp2_option_del(options) }
         nghttp2_option_set_max_send_header_block_length(options, limits.headerListBytesMax * 4)
-        nghttp2_option_set_stream_reset_rate_limit(options, UInt64(limits.streamResetBurstMax), UInt64(limits.streamResetRefillPerSecond))
+        nghttp2_option_set_stream_reset_rate_limit(
+            options, UInt64(limits.streamResetBurstMax), UInt64(limits.streamResetRefillPerSecond))
 
         // The session never outlives this object (deleted in close/deinit),
         // so an unretained pointer is safe as nghttp2's user data.
@@ -184,15 +187,22 @@ public final class HTTP2Connection {
         session = created
 
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(limits.concurrentStreamsMax)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(limits.streamWindowBytes)),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.headerListBytesMax)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: UInt32(limits.concurrentStreamsMax)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                value: UInt32(limits.streamWindowBytes)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: UInt32(limits.headerListBytesMax)),
         ]
         if role == .client {
             settings.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0))
         }
         nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
-        nghttp2_session_set_local_window_size(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(limits.connectionWindowBytes))
+        nghttp2_session_set_local_window_size(
+            created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(limits.connectionWindowBytes))
     }
 
     /// Starts reading and sends our SETTINGS (and, as client, the preface).
@@ -259,8 +269,9 @@ public final class HTTP2Connection {
         let deadline = oldest.advanced(by: responseWriteTimeout)
         guard deadline <= .now else { return armWriteProgressTimer(from: oldest) }
         if let session {
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_ENHANCE_YOUR_CALM.rawValue, nil, 0)
+            nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_ENHANCE_YOUR_CALM.rawValue, nil, 0)
         }
         // Best effort: a peer that does not read will not see it.
         flush()
@@ -300,7 +311,9 @@ public final class HTTP2Connection {
     /// retires itself as a received GOAWAY would: it sends GOAWAY, calls
     /// `onGoAway`, lets its open streams finish and then closes; nothing was
     /// sent for the refused request, so the caller may send it elsewhere.
-    public func startRequest(headers: [HTTPHeaderField], body: [UInt8]?, delegate: any HTTP2StreamDelegate) -> HTTP2Stream? {
+    public func startRequest(headers: [HTTPHeaderField], body: [UInt8]?, delegate: any HTTP2StreamDelegate)
+        -> HTTP2Stream?
+    {
         loop.assertInEventLoop()
         guard role == .client, let session, acceptsNewStreams else { return nil }
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: dataReadCallback)
@@ -358,7 +371,8 @@ public final class HTTP2Connection {
             return nghttp2_submit_response(session, stream.id, nva, count, &provider)
         }
         if result != 0 {
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError)
+            nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, HTTP2Stream.ErrorCode.internalError)
         } else if responseWriteTimeout != nil {
             let now = ContinuousClock.now
             stream.responsePendingSince = now
@@ -377,7 +391,9 @@ public final class HTTP2Connection {
 
     func sendTrailers(on stream: HTTP2Stream, trailers: [HTTPHeaderField]) {
         loop.assertInEventLoop()
-        guard !stream.isClosed, stream.hasDataProvider, !stream.outboundEnded, stream.pendingTrailers == nil else { return }
+        guard !stream.isClosed, stream.hasDataProvider, !stream.outboundEnded, stream.pendingTrailers == nil else {
+            return
+        }
         stream.pendingTrailers = trailers
         resume(stream)
     }
@@ -411,8 +427,9 @@ public final class HTTP2Connection {
         // One round trip lets requests already in flight from the peer arrive.
         shutdownTimer = loop.schedule(after: limits.goAwayNotice) { [weak self] in
             guard let self, let session = self.session, !self.isClosed else { return }
-            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
-                                  nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
+            nghttp2_submit_goaway(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                nghttp2_session_get_last_proc_stream_id(session), NGHTTP2_NO_ERROR.rawValue, nil, 0)
             self.flush()
         }
     }
@@ -524,7 +541,9 @@ public final class HTTP2Connection {
             switch outcome {
             case .bytes(let count):
                 inSessionCall = true
-                let consumed = readBuffer.withUnsafeBufferPointer { nghttp2_session_mem_recv(session, $0.baseAddress, count) }
+                let consumed = readBuffer.withUnsafeBufferPointer {
+                    nghttp2_session_mem_recv(session, $0.baseAddress, count)
+                }
                 inSessionCall = false
                 terminateIfResetBudgetExhausted()
                 if consumed < 0 || closeRequested {
@@ -641,7 +660,8 @@ public final class HTTP2Connection {
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         guard role == .server, frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
-              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+            frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+        else { return 0 }
         let stream = HTTP2Stream(id: frame.pointee.hd.stream_id, connection: self)
         streams[stream.id] = stream
         idleSince = nil
@@ -649,7 +669,9 @@ public final class HTTP2Connection {
         return 0
     }
 
-    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
+    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>)
+        -> Int32
+    {
         guard let stream = streams[streamID] else { return 0 }
         stream.receivingHeaderBytes += name.count + value.count + 32
         if stream.receivingHeaderBytes > limits.headerListBytesMax {
@@ -658,14 +680,16 @@ public final class HTTP2Connection {
         // The rest of a refused block is still decoded (HPACK's table) but not kept.
         if stream.droppingReceivedHeaders { return 0 }
         if role == .server, let delegate = stream.delegate,
-           !delegate.streamIsReceivingHeaders(stream, bytes: stream.receivingHeaderBytes) {
+            !delegate.streamIsReceivingHeaders(stream, bytes: stream.receivingHeaderBytes)
+        {
             stream.droppingReceivedHeaders = true
             stream.receivingHeaders = []
             return 0
         }
         if stream.receivingHeaders.isEmpty { stream.receivingHeaders.reserveCapacity(Self.headerFieldsExpected) }
-        stream.receivingHeaders.append(HTTPHeaderField(
-            name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+        stream.receivingHeaders.append(
+            HTTPHeaderField(
+                name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
         return 0
     }
 
@@ -702,7 +726,9 @@ public final class HTTP2Connection {
     fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let header = frame.pointee.hd
         // END_STREAM (on HEADERS or DATA; no stream frame carries ACK).
-        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, let stream = streams[header.stream_id] else { return 0 }
+        guard header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0, let stream = streams[header.stream_id] else {
+            return 0
+        }
         stream.endStreamSent = true
         // The whole response is serialized; what is left of it waits in
         // `writeBuffer`, timed by `writeStalledSince`.
@@ -746,7 +772,9 @@ public final class HTTP2Connection {
         return 0
     }
 
-    fileprivate func readData(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    fileprivate func readData(
+        streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
         guard let stream = streams[streamID], let session else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
@@ -791,10 +819,12 @@ private func withNameValues<R>(_ fields: [HTTPHeaderField], _ body: (UnsafePoint
                 offset = copyUTF8(field.name, into: storage, at: offset)
                 let valueStart = offset
                 offset = copyUTF8(field.value, into: storage, at: offset)
-                pairs.initializeElement(at: index, to: nghttp2_nv(
-                    name: base + nameStart, value: base + valueStart,
-                    namelen: valueStart - nameStart, valuelen: offset - valueStart,
-                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                pairs.initializeElement(
+                    at: index,
+                    to: nghttp2_nv(
+                        name: base + nameStart, value: base + valueStart,
+                        namelen: valueStart - nameStart, valuelen: offset - valueStart,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
             defer { pairs.baseAddress!.deinitialize(count: fields.count) }
             return body(UnsafePointer(pairs.baseAddress!), fields.count)
@@ -818,11 +848,14 @@ private let onBeginHeadersCallback: nghttp2_on_begin_headers_callback = { _, fra
     HTTP2Connection.with(userData) { $0.beginHeaders(frame!) }
 }
 
-private let onHeaderCallback: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    HTTP2Connection.with(userData) { $0.header(
-        streamID: frame!.pointee.hd.stream_id,
-        name: UnsafeBufferPointer(start: name, count: nameLength),
-        value: UnsafeBufferPointer(start: value, count: valueLength)) }
+private let onHeaderCallback: nghttp2_on_header_callback = {
+    _, frame, name, nameLength, value, valueLength, _, userData in
+    HTTP2Connection.with(userData) {
+        $0.header(
+            streamID: frame!.pointee.hd.stream_id,
+            name: UnsafeBufferPointer(start: name, count: nameLength),
+            value: UnsafeBufferPointer(start: value, count: valueLength))
+    }
 }
 
 private let onFrameRecvCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
@@ -834,7 +867,9 @@ private let onFrameSendCallback: nghttp2_on_frame_send_callback = { _, frame, us
 }
 
 private let onDataChunkRecvCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
-    HTTP2Connection.with(userData) { $0.dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length)) }
+    HTTP2Connection.with(userData) {
+        $0.dataChunk(streamID: streamID, bytes: UnsafeBufferPointer(start: data, count: length))
+    }
 }
 
 private let onStreamCloseCallback: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in

@@ -26,8 +26,10 @@ public final class HTTP2Server: @unchecked Sendable {
         /// `HTTPServer` set 30 s by default.
         public var responseWriteTimeout: Duration?
 
-        public init(host: String = "127.0.0.1", port: Int = 0, limits: RPCLimits = .default,
-                    tls: TLSConfiguration? = nil, backlog: Int32 = 1024, responseWriteTimeout: Duration? = nil) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, limits: RPCLimits = .default,
+            tls: TLSConfiguration? = nil, backlog: Int32 = 1024, responseWriteTimeout: Duration? = nil
+        ) {
             precondition(responseWriteTimeout.map { $0 > .zero } ?? true, "a response write timeout above zero")
             self.host = host
             self.port = port
@@ -56,7 +58,10 @@ public final class HTTP2Server: @unchecked Sendable {
 
     /// `loop`: serve on this loop, which its owner stops after `shutdown`,
     /// instead of a loop of the server's own.
-    public init(configuration: Configuration, loop lentLoop: EventLoop? = nil, makeStreamDelegate: @escaping StreamDelegateFactory) throws {
+    public init(
+        configuration: Configuration, loop lentLoop: EventLoop? = nil,
+        makeStreamDelegate: @escaping StreamDelegateFactory
+    ) throws {
         self.configuration = configuration
         self.makeStreamDelegate = makeStreamDelegate
         self.tlsContext = try configuration.tls.map { try TLSContext(server: $0) }
@@ -70,7 +75,8 @@ public final class HTTP2Server: @unchecked Sendable {
     /// Binds and starts accepting. Returns the bound port.
     @discardableResult
     public func start() throws -> Int {
-        let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        let (fd, port) = try Socket.listen(
+            host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         boundPort.withLock { $0 = port }
         let accepted = loop.execute { [self] in
             listenerFD = fd
@@ -190,7 +196,9 @@ public final class HTTP2Server: @unchecked Sendable {
             Glibc.close(fd)
             throw SystemError(call: "HTTP2Server.adopt", errorNumber: shuttingDown ? ESHUTDOWN : EMFILE)
         }
-        return try adopt(fd: fd, transport: PlainTransport(fd: fd), initialBytes: initialBytes, remotePeer: remotePeer, onClose: onClose)
+        return try adopt(
+            fd: fd, transport: PlainTransport(fd: fd), initialBytes: initialBytes, remotePeer: remotePeer,
+            onClose: onClose)
     }
 
     /// Like `adopt(fd:initialBytes:remotePeer:onClose:)` for a socket that
@@ -212,13 +220,15 @@ public final class HTTP2Server: @unchecked Sendable {
     }
 
     private func adopt(
-        fd: Int32, transport base: any ByteTransport, initialBytes: [UInt8], remotePeer: String, onClose: @escaping () -> Void
+        fd: Int32, transport base: any ByteTransport, initialBytes: [UInt8], remotePeer: String,
+        onClose: @escaping () -> Void
     ) throws -> HTTP2Connection {
         let transport = PrefixedTransport(prefix: initialBytes, base: base)
         let connection: HTTP2Connection
         do {
             connection = try HTTP2Connection(
-                loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer, limits: configuration.limits,
+                loop: loop, fd: fd, transport: transport, role: .server, remotePeer: remotePeer,
+                limits: configuration.limits,
                 responseWriteTimeout: configuration.responseWriteTimeout, tlsSession: base as? TLSTransport)
         } catch {
             Glibc.close(fd)

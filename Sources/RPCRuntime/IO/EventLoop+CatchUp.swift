@@ -28,7 +28,9 @@ extension EventLoop {
     /// otherwise those whose limit has passed.
     func runCatchUpWaiters(caughtUp: Bool) {
         let now = ContinuousClock.now
-        let isDue = { (waiter: (deadline: ContinuousClock.Instant, work: () -> Void)) in caughtUp || waiter.deadline <= now }
+        let isDue = { (waiter: (deadline: ContinuousClock.Instant, work: () -> Void)) in
+            caughtUp || waiter.deadline <= now
+        }
         let due = catchUpWaiters.filter(isDue)
         guard !due.isEmpty else { return }
         catchUpWaiters.removeAll(where: isDue)

@@ -87,8 +87,10 @@ public final class EventLoop: @unchecked Sendable {
     /// `submittedRoundsPerIterationMax` for a loop that serves calls end to end.
     public static let submittedRoundsForServingLoop = 8
 
-    public init(name: String, submissionsQueuedMax: Int = EventLoop.submissionsQueuedMaxDefault,
-                submittedRoundsPerIterationMax: Int = 1) throws {
+    public init(
+        name: String, submissionsQueuedMax: Int = EventLoop.submissionsQueuedMaxDefault,
+        submittedRoundsPerIterationMax: Int = 1
+    ) throws {
         precondition(submissionsQueuedMax > 0, "submissionsQueuedMax must be positive")
         precondition(submittedRoundsPerIterationMax > 0, "submittedRoundsPerIterationMax must be positive")
         self.name = name
@@ -114,11 +116,13 @@ public final class EventLoop: @unchecked Sendable {
     private func startThread() throws {
         let box = Unmanaged.passRetained(self).toOpaque()
         var handle = pthread_t()
-        let result = pthread_create(&handle, nil, { argument in
-            let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &handle, nil,
+            { argument in
+                let loop = Unmanaged<EventLoop>.fromOpaque(argument!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<EventLoop>.fromOpaque(box).release()
             throw SystemError(call: "pthread_create", errorNumber: result)
@@ -224,7 +228,8 @@ public final class EventLoop: @unchecked Sendable {
     /// wait is armed (its waiter would never run).
     public func armOnce(fd: Int32, writable: Bool, alreadyRegistered: Bool, waiter: OneShotWaiter) throws(SystemError) {
         let pointer = UInt64(UInt(bitPattern: Unmanaged.passRetained(waiter).toOpaque()))
-        let interest = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        let interest =
+            EPOLLIN.rawValue | EPOLLONESHOT.rawValue | EPOLLRDHUP.rawValue | (writable ? EPOLLOUT.rawValue : 0)
         var event = CEventIO_epoll_event_make_token(interest, pointer | Self.oneShotTag)
         waiter.handOff.give()
         guard CEventIO_epoll_arm(epollFD, fd, &event, alreadyRegistered ? 1 : 0) == 0 else {
@@ -343,8 +348,10 @@ public final class EventLoop: @unchecked Sendable {
                 let token = CEventIO_epoll_event_token(&events[index])
                 if token & Self.oneShotTag != 0 {
                     // Armed by `armOnce`: delivered exactly once, then released.
-                    let waiter = Unmanaged<OneShotWaiter>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(token & ~Self.oneShotTag))!)
-                        .takeRetainedValue()
+                    let waiter = Unmanaged<OneShotWaiter>.fromOpaque(
+                        UnsafeRawPointer(bitPattern: UInt(token & ~Self.oneShotTag))!
+                    )
+                    .takeRetainedValue()
                     waiter.handOff.take()
                     waiter.descriptorBecameReady(CEventIO_epoll_event_events(&events[index]))
                     continue

@@ -36,8 +36,11 @@ public final class RPCServer: Sendable {
         /// The default response write timeout: 30 s, the public server's.
         public static let responseWriteTimeoutDefault: Duration = .seconds(30)
 
-        public init(listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil, handlersOnLoop: Bool = false,
-                    responseWriteTimeout: Duration? = Configuration.responseWriteTimeoutDefault) {
+        public init(
+            listen: ListenAddress, limits: RPCLimits = .default, tls: TLSConfiguration? = nil,
+            handlersOnLoop: Bool = false,
+            responseWriteTimeout: Duration? = Configuration.responseWriteTimeoutDefault
+        ) {
             self.listen = listen
             self.limits = limits
             self.tls = tls
@@ -67,13 +70,16 @@ public final class RPCServer: Sendable {
         let limits = configuration.limits
         let router = self.router
         let handlersOnLoop = configuration.handlersOnLoop
-        let created = try HTTP2Server(configuration: .init(
-            host: configuration.listen.host, port: configuration.listen.port,
-            limits: limits, tls: configuration.tls, responseWriteTimeout: configuration.responseWriteTimeout
-        ), loop: lentLoop) { stream in
+        let created = try HTTP2Server(
+            configuration: .init(
+                host: configuration.listen.host, port: configuration.listen.port,
+                limits: limits, tls: configuration.tls, responseWriteTimeout: configuration.responseWriteTimeout
+            ), loop: lentLoop
+        ) { stream in
             // Called on the server's loop for every new stream.
             ServerCallHandler(
-                stream: stream, router: router, limits: limits, loop: stream.connection!.loop, handlersOnLoop: handlersOnLoop)
+                stream: stream, router: router, limits: limits, loop: stream.connection!.loop,
+                handlersOnLoop: handlersOnLoop)
         }
         server.withLock { current in
             precondition(current == nil, "RPCServer.start called twice")

@@ -18,8 +18,10 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// answer UNAUTHENTICATED. Nil: no client certificates are asked for.
     public var clientCertificateTrustRootsPath: String?
 
-    public init(certificateChainPath: String? = nil, privateKeyPath: String? = nil,
-                trustRootsPath: String? = nil, serverName: String? = nil, clientCertificateTrustRootsPath: String? = nil) {
+    public init(
+        certificateChainPath: String? = nil, privateKeyPath: String? = nil,
+        trustRootsPath: String? = nil, serverName: String? = nil, clientCertificateTrustRootsPath: String? = nil
+    ) {
         self.certificateChainPath = certificateChainPath
         self.privateKeyPath = privateKeyPath
         self.trustRootsPath = trustRootsPath
@@ -28,17 +30,23 @@ public struct TLSConfiguration: Sendable, Hashable {
     }
 
     /// A server configuration; with `clientCertificateTrustRootsPath`, mutual TLS.
-    public static func server(certificateChainPath: String, privateKeyPath: String,
-                              clientCertificateTrustRootsPath: String? = nil) -> TLSConfiguration {
-        TLSConfiguration(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath,
-                         clientCertificateTrustRootsPath: clientCertificateTrustRootsPath)
+    public static func server(
+        certificateChainPath: String, privateKeyPath: String,
+        clientCertificateTrustRootsPath: String? = nil
+    ) -> TLSConfiguration {
+        TLSConfiguration(
+            certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath,
+            clientCertificateTrustRootsPath: clientCertificateTrustRootsPath)
     }
 
     /// A client configuration verifying the server against `trustRootsPath`
     /// and `serverName`; with a chain and key, it presents them (mutual TLS).
-    public static func client(trustRootsPath: String, serverName: String,
-                              certificateChainPath: String? = nil, privateKeyPath: String? = nil) -> TLSConfiguration {
-        TLSConfiguration(certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath,
-                         trustRootsPath: trustRootsPath, serverName: serverName)
+    public static func client(
+        trustRootsPath: String, serverName: String,
+        certificateChainPath: String? = nil, privateKeyPath: String? = nil
+    ) -> TLSConfiguration {
+        TLSConfiguration(
+            certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath,
+            trustRootsPath: trustRootsPath, serverName: serverName)
     }
 }

@@ -15,18 +15,27 @@ public struct CallerAuthorization: ServerInterceptor {
         self.logger = logger
     }
 
-    public func intercept(_ request: ServerRequest<[UInt8]>, next: Router.RawHandler) async throws -> ServerResponse<[UInt8]> {
+    public func intercept(_ request: ServerRequest<[UInt8]>, next: Router.RawHandler) async throws -> ServerResponse<
+        [UInt8]
+    > {
         let context = request.context
         switch policy.decide(context.method, caller: context.peerIdentity) {
         case .allow:
             return try await next(request)
         case .unauthenticated:
-            logger.warning("caller refused", ["method": context.method.path, "peer": context.remotePeer, "reason": "no client certificate"])
-            throw RPCError(code: .unauthenticated, message: "A client certificate is required for \(context.method.path)")
+            logger.warning(
+                "caller refused",
+                ["method": context.method.path, "peer": context.remotePeer, "reason": "no client certificate"])
+            throw RPCError(
+                code: .unauthenticated, message: "A client certificate is required for \(context.method.path)")
         case .permissionDenied:
             let names = context.peerIdentity?.description ?? ""
-            logger.warning("caller refused", ["method": context.method.path, "peer": context.remotePeer, "caller": names,
-                                              "reason": "identity not allowed"])
+            logger.warning(
+                "caller refused",
+                [
+                    "method": context.method.path, "peer": context.remotePeer, "caller": names,
+                    "reason": "identity not allowed",
+                ])
             throw RPCError(code: .permissionDenied, message: "\(names) may not call \(context.method.path)")
         }
     }

@@ -55,9 +55,12 @@ extension CallerPolicy {
     /// characters, naming `setting`.
     public static func identity(_ text: String, setting: String) throws(SettingProblem) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 2048, trimmed.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
-            throw SettingProblem(setting, "must be a certificate identity: a DNS name such as payments, or a URI, in printable ASCII", because:
-                "services are told apart by the subjectAltName names of their certificates")
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 2048, trimmed.utf8.allSatisfy({ (0x21...0x7e).contains($0) })
+        else {
+            throw SettingProblem(
+                setting, "must be a certificate identity: a DNS name such as payments, or a URI, in printable ASCII",
+                because:
+                    "services are told apart by the subjectAltName names of their certificates")
         }
         return trimmed.utf8.contains(UInt8(ascii: ":")) ? trimmed : trimmed.lowercased()
     }

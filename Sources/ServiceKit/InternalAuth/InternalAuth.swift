@@ -12,12 +12,14 @@ import RPCRuntime
 /// forms throw them all as one `SettingsError`.
 public enum InternalAuth {
     /// Why a service needs the key of its certificate.
-    static let keyReason = "under INTERNAL_AUTH=mtls (the default) it is the private key of this service's certificate, "
+    static let keyReason =
+        "under INTERNAL_AUTH=mtls (the default) it is the private key of this service's certificate, "
         + "which proves its identity to callers and to the services it calls"
 
     /// Why a service needs its own certificate (one sentence for both
     /// directions, so a service that serves and calls reports it once).
-    static let identityReason = "under INTERNAL_AUTH=mtls (the default) it is this service's certificate, served to its callers "
+    static let identityReason =
+        "under INTERNAL_AUTH=mtls (the default) it is this service's certificate, served to its callers "
         + "and presented to the services it calls; INTERNAL_AUTH=off is for a loopback-only run"
 
     /// `INTERNAL_AUTH` from `options`.
@@ -37,7 +39,9 @@ public enum InternalAuth {
     /// client CA (all three settings required), or, with `INTERNAL_AUTH=off`,
     /// the existing optional TLS without client certificates and only on a
     /// loopback `listen` address.
-    public static func serverTLS(_ options: CommandLineOptions, listen: HostAndPort) throws(SettingsError) -> TLSConfiguration? {
+    public static func serverTLS(_ options: CommandLineOptions, listen: HostAndPort) throws(SettingsError)
+        -> TLSConfiguration?
+    {
         var settings = SettingsCollector(options)
         let tls = serverTLS(&settings, listen: listen)
         try settings.finish()
@@ -53,19 +57,31 @@ public enum InternalAuth {
         case .mutualTLS:
             let identity = requiredIdentity(&settings)
             if clientCA == nil {
-                settings.report(.missing("TLS_CLIENT_CA", because: "under INTERNAL_AUTH=mtls (the default) callers' certificates "
-                    + "must chain to the internal CA it names"))
+                settings.report(
+                    .missing(
+                        "TLS_CLIENT_CA",
+                        because: "under INTERNAL_AUTH=mtls (the default) callers' certificates "
+                            + "must chain to the internal CA it names"))
             }
             guard let identity, let clientCA else { return nil }
-            return .server(certificateChainPath: identity.chain, privateKeyPath: identity.key, clientCertificateTrustRootsPath: clientCA)
+            return .server(
+                certificateChainPath: identity.chain, privateKeyPath: identity.key,
+                clientCertificateTrustRootsPath: clientCA)
         case .off:
             if let listen, !listen.isLoopback {
-                settings.report(SettingProblem("INTERNAL_AUTH", "must be mtls to listen on \(listen)", because:
-                    "INTERNAL_AUTH=off serves without caller authentication and is allowed on a loopback address (127.0.0.1, ::1) only"))
+                settings.report(
+                    SettingProblem(
+                        "INTERNAL_AUTH", "must be mtls to listen on \(listen)",
+                        because:
+                            "INTERNAL_AUTH=off serves without caller authentication and is allowed on a loopback address (127.0.0.1, ::1) only"
+                    ))
             }
             if clientCA != nil {
-                settings.report(SettingProblem("TLS_CLIENT_CA", "must be unset when INTERNAL_AUTH=off", because:
-                    "off authenticates nobody, so a client CA would promise a check that never happens"))
+                settings.report(
+                    SettingProblem(
+                        "TLS_CLIENT_CA", "must be unset when INTERNAL_AUTH=off",
+                        because:
+                            "off authenticates nobody, so a client CA would promise a check that never happens"))
             }
             guard let identity = optionalIdentity(&settings) else { return nil }
             return identity.map { .server(certificateChainPath: $0.chain, privateKeyPath: $0.key) }
@@ -96,14 +112,16 @@ public enum InternalAuth {
         switch mode {
         case .mutualTLS:
             let identity = requiredIdentity(&settings)
-            let upstream = upstream(&settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
-                                    certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
+            let upstream = upstream(
+                &settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
+                certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
             return identity == nil ? nil : upstream
         case .off:
             if let targets { requireLoopback(&settings, targets) }
             guard settings.value(caSetting) != nil, let identity = optionalIdentity(&settings) else { return nil }
-            return upstream(&settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
-                            certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
+            return upstream(
+                &settings, caSetting: caSetting, serverNameSetting: serverNameSetting,
+                certificateChainPath: identity?.chain, privateKeyPath: identity?.key)
         }
     }
 
@@ -113,22 +131,32 @@ public enum InternalAuth {
         _ settings: inout SettingsCollector, caSetting: String, serverNameSetting: String,
         certificateChainPath: String?, privateKeyPath: String?
     ) -> TLSConfiguration? {
-        let ca = settings.required(caSetting, because: "the certificate of the service called must chain to the internal CA it names")
-        let nameText = settings.required(serverNameSetting, because: "the service called must present a certificate carrying this name")
+        let ca = settings.required(
+            caSetting, because: "the certificate of the service called must chain to the internal CA it names")
+        let nameText = settings.required(
+            serverNameSetting, because: "the service called must present a certificate carrying this name")
         let nameSetting = settings.name(serverNameSetting)
         var serverName: String?
         if let nameText {
-            serverName = settings.read { () throws(SettingProblem) in try CallerPolicy.identity(nameText, setting: nameSetting) }
+            serverName = settings.read { () throws(SettingProblem) in
+                try CallerPolicy.identity(nameText, setting: nameSetting)
+            }
         }
         guard let ca, let serverName else { return nil }
-        return .client(trustRootsPath: ca, serverName: serverName, certificateChainPath: certificateChainPath, privateKeyPath: privateKeyPath)
+        return .client(
+            trustRootsPath: ca, serverName: serverName, certificateChainPath: certificateChainPath,
+            privateKeyPath: privateKeyPath)
     }
 
     /// Refuses cleartext calls to anything but loopback addresses.
     public static func requireLoopback(_ settings: inout SettingsCollector, _ targets: [HostAndPort]) {
         for remote in targets where !remote.isLoopback {
-            settings.report(SettingProblem("INTERNAL_AUTH", "must be mtls to call \(remote)", because:
-                "INTERNAL_AUTH=off calls without authentication and is allowed towards loopback addresses only"))
+            settings.report(
+                SettingProblem(
+                    "INTERNAL_AUTH", "must be mtls to call \(remote)",
+                    because:
+                        "INTERNAL_AUTH=off calls without authentication and is allowed towards loopback addresses only")
+            )
         }
     }
 
@@ -138,7 +166,8 @@ public enum InternalAuth {
         switch mode {
         case .mutualTLS:
             router.intercept(with: CallerAuthorization(policy: policy, logger: logger))
-            logger.notice("internal authentication: mutual TLS, callers authorised per method", ["internal_auth": mode.rawValue])
+            logger.notice(
+                "internal authentication: mutual TLS, callers authorised per method", ["internal_auth": mode.rawValue])
         case .off:
             logger.warning("INTERNAL_AUTH=off: callers are not authenticated; loopback only, never in production")
         }
@@ -159,10 +188,15 @@ public enum InternalAuth {
         case (let chain?, let key?): return .some((chain, key))
         case (nil, nil): return .some(nil)
         case (_?, nil):
-            settings.report(SettingProblem("TLS_KEY", "must be set when TLS_CERT is", because: "a certificate is served with its private key"))
+            settings.report(
+                SettingProblem(
+                    "TLS_KEY", "must be set when TLS_CERT is", because: "a certificate is served with its private key"))
             return nil
         case (nil, _?):
-            settings.report(SettingProblem("TLS_CERT", "must be set when TLS_KEY is", because: "a private key is of no use without its certificate"))
+            settings.report(
+                SettingProblem(
+                    "TLS_CERT", "must be set when TLS_KEY is",
+                    because: "a private key is of no use without its certificate"))
             return nil
         }
     }

@@ -11,8 +11,11 @@ public enum InternalAuthMode: String, Sendable, CaseIterable {
 
     public init(parsing text: String) throws(SettingProblem) {
         guard let mode = InternalAuthMode(rawValue: text.lowercased()) else {
-            throw SettingProblem("INTERNAL_AUTH", "must be mtls (the default) or off", because:
-                "mtls authenticates every internal caller by its certificate; off is cleartext for a loopback-only run")
+            throw SettingProblem(
+                "INTERNAL_AUTH", "must be mtls (the default) or off",
+                because:
+                    "mtls authenticates every internal caller by its certificate; off is cleartext for a loopback-only run"
+            )
         }
         self = mode
     }

@@ -15,7 +15,9 @@ public struct SettingProblem: Error, Hashable, Sendable, CustomStringConvertible
     public var reason: String
 
     public init(_ setting: String, _ requirement: String, because reason: String) {
-        precondition(!setting.isEmpty && !requirement.isEmpty && !reason.isEmpty, "a problem names a setting, a requirement and a reason")
+        precondition(
+            !setting.isEmpty && !requirement.isEmpty && !reason.isEmpty,
+            "a problem names a setting, a requirement and a reason")
         self.setting = setting
         self.requirement = requirement
         self.reason = reason

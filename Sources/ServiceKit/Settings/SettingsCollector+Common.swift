@@ -7,7 +7,9 @@ extension SettingsCollector {
     public mutating func address(_ setting: String, because reason: String) -> HostAndPort? {
         guard let text = required(setting, because: reason) else { return nil }
         guard let address = try? HostAndPort(parsing: text) else {
-            report(SettingProblem(name(setting), "must be HOST:PORT (or [IPv6]:PORT) with a port in 0...65535", because: reason))
+            report(
+                SettingProblem(
+                    name(setting), "must be HOST:PORT (or [IPv6]:PORT) with a port in 0...65535", because: reason))
             return nil
         }
         return address
@@ -27,10 +29,15 @@ extension SettingsCollector {
     public mutating func logLevel(allowingCritical: Bool = false) -> LogLevel? {
         let reason = "it is the least severe kind of log line written"
         if allowingCritical {
-            return choice("--log-level", ["debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error,
-                                          "critical": .critical], because: reason)
+            return choice(
+                "--log-level",
+                [
+                    "debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error,
+                    "critical": .critical,
+                ], because: reason)
         }
-        return choice("--log-level", ["debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error],
-                      because: reason)
+        return choice(
+            "--log-level", ["debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error],
+            because: reason)
     }
 }

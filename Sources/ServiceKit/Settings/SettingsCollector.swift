@@ -13,7 +13,9 @@ public struct SettingsCollector: Sendable {
     /// Records `problem` once (two readings may find the same one).
     public mutating func report(_ problem: SettingProblem) {
         var problem = problem
-        if problem.flag == nil, let spec = spec(problem.setting), let flag = spec.flag, spec.environmentVariable == problem.setting {
+        if problem.flag == nil, let spec = spec(problem.setting), let flag = spec.flag,
+            spec.environmentVariable == problem.setting
+        {
             problem.flag = flag
         }
         if !problems.contains(problem) { problems.append(problem) }
@@ -55,21 +57,29 @@ public struct SettingsCollector: Sendable {
     }
 
     /// A whole number in `range`, or a problem naming the range and why.
-    public mutating func integer(_ setting: String, in range: ClosedRange<Int64>, unit: String = "", because reason: String) -> Int64? {
+    public mutating func integer(
+        _ setting: String, in range: ClosedRange<Int64>, unit: String = "", because reason: String
+    ) -> Int64? {
         guard let text = required(setting, because: reason) else { return nil }
         guard let number = Int64(text.trimmingCharacters(in: .whitespaces)), range.contains(number) else {
             let suffix = unit.isEmpty ? "" : " \(unit)"
-            report(SettingProblem(name(setting), "must be a whole number\(suffix) in \(range.lowerBound)...\(range.upperBound)", because: reason))
+            report(
+                SettingProblem(
+                    name(setting), "must be a whole number\(suffix) in \(range.lowerBound)...\(range.upperBound)",
+                    because: reason))
             return nil
         }
         return number
     }
 
     /// One of `choices` (case-insensitive), or a problem listing them.
-    public mutating func choice<T>(_ setting: String, _ choices: KeyValuePairs<String, T>, because reason: String) -> T? {
+    public mutating func choice<T>(_ setting: String, _ choices: KeyValuePairs<String, T>, because reason: String) -> T?
+    {
         guard let text = required(setting, because: reason) else { return nil }
         guard let match = choices.first(where: { $0.key == text.lowercased() }) else {
-            report(SettingProblem(name(setting), "must be one of \(choices.map(\.key).joined(separator: ", "))", because: reason))
+            report(
+                SettingProblem(
+                    name(setting), "must be one of \(choices.map(\.key).joined(separator: ", "))", because: reason))
             return nil
         }
         return match.value
@@ -97,7 +107,8 @@ public struct SettingsCollector: Sendable {
     /// does not list last), in reading order within one setting.
     public var ordered: [SettingProblem] {
         let position = { (problem: SettingProblem) -> Int in
-            options.specs.firstIndex { $0.environmentVariable == problem.setting || $0.flag == problem.setting } ?? options.specs.count
+            options.specs.firstIndex { $0.environmentVariable == problem.setting || $0.flag == problem.setting }
+                ?? options.specs.count
         }
         return problems.enumerated()
             .sorted { (position($0.element), $0.offset) < (position($1.element), $1.offset) }

@@ -11,7 +11,8 @@ indirect enum ASN1 {
         var octets = withUnsafeBytes(of: value.bigEndian, Array.init)
         // Minimal two's complement: drop a leading octet while the next one keeps the sign.
         while octets.count > 1,
-              (octets[0] == 0x00 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0) {
+            (octets[0] == 0x00 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0)
+        {
             octets.removeFirst()
         }
         return .primitive(tag: 0x02, content: octets)
@@ -91,7 +92,10 @@ extension ASN1 {
 
     private static func length(_ count: Int, _ style: BERStyle) -> [UInt8] {
         if style.longFormLengths {
-            return [0x84, UInt8(count >> 24 & 0xFF), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
+            return [
+                0x84, UInt8(count >> 24 & 0xFF), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF),
+                UInt8(count & 0xFF),
+            ]
         }
         if count < 0x80 { return [UInt8(count)] }
         var octets: [UInt8] = []

@@ -80,7 +80,9 @@ struct TestReceipt {
         let encapsulated = ASN1.sequence([.oid(eContentType)] + (eContent.map { [.context(0, [$0])] } ?? []))
         let certificate = ASN1.sequence([.sequence([.context(0, [.integer(2)]), .integer(1)]), digestAlgorithm])
         let signerInfo = ASN1.sequence([.integer(1), .sequence([.integer(1)]), digestAlgorithm, .octets([0x5A, 0x5A])])
-        let signedData = ASN1.sequence([.integer(1), .set([digestAlgorithm]), encapsulated, .context(0, [certificate]), .set([signerInfo])])
+        let signedData = ASN1.sequence([
+            .integer(1), .set([digestAlgorithm]), encapsulated, .context(0, [certificate]), .set([signerInfo]),
+        ])
         return .sequence([.oid(contentType), .context(0, [signedData])])
     }
 }

@@ -18,17 +18,22 @@ extension EndToEndSystem {
     /// apple_iap_transactions.status of a transaction, nil when no row exists.
     func paymentStatus(_ transactionId: String) async throws -> String? {
         try await paymentsDatabase.withConnection { connection in
-            try await connection.query("select status from apple_iap_transactions where transaction_id = $1", [.text(transactionId)])
-                .first?.string("status")
+            try await connection.query(
+                "select status from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]
+            )
+            .first?.string("status")
         }
     }
 
     /// (status, user_id, failure_code) of a transaction row.
     func paymentRow(_ transactionId: String) async throws -> (status: String, userId: String?, failureCode: String?)? {
         try await paymentsDatabase.withConnection { connection in
-            guard let row = try await connection.query(
-                "select status, user_id::text as user_id, failure_code from apple_iap_transactions where transaction_id = $1",
-                [.text(transactionId)]).first else { return nil }
+            guard
+                let row = try await connection.query(
+                    "select status, user_id::text as user_id, failure_code from apple_iap_transactions where transaction_id = $1",
+                    [.text(transactionId)]
+                ).first
+            else { return nil }
             return (try row.string("status"), try row.optionalString("user_id"), try row.optionalString("failure_code"))
         }
     }
@@ -44,8 +49,10 @@ extension EndToEndSystem {
 
     func notificationCount(_ notificationUUID: UUID) async throws -> Int64 {
         try await paymentsDatabase.withConnection { connection in
-            try await connection.query("select count(*) as n from apple_notifications where notification_uuid = $1", [.uuid(notificationUUID)])
-                .first?.int64("n") ?? -1
+            try await connection.query(
+                "select count(*) as n from apple_notifications where notification_uuid = $1", [.uuid(notificationUUID)]
+            )
+            .first?.int64("n") ?? -1
         }
     }
 
@@ -56,8 +63,9 @@ extension EndToEndSystem {
                 "select event_id, change_type, direction::bigint as direction, amount from points_ledger where user_id = $1 order by seq",
                 [.uuid(userId)]
             ).map { row in
-                LedgerRow(eventId: try row.string("event_id"), changeType: try row.string("change_type"),
-                          direction: try row.int64("direction"), amount: try row.int64("amount"))
+                LedgerRow(
+                    eventId: try row.string("event_id"), changeType: try row.string("change_type"),
+                    direction: try row.int64("direction"), amount: try row.int64("amount"))
             }
         }
     }
@@ -65,8 +73,11 @@ extension EndToEndSystem {
     /// user_points (balance, lifetime_earned), nil when the user has no row.
     func account(_ userId: UUID) async throws -> (balance: Int64, lifetimeEarned: Int64)? {
         try await pointsDatabase.withConnection { connection in
-            guard let row = try await connection.query(
-                "select balance, lifetime_earned from user_points where user_id = $1", [.uuid(userId)]).first else { return nil }
+            guard
+                let row = try await connection.query(
+                    "select balance, lifetime_earned from user_points where user_id = $1", [.uuid(userId)]
+                ).first
+            else { return nil }
             return (try row.int64("balance"), try row.int64("lifetime_earned"))
         }
     }
@@ -74,11 +85,13 @@ extension EndToEndSystem {
     /// Rows touching this user in the points database (account, ledger, starter claims).
     func pointsRowCount(_ userId: UUID) async throws -> Int64 {
         try await pointsDatabase.withConnection { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 select (select count(*) from user_points where user_id = $1)
                      + (select count(*) from points_ledger where user_id = $1)
                      + (select count(*) from register_bonus_claims where first_user_id_snapshot = $1) as n
-                """, [.uuid(userId)]).first?.int64("n") ?? -1
+                """, [.uuid(userId)]
+            ).first?.int64("n") ?? -1
         }
     }
 
@@ -86,7 +99,8 @@ extension EndToEndSystem {
     func starterClaim(firstUserId userId: UUID) async throws -> Bool? {
         try await pointsDatabase.withConnection { connection in
             try await connection.query(
-                "select has_purchased_starter_pack from register_bonus_claims where first_user_id_snapshot = $1", [.uuid(userId)]
+                "select has_purchased_starter_pack from register_bonus_claims where first_user_id_snapshot = $1",
+                [.uuid(userId)]
             ).first?.bool("has_purchased_starter_pack")
         }
     }
@@ -96,9 +110,11 @@ extension EndToEndSystem {
     /// POINTS_SPEND_CALLERS allows).
     func spend(_ userId: UUID, amount: Int64) async throws {
         let pki = caDirectory + "/internal"
-        let tls = TLSConfiguration.client(trustRootsPath: pki + "/ca.pem", serverName: "points",
-                                          certificateChainPath: pki + "/chat.pem", privateKeyPath: pki + "/chat.key")
-        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: points.port)], configuration: .init(tls: tls))
+        let tls = TLSConfiguration.client(
+            trustRootsPath: pki + "/ca.pem", serverName: "points",
+            certificateChainPath: pki + "/chat.pem", privateKeyPath: pki + "/chat.key")
+        let client = try RPCClient(
+            targets: [HostAndPort(host: "127.0.0.1", port: points.port)], configuration: .init(tls: tls))
         var request = SpendRequest()
         request.eventId = "chat.e2e:\(UUID().uuidString)"
         request.userId = userId.uuidString.lowercased()

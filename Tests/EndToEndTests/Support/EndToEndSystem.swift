@@ -70,9 +70,12 @@ final class EndToEndSystem: @unchecked Sendable {
 
     // MARK: Start and stop
 
-    private init(authority: LocalTestingCertificateAuthority, tokens: TestTokens, points: ServiceProcess, payments: ServiceProcess,
-                 gateway: ServiceProcess, pointsDatabase: PostgresPool, paymentsDatabase: PostgresPool, schema: String,
-                 paymentsURL: String, caDirectory: String) {
+    private init(
+        authority: LocalTestingCertificateAuthority, tokens: TestTokens, points: ServiceProcess,
+        payments: ServiceProcess,
+        gateway: ServiceProcess, pointsDatabase: PostgresPool, paymentsDatabase: PostgresPool, schema: String,
+        paymentsURL: String, caDirectory: String
+    ) {
         self.authority = authority
         self.tokens = tokens
         self.points = points
@@ -92,7 +95,8 @@ final class EndToEndSystem: @unchecked Sendable {
         let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, connectionsMax: 1))
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
-        let paymentsURL = paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+        let paymentsURL =
+            paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
         do {
             return try await start(pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema)
         } catch {
@@ -111,26 +115,36 @@ final class EndToEndSystem: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: caDirectory, withIntermediateDirectories: true)
         try Data(try authority.exportPEM().utf8).write(to: URL(fileURLWithPath: caDirectory + "/ca.pem"))
         try Data(authority.rootPEM.utf8).write(to: URL(fileURLWithPath: caDirectory + "/root.pem"))
-        let internalPKI = try await InternalTestPKI.makeOffPool(["points", "payments", "gateway", "chat"], in: caDirectory + "/internal")
+        let internalPKI = try await InternalTestPKI.makeOffPool(
+            ["points", "payments", "gateway", "chat"], in: caDirectory + "/internal")
 
         let secret = Self.randomHex(32)
         let tokens = TestTokens(secret: secret, issuer: issuer, audience: audience)
-        let points = try ServiceProcess(executable: "PointsService", environment: [
-            "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
-            // The chat service spends credits (DatabaseState.spend calls Spend as it).
-            "POINTS_SPEND_CALLERS": "chat",
-        ].merging(internalPKI.serviceEnvironment("points")) { $1 })
-        let payments = try ServiceProcess(executable: "PaymentsService", environment: [
-            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
-            "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
-            "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
-            "APPLE_SANDBOX_USER_IDS": reviewerId.uuidString.lowercased(),
-            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
-        ].merging(internalPKI.serviceEnvironment("payments")) { $1 })
-        let gateway = try ServiceProcess(executable: "Gateway", environment: [
-            "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
-            "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": randomHex(32),
-        ].merging(internalPKI.gatewayEnvironment()) { $1 })
+        let points = try ServiceProcess(
+            executable: "PointsService",
+            environment: [
+                "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
+                // The chat service spends credits (DatabaseState.spend calls Spend as it).
+                "POINTS_SPEND_CALLERS": "chat",
+            ].merging(internalPKI.serviceEnvironment("points")) { $1 })
+        let payments = try ServiceProcess(
+            executable: "PaymentsService",
+            environment: [
+                "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
+                "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId),
+                "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
+                "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
+                "APPLE_SANDBOX_USER_IDS": reviewerId.uuidString.lowercased(),
+                "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
+            ].merging(internalPKI.serviceEnvironment("payments")) { $1 })
+        let gateway = try ServiceProcess(
+            executable: "Gateway",
+            environment: [
+                "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)",
+                "LOG_LEVEL": "info",
+                "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience,
+                "EMAIL_HASH_SECRET": randomHex(32),
+            ].merging(internalPKI.gatewayEnvironment()) { $1 })
         let system = EndToEndSystem(
             authority: authority, tokens: tokens, points: points, payments: payments, gateway: gateway,
             pointsDatabase: PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 2)),
@@ -153,14 +167,19 @@ final class EndToEndSystem: @unchecked Sendable {
         gateway.stop()
         payments.stop()
         points.stop()
-        let psql = ["/usr/bin/psql", paymentsURL.components(separatedBy: "?")[0], "-qc", "drop schema if exists \(schema) cascade"]
+        let psql = [
+            "/usr/bin/psql", paymentsURL.components(separatedBy: "?")[0], "-qc",
+            "drop schema if exists \(schema) cascade",
+        ]
         _ = try? Command.run(psql)
         try? FileManager.default.removeItem(atPath: caDirectory)
     }
 
     /// The three admin listeners (/metrics, /livez, /readyz); nil if one is off.
     var adminPorts: (gateway: Int, payments: Int, points: Int)? {
-        guard let gateway = gateway.adminPort, let payments = payments.adminPort, let points = points.adminPort else { return nil }
+        guard let gateway = gateway.adminPort, let payments = payments.adminPort, let points = points.adminPort else {
+            return nil
+        }
         return (gateway, payments, points)
     }
 
@@ -191,8 +210,11 @@ final class EndToEndSystem: @unchecked Sendable {
         if let json {
             payload = Array(try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]))
         }
-        if let type = contentType ?? (json != nil ? "application/json" : nil) { allHeaders.append(("Content-Type", type)) }
-        let answer = try await HTTPExchange.send(port: gateway.port, method: method, path: path, headers: allHeaders, body: payload)
+        if let type = contentType ?? (json != nil ? "application/json" : nil) {
+            allHeaders.append(("Content-Type", type))
+        }
+        let answer = try await HTTPExchange.send(
+            port: gateway.port, method: method, path: path, headers: allHeaders, body: payload)
         if let id = answer.header("X-Request-Id") { lock.withLock { requestIds.append((path, id)) } }
         return answer
     }
@@ -216,7 +238,9 @@ final class EndToEndSystem: @unchecked Sendable {
 
     static func productId(_ productCode: String) -> String { "com.meeyao.qianwen.\(productCode)" }
 
-    static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999)) }
+    static func randomTransactionId() -> String {
+        String(UInt64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
+    }
 
     /// A StoreKit 2 signed transaction from the trusted local CA; in Xcode by
     /// default, as the demo buys (credited for every user in local-testing
@@ -227,7 +251,8 @@ final class EndToEndSystem: @unchecked Sendable {
     ) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var payload: [String: Any] = [
-            "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": Self.bundleId, "productId": productId,
+            "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": Self.bundleId,
+            "productId": productId,
             "purchaseDate": now - 5_000, "originalPurchaseDate": now - 5_000, "quantity": 1, "type": "Consumable",
             // StoreKit signed the purchase when it was bought; a revoked view
             // is signed after the revocation (Apple orders words by signedDate).
@@ -247,13 +272,17 @@ final class EndToEndSystem: @unchecked Sendable {
 
     /// POST verify for `productCode` with a freshly signed transaction (or `jws`).
     func verify(
-        _ user: TestUser, productCode: String, transactionId: String = randomTransactionId(), appStoreProductId: String? = nil,
+        _ user: TestUser, productCode: String, transactionId: String = randomTransactionId(),
+        appStoreProductId: String? = nil,
         jws: String? = nil, appAccountToken: String? = nil
     ) async throws -> HTTPAnswer {
         let productId = appStoreProductId ?? Self.productId(productCode)
-        let signed = try jws ?? signedTransaction(transactionId: transactionId, productId: productId, appAccountToken: appAccountToken)
+        let signed =
+            try jws
+            ?? signedTransaction(transactionId: transactionId, productId: productId, appAccountToken: appAccountToken)
         var body: [String: Any] = [
-            "productCode": productCode, "appStoreProductId": productId, "transactionId": transactionId, "signedTransactionInfo": signed,
+            "productCode": productCode, "appStoreProductId": productId, "transactionId": transactionId,
+            "signedTransactionInfo": signed,
         ]
         if let appAccountToken { body["appAccountToken"] = appAccountToken }
         return try await send("POST", "/api/v1/payments/apple/transactions/verify", token: user.token, json: body)
@@ -261,16 +290,20 @@ final class EndToEndSystem: @unchecked Sendable {
 
     /// POSTs a signed App Store Server Notification V2 about a transaction.
     func notify(
-        type: String, transactionId: String, productId: String, appAccountToken: String?, notificationUUID: UUID = UUID()
+        type: String, transactionId: String, productId: String, appAccountToken: String?,
+        notificationUUID: UUID = UUID()
     ) async throws -> HTTPAnswer {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let transaction = try signedTransaction(
             transactionId: transactionId, productId: productId, appAccountToken: appAccountToken,
             revocationDateMilliseconds: type == "REFUND" || type == "REVOKE" ? now : nil)
         let payload: [String: Any] = [
-            "notificationType": type, "notificationUUID": notificationUUID.uuidString.lowercased(), "version": "2.0", "signedDate": now,
-            "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": "Xcode",
-                     "signedTransactionInfo": transaction] as [String: Any],
+            "notificationType": type, "notificationUUID": notificationUUID.uuidString.lowercased(), "version": "2.0",
+            "signedDate": now,
+            "data": [
+                "bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": "Xcode",
+                "signedTransactionInfo": transaction,
+            ] as [String: Any],
         ]
         let jws = try authority.sign(payloadJSON: String(decoding: TestTokens.json(payload), as: UTF8.self))
         neverLog(jws)

@@ -31,15 +31,18 @@ struct HTTPExchangeError: Error, CustomStringConvertible {
 enum HTTPExchange {
     static let timeoutSeconds = 20
 
-    static func send(port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8]?) async throws -> HTTPAnswer {
+    static func send(port: Int, method: String, path: String, headers: [(String, String)], body: [UInt8]?) async throws
+        -> HTTPAnswer
+    {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    var client = DemoHTTPClient(host: "127.0.0.1", port: port)
-                    client.timeoutSeconds = timeoutSeconds
-                    let response = try client.send(method: method, path: path, headers: headers, body: body)
-                    return HTTPAnswer(status: response.status, headers: response.headers, body: response.body)
-                })
+                continuation.resume(
+                    with: Result {
+                        var client = DemoHTTPClient(host: "127.0.0.1", port: port)
+                        client.timeoutSeconds = timeoutSeconds
+                        let response = try client.send(method: method, path: path, headers: headers, body: body)
+                        return HTTPAnswer(status: response.status, headers: response.headers, body: response.body)
+                    })
             }
         }
     }

@@ -16,7 +16,9 @@ final class LifecycleSystem: @unchecked Sendable {
     static let issuer = "https://auth.lifecycle.test"
     static let audience = "iap-credits-lifecycle"
     /// The catalog as shipped in config/packages.json.
-    static let credits: [String: Int64] = ["new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415]
+    static let credits: [String: Int64] = [
+        "new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415,
+    ]
 
     let authority: LocalTestingCertificateAuthority
     let tokens: TestTokens
@@ -37,8 +39,11 @@ final class LifecycleSystem: @unchecked Sendable {
     private var pointsFaults: String?
     private var pointsCatalog = "config/packages.json"
 
-    private init(authority: LocalTestingCertificateAuthority, pointsURL: String, paymentsURL: String, schema: String, rootPath: String,
-                 internalPKI: InternalTestPKI) {
+    private init(
+        authority: LocalTestingCertificateAuthority, pointsURL: String, paymentsURL: String, schema: String,
+        rootPath: String,
+        internalPKI: InternalTestPKI
+    ) {
         self.authority = authority
         self.internalPKI = internalPKI
         self.tokens = TestTokens(secret: jwtSecret, issuer: Self.issuer, audience: Self.audience)
@@ -67,8 +72,9 @@ final class LifecycleSystem: @unchecked Sendable {
         let rootPath = NSTemporaryDirectory() + "lifecycle-root-\(UUID().uuidString).pem"
         try authority.rootPEM.write(toFile: rootPath, atomically: true, encoding: .utf8)
         let internalPKI = try await InternalTestPKI.makeOffPool(["points", "payments", "gateway"])
-        let system = LifecycleSystem(authority: authority, pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema, rootPath: rootPath,
-                                     internalPKI: internalPKI)
+        let system = LifecycleSystem(
+            authority: authority, pointsURL: pointsURL, paymentsURL: paymentsURL, schema: schema, rootPath: rootPath,
+            internalPKI: internalPKI)
         system.pointsFaults = pointsFaults
         system.paymentsFaults = paymentsFaults
         if let pointsCatalog { system.pointsCatalog = pointsCatalog }
@@ -99,7 +105,8 @@ final class LifecycleSystem: @unchecked Sendable {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
             "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": "Sandbox", "APPLE_ROOT_CERTS": rootPath,
-            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "2000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "400",
+            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "2000", "SAGA_RETRY_INITIAL_MS": "50",
+            "SAGA_RETRY_MAX_MS": "400",
         ].merging(internalPKI.serviceEnvironment("payments")) { $1 }
         if let faults = faults ?? paymentsFaults { environment["FAULT_POINTS"] = faults }
         try await payments.start(environment: environment)
@@ -107,8 +114,10 @@ final class LifecycleSystem: @unchecked Sendable {
 
     private func startGateway() async throws {
         let settings = [
-            "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
-            "JWT_HS256_SECRET": jwtSecret, "JWT_ISSUER": Self.issuer, "JWT_AUDIENCE": Self.audience, "EMAIL_HASH_SECRET": emailSecret,
+            "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)",
+            "LOG_LEVEL": "info",
+            "JWT_HS256_SECRET": jwtSecret, "JWT_ISSUER": Self.issuer, "JWT_AUDIENCE": Self.audience,
+            "EMAIL_HASH_SECRET": emailSecret,
         ].merging(internalPKI.gatewayEnvironment()) { $1 }
         gateway = try await offPool { try ServiceProcess(executable: "Gateway", environment: settings) }
         for _ in 0..<EndToEndLimits.readinessAttemptsMax {
@@ -138,7 +147,9 @@ final class LifecycleSystem: @unchecked Sendable {
 
     // MARK: The app
 
-    func send(_ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil) async throws -> HTTPAnswer {
+    func send(_ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil) async throws
+        -> HTTPAnswer
+    {
         guard let gateway else { throw HTTPExchangeError(description: "the gateway is not running") }
         var headers: [(String, String)] = []
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
@@ -166,10 +177,13 @@ final class LifecycleSystem: @unchecked Sendable {
 
     /// POST verify with `jws` for `productCode`.
     func verify(_ user: TestUser, productCode: String, transactionId: String, jws: String) async throws -> HTTPAnswer {
-        try await send("POST", "/api/v1/payments/apple/transactions/verify", token: user.token, json: [
-            "productCode": productCode, "appStoreProductId": EndToEndSystem.productId(productCode), "transactionId": transactionId,
-            "signedTransactionInfo": jws,
-        ])
+        try await send(
+            "POST", "/api/v1/payments/apple/transactions/verify", token: user.token,
+            json: [
+                "productCode": productCode, "appStoreProductId": EndToEndSystem.productId(productCode),
+                "transactionId": transactionId,
+                "signedTransactionInfo": jws,
+            ])
     }
 
     // MARK: Apple
@@ -183,14 +197,18 @@ final class LifecycleSystem: @unchecked Sendable {
 
     /// A StoreKit 2 consumable transaction signed at `signedAt` (ms).
     func signedTransaction(
-        _ transactionId: String, productCode: String, signedAt: Int64, quantity: Int = 1, appAccountToken: String? = nil,
+        _ transactionId: String, productCode: String, signedAt: Int64, quantity: Int = 1,
+        appAccountToken: String? = nil,
         revocation: Revocation? = nil
     ) throws -> String {
         var payload: [String: Any] = [
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": Self.bundleId,
-            "productId": EndToEndSystem.productId(productCode), "purchaseDate": signedAt - 1_000, "originalPurchaseDate": signedAt - 1_000,
-            "quantity": quantity, "type": "Consumable", "inAppOwnershipType": "PURCHASED", "signedDate": signedAt, "environment": "Sandbox",
-            "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
+            "productId": EndToEndSystem.productId(productCode), "purchaseDate": signedAt - 1_000,
+            "originalPurchaseDate": signedAt - 1_000,
+            "quantity": quantity, "type": "Consumable", "inAppOwnershipType": "PURCHASED", "signedDate": signedAt,
+            "environment": "Sandbox",
+            "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990,
+            "currency": "USD",
         ]
         if let appAccountToken { payload["appAccountToken"] = appAccountToken }
         if let revocation {
@@ -203,11 +221,16 @@ final class LifecycleSystem: @unchecked Sendable {
     }
 
     /// An App Store Server Notification V2 signed at `signedAt`.
-    func signedNotification(_ type: String, uuid: UUID = UUID(), signedAt: Int64, transaction: String) throws -> String {
+    func signedNotification(_ type: String, uuid: UUID = UUID(), signedAt: Int64, transaction: String) throws -> String
+    {
         let payload: [String: Any] = [
-            "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0", "signedDate": signedAt,
-            "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": "Sandbox",
-                     "signedTransactionInfo": transaction] as [String: Any],
+            "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
+            "signedDate": signedAt,
+            "data": [
+                "bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId,
+                "environment": "Sandbox",
+                "signedTransactionInfo": transaction,
+            ] as [String: Any],
         ]
         return try authority.sign(payloadJSON: String(decoding: TestTokens.json(payload), as: UTF8.self))
     }
@@ -220,41 +243,53 @@ final class LifecycleSystem: @unchecked Sendable {
 
     func balance(_ user: UUID) async throws -> Int64 {
         try await pointsDatabase.withConnection {
-            try await $0.query("select balance from user_points where user_id = $1::uuid", [.uuid(user)]).first?.int64("balance") ?? 0
+            try await $0.query("select balance from user_points where user_id = $1::uuid", [.uuid(user)]).first?.int64(
+                "balance") ?? 0
         }
     }
 
     func ledgerCount(event: String) async throws -> Int64 {
         try await pointsDatabase.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where event_id = $1", [.text(event)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where event_id = $1", [.text(event)]).first!
+                .int64("n")
         }
     }
 
     func ledgerAmounts(user: UUID, changeType: String) async throws -> [Int64] {
         try await pointsDatabase.withConnection {
-            try await $0.query("select amount from points_ledger where user_id = $1::uuid and change_type = $2 order by seq",
-                               [.uuid(user), .text(changeType)]).map { try $0.int64("amount") }
+            try await $0.query(
+                "select amount from points_ledger where user_id = $1::uuid and change_type = $2 order by seq",
+                [.uuid(user), .text(changeType)]
+            ).map { try $0.int64("amount") }
         }
     }
 
     /// The signed sum of the ledger rows of one purchase (their biz_id is its row id).
     func creditsHeld(transactionId: String) async throws -> Int64 {
         let rowId = try await paymentsDatabase.withConnection {
-            try await $0.query("select id::text as id from apple_iap_transactions where transaction_id = $1", [.text(transactionId)])
-                .first?.string("id")
+            try await $0.query(
+                "select id::text as id from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]
+            )
+            .first?.string("id")
         }
         guard let rowId else { return 0 }
         return try await pointsDatabase.withConnection {
-            try await $0.query("select coalesce(sum(direction * amount), 0)::bigint as held from points_ledger where biz_id = $1",
-                               [.text(rowId)]).first!.int64("held")
+            try await $0.query(
+                "select coalesce(sum(direction * amount), 0)::bigint as held from points_ledger where biz_id = $1",
+                [.text(rowId)]
+            ).first!.int64("held")
         }
     }
 
     /// (status, pending_action) of a transaction's row.
     func row(_ transactionId: String) async throws -> (status: String, pending: String?)? {
         try await paymentsDatabase.withConnection {
-            guard let row = try await $0.query("select status, pending_action from apple_iap_transactions where transaction_id = $1",
-                                               [.text(transactionId)]).first else { return nil }
+            guard
+                let row = try await $0.query(
+                    "select status, pending_action from apple_iap_transactions where transaction_id = $1",
+                    [.text(transactionId)]
+                ).first
+            else { return nil }
             return (try row.string("status"), try row.optionalString("pending_action"))
         }
     }
@@ -264,7 +299,8 @@ final class LifecycleSystem: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let owed = try? await paymentsDatabase.withConnection {
-                try await $0.query("select count(*) as n from apple_iap_transactions where pending_action is not null").first!.int64("n")
+                try await $0.query("select count(*) as n from apple_iap_transactions where pending_action is not null")
+                    .first!.int64("n")
             }
             if owed == 0 { return true }
             try await Task.sleep(for: .milliseconds(50))

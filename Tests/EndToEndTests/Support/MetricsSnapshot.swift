@@ -9,8 +9,11 @@ struct MetricsSnapshot: Sendable {
     let samples: [String: Double]
 
     static func scrape(adminPort: Int) async throws -> MetricsSnapshot {
-        let answer = try await HTTPExchange.send(port: adminPort, method: "GET", path: "/metrics", headers: [], body: nil)
-        guard answer.status == 200 else { throw HTTPExchangeError(description: "/metrics answered \(answer.status): \(answer.text)") }
+        let answer = try await HTTPExchange.send(
+            port: adminPort, method: "GET", path: "/metrics", headers: [], body: nil)
+        guard answer.status == 200 else {
+            throw HTTPExchangeError(description: "/metrics answered \(answer.status): \(answer.text)")
+        }
         return MetricsSnapshot(text: answer.text)
     }
 
@@ -18,7 +21,9 @@ struct MetricsSnapshot: Sendable {
         self.text = text
         var samples: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             samples[String(line[..<space])] = value
         }
         self.samples = samples

@@ -19,7 +19,8 @@ final class PrometheusServer: @unchecked Sendable {
     init(jobs: [(name: String, port: Int)]) throws {
         directory = NSTemporaryDirectory() + "prometheus-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        var config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        var config =
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
         for job in jobs {
             config += "  - job_name: \(job.name)\n    static_configs:\n      - targets: [\"127.0.0.1:\(job.port)\"]\n"
         }
@@ -42,8 +43,12 @@ final class PrometheusServer: @unchecked Sendable {
     /// Waits (bounded) for /-/ready.
     func waitUntilReady() async throws {
         for _ in 0..<Self.startAttemptsMax {
-            if let answer = try? await HTTPExchange.send(port: port, method: "GET", path: "/-/ready", headers: [], body: nil),
-               answer.status == 200 { return }
+            if let answer = try? await HTTPExchange.send(
+                port: port, method: "GET", path: "/-/ready", headers: [], body: nil),
+                answer.status == 200
+            {
+                return
+            }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(Self.pollPauseMilliseconds))
         }
@@ -55,14 +60,18 @@ final class PrometheusServer: @unchecked Sendable {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = expression.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        let answer = try await HTTPExchange.send(port: port, method: "GET", path: "/api/v1/query?query=\(encoded)", headers: [], body: nil)
+        let answer = try await HTTPExchange.send(
+            port: port, method: "GET", path: "/api/v1/query?query=\(encoded)", headers: [], body: nil)
         guard answer.status == 200, answer.json["status"] as? String == "success",
-              let data = answer.json["data"] as? [String: Any], let result = data["result"] as? [[String: Any]] else {
+            let data = answer.json["data"] as? [String: Any], let result = data["result"] as? [[String: Any]]
+        else {
             throw HTTPExchangeError(description: "query \(expression) answered \(answer.status): \(answer.text)")
         }
         return result.map { series in
             let labels = series["metric"] as? [String: String] ?? [:]
-            let value = (series["value"] as? [Any]).flatMap { $0.count == 2 ? $0[1] as? String : nil }.flatMap(Double.init) ?? .nan
+            let value =
+                (series["value"] as? [Any]).flatMap { $0.count == 2 ? $0[1] as? String : nil }.flatMap(Double.init)
+                ?? .nan
             return (labels, value)
         }
     }

@@ -26,5 +26,6 @@ func assertRefused(
 /// Inputs no ASCII rule accepts: controls, NUL, spaces, non-ASCII letters
 /// and digits, format characters.
 let hostileInsertions: [String] = [
-    "\u{0}", "\t", "\n", "\r", "\u{7F}", "\u{85}", " ", "\u{A0}", "é", "e\u{301}", "１", "٣", "\u{202E}", "\u{200B}", "😀",
+    "\u{0}", "\t", "\n", "\r", "\u{7F}", "\u{85}", " ", "\u{A0}", "é", "e\u{301}", "１", "٣", "\u{202E}", "\u{200B}",
+    "😀",
 ]

@@ -10,8 +10,13 @@ final class CompactJWSRuleTests: XCTestCase {
     }
 
     func testEveryOtherShapeIsRefused() {
-        for bad in ["", "a", "a.b", "a.b.c.d", ".b.c", "a..c", "a.b.", "..", "a.b+c.d", "a.b/.c", "a.b.c=", "a b.c.d", "a.b.c\n", "ä.b.c"] {
-            XCTAssertThrowsError(try RequestFieldRules.compactJWS(bad, field: "signedTransactionInfo"), "\(bad.debugDescription)") { error in
+        for bad in [
+            "", "a", "a.b", "a.b.c.d", ".b.c", "a..c", "a.b.", "..", "a.b+c.d", "a.b/.c", "a.b.c=", "a b.c.d",
+            "a.b.c\n", "ä.b.c",
+        ] {
+            XCTAssertThrowsError(
+                try RequestFieldRules.compactJWS(bad, field: "signedTransactionInfo"), "\(bad.debugDescription)"
+            ) { error in
                 guard case .invalidFormat? = (error as? ValidationError)?.reason else {
                     return XCTFail("\(bad.debugDescription): \(error)")
                 }

@@ -10,19 +10,25 @@ final class RequestPreparerTests: XCTestCase {
 
     private func preparer() throws -> RequestPreparer {
         let keys = try JWTKeySet(hs256Secret: secret, es256PublicKeyPEM: nil)
-        return RequestPreparer(verifier: JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: "iss", audience: "aud")))
+        return RequestPreparer(
+            verifier: JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: "iss", audience: "aud")))
     }
 
     private func token() throws -> String {
-        try DevTokenMinter(secret: secret, issuer: "iss", audience: "aud").mint(userId: userId, email: "a@b.c", issuedAtSeconds: now)
+        try DevTokenMinter(secret: secret, issuer: "iss", audience: "aud").mint(
+            userId: userId, email: "a@b.c", issuedAtSeconds: now)
     }
 
-    private func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: String = "", authenticated: Bool = true) throws -> HTTPRequest {
+    private func request(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: String = "",
+        authenticated: Bool = true
+    ) throws -> HTTPRequest {
         var fields = HTTPHeaders()
         fields.add(name: "Host", value: "gateway")
         if authenticated { fields.add(name: "Authorization", value: "Bearer " + (try token())) }
         for (name, value) in headers { fields.add(name: name, value: value) }
-        return HTTPRequest(method: method, target: target, version: .http1_1, headers: fields, body: Array(body.utf8), keepAlive: true)
+        return HTTPRequest(
+            method: method, target: target, version: .http1_1, headers: fields, body: Array(body.utf8), keepAlive: true)
     }
 
     private func problem(_ result: Result<GatewayCommand, Problem>) -> Problem? {
@@ -33,14 +39,19 @@ final class RequestPreparerTests: XCTestCase {
     func testAuthenticatedRoutesYieldCommandsWithTheTokensUser() throws {
         let preparer = try preparer()
         let user = AuthenticatedUser(userId: userId, email: "a@b.c")
-        XCTAssertEqual(try preparer.prepare(request("GET", "/api/v1/points/balance"), nowSeconds: now).get(), .getBalance(user))
-        XCTAssertEqual(try preparer.prepare(request("GET", "/api/v1/points/packages"), nowSeconds: now).get(), .listPackages(user))
+        XCTAssertEqual(
+            try preparer.prepare(request("GET", "/api/v1/points/balance"), nowSeconds: now).get(), .getBalance(user))
+        XCTAssertEqual(
+            try preparer.prepare(request("GET", "/api/v1/points/packages"), nowSeconds: now).get(), .listPackages(user))
         XCTAssertEqual(
             try preparer.prepare(request("GET", "/api/v1/payments/apple/transactions/42"), nowSeconds: now).get(),
             .getTransaction(user, transactionId: "42"))
-        let body = #"{"productCode":"starter_pack","appStoreProductId":"com.meeyao.qianwen.starter_pack","transactionId":"1","signedTransactionInfo":"a.b.c"}"#
+        let body =
+            #"{"productCode":"starter_pack","appStoreProductId":"com.meeyao.qianwen.starter_pack","transactionId":"1","signedTransactionInfo":"a.b.c"}"#
         let verify = try preparer.prepare(
-            request("POST", "/api/v1/payments/apple/transactions/verify", headers: [("Content-Type", "application/json")], body: body),
+            request(
+                "POST", "/api/v1/payments/apple/transactions/verify", headers: [("Content-Type", "application/json")],
+                body: body),
             nowSeconds: now)
         guard case .verifyTransaction(let verifiedUser, let decoded) = try verify.get() else { return XCTFail() }
         XCTAssertEqual(verifiedUser, user)
@@ -49,28 +60,42 @@ final class RequestPreparerTests: XCTestCase {
 
     func testPublicRoutesNeedNoToken() throws {
         let preparer = try preparer()
-        XCTAssertEqual(try preparer.prepare(request("GET", "/healthz", authenticated: false), nowSeconds: now).get(), .health)
+        XCTAssertEqual(
+            try preparer.prepare(request("GET", "/healthz", authenticated: false), nowSeconds: now).get(), .health)
         let notification = try preparer.prepare(
-            request("POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")],
-                    body: #"{"signedPayload":"a.b.c"}"#, authenticated: false),
+            request(
+                "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")],
+                body: #"{"signedPayload":"a.b.c"}"#, authenticated: false),
             nowSeconds: now)
-        XCTAssertEqual(try notification.get(), .handleNotification(try NotificationRequestBody(jsonBody: Array(#"{"signedPayload":"a.b.c"}"#.utf8))))
+        XCTAssertEqual(
+            try notification.get(),
+            .handleNotification(try NotificationRequestBody(jsonBody: Array(#"{"signedPayload":"a.b.c"}"#.utf8))))
     }
 
     func testProblemsInOrder() throws {
         let preparer = try preparer()
-        XCTAssertEqual(problem(preparer.prepare(try request("GET", "/nope", authenticated: false), nowSeconds: now))?.status, 404)
-        XCTAssertEqual(problem(preparer.prepare(try request("DELETE", "/api/v1/points/balance", authenticated: false), nowSeconds: now))?.status, 405)
-        let unauthenticated = problem(preparer.prepare(try request("GET", "/api/v1/points/balance", authenticated: false), nowSeconds: now))
+        XCTAssertEqual(
+            problem(preparer.prepare(try request("GET", "/nope", authenticated: false), nowSeconds: now))?.status, 404)
+        XCTAssertEqual(
+            problem(
+                preparer.prepare(try request("DELETE", "/api/v1/points/balance", authenticated: false), nowSeconds: now)
+            )?.status, 405)
+        let unauthenticated = problem(
+            preparer.prepare(try request("GET", "/api/v1/points/balance", authenticated: false), nowSeconds: now))
         XCTAssertEqual(unauthenticated?.status, 401)
         XCTAssertEqual(unauthenticated?.instance, "/api/v1/points/balance")
-        XCTAssertEqual(problem(preparer.prepare(try request("GET", "/api/v1/points/balance"), nowSeconds: now + 7200))?.code, .unauthenticated)
+        XCTAssertEqual(
+            problem(preparer.prepare(try request("GET", "/api/v1/points/balance"), nowSeconds: now + 7200))?.code,
+            .unauthenticated)
         // The token is checked before the body: no body details for strangers.
-        let strangerPost = try request("POST", "/api/v1/payments/apple/transactions/verify", body: "{", authenticated: false)
+        let strangerPost = try request(
+            "POST", "/api/v1/payments/apple/transactions/verify", body: "{", authenticated: false)
         XCTAssertEqual(problem(preparer.prepare(strangerPost, nowSeconds: now))?.status, 401)
         let noMediaType = try request("POST", "/api/v1/payments/apple/transactions/verify", body: "{}")
         XCTAssertEqual(problem(preparer.prepare(noMediaType, nowSeconds: now))?.status, 415)
-        let badJSON = try request("POST", "/api/v1/payments/apple/transactions/verify", headers: [("Content-Type", "application/json")], body: "{")
+        let badJSON = try request(
+            "POST", "/api/v1/payments/apple/transactions/verify", headers: [("Content-Type", "application/json")],
+            body: "{")
         XCTAssertEqual(problem(preparer.prepare(badJSON, nowSeconds: now))?.status, 400)
         let badId = try request("GET", "/api/v1/payments/apple/transactions/12ab")
         let badIdProblem = problem(preparer.prepare(badId, nowSeconds: now))

@@ -42,7 +42,8 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
         var fields = valid
         fields["appAccountToken"] = nil
         XCTAssertNil(try VerifyTransactionRequestBody(jsonBody: body(fields)).appAccountToken)
-        let withNull = #"{"productCode":"a","appStoreProductId":"b","transactionId":"1","signedTransactionInfo":"a.b.c","appAccountToken":null}"#
+        let withNull =
+            #"{"productCode":"a","appStoreProductId":"b","transactionId":"1","signedTransactionInfo":"a.b.c","appAccountToken":null}"#
         XCTAssertNil(try VerifyTransactionRequestBody(jsonBody: Array(withNull.utf8)).appAccountToken)
     }
 
@@ -53,12 +54,15 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
         fields = valid
         fields["transactionId"] = nil
         XCTAssertEqual(error(body(fields)), ValidationError(field: "transactionId", reason: .missingField))
-        let wrongType = #"{"productCode":"a","appStoreProductId":"b","transactionId":1000,"signedTransactionInfo":"a.b.c"}"#
+        let wrongType =
+            #"{"productCode":"a","appStoreProductId":"b","transactionId":1000,"signedTransactionInfo":"a.b.c"}"#
         let wrong = error(Array(wrongType.utf8))
         XCTAssertEqual(wrong, ValidationError(field: "transactionId", reason: .wrongType(expected: "string")))
         XCTAssertEqual(wrong?.problem.status, 400)
         XCTAssertEqual(error(Array("[]".utf8)), ValidationError(field: nil, reason: .notAnObject))
-        XCTAssertEqual(error(Array(#"{"productCode":"a","productCode":"b"}"#.utf8)), ValidationError(field: nil, reason: .malformedJSON(.duplicateKey("productCode"))))
+        XCTAssertEqual(
+            error(Array(#"{"productCode":"a","productCode":"b"}"#.utf8)),
+            ValidationError(field: nil, reason: .malformedJSON(.duplicateKey("productCode"))))
         XCTAssertEqual(error([0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D])?.reason, .malformedJSON(.invalidUTF8))
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         XCTAssertEqual(error(Array(deep.utf8))?.reason, .malformedJSON(.depthLimitExceeded))
@@ -110,7 +114,8 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
             ("productCode", "starter-pack"), ("appStoreProductId", "com.x/y"), ("appStoreProductId", ""),
             ("transactionId", "12a"), ("transactionId", ""), ("transactionId", String(repeating: "1", count: 33)),
             ("transactionId", "-1"), ("signedTransactionInfo", "not-a-jws"), ("signedTransactionInfo", "a..c"),
-            ("signedTransactionInfo", "a.b.c.d"), ("signedTransactionInfo", "a.b=.c"), ("appAccountToken", "not-a-uuid"),
+            ("signedTransactionInfo", "a.b.c.d"), ("signedTransactionInfo", "a.b=.c"),
+            ("appAccountToken", "not-a-uuid"),
             ("appAccountToken", "7c4c7a822f6f4e70b57a8b0a7f2e9b72"),
         ]
         for (field, value) in bad {
@@ -133,15 +138,19 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
             ("transactionId", "12a", .invalidFormat(rule: "[0-9]{1,32}")),
             ("transactionId", String(repeating: "1", count: 33), .tooLong(maximumBytes: 32)),
             ("appAccountToken", "", .invalidFormat(rule: "UUID (8-4-4-4-12 hex)")),
-            ("appAccountToken", "{7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72}", .invalidFormat(rule: "UUID (8-4-4-4-12 hex)")),
+            (
+                "appAccountToken", "{7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72}",
+                .invalidFormat(rule: "UUID (8-4-4-4-12 hex)")
+            ),
         ]
         for (field, value, reason) in expected {
             var fields = valid
             fields[field] = value
             XCTAssertEqual(error(body(fields)), ValidationError(field: field, reason: reason), "\(field)=\(value)")
         }
-        XCTAssertEqual(ValidationError(field: "transactionId", reason: .tooLong(maximumBytes: 32)).problem.detail,
-                       "The field exceeds 32 bytes.")
+        XCTAssertEqual(
+            ValidationError(field: "transactionId", reason: .tooLong(maximumBytes: 32)).problem.detail,
+            "The field exceeds 32 bytes.")
     }
 
     func testProblemDetailNeverEchoesTheJWS() {
@@ -152,14 +161,16 @@ final class VerifyTransactionRequestBodyTests: XCTestCase {
     }
 
     func testNotificationBody() throws {
-        XCTAssertEqual(try NotificationRequestBody(jsonBody: Array(#"{"signedPayload":"a.b.c"}"#.utf8)).signedPayload, "a.b.c")
+        XCTAssertEqual(
+            try NotificationRequestBody(jsonBody: Array(#"{"signedPayload":"a.b.c"}"#.utf8)).signedPayload, "a.b.c")
         XCTAssertThrowsError(try NotificationRequestBody(jsonBody: Array(#"{"signedPayload":"a.b.c","x":1}"#.utf8)))
         XCTAssertThrowsError(try NotificationRequestBody(jsonBody: Array("{}".utf8)))
     }
 
     func testContentTypeRule() {
         XCTAssertNoThrow(try ContentTypeRule.requireJSON(HTTPHeaders(["Content-Type": "application/json"])))
-        XCTAssertNoThrow(try ContentTypeRule.requireJSON(HTTPHeaders(["Content-Type": "Application/JSON; charset=UTF-8"])))
+        XCTAssertNoThrow(
+            try ContentTypeRule.requireJSON(HTTPHeaders(["Content-Type": "Application/JSON; charset=UTF-8"])))
         for bad in ["text/plain", "application/json; charset=latin1", "application/jsonx", ""] {
             XCTAssertThrowsError(try ContentTypeRule.requireJSON(HTTPHeaders(["Content-Type": bad]))) {
                 XCTAssertEqual(($0 as? Problem)?.status, 415, bad)

@@ -50,7 +50,8 @@ final class EmailIdentityTests: XCTestCase {
     func testMaskAlwaysPassesTheServicesCheck() {
         for email in [
             "a@exa\u{202E}mple.com", "a@\u{2066}example\u{2069}.com", "\u{200F}a@example.com\u{200E}",
-            "a@ex\u{200B}ample.com", "a@example.com\u{0}", "\u{202E}@example.com", "😀@例子.cn", "a@" + String(repeating: "d", count: 400),
+            "a@ex\u{200B}ample.com", "a@example.com\u{0}", "\u{202E}@example.com", "😀@例子.cn",
+            "a@" + String(repeating: "d", count: 400),
         ] {
             let mask = EmailIdentity.masked(email)
             XCTAssertTrue(EmailMask.isValid(mask), email.debugDescription)
@@ -62,9 +63,11 @@ final class EmailIdentityTests: XCTestCase {
     func testHashIsKeyedHMACSHA256OfTheNormalisedAddress() throws {
         let identity = try EmailIdentity(hashKey: Array("0123456789abcdef0123456789abcdef".utf8))
         // Reference values from Python's hmac module.
-        XCTAssertEqual(identity.hash("alice@example.com"), "841240d2a5b6654b3ae21fc4499db7b7867077cdd67c3e16cef1f9843e27d1fa")
+        XCTAssertEqual(
+            identity.hash("alice@example.com"), "841240d2a5b6654b3ae21fc4499db7b7867077cdd67c3e16cef1f9843e27d1fa")
         XCTAssertEqual(identity.hash("  Alice@Example.COM \n"), identity.hash("alice@example.com"))
         let other = try EmailIdentity(hashKey: Array("another-secret-that-is-long-enough!!".utf8))
-        XCTAssertEqual(other.hash("alice@example.com"), "e1bba18dd7c28d7d9e5790abdf60ffbb66c6bd4bf31155ef6ace840ae67c4e69")
+        XCTAssertEqual(
+            other.hash("alice@example.com"), "e1bba18dd7c28d7d9e5790abdf60ffbb66c6bd4bf31155ef6ace840ae67c4e69")
     }
 }

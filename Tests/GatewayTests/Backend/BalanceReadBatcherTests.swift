@@ -27,10 +27,14 @@ final class BalanceReadBatcherTests: XCTestCase {
     private let users = (0..<6).map { _ in UUID().uuidString.lowercased() }
 
     /// One call in flight, as the gateway runs it, whatever its limit says.
-    private func batcher(readTimeout: Duration = .seconds(10), slotHoldMax: Duration = .seconds(10),
-                         catchUp: BalanceReadBatcher.CatchUp? = nil, observed: ObservedCalls? = nil) -> BalanceReadBatcher {
-        BalanceReadBatcher(caller: client, readTimeout: readTimeout, slotHoldMax: slotHoldMax,
-                           callsInFlightMax: 1, catchUp: catchUp) { reads in
+    private func batcher(
+        readTimeout: Duration = .seconds(10), slotHoldMax: Duration = .seconds(10),
+        catchUp: BalanceReadBatcher.CatchUp? = nil, observed: ObservedCalls? = nil
+    ) -> BalanceReadBatcher {
+        BalanceReadBatcher(
+            caller: client, readTimeout: readTimeout, slotHoldMax: slotHoldMax,
+            callsInFlightMax: 1, catchUp: catchUp
+        ) { reads in
             observed?.record(reads)
         }
     }
@@ -49,7 +53,9 @@ final class BalanceReadBatcherTests: XCTestCase {
     }
 
     /// Holds the next call open, starts `first`, and waits until the server has it.
-    private func holdFirstRead(_ batcher: BalanceReadBatcher, _ first: String) async throws -> Task<Result<Int64, RPCError>, Never> {
+    private func holdFirstRead(_ batcher: BalanceReadBatcher, _ first: String) async throws -> Task<
+        Result<Int64, RPCError>, Never
+    > {
         server.holdNextCall()
         let task = startRead(batcher, first)
         try await waitUntil("the first call reached the server") { self.server.calls.count == 1 }
@@ -85,7 +91,8 @@ final class BalanceReadBatcherTests: XCTestCase {
         var answers: [Int64] = []
         for read in reads { answers.append(try await read.value.get()) }
         XCTAssertEqual(answers, [101, 102, 103, 101, 104])
-        XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2], users[3], users[4]].sorted())])
+        XCTAssertEqual(
+            server.sortedCalls, [.single(users[0]), .batch([users[1], users[2], users[3], users[4]].sorted())])
         XCTAssertEqual(observed.reads, [4])
     }
 
@@ -116,8 +123,12 @@ final class BalanceReadBatcherTests: XCTestCase {
         var answers: [Int64] = [try await first.value.get()]
         for read in second + [duringSecond] + beforeCatchUp { answers.append(try await read.value.get()) }
         XCTAssertEqual(answers, [100, 101, 102, 103, 104, 105])
-        XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2]].sorted()),
-                                            .batch([users[3], users[4], users[5]].sorted())])
+        XCTAssertEqual(
+            server.sortedCalls,
+            [
+                .single(users[0]), .batch([users[1], users[2]].sorted()),
+                .batch([users[3], users[4], users[5]].sorted()),
+            ])
     }
 
     func testWaitingReadsOfOneUserShareAGetBalanceCall() async throws {
@@ -141,7 +152,7 @@ final class BalanceReadBatcherTests: XCTestCase {
         server.setBalance(users[0], 100)
         let batcher = batcher()
         let first = try await holdFirstRead(batcher, users[0])
-        server.setBalance(users[0], 40) // a spend committed after the first call read the row
+        server.setBalance(users[0], 40)  // a spend committed after the first call read the row
         let second = startRead(batcher, users[0])
         try await waitUntil("the second read waits") { batcher.waitingReads == 1 }
         server.releaseHeldCall()
@@ -161,10 +172,13 @@ final class BalanceReadBatcherTests: XCTestCase {
         server.releaseHeldCall()
         _ = await first.value
         for read in reads {
-            guard case .failure(let error) = await read.value else { return XCTFail("a read of a failed call succeeded") }
+            guard case .failure(let error) = await read.value else {
+                return XCTFail("a read of a failed call succeeded")
+            }
             XCTAssertEqual(error.code, .unavailable)
         }
-        XCTAssertEqual(server.sortedCalls, [.single(users[0]), .batch([users[1], users[2]].sorted())], "no read was retried alone")
+        XCTAssertEqual(
+            server.sortedCalls, [.single(users[0]), .batch([users[1], users[2]].sorted())], "no read was retried alone")
     }
 
     /// INVALID_ARGUMENT may concern one user id only: each read then asks alone.
@@ -217,7 +231,7 @@ final class BalanceReadBatcherTests: XCTestCase {
         let reads = [users[1], users[2]].map { startRead(batcher, $0) }
         try await waitUntil("two reads wait") { batcher.waitingReads == 2 }
         try await waitUntil("the next call went out while the slow one runs") { self.server.calls.count == 2 }
-        if server.calls.count < 2 { server.releaseHeldCall() } // failed above: let the reads finish
+        if server.calls.count < 2 { server.releaseHeldCall() }  // failed above: let the reads finish
         var answers: [Int64] = []
         for read in reads { answers.append(try await read.value.get()) }
         XCTAssertEqual(answers, [5, 6])
@@ -367,12 +381,14 @@ private final class BalanceTable: Sendable {
             state.holdNext = false
             var failure: RPCError?
             if case .batch = call { failure = state.batchFailure }
-            return (userIds.map { userId in
-                var response = GetBalanceResponse()
-                response.userId = userId
-                response.balance = state.balances[userId] ?? 0
-                return response
-            }, hold, failure)
+            return (
+                userIds.map { userId in
+                    var response = GetBalanceResponse()
+                    response.userId = userId
+                    response.balance = state.balances[userId] ?? 0
+                    return response
+                }, hold, failure
+            )
         }
         if let failure { throw failure }
         if let index = userIds.firstIndex(of: "not-a-uuid") {

@@ -47,7 +47,9 @@ final class CallSlotsTests: XCTestCase {
         XCTAssertEqual(next.0, ["b"])
         XCTAssertEqual(late.wakeAt, t0 + hold + hold, "the next call started when the slot was handed on")
         // The slow call ends later: its slot was handed on already.
-        guard case .none = slots.callEnded(slow, now: t0 + .seconds(1)) else { return XCTFail("a slot was handed on twice") }
+        guard case .none = slots.callEnded(slow, now: t0 + .seconds(1)) else {
+            return XCTFail("a slot was handed on twice")
+        }
         XCTAssertEqual(slots.callsHoldingSlots, 1)
         _ = slots.submit("c", now: t0 + .seconds(1))
         XCTAssertEqual(slots.waitingCount, 1, "c waits: one call still holds the only slot")

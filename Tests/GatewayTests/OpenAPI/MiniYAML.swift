@@ -60,9 +60,13 @@ indirect enum MiniYAML: Equatable {
             var members: [(key: String, value: MiniYAML)] = []
             while index < lines.count, lines[index].indent == indent {
                 let line = lines[index]
-                if line.content.hasPrefix("- ") { throw SyntaxError(line: line.number, message: "list where a key belongs") }
+                if line.content.hasPrefix("- ") {
+                    throw SyntaxError(line: line.number, message: "list where a key belongs")
+                }
                 let (key, inlineValue) = try split(line)
-                if members.contains(where: { $0.key == key }) { throw SyntaxError(line: line.number, message: "duplicate key \(key)") }
+                if members.contains(where: { $0.key == key }) {
+                    throw SyntaxError(line: line.number, message: "duplicate key \(key)")
+                }
                 index += 1
                 if inlineValue == "|" {
                     var block: [String] = []

@@ -37,12 +37,15 @@ final class OpenAPIDocumentTests: XCTestCase {
         }
         let routed = Set(RouteSpec.all.map { "\($0.method) \($0.pattern)" })
         XCTAssertEqual(documented, routed)
-        XCTAssertEqual(publicOperations, Set(RouteSpec.all.filter { !$0.requiresAuthentication }.map { "\($0.method) \($0.pattern)" }))
+        XCTAssertEqual(
+            publicOperations,
+            Set(RouteSpec.all.filter { !$0.requiresAuthentication }.map { "\($0.method) \($0.pattern)" }))
     }
 
     func testEveryProblemCodeIsListed() throws {
         let (yaml, _) = try document()
-        guard case .list(let codes)? = yaml["components"]?["schemas"]?["Problem"]?["properties"]?["code"]?["enum"] else {
+        guard case .list(let codes)? = yaml["components"]?["schemas"]?["Problem"]?["properties"]?["code"]?["enum"]
+        else {
             return XCTFail("Problem.code.enum missing")
         }
         XCTAssertEqual(Set(codes), Set(ProblemCode.allCases.map(\.wireCode)))
@@ -51,9 +54,14 @@ final class OpenAPIDocumentTests: XCTestCase {
     func testRequestSchemasMatchTheDecoders() throws {
         let (yaml, _) = try document()
         let schemas = try XCTUnwrap(yaml["components"]?["schemas"])
-        XCTAssertEqual(Set(schemas["VerifyTransactionRequest"]?["properties"]?.keys ?? []), VerifyTransactionRequestBody.fieldNames)
-        XCTAssertEqual(Set(schemas["NotificationRequest"]?["properties"]?.keys ?? []), NotificationRequestBody.fieldNames)
-        XCTAssertEqual(Set(schemas["ConsumptionConsentRequest"]?["properties"]?.keys ?? []), ConsumptionConsentRequestBody.fieldNames)
+        XCTAssertEqual(
+            Set(schemas["VerifyTransactionRequest"]?["properties"]?.keys ?? []), VerifyTransactionRequestBody.fieldNames
+        )
+        XCTAssertEqual(
+            Set(schemas["NotificationRequest"]?["properties"]?.keys ?? []), NotificationRequestBody.fieldNames)
+        XCTAssertEqual(
+            Set(schemas["ConsumptionConsentRequest"]?["properties"]?.keys ?? []),
+            ConsumptionConsentRequestBody.fieldNames)
         XCTAssertEqual(Set(schemas["ConsumptionConsent"]?["properties"]?.keys ?? []), ["consented", "recorded"])
         XCTAssertEqual(
             Set(schemas["VerifyTransactionResponse"]?["properties"]?.keys ?? []),

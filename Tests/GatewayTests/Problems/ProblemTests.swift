@@ -7,7 +7,8 @@ final class ProblemTests: XCTestCase {
     func testEveryPRDCodeHasItsStatus() {
         let expected: [String: Int] = [
             "PAYMENT_PRODUCT_NOT_FOUND": 404, "PAYMENT_PRODUCT_MISMATCH": 422, "PAYMENT_TRANSACTION_INVALID": 422,
-            "PAYMENT_TRANSACTION_REVOKED": 409, "PAYMENT_TRANSACTION_CONFLICT": 409, "PAYMENT_STARTER_PACK_INELIGIBLE": 409,
+            "PAYMENT_TRANSACTION_REVOKED": 409, "PAYMENT_TRANSACTION_CONFLICT": 409,
+            "PAYMENT_STARTER_PACK_INELIGIBLE": 409,
             "PAYMENT_ENVIRONMENT_NOT_ALLOWED": 403,
             "PAYMENT_APPLE_UNAVAILABLE": 503, "PAYMENT_GRANT_FAILED": 500, "UNAUTHENTICATED": 401, "NOT_FOUND": 404,
             "METHOD_NOT_ALLOWED": 405, "UNSUPPORTED_MEDIA_TYPE": 415, "PAYLOAD_TOO_LARGE": 413, "RATE_LIMITED": 429,
@@ -47,7 +48,9 @@ final class ProblemTests: XCTestCase {
         }
         var own = HTTPHeaders()
         own.add(name: "Retry-After", value: "7")
-        XCTAssertEqual(Problem(.rateLimited, headers: own).response.headers.values("retry-after"), ["7"], "a problem's own wait wins")
+        XCTAssertEqual(
+            Problem(.rateLimited, headers: own).response.headers.values("retry-after"), ["7"],
+            "a problem's own wait wins")
     }
 
     func testProblemJSONShapeAndHeaders() throws {
@@ -57,7 +60,8 @@ final class ProblemTests: XCTestCase {
         XCTAssertEqual(
             JSONWriter.string(of: problem.json),
             #"{"type":"urn:iap-credits:problem:payment-starter-pack-ineligible","title":"Starter pack already purchased","#
-                + #""status":409,"detail":"d","instance":"/api/v1/x","code":"PAYMENT_STARTER_PACK_INELIGIBLE","retryable":false}"#)
+                + #""status":409,"detail":"d","instance":"/api/v1/x","code":"PAYMENT_STARTER_PACK_INELIGIBLE","retryable":false}"#
+        )
         let response = problem.response
         XCTAssertEqual(response.status, 409)
         XCTAssertEqual(response.headers.first("content-type"), "application/problem+json")
@@ -71,7 +75,8 @@ final class ProblemTests: XCTestCase {
             JSONWriter.string(of: problem.json),
             #"{"type":"urn:iap-credits:problem:payment-environment-not-allowed","#
                 + #""title":"Sandbox/TestFlight purchases are not credited by this deployment","status":403,"#
-                + #""instance":"/api/v1/payments/apple/transactions/verify","code":"PAYMENT_ENVIRONMENT_NOT_ALLOWED","retryable":false}"#)
+                + #""instance":"/api/v1/payments/apple/transactions/verify","code":"PAYMENT_ENVIRONMENT_NOT_ALLOWED","retryable":false}"#
+        )
     }
 
     func testValidationProblemNamesTheField() {
@@ -90,7 +95,8 @@ final class ProblemConvertibleTests: XCTestCase {
         XCTAssertEqual(Problem(rendering: Surprise()).code, .internalError)
         XCTAssertNil(Problem(rendering: Surprise()).detail, "nothing about unknown errors leaks")
         XCTAssertEqual(Problem(rendering: AuthFailure.expired).status, 401)
-        XCTAssertEqual(Problem(rendering: ValidationError(field: "x", reason: .missingField), instance: "/p").instance, "/p")
+        XCTAssertEqual(
+            Problem(rendering: ValidationError(field: "x", reason: .missingField), instance: "/p").instance, "/p")
         XCTAssertEqual(Problem(rendering: Problem(.rateLimited)).status, 429)
     }
 

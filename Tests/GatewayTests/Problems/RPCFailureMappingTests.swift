@@ -30,7 +30,8 @@ final class RPCFailureMappingTests: XCTestCase {
 
     func testFallbacksByCode() {
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: nil), .serviceUnavailable)
-        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "SOMETHING_NEW"), .serviceUnavailable)
+        XCTAssertEqual(
+            RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "SOMETHING_NEW"), .serviceUnavailable)
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.deadlineExceeded, reason: nil), .serviceUnavailable)
         XCTAssertTrue(RPCFailureMapping.problemCode(grpcCode: Code.deadlineExceeded, reason: "X").retryable)
         XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unknown, reason: nil), .internalError)
@@ -39,7 +40,8 @@ final class RPCFailureMappingTests: XCTestCase {
     }
 
     func testProblemCarriesInstanceAndDetail() {
-        let problem = RPCFailureMapping.problem(grpcCode: Code.invalidArgument, reason: "TRANSACTION_INVALID", detail: "signature_invalid", instance: "/v")
+        let problem = RPCFailureMapping.problem(
+            grpcCode: Code.invalidArgument, reason: "TRANSACTION_INVALID", detail: "signature_invalid", instance: "/v")
         XCTAssertEqual(problem.status, 422)
         XCTAssertEqual(problem.detail, "signature_invalid")
         XCTAssertEqual(problem.instance, "/v")
@@ -47,9 +49,14 @@ final class RPCFailureMappingTests: XCTestCase {
     }
 
     func testReasonUnderTheWrongCodeIsNotTrusted() {
-        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "STARTER_PACK_INELIGIBLE"), .internalError)
-        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "GRANT_FAILED"), .serviceUnavailable)
-        XCTAssertEqual(RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "ENVIRONMENT_NOT_ALLOWED"), .internalError)
+        XCTAssertEqual(
+            RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "STARTER_PACK_INELIGIBLE"),
+            .internalError)
+        XCTAssertEqual(
+            RPCFailureMapping.problemCode(grpcCode: Code.unavailable, reason: "GRANT_FAILED"), .serviceUnavailable)
+        XCTAssertEqual(
+            RPCFailureMapping.problemCode(grpcCode: Code.invalidArgument, reason: "ENVIRONMENT_NOT_ALLOWED"),
+            .internalError)
     }
 
     func testEveryReasonInTheProtoHeadersIsMapped() throws {
@@ -58,14 +65,17 @@ final class RPCFailureMappingTests: XCTestCase {
         var documented: Set<String> = []
         for proto in ["Protos/points/v1/points.proto", "Protos/payments/v1/payments.proto"] {
             let text = try String(contentsOf: root.appendingPathComponent(proto), encoding: .utf8)
-            for line in text.split(separator: "\n") where line.hasPrefix("//   ") || line.hasPrefix("//                       ") {
+            for line in text.split(separator: "\n")
+            where line.hasPrefix("//   ") || line.hasPrefix("//                       ") {
                 let words = line.dropFirst(2).split(whereSeparator: { $0 == " " || $0 == "," })
                 for word in words where word.allSatisfy({ $0.isUppercase || $0 == "_" }) && word.count > 2 {
                     documented.insert(String(word))
                 }
             }
         }
-        let grpcNames: Set<String> = ["INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION", "ALREADY_EXISTS", "UNAVAILABLE", "INTERNAL"]
+        let grpcNames: Set<String> = [
+            "INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION", "ALREADY_EXISTS", "UNAVAILABLE", "INTERNAL",
+        ]
         let reasons = documented.subtracting(grpcNames)
         XCTAssertGreaterThanOrEqual(reasons.count, 13)
         XCTAssertTrue(reasons.contains("ENVIRONMENT_NOT_ALLOWED"))
@@ -96,7 +106,9 @@ final class RPCFailureMappingTests: XCTestCase {
             }
             XCTAssertEqual(pair.problem.retryable, !reason.isPermanent, "\(pair.reason) → \(pair.problem)")
         }
-        XCTAssertTrue(RPCFailureMapping.problemCode(grpcCode: Code.internalError, reason: ErrorReason.grantFailed.rawValue).retryable,
-                      "a verified purchase not yet credited is kept and resubmitted")
+        XCTAssertTrue(
+            RPCFailureMapping.problemCode(grpcCode: Code.internalError, reason: ErrorReason.grantFailed.rawValue)
+                .retryable,
+            "a verified purchase not yet credited is kept and resubmitted")
     }
 }

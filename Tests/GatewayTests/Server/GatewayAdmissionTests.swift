@@ -35,7 +35,8 @@ final class GatewayAdmissionTests: XCTestCase {
         let after = try await harness.request("GET", "/api/v1/points/packages", headers: [GatewayHarness.bearer])
         XCTAssertEqual(after.status, 200)
         XCTAssertEqual(harness.metrics.httpRefusals.labels("overloaded").value, 1)
-        XCTAssertEqual(harness.doubles.recordedMethods, ["GetBalance", "ListPackages"], "the refused request reached nothing")
+        XCTAssertEqual(
+            harness.doubles.recordedMethods, ["GetBalance", "ListPackages"], "the refused request reached nothing")
         await harness.stop()
     }
 
@@ -49,19 +50,23 @@ final class GatewayAdmissionTests: XCTestCase {
         var last: RawResponse?
         for _ in 0..<3 {
             let response = try await harness.request(
-                "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")], body: Self.notification)
+                "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")],
+                body: Self.notification)
             statuses.append(response.status)
             last = response
         }
         XCTAssertEqual(statuses, [200, 200, 429])
         XCTAssertEqual(last?.json["code"] as? String, "RATE_LIMITED")
         XCTAssertEqual(last?.header("Retry-After"), "1")
-        XCTAssertEqual(harness.doubles.recordedMethods, ["HandleNotification", "HandleNotification"], "the refused one cost no signature check")
+        XCTAssertEqual(
+            harness.doubles.recordedMethods, ["HandleNotification", "HandleNotification"],
+            "the refused one cost no signature check")
         let balance = try await harness.request("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer])
         XCTAssertEqual(balance.status, 200, "other routes are not rate limited")
         now.advance(by: 1_000)
         let refilled = try await harness.request(
-            "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")], body: Self.notification)
+            "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")],
+            body: Self.notification)
         XCTAssertEqual(refilled.status, 200, "a token is back after a second")
         XCTAssertEqual(harness.metrics.httpRefusals.labels("rate_limited").value, 1)
         XCTAssertEqual(harness.metrics.httpProblems.labels(IAPMetricLabels.notificationsRoute, "RATE_LIMITED").value, 1)

@@ -15,7 +15,8 @@ final class GatewayClientGoneTests: XCTestCase {
         for _ in 0..<100 where harness.doubles.cancelledCalls == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
-        XCTAssertEqual(harness.doubles.cancelledCalls, 1, "the backend's handler was cancelled at once, not at the deadline")
+        XCTAssertEqual(
+            harness.doubles.cancelledCalls, 1, "the backend's handler was cancelled at once, not at the deadline")
         for _ in 0..<300 where !harness.logs.allLines.contains(where: { $0.contains("client closed request") }) {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -23,8 +24,9 @@ final class GatewayClientGoneTests: XCTestCase {
         XCTAssertTrue(line.contains(#""status":"499""#), line)
         let counted = harness.metrics.httpRequests.labels("/api/v1/points/balance", "GET", "499").value
         XCTAssertEqual(counted, 1)
-        XCTAssertEqual(harness.metrics.httpRefusals.labels(RefusalReasonLabel.backendUnavailable.rawValue).value, 0,
-                       "a client's abort is not a backend outage")
+        XCTAssertEqual(
+            harness.metrics.httpRefusals.labels(RefusalReasonLabel.backendUnavailable.rawValue).value, 0,
+            "a client's abort is not a backend outage")
     }
 
     private func waitForBackendCall(_ harness: GatewayHarness) async throws {
@@ -40,7 +42,8 @@ final class GatewayClientGoneTests: XCTestCase {
         let port = harness.port
         let client = try await onDedicatedThread { () -> RawHTTPClient in
             let client = try RawHTTPClient(port: port)
-            try client.send(GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer]))
+            try client.send(
+                GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer]))
             return client
         }
         try await waitForBackendCall(harness)
@@ -69,7 +72,9 @@ final class GatewayClientGoneTests: XCTestCase {
         }
         try await waitForBackendCall(harness)
         // RST_STREAM(CANCEL) on stream 1; the connection stays open.
-        try await onDedicatedThread { try client.send(RawHTTPClient.frame(type: 0x3, flags: 0, streamID: 1, payload: [0, 0, 0, 8])) }
+        try await onDedicatedThread {
+            try client.send(RawHTTPClient.frame(type: 0x3, flags: 0, streamID: 1, payload: [0, 0, 0, 8]))
+        }
         try await waitForCancelledBackendCall(harness)
         let connections = await harness.server.connectionCount()
         XCTAssertEqual(connections, 1, "a reset stream is not a closed connection")
@@ -87,10 +92,12 @@ final class GatewayClientGoneTests: XCTestCase {
         headers.add(name: "host", value: "gateway.test")
         headers.add(name: GatewayHarness.bearer.0, value: GatewayHarness.bearer.1)
         let request = HTTPRequest(
-            method: "GET", target: "/api/v1/points/balance", version: .http1_1, headers: headers, body: [], keepAlive: true)
+            method: "GET", target: "/api/v1/points/balance", version: .http1_1, headers: headers, body: [],
+            keepAlive: true)
         let task = Task(executorPreference: harness.loop) { () -> HTTPResponse in
             withUnsafeCurrentTask { $0?.cancel() }
-            return await application.respond(to: request, origin: RequestOrigin(protocolName: "HTTP/2", remotePeer: "127.0.0.1:1"))
+            return await application.respond(
+                to: request, origin: RequestOrigin(protocolName: "HTTP/2", remotePeer: "127.0.0.1:1"))
         }
         _ = await task.value
         XCTAssertEqual(harness.doubles.recordedMethods, [], "no backend call")
@@ -124,7 +131,8 @@ final class GatewayClientGoneTests: XCTestCase {
                 for index in 0..<50 {
                     let streamID = UInt32(2 * (50 * batch + index) + 1)
                     bytes += RawHTTPClient.frame(type: 0x1, flags: 0x5, streamID: streamID, payload: block)
-                    bytes += RawHTTPClient.frame(type: 0x8, flags: 0, streamID: streamID, payload: [0x7F, 0xFF, 0xFF, 0xFF])
+                    bytes += RawHTTPClient.frame(
+                        type: 0x8, flags: 0, streamID: streamID, payload: [0x7F, 0xFF, 0xFF, 0xFF])
                 }
                 try? client.send(bytes)
                 let expected = resets + 50

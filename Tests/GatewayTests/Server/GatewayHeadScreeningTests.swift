@@ -21,8 +21,9 @@ final class GatewayHeadScreeningTests: XCTestCase {
     func testABadTokenIsAnsweredBeforeTheBodyAndTheConnectionCloses() async throws {
         let harness = try await GatewayHarness.start()
         let port = harness.port
-        let head = Self.postHead(Self.verifyPath, headers: [("Authorization", "Bearer not-a-token"), ("X-Request-Id", "early")],
-                                 contentLength: 60_000)
+        let head = Self.postHead(
+            Self.verifyPath, headers: [("Authorization", "Bearer not-a-token"), ("X-Request-Id", "early")],
+            contentLength: 60_000)
         let (response, closed) = try await onDedicatedThread { () -> (RawResponse, Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 5)
             try client.send(head)
@@ -36,7 +37,9 @@ final class GatewayHeadScreeningTests: XCTestCase {
         XCTAssertEqual(response.header("X-Request-Id"), "early")
         XCTAssertEqual(response.json["instance"] as? String, Self.verifyPath)
         XCTAssertTrue(closed)
-        XCTAssertEqual(harness.metrics.httpRequests.labels(Self.verifyPath, "POST", "401").value, 1, "counted as any answered request")
+        XCTAssertEqual(
+            harness.metrics.httpRequests.labels(Self.verifyPath, "POST", "401").value, 1,
+            "counted as any answered request")
         await harness.stop()
     }
 
@@ -91,7 +94,9 @@ final class GatewayHeadScreeningTests: XCTestCase {
         XCTAssertTrue(frames.contains { $0.type == 0x0 }, "its problem body")
         XCTAssertEqual(frames.last?.type, 0x3, "then RST_STREAM")
         XCTAssertEqual(frames.last?.payload, [0, 0, 0, 0], "NO_ERROR")
-        XCTAssertEqual(harness.metrics.httpRequests.labels(Self.verifyPath, "POST", "401").value, 1, "counted as any answered request")
+        XCTAssertEqual(
+            harness.metrics.httpRequests.labels(Self.verifyPath, "POST", "401").value, 1,
+            "counted as any answered request")
         await harness.stop()
     }
 
@@ -99,7 +104,8 @@ final class GatewayHeadScreeningTests: XCTestCase {
         let harness = try await GatewayHarness.start()
         let frames = try await Self.badTokenPost(port: harness.port, declaring: 60_000, thenSend: 60_000)
         XCTAssertEqual(frames.first?.type, 0x1, "the answer's HEADERS")
-        XCTAssertTrue(frames.contains { $0.type == 0x0 && $0.flags & 0x1 != 0 }, "its problem body, ending the response")
+        XCTAssertTrue(
+            frames.contains { $0.type == 0x0 && $0.flags & 0x1 != 0 }, "its problem body, ending the response")
         XCTAssertFalse(frames.contains { $0.type == 0x3 }, "no RST_STREAM: the client ended its request")
         XCTAssertEqual(harness.metrics.httpRequests.labels(Self.verifyPath, "POST", "401").value, 1)
         XCTAssertEqual(harness.doubles.recordedMethods, [], "nothing reached a backend")
@@ -110,7 +116,8 @@ final class GatewayHeadScreeningTests: XCTestCase {
         let harness = try await GatewayHarness.start()
         let frames = try await Self.badTokenPost(port: harness.port, declaring: 1_000, thenSend: 2_000)
         XCTAssertEqual(frames.last?.type, 0x3, "RST_STREAM")
-        XCTAssertEqual(frames.last?.payload, [0, 0, 0, 1], "PROTOCOL_ERROR: more DATA than content-length (RFC 9113 8.1.1)")
+        XCTAssertEqual(
+            frames.last?.payload, [0, 0, 0, 1], "PROTOCOL_ERROR: more DATA than content-length (RFC 9113 8.1.1)")
         await harness.stop()
     }
 
@@ -124,7 +131,8 @@ final class GatewayHeadScreeningTests: XCTestCase {
             try client.sendHTTP2Preface()
             // :method POST (static 3), :scheme http (static 7), the path,
             // :authority, authorization (23), content-length (28); no END_STREAM.
-            let block: [UInt8] = [0x83, 0x86] + RawHTTPClient.literal(nameIndex: 4, value: Self.verifyPath)
+            let block: [UInt8] =
+                [0x83, 0x86] + RawHTTPClient.literal(nameIndex: 4, value: Self.verifyPath)
                 + RawHTTPClient.literal(nameIndex: 1, value: "gateway.test")
                 + RawHTTPClient.literal(nameIndex: 23, value: "Bearer not-a-token")
                 + RawHTTPClient.literal(nameIndex: 28, value: "\(declaring)")
@@ -141,10 +149,13 @@ final class GatewayHeadScreeningTests: XCTestCase {
             while sent < bodyBytes {
                 let chunk = min(16_384, bodyBytes - sent)
                 sent += chunk
-                try client.send(RawHTTPClient.frame(type: 0x0, flags: sent == bodyBytes ? 0x1 : 0, streamID: 1,
-                                                    payload: [UInt8](repeating: 0x61, count: chunk)))
+                try client.send(
+                    RawHTTPClient.frame(
+                        type: 0x0, flags: sent == bodyBytes ? 0x1 : 0, streamID: 1,
+                        payload: [UInt8](repeating: 0x61, count: chunk)))
             }
-            try client.send(RawHTTPClient.frame(type: 0x6, flags: 0, streamID: 0, payload: [UInt8](repeating: 7, count: 8)))
+            try client.send(
+                RawHTTPClient.frame(type: 0x6, flags: 0, streamID: 0, payload: [UInt8](repeating: 7, count: 8)))
             while let frame = try client.readFrame() {
                 if frame.streamID == 1 { frames.append(frame) }
                 if frame.type == 0x3 && frame.streamID == 1 { break }

@@ -26,7 +26,8 @@ final class GatewayMetricsCountingTests: XCTestCase {
         _ = try await harness.request("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer])
         _ = try await harness.request("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer])
         _ = try await harness.request("GET", "/api/v1/points/balance")
-        _ = try await harness.request("GET", "/api/v1/payments/apple/transactions/2000000000000001", headers: [GatewayHarness.bearer])
+        _ = try await harness.request(
+            "GET", "/api/v1/payments/apple/transactions/2000000000000001", headers: [GatewayHarness.bearer])
         XCTAssertEqual(requests("/api/v1/points/balance", "GET", 200), 2)
         XCTAssertEqual(requests("/api/v1/points/balance", "GET", 401), 1)
         XCTAssertEqual(harness.metrics.httpProblems.labels("/api/v1/points/balance", "UNAUTHENTICATED").value, 1)
@@ -43,7 +44,9 @@ final class GatewayMetricsCountingTests: XCTestCase {
         XCTAssertEqual(requests(IAPMetricLabels.unmatchedRoute, "GET", 404), 2, "the public port serves no /metrics")
         XCTAssertEqual(harness.metrics.httpProblems.labels(IAPMetricLabels.unmatchedRoute, "NOT_FOUND").value, 2)
         // The parser refuses unknown methods (501) before any route is read.
-        XCTAssertEqual(requests(IAPMetricLabels.unmatchedRoute, IAPMetricLabels.otherMethod, 501), 1, "an unknown method is `other`")
+        XCTAssertEqual(
+            requests(IAPMetricLabels.unmatchedRoute, IAPMetricLabels.otherMethod, 501), 1,
+            "an unknown method is `other`")
         XCTAssertEqual(harness.metrics.httpProblems.labels(IAPMetricLabels.unmatchedRoute, "NOT_IMPLEMENTED").value, 1)
     }
 
@@ -62,18 +65,23 @@ final class GatewayMetricsCountingTests: XCTestCase {
         let metrics = try GatewayMetrics(registry: registry, processSampler: { nil })
         let methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "BREW"]
         for spec in RouteSpec.all {
-            for method in methods { metrics.recordRequest(route: spec.pattern, method: method, status: 405, duration: .milliseconds(1)) }
+            for method in methods {
+                metrics.recordRequest(route: spec.pattern, method: method, status: 405, duration: .milliseconds(1))
+            }
         }
         for method in methods {
-            metrics.recordRequest(route: IAPMetricLabels.unmatchedRoute, method: method, status: 404, duration: .milliseconds(1))
+            metrics.recordRequest(
+                route: IAPMetricLabels.unmatchedRoute, method: method, status: 404, duration: .milliseconds(1))
         }
         for spec in RouteSpec.all {
             for method in spec.method == "GET" ? ["GET", "HEAD"] : [spec.method] {
                 metrics.recordRequest(route: spec.pattern, method: method, status: 200, duration: .milliseconds(1))
-                XCTAssertEqual(metrics.httpRequestDuration.labels(spec.pattern, method).count, 1, "\(method) \(spec.pattern)")
+                XCTAssertEqual(
+                    metrics.httpRequestDuration.labels(spec.pattern, method).count, 1, "\(method) \(spec.pattern)")
             }
         }
-        XCTAssertFalse(registry.render().contains("metrics_label_overflow_total{metric=\"iap_http_request_duration_seconds\"}"),
-                       registry.render())
+        XCTAssertFalse(
+            registry.render().contains("metrics_label_overflow_total{metric=\"iap_http_request_duration_seconds\"}"),
+            registry.render())
     }
 }

@@ -29,13 +29,16 @@ final class GatewayReceiptRouteTests: XCTestCase {
 
     func testALargeReceiptIsPassedWholeWithTheTokensIdentityAndEachItemAnswersOnItsOwn() async throws {
         let receiptData = receipt(bytes: 300 * 1024)
-        XCTAssertGreaterThan(receiptData.utf8.count, GatewayLimits.requestBodyBytesMax, "larger than any other route accepts")
-        let response = try await harness.request("POST", path, headers: headers, body: #"{"receiptData":"\#(receiptData)"}"#)
+        XCTAssertGreaterThan(
+            receiptData.utf8.count, GatewayLimits.requestBodyBytesMax, "larger than any other route accepts")
+        let response = try await harness.request(
+            "POST", path, headers: headers, body: #"{"receiptData":"\#(receiptData)"}"#)
         XCTAssertEqual(response.status, 200, response.bodyText)
         let sent = try XCTUnwrap(harness.doubles.last(VerifyReceiptRequest.self))
         XCTAssertEqual(sent.receiptData, receiptData)
         XCTAssertEqual(sent.userId, BackendDoubles.ownerUserId)
-        XCTAssertEqual(sent.emailHash, try EmailIdentity(hashKey: GatewayHarness.emailHashKey).hash("alice.secret@example.com"))
+        XCTAssertEqual(
+            sent.emailHash, try EmailIdentity(hashKey: GatewayHarness.emailHashKey).hash("alice.secret@example.com"))
         XCTAssertEqual(sent.emailMasked, "a***@example.com")
 
         XCTAssertEqual(response.json["ack"] as? Bool, true)
@@ -69,13 +72,17 @@ final class GatewayReceiptRouteTests: XCTestCase {
             body: #"{"receiptData":"\#(receipt(bytes: 60 * 1024))"}"#)
         XCTAssertEqual(verify.status, 413)
         XCTAssertEqual(harness.doubles.recordedMethods, [])
-        XCTAssertEqual(GatewayLimits.requestBodyBytesMax(target: path + "?x=1"), GatewayLimits.receiptRequestBodyBytesMax)
+        XCTAssertEqual(
+            GatewayLimits.requestBodyBytesMax(target: path + "?x=1"), GatewayLimits.receiptRequestBodyBytesMax)
         XCTAssertEqual(GatewayLimits.requestBodyBytesMax(target: path + "/x"), GatewayLimits.requestBodyBytesMax)
-        XCTAssertGreaterThan(GatewayLimits.receiptRequestBodyBytesMax, GatewayLimits.receiptDataBytesMax + GatewayLimits.receiptDataBytesMax / 64)
+        XCTAssertGreaterThan(
+            GatewayLimits.receiptRequestBodyBytesMax,
+            GatewayLimits.receiptDataBytesMax + GatewayLimits.receiptDataBytesMax / 64)
     }
 
     func testTheBodyIsStrict() async throws {
-        let unknown = try await harness.request("POST", path, headers: headers, body: #"{"receiptData":"AAAA","transactionId":"1"}"#)
+        let unknown = try await harness.request(
+            "POST", path, headers: headers, body: #"{"receiptData":"AAAA","transactionId":"1"}"#)
         XCTAssertEqual(unknown.status, 400)
         XCTAssertEqual(unknown.json["field"] as? String, "transactionId")
         let empty = try await harness.request("POST", path, headers: headers, body: #"{"receiptData":""}"#)
@@ -83,21 +90,33 @@ final class GatewayReceiptRouteTests: XCTestCase {
         XCTAssertEqual(empty.json["code"] as? String, "VALIDATION_FAILED")
         let wrongType = try await harness.request("POST", path, headers: headers, body: #"{"receiptData":1}"#)
         XCTAssertEqual(wrongType.status, 400)
-        let noToken = try await harness.request("POST", path, headers: [("Content-Type", "application/json")], body: #"{"receiptData":"AAAA"}"#)
+        let noToken = try await harness.request(
+            "POST", path, headers: [("Content-Type", "application/json")], body: #"{"receiptData":"AAAA"}"#)
         XCTAssertEqual(noToken.status, 401)
-        let text = try await harness.request("POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: "AAAA")
+        let text = try await harness.request(
+            "POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: "AAAA")
         XCTAssertEqual(text.status, 415)
         XCTAssertEqual(harness.doubles.recordedMethods, [])
     }
 
     func testWholeReceiptFailuresAreProblems() async throws {
         let cases: [(RPCError, Int, String, Bool, String?)] = [
-            (ErrorReason.error(code: .invalidArgument, reason: "RECEIPT_INVALID", message: "x", extra: [("receipt-failure", "truncated")]),
-             422, "PAYMENT_RECEIPT_INVALID", false, "receipt-failure: truncated"),
-            (ErrorReason.error(code: .invalidArgument, reason: "TRANSACTION_INVALID", message: "x", extra: [("jws-failure", "wrong_bundle")]),
-             422, "PAYMENT_TRANSACTION_INVALID", false, "jws-failure: wrong_bundle"),
-            (ErrorReason.error(code: .failedPrecondition, reason: "APPLE_API_NOT_CONFIGURED", message: "x"),
-             503, "PAYMENT_RECEIPTS_UNAVAILABLE", false, nil),
+            (
+                ErrorReason.error(
+                    code: .invalidArgument, reason: "RECEIPT_INVALID", message: "x",
+                    extra: [("receipt-failure", "truncated")]),
+                422, "PAYMENT_RECEIPT_INVALID", false, "receipt-failure: truncated"
+            ),
+            (
+                ErrorReason.error(
+                    code: .invalidArgument, reason: "TRANSACTION_INVALID", message: "x",
+                    extra: [("jws-failure", "wrong_bundle")]),
+                422, "PAYMENT_TRANSACTION_INVALID", false, "jws-failure: wrong_bundle"
+            ),
+            (
+                ErrorReason.error(code: .failedPrecondition, reason: "APPLE_API_NOT_CONFIGURED", message: "x"),
+                503, "PAYMENT_RECEIPTS_UNAVAILABLE", false, nil
+            ),
         ]
         for (error, status, code, retryable, detail) in cases {
             harness.doubles.fail("VerifyReceipt", with: error)

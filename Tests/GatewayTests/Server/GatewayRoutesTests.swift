@@ -46,8 +46,10 @@ final class GatewayRoutesTests: XCTestCase {
         let granted = try await harness.request(
             "POST", "/api/v1/payments/apple/transactions/verify", headers: headers, body: GatewayHarness.verifyBody())
         XCTAssertEqual(granted.status, 200)
-        XCTAssertEqual(granted.bodyText,
-            #"{"status":"granted","productCode":"starter_pack","transactionId":"1000000123456789","creditsAdded":100,"newBalance":180,"ledgerEventId":"payment.apple_iap:1000000123456789"}"#)
+        XCTAssertEqual(
+            granted.bodyText,
+            #"{"status":"granted","productCode":"starter_pack","transactionId":"1000000123456789","creditsAdded":100,"newBalance":180,"ledgerEventId":"payment.apple_iap:1000000123456789"}"#
+        )
         let sent = try XCTUnwrap(harness.doubles.last(VerifyTransactionRequest.self))
         XCTAssertEqual(sent.userId, BackendDoubles.ownerUserId)
         XCTAssertEqual(sent.emailHash, expectedEmailHash)
@@ -68,19 +70,36 @@ final class GatewayRoutesTests: XCTestCase {
     func testBackendFailuresBecomeProblemsThroughTheTable() async throws {
         let headers = [GatewayHarness.bearer, ("Content-Type", "application/json")]
         let cases: [(RPCError, Int, String)] = [
-            (ErrorReason.error(code: .failedPrecondition, reason: "STARTER_PACK_INELIGIBLE", message: "x"), 409, "PAYMENT_STARTER_PACK_INELIGIBLE"),
-            (ErrorReason.error(code: .failedPrecondition, reason: "ENVIRONMENT_NOT_ALLOWED", message: "x"), 403, "PAYMENT_ENVIRONMENT_NOT_ALLOWED"),
-            (ErrorReason.error(code: .alreadyExists, reason: "TRANSACTION_CONFLICT", message: "x"), 409, "PAYMENT_TRANSACTION_CONFLICT"),
-            (ErrorReason.error(code: .invalidArgument, reason: "TRANSACTION_INVALID", message: "x", extra: [("jws-failure", "BAD_SIGNATURE")]),
-             422, "PAYMENT_TRANSACTION_INVALID"),
-            (ErrorReason.error(code: .unavailable, reason: "APPLE_UNAVAILABLE", message: "x"), 503, "PAYMENT_APPLE_UNAVAILABLE"),
+            (
+                ErrorReason.error(code: .failedPrecondition, reason: "STARTER_PACK_INELIGIBLE", message: "x"), 409,
+                "PAYMENT_STARTER_PACK_INELIGIBLE"
+            ),
+            (
+                ErrorReason.error(code: .failedPrecondition, reason: "ENVIRONMENT_NOT_ALLOWED", message: "x"), 403,
+                "PAYMENT_ENVIRONMENT_NOT_ALLOWED"
+            ),
+            (
+                ErrorReason.error(code: .alreadyExists, reason: "TRANSACTION_CONFLICT", message: "x"), 409,
+                "PAYMENT_TRANSACTION_CONFLICT"
+            ),
+            (
+                ErrorReason.error(
+                    code: .invalidArgument, reason: "TRANSACTION_INVALID", message: "x",
+                    extra: [("jws-failure", "BAD_SIGNATURE")]),
+                422, "PAYMENT_TRANSACTION_INVALID"
+            ),
+            (
+                ErrorReason.error(code: .unavailable, reason: "APPLE_UNAVAILABLE", message: "x"), 503,
+                "PAYMENT_APPLE_UNAVAILABLE"
+            ),
             (ErrorReason.error(code: .internal, reason: "GRANT_FAILED", message: "x"), 500, "PAYMENT_GRANT_FAILED"),
             (RPCError(code: .unknown, message: "secret internals"), 500, "INTERNAL"),
         ]
         for (error, status, code) in cases {
             harness.doubles.fail("VerifyTransaction", with: error)
             let response = try await harness.request(
-                "POST", "/api/v1/payments/apple/transactions/verify", headers: headers, body: GatewayHarness.verifyBody())
+                "POST", "/api/v1/payments/apple/transactions/verify", headers: headers,
+                body: GatewayHarness.verifyBody())
             XCTAssertEqual(response.status, status, code)
             XCTAssertEqual(response.json["code"] as? String, code)
             XCTAssertFalse(response.bodyText.contains("secret internals"))
@@ -88,21 +107,26 @@ final class GatewayRoutesTests: XCTestCase {
     }
 
     func testTransactionStatusOnlyForItsOwner() async throws {
-        let own = try await harness.request("GET", "/api/v1/payments/apple/transactions/42", headers: [GatewayHarness.bearer])
+        let own = try await harness.request(
+            "GET", "/api/v1/payments/apple/transactions/42", headers: [GatewayHarness.bearer])
         XCTAssertEqual(own.status, 200)
         XCTAssertEqual(own.json["status"] as? String, "granted")
         XCTAssertEqual(own.json["purchaseDate"] as? String, "2026-05-28T20:26:40.000Z")
         XCTAssertEqual(harness.doubles.last(GetTransactionRequest.self)?.userId, BackendDoubles.ownerUserId)
-        let others = try await harness.request("GET", "/api/v1/payments/apple/transactions/7", headers: [GatewayHarness.bearer])
+        let others = try await harness.request(
+            "GET", "/api/v1/payments/apple/transactions/7", headers: [GatewayHarness.bearer])
         XCTAssertEqual(others.status, 404)
-        harness.doubles.fail("GetTransaction", with: ErrorReason.error(code: .notFound, reason: "TRANSACTION_NOT_FOUND", message: "x"))
-        let missing = try await harness.request("GET", "/api/v1/payments/apple/transactions/8", headers: [GatewayHarness.bearer])
+        harness.doubles.fail(
+            "GetTransaction", with: ErrorReason.error(code: .notFound, reason: "TRANSACTION_NOT_FOUND", message: "x"))
+        let missing = try await harness.request(
+            "GET", "/api/v1/payments/apple/transactions/8", headers: [GatewayHarness.bearer])
         XCTAssertEqual(missing.status, 404)
         XCTAssertEqual(missing.json["code"] as? String, "NOT_FOUND")
     }
 
     func testAccountToken() async throws {
-        let response = try await harness.request("GET", "/api/v1/payments/apple/account-token", headers: [GatewayHarness.bearer])
+        let response = try await harness.request(
+            "GET", "/api/v1/payments/apple/account-token", headers: [GatewayHarness.bearer])
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.bodyText, #"{"appAccountToken":"7c4c7a82-2f6f-4e70-b57a-8b0a7f2e9b72"}"#)
         XCTAssertEqual(harness.doubles.last(GetAccountTokenRequest.self)?.userId, BackendDoubles.ownerUserId)
@@ -110,26 +134,34 @@ final class GatewayRoutesTests: XCTestCase {
 
     func testConsumptionConsentIsStoredForTheTokensUserOnly() async throws {
         let json = [GatewayHarness.bearer, ("Content-Type", "application/json")]
-        let never = try await harness.request("GET", "/api/v1/payments/apple/consumption-consent", headers: [GatewayHarness.bearer])
+        let never = try await harness.request(
+            "GET", "/api/v1/payments/apple/consumption-consent", headers: [GatewayHarness.bearer])
         XCTAssertEqual(never.status, 200)
         XCTAssertEqual(never.bodyText, #"{"consented":false,"recorded":false}"#)
         XCTAssertEqual(harness.doubles.last(GetConsumptionConsentRequest.self)?.userId, BackendDoubles.ownerUserId)
-        let stored = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: #"{"consented":true}"#)
+        let stored = try await harness.request(
+            "PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: #"{"consented":true}"#)
         XCTAssertEqual(stored.status, 200)
         XCTAssertEqual(stored.bodyText, #"{"consented":true,"recorded":true}"#)
         let sent = harness.doubles.last(SetConsumptionConsentRequest.self)
         XCTAssertEqual(sent?.userId, BackendDoubles.ownerUserId)
         XCTAssertEqual(sent?.consented, true)
         // Strict JSON: the one boolean member, nothing else.
-        for body in [#"{"consented":"true"}"#, #"{"consented":1}"#, #"{}"#, #"{"consented":true,"userId":"x"}"#, #"{"consented":true"#] {
-            let refused = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: body)
+        for body in [
+            #"{"consented":"true"}"#, #"{"consented":1}"#, #"{}"#, #"{"consented":true,"userId":"x"}"#,
+            #"{"consented":true"#,
+        ] {
+            let refused = try await harness.request(
+                "PUT", "/api/v1/payments/apple/consumption-consent", headers: json, body: body)
             XCTAssertTrue([400, 422].contains(refused.status), "\(body): \(refused.status)")
         }
-        let noToken = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent",
-                                                headers: [("Content-Type", "application/json")], body: #"{"consented":true}"#)
+        let noToken = try await harness.request(
+            "PUT", "/api/v1/payments/apple/consumption-consent",
+            headers: [("Content-Type", "application/json")], body: #"{"consented":true}"#)
         XCTAssertEqual(noToken.status, 401)
-        let notJSON = try await harness.request("PUT", "/api/v1/payments/apple/consumption-consent",
-                                                headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: #"{"consented":true}"#)
+        let notJSON = try await harness.request(
+            "PUT", "/api/v1/payments/apple/consumption-consent",
+            headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: #"{"consented":true}"#)
         XCTAssertEqual(notJSON.status, 415)
     }
 
@@ -139,8 +171,11 @@ final class GatewayRoutesTests: XCTestCase {
             "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")], body: body)
         XCTAssertEqual(ok.status, 200)
         XCTAssertEqual(ok.body, [])
-        XCTAssertEqual(harness.doubles.last(HandleNotificationRequest.self)?.signedPayload, GatewayHarness.signedTransactionInfo)
-        harness.doubles.fail("HandleNotification", with: ErrorReason.error(code: .unavailable, reason: "DATABASE_UNAVAILABLE", message: "x"))
+        XCTAssertEqual(
+            harness.doubles.last(HandleNotificationRequest.self)?.signedPayload, GatewayHarness.signedTransactionInfo)
+        harness.doubles.fail(
+            "HandleNotification",
+            with: ErrorReason.error(code: .unavailable, reason: "DATABASE_UNAVAILABLE", message: "x"))
         let failed = try await harness.request(
             "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")], body: body)
         XCTAssertEqual(failed.status, 503)
@@ -196,8 +231,10 @@ final class GatewayRoutesTests: XCTestCase {
         let token = GatewayHarness.token()
         _ = try await harness.request(
             "POST", "/api/v1/payments/apple/transactions/verify",
-            headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")], body: GatewayHarness.verifyBody())
-        _ = try await harness.request("GET", "/api/v1/points/packages?access_token=\(token)", headers: [("Authorization", "Bearer \(token)")])
+            headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
+            body: GatewayHarness.verifyBody())
+        _ = try await harness.request(
+            "GET", "/api/v1/points/packages?access_token=\(token)", headers: [("Authorization", "Bearer \(token)")])
         _ = try await harness.request("GET", "/api/v1/points/balance", headers: [("Authorization", "Bearer \(token)x")])
         _ = try await harness.request(
             "POST", "/api/v1/payments/apple/notifications", headers: [("Content-Type", "application/json")],
@@ -211,6 +248,9 @@ final class GatewayRoutesTests: XCTestCase {
             XCTAssertFalse(line.contains("c2lnbmF0dXJlLWJ5dGVzLXNlY3JldA"), line)
             XCTAssertFalse(line.contains("access_token"), line)
         }
-        XCTAssertTrue(lines.contains { $0.contains(#""status":"200""#) && $0.contains(#""path":"/api/v1/payments/apple/transactions/verify""#) })
+        XCTAssertTrue(
+            lines.contains {
+                $0.contains(#""status":"200""#) && $0.contains(#""path":"/api/v1/payments/apple/transactions/verify""#)
+            })
     }
 }

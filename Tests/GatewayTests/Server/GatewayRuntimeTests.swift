@@ -10,7 +10,9 @@ final class GatewayRuntimeTests: XCTestCase {
         let doubles = BackendDoubles.make()
         let ports = try doubles.start()
         let keys = try JWTKeySet(hs256Secret: GatewayHarness.secret, es256PublicKeyPEM: nil)
-        let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: GatewayHarness.issuer, audience: GatewayHarness.audience))
+        let verifier = JWTVerifier(
+            configuration: JWTVerifierConfiguration(
+                keys: keys, issuer: GatewayHarness.issuer, audience: GatewayHarness.audience))
         let logs = MemorySink()
         let gateway = try GatewayRuntime(
             listen: HostAndPort(host: "127.0.0.1", port: 0),
@@ -32,13 +34,15 @@ final class GatewayRuntimeTests: XCTestCase {
         XCTAssertTrue(logs.allLines.contains { $0.contains("backends ready") })
         let balance = try await onDedicatedThread {
             let client = try RawHTTPClient(port: port)
-            try client.send(GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer]))
+            try client.send(
+                GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [GatewayHarness.bearer]))
             return try client.readResponse()
         }
         XCTAssertEqual(balance.status, 200)
         XCTAssertTrue(gateway.readiness.isReady)
         await gateway.shutdown(gracePeriod: .seconds(1))
-        XCTAssertFalse(gateway.readiness.isReady, "the admin listener's /readyz, which outlives the drain, says not ready")
+        XCTAssertFalse(
+            gateway.readiness.isReady, "the admin listener's /readyz, which outlives the drain, says not ready")
         await doubles.stop()
     }
 }

@@ -17,7 +17,8 @@ final class GatewayServerHTTP1Tests: XCTestCase {
                 GatewayHarness.requestText("GET", "/healthz", headers: [("X-Request-Id", "first")])
                     + GatewayHarness.requestText("GET", "/nope", headers: [("X-Request-Id", "second")]))
             var responses = [try client.readResponse(), try client.readResponse()]
-            try client.send(GatewayHarness.requestText("GET", "/healthz", headers: [("X-Request-Id", "third")], close: true))
+            try client.send(
+                GatewayHarness.requestText("GET", "/healthz", headers: [("X-Request-Id", "third")], close: true))
             responses.append(try client.readResponse())
             XCTAssertTrue(try client.waitForClose())
             return responses
@@ -40,8 +41,9 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let token = GatewayHarness.bearer
         let (head, get) = try await onDedicatedThread {
             let client = try RawHTTPClient(port: port)
-            try client.send(GatewayHarness.requestText("HEAD", "/api/v1/points/balance", headers: [token])
-                            + GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [token]))
+            try client.send(
+                GatewayHarness.requestText("HEAD", "/api/v1/points/balance", headers: [token])
+                    + GatewayHarness.requestText("GET", "/api/v1/points/balance", headers: [token]))
             return (try client.readResponse(toHead: true), try client.readResponse())
         }
         XCTAssertEqual(head.status, 200)
@@ -66,7 +68,8 @@ final class GatewayServerHTTP1Tests: XCTestCase {
             while let response = try? client.readResponse() { statuses.append(response.status) }
             return statuses
         }
-        XCTAssertGreaterThanOrEqual(statuses.count, 1, "the request in flight (a health check, which does not wait) is answered")
+        XCTAssertGreaterThanOrEqual(
+            statuses.count, 1, "the request in flight (a health check, which does not wait) is answered")
         XCTAssertLessThanOrEqual(statuses.count, queueMax + 1)
         XCTAssertTrue(statuses.allSatisfy { $0 == 200 || $0 == 429 }, "\(statuses)")
         await harness.stop()
@@ -79,8 +82,10 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let bearer = GatewayHarness.bearer
         let (interim, final) = try await onDedicatedThread { () -> (String, RawResponse) in
             let client = try RawHTTPClient(port: port)
-            try client.send("POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: gw\r\n\(bearer.0): \(bearer.1)\r\n"
-                + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+            try client.send(
+                "POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: gw\r\n\(bearer.0): \(bearer.1)\r\n"
+                    + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            )
             var interim = [UInt8](repeating: 0, count: 25)
             let count = interim.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, Int32(MSG_WAITALL)) }
             try client.send(body)
@@ -110,7 +115,9 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         }
         XCTAssertEqual(response.status, 200, response.bodyText)
         XCTAssertEqual(response.json["status"] as? String, "granted")
-        XCTAssertEqual(harness.doubles.last(VerifyTransactionRequest.self)?.signedTransactionInfo, GatewayHarness.signedTransactionInfo)
+        XCTAssertEqual(
+            harness.doubles.last(VerifyTransactionRequest.self)?.signedTransactionInfo,
+            GatewayHarness.signedTransactionInfo)
         await harness.stop()
     }
 
@@ -121,8 +128,9 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let (response, closed) = try await onDedicatedThread { () -> (RawResponse, Bool) in
             let client = try RawHTTPClient(port: port)
             let size = GatewayLimits.requestBodyBytesMax + 1
-            try client.send("POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: gw\r\n\(bearer.0): \(bearer.1)\r\n"
-                + "Content-Type: application/json\r\nContent-Length: \(size)\r\n\r\n")
+            try client.send(
+                "POST /api/v1/payments/apple/transactions/verify HTTP/1.1\r\nHost: gw\r\n\(bearer.0): \(bearer.1)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(size)\r\n\r\n")
             return (try client.readResponse(), try client.waitForClose())
         }
         XCTAssertEqual(response.status, 413)
@@ -136,11 +144,13 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let harness = try await GatewayHarness.start()
         let path = "/api/v1/payments/apple/transactions/verify"
         let malformed = try await harness.request(
-            "POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "application/json")], body: #"{"productCode":"#)
+            "POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "application/json")],
+            body: #"{"productCode":"#)
         XCTAssertEqual(malformed.status, 400)
         XCTAssertEqual(malformed.json["code"] as? String, "VALIDATION_FAILED")
         let wrongType = try await harness.request(
-            "POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")], body: GatewayHarness.verifyBody())
+            "POST", path, headers: [GatewayHarness.bearer, ("Content-Type", "text/plain")],
+            body: GatewayHarness.verifyBody())
         XCTAssertEqual(wrongType.status, 415)
         XCTAssertEqual(wrongType.json["code"] as? String, "UNSUPPORTED_MEDIA_TYPE")
         let userIdInBody = try await harness.request(
@@ -154,9 +164,12 @@ final class GatewayServerHTTP1Tests: XCTestCase {
 
     func testBadTokensAre401AndNeverReachTheBackend() async throws {
         let harness = try await GatewayHarness.start()
-        let minter = try DevTokenMinter(secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
-        let forger = try DevTokenMinter(secret: Array(repeating: 7, count: 32), issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
-        let wrongAudience = try DevTokenMinter(secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: "someone-else")
+        let minter = try DevTokenMinter(
+            secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
+        let forger = try DevTokenMinter(
+            secret: Array(repeating: 7, count: 32), issuer: GatewayHarness.issuer, audience: GatewayHarness.audience)
+        let wrongAudience = try DevTokenMinter(
+            secret: GatewayHarness.secret, issuer: GatewayHarness.issuer, audience: "someone-else")
         let now = HTTPServerClock.unixSeconds()
         let user = BackendDoubles.ownerUserId
         let valid = minter.mint(userId: user, email: "a@b.c", issuedAtSeconds: now)
@@ -164,10 +177,26 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         let noneHeader = StrictBase64.encodeURL(Array(#"{"alg":"none","typ":"JWT"}"#.utf8))
         let cases: [(String, [(String, String)])] = [
             ("missing", []),
-            ("expired", [("Authorization", "Bearer " + minter.mint(userId: user, email: "a@b.c", issuedAtSeconds: now - 7200, lifetimeSeconds: 60))]),
-            ("forged", [("Authorization", "Bearer " + forger.mint(userId: user, email: "a@b.c", issuedAtSeconds: now))]),
+            (
+                "expired",
+                [
+                    (
+                        "Authorization",
+                        "Bearer "
+                            + minter.mint(
+                                userId: user, email: "a@b.c", issuedAtSeconds: now - 7200, lifetimeSeconds: 60)
+                    )
+                ]
+            ),
+            (
+                "forged",
+                [("Authorization", "Bearer " + forger.mint(userId: user, email: "a@b.c", issuedAtSeconds: now))]
+            ),
             ("alg none", [("Authorization", "Bearer \(noneHeader).\(parts[1]).")]),
-            ("wrong audience", [("Authorization", "Bearer " + wrongAudience.mint(userId: user, email: "a@b.c", issuedAtSeconds: now))]),
+            (
+                "wrong audience",
+                [("Authorization", "Bearer " + wrongAudience.mint(userId: user, email: "a@b.c", issuedAtSeconds: now))]
+            ),
             ("not bearer", [("Authorization", "Basic dXNlcjpwYXNz")]),
         ]
         for (name, headers) in cases {
@@ -190,7 +219,9 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         // well past the head timeout.
         async let trickler = onDedicatedThread { () -> (status: Int?, closed: Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 1)
-            let head = Array("GET /healthz HTTP/1.1\r\nHost: gw\r\nX-Padding: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 64)
+            let head =
+                Array("GET /healthz HTTP/1.1\r\nHost: gw\r\nX-Padding: ".utf8)
+                + Array(repeating: UInt8(ascii: "a"), count: 64)
             let boundSeconds = Int(HTTPServerLimits.requestHeadTimeoutMilliseconds / 1000) + 10
             for index in 0..<boundSeconds {
                 do {
@@ -234,7 +265,8 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         await harness.stop()
 
         // A small limit: the connection over it is closed at once.
-        let limited = try await GatewayHarness.start(configuration: .init(host: "127.0.0.1", port: 0, connectionsMax: 3))
+        let limited = try await GatewayHarness.start(
+            configuration: .init(host: "127.0.0.1", port: 0, connectionsMax: 3))
         let limitedPort = limited.port
         let overLimitClosed = try await onDedicatedThread { () -> Bool in
             let held = try (0..<3).map { _ in try RawHTTPClient(port: limitedPort) }

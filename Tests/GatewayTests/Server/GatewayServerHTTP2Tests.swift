@@ -122,7 +122,8 @@ final class GatewayServerHTTP2Tests: XCTestCase {
         let harness = try await GatewayHarness.start()
         let url = "http://127.0.0.1:\(harness.port)/api/v1/payments/apple/receipts"
         func post(decodedBytes: Int) async throws -> [String] {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-h2-receipt-\(UUID().uuidString)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "gateway-h2-receipt-\(UUID().uuidString)")
             let receipt = Data(repeating: 0x5A, count: decodedBytes).base64EncodedString()
             try Data(#"{"receiptData":"\#(receipt)"}"#.utf8).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
@@ -130,7 +131,8 @@ final class GatewayServerHTTP2Tests: XCTestCase {
         }
         let large = try await post(decodedBytes: 400 * 1024)
         XCTAssertEqual(large, ["200"])
-        XCTAssertEqual(harness.doubles.last(VerifyReceiptRequest.self)?.receiptData.utf8.count, (400 * 1024 + 2) / 3 * 4)
+        XCTAssertEqual(
+            harness.doubles.last(VerifyReceiptRequest.self)?.receiptData.utf8.count, (400 * 1024 + 2) / 3 * 4)
         let tooLarge = try await post(decodedBytes: 600 * 1024)
         XCTAssertEqual(tooLarge, ["413"])
         XCTAssertEqual(harness.doubles.recordedMethods, ["VerifyReceipt"])

@@ -9,8 +9,9 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
     private static let resetStream: UInt8 = 0x3
 
     func testIdleHTTP2ConnectionGetsGoAwayAndCloses() async throws {
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300))
         let port = harness.port
         let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 10)
@@ -24,13 +25,16 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
 
     /// GET /healthz: HPACK static :method GET (2) and :scheme http (6),
     /// :path and :authority as literals without indexing (names 4 and 1).
-    private static let getHealthz: [UInt8] = [0x82, 0x86, 0x04, 8] + Array("/healthz".utf8) + [0x01, 12] + Array("gateway.test".utf8)
+    private static let getHealthz: [UInt8] =
+        [0x82, 0x86, 0x04, 8] + Array("/healthz".utf8) + [0x01, 12] + Array("gateway.test".utf8)
 
     func testBusyHTTP2ConnectionGetsNoGoAwayWhileRequestsKeepComing() async throws {
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000))
         let port = harness.port
-        let (answered, goAwayWhileBusy, goAwayWhenIdle, closed) = try await onDedicatedThread { () -> (Int, Bool, Bool, Bool) in
+        let (answered, goAwayWhileBusy, goAwayWhenIdle, closed) = try await onDedicatedThread {
+            () -> (Int, Bool, Bool, Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 10)
             try client.sendHTTP2Preface()
             var answered = 0
@@ -39,12 +43,14 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
             // never a tenth of one without a request.
             for index in 0..<35 {
                 let streamID = UInt32(2 * index + 1)
-                try client.send(RawHTTPClient.frame(type: Self.headers, flags: 0x5, streamID: streamID, payload: Self.getHealthz))
+                try client.send(
+                    RawHTTPClient.frame(type: Self.headers, flags: 0x5, streamID: streamID, payload: Self.getHealthz))
                 var ended = false
                 for _ in 0..<100 where !ended {
                     guard let frame = try client.readFrame() else { return (answered, goAwayWhileBusy, false, true) }
                     if frame.type == Self.goAway { goAwayWhileBusy = true }
-                    ended = frame.streamID == streamID && frame.flags & 0x1 != 0
+                    ended =
+                        frame.streamID == streamID && frame.flags & 0x1 != 0
                         && (frame.type == Self.headers || frame.type == Self.data)
                 }
                 if ended { answered += 1 }
@@ -53,7 +59,9 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
             // Then truly idle: GOAWAY, and the connection closes.
             var goAwayWhenIdle = false
             for _ in 0..<100 {
-                guard let frame = try client.readFrame() else { return (answered, goAwayWhileBusy, goAwayWhenIdle, true) }
+                guard let frame = try client.readFrame() else {
+                    return (answered, goAwayWhileBusy, goAwayWhenIdle, true)
+                }
                 if frame.type == Self.goAway { goAwayWhenIdle = true }
             }
             return (answered, goAwayWhileBusy, goAwayWhenIdle, false)
@@ -70,21 +78,27 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
     /// timeout it gets GOAWAY and is closed, and the work of its other
     /// requests stops (their backend calls are cancelled).
     func testHTTP2ResponseHeldByAZeroWindowClosesTheConnectionAfterTheWriteTimeout() async throws {
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 60_000, responseWriteTimeoutMilliseconds: 1_000))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 60_000,
+                responseWriteTimeoutMilliseconds: 1_000))
         harness.doubles.setDelay(milliseconds: 10_000)
         let port = harness.port
         let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 10)
             // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0: no DATA may flow.
-            try client.send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-                + RawHTTPClient.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
+            try client.send(
+                Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+                    + RawHTTPClient.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
             // Stream 1 is answered at once (its body held by the window);
             // stream 3 waits on its backend call.
-            try client.send(RawHTTPClient.frame(type: Self.headers, flags: 0x5, streamID: 1, payload: RawHTTPClient.getBlock("/healthz")))
-            try client.send(RawHTTPClient.frame(
-                type: Self.headers, flags: 0x5, streamID: 3,
-                payload: RawHTTPClient.getBlock("/api/v1/points/balance", extra: [RawHTTPClient.bearerField])))
+            try client.send(
+                RawHTTPClient.frame(
+                    type: Self.headers, flags: 0x5, streamID: 1, payload: RawHTTPClient.getBlock("/healthz")))
+            try client.send(
+                RawHTTPClient.frame(
+                    type: Self.headers, flags: 0x5, streamID: 3,
+                    payload: RawHTTPClient.getBlock("/api/v1/points/balance", extra: [RawHTTPClient.bearerField])))
             var frames: [RawHTTPClient.Frame] = []
             for _ in 0..<100 {
                 guard let frame = try client.readFrame() else { return (frames, true) }
@@ -93,20 +107,23 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
             return (frames, false)
         }
         XCTAssertTrue(closed, "closed well before the 10 s read timeout")
-        XCTAssertEqual(frames.filter { $0.streamID == 1 }.map(\.type), [Self.headers], "the answer's HEADERS; its DATA never left")
+        XCTAssertEqual(
+            frames.filter { $0.streamID == 1 }.map(\.type), [Self.headers], "the answer's HEADERS; its DATA never left")
         let goAway = frames.first { $0.type == Self.goAway }
         XCTAssertEqual(goAway?.payload[4..<8].map { $0 }, [0, 0, 0, 0xB], "GOAWAY(ENHANCE_YOUR_CALM)")
         for _ in 0..<300 where harness.doubles.cancelledCalls == 0 {
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTAssertEqual(harness.doubles.recordedMethods, ["GetBalance"])
-        XCTAssertEqual(harness.doubles.cancelledCalls, 1, "the other request's backend call was cancelled with its connection")
+        XCTAssertEqual(
+            harness.doubles.cancelledCalls, 1, "the other request's backend call was cancelled with its connection")
         await harness.stop()
     }
 
     func testHTTP2RequestThatNeverCompletesIsAnsweredAndReset() async throws {
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 60_000, http2RequestTimeoutMilliseconds: 300))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 60_000, http2RequestTimeoutMilliseconds: 300))
         let port = harness.port
         let (frames, closed) = try await onDedicatedThread { () -> ([RawHTTPClient.Frame], Bool) in
             let client = try RawHTTPClient(port: port, receiveTimeoutSeconds: 3)
@@ -116,7 +133,8 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
             // END_STREAM, and no body ever: HPACK static :method POST (3),
             // :scheme http (6), :path (literal, indexed name 4), :authority
             // "x" (literal, indexed name 1).
-            let block: [UInt8] = [0x83, 0x86] + RawHTTPClient.literal(nameIndex: 4, value: "/api/v1/payments/apple/notifications")
+            let block: [UInt8] =
+                [0x83, 0x86] + RawHTTPClient.literal(nameIndex: 4, value: "/api/v1/payments/apple/notifications")
                 + [0x41, 0x01, UInt8(ascii: "x")]
             try client.send(RawHTTPClient.frame(type: 0x1, flags: 0x4, streamID: 1, payload: block))
             // The connection stays open (long idle timeout): read until the
@@ -125,8 +143,9 @@ final class GatewayServerHTTP2TimeoutTests: XCTestCase {
         }
         XCTAssertFalse(closed)
         let onStream = frames.filter { $0.streamID == 1 }
-        XCTAssertEqual(onStream.map(\.type), [Self.headers, Self.data, Self.resetStream],
-                       "an early 408 with its problem body, then RST_STREAM")
+        XCTAssertEqual(
+            onStream.map(\.type), [Self.headers, Self.data, Self.resetStream],
+            "an early 408 with its problem body, then RST_STREAM")
         XCTAssertEqual(onStream.first.map { $0.flags & 0x1 }, 0, "the 408's headers do not end the stream")
         guard onStream.count == 3 else { return await harness.stop() }
         XCTAssertEqual(onStream[1].flags & 0x1, 0x1, "its body does")

@@ -32,7 +32,8 @@ final class GatewayServerTLSTests: XCTestCase {
         let key = credentials.keyPath
         let status = try await onDedicatedThread {
             try Command.run([
-                "/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-nodes",
                 "-keyout", key, "-out", certificate, "-days", "1", "-subj", "/CN=127.0.0.1",
                 "-addext", "subjectAltName=IP:127.0.0.1",
             ])
@@ -46,7 +47,8 @@ final class GatewayServerTLSTests: XCTestCase {
         let body = directory.appendingPathComponent("curl-\(UUID().uuidString).body").path
         let status = try await onDedicatedThread {
             try Command.run(
-                ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", body, "-w", "%{http_version} %{http_code}"] + arguments,
+                ["/usr/bin/curl", "-sS", "--max-time", "10", "-o", body, "-w", "%{http_version} %{http_code}"]
+                    + arguments,
                 outputPath: output)
         }
         let summary = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -55,9 +57,10 @@ final class GatewayServerTLSTests: XCTestCase {
     }
 
     private func startTLSHarness(_ credentials: Credentials) async throws -> GatewayHarness {
-        try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0,
-            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0,
+                tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
     }
 
     func testALPNSelectsHTTP2OrHTTP1AndNoALPNMeansHTTP1() async throws {
@@ -95,7 +98,8 @@ final class GatewayServerTLSTests: XCTestCase {
 
         let plain = try await curl(["http://127.0.0.1:\(port)/healthz"], in: credentials.directory)
         XCTAssertNotEqual(plain.exitStatus, 0, "plaintext HTTP/1.1 must not be answered: \(plain.summary)")
-        let h2c = try await curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/healthz"], in: credentials.directory)
+        let h2c = try await curl(
+            ["--http2-prior-knowledge", "http://127.0.0.1:\(port)/healthz"], in: credentials.directory)
         XCTAssertNotEqual(h2c.exitStatus, 0, "h2c must not be answered: \(h2c.summary)")
         // A raw plaintext request: the connection ends without an HTTP response.
         let closedWithoutResponse = try await onDedicatedThread { () -> Bool in
@@ -115,10 +119,11 @@ final class GatewayServerTLSTests: XCTestCase {
     func testAStalledHandshakeIsClosedAfterTheHandshakeTimeout() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0,
-            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath),
-            tlsHandshakeTimeoutMilliseconds: 200))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0,
+                tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath),
+                tlsHandshakeTimeoutMilliseconds: 200))
         let port = harness.port
         // Connects and never says anything: the server must hang up (the
         // client's own receive timeout, 20 s, would throw instead).
@@ -146,7 +151,8 @@ final class GatewayServerTLSTests: XCTestCase {
             XCTAssertEqual(result.summary, "\(version) 200", result.body)
             XCTAssertTrue(result.body.contains("balance"), result.body)
         }
-        let anonymous = try await curl(["--cacert", credentials.certificatePath, "--http2", url], in: credentials.directory)
+        let anonymous = try await curl(
+            ["--cacert", credentials.certificatePath, "--http2", url], in: credentials.directory)
         XCTAssertEqual(anonymous.summary, "2 401")
         await harness.stop()
     }
@@ -157,9 +163,10 @@ final class GatewayServerTLSTests: XCTestCase {
     func testThePrefaceAfterALPNHTTP1IsNotHTTP2() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000,
-            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 1_000,
+                tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
         let input = credentials.directory.appendingPathComponent("preface.bin").path
         let output = credentials.directory.appendingPathComponent("preface.out").path
         let errors = credentials.directory.appendingPathComponent("preface.err").path
@@ -168,13 +175,18 @@ final class GatewayServerTLSTests: XCTestCase {
         try Data(preface).write(to: URL(fileURLWithPath: input))
         // s_client -quiet keeps the connection after its input ends, until
         // the server closes it (or `timeout` ends it).
-        let command = "exec /usr/bin/timeout 20 /usr/bin/openssl s_client -connect 127.0.0.1:\(harness.port) "
+        let command =
+            "exec /usr/bin/timeout 20 /usr/bin/openssl s_client -connect 127.0.0.1:\(harness.port) "
             + "-alpn http/1.1 -quiet -CAfile \(credentials.certificatePath) < \(input)"
-        let status = try await onDedicatedThread { try Command.run(["/bin/sh", "-c", command], outputPath: output, errorPath: errors) }
+        let status = try await onDedicatedThread {
+            try Command.run(["/bin/sh", "-c", command], outputPath: output, errorPath: errors)
+        }
         let answer = (try? Data(contentsOf: URL(fileURLWithPath: output))).map { [UInt8]($0) } ?? []
         let text = String(decoding: answer, as: UTF8.self)
         XCTAssertNotEqual(status, 124, "the server closed the connection itself")
-        XCTAssertTrue(text.hasPrefix("HTTP/1.1 4") || text.hasPrefix("HTTP/1.1 5"), "an HTTP/1.1 refusal, not HTTP/2: \(answer.prefix(40))")
+        XCTAssertTrue(
+            text.hasPrefix("HTTP/1.1 4") || text.hasPrefix("HTTP/1.1 5"),
+            "an HTTP/1.1 refusal, not HTTP/2: \(answer.prefix(40))")
         await harness.stop()
     }
 
@@ -185,9 +197,10 @@ final class GatewayServerTLSTests: XCTestCase {
     func testAnHTTP2ConnectionOverTLSEndsWithCloseNotify() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }
-        let harness = try await GatewayHarness.start(configuration: .init(
-            host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300,
-            tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
+        let harness = try await GatewayHarness.start(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, http2IdleTimeoutMilliseconds: 300,
+                tls: .server(certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath)))
         let port = harness.port
         let certificate = credentials.certificatePath
         let outcome = try await onDedicatedThread { () -> String in
@@ -209,7 +222,9 @@ final class GatewayServerTLSTests: XCTestCase {
         let (socket, connected) = try ConnectedSocket.connect(host: "127.0.0.1", port: port)
         defer { socket.close() }
         if !connected {
-            guard wait(socket.descriptor, for: Int16(POLLOUT)), socket.finishConnect() == nil else { return "no connection" }
+            guard wait(socket.descriptor, for: Int16(POLLOUT)), socket.finishConnect() == nil else {
+                return "no connection"
+            }
         }
         try socket.startClientTLS(context)
         var handshaken = false
@@ -244,8 +259,10 @@ final class GatewayServerTLSTests: XCTestCase {
 
     func testSettingsReadTheCertificateAndKeyTogether() throws {
         func settings(_ arguments: [String], _ environment: [String: String] = [:]) throws -> GatewaySettings {
-            try GatewaySettings(options: CommandLineOptions(
-                specs: GatewaySettings.specs, arguments: arguments, environment: environment.merging(["INTERNAL_AUTH": "off"]) { $1 }))
+            try GatewaySettings(
+                options: CommandLineOptions(
+                    specs: GatewaySettings.specs, arguments: arguments,
+                    environment: environment.merging(["INTERNAL_AUTH": "off"]) { $1 }))
         }
         XCTAssertNil(try settings([]).tls)
         let fromFlags = try settings(["--tls-cert", "/c.pem", "--tls-key", "/k.pem"]).tls
@@ -262,10 +279,14 @@ final class GatewayServerTLSTests: XCTestCase {
     func testAMissingKeyFileFailsAtConstruction() async throws {
         let credentials = try await makeCredentials()
         defer { try? FileManager.default.removeItem(at: credentials.directory) }
-        XCTAssertThrowsError(try HTTPServer(
-            configuration: .init(host: "127.0.0.1", port: 0, tls: .server(
-                certificateChainPath: credentials.certificatePath, privateKeyPath: credentials.keyPath + ".missing")),
-            responder: RefusingResponder()))
+        XCTAssertThrowsError(
+            try HTTPServer(
+                configuration: .init(
+                    host: "127.0.0.1", port: 0,
+                    tls: .server(
+                        certificateChainPath: credentials.certificatePath,
+                        privateKeyPath: credentials.keyPath + ".missing")),
+                responder: RefusingResponder()))
     }
 }
 

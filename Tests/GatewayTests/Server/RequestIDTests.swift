@@ -12,7 +12,8 @@ final class RequestIDTests: XCTestCase {
 
     func testSaneClientIdsAreKept() {
         XCTAssertEqual(RequestID.accepted(from: headers(["abc-123_x.y:z"])), "abc-123_x.y:z")
-        XCTAssertEqual(RequestID.accepted(from: headers([String(repeating: "a", count: 128)])), String(repeating: "a", count: 128))
+        XCTAssertEqual(
+            RequestID.accepted(from: headers([String(repeating: "a", count: 128)])), String(repeating: "a", count: 128))
     }
 
     func testUnsafeOrAmbiguousIdsAreReplaced() {

@@ -17,13 +17,15 @@ final class TokenBucketTableTests: XCTestCase {
     func testTokensComeBackAtTheRateAndNeverAboveTheBurst() {
         var buckets = table(rate: 2, burst: 3)
         for _ in 0..<3 { _ = buckets.take("a", nowMilliseconds: 0) }
-        XCTAssertEqual(buckets.take("a", nowMilliseconds: 499), .refused(retryAfterSeconds: 1), "half a token less a thousandth")
+        XCTAssertEqual(
+            buckets.take("a", nowMilliseconds: 499), .refused(retryAfterSeconds: 1), "half a token less a thousandth")
         XCTAssertEqual(buckets.take("a", nowMilliseconds: 500), .allowed, "one token after 500 ms at 2/s")
         XCTAssertEqual(buckets.take("a", nowMilliseconds: 500), .refused(retryAfterSeconds: 1))
         // An hour later the bucket holds the burst, not 7200 tokens.
         let later: Int64 = 3_600_000
-        XCTAssertEqual((0..<4).map { _ in buckets.take("a", nowMilliseconds: later) },
-                       [.allowed, .allowed, .allowed, .refused(retryAfterSeconds: 1)])
+        XCTAssertEqual(
+            (0..<4).map { _ in buckets.take("a", nowMilliseconds: later) },
+            [.allowed, .allowed, .allowed, .refused(retryAfterSeconds: 1)])
     }
 
     func testASlowRateSaysHowManySecondsToWait() {
@@ -50,7 +52,9 @@ final class TokenBucketTableTests: XCTestCase {
         XCTAssertEqual(buckets.take("new", nowMilliseconds: 2_000), .allowed)
         XCTAssertLessThanOrEqual(buckets.keyCount, 8)
         XCTAssertEqual(buckets.take("k6", nowMilliseconds: 2_000), .allowed, "k6 kept its bucket: one token was left")
-        XCTAssertEqual(buckets.take("k6", nowMilliseconds: 2_000), .refused(retryAfterSeconds: 1), "k6's bucket was kept, not reset")
+        XCTAssertEqual(
+            buckets.take("k6", nowMilliseconds: 2_000), .refused(retryAfterSeconds: 1),
+            "k6's bucket was kept, not reset")
     }
 
     func testWhenNothingHasRefilledTheLeastRecentlySeenGo() {
@@ -58,7 +62,9 @@ final class TokenBucketTableTests: XCTestCase {
         for index in 0..<8 { _ = buckets.take("k\(index)", nowMilliseconds: Int64(index)) }
         XCTAssertEqual(buckets.take("new", nowMilliseconds: 10), .allowed)
         XCTAssertLessThanOrEqual(buckets.keyCount, 8)
-        XCTAssertEqual(buckets.take("k7", nowMilliseconds: 10), .refused(retryAfterSeconds: 1), "the most recent key kept its empty bucket")
+        XCTAssertEqual(
+            buckets.take("k7", nowMilliseconds: 10), .refused(retryAfterSeconds: 1),
+            "the most recent key kept its empty bucket")
         XCTAssertEqual(buckets.take("k0", nowMilliseconds: 10), .allowed, "the oldest key was dropped: a fresh bucket")
         for index in 0..<100 { _ = buckets.take("flood\(index)", nowMilliseconds: 20) }
         XCTAssertLessThanOrEqual(buckets.keyCount, 8, "never more keys than the bound")

@@ -39,7 +39,8 @@ final class BackendDoubles: Sendable {
         registerPayments(on: &paymentsRouter, holder: holder)
         let doubles = BackendDoubles(
             points: RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0)), router: pointsRouter),
-            payments: RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0)), router: paymentsRouter))
+            payments: RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0)), router: paymentsRouter)
+        )
         holder.doubles.withLock { $0 = doubles }
         return doubles
     }
@@ -80,7 +81,10 @@ final class BackendDoubles: Sendable {
 
     private func record<Message: Sendable>(_ method: String, _ request: ServerRequest<Message>) async throws {
         calls.withLock {
-            $0.append(Call(method: method, requestId: request.metadata[stringValues: "x-request-id"].first, message: request.message))
+            $0.append(
+                Call(
+                    method: method, requestId: request.metadata[stringValues: "x-request-id"].first,
+                    message: request.message))
         }
         let delay = delayMilliseconds.withLock { $0 }
         if delay > 0 {
@@ -194,8 +198,11 @@ final class BackendDoubles: Sendable {
         router.register(PaymentsMethods.verifyReceipt) { _, request in
             try await holder.value.record("VerifyReceipt", request)
             var response = VerifyReceiptResponse()
-            func item(_ status: ReceiptItemStatus, _ id: String, _ code: String, _ credits: Int64, _ grpc: Int32 = 0, _ reason: String = "",
-                      _ detail: String = "") -> ReceiptItemResult {
+            func item(
+                _ status: ReceiptItemStatus, _ id: String, _ code: String, _ credits: Int64, _ grpc: Int32 = 0,
+                _ reason: String = "",
+                _ detail: String = ""
+            ) -> ReceiptItemResult {
                 var result = ReceiptItemResult()
                 result.status = status
                 result.transactionId = id

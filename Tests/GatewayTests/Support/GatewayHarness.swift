@@ -34,11 +34,13 @@ final class GatewayHarness: Sendable {
     ) async throws -> GatewayHarness {
         let doubles = BackendDoubles.make()
         let ports = try doubles.start()
-        return try await GatewayHarness(doubles: doubles, ports: ports, configuration: configuration, admission: admission)
+        return try await GatewayHarness(
+            doubles: doubles, ports: ports, configuration: configuration, admission: admission)
     }
 
     private init(
-        doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration, admission: RequestAdmission?
+        doubles: BackendDoubles, ports: (points: Int, payments: Int), configuration: HTTPServer.Configuration,
+        admission: RequestAdmission?
     ) async throws {
         self.doubles = doubles
         // One loop for the server, both clients and the balance reads' calls, as in GatewayRuntime.
@@ -49,13 +51,15 @@ final class GatewayHarness: Sendable {
         metrics = try GatewayMetrics(registry: MetricsRegistry())
         readiness = ReadinessProbe(backends: backends, dependencies: metrics.dependencies)
         let keys = try JWTKeySet(hs256Secret: Self.secret, es256PublicKeyPEM: nil)
-        let verifier = JWTVerifier(configuration: JWTVerifierConfiguration(keys: keys, issuer: Self.issuer, audience: Self.audience))
+        let verifier = JWTVerifier(
+            configuration: JWTVerifierConfiguration(keys: keys, issuer: Self.issuer, audience: Self.audience))
         application = GatewayApplication(
             preparer: RequestPreparer(verifier: verifier),
             executor: CommandExecutor(
                 backends: backends, emailIdentity: try EmailIdentity(hashKey: Self.emailHashKey), readiness: readiness,
                 callLoop: loop),
-            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics, admission: admission)
+            logger: Logger(service: "gateway", minimumLevel: .debug, sink: logs), metrics: metrics, admission: admission
+        )
         // The gateway's listener always has the gateway's body limits (the receipt route's larger one).
         var gatewayConfiguration = configuration
         gatewayConfiguration.bodyLimits = GatewayLimits.bodyLimits
@@ -70,13 +74,19 @@ final class GatewayHarness: Sendable {
         await doubles.stop()
     }
 
-    static func token(userId: String = BackendDoubles.ownerUserId, email: String = GatewayHarness.email, lifetimeSeconds: Int64 = 3600) -> String {
+    static func token(
+        userId: String = BackendDoubles.ownerUserId, email: String = GatewayHarness.email, lifetimeSeconds: Int64 = 3600
+    ) -> String {
         let minter = try! DevTokenMinter(secret: secret, issuer: issuer, audience: audience)
-        return minter.mint(userId: userId, email: email, issuedAtSeconds: HTTPServerClock.unixSeconds(), lifetimeSeconds: lifetimeSeconds)
+        return minter.mint(
+            userId: userId, email: email, issuedAtSeconds: HTTPServerClock.unixSeconds(),
+            lifetimeSeconds: lifetimeSeconds)
     }
 
     /// One request on a fresh connection.
-    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: String? = nil) async throws -> RawResponse {
+    func request(_ method: String, _ target: String, headers: [(String, String)] = [], body: String? = nil) async throws
+        -> RawResponse
+    {
         let port = self.port
         return try await onDedicatedThread {
             let client = try RawHTTPClient(port: port)
@@ -85,7 +95,9 @@ final class GatewayHarness: Sendable {
         }
     }
 
-    static func requestText(_ method: String, _ target: String, headers: [(String, String)] = [], body: String? = nil, close: Bool = false) -> String {
+    static func requestText(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: String? = nil, close: Bool = false
+    ) -> String {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: gateway.test\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if let body { text += "Content-Length: \(body.utf8.count)\r\n" }
@@ -97,7 +109,8 @@ final class GatewayHarness: Sendable {
 
     static var bearer: (String, String) { ("Authorization", "Bearer \(token())") }
 
-    static let signedTransactionInfo = "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2lnbmF0dXJlLWJ5dGVzLXNlY3JldA"
+    static let signedTransactionInfo =
+        "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2lnbmF0dXJlLWJ5dGVzLXNlY3JldA"
 
     static func verifyBody(transactionId: String = "1000000123456789") -> String {
         #"{"productCode":"starter_pack","appStoreProductId":"com.meeyao.qianwen.starter_pack","transactionId":""#

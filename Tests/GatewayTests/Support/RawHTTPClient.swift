@@ -50,7 +50,9 @@ final class RawHTTPClient: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             close(fd)
@@ -65,7 +67,9 @@ final class RawHTTPClient: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw RawClientError(description: "send failed: errno \(errno)") }
             offset += written
         }
@@ -114,9 +118,11 @@ final class RawHTTPClient: @unchecked Sendable {
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
-        let length = toHead ? 0 : headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
+        let length =
+            toHead ? 0 : headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
         while buffer.count < length {
             if try !fill() { throw RawClientError(description: "connection closed inside a body") }
         }
@@ -134,7 +140,8 @@ final class RawHTTPClient: @unchecked Sendable {
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        for start in 0...(haystack.count - needle.count)
+        where haystack[start..<(start + needle.count)].elementsEqual(needle) {
             return start
         }
         return nil
@@ -165,7 +172,8 @@ extension RawHTTPClient {
     /// A GET's header block: :method GET and :scheme http from the static
     /// table, `path`, :authority gateway.test and `extra` as literals.
     static func getBlock(_ path: String, extra: [(nameIndex: Int, value: String)] = []) -> [UInt8] {
-        var block: [UInt8] = [0x82, 0x86] + literal(nameIndex: 4, value: path) + literal(nameIndex: 1, value: "gateway.test")
+        var block: [UInt8] =
+            [0x82, 0x86] + literal(nameIndex: 4, value: path) + literal(nameIndex: 1, value: "gateway.test")
         for field in extra { block += literal(nameIndex: field.nameIndex, value: field.value) }
         return block
     }
@@ -176,7 +184,8 @@ extension RawHTTPClient {
 
     /// The client preface and an empty SETTINGS frame.
     func sendHTTP2Preface() throws {
-        try send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(type: 0x4, flags: 0, streamID: 0, payload: []))
+        try send(
+            Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(type: 0x4, flags: 0, streamID: 0, payload: []))
     }
 
     /// Reads the next frame; nil once the server closed the connection.
@@ -186,8 +195,11 @@ extension RawHTTPClient {
             if buffer.count >= 9 {
                 let length = Int(buffer[0]) << 16 | Int(buffer[1]) << 8 | Int(buffer[2])
                 if buffer.count - 9 >= length {
-                    let streamID = UInt32(buffer[5] & 0x7F) << 24 | UInt32(buffer[6]) << 16 | UInt32(buffer[7]) << 8 | UInt32(buffer[8])
-                    let frame = Frame(type: buffer[3], flags: buffer[4], streamID: streamID, payload: Array(buffer[9..<(9 + length)]))
+                    let streamID =
+                        UInt32(buffer[5] & 0x7F) << 24 | UInt32(buffer[6]) << 16 | UInt32(buffer[7]) << 8
+                        | UInt32(buffer[8])
+                    let frame = Frame(
+                        type: buffer[3], flags: buffer[4], streamID: streamID, payload: Array(buffer[9..<(9 + length)]))
                     buffer.removeFirst(9 + length)
                     return frame
                 }
@@ -220,10 +232,13 @@ extension RawHTTPClient {
         while bytes.count - offset >= 9 {
             let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
             guard bytes.count - offset - 9 >= length else { break }
-            let streamID = UInt32(bytes[offset + 5] & 0x7F) << 24 | UInt32(bytes[offset + 6]) << 16
+            let streamID =
+                UInt32(bytes[offset + 5] & 0x7F) << 24 | UInt32(bytes[offset + 6]) << 16
                 | UInt32(bytes[offset + 7]) << 8 | UInt32(bytes[offset + 8])
-            frames.append(Frame(type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID,
-                                payload: Array(bytes[(offset + 9)..<(offset + 9 + length)])))
+            frames.append(
+                Frame(
+                    type: bytes[offset + 3], flags: bytes[offset + 4], streamID: streamID,
+                    payload: Array(bytes[(offset + 9)..<(offset + 9 + length)])))
             offset += 9 + length
         }
         return (frames, closed)

@@ -9,14 +9,17 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     private let getClose = Array("GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".utf8)
 
     private func dispatched(_ actions: [HTTPConnectionAction]) -> [(HTTPRequest, Bool)] {
-        actions.compactMap { if case .dispatch(let request, let keepAlive) = $0 { return (request, keepAlive) } else { return nil } }
+        actions.compactMap {
+            if case .dispatch(let request, let keepAlive) = $0 { return (request, keepAlive) } else { return nil }
+        }
     }
 
     func testIdleConnectionClosesAfterIdleTimeout() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 1_000)
         XCTAssertEqual(machine.deadlineMilliseconds, 1_000 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds)
         XCTAssertEqual(machine.timerFired(nowMilliseconds: 2_000), [], "early timer does nothing")
-        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1_000 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
+        XCTAssertEqual(
+            machine.timerFired(nowMilliseconds: 1_000 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
         XCTAssertTrue(machine.isClosed)
         XCTAssertFalse(machine.wantsRead)
     }
@@ -42,9 +45,11 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
             XCTAssertEqual(machine.deadlineMilliseconds, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
             now += 300
         }
-        XCTAssertGreaterThan(now, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds, "the trickle outlasts the deadline")
+        XCTAssertGreaterThan(
+            now, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds, "the trickle outlasts the deadline")
         XCTAssertEqual(machine.deadlineMilliseconds, 100 + HTTPServerLimits.requestHeadTimeoutMilliseconds)
-        XCTAssertEqual(machine.timerFired(nowMilliseconds: now), [.writeErrorAndClose(HTTPRequestError(.requestTimeout))])
+        XCTAssertEqual(
+            machine.timerFired(nowMilliseconds: now), [.writeErrorAndClose(HTTPRequestError(.requestTimeout))])
         XCTAssertEqual(HTTPRequestError(.requestTimeout).status, 408)
         XCTAssertTrue(machine.isClosed)
         XCTAssertEqual(machine.bytesReceived(Array("\r\n\r\n".utf8), nowMilliseconds: now), [])
@@ -64,7 +69,9 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
 
     func testPipelinedRequestsAreDispatchedOneAtATimeInOrder() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
-        let three = Array("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        let three = Array(
+            "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n"
+                .utf8)
         XCTAssertEqual(dispatched(machine.bytesReceived(three, nowMilliseconds: 0)).map { $0.0.target }, ["/1"])
         XCTAssertEqual(dispatched(machine.responseWritten(nowMilliseconds: 1)).map { $0.0.target }, ["/2"])
         XCTAssertEqual(dispatched(machine.responseWritten(nowMilliseconds: 2)).map { $0.0.target }, ["/3"])
@@ -83,7 +90,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     func testMaximumRequestsPerConnection() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: 2)
         XCTAssertEqual(dispatched(machine.bytesReceived(get + get + get, nowMilliseconds: 0)).first?.1, true)
-        XCTAssertEqual(dispatched(machine.responseWritten(nowMilliseconds: 1)).first?.1, false, "the last one says close")
+        XCTAssertEqual(
+            dispatched(machine.responseWritten(nowMilliseconds: 1)).first?.1, false, "the last one says close")
         XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.close])
     }
 
@@ -92,7 +100,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         let actions = machine.bytesReceived(get + Array("GET / HTTP/3.0\r\n\r\n".utf8), nowMilliseconds: 0)
         XCTAssertEqual(dispatched(actions).count, 1)
         XCTAssertFalse(machine.wantsRead, "nothing more is read after a framing error")
-        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 1), [.writeErrorAndClose(HTTPRequestError(.unsupportedVersion))])
+        XCTAssertEqual(
+            machine.responseWritten(nowMilliseconds: 1), [.writeErrorAndClose(HTTPRequestError(.unsupportedVersion))])
         XCTAssertTrue(machine.isClosed)
     }
 
@@ -107,7 +116,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0)
         let head = Array("POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8)
         XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 0), [.writeContinue])
-        XCTAssertEqual(dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 1)).first?.0.body, Array("ok".utf8))
+        XCTAssertEqual(
+            dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 1)).first?.0.body, Array("ok".utf8))
     }
 
     func testExpectContinueBehindInFlightRequestIsWrittenWhenItsTurnComes() {
@@ -118,7 +128,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         // RFC 9110 10.1.1: the client waits for 100 or a final status; once
         // the answer ahead is out, the interim response is owed to it.
         XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.writeContinue])
-        XCTAssertEqual(dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 3)).first?.0.body, Array("ok".utf8))
+        XCTAssertEqual(
+            dispatched(machine.bytesReceived(Array("ok".utf8), nowMilliseconds: 3)).first?.0.body, Array("ok".utf8))
     }
 
     func testExpectContinueWhoseBodyCameAnywayIsNotWrittenLate() {
@@ -136,7 +147,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         _ = machine.bytesReceived(get + get, nowMilliseconds: 0)
         XCTAssertEqual(machine.peerClosed(nowMilliseconds: 1), [.cancelInFlight], "the client is gone: stop its work")
         XCTAssertFalse(machine.wantsRead)
-        XCTAssertEqual(machine.responseWritten(nowMilliseconds: 2), [.close], "the queued request is dropped, not dispatched")
+        XCTAssertEqual(
+            machine.responseWritten(nowMilliseconds: 2), [.close], "the queued request is dropped, not dispatched")
         XCTAssertTrue(machine.isClosed)
     }
 
@@ -197,13 +209,17 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(actions.count, 1)
         guard case .dispatch(let request, true) = actions.first else { return XCTFail("\(actions)") }
         XCTAssertEqual(request.body, Array("hello".utf8))
-        guard case .dispatch(let next, true) = machine.responseWritten(nowMilliseconds: 1).first else { return XCTFail() }
+        guard case .dispatch(let next, true) = machine.responseWritten(nowMilliseconds: 1).first else {
+            return XCTFail()
+        }
         XCTAssertEqual(next.method, "GET")
     }
 
     func testARefusalWaitsForTheRequestsBeforeItAndDropsThoseAfter() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
-        let first = machine.bytesReceived(get + postHead + Array("hello".utf8) + get, nowMilliseconds: 0) { _ in self.refusal }
+        let first = machine.bytesReceived(get + postHead + Array("hello".utf8) + get, nowMilliseconds: 0) { _ in
+            self.refusal
+        }
         guard case .dispatch(let request, true)? = first.first, first.count == 1 else { return XCTFail("\(first)") }
         XCTAssertEqual(request.method, "GET")
         XCTAssertFalse(machine.wantsRead)
@@ -213,7 +229,8 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     func testExpectContinueIsNotSentForARefusedHead() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, screensHeadsWithBody: true)
         let head = Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n".utf8)
-        XCTAssertEqual(machine.bytesReceived(head, nowMilliseconds: 0) { _ in self.refusal }, [.writeResponseAndClose(refusal)])
+        XCTAssertEqual(
+            machine.bytesReceived(head, nowMilliseconds: 0) { _ in self.refusal }, [.writeResponseAndClose(refusal)])
     }
 
     func testWithoutScreeningNoHeadIsShown() {
@@ -231,10 +248,13 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
     /// connection is open and idle-waiting.
     func testSeededRandomEventSequencesKeepInvariants() {
         var generator = SeededRandom(seed: 99)
-        let pieces = [get, getClose, Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc".utf8),
-                      Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), Array("GE".utf8)]
+        let pieces = [
+            get, getClose, Array("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc".utf8),
+            Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), Array("GE".utf8),
+        ]
         for _ in 0..<500 {
-            var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, requestsPerConnectionMax: 5, screensHeadsWithBody: true)
+            var machine = HTTPConnectionStateMachine(
+                nowMilliseconds: 0, requestsPerConnectionMax: 5, screensHeadsWithBody: true)
             var screened = 0
             // Every third head with a body is refused unread.
             let screen: (HTTPRequestHead) -> HTTPResponse? = { _ in
@@ -316,7 +336,10 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
 
     func testBytesAfterAParseErrorCloseTheConnection() {
         var machine = HTTPConnectionStateMachine(nowMilliseconds: 0, assertsOnInvariantViolation: false)
-        XCTAssertEqual(dispatched(machine.bytesReceived(get + Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), nowMilliseconds: 1)).count, 1)
+        XCTAssertEqual(
+            dispatched(
+                machine.bytesReceived(get + Array("GET / HTTP/1.1\r\nHost : a\r\n\r\n".utf8), nowMilliseconds: 1)
+            ).count, 1)
         XCTAssertFalse(machine.wantsRead, "the parser failed")
         XCTAssertEqual(machine.bytesReceived(get, nowMilliseconds: 2), [.close])
         XCTAssertTrue(machine.isClosed)
@@ -343,7 +366,10 @@ final class HTTPConnectionStateMachineTests: XCTestCase {
         _ = machine.bytesReceived(get, nowMilliseconds: 0)
         XCTAssertEqual(machine.timerFired(nowMilliseconds: 1_000_000), [], "no deadline while in flight")
         XCTAssertEqual(machine.responseWritten(nowMilliseconds: 1), [])
-        XCTAssertEqual(machine.timerFired(nowMilliseconds: 1 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
-        XCTAssertEqual(machine.timerFired(nowMilliseconds: 2 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [], "late, after closing")
+        XCTAssertEqual(
+            machine.timerFired(nowMilliseconds: 1 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [.close])
+        XCTAssertEqual(
+            machine.timerFired(nowMilliseconds: 2 + HTTPServerLimits.keepAliveIdleTimeoutMilliseconds), [],
+            "late, after closing")
     }
 }

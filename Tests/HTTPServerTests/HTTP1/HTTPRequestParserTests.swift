@@ -24,8 +24,10 @@ final class HTTPRequestParserTests: XCTestCase {
     /// A server must accept the absolute form (RFC 9112 3.2.2): the target
     /// is kept as its path and query, which routing and body limits read.
     func testAbsoluteFormTargetsAreReadAsTheirPathAndQuery() {
-        let cases = [("http://gw/healthz", "/healthz"), ("HTTPS://gw.example:8443/a/b?x=1", "/a/b?x=1"),
-                     ("http://gw", "/"), ("http://gw?x=1", "/?x=1"), ("http://[::1]:80/a", "/a"), ("/plain", "/plain")]
+        let cases = [
+            ("http://gw/healthz", "/healthz"), ("HTTPS://gw.example:8443/a/b?x=1", "/a/b?x=1"),
+            ("http://gw", "/"), ("http://gw?x=1", "/?x=1"), ("http://[::1]:80/a", "/a"), ("/plain", "/plain"),
+        ]
         for (target, expected) in cases {
             let parsed = requests(feedAll("GET \(target) HTTP/1.1\r\nHost: gw\r\n\r\n"))
             XCTAssertEqual(parsed.first?.target, expected, target)
@@ -38,19 +40,23 @@ final class HTTPRequestParserTests: XCTestCase {
     func testTargetAndAuthorityCharacterClassesAreExactlyRFC3986s() {
         let targetSpecials = Array("-._~!$&'()*+,;=:@/?".utf8)
         let authoritySpecials = Array("-._~!$&'()*+,;=:[]%".utf8)
-        for byte in UInt8(0x21)...UInt8(0x7E) where !(byte >= 0x30 && byte <= 0x39) && !((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) {
+        for byte in UInt8(0x21)...UInt8(0x7E)
+        where !(byte >= 0x30 && byte <= 0x39) && !((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) {
             let character = String(UnicodeScalar(byte))
             let path = requests(feedAll("GET /a\(character)b HTTP/1.1\r\nHost: gw\r\n\r\n"))
-            XCTAssertEqual(path.first?.target, targetSpecials.contains(byte) ? "/a\(character)b" : nil, "path byte \(byte)")
+            XCTAssertEqual(
+                path.first?.target, targetSpecials.contains(byte) ? "/a\(character)b" : nil, "path byte \(byte)")
             // In an authority "/" and "?" end it, and "%" is allowed as is.
             guard byte != UInt8(ascii: "/") && byte != UInt8(ascii: "?") else { continue }
             let absolute = requests(feedAll("GET http://g\(character)w/x HTTP/1.1\r\nHost: gw\r\n\r\n"))
-            XCTAssertEqual(absolute.first?.target, authoritySpecials.contains(byte) ? "/x" : nil, "authority byte \(byte)")
+            XCTAssertEqual(
+                absolute.first?.target, authoritySpecials.contains(byte) ? "/x" : nil, "authority byte \(byte)")
         }
     }
 
     private func assertFailure(
-        _ text: String, _ reason: HTTPRequestError.Reason, status: Int, file: StaticString = #filePath, line: UInt = #line
+        _ text: String, _ reason: HTTPRequestError.Reason, status: Int, file: StaticString = #filePath,
+        line: UInt = #line
     ) {
         let error = failure(feedAll(text))
         XCTAssertEqual(error?.reason, reason, file: file, line: line)
@@ -74,7 +80,8 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testEveryByteBoundarySplitYieldsTheSameRequests() {
-        let stream = "POST /v HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+        let stream =
+            "POST /v HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
             + "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-T: 1\r\n\r\n"
             + "GET /g HTTP/1.0\r\n\r\n"
         let bytes = Array(stream.utf8)
@@ -186,46 +193,67 @@ final class HTTPRequestParserTests: XCTestCase {
     // MARK: Content-Length.
 
     func testContentLengthBody() throws {
-        let request = try XCTUnwrap(requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 003\r\n\r\nabc")).first)
+        let request = try XCTUnwrap(
+            requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 003\r\n\r\nabc")).first)
         XCTAssertEqual(request.body, Array("abc".utf8))
     }
 
     func testIdenticalDuplicateContentLengthsAreAccepted() {
-        XCTAssertEqual(requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab")).count, 1)
+        XCTAssertEqual(
+            requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab")).count, 1
+        )
         XCTAssertEqual(requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 2\r\n\r\nab")).count, 1)
     }
 
     func testContentLengthSmuggling() {
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc", .conflictingContentLength, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 3\r\n\r\nabc", .conflictingContentLength, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
+            .conflictingContentLength, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 3\r\n\r\nabc", .conflictingContentLength, status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", .invalidContentLength, status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", .invalidContentLength, status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", .invalidContentLength, status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1 2\r\n\r\n", .invalidContentLength, status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", .invalidContentLength, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n", .invalidContentLength, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n", .invalidContentLength,
+            status: 400)
         assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 65537\r\n\r\n", .bodyTooLarge, status: 413)
     }
 
     func testTransferEncodingSmuggling() {
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .contentLengthWithTransferEncoding, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n", .contentLengthWithTransferEncoding, status: 400)
-        assertFailure("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .transferEncodingInHTTP10, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .chunkedNotFinal, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", .chunkedNotFinal, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", .chunkedNotFinal, status: 400)
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferCoding, status: 501)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            .contentLengthWithTransferEncoding, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n",
+            .contentLengthWithTransferEncoding, status: 400)
+        assertFailure(
+            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .transferEncodingInHTTP10, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .chunkedNotFinal, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            .chunkedNotFinal, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", .chunkedNotFinal, status: 400)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", .unsupportedTransferCoding,
+            status: 501)
     }
 
     func testTransferEncodingIsCaseInsensitive() {
-        XCTAssertEqual(requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n")).count, 1)
+        XCTAssertEqual(
+            requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n")).count, 1)
     }
 
     // MARK: Chunked bodies.
 
     func testChunkedEdgeCases() throws {
         let head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-        let request = try XCTUnwrap(requests(feedAll(head + "A\r\n0123456789\r\n00001 ; a=b;c\r\nx\r\n0\r\n\r\n")).first)
+        let request = try XCTUnwrap(
+            requests(feedAll(head + "A\r\n0123456789\r\n00001 ; a=b;c\r\nx\r\n0\r\n\r\n")).first)
         XCTAssertEqual(request.body, Array("0123456789x".utf8))
         XCTAssertEqual(requests(feedAll(head + "0\r\n\r\n")).first?.body, [])
         XCTAssertEqual(requests(feedAll(head + "0\r\nTrailer-A: 1\r\nTrailer-B: 2\r\n\r\n")).count, 1)
@@ -242,7 +270,8 @@ final class HTTPRequestParserTests: XCTestCase {
         assertFailure(head + "1000000000000000000000\r\n", .invalidChunkSize, status: 400)
         assertFailure(head + "FFFFFFFFFFFFFFFF\r\n", .invalidChunkSize, status: 400)
         assertFailure(head + "10001\r\n", .bodyTooLarge, status: 413)
-        assertFailure(head + "8000\r\n" + String(repeating: "a", count: 0x8000) + "\r\n8001\r\n", .bodyTooLarge, status: 413)
+        assertFailure(
+            head + "8000\r\n" + String(repeating: "a", count: 0x8000) + "\r\n8001\r\n", .bodyTooLarge, status: 413)
         assertFailure(head + "1;" + String(repeating: "e", count: 2000) + "\r\n", .chunkSizeLineTooLong, status: 400)
         assertFailure(head + "1;a\u{01}\r\n", .invalidChunkSize, status: 400)
     }
@@ -286,7 +315,10 @@ final class HTTPRequestParserTests: XCTestCase {
         let cases: [(String, HTTPRequestError.Reason)] = [
             ("GET \(longTarget) HTTP/1.1\n", .requestLineTooLong),
             ("GET / HTTP/1.1\r\nHost: a\r\n\(bigField)\n", .headerBlockTooLarge),
-            ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\(chunkExtension)\n", .chunkSizeLineTooLong),
+            (
+                "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\(chunkExtension)\n",
+                .chunkSizeLineTooLong
+            ),
         ]
         for (text, reason) in cases {
             let bytes = Array(text.utf8)
@@ -302,12 +334,15 @@ final class HTTPRequestParserTests: XCTestCase {
     func testHeaderFieldCountLimit() {
         let hundred = (0..<99).map { "X-\($0): 1\r\n" }.joined()
         XCTAssertEqual(requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\n" + hundred + "\r\n")).count, 1)
-        assertFailure("GET / HTTP/1.1\r\nHost: a\r\n" + hundred + "X-Last: 1\r\n\r\n", .tooManyHeaderFields, status: 431)
+        assertFailure(
+            "GET / HTTP/1.1\r\nHost: a\r\n" + hundred + "X-Last: 1\r\n\r\n", .tooManyHeaderFields, status: 431)
     }
 
     func testBodyLimitAcceptsExactlyTheMaximum() {
         let body = String(repeating: "b", count: HTTPServerLimits.requestBodyBytesMax)
-        let request = requests(feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)).first
+        let request = requests(
+            feedAll("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+        ).first
         XCTAssertEqual(request?.body.count, HTTPServerLimits.requestBodyBytesMax)
     }
 
@@ -315,16 +350,21 @@ final class HTTPRequestParserTests: XCTestCase {
 
     func testKeepAliveSemantics() {
         XCTAssertEqual(requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\n\r\n")).first?.keepAlive, true)
-        XCTAssertEqual(requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\nConnection: Close\r\n\r\n")).first?.keepAlive, false)
-        XCTAssertEqual(requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade, close\r\n\r\n")).first?.keepAlive, false)
+        XCTAssertEqual(
+            requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\nConnection: Close\r\n\r\n")).first?.keepAlive, false)
+        XCTAssertEqual(
+            requests(feedAll("GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade, close\r\n\r\n")).first?.keepAlive, false
+        )
         XCTAssertEqual(requests(feedAll("GET / HTTP/1.0\r\n\r\n")).first?.keepAlive, false)
         XCTAssertEqual(requests(feedAll("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n")).first?.keepAlive, true)
-        XCTAssertEqual(requests(feedAll("GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n")).first?.keepAlive, false)
+        XCTAssertEqual(
+            requests(feedAll("GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n")).first?.keepAlive, false)
     }
 
     func testExpectContinueIsAnnouncedBeforeTheBody() {
         var parser = HTTPRequestParser()
-        let head = parser.feed(Array("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        let head = parser.feed(
+            Array("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
         XCTAssertEqual(head, [.continueRequired])
         XCTAssertEqual(requests(parser.feed(Array("ok".utf8))).first?.body, Array("ok".utf8))
     }
@@ -337,18 +377,23 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testUnknownExpectationIsRejected() {
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\nContent-Length: 1\r\n\r\nx", .unsupportedExpectation, status: 417)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\nContent-Length: 1\r\n\r\nx", .unsupportedExpectation,
+            status: 417)
     }
 
     func testExpectContinueWithOversizedBodyFailsBeforeTheBody() {
-        assertFailure("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 70000\r\n\r\n", .bodyTooLarge, status: 413)
+        assertFailure(
+            "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 70000\r\n\r\n", .bodyTooLarge,
+            status: 413)
     }
 
     // MARK: Failure is final.
 
     func testNothingIsParsedAfterAFailure() {
         var parser = HTTPRequestParser()
-        let first = parser.feed(Array("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/9.9\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+        let first = parser.feed(
+            Array("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/9.9\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
         XCTAssertEqual(requests(first).count, 1)
         XCTAssertEqual(failure(first)?.reason, .unsupportedVersion)
         XCTAssertTrue(parser.hasFailed)
@@ -388,7 +433,9 @@ final class HTTPRequestParserTests: XCTestCase {
             let failures = events.filter { if case .failure = $0 { return true } else { return false } }
             XCTAssertLessThanOrEqual(failures.count, 1, "iteration \(iteration)")
             if let last = failures.last { XCTAssertEqual(events.last, last, "a failure is always the last event") }
-            if let error = failure(events) { XCTAssertTrue([400, 413, 414, 417, 431, 501, 505].contains(error.status)) }
+            if let error = failure(events) {
+                XCTAssertTrue([400, 413, 414, 417, 431, 501, 505].contains(error.status))
+            }
         }
     }
 }

@@ -9,7 +9,8 @@ final class HTTPResponseSerializerTests: XCTestCase {
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: "999")
         let bytes = HTTPResponseSerializer.serialize(
-            HTTPResponse(status: 200, headers: headers, body: Array("{}".utf8)), requestVersion: .http1_1, keepAlive: true)
+            HTTPResponse(status: 200, headers: headers, body: Array("{}".utf8)), requestVersion: .http1_1,
+            keepAlive: true)
         XCTAssertEqual(text(bytes), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
     }
 
@@ -18,17 +19,23 @@ final class HTTPResponseSerializerTests: XCTestCase {
         for name in ["CONNECTION", "Transfer-Encoding", "date", "content-LENGTH", "Dates", "Connections", "Dat"] {
             headers.add(name: name, value: "v")
         }
-        let bytes = HTTPResponseSerializer.serialize(HTTPResponse(status: 200, headers: headers, body: []), requestVersion: .http1_1,
-                                                     keepAlive: true, date: "Sun, 06 Nov 1994 08:49:37 GMT")
-        XCTAssertEqual(text(bytes), "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nDates: v\r\nConnections: v\r\nDat: v\r\n"
-                       + "Content-Length: 0\r\n\r\n")
+        let bytes = HTTPResponseSerializer.serialize(
+            HTTPResponse(status: 200, headers: headers, body: []), requestVersion: .http1_1,
+            keepAlive: true, date: "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(
+            text(bytes),
+            "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nDates: v\r\nConnections: v\r\nDat: v\r\n"
+                + "Content-Length: 0\r\n\r\n")
     }
 
     func testCloseAndHTTP10KeepAlive() {
         let response = HTTPResponse(status: 404)
         XCTAssertEqual(
-            text(HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: false, date: "Sun, 06 Nov 1994 08:49:37 GMT")),
-            "HTTP/1.1 404 Not Found\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            text(
+                HTTPResponseSerializer.serialize(
+                    response, requestVersion: .http1_1, keepAlive: false, date: "Sun, 06 Nov 1994 08:49:37 GMT")),
+            "HTTP/1.1 404 Not Found\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
         XCTAssertEqual(
             text(HTTPResponseSerializer.serialize(response, requestVersion: .http1_0, keepAlive: true)),
             "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n")
@@ -40,7 +47,8 @@ final class HTTPResponseSerializerTests: XCTestCase {
             text(HTTPResponseSerializer.serialize(response, requestVersion: .http1_1, keepAlive: true, omitBody: true)),
             "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n")
         XCTAssertEqual(
-            text(HTTPResponseSerializer.serialize(HTTPResponse(status: 204), requestVersion: .http1_1, keepAlive: true)),
+            text(
+                HTTPResponseSerializer.serialize(HTTPResponse(status: 204), requestVersion: .http1_1, keepAlive: true)),
             "HTTP/1.1 204 No Content\r\n\r\n")
     }
 

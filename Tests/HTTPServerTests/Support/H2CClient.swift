@@ -53,7 +53,9 @@ final class H2CClient: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw POSIXError(.EPIPE) }
             offset += count
         }
@@ -79,8 +81,10 @@ final class H2CClient: @unchecked Sendable {
 
     /// HEADERS with END_HEADERS, and END_STREAM when `endStream`.
     func sendHeaders(streamID: UInt32, fields: [(String, String)], endStream: Bool) throws {
-        try send(Self.frame(type: FrameType.headers, flags: 0x4 | (endStream ? 0x1 : 0), streamID: streamID,
-                            payload: Self.headerBlock(fields)))
+        try send(
+            Self.frame(
+                type: FrameType.headers, flags: 0x4 | (endStream ? 0x1 : 0), streamID: streamID,
+                payload: Self.headerBlock(fields)))
     }
 
     func sendData(streamID: UInt32, bytes: [UInt8], endStream: Bool) throws {
@@ -93,8 +97,12 @@ final class H2CClient: @unchecked Sendable {
             if pending.count >= 9 {
                 let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
                 if pending.count >= 9 + length {
-                    let streamID = UInt32(pending[5] & 0x7F) << 24 | UInt32(pending[6]) << 16 | UInt32(pending[7]) << 8 | UInt32(pending[8])
-                    let frame = Frame(type: pending[3], flags: pending[4], streamID: streamID, payload: Array(pending[9..<(9 + length)]))
+                    let streamID =
+                        UInt32(pending[5] & 0x7F) << 24 | UInt32(pending[6]) << 16 | UInt32(pending[7]) << 8
+                        | UInt32(pending[8])
+                    let frame = Frame(
+                        type: pending[3], flags: pending[4], streamID: streamID,
+                        payload: Array(pending[9..<(9 + length)]))
                     pending.removeFirst(9 + length)
                     return frame
                 }

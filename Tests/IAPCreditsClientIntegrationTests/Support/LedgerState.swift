@@ -16,22 +16,27 @@ extension LiveGateway {
                 "select event_id, change_type, direction::bigint * amount as signed_amount from points_ledger where user_id = $1 order by seq",
                 [.uuid(userId)]
             ).map { row in
-                LedgerRow(eventId: try row.string("event_id"), changeType: try row.string("change_type"), signedAmount: try row.int64("signed_amount"))
+                LedgerRow(
+                    eventId: try row.string("event_id"), changeType: try row.string("change_type"),
+                    signedAmount: try row.int64("signed_amount"))
             }
         }
     }
 
     func balance(_ userId: UUID) async throws -> Int64 {
         try await pointsDatabase.withConnection { connection in
-            try await connection.query("select balance from user_points where user_id = $1", [.uuid(userId)]).first?.int64("balance") ?? 0
+            try await connection.query("select balance from user_points where user_id = $1", [.uuid(userId)]).first?
+                .int64("balance") ?? 0
         }
     }
 
     /// apple_iap_transactions.status, nil when the backend never saw the transaction.
     func paymentStatus(_ transactionId: String) async throws -> String? {
         try await paymentsDatabase.withConnection { connection in
-            try await connection.query("select status from apple_iap_transactions where transaction_id = $1", [.text(transactionId)])
-                .first?.string("status")
+            try await connection.query(
+                "select status from apple_iap_transactions where transaction_id = $1", [.text(transactionId)]
+            )
+            .first?.string("status")
         }
     }
 

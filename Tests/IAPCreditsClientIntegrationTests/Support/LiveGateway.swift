@@ -71,9 +71,12 @@ final class LiveGateway: @unchecked Sendable {
         func testBundleDidFinish(_ testBundle: Bundle) { system.stop() }
     }
 
-    private init(authority: LocalTestingCertificateAuthority, jwtSecret: String, points: ServiceProcess, payments: ServiceProcess,
-                 gateway: ServiceProcess, gatewayEnvironment: [String: String], pointsURL: String, paymentsURL: String,
-                 schema: String, caDirectory: String) {
+    private init(
+        authority: LocalTestingCertificateAuthority, jwtSecret: String, points: ServiceProcess,
+        payments: ServiceProcess,
+        gateway: ServiceProcess, gatewayEnvironment: [String: String], pointsURL: String, paymentsURL: String,
+        schema: String, caDirectory: String
+    ) {
         self.authority = authority
         self.jwtSecret = jwtSecret
         self.points = points
@@ -95,7 +98,8 @@ final class LiveGateway: @unchecked Sendable {
         let setup = PostgresPool(configuration: .init(connectionString: paymentsBaseURL, connectionsMax: 1))
         try await setup.withConnection { _ = try await $0.execute("create schema \(schema)") }
         await setup.close()
-        let paymentsURL = paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
+        let paymentsURL =
+            paymentsBaseURL + (paymentsBaseURL.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
 
         let authority = try LocalTestingCertificateAuthority()
         let caDirectory = NSTemporaryDirectory() + "client-lib-ca-\(UUID().uuidString)"
@@ -103,29 +107,37 @@ final class LiveGateway: @unchecked Sendable {
         try Data(authority.rootPEM.utf8).write(to: URL(fileURLWithPath: caDirectory + "/root.pem"))
         let secret = TestText.randomHex(32)
         let (points, payments, gateway, gatewayEnvironment) = try await offPool {
-            let points = try ServiceProcess(executable: "PointsService", environment: [
-                "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
-                // The client library is under test here; internal mTLS has tests of its own.
-                "INTERNAL_AUTH": "off",
-            ])
-            let payments = try ServiceProcess(executable: "PaymentsService", environment: [
-                "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
-                "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId), "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
-                "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
-                "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
-                "INTERNAL_AUTH": "off",
-            ])
+            let points = try ServiceProcess(
+                executable: "PointsService",
+                environment: [
+                    "DATABASE_URL": pointsURL, "PACKAGES_FILE": "config/packages.json", "LOG_LEVEL": "info",
+                    // The client library is under test here; internal mTLS has tests of its own.
+                    "INTERNAL_AUTH": "off",
+                ])
+            let payments = try ServiceProcess(
+                executable: "PaymentsService",
+                environment: [
+                    "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "info",
+                    "APPLE_BUNDLE_ID": bundleId, "APPLE_APP_APPLE_ID": String(appAppleId),
+                    "APPLE_ENVIRONMENTS": "Production,Sandbox,Xcode",
+                    "APPLE_ROOT_CERTS": "config/AppleRootCA-G3.cer,\(caDirectory)/root.pem", "APPLE_LOCAL_TESTING": "1",
+                    "SAGA_POLL_INTERVAL_MS": "100", "SAGA_RETRY_INITIAL_MS": "100", "SAGA_RETRY_MAX_MS": "1000",
+                    "INTERNAL_AUTH": "off",
+                ])
             let gatewayEnvironment = [
-                "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)", "LOG_LEVEL": "info",
-                "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience, "EMAIL_HASH_SECRET": TestText.randomHex(32),
+                "POINTS_ADDR": "127.0.0.1:\(points.port)", "PAYMENTS_ADDR": "127.0.0.1:\(payments.port)",
+                "LOG_LEVEL": "info",
+                "JWT_HS256_SECRET": secret, "JWT_ISSUER": issuer, "JWT_AUDIENCE": audience,
+                "EMAIL_HASH_SECRET": TestText.randomHex(32),
                 "INTERNAL_AUTH": "off",
             ]
             let gateway = try ServiceProcess(executable: "Gateway", environment: gatewayEnvironment)
             return (points, payments, gateway, gatewayEnvironment)
         }
-        let system = LiveGateway(authority: authority, jwtSecret: secret, points: points, payments: payments, gateway: gateway,
-                                 gatewayEnvironment: gatewayEnvironment, pointsURL: pointsURL, paymentsURL: paymentsURL,
-                                 schema: schema, caDirectory: caDirectory)
+        let system = LiveGateway(
+            authority: authority, jwtSecret: secret, points: points, payments: payments, gateway: gateway,
+            gatewayEnvironment: gatewayEnvironment, pointsURL: pointsURL, paymentsURL: paymentsURL,
+            schema: schema, caDirectory: caDirectory)
         try await system.waitUntilReady()
         return system
     }
@@ -134,7 +146,10 @@ final class LiveGateway: @unchecked Sendable {
     func waitUntilReady() async throws {
         for _ in 0..<LiveGatewayLimits.readinessAttemptsMax {
             if let (response, _) = try? await http.send(URLRequest(url: baseURL.appendingPathComponent("readyz"))),
-               response.statusCode == 200 { return }
+                response.statusCode == 200
+            {
+                return
+            }
             try await Task.sleep(nanoseconds: LiveGatewayLimits.pollPauseNanoseconds)
         }
         throw ServiceProcessError(description: "the gateway never became ready: \(gatewayLogs.suffix(2000))")
@@ -144,7 +159,10 @@ final class LiveGateway: @unchecked Sendable {
         lock.withLock { currentGateway }?.stop()
         payments.stop()
         points.stop()
-        _ = try? Command.run(["/usr/bin/psql", paymentsURL.components(separatedBy: "?")[0], "-qc", "drop schema if exists \(schema) cascade"])
+        _ = try? Command.run([
+            "/usr/bin/psql", paymentsURL.components(separatedBy: "?")[0], "-qc",
+            "drop schema if exists \(schema) cascade",
+        ])
         try? FileManager.default.removeItem(atPath: caDirectory)
     }
 
@@ -161,7 +179,8 @@ final class LiveGateway: @unchecked Sendable {
         let environment = gatewayEnvironment
         let port = gatewayPort
         let gateway = try await offPool {
-            try ServiceProcess(executable: "Gateway", arguments: ["--listen", "127.0.0.1:\(port)"], environment: environment)
+            try ServiceProcess(
+                executable: "Gateway", arguments: ["--listen", "127.0.0.1:\(port)"], environment: environment)
         }
         lock.withLock { currentGateway = gateway }
         try await waitUntilReady()
@@ -195,8 +214,10 @@ final class LiveGateway: @unchecked Sendable {
     /// A ScriptedStoreFront that signs as Apple would, with the local CA.
     func storeFront() -> ScriptedStoreFront {
         let products = ["new_user_pack", "starter_pack", "popular_pack", "premium_pack"].map { code in
-            StoreProduct(id: "com.meeyao.qianwen.\(code)", displayName: code, displayPrice: "$\(code.count).99", price: Decimal(code.count),
-                         currencyCode: "USD")
+            StoreProduct(
+                id: "com.meeyao.qianwen.\(code)", displayName: code, displayPrice: "$\(code.count).99",
+                price: Decimal(code.count),
+                currencyCode: "USD")
         }
         return ScriptedStoreFront(products: products) { [self] facts in try self.signedTransaction(facts) }
     }
@@ -204,9 +225,12 @@ final class LiveGateway: @unchecked Sendable {
     /// A StoreKit 2 signed transaction (Apple's field names and shapes).
     func signedTransaction(_ facts: ScriptedStoreFront.TransactionFacts) throws -> String {
         var payload: [String: Any] = [
-            "transactionId": facts.id, "originalTransactionId": facts.id, "bundleId": Self.bundleId, "productId": facts.productID,
-            "purchaseDate": facts.purchaseDateMilliseconds, "originalPurchaseDate": facts.purchaseDateMilliseconds, "quantity": 1,
-            "type": "Consumable", "inAppOwnershipType": "PURCHASED", "environment": Self.environment, "transactionReason": "PURCHASE",
+            "transactionId": facts.id, "originalTransactionId": facts.id, "bundleId": Self.bundleId,
+            "productId": facts.productID,
+            "purchaseDate": facts.purchaseDateMilliseconds, "originalPurchaseDate": facts.purchaseDateMilliseconds,
+            "quantity": 1,
+            "type": "Consumable", "inAppOwnershipType": "PURCHASED", "environment": Self.environment,
+            "transactionReason": "PURCHASE",
             "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
             // Apple orders its words by signedDate: a refunded view is signed after the refund.
             "signedDate": facts.revocationDateMilliseconds ?? facts.purchaseDateMilliseconds,
@@ -224,13 +248,19 @@ final class LiveGateway: @unchecked Sendable {
     /// Apple's REFUND notification (V2) for a transaction, POSTed to the gateway.
     func notifyRefund(transactionId: String, productID: String, appAccountToken: UUID?) async throws -> Int {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let transaction = try signedTransaction(.init(
-            id: transactionId, productID: productID, appAccountToken: appAccountToken, purchaseDateMilliseconds: now - 60_000,
-            revocationDateMilliseconds: now))
+        let transaction = try signedTransaction(
+            .init(
+                id: transactionId, productID: productID, appAccountToken: appAccountToken,
+                purchaseDateMilliseconds: now - 60_000,
+                revocationDateMilliseconds: now))
         let payload: [String: Any] = [
-            "notificationType": "REFUND", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0", "signedDate": now,
-            "data": ["bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId, "environment": Self.environment,
-                     "signedTransactionInfo": transaction] as [String: Any],
+            "notificationType": "REFUND", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
+            "signedDate": now,
+            "data": [
+                "bundleId": Self.bundleId, "bundleVersion": "1", "appAppleId": Self.appAppleId,
+                "environment": Self.environment,
+                "signedTransactionInfo": transaction,
+            ] as [String: Any],
         ]
         let signed = try authority.sign(payloadJSON: TestText.json(payload))
         neverLog(signed)

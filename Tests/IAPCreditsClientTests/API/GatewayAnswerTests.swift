@@ -4,9 +4,13 @@ import XCTest
 
 /// Every shape of answer the gateway (or something in front of it) can give.
 final class GatewayAnswerTests: XCTestCase {
-    private func verifyAnswer(_ status: Int, _ body: String, for transactionId: String = "2000000000000001") -> Result<VerifiedGrant, CreditsError> {
-        let route = try! GatewayRoutes.verify(VerifyTransactionRequest(productCode: "starter_pack", appStoreProductId: "com.x",
-                                                                     transactionId: transactionId, signedTransactionInfo: "j", appAccountToken: nil))
+    private func verifyAnswer(_ status: Int, _ body: String, for transactionId: String = "2000000000000001") -> Result<
+        VerifiedGrant, CreditsError
+    > {
+        let route = try! GatewayRoutes.verify(
+            VerifyTransactionRequest(
+                productCode: "starter_pack", appStoreProductId: "com.x",
+                transactionId: transactionId, signedTransactionInfo: "j", appAccountToken: nil))
         return GatewayAnswer.interpret(status: status, requestID: "r", body: Data(body.utf8), decode: route.decode)
     }
 
@@ -18,18 +22,21 @@ final class GatewayAnswerTests: XCTestCase {
     /// or anything but digits is not read.
     func testRetryAfterIsReadAsSecondsAndBounded() {
         let cases: [(String?, Int?)] = [
-            ("5", 5), ("0", 0), ("120", 120), ("86400", ClientLimits.retryAfterSecondsMax), (nil, nil), ("", nil), ("-1", nil),
+            ("5", 5), ("0", 0), ("120", 120), ("86400", ClientLimits.retryAfterSecondsMax), (nil, nil), ("", nil),
+            ("-1", nil),
             ("1.5", nil), (" 5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("99999999999999999999", nil),
         ]
         for (header, seconds) in cases {
             XCTAssertEqual(GatewayAnswer.retryAfterSeconds(header), seconds, header ?? "nil")
         }
         let route = GatewayRoutes.balance
-        let unavailable = GatewayAnswer.interpret(status: 503, requestID: "r", retryAfter: "5",
-                                                  body: Data(#"{"code":"SERVICE_UNAVAILABLE","retryable":true}"#.utf8), decode: route.decode)
+        let unavailable = GatewayAnswer.interpret(
+            status: 503, requestID: "r", retryAfter: "5",
+            body: Data(#"{"code":"SERVICE_UNAVAILABLE","retryable":true}"#.utf8), decode: route.decode)
         guard case .failure(let problem) = unavailable else { return XCTFail("\(unavailable)") }
         XCTAssertEqual(problem.retryAfterSeconds, 5)
-        let proxyPage = GatewayAnswer.interpret(status: 503, requestID: nil, retryAfter: "30", body: Data("<html>".utf8), decode: route.decode)
+        let proxyPage = GatewayAnswer.interpret(
+            status: 503, requestID: nil, retryAfter: "30", body: Data("<html>".utf8), decode: route.decode)
         guard case .failure(let page) = proxyPage else { return XCTFail("\(proxyPage)") }
         XCTAssertEqual(page.retryAfterSeconds, 30)
     }
@@ -61,28 +68,40 @@ final class GatewayAnswerTests: XCTestCase {
     }
 
     func testAProblemKeepsItsMembers() {
-        let body = #"{"type":"urn:iap-credits:problem:validation-failed-fields","title":"Request failed validation","status":422,"detail":"x","code":"VALIDATION_FAILED","retryable":false,"field":"transactionId"}"#
+        let body =
+            #"{"type":"urn:iap-credits:problem:validation-failed-fields","title":"Request failed validation","status":422,"detail":"x","code":"VALIDATION_FAILED","retryable":false,"field":"transactionId"}"#
         guard case .failure(let error) = verifyAnswer(422, body) else { return XCTFail() }
-        XCTAssertEqual(error.kind, .problem(GatewayProblem(code: .validationFailed, status: 422, title: "Request failed validation",
-                                                           detail: "x", retryable: false, field: "transactionId")))
+        XCTAssertEqual(
+            error.kind,
+            .problem(
+                GatewayProblem(
+                    code: .validationFailed, status: 422, title: "Request failed validation",
+                    detail: "x", retryable: false, field: "transactionId")))
         XCTAssertEqual(error.requestID, "r")
     }
 
     func testTheEnvironmentRefusalOfAnotherBranchDecodes() {
-        let body = #"{"type":"urn:iap-credits:problem:payment-environment-not-allowed","title":"t","status":403,"code":"PAYMENT_ENVIRONMENT_NOT_ALLOWED","retryable":false}"#
+        let body =
+            #"{"type":"urn:iap-credits:problem:payment-environment-not-allowed","title":"t","status":403,"code":"PAYMENT_ENVIRONMENT_NOT_ALLOWED","retryable":false}"#
         guard case .failure(let error) = verifyAnswer(403, body) else { return XCTFail() }
         XCTAssertEqual(error.problemCode, .paymentEnvironmentNotAllowed)
         XCTAssertEqual(error.disposition, .keepAndReport)
     }
 
     func testAnUnknownCodeIsKeptAndRetried() {
-        guard case .failure(let error) = verifyAnswer(409, #"{"code":"PAYMENT_FUTURE_REFUSAL","status":409,"retryable":false}"#) else { return XCTFail() }
+        guard
+            case .failure(let error) = verifyAnswer(
+                409, #"{"code":"PAYMENT_FUTURE_REFUSAL","status":409,"retryable":false}"#)
+        else { return XCTFail() }
         XCTAssertEqual(error.problemCode, .unrecognized("PAYMENT_FUTURE_REFUSAL"))
         XCTAssertEqual(error.disposition, .keepAndRetry)
     }
 
     func testAnErrorPageThatIsNotAProblemIsAnUnexpectedAnswer() {
-        for (status, body) in [(502, "<html>Bad Gateway</html>"), (503, ""), (404, #"{"error":"no"}"#), (500, #"{"code":""}"#), (400, #"{"code":7}"#)] {
+        for (status, body) in [
+            (502, "<html>Bad Gateway</html>"), (503, ""), (404, #"{"error":"no"}"#), (500, #"{"code":""}"#),
+            (400, #"{"code":7}"#),
+        ] {
             guard case .failure(let error) = verifyAnswer(status, body) else { return XCTFail(body) }
             XCTAssertEqual(error.kind, .unexpectedAnswer(status: status), body)
             XCTAssertEqual(error.disposition, .keepAndRetry)

@@ -18,11 +18,14 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let events: EventCollector
     }
 
-    private func setup(configuration: CreditsClientConfiguration = Fixtures.fastConfiguration(),
-                       failWrites: Bool = false) -> Setup {
+    private func setup(
+        configuration: CreditsClientConfiguration = Fixtures.fastConfiguration(),
+        failWrites: Bool = false
+    ) -> Setup {
         let log = CallLog()
         let api = FakeCreditsAPI(observer: { log.note($0) })
-        let store = ScriptedStoreFront(products: Fixtures.products, firstTransactionId: firstId, signer: Fixtures.signer)
+        let store = ScriptedStoreFront(
+            products: Fixtures.products, firstTransactionId: firstId, signer: Fixtures.signer)
         store.observeCalls { log.note($0) }
         let records = LoggingRecordStore(log: log, failWrites: failWrites)
         let client = CreditsClient(api: api, storeFront: store, records: records, configuration: configuration)
@@ -31,7 +34,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
 
     /// Retries far in the future: what a purchase does by itself.
     private var noRetries: CreditsClientConfiguration {
-        CreditsClientConfiguration(retrySchedule: RetrySchedule(initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, attemptsPerSessionMax: 1))
+        CreditsClientConfiguration(
+            retrySchedule: RetrySchedule(
+                initialDelayMilliseconds: 600_000, maximumDelayMilliseconds: 600_000, attemptsPerSessionMax: 1))
     }
 
     func testOffersMapPackagesToStoreKitProductsWithStoreKitPrices() async throws {
@@ -57,8 +62,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertEqual(grant.status, .granted)
         XCTAssertEqual(grant.creditsAdded, 100)
         XCTAssertEqual(balance?.balance, 100)
-        XCTAssertEqual(Array(s.log.calls.dropFirst(before)),
-                       ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
+        XCTAssertEqual(
+            Array(s.log.calls.dropFirst(before)),
+            ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
         XCTAssertEqual(s.store.lastPurchaseAccountToken, s.api.token, "bought with the user's appAccountToken")
         let request = try await XCTUnwrapAsync(await s.api.verifyRequests.first)
         XCTAssertEqual(request.productCode, "starter_pack")
@@ -79,16 +85,19 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let s = setup()
         let offers = try await s.client.packageOffers()
         // The gateway credited this transaction before (a lost answer).
-        _ = try await s.api.verify(VerifyTransactionRequest(productCode: "popular_pack", appStoreProductId: "com.meeyao.qianwen.popular_pack",
-                                                            transactionId: nextId, signedTransactionInfo: "x", appAccountToken: nil))
+        _ = try await s.api.verify(
+            VerifyTransactionRequest(
+                productCode: "popular_pack", appStoreProductId: "com.meeyao.qianwen.popular_pack",
+                transactionId: nextId, signedTransactionInfo: "x", appAccountToken: nil))
         let before = s.log.calls.count
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "popular_pack")))
         guard case .credited(let grant, _) = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(grant.status, .alreadyGranted)
         XCTAssertEqual(grant.creditsAdded, 0)
         XCTAssertEqual(s.store.finishCount(nextId), 1)
-        XCTAssertEqual(Array(s.log.calls.dropFirst(before)),
-                       ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
+        XCTAssertEqual(
+            Array(s.log.calls.dropFirst(before)),
+            ["accountToken", "purchase", "save", "verify", "finish", "remove", "balance", "packages", "products"])
         await s.client.stop()
     }
 
@@ -99,8 +108,10 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let starter = try XCTUnwrap(offers.offer(productCode: "starter_pack"))
         s.store.script(.pending, .cancel, .fail("networkError"), .payUnverified)
         let before = s.log.calls.count
-        let outcomes = [await s.client.purchase(starter), await s.client.purchase(starter), await s.client.purchase(starter),
-                        await s.client.purchase(starter)]
+        let outcomes = [
+            await s.client.purchase(starter), await s.client.purchase(starter), await s.client.purchase(starter),
+            await s.client.purchase(starter),
+        ]
         XCTAssertEqual(outcomes[0], .pending)
         XCTAssertEqual(outcomes[1], .cancelled)
         guard case .storeFailed = outcomes[2] else { return XCTFail("\(outcomes[2])") }
@@ -118,7 +129,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
     func testAnUnavailableOfferAndASecondTapDoNotBuy() async throws {
         let gated = GatedStoreFront(Fixtures.store())
         let api = FakeCreditsAPI()
-        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let client = CreditsClient(
+            api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
         let offers = try await client.packageOffers()
         let starter = try XCTUnwrap(offers.offer(productCode: "starter_pack"))
         let first = Task { await client.purchase(starter) }
@@ -140,10 +152,12 @@ final class CreditsClientPurchaseTests: XCTestCase {
     /// answered (`verifyFailure` first, when given). The purchase's outcome,
     /// the collected events and the stores, once both paths are done.
     private func purchaseRacingARecoveryPass(verifyFailure: CreditsError? = nil) async throws
-        -> (outcome: PurchaseOutcome, events: EventCollector, gated: GatedStoreFront, verifies: Int) {
+        -> (outcome: PurchaseOutcome, events: EventCollector, gated: GatedStoreFront, verifies: Int)
+    {
         let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
         let api = FakeCreditsAPI()
-        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let client = CreditsClient(
+            api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
         let events = EventCollector(client)
         let offers = try await client.packageOffers()
         let premium = try XCTUnwrap(offers.offer(productCode: "premium_pack"))
@@ -189,7 +203,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
     /// As above, but the shared verify answers REVOKED: both paths learn it,
     /// the app hears `revoked` once and StoreKit's finish runs once.
     func testARevocationLearnedByBothPathsIsAnnouncedOnce() async throws {
-        let race = try await purchaseRacingARecoveryPass(verifyFailure: Fixtures.problem(.paymentTransactionRevoked, status: 409))
+        let race = try await purchaseRacingARecoveryPass(
+            verifyFailure: Fixtures.problem(.paymentTransactionRevoked, status: 409))
         guard case .revoked(let transactionId) = race.outcome else { return XCTFail("not revoked") }
         XCTAssertEqual(race.verifies, 1)
         let announced = await eventually { race.events.revokedIds == [transactionId] }
@@ -248,7 +263,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertEqual(s.store.purchaseCount, 0)
         let verifies = await s.api.verifyCount
         XCTAssertEqual(verifies, 0)
-        let hidden = await eventually { s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false }
+        let hidden = await eventually {
+            s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false
+        }
         XCTAssertTrue(hidden, "the app is told the pack is gone")
         await s.client.stop()
     }
@@ -266,7 +283,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let before = s.log.calls.count
         guard case .credited(let grant, _) = await s.client.purchase(pack) else { return XCTFail() }
         XCTAssertEqual(grant.creditsAdded, 60)
-        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(3)), ["packages", "products", "purchase"], "read again before the sheet")
+        XCTAssertEqual(
+            Array(s.log.calls.dropFirst(before).prefix(3)), ["packages", "products", "purchase"],
+            "read again before the sheet")
         await s.client.stop()
     }
 
@@ -282,7 +301,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
         clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax - 1))
         let before = s.log.calls.count
         guard case .credited = await s.client.purchase(popular) else { return XCTFail() }
-        XCTAssertEqual(Array(s.log.calls.dropFirst(before).prefix(2)), ["accountToken", "purchase"], "a fresh list is trusted")
+        XCTAssertEqual(
+            Array(s.log.calls.dropFirst(before).prefix(2)), ["accountToken", "purchase"], "a fresh list is trusted")
         // The list refreshed after that credit is the one shown; it grows stale.
         await s.api.setPackages(Fixtures.packages.filter { $0.productCode != "popular_pack" })
         clock.advance(seconds: Double(ClientLimits.offersReuseSecondsMax + 1))
@@ -333,9 +353,11 @@ final class CreditsClientPurchaseTests: XCTestCase {
                 let pending = await s.client.pendingPurchases()
                 XCTAssertEqual(pending.first?.state, .refused(error))
             }
-            XCTAssertEqual(outcome.localizedMessage(.english), error.disposition == .finish
-                           ? LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english)
-                           : error.localizedMessage(.english))
+            XCTAssertEqual(
+                outcome.localizedMessage(.english),
+                error.disposition == .finish
+                    ? LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english)
+                    : error.localizedMessage(.english))
             XCTAssertEqual(outcome.advice, error.advice)
             await s.client.stop()
         }
@@ -355,7 +377,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
             let after = await s.api.packagesCalls
             if code.meansOffersChanged {
                 XCTAssertEqual(after, before + 1, "\(code)")
-                let hidden = await eventually { s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false }
+                let hidden = await eventually {
+                    s.events.offerLists.last.map { $0.offer(productCode: "new_user_pack") == nil } ?? false
+                }
                 XCTAssertTrue(hidden, "\(code): the app is told, and the bought pack is gone")
             } else if code.policy.disposition == .keepAndReport {
                 XCTAssertEqual(after, before, "\(code): no refresh for a refusal that says nothing of the packages")
@@ -382,7 +406,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let t = setup(configuration: noRetries)
         let stale = try await t.client.packageOffers()
         await t.api.setPackages(Self.packages(renaming: "starter_pack", to: "starter_pack_v2"))
-        await t.api.failVerify(Fixtures.problem(.paymentProductNotFound, status: 404), Fixtures.problem(.paymentProductNotFound, status: 404))
+        await t.api.failVerify(
+            Fixtures.problem(.paymentProductNotFound, status: 404),
+            Fixtures.problem(.paymentProductNotFound, status: 404))
         let kept = await t.client.purchase(try XCTUnwrap(stale.offer(productCode: "starter_pack")))
         guard case .refused = kept else { return XCTFail("\(kept)") }
         let twice = await t.api.verifyRequests.map(\.productCode)
@@ -403,9 +429,12 @@ final class CreditsClientPurchaseTests: XCTestCase {
     /// The catalog with one package's code changed, its App Store product kept.
     private static func packages(renaming code: String, to newCode: String) -> [CreditPackage] {
         Fixtures.packages.map { package in
-            package.productCode != code ? package : CreditPackage(
-                productCode: newCode, appStoreProductId: package.appStoreProductId, kind: package.kind, credits: package.credits,
-                displayName: package.displayName, price: package.price, currency: package.currency)
+            package.productCode != code
+                ? package
+                : CreditPackage(
+                    productCode: newCode, appStoreProductId: package.appStoreProductId, kind: package.kind,
+                    credits: package.credits,
+                    displayName: package.displayName, price: package.price, currency: package.currency)
         }
     }
 
@@ -413,8 +442,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
     /// the transaction id of the purchase now awaiting credit.
     private func purchaseAnsweredRetryAfterSeven(_ s: Setup) async throws -> String {
         let offers = try await s.client.packageOffers()
-        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
-                                       retryAfterSeconds: 7)
+        let unavailable = CreditsError(
+            .problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+            retryAfterSeconds: 7)
         await s.api.failVerify(unavailable)
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
         var id: String?
@@ -424,7 +454,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
 
     /// The delay before the next attempt `pending` gives for `transactionId`.
     private func nextAttemptMilliseconds(_ transactionId: String, in pending: [PendingPurchaseSummary]) -> Int64? {
-        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == transactionId })?.state else { return nil }
+        guard case .awaitingCredit(_, let next)? = pending.first(where: { $0.transactionId == transactionId })?.state
+        else { return nil }
         return next
     }
 
@@ -444,7 +475,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let report = await s.client.resumePendingPurchases()
         let verifies = await s.api.verifyCount
         XCTAssertEqual(verifies, 1, "not before the Retry-After")
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(nextAttemptMilliseconds(id, in: report.pending), "\(report.pending)"), 7_000)
+        XCTAssertGreaterThanOrEqual(
+            try XCTUnwrap(nextAttemptMilliseconds(id, in: report.pending), "\(report.pending)"), 7_000)
         await s.client.stop()
     }
 
@@ -453,7 +485,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let t = setup(configuration: noRetries)
         let again = try await t.client.packageOffers()
         await t.api.failVerify(CreditsError(.transport("offline")))
-        guard case .awaitingCredit = await t.client.purchase(try XCTUnwrap(again.offer(productCode: "premium_pack"))) else { return XCTFail() }
+        guard case .awaitingCredit = await t.client.purchase(try XCTUnwrap(again.offer(productCode: "premium_pack")))
+        else { return XCTFail() }
         _ = await t.client.resumePendingPurchases()
         let once = await t.api.verifyCount
         XCTAssertEqual(once, 1, "not before the backoff")
@@ -465,10 +498,15 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let s = setup(configuration: Fixtures.fastConfiguration(attempts: 1))
         let offers = try await s.client.packageOffers()
         await s.api.failVerify(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
-        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+        guard
+            case .awaitingCredit(let id, _) = await s.client.purchase(
+                try XCTUnwrap(offers.offer(productCode: "premium_pack")))
+        else {
             return XCTFail()
         }
-        let exhausted = await eventually { await s.client.pendingPurchases().first?.state == .waitingForNextLaunch(CreditsError(.transport("offline"))) }
+        let exhausted = await eventually {
+            await s.client.pendingPurchases().first?.state == .waitingForNextLaunch(CreditsError(.transport("offline")))
+        }
         XCTAssertTrue(exhausted)
         let report = await s.client.resumePendingPurchases()
         XCTAssertEqual(report.credited.map(\.transactionId), [id])
@@ -480,7 +518,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
     func testARetryableAnswerIsResubmittedWithBackoffAndFinishedOnce() async throws {
         let s = setup()
         let offers = try await s.client.packageOffers()
-        await s.api.failVerify(Fixtures.problem(.paymentGrantFailed), Fixtures.problem(.serviceUnavailable, status: 503), CreditsError(.transport("offline")))
+        await s.api.failVerify(
+            Fixtures.problem(.paymentGrantFailed), Fixtures.problem(.serviceUnavailable, status: 503),
+            CreditsError(.transport("offline")))
         let outcome = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack")))
         guard case .awaitingCredit(let id, let error) = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(id, nextId)
@@ -492,7 +532,10 @@ final class CreditsClientPurchaseTests: XCTestCase {
         XCTAssertEqual(verifies, 4)
         let announced = await eventually { s.events.creditedIds == [id] }
         XCTAssertTrue(announced)
-        let balanced = await eventually { s.events.events.contains(.balanceChanged(CreditBalance(balance: 415, lifetimeEarned: 415, lifetimeSpent: 0))) }
+        let balanced = await eventually {
+            s.events.events.contains(
+                .balanceChanged(CreditBalance(balance: 415, lifetimeEarned: 415, lifetimeSpent: 0)))
+        }
         XCTAssertTrue(balanced)
         let records = try await s.records.allRecords()
         XCTAssertTrue(records.isEmpty)
@@ -504,7 +547,9 @@ final class CreditsClientPurchaseTests: XCTestCase {
     func testAFailedRecordWriteStillVerifies() async throws {
         let s = setup(failWrites: true)
         let offers = try await s.client.packageOffers()
-        guard case .credited = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        guard case .credited = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else {
+            return XCTFail()
+        }
         XCTAssertEqual(s.store.finishCount(nextId), 1)
         await s.client.stop()
     }
@@ -515,7 +560,8 @@ final class CreditsClientPurchaseTests: XCTestCase {
     func testAPurchasePaidAfterTheClientStoppedIsAwaitingCredit() async throws {
         let gated = GatedStoreFront(Fixtures.store(), afterPayment: true)
         let api = FakeCreditsAPI()
-        let client = CreditsClient(api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
+        let client = CreditsClient(
+            api: api, storeFront: gated, records: InMemoryPurchaseRecordStore(), configuration: noRetries)
         let offers = try await client.packageOffers()
         let purchase = Task { await client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) }
         let sheetUp = await eventually { gated.sheetsWaiting == 1 }
@@ -537,7 +583,10 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let s = setup(configuration: noRetries, failWrites: true)
         let offers = try await s.client.packageOffers()
         await s.api.failVerify(CreditsError(.transport("offline")))
-        guard case .awaitingCredit(let id, _) = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "premium_pack"))) else {
+        guard
+            case .awaitingCredit(let id, _) = await s.client.purchase(
+                try XCTUnwrap(offers.offer(productCode: "premium_pack")))
+        else {
             return XCTFail()
         }
         let none = try await s.records.allRecords()
@@ -555,14 +604,17 @@ final class CreditsClientPurchaseTests: XCTestCase {
         let s = setup()
         let offers = try await s.client.packageOffers()
         await s.client.stop()
-        guard case .notStarted = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        guard case .notStarted = await s.client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+        else { return XCTFail() }
         let report = await s.client.resumePendingPurchases()
         XCTAssertEqual(report, RecoveryReport())
         XCTAssertEqual(s.store.purchaseCount, 0)
     }
 }
 
-func XCTUnwrapAsync<T>(_ value: @autoclosure () async -> T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+func XCTUnwrapAsync<T>(_ value: @autoclosure () async -> T?, file: StaticString = #filePath, line: UInt = #line)
+    async throws -> T
+{
     let unwrapped = await value()
     return try XCTUnwrap(unwrapped, file: file, line: line)
 }

@@ -10,7 +10,8 @@ final class CreditsClientRecoveryTests: XCTestCase {
     let firstId: UInt64 = 2_100_000_000_000_000
     var nextId: String { String(firstId + 1) }
     let api = FakeCreditsAPI()
-    lazy var store = ScriptedStoreFront(products: Fixtures.products, firstTransactionId: firstId, signer: Fixtures.signer)
+    lazy var store = ScriptedStoreFront(
+        products: Fixtures.products, firstTransactionId: firstId, signer: Fixtures.signer)
     let records = InMemoryPurchaseRecordStore()
 
     private func launch(_ configuration: CreditsClientConfiguration = Fixtures.fastConfiguration()) -> CreditsClient {
@@ -19,11 +20,16 @@ final class CreditsClientRecoveryTests: XCTestCase {
 
     /// The app paid (StoreKit holds the transaction unfinished) and wrote
     /// its record, then died before the verify call.
-    private func paidThenKilled(productID: String = "com.meeyao.qianwen.starter_pack", productCode: String = "starter_pack",
-                                token: UUID? = nil, writeRecord: Bool = true) async throws -> StoreTransaction {
+    private func paidThenKilled(
+        productID: String = "com.meeyao.qianwen.starter_pack", productCode: String = "starter_pack",
+        token: UUID? = nil, writeRecord: Bool = true
+    ) async throws -> StoreTransaction {
         let outcome = try await store.purchase(productID: productID, appAccountToken: token ?? api.token)
         guard case .success(.verified(let transaction)) = outcome else { throw XCTSkip("not paid") }
-        if writeRecord { try await records.save(PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: Date())) }
+        if writeRecord {
+            try await records.save(
+                PendingPurchaseRecord(transaction: transaction, productCode: productCode, now: Date()))
+        }
         return transaction
     }
 
@@ -50,7 +56,8 @@ final class CreditsClientRecoveryTests: XCTestCase {
     }
 
     func testKilledBeforeTheRecordWasWrittenIsFoundThroughStoreKit() async throws {
-        let transaction = try await paidThenKilled(productID: "com.meeyao.qianwen.popular_pack", productCode: "popular_pack", writeRecord: false)
+        let transaction = try await paidThenKilled(
+            productID: "com.meeyao.qianwen.popular_pack", productCode: "popular_pack", writeRecord: false)
         let client = launch()
         _ = try await client.packageOffers()
         let report = await client.start()
@@ -66,7 +73,8 @@ final class CreditsClientRecoveryTests: XCTestCase {
     /// resubmission says already_granted and the record goes.
     func testARecordStoreKitAlreadyFinishedIsConfirmedAndRemoved() async throws {
         let transaction = try await paidThenKilled()
-        _ = try await api.verify(PendingPurchaseRecord(transaction: transaction, productCode: "starter_pack", now: Date()).verifyRequest)
+        _ = try await api.verify(
+            PendingPurchaseRecord(transaction: transaction, productCode: "starter_pack", now: Date()).verifyRequest)
         await store.finish(transactionID: transaction.id)
         let client = launch()
         let report = await client.start()
@@ -110,9 +118,11 @@ final class CreditsClientRecoveryTests: XCTestCase {
     func testARetryAfterARefundSendsTheRefundedCopy() async throws {
         let transaction = try await paidThenKilled()
         await api.failVerify(CreditsError(.transport("offline")))
-        let client = launch(CreditsClientConfiguration(
-            retrySchedule: RetrySchedule(initialDelayMilliseconds: 300, maximumDelayMilliseconds: 300, attemptsPerSessionMax: 2),
-            unitRandom: { 0.99 }))
+        let client = launch(
+            CreditsClientConfiguration(
+                retrySchedule: RetrySchedule(
+                    initialDelayMilliseconds: 300, maximumDelayMilliseconds: 300, attemptsPerSessionMax: 2),
+                unitRandom: { 0.99 }))
         _ = await client.start()
         let revoked = try store.refund(transaction.id)
         let api = self.api
@@ -184,12 +194,15 @@ final class CreditsClientRecoveryTests: XCTestCase {
     /// The new user pack is no longer listed once credited: a transaction
     /// of it still unfinished is named by the gateway's transaction route.
     func testAProductNoLongerListedIsResolvedThroughTheTransactionRoute() async throws {
-        let transaction = try await paidThenKilled(productID: "com.meeyao.qianwen.new_user_pack", productCode: "new_user_pack", writeRecord: false)
+        let transaction = try await paidThenKilled(
+            productID: "com.meeyao.qianwen.new_user_pack", productCode: "new_user_pack", writeRecord: false)
         await api.setPackages(Array(Fixtures.packages.dropFirst()))
-        await api.setStatus(TransactionStatus(
-            transactionId: transaction.id, originalTransactionId: transaction.id, productCode: "new_user_pack",
-            appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .granted, credits: 60,
-            purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
+        await api.setStatus(
+            TransactionStatus(
+                transactionId: transaction.id, originalTransactionId: transaction.id, productCode: "new_user_pack",
+                appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .granted,
+                credits: 60,
+                purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
         let client = launch()
         let report = await client.start()
         XCTAssertEqual(report.credited.map(\.productCode), ["new_user_pack"])
@@ -200,7 +213,8 @@ final class CreditsClientRecoveryTests: XCTestCase {
     }
 
     func testAnUnknownProductTheGatewayDoesNotKnowIsKeptAndReported() async throws {
-        let transaction = try await paidThenKilled(productID: "com.meeyao.qianwen.new_user_pack", productCode: "new_user_pack", writeRecord: false)
+        let transaction = try await paidThenKilled(
+            productID: "com.meeyao.qianwen.new_user_pack", productCode: "new_user_pack", writeRecord: false)
         await api.setPackages(Array(Fixtures.packages.dropFirst()))
         let client = launch()
         let report = await client.start()
@@ -221,7 +235,8 @@ final class CreditsClientRecoveryTests: XCTestCase {
         let none = await api.verifyCount
         XCTAssertEqual(none, 0)
 
-        let approved = try store.deliverNewPurchase(productID: "com.meeyao.qianwen.starter_pack", appAccountToken: api.token)
+        let approved = try store.deliverNewPurchase(
+            productID: "com.meeyao.qianwen.starter_pack", appAccountToken: api.token)
         let credited = await eventually { events.creditedIds == [approved.id] }
         XCTAssertTrue(credited)
         XCTAssertEqual(store.finishCount(approved.id), 1)
@@ -232,9 +247,16 @@ final class CreditsClientRecoveryTests: XCTestCase {
         let client = launch()
         let events = EventCollector(client)
         _ = await client.start()
-        store.deliver(.unverified(Fixtures.transaction(id: "2100000000000777", token: api.token), reason: "invalidSignature"))
+        store.deliver(
+            .unverified(Fixtures.transaction(id: "2100000000000777", token: api.token), reason: "invalidSignature"))
         let reported = await eventually {
-            events.events.contains { if case .pendingPurchaseChanged(let summary) = $0 { summary.transactionId == "2100000000000777" } else { false } }
+            events.events.contains {
+                if case .pendingPurchaseChanged(let summary) = $0 {
+                    summary.transactionId == "2100000000000777"
+                } else {
+                    false
+                }
+            }
         }
         XCTAssertTrue(reported)
         let verifies = await api.verifyCount
@@ -250,7 +272,10 @@ final class CreditsClientRecoveryTests: XCTestCase {
         let events = EventCollector(client)
         _ = await client.start()
         let offers = try await client.packageOffers()
-        guard case .credited(let grant, _) = await client.purchase(try XCTUnwrap(offers.offer(productCode: "starter_pack"))) else { return XCTFail() }
+        guard
+            case .credited(let grant, _) = await client.purchase(
+                try XCTUnwrap(offers.offer(productCode: "starter_pack")))
+        else { return XCTFail() }
         await api.failVerify(Fixtures.problem(.paymentTransactionRevoked, status: 409))
         let balanceEvents = events.events.filter { if case .balanceChanged = $0 { true } else { false } }.count
         try store.refund(grant.transactionId)
@@ -259,7 +284,9 @@ final class CreditsClientRecoveryTests: XCTestCase {
         XCTAssertEqual(store.finishCount(grant.transactionId), 2, "the purchase, then the refund StoreKit delivered")
         XCTAssertEqual(store.redundantFinishCount, 0)
         XCTAssertTrue(store.unfinishedIds.isEmpty)
-        let refreshed = await eventually { events.events.filter { if case .balanceChanged = $0 { true } else { false } }.count > balanceEvents }
+        let refreshed = await eventually {
+            events.events.filter { if case .balanceChanged = $0 { true } else { false } }.count > balanceEvents
+        }
         XCTAssertTrue(refreshed)
         let verifies = await api.verifyCount
         XCTAssertEqual(verifies, 2)
@@ -285,8 +312,9 @@ final class CreditsClientRecoveryTests: XCTestCase {
     /// for it, and a foreground does not ask again sooner.
     func testAPassWithoutAnAccountTokenWaitsOutTheRetryAfter() async throws {
         _ = try await paidThenKilled()
-        let unavailable = CreditsError(.problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
-                                       retryAfterSeconds: 7)
+        let unavailable = CreditsError(
+            .problem(GatewayProblem(code: .serviceUnavailable, status: 503, retryable: true)), requestID: "r",
+            retryAfterSeconds: 7)
         await api.failAccountToken(unavailable)
         let client = launch()
         let report = await client.start()
@@ -317,11 +345,14 @@ final class CreditsClientRecoveryTests: XCTestCase {
 
         await api.setPackages(Array(Fixtures.packages.dropFirst()))
         await api.failStatus(CreditsError(.transport("offline")), CreditsError(.transport("offline")))
-        await api.setStatus(TransactionStatus(
-            transactionId: nextId, originalTransactionId: nextId, productCode: "new_user_pack",
-            appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .verified, credits: 60,
-            purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
-        let bought = try store.deliverNewPurchase(productID: "com.meeyao.qianwen.new_user_pack", appAccountToken: api.token)
+        await api.setStatus(
+            TransactionStatus(
+                transactionId: nextId, originalTransactionId: nextId, productCode: "new_user_pack",
+                appStoreProductId: "com.meeyao.qianwen.new_user_pack", environment: "Production", status: .verified,
+                credits: 60,
+                purchaseDate: "2024-01-01T00:00:00.000Z", revocationDate: nil, ledgerEventId: nil))
+        let bought = try store.deliverNewPurchase(
+            productID: "com.meeyao.qianwen.new_user_pack", appAccountToken: api.token)
         XCTAssertEqual(bought.id, nextId)
         let store = self.store
         let credited = await eventually(timeoutMilliseconds: 2_000) { store.finishCount(bought.id) == 1 }

@@ -12,7 +12,9 @@ final class GatewayAgreementTests: XCTestCase {
             let clientCode = IAPCreditsClient.ProblemCode(wireCode: serverCode.wireCode)
             XCTAssertTrue(clientCode.isKnown, "the client does not know \(serverCode.wireCode)")
             let retried = clientCode.policy.disposition == .keepAndRetry
-            XCTAssertEqual(retried, serverCode.retryable, "\(serverCode.wireCode): the gateway says retryable \(serverCode.retryable)")
+            XCTAssertEqual(
+                retried, serverCode.retryable,
+                "\(serverCode.wireCode): the gateway says retryable \(serverCode.retryable)")
         }
     }
 
@@ -22,7 +24,7 @@ final class GatewayAgreementTests: XCTestCase {
         let text = try String(contentsOf: root.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         let lines = text.components(separatedBy: "\n")
         guard let codeLine = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "code:" }),
-              let enumLine = lines[codeLine...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "enum:" })
+            let enumLine = lines[codeLine...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "enum:" })
         else { return XCTFail("the Problem schema's code enum was not found") }
         var listed: [String] = []
         for line in lines[(enumLine + 1)...] {

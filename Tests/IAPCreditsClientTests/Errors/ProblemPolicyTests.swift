@@ -9,9 +9,12 @@ final class ProblemPolicyTests: XCTestCase {
             XCTAssertEqual(ProblemCode(wireCode: code.wireCode), code)
             XCTAssertTrue(code.isKnown)
         }
-        XCTAssertEqual(Set(ProblemCode.allKnown.map(\.wireCode)).count, ProblemCode.allKnown.count, "one wire text per code")
+        XCTAssertEqual(
+            Set(ProblemCode.allKnown.map(\.wireCode)).count, ProblemCode.allKnown.count, "one wire text per code")
         XCTAssertEqual(ProblemCode(wireCode: "PAYMENT_NEW_THING"), .unrecognized("PAYMENT_NEW_THING"))
-        XCTAssertEqual(ProblemCode(wireCode: "payment_product_not_found"), .unrecognized("payment_product_not_found"), "codes are case-sensitive")
+        XCTAssertEqual(
+            ProblemCode(wireCode: "payment_product_not_found"), .unrecognized("payment_product_not_found"),
+            "codes are case-sensitive")
         XCTAssertFalse(ProblemCode.unrecognized("X").isKnown)
         XCTAssertEqual(ProblemCode.paymentEnvironmentNotAllowed.wireCode, "PAYMENT_ENVIRONMENT_NOT_ALLOWED")
     }

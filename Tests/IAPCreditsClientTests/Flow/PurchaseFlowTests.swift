@@ -11,15 +11,19 @@ final class PurchaseFlowTests: XCTestCase {
     var starter: PackageOffer { offers.offer(productCode: "starter_pack")! }
 
     private func grant(_ status: VerifiedGrant.Status, id: String = "2000000000000001") -> VerifiedGrant {
-        VerifiedGrant(status: status, productCode: "starter_pack", transactionId: id, creditsAdded: status == .granted ? 100 : 0,
-                      newBalance: 100, ledgerEventId: "payment.apple_iap:\(id)")
+        VerifiedGrant(
+            status: status, productCode: "starter_pack", transactionId: id, creditsAdded: status == .granted ? 100 : 0,
+            newBalance: 100, ledgerEventId: "payment.apple_iap:\(id)")
     }
 
     /// A flow that has just been told StoreKit took payment.
-    private func paidFlow(_ transaction: StoreTransaction = Fixtures.transaction(id: "2000000000000001")) throws -> (PurchaseFlow, PendingPurchaseRecord) {
+    private func paidFlow(_ transaction: StoreTransaction = Fixtures.transaction(id: "2000000000000001")) throws -> (
+        PurchaseFlow, PendingPurchaseRecord
+    ) {
         var flow = PurchaseFlow(offers: offers)
         _ = try flow.start(starter, appAccountToken: token)
-        guard case .record(let record) = try flow.storeAnswered(.success(.success(.verified(transaction))), now: now) else {
+        guard case .record(let record) = try flow.storeAnswered(.success(.success(.verified(transaction))), now: now)
+        else {
             throw XCTSkip("not recording")
         }
         return (flow, record)
@@ -34,8 +38,9 @@ final class PurchaseFlowTests: XCTestCase {
 
     func testStartWhenIdleShowsTheSheetWithTheUsersAccountToken() throws {
         var flow = PurchaseFlow(offers: offers)
-        XCTAssertEqual(try flow.start(starter, appAccountToken: token),
-                       .purchase(productID: "com.meeyao.qianwen.starter_pack", appAccountToken: token))
+        XCTAssertEqual(
+            try flow.start(starter, appAccountToken: token),
+            .purchase(productID: "com.meeyao.qianwen.starter_pack", appAccountToken: token))
         XCTAssertEqual(flow.state, .purchasing(starter))
     }
 
@@ -68,14 +73,16 @@ final class PurchaseFlowTests: XCTestCase {
     func testStoreAnsweredFailureWhenPurchasingCompletesWithoutVerify() throws {
         var flow = PurchaseFlow(offers: offers)
         _ = try flow.start(starter, appAccountToken: token)
-        XCTAssertEqual(try flow.storeAnswered(.failure(StoreFailure(reason: "networkError")), now: now),
-                       .complete(.storeFailed(reason: "networkError")))
+        XCTAssertEqual(
+            try flow.storeAnswered(.failure(StoreFailure(reason: "networkError")), now: now),
+            .complete(.storeFailed(reason: "networkError")))
     }
 
     func testStoreAnsweredUnverifiedWhenPurchasingCompletesWithoutVerifyOrFinish() throws {
         var flow = PurchaseFlow(offers: offers)
         _ = try flow.start(starter, appAccountToken: token)
-        let answer = try flow.storeAnswered(.success(.success(.unverified(Fixtures.transaction(id: "5"), reason: "invalidSignature"))), now: now)
+        let answer = try flow.storeAnswered(
+            .success(.success(.unverified(Fixtures.transaction(id: "5"), reason: "invalidSignature"))), now: now)
         XCTAssertEqual(answer, .complete(.unverifiedByStore(transactionId: "5")))
     }
 
@@ -97,7 +104,9 @@ final class PurchaseFlowTests: XCTestCase {
         var flow = PurchaseFlow(offers: offers)
         _ = try flow.start(starter, appAccountToken: token)
         let other = Fixtures.transaction(id: "7", productID: "com.meeyao.qianwen.premium_pack")
-        guard case .record(let record) = try flow.storeAnswered(.success(.success(.verified(other))), now: now) else { return XCTFail() }
+        guard case .record(let record) = try flow.storeAnswered(.success(.success(.verified(other))), now: now) else {
+            return XCTFail()
+        }
         XCTAssertEqual(record.productCode, "premium_pack")
     }
 
@@ -105,7 +114,10 @@ final class PurchaseFlowTests: XCTestCase {
         var flow = PurchaseFlow(offers: offers)
         _ = try flow.start(starter, appAccountToken: token)
         let stray = Fixtures.transaction(id: "8", productID: "com.elsewhere.thing")
-        guard case .complete(.refused(let id, let error)) = try flow.storeAnswered(.success(.success(.verified(stray))), now: now) else {
+        guard
+            case .complete(.refused(let id, let error)) = try flow.storeAnswered(
+                .success(.success(.verified(stray))), now: now)
+        else {
             return XCTFail()
         }
         XCTAssertEqual(id, "8")
@@ -132,10 +144,14 @@ final class PurchaseFlowTests: XCTestCase {
 
     func testSettledElsewhereWithAnotherTransactionOrNoSettlementIsAViolation() throws {
         var (flow, _) = try paidFlow()
-        XCTAssertThrowsError(try flow.settledElsewhere(.credited(grant(.granted, id: "2000000000000002"), balance: nil)))
-        XCTAssertThrowsError(try flow.settledElsewhere(.awaitingCredit(transactionId: "2000000000000001", Fixtures.problem(.internalError))))
+        XCTAssertThrowsError(
+            try flow.settledElsewhere(.credited(grant(.granted, id: "2000000000000002"), balance: nil)))
+        XCTAssertThrowsError(
+            try flow.settledElsewhere(
+                .awaitingCredit(transactionId: "2000000000000001", Fixtures.problem(.internalError))))
         var (verifying, _) = try verifyingFlow()
-        XCTAssertThrowsError(try verifying.settledElsewhere(.credited(grant(.granted), balance: nil)), "only before the record")
+        XCTAssertThrowsError(
+            try verifying.settledElsewhere(.credited(grant(.granted), balance: nil)), "only before the record")
     }
 
     func testVerifyAnsweredGrantedWhenVerifyingFinishesThenRefreshesThenCompletes() throws {
@@ -148,15 +164,17 @@ final class PurchaseFlowTests: XCTestCase {
 
     func testVerifyAnsweredAlreadyGrantedWhenVerifyingStillFinishes() throws {
         var (flow, _) = try verifyingFlow()
-        XCTAssertEqual(try flow.verifyAnswered(.success(grant(.alreadyGranted))), .finish(transactionId: "2000000000000001"))
+        XCTAssertEqual(
+            try flow.verifyAnswered(.success(grant(.alreadyGranted))), .finish(transactionId: "2000000000000001"))
         XCTAssertEqual(try flow.finished(), .refresh)
         XCTAssertEqual(try flow.refreshed(balance: nil), .complete(.credited(grant(.alreadyGranted), balance: nil)))
     }
 
     func testVerifyAnsweredRevokedWhenVerifyingFinishesWithNothingCredited() throws {
         var (flow, _) = try verifyingFlow()
-        XCTAssertEqual(try flow.verifyAnswered(.failure(Fixtures.problem(.paymentTransactionRevoked, status: 409))),
-                       .finish(transactionId: "2000000000000001"))
+        XCTAssertEqual(
+            try flow.verifyAnswered(.failure(Fixtures.problem(.paymentTransactionRevoked, status: 409))),
+            .finish(transactionId: "2000000000000001"))
         XCTAssertEqual(try flow.finished(), .refresh)
         XCTAssertEqual(try flow.refreshed(balance: nil), .complete(.revoked(transactionId: "2000000000000001")))
     }
@@ -172,7 +190,8 @@ final class PurchaseFlowTests: XCTestCase {
                 XCTAssertEqual(error.problemCode, .paymentTransactionRevoked)
                 XCTAssertEqual(action, .finish(transactionId: "2000000000000001"))
             case .keepAndRetry:
-                XCTAssertEqual(action, .complete(.awaitingCredit(transactionId: "2000000000000001", error)), error.description)
+                XCTAssertEqual(
+                    action, .complete(.awaitingCredit(transactionId: "2000000000000001", error)), error.description)
             case .keepAndReport:
                 XCTAssertEqual(action, .complete(.refused(transactionId: "2000000000000001", error)), error.description)
             }
@@ -180,7 +199,10 @@ final class PurchaseFlowTests: XCTestCase {
     }
 
     func testVerifyAnsweredRetryableCodesWhenVerifyingAwaitCredit() throws {
-        for code in [ProblemCode.paymentGrantFailed, .paymentAppleUnavailable, .serviceUnavailable, .internalError, .rateLimited, .unauthenticated] {
+        for code in [
+            ProblemCode.paymentGrantFailed, .paymentAppleUnavailable, .serviceUnavailable, .internalError, .rateLimited,
+            .unauthenticated,
+        ] {
             var (flow, _) = try verifyingFlow()
             guard case .complete(.awaitingCredit) = try flow.verifyAnswered(.failure(Fixtures.problem(code))) else {
                 return XCTFail("\(code) must keep and retry")
@@ -191,7 +213,8 @@ final class PurchaseFlowTests: XCTestCase {
     func testVerifyAnsweredEnvironmentNotAllowedWhenVerifyingIsKeptAndReported() throws {
         var (flow, _) = try verifyingFlow()
         let error = Fixtures.problem(.paymentEnvironmentNotAllowed, status: 403, retryable: false)
-        XCTAssertEqual(try flow.verifyAnswered(.failure(error)), .complete(.refused(transactionId: "2000000000000001", error)))
+        XCTAssertEqual(
+            try flow.verifyAnswered(.failure(error)), .complete(.refused(transactionId: "2000000000000001", error)))
     }
 
     // MARK: Abandoned (the client stopped)
@@ -228,7 +251,8 @@ final class PurchaseFlowTests: XCTestCase {
         XCTAssertThrowsError(try idle.finished())
         XCTAssertThrowsError(try idle.refreshed(balance: nil))
         var (recording, _) = try paidFlow()
-        XCTAssertThrowsError(try recording.verifyAnswered(.success(grant(.granted))), "no verify answer before the record")
+        XCTAssertThrowsError(
+            try recording.verifyAnswered(.success(grant(.granted))), "no verify answer before the record")
         var (verifying, _) = try verifyingFlow()
         XCTAssertThrowsError(try verifying.finished(), "never finished before the answer")
         _ = try verifying.verifyAnswered(.failure(Fixtures.problem(.paymentGrantFailed)))

@@ -3,7 +3,8 @@ import XCTest
 
 final class RetryScheduleTests: XCTestCase {
     func testDelaysDoubleUpToTheCapWithJitterInTheUpperHalf() {
-        let schedule = RetrySchedule(initialDelayMilliseconds: 1_000, maximumDelayMilliseconds: 8_000, attemptsPerSessionMax: 6)
+        let schedule = RetrySchedule(
+            initialDelayMilliseconds: 1_000, maximumDelayMilliseconds: 8_000, attemptsPerSessionMax: 6)
         let steps: [Int64] = [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]
         for (index, step) in steps.enumerated() {
             XCTAssertEqual(schedule.delayMilliseconds(beforeRetry: index + 1, unitRandom: 0), step / 2)
@@ -16,13 +17,15 @@ final class RetryScheduleTests: XCTestCase {
     }
 
     func testRetriesStopAfterTheSessionBudget() {
-        let schedule = RetrySchedule(initialDelayMilliseconds: 10, maximumDelayMilliseconds: 10, attemptsPerSessionMax: 3)
+        let schedule = RetrySchedule(
+            initialDelayMilliseconds: 10, maximumDelayMilliseconds: 10, attemptsPerSessionMax: 3)
         XCTAssertNotNil(schedule.delayMilliseconds(beforeRetry: 3, unitRandom: 0.5))
         XCTAssertNil(schedule.delayMilliseconds(beforeRetry: 4, unitRandom: 0.5))
     }
 
     func testOutOfRangeRandomIsClamped() {
-        let schedule = RetrySchedule(initialDelayMilliseconds: 100, maximumDelayMilliseconds: 100, attemptsPerSessionMax: 1)
+        let schedule = RetrySchedule(
+            initialDelayMilliseconds: 100, maximumDelayMilliseconds: 100, attemptsPerSessionMax: 1)
         XCTAssertEqual(schedule.delayMilliseconds(beforeRetry: 1, unitRandom: -3), 50)
         XCTAssertEqual(schedule.delayMilliseconds(beforeRetry: 1, unitRandom: 7), 100)
     }

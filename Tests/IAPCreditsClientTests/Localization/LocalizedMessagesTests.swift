@@ -21,7 +21,9 @@ final class LocalizedMessagesTests: XCTestCase {
     /// PRD 6.3's "前端处理" column, in words the user reads.
     func testPaymentCodesSayWhatToDo() {
         func english(_ code: ProblemCode) -> String { LocalizedMessages.text(for: .problem(code), in: .english) }
-        func chinese(_ code: ProblemCode) -> String { LocalizedMessages.text(for: .problem(code), in: .simplifiedChinese) }
+        func chinese(_ code: ProblemCode) -> String {
+            LocalizedMessages.text(for: .problem(code), in: .simplifiedChinese)
+        }
         XCTAssertTrue(english(.paymentProductNotFound).contains("not available"))
         XCTAssertTrue(chinese(.paymentProductNotFound).contains("不可用"))
         XCTAssertTrue(english(.paymentTransactionRevoked).contains("refunded or revoked"))
@@ -48,29 +50,40 @@ final class LocalizedMessagesTests: XCTestCase {
 
     func testErrorsAndOutcomesUseTheTable() {
         let grantFailed = Fixtures.problem(.paymentGrantFailed)
-        XCTAssertEqual(grantFailed.localizedMessage(.simplifiedChinese),
-                       LocalizedMessages.text(for: .problem(.paymentGrantFailed), in: .simplifiedChinese))
-        XCTAssertEqual(CreditsError(.transport("offline")).localizedMessage(.english), LocalizedMessages.text(for: .offline, in: .english))
-        XCTAssertEqual(PurchaseOutcome.pending.localizedMessage(.simplifiedChinese), "Apple 正在处理此次购买（可能需要批准），完成后积分将自动到账。")
-        XCTAssertEqual(PurchaseOutcome.cancelled.localizedMessage(.english), "The purchase was cancelled. You were not charged.")
-        let grant = VerifiedGrant(status: .granted, productCode: "starter_pack", transactionId: "1", creditsAdded: 100, newBalance: 100,
-                                  ledgerEventId: "payment.apple_iap:1")
+        XCTAssertEqual(
+            grantFailed.localizedMessage(.simplifiedChinese),
+            LocalizedMessages.text(for: .problem(.paymentGrantFailed), in: .simplifiedChinese))
+        XCTAssertEqual(
+            CreditsError(.transport("offline")).localizedMessage(.english),
+            LocalizedMessages.text(for: .offline, in: .english))
+        XCTAssertEqual(
+            PurchaseOutcome.pending.localizedMessage(.simplifiedChinese), "Apple 正在处理此次购买（可能需要批准），完成后积分将自动到账。")
+        XCTAssertEqual(
+            PurchaseOutcome.cancelled.localizedMessage(.english), "The purchase was cancelled. You were not charged.")
+        let grant = VerifiedGrant(
+            status: .granted, productCode: "starter_pack", transactionId: "1", creditsAdded: 100, newBalance: 100,
+            ledgerEventId: "payment.apple_iap:1")
         XCTAssertEqual(PurchaseOutcome.credited(grant, balance: nil).localizedMessage(.english), "100 credits added.")
-        XCTAssertEqual(PurchaseOutcome.credited(grant, balance: nil).localizedMessage(.simplifiedChinese), "已到账 100 积分。")
-        XCTAssertEqual(PurchaseOutcome.revoked(transactionId: "1").localizedMessage(.english),
-                       LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english))
+        XCTAssertEqual(
+            PurchaseOutcome.credited(grant, balance: nil).localizedMessage(.simplifiedChinese), "已到账 100 积分。")
+        XCTAssertEqual(
+            PurchaseOutcome.revoked(transactionId: "1").localizedMessage(.english),
+            LocalizedMessages.text(for: .problem(.paymentTransactionRevoked), in: .english))
     }
 
     func testPendingPurchasesSayWhereTheyStand() {
         func summary(_ state: PendingPurchaseSummary.State) -> PendingPurchaseSummary {
             PendingPurchaseSummary(transactionId: "1", appStoreProductId: nil, state: state)
         }
-        XCTAssertEqual(summary(.awaitingCredit(nil, nextAttemptInMilliseconds: 100)).localizedMessage(.english),
-                       LocalizedMessages.text(for: .awaitingCredit, in: .english))
+        XCTAssertEqual(
+            summary(.awaitingCredit(nil, nextAttemptInMilliseconds: 100)).localizedMessage(.english),
+            LocalizedMessages.text(for: .awaitingCredit, in: .english))
         XCTAssertTrue(summary(.otherAccount).localizedMessage(.english).contains("another account"))
         XCTAssertTrue(summary(.otherAccount).localizedMessage(.simplifiedChinese).contains("另一个账号"))
-        XCTAssertEqual(summary(.refused(Fixtures.problem(.paymentStarterPackIneligible, status: 409))).localizedMessage(.simplifiedChinese),
-                       LocalizedMessages.text(for: .problem(.paymentStarterPackIneligible), in: .simplifiedChinese))
+        XCTAssertEqual(
+            summary(.refused(Fixtures.problem(.paymentStarterPackIneligible, status: 409))).localizedMessage(
+                .simplifiedChinese),
+            LocalizedMessages.text(for: .problem(.paymentStarterPackIneligible), in: .simplifiedChinese))
         XCTAssertEqual(summary(.unverifiedByStore(reason: "x")).advice, .contactSupport)
         XCTAssertEqual(summary(.waitingForNextLaunch(CreditsError(.transport("offline")))).advice, .retryLater)
     }

@@ -6,7 +6,8 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
     var directory: URL!
 
     override func setUp() {
-        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("records-\(UUID().uuidString)/iap")
+        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "records-\(UUID().uuidString)/iap")
     }
 
     override func tearDown() {
@@ -14,9 +15,10 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
     }
 
     private func record(_ id: String, at milliseconds: Int64 = 1_700_000_000_000) -> PendingPurchaseRecord {
-        PendingPurchaseRecord(transactionId: id, productCode: "starter_pack", appStoreProductId: "com.meeyao.qianwen.starter_pack",
-                              signedTransactionInfo: "eyJhbGciOiJFUzI1NiJ9.secret-\(id).c2ln", appAccountToken: UUID(),
-                              recordedAtUnixMilliseconds: milliseconds)
+        PendingPurchaseRecord(
+            transactionId: id, productCode: "starter_pack", appStoreProductId: "com.meeyao.qianwen.starter_pack",
+            signedTransactionInfo: "eyJhbGciOiJFUzI1NiJ9.secret-\(id).c2ln", appAccountToken: UUID(),
+            recordedAtUnixMilliseconds: milliseconds)
     }
 
     private func mode(_ path: String) throws -> Int {
@@ -53,7 +55,8 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
     }
 
     func testAWiderFolderIsNarrowed() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         _ = try FilePurchaseRecordStore(directory: directory)
         XCTAssertEqual(try mode(directory.path), 0o700)
     }
@@ -62,7 +65,8 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
     private func temporaryFile(ageSeconds: Int) throws -> URL {
         let torn = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         try Data("{\"version\":1,\"transactionId\":\"2000".utf8).write(to: torn)
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -Double(ageSeconds))], ofItemAtPath: torn.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -Double(ageSeconds))], ofItemAtPath: torn.path)
         return torn
     }
 
@@ -132,10 +136,12 @@ final class FilePurchaseRecordStoreTests: XCTestCase {
 
     func testAnotherFormatVersionIsNotRead() async throws {
         let store = try FilePurchaseRecordStore(directory: directory)
-        var json = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(record("2000000000000009"))) as? [String: Any])
+        var json = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: JSONEncoder().encode(record("2000000000000009"))) as? [String: Any])
         XCTAssertEqual(json["version"] as? Int, 1)
         json["version"] = 2
-        try JSONSerialization.data(withJSONObject: json).write(to: directory.appendingPathComponent("2000000000000009.json"))
+        try JSONSerialization.data(withJSONObject: json).write(
+            to: directory.appendingPathComponent("2000000000000009.json"))
         let records = try await store.allRecords()
         XCTAssertTrue(records.isEmpty)
     }

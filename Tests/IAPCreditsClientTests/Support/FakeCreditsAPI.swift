@@ -23,7 +23,10 @@ actor FakeCreditsAPI: CreditsAPI {
     private var verifyHeld = false
     private var heldVerifies: [CheckedContinuation<Void, Never>] = []
 
-    init(token: UUID = UUID(), packages: [CreditPackage] = Fixtures.packages, observer: (@Sendable (String) -> Void)? = nil) {
+    init(
+        token: UUID = UUID(), packages: [CreditPackage] = Fixtures.packages,
+        observer: (@Sendable (String) -> Void)? = nil
+    ) {
         self.token = token
         self.packageList = packages
         self.observer = observer
@@ -77,14 +80,16 @@ actor FakeCreditsAPI: CreditsAPI {
         if !verifyFailures.isEmpty { throw verifyFailures.removeFirst() }
         let ledger = "payment.apple_iap:\(request.transactionId)"
         if credited[request.transactionId] != nil {
-            return VerifiedGrant(status: .alreadyGranted, productCode: request.productCode, transactionId: request.transactionId,
-                                 creditsAdded: 0, newBalance: balanceValue, ledgerEventId: ledger)
+            return VerifiedGrant(
+                status: .alreadyGranted, productCode: request.productCode, transactionId: request.transactionId,
+                creditsAdded: 0, newBalance: balanceValue, ledgerEventId: ledger)
         }
         let credits = Fixtures.allPackages.first { $0.productCode == request.productCode }?.credits ?? 0
         credited[request.transactionId] = credits
         balanceValue += credits
-        return VerifiedGrant(status: .granted, productCode: request.productCode, transactionId: request.transactionId,
-                             creditsAdded: credits, newBalance: balanceValue, ledgerEventId: ledger)
+        return VerifiedGrant(
+            status: .granted, productCode: request.productCode, transactionId: request.transactionId,
+            creditsAdded: credits, newBalance: balanceValue, ledgerEventId: ledger)
     }
 
     func transactionStatus(transactionId: String) async throws(CreditsError) -> TransactionStatus {

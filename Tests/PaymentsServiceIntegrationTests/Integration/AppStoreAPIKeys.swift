@@ -11,7 +11,10 @@ enum AppStoreAPIKeys {
     static func write(curve: String = "P-256") async throws -> (path: String, pem: String) {
         let path = NSTemporaryDirectory() + "/AuthKey_\(UUID().uuidString).p8"
         let status = try await offPool {
-            try Command.run(["/usr/bin/openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out", path])
+            try Command.run([
+                "/usr/bin/openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-out",
+                path,
+            ])
         }
         guard status == 0, let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw ServiceProcessError(description: "openssl genpkey failed (\(status))")

@@ -26,22 +26,28 @@ final class AppStoreSyncFixture: @unchecked Sendable {
         let key = try await AppStoreAPIKeys.write()
         let authority = try LocalTestingCertificateAuthority()
         let publicKey = try ES256SigningKey(pkcs8PEM: Array(key.pem.utf8)).publicKeyPEM
-        let standIn = try await AppStoreStandIn(config: [
-            "workDir": directory.path, "apiPublicKeyPEM": publicKey, "keyId": AppStoreAPIKeys.keyID, "issuerId": AppStoreAPIKeys.issuerID,
-            "bundleId": PaymentsCluster.bundleId, "appAppleId": Int(appAppleId)!, "signingCA": try authority.exportPEM(),
-            "serverNames": ["localhost"], "environments": [String: Any](),
-        ], directory: directory)
+        let standIn = try await AppStoreStandIn(
+            config: [
+                "workDir": directory.path, "apiPublicKeyPEM": publicKey, "keyId": AppStoreAPIKeys.keyID,
+                "issuerId": AppStoreAPIKeys.issuerID,
+                "bundleId": PaymentsCluster.bundleId, "appAppleId": Int(appAppleId)!,
+                "signingCA": try authority.exportPEM(),
+                "serverNames": ["localhost"], "environments": [String: Any](),
+            ], directory: directory)
         var settings = [
-            "APPLE_API_KEY_PATH": key.path, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID, "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID,
+            "APPLE_API_KEY_PATH": key.path, "APPLE_API_KEY_ID": AppStoreAPIKeys.keyID,
+            "APPLE_API_ISSUER_ID": AppStoreAPIKeys.issuerID,
             "APPLE_API_PRODUCTION_URL": "https://127.0.0.1:\(standIn.productionPort)",
             "APPLE_API_SANDBOX_URL": "https://127.0.0.1:\(standIn.sandboxPort)", "APPLE_API_CA_PATH": standIn.caPath,
-            "NOTIFICATION_RECOVERY_INTERVAL_SECONDS": "0", "RECONCILE_INTERVAL_SECONDS": "0", "REVOKED_SWEEP_INTERVAL_SECONDS": "0",
+            "NOTIFICATION_RECOVERY_INTERVAL_SECONDS": "0", "RECONCILE_INTERVAL_SECONDS": "0",
+            "REVOKED_SWEEP_INTERVAL_SECONDS": "0",
             "APPLE_SYNC_LEASE_SECONDS": "10",
         ]
         settings.merge(jobs) { $1 }
         do {
             let cluster = try await PaymentsCluster.start(
-                environments: "Production,Sandbox", appAppleId: appAppleId, sandboxUserIds: tester.uuidString, authority: authority,
+                environments: "Production,Sandbox", appAppleId: appAppleId, sandboxUserIds: tester.uuidString,
+                authority: authority,
                 paymentsEnvironment: settings)
             return AppStoreSyncFixture(cluster: cluster, standIn: standIn, key: key, directory: directory)
         } catch {
@@ -77,9 +83,11 @@ final class AppStoreSyncFixture: @unchecked Sendable {
     ) -> [String: Any] {
         let purchased = nowMilliseconds - purchasedAgoMilliseconds
         var transaction: [String: Any] = [
-            "transactionId": transactionId, "originalTransactionId": transactionId, "productId": PaymentsCluster.appStoreProductId(productCode),
+            "transactionId": transactionId, "originalTransactionId": transactionId,
+            "productId": PaymentsCluster.appStoreProductId(productCode),
             "type": "Consumable", "purchaseDate": purchased, "originalPurchaseDate": purchased, "quantity": quantity,
-            "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441",
+            "inAppOwnershipType": "PURCHASED", "transactionReason": "PURCHASE", "storefront": "USA",
+            "storefrontId": "143441",
             "price": 3990, "currency": "USD", "_customer": customer,
         ]
         if let token { transaction["appAccountToken"] = token }
@@ -102,7 +110,8 @@ final class AppStoreSyncFixture: @unchecked Sendable {
     /// Requests whose path starts with `prefix`, in arrival order.
     func requests(_ prefix: String, environment: String? = nil) async throws -> [[String: Any]] {
         try await standIn.requests().filter {
-            ($0["path"] as? String ?? "").hasPrefix(prefix) && (environment == nil || $0["env"] as? String == environment)
+            ($0["path"] as? String ?? "").hasPrefix(prefix)
+                && (environment == nil || $0["env"] as? String == environment)
         }
     }
 
@@ -111,7 +120,8 @@ final class AppStoreSyncFixture: @unchecked Sendable {
     /// Nothing of the key, a JWT or a JWS, nor a bearer token, in `text`.
     func assertNoSecrets(in text: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertFalse(text.isEmpty, "no log to check", file: file, line: line)
-        XCTAssertFalse(text.contains("eyJ"), "a JWT or JWS (base64url of '{\"') reached the log", file: file, line: line)
+        XCTAssertFalse(
+            text.contains("eyJ"), "a JWT or JWS (base64url of '{\"') reached the log", file: file, line: line)
         XCTAssertFalse(text.lowercased().contains("bearer"), "a bearer token reached the log", file: file, line: line)
         XCTAssertFalse(text.contains("PRIVATE KEY"), file: file, line: line)
         for body in AppStoreAPIKeys.bodyLines(key.pem) {

@@ -16,7 +16,9 @@ final class PaymentsAuditTests: XCTestCase {
 
     private static func auditLines(_ log: String, containing needle: String) -> [[String: String]] {
         log.split(separator: "\n").compactMap { line -> [String: String]? in
-            guard line.contains(needle), let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String] else {
+            guard line.contains(needle),
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+            else {
                 return nil
             }
             return object["audit"] == "true" ? object : nil
@@ -28,9 +30,11 @@ final class PaymentsAuditTests: XCTestCase {
         let user = UUID()
         let userText = user.uuidString.lowercased()
         let transactionId = PaymentsCluster.randomTransactionId()
-        let granted = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+        let granted = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         XCTAssertEqual(granted.outcome, .granted)
-        let again = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+        let again = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         XCTAssertEqual(again.outcome, .alreadyGranted)
         _ = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "popular_pack"))
         let refunded = try await cluster.waitSettled(transactionId, status: "refunded")

@@ -11,7 +11,8 @@ import XCTest
 /// PERMISSION_DENIED, and neither writes anything.
 final class PaymentsAuthorizationTests: XCTestCase {
     static let shared = SharedCluster {
-        try await PaymentsCluster.start(internalPKI: try await InternalTestPKI.makeOffPool(["points", "payments", "gateway"]))
+        try await PaymentsCluster.start(
+            internalPKI: try await InternalTestPKI.makeOffPool(["points", "payments", "gateway"]))
     }
 
     override class func tearDown() {
@@ -23,7 +24,8 @@ final class PaymentsAuthorizationTests: XCTestCase {
         let cluster = try await Self.shared.cluster()
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        let granted = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+        let granted = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         XCTAssertEqual(granted.outcome, .granted)
         try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
         let redriven = try await cluster.redrive(transactionId)
@@ -33,14 +35,17 @@ final class PaymentsAuthorizationTests: XCTestCase {
 
     func testOtherCallersAreRefusedBeforeAnythingIsWritten() async throws {
         let cluster = try await Self.shared.cluster()
-        for (identity, expected) in [(nil, RPCError.Code.unauthenticated), ("payments", .permissionDenied), ("points", .permissionDenied)] {
+        for (identity, expected) in [
+            (nil, RPCError.Code.unauthenticated), ("payments", .permissionDenied), ("points", .permissionDenied),
+        ] {
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
             let client = try cluster.makeClient(identity: identity)
             do {
-                _ = try await client.call(PaymentsMethods.verifyTransaction,
-                                          try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId),
-                                          timeout: .seconds(30))
+                _ = try await client.call(
+                    PaymentsMethods.verifyTransaction,
+                    try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId),
+                    timeout: .seconds(30))
                 XCTFail("\(identity ?? "no certificate") was let through")
             } catch let error as RPCError {
                 XCTAssertEqual(error.code, expected, identity ?? "no certificate")

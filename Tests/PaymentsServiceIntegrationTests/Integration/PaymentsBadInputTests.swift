@@ -52,7 +52,9 @@ final class PaymentsBadInputTests: XCTestCase {
         let transactionId = PaymentsCluster.randomTransactionId()
         let jws = try signed(cluster, transactionId)
         let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID", file: file, line: line) {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: jws))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: jws))
         }
         let failure = error?.metadata[stringValues: "jws-failure"].first
         if let jwsFailure {
@@ -64,8 +66,11 @@ final class PaymentsBadInputTests: XCTestCase {
         try await cluster.assertNothingWritten(transactionId, user: user, file: file, line: line)
     }
 
-    private static func payload(_ transactionId: String, environment: String = "Sandbox", bundleId: String = PaymentsCluster.bundleId) -> String {
-        PaymentsCluster.transactionPayload(transactionId: transactionId, productCode: "starter_pack", environment: environment, bundleId: bundleId)
+    private static func payload(
+        _ transactionId: String, environment: String = "Sandbox", bundleId: String = PaymentsCluster.bundleId
+    ) -> String {
+        PaymentsCluster.transactionPayload(
+            transactionId: transactionId, productCode: "starter_pack", environment: environment, bundleId: bundleId)
     }
 
     func testUntrustedRootIsABadChain() async throws {
@@ -78,29 +83,40 @@ final class PaymentsBadInputTests: XCTestCase {
     }
 
     func testWrongBundleAndWrongEnvironment() async throws {
-        try await expectInvalid("wrong_bundle") { cluster, id in try cluster.authority.sign(payloadJSON: Self.payload(id, bundleId: "com.example.other")) }
-        try await expectInvalid("wrong_environment") { cluster, id in try cluster.authority.sign(payloadJSON: Self.payload(id, environment: "Production")) }
+        try await expectInvalid("wrong_bundle") { cluster, id in
+            try cluster.authority.sign(payloadJSON: Self.payload(id, bundleId: "com.example.other"))
+        }
+        try await expectInvalid("wrong_environment") { cluster, id in
+            try cluster.authority.sign(payloadJSON: Self.payload(id, environment: "Production"))
+        }
     }
 
     func testAlgorithmNoneAndAChainOfTwo() async throws {
         try await expectInvalid("unsupported_algorithm") { cluster, id in
             let chain = cluster.authority.certificateChainBase64.map { "\"\($0)\"" }.joined(separator: ",")
-            return try cluster.authority.sign(headerJSON: "{\"alg\":\"none\",\"x5c\":[\(chain)]}", payloadJSON: Self.payload(id))
+            return try cluster.authority.sign(
+                headerJSON: "{\"alg\":\"none\",\"x5c\":[\(chain)]}", payloadJSON: Self.payload(id))
         }
         try await expectInvalid("wrong_chain_length") { cluster, id in
             let chain = cluster.authority.certificateChainBase64.prefix(2).map { "\"\($0)\"" }.joined(separator: ",")
-            return try cluster.authority.sign(headerJSON: "{\"alg\":\"ES256\",\"x5c\":[\(chain)]}", payloadJSON: Self.payload(id))
+            return try cluster.authority.sign(
+                headerJSON: "{\"alg\":\"ES256\",\"x5c\":[\(chain)]}", payloadJSON: Self.payload(id))
         }
     }
 
     func testExpiredLeafAndMissingAppleOIDs() async throws {
         try await expectInvalid("expired") { _, id in try Self.expiredLeaf.sign(payloadJSON: Self.payload(id)) }
-        try await expectInvalid("wrong_oid_leaf") { _, id in try Self.leafWithoutOID.sign(payloadJSON: Self.payload(id)) }
-        try await expectInvalid("wrong_oid_intermediate") { _, id in try Self.intermediateWithoutOID.sign(payloadJSON: Self.payload(id)) }
+        try await expectInvalid("wrong_oid_leaf") { _, id in try Self.leafWithoutOID.sign(payloadJSON: Self.payload(id))
+        }
+        try await expectInvalid("wrong_oid_intermediate") { _, id in
+            try Self.intermediateWithoutOID.sign(payloadJSON: Self.payload(id))
+        }
     }
 
     func testTruncatedJWS() async throws {
-        try await expectInvalid("bad_signature") { cluster, id in String(try cluster.authority.sign(payloadJSON: Self.payload(id)).dropLast(10)) }
+        try await expectInvalid("bad_signature") { cluster, id in
+            String(try cluster.authority.sign(payloadJSON: Self.payload(id)).dropLast(10))
+        }
         try await expectInvalid("malformed") { cluster, id in
             let parts = try cluster.authority.sign(payloadJSON: Self.payload(id)).split(separator: ".")
             return parts.prefix(2).joined(separator: ".")
@@ -130,7 +146,9 @@ final class PaymentsBadInputTests: XCTestCase {
         let oversized = signed + String(repeating: "A", count: 64 * 1024 + 1 - signed.utf8.count)
         XCTAssertEqual(oversized.utf8.count, 64 * 1024 + 1)
         let error = await expectRPCError(.invalidArgument, reason: "VALIDATION_FAILED") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: oversized))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: oversized))
         }
         XCTAssertTrue(error?.message.contains("signed_transaction_info") ?? false, "\(String(describing: error))")
         try await cluster.assertNothingWritten(transactionId, user: user)
@@ -149,7 +167,8 @@ final class PaymentsBadInputTests: XCTestCase {
         field(3, [0x73, 0x74, 0xC3, 0x28, 0xFF])  // "st" then invalid UTF-8
         field(5, Array(transactionId.utf8))
         let error = await expectRPCError(.invalidArgument, reason: "VALIDATION_FAILED") {
-            _ = try await cluster.rpc().unaryRaw(PaymentsMethods.verifyTransaction.descriptor, request: bytes, timeout: .seconds(30))
+            _ = try await cluster.rpc().unaryRaw(
+                PaymentsMethods.verifyTransaction.descriptor, request: bytes, timeout: .seconds(30))
         }
         XCTAssertNotNil(error)
         try await cluster.assertNothingWritten(transactionId, user: user)
@@ -161,14 +180,19 @@ final class PaymentsBadInputTests: XCTestCase {
         let payload = PaymentsCluster.json([
             "notificationType": "TEST", "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
             "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
-            "data": ["bundleId": PaymentsCluster.bundleId, "environment": "Sandbox", "appAppleId": 1234] as [String: Any],
+            "data": ["bundleId": PaymentsCluster.bundleId, "environment": "Sandbox", "appAppleId": 1234]
+                as [String: Any],
         ])
         let forged = try Self.wrongKey.sign(payloadJSON: payload)
-        let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") { _ = try await cluster.notify(forged) }
+        let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
+            _ = try await cluster.notify(forged)
+        }
         XCTAssertEqual(error?.metadata[stringValues: "jws-failure"].first, "bad_signature")
         await expectRPCError(.invalidArgument, reason: "VALIDATION_FAILED") { _ = try await cluster.notify("") }
         let recorded = try await cluster.paymentsDatabase.withConnection {
-            try await $0.query("select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(uuid)]).first!.int64("n")
+            try await $0.query(
+                "select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(uuid)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(recorded, 0)
     }

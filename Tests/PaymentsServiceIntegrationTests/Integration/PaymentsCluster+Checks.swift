@@ -23,14 +23,20 @@ extension PaymentsCluster {
 
     func row(_ transactionId: String) async throws -> Row? {
         try await paymentsDatabase.withConnection { connection in
-            guard let row = try await connection.query("""
-                select id::text as id, user_id::text as user_id, status, pending_action, ledger_event_id, failure_code, overdue_amount, credits
-                from apple_iap_transactions where transaction_id = $1
-                """, [.text(transactionId)]).first else { return nil }
-            return Row(id: try row.string("id"), userId: try row.optionalString("user_id"), status: try row.string("status"),
-                       pendingAction: try row.optionalString("pending_action"), ledgerEventId: try row.optionalString("ledger_event_id"),
-                       failureCode: try row.optionalString("failure_code"), overdueAmount: try row.int64("overdue_amount"),
-                       credits: try row.int64("credits"))
+            guard
+                let row = try await connection.query(
+                    """
+                    select id::text as id, user_id::text as user_id, status, pending_action, ledger_event_id, failure_code, overdue_amount, credits
+                    from apple_iap_transactions where transaction_id = $1
+                    """, [.text(transactionId)]
+                ).first
+            else { return nil }
+            return Row(
+                id: try row.string("id"), userId: try row.optionalString("user_id"), status: try row.string("status"),
+                pendingAction: try row.optionalString("pending_action"),
+                ledgerEventId: try row.optionalString("ledger_event_id"),
+                failureCode: try row.optionalString("failure_code"), overdueAmount: try row.int64("overdue_amount"),
+                credits: try row.int64("credits"))
         }
     }
 
@@ -39,23 +45,33 @@ extension PaymentsCluster {
     /// Ledger rows of one event id (the points database makes event ids globally unique).
     func ledgerCount(event: String) async throws -> Int64 {
         try await pointsDatabase.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where event_id = $1", [.text(event)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where event_id = $1", [.text(event)]).first!
+                .int64("n")
         }
     }
 
-    func purchaseRows(_ transactionId: String) async throws -> Int64 { try await ledgerCount(event: "payment.apple_iap:\(transactionId)") }
-    func refundRows(_ transactionId: String) async throws -> Int64 { try await ledgerCount(event: "refund.apple_iap:\(transactionId)") }
+    func purchaseRows(_ transactionId: String) async throws -> Int64 {
+        try await ledgerCount(event: "payment.apple_iap:\(transactionId)")
+    }
+    func refundRows(_ transactionId: String) async throws -> Int64 {
+        try await ledgerCount(event: "refund.apple_iap:\(transactionId)")
+    }
 
     func ledgerRows(user: UUID) async throws -> Int64 {
         try await pointsDatabase.withConnection {
-            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!.int64("n")
+            try await $0.query("select count(*) as n from points_ledger where user_id = $1::uuid", [.uuid(user)]).first!
+                .int64("n")
         }
     }
 
     func balance(_ user: UUID) async throws -> (balance: Int64, earned: Int64, spent: Int64) {
         try await pointsDatabase.withConnection {
-            guard let row = try await $0.query("select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid",
-                                               [.uuid(user)]).first else { return (0, 0, 0) }
+            guard
+                let row = try await $0.query(
+                    "select balance, lifetime_earned, lifetime_spent from user_points where user_id = $1::uuid",
+                    [.uuid(user)]
+                ).first
+            else { return (0, 0, 0) }
             return (try row.int64("balance"), try row.int64("lifetime_earned"), try row.int64("lifetime_spent"))
         }
     }
@@ -63,9 +79,13 @@ extension PaymentsCluster {
     /// The `metadata.ext` of one ledger row.
     func ledgerExt(event: String) async throws -> [String: Any] {
         let text = try await pointsDatabase.withConnection {
-            try await $0.query("select (metadata -> 'ext')::text as ext from points_ledger where event_id = $1", [.text(event)]).first?.optionalString("ext")
+            try await $0.query(
+                "select (metadata -> 'ext')::text as ext from points_ledger where event_id = $1", [.text(event)]
+            ).first?.optionalString("ext")
         }
-        guard let text, let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return [:] }
+        guard let text, let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            return [:]
+        }
         return object
     }
 
@@ -118,8 +138,10 @@ extension PaymentsCluster {
     /// The row is `granted` with its ledger event id, and the points
     /// database holds exactly one purchase/payment row for it, for `user`
     /// and the catalog's credits, linked to the row's id.
-    func assertGrantedOnce(_ transactionId: String, user: UUID, productCode: String, quantity: Int64 = 1,
-                           file: StaticString = #filePath, line: UInt = #line) async throws {
+    func assertGrantedOnce(
+        _ transactionId: String, user: UUID, productCode: String, quantity: Int64 = 1,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let credits = (Self.credits[productCode] ?? 0) * quantity
         let row = try await self.row(transactionId)
         XCTAssertEqual(row?.status, "granted", "status of \(transactionId)", file: file, line: line)
@@ -128,7 +150,8 @@ extension PaymentsCluster {
         XCTAssertEqual(row?.ledgerEventId, "payment.apple_iap:\(transactionId)", file: file, line: line)
         XCTAssertEqual(row?.credits, credits, file: file, line: line)
         let rows = try await pointsDatabase.withConnection {
-            try await $0.query("""
+            try await $0.query(
+                """
                 select user_id::text as user_id, change_type, biz_type, biz_id, direction, amount from points_ledger where event_id = $1
                 """, [.text("payment.apple_iap:\(transactionId)")])
         }
@@ -137,7 +160,8 @@ extension PaymentsCluster {
         XCTAssertEqual(try ledger.string("user_id"), user.uuidString.lowercased(), file: file, line: line)
         XCTAssertEqual(try ledger.string("change_type"), "purchase", file: file, line: line)
         XCTAssertEqual(try ledger.string("biz_type"), "payment", file: file, line: line)
-        XCTAssertEqual(try ledger.optionalString("biz_id"), row?.id, "biz_id is the payment record id", file: file, line: line)
+        XCTAssertEqual(
+            try ledger.optionalString("biz_id"), row?.id, "biz_id is the payment record id", file: file, line: line)
         XCTAssertEqual(try ledger.int64("direction"), 1, file: file, line: line)
         XCTAssertEqual(try ledger.int64("amount"), credits, file: file, line: line)
         let refunds = try await refundRows(transactionId)
@@ -145,7 +169,9 @@ extension PaymentsCluster {
     }
 
     /// Nothing was written for this transaction or user in either database.
-    func assertNothingWritten(_ transactionId: String, user: UUID, file: StaticString = #filePath, line: UInt = #line) async throws {
+    func assertNothingWritten(_ transactionId: String, user: UUID, file: StaticString = #filePath, line: UInt = #line)
+        async throws
+    {
         let row = try await self.row(transactionId)
         XCTAssertNil(row, "no apple_iap_transactions row for \(transactionId)", file: file, line: line)
         let purchases = try await purchaseRows(transactionId)
@@ -158,7 +184,8 @@ extension PaymentsCluster {
 /// Runs `body`, expecting an RPC error with `code` and `reason`; returns it.
 @discardableResult
 func expectRPCError(
-    _ code: RPCError.Code, reason: String?, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+    _ code: RPCError.Code, reason: String?, file: StaticString = #filePath, line: UInt = #line,
+    _ body: () async throws -> Void
 ) async -> RPCError? {
     do {
         try await body()

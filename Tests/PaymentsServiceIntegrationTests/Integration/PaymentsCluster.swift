@@ -15,10 +15,14 @@ final class PaymentsCluster: @unchecked Sendable {
     static let bundleId = "com.meeyao.qianwen"
     /// The shipped Apple Inc. Root, trusted for receipts beside the test CA
     /// (as in production), so receipts Apple really signed reach the service's checks.
-    static let appleIncRootPath = ServiceProcess.repositoryRoot.appendingPathComponent("config/AppleIncRootCertificate.cer").path
+    static let appleIncRootPath = ServiceProcess.repositoryRoot.appendingPathComponent(
+        "config/AppleIncRootCertificate.cer"
+    ).path
 
     /// The catalog as shipped in config/packages.json.
-    static let credits: [String: Int64] = ["new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415]
+    static let credits: [String: Int64] = [
+        "new_user_pack": 60, "starter_pack": 100, "popular_pack": 210, "premium_pack": 415,
+    ]
 
     let authority: LocalTestingCertificateAuthority
     let rootPaths: [String]
@@ -46,7 +50,8 @@ final class PaymentsCluster: @unchecked Sendable {
     /// trusted too (for the verifier failure tests' special chains).
     static func start(
         paymentsFaults: String? = nil, pointsFaults: String? = nil, extraRoots: [LocalTestingCertificateAuthority] = [],
-        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "", internalPKI: InternalTestPKI? = nil,
+        environments: String = "Sandbox", appAppleId: String? = nil, sandboxUserIds: String = "",
+        internalPKI: InternalTestPKI? = nil,
         authority: LocalTestingCertificateAuthority? = nil, paymentsEnvironment: [String: String] = [:]
     ) async throws -> PaymentsCluster {
         let cluster = try await PaymentsCluster(extraRoots: extraRoots, authority: authority)
@@ -60,7 +65,9 @@ final class PaymentsCluster: @unchecked Sendable {
         return cluster
     }
 
-    private init(extraRoots: [LocalTestingCertificateAuthority], authority: LocalTestingCertificateAuthority?) async throws {
+    private init(extraRoots: [LocalTestingCertificateAuthority], authority: LocalTestingCertificateAuthority?)
+        async throws
+    {
         self.authority = try authority ?? LocalTestingCertificateAuthority()
         var paths: [String] = []
         for root in [self.authority] + extraRoots {
@@ -71,15 +78,20 @@ final class PaymentsCluster: @unchecked Sendable {
         rootPaths = paths
         let adminURL = try TestDatabases.url("PAYMENTS_DATABASE_URL")
         pointsURL = try TestDatabases.url("POINTS_DATABASE_URL")
-        paymentsDatabaseName = "payments_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        guard let slash = adminURL.lastIndex(of: "/") else { throw ServiceProcessError(description: "unexpected PAYMENTS_DATABASE_URL") }
+        paymentsDatabaseName =
+            "payments_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        guard let slash = adminURL.lastIndex(of: "/") else {
+            throw ServiceProcessError(description: "unexpected PAYMENTS_DATABASE_URL")
+        }
         paymentsURL = String(adminURL[...slash]) + paymentsDatabaseName
         let admin = PostgresPool(configuration: .init(connectionString: adminURL, connectionsMax: 1))
         let name = paymentsDatabaseName
         try await admin.withConnection { _ = try await $0.query("create database \(name)") }
         await admin.close()
-        paymentsDatabase = PostgresPool(configuration: .init(connectionString: paymentsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
-        pointsDatabase = PostgresPool(configuration: .init(connectionString: pointsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
+        paymentsDatabase = PostgresPool(
+            configuration: .init(connectionString: paymentsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
+        pointsDatabase = PostgresPool(
+            configuration: .init(connectionString: pointsURL, connectionsMax: 4, acquireTimeout: .seconds(30)))
     }
 
     // MARK: Processes
@@ -87,7 +99,9 @@ final class PaymentsCluster: @unchecked Sendable {
     /// Starts PointsService; on the port it had before when restarting, so
     /// the running PaymentsService finds it again.
     func startPoints(faults: String? = nil) async throws {
-        var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"].merging(internalAuthEnvironment("points")) { $1 }
+        var environment = ["DATABASE_URL": pointsURL, "LOG_LEVEL": "info"].merging(internalAuthEnvironment("points")) {
+            $1
+        }
         if let faults { environment["FAULT_POINTS"] = faults }
         try await points.start(environment: environment)
     }
@@ -96,9 +110,11 @@ final class PaymentsCluster: @unchecked Sendable {
     var paymentsSettings: [String: String] {
         var environment = [
             "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)",
-            "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments, "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
+            "APPLE_BUNDLE_ID": Self.bundleId, "APPLE_ENVIRONMENTS": appleEnvironments,
+            "APPLE_ROOT_CERTS": rootPaths.joined(separator: ","),
             "APPLE_RECEIPT_ROOT_CERTS": (rootPaths + [Self.appleIncRootPath]).joined(separator: ","),
-            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50", "SAGA_RETRY_MAX_MS": "500",
+            "SAGA_POLL_INTERVAL_MS": "100", "SAGA_LEASE_MS": "1000", "SAGA_RETRY_INITIAL_MS": "50",
+            "SAGA_RETRY_MAX_MS": "500",
             "LOG_LEVEL": "info",
         ].merging(internalAuthEnvironment("payments")) { $1 }
         if let appAppleId { environment["APPLE_APP_APPLE_ID"] = appAppleId }
@@ -120,10 +136,12 @@ final class PaymentsCluster: @unchecked Sendable {
     /// (nil: none) when the cluster runs mutual TLS.
     func makeClient(identity: String?) throws -> RPCClient {
         let tls = internalPKI.map { pki in
-            TLSConfiguration.client(trustRootsPath: pki.caPath, serverName: "payments",
-                                    certificateChainPath: identity.map(pki.certificatePath), privateKeyPath: identity.map(pki.keyPath))
+            TLSConfiguration.client(
+                trustRootsPath: pki.caPath, serverName: "payments",
+                certificateChainPath: identity.map(pki.certificatePath), privateKeyPath: identity.map(pki.keyPath))
         }
-        return try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: payments.port)], configuration: .init(tls: tls))
+        return try RPCClient(
+            targets: [HostAndPort(host: "127.0.0.1", port: payments.port)], configuration: .init(tls: tls))
     }
 
     /// The internal-authentication settings of service `name`.
@@ -146,7 +164,9 @@ final class PaymentsCluster: @unchecked Sendable {
         await pointsDatabase.close()
         if let adminURL = try? TestDatabases.url("PAYMENTS_DATABASE_URL") {
             let admin = PostgresPool(configuration: .init(connectionString: adminURL, connectionsMax: 1))
-            _ = try? await admin.withConnection { try await $0.query("drop database if exists \(self.paymentsDatabaseName) with (force)") }
+            _ = try? await admin.withConnection {
+                try await $0.query("drop database if exists \(self.paymentsDatabaseName) with (force)")
+            }
             await admin.close()
         }
         for path in rootPaths { try? FileManager.default.removeItem(atPath: path) }
@@ -180,7 +200,10 @@ final class PaymentsCluster: @unchecked Sendable {
         var request = GetTransactionRequest()
         request.userId = user.uuidString.lowercased()
         request.transactionId = transactionId
-        guard let transaction = try await rpc().call(PaymentsMethods.getTransaction, request, timeout: .seconds(30)).transaction else {
+        guard
+            let transaction = try await rpc().call(PaymentsMethods.getTransaction, request, timeout: .seconds(30))
+                .transaction
+        else {
             throw ServiceProcessError(description: "GetTransaction answered without a transaction")
         }
         return transaction
@@ -191,11 +214,14 @@ final class PaymentsCluster: @unchecked Sendable {
     func redrive(_ transactionId: String) async throws -> (status: Int32, output: String) {
         let outputPath = NSTemporaryDirectory() + "/redrive-\(UUID().uuidString).out"
         let arguments = [
-            ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive", "--transaction-id", transactionId,
+            ServiceProcess.productsDirectory.appendingPathComponent("PaymentsService").path, "redrive",
+            "--transaction-id", transactionId,
         ]
         // Passed in the environment, not on a command line: the database URL holds the cluster's password.
-        let environment = ["DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "error"]
-            .merging(internalAuthEnvironment("payments")) { _, auth in auth }
+        let environment = [
+            "DATABASE_URL": paymentsURL, "POINTS_ADDR": "127.0.0.1:\(points.port)", "LOG_LEVEL": "error",
+        ]
+        .merging(internalAuthEnvironment("payments")) { _, auth in auth }
         let status = try await offPool { try Command.run(arguments, outputPath: outputPath, environment: environment) }
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: outputPath)
@@ -204,7 +230,9 @@ final class PaymentsCluster: @unchecked Sendable {
 
     /// `PaymentsService <arguments>` (an admin command) with the service's
     /// settings: its exit status, stdout and stderr (its log lines).
-    func paymentsCommand(_ arguments: [String], settings: [String: String] = [:]) async throws -> (status: Int32, output: String, errors: String) {
+    func paymentsCommand(_ arguments: [String], settings: [String: String] = [:]) async throws -> (
+        status: Int32, output: String, errors: String
+    ) {
         let outputPath = NSTemporaryDirectory() + "/payments-command-\(UUID().uuidString).out"
         let errorPath = outputPath + ".err"
         let environment = paymentsSettings.merging(settings) { $1 }
@@ -221,8 +249,12 @@ final class PaymentsCluster: @unchecked Sendable {
 
     // MARK: Signed data
 
-    static func randomTransactionId() -> String { String(UInt64.random(in: 2_000_000_000_000_000...8_999_999_999_999_999)) }
-    static func randomEmailHash() -> String { (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+    static func randomTransactionId() -> String {
+        String(UInt64.random(in: 2_000_000_000_000_000...8_999_999_999_999_999))
+    }
+    static func randomEmailHash() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
     static func appStoreProductId(_ productCode: String) -> String { "com.meeyao.qianwen.\(productCode)" }
 
     /// A StoreKit 2 consumable transaction payload (JSON text).
@@ -233,14 +265,17 @@ final class PaymentsCluster: @unchecked Sendable {
         let nowMilliseconds = Int64(Date().timeIntervalSince1970 * 1000)
         var payload: [String: Any] = [
             "transactionId": transactionId, "originalTransactionId": transactionId, "bundleId": bundleId,
-            "productId": appStoreProductId ?? Self.appStoreProductId(productCode), "purchaseDate": nowMilliseconds - 60_000,
+            "productId": appStoreProductId ?? Self.appStoreProductId(productCode),
+            "purchaseDate": nowMilliseconds - 60_000,
             "originalPurchaseDate": nowMilliseconds - 60_000, "quantity": quantity, "type": "Consumable",
             // StoreKit signs a transaction when it is bought; a revoked view
             // of it is signed after the revocation. Notifications carry
             // "now" as their own signedDate.
-            "inAppOwnershipType": "PURCHASED", "signedDate": revocationReason == nil ? nowMilliseconds - 60_000 : nowMilliseconds,
+            "inAppOwnershipType": "PURCHASED",
+            "signedDate": revocationReason == nil ? nowMilliseconds - 60_000 : nowMilliseconds,
             "environment": environment,
-            "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990, "currency": "USD",
+            "transactionReason": "PURCHASE", "storefront": "USA", "storefrontId": "143441", "price": 1990,
+            "currency": "USD",
         ]
         if let appAccountToken { payload["appAccountToken"] = appAccountToken }
         if let revocationReason {
@@ -254,19 +289,25 @@ final class PaymentsCluster: @unchecked Sendable {
         _ transactionId: String, productCode: String, appAccountToken: String? = nil, revocationReason: Int? = nil,
         environment: String = "Sandbox", quantity: Int = 1
     ) throws -> String {
-        try authority.sign(payloadJSON: Self.transactionPayload(
-            transactionId: transactionId, productCode: productCode, environment: environment, appAccountToken: appAccountToken,
-            revocationReason: revocationReason, quantity: quantity))
+        try authority.sign(
+            payloadJSON: Self.transactionPayload(
+                transactionId: transactionId, productCode: productCode, environment: environment,
+                appAccountToken: appAccountToken,
+                revocationReason: revocationReason, quantity: quantity))
     }
 
     /// A ONE_TIME_CHARGE for a consumable purchase (what Apple sends when a
     /// consumable is bought), its transaction carrying `appAccountToken`.
     func signedOneTimeCharge(
-        _ transactionId: String, productCode: String, appAccountToken: String?, quantity: Int = 1, environment: String = "Sandbox",
+        _ transactionId: String, productCode: String, appAccountToken: String?, quantity: Int = 1,
+        environment: String = "Sandbox",
         uuid: UUID = UUID()
     ) throws -> String {
-        try signedNotification("ONE_TIME_CHARGE", uuid: uuid, signedTransactionInfo: signedTransaction(
-            transactionId, productCode: productCode, appAccountToken: appAccountToken, environment: environment, quantity: quantity),
+        try signedNotification(
+            "ONE_TIME_CHARGE", uuid: uuid,
+            signedTransactionInfo: signedTransaction(
+                transactionId, productCode: productCode, appAccountToken: appAccountToken, environment: environment,
+                quantity: quantity),
             environment: environment)
     }
 
@@ -276,7 +317,10 @@ final class PaymentsCluster: @unchecked Sendable {
         _ type: String, subtype: String? = nil, uuid: UUID = UUID(), signedTransactionInfo: String? = nil,
         environment: String = "Sandbox", appAppleId: Int64 = 1234
     ) throws -> String {
-        var data: [String: Any] = ["appAppleId": appAppleId, "bundleId": Self.bundleId, "bundleVersion": "1", "environment": environment, "status": 1]
+        var data: [String: Any] = [
+            "appAppleId": appAppleId, "bundleId": Self.bundleId, "bundleVersion": "1", "environment": environment,
+            "status": 1,
+        ]
         if let signedTransactionInfo { data["signedTransactionInfo"] = signedTransactionInfo }
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": uuid.uuidString.lowercased(), "version": "2.0",
@@ -287,9 +331,13 @@ final class PaymentsCluster: @unchecked Sendable {
     }
 
     /// A REFUND for `transactionId` (the transaction payload carries the revocation).
-    func signedRefund(_ transactionId: String, productCode: String, appAccountToken: String? = nil, uuid: UUID = UUID()) throws -> String {
-        try signedNotification("REFUND", uuid: uuid, signedTransactionInfo: signedTransaction(
-            transactionId, productCode: productCode, appAccountToken: appAccountToken, revocationReason: 0))
+    func signedRefund(_ transactionId: String, productCode: String, appAccountToken: String? = nil, uuid: UUID = UUID())
+        throws -> String
+    {
+        try signedNotification(
+            "REFUND", uuid: uuid,
+            signedTransactionInfo: signedTransaction(
+                transactionId, productCode: productCode, appAccountToken: appAccountToken, revocationReason: 0))
     }
 
     static func json(_ object: [String: Any]) -> String {

@@ -26,7 +26,8 @@ final class PaymentsConsumptionTests: XCTestCase {
     private func fixture(enabled: Bool = true) async throws -> AppStoreSyncFixture {
         if let fixture = Self.fixtures[enabled] { return fixture }
         let started = try await AppStoreSyncFixture.start(jobs: [
-            "CONSUMPTION_ANSWERS": enabled ? "on" : "off", "CONSUMPTION_REFUND_PREFERENCE": "GRANT_PRORATED", "CONSUMPTION_RETRY_SECONDS": "1",
+            "CONSUMPTION_ANSWERS": enabled ? "on" : "off", "CONSUMPTION_REFUND_PREFERENCE": "GRANT_PRORATED",
+            "CONSUMPTION_RETRY_SECONDS": "1",
         ])
         Self.fixtures[enabled] = started
         return started
@@ -34,43 +35,64 @@ final class PaymentsConsumptionTests: XCTestCase {
 
     /// A popular_pack (210 credits) bought with the user's token and
     /// credited through ONE_TIME_CHARGE, known to the stand-in too.
-    private func buy(_ fixture: AppStoreSyncFixture, user: UUID) async throws -> (transactionId: String, token: String) {
+    private func buy(_ fixture: AppStoreSyncFixture, user: UUID) async throws -> (transactionId: String, token: String)
+    {
         let cluster = fixture.cluster
         let token = try await cluster.accountToken(user)
         let transactionId = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)"),
-        ])
-        _ = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "popular_pack", appAccountToken: token,
-                                                                     environment: "Production"))
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)")
+            ])
+        _ = try await cluster.notify(
+            try cluster.signedOneTimeCharge(
+                transactionId, productCode: "popular_pack", appAccountToken: token,
+                environment: "Production"))
         let settled = try await cluster.waitSettled(transactionId, status: "granted")
         XCTAssertTrue(settled)
         return (transactionId, token)
     }
 
-    private func consent(_ cluster: PaymentsCluster, _ user: UUID, _ consented: Bool) async throws -> ConsumptionConsentResponse {
+    private func consent(_ cluster: PaymentsCluster, _ user: UUID, _ consented: Bool) async throws
+        -> ConsumptionConsentResponse
+    {
         var request = SetConsumptionConsentRequest()
         request.userId = user.uuidString.lowercased()
         request.consented = consented
         return try await cluster.rpc().call(PaymentsMethods.setConsumptionConsent, request, timeout: .seconds(10))
     }
 
-    private func consumptionRequest(_ cluster: PaymentsCluster, _ transactionId: String, token: String, uuid: UUID) throws -> String {
-        try cluster.signedNotification("CONSUMPTION_REQUEST", uuid: uuid, signedTransactionInfo: cluster.signedTransaction(
-            transactionId, productCode: "popular_pack", appAccountToken: token, environment: "Production"), environment: "Production")
+    private func consumptionRequest(_ cluster: PaymentsCluster, _ transactionId: String, token: String, uuid: UUID)
+        throws -> String
+    {
+        try cluster.signedNotification(
+            "CONSUMPTION_REQUEST", uuid: uuid,
+            signedTransactionInfo: cluster.signedTransaction(
+                transactionId, productCode: "popular_pack", appAccountToken: token, environment: "Production"),
+            environment: "Production")
     }
 
     /// The bodies the stand-in accepted for `transactionId`.
     private func sent(_ fixture: AppStoreSyncFixture, _ transactionId: String) async throws -> [[String: Any]] {
         let answer = try await fixture.standIn.command(["op": "consumption", "env": "Production"])
         let all = answer["consumption"] as? [[String: Any]] ?? []
-        return all.filter { $0["transactionId"] as? String == transactionId }.compactMap { $0["body"] as? [String: Any] }
+        return all.filter { $0["transactionId"] as? String == transactionId }.compactMap {
+            $0["body"] as? [String: Any]
+        }
     }
 
-    private func answerRow(_ cluster: PaymentsCluster, _ uuid: UUID) async throws -> (status: String, attempts: Int64, body: String?)? {
+    private func answerRow(_ cluster: PaymentsCluster, _ uuid: UUID) async throws -> (
+        status: String, attempts: Int64, body: String?
+    )? {
         try await cluster.paymentsDatabase.withConnection {
-            guard let row = try await $0.query("select status, attempts, body::text as body from consumption_answers where notification_uuid = $1::uuid",
-                                               [.uuid(uuid)]).first else { return nil }
+            guard
+                let row = try await $0.query(
+                    "select status, attempts, body::text as body from consumption_answers where notification_uuid = $1::uuid",
+                    [.uuid(uuid)]
+                ).first
+            else { return nil }
             return (try row.string("status"), try row.int64("attempts"), try row.optionalString("body"))
         }
     }
@@ -91,9 +113,12 @@ final class PaymentsConsumptionTests: XCTestCase {
         _ = try await consent(cluster, user, true)
         let token = try await cluster.accountToken(user)
         let transactionId = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)"),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)")
+            ])
         let uuid = UUID()
         let answer = try await cluster.notify(try consumptionRequest(cluster, transactionId, token: token, uuid: uuid))
         XCTAssertEqual(answer.outcome, "consumption_requested")
@@ -162,7 +187,8 @@ final class PaymentsConsumptionTests: XCTestCase {
         for user in [withdrawn, silent] {
             let purchase = try await buy(fixture, user: user)
             let uuid = UUID()
-            _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
+            _ = try await cluster.notify(
+                try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
             let skipped = try await waitForStatus(cluster, uuid, "skipped")
             XCTAssertTrue(skipped)
             let bodies = try await sent(fixture, purchase.transactionId)
@@ -181,7 +207,8 @@ final class PaymentsConsumptionTests: XCTestCase {
     /// A consenting user's purchase whose consumption answer meets `count`
     /// faults of Apple's first: whether the answer was sent within 40 s.
     private func answerAfterFaults(_ fault: [String: Any], count: Int) async throws
-        -> (fixture: AppStoreSyncFixture, transactionId: String, path: String, uuid: UUID, sent: Bool) {
+        -> (fixture: AppStoreSyncFixture, transactionId: String, path: String, uuid: UUID, sent: Bool)
+    {
         let fixture = try await fixture()
         let cluster = fixture.cluster
         let user = UUID()
@@ -190,8 +217,11 @@ final class PaymentsConsumptionTests: XCTestCase {
         let path = "/inApps/v2/transactions/consumption/\(purchase.transactionId)"
         try await fixture.standIn.fault(fault, match: path, environment: "Production", count: count)
         let uuid = UUID()
-        _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
-        let sent = try await cluster.eventually(timeout: .seconds(40)) { try await self.answerRow(cluster, uuid)?.status == "sent" }
+        _ = try await cluster.notify(
+            try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
+        let sent = try await cluster.eventually(timeout: .seconds(40)) {
+            try await self.answerRow(cluster, uuid)?.status == "sent"
+        }
         return (fixture, purchase.transactionId, path, uuid, sent)
     }
 
@@ -225,7 +255,8 @@ final class PaymentsConsumptionTests: XCTestCase {
         _ = try await consent(cluster, user, true)
         let purchase = try await buy(fixture, user: user)
         let uuid = UUID()
-        _ = try await cluster.notify(try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
+        _ = try await cluster.notify(
+            try consumptionRequest(cluster, purchase.transactionId, token: purchase.token, uuid: uuid))
         let skipped = try await waitForStatus(cluster, uuid, "skipped")
         XCTAssertTrue(skipped)
         let puts = try await fixture.requests("/inApps/v2/transactions/consumption/")

@@ -10,7 +10,9 @@ import XCTest
 /// finishes every purchase with exactly one grant.
 final class PaymentsCrashTests: XCTestCase {
     /// Runs `body` on a fresh cluster and always shuts it down.
-    private func withCluster(paymentsFaults: String? = nil, pointsFaults: String? = nil, _ body: (PaymentsCluster) async throws -> Void) async throws {
+    private func withCluster(
+        paymentsFaults: String? = nil, pointsFaults: String? = nil, _ body: (PaymentsCluster) async throws -> Void
+    ) async throws {
         let cluster = try await PaymentsCluster.start(paymentsFaults: paymentsFaults, pointsFaults: pointsFaults)
         do {
             try await body(cluster)
@@ -36,12 +38,14 @@ final class PaymentsCrashTests: XCTestCase {
     }
 
     private func paymentsKilled(
-        at point: String, statusAfterCrash: String, purchaseRowsAfterCrash: Int64, file: StaticString = #filePath, line: UInt = #line
+        at point: String, statusAfterCrash: String, purchaseRowsAfterCrash: Int64, file: StaticString = #filePath,
+        line: UInt = #line
     ) async throws {
         try await withCluster(paymentsFaults: point) { cluster in
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
-            let request = try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId)
+            let request = try cluster.verifyRequest(
+                user: user, productCode: "popular_pack", transactionId: transactionId)
             do {
                 _ = try await cluster.verify(request)
                 XCTFail("PaymentsService should have died at \(point)", file: file, line: line)
@@ -56,13 +60,15 @@ final class PaymentsCrashTests: XCTestCase {
             try await cluster.startPayments()
             let settled = try await cluster.waitSettled(transactionId, status: "granted")
             XCTAssertTrue(settled, "the worker finished the saga", file: file, line: line)
-            try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack", file: file, line: line)
+            try await cluster.assertGrantedOnce(
+                transactionId, user: user, productCode: "popular_pack", file: file, line: line)
             // The app's retry now sees it credited.
             let again = try await cluster.verify(request)
             XCTAssertEqual(again.outcome, .alreadyGranted, file: file, line: line)
             XCTAssertEqual(again.creditsAdded, 0, file: file, line: line)
             XCTAssertEqual(again.newBalance, 210, file: file, line: line)
-            try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack", file: file, line: line)
+            try await cluster.assertGrantedOnce(
+                transactionId, user: user, productCode: "popular_pack", file: file, line: line)
             try await cluster.assertPointsInvariants(users: [user], file: file, line: line)
         }
     }
@@ -77,12 +83,17 @@ final class PaymentsCrashTests: XCTestCase {
         try await pointsKilled(at: "points.grant_after_commit", purchaseRowsAfterCrash: 1)
     }
 
-    private func pointsKilled(at point: String, purchaseRowsAfterCrash: Int64, file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func pointsKilled(
+        at point: String, purchaseRowsAfterCrash: Int64, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         try await withCluster(pointsFaults: point) { cluster in
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
-            let request = try cluster.verifyRequest(user: user, productCode: "premium_pack", transactionId: transactionId)
-            await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) { _ = try await cluster.verify(request) }
+            let request = try cluster.verifyRequest(
+                user: user, productCode: "premium_pack", transactionId: transactionId)
+            await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) {
+                _ = try await cluster.verify(request)
+            }
             let exited = try await cluster.points.waitForExit()
             XCTAssertTrue(exited, "PointsService killed itself at \(point)", file: file, line: line)
             let row = try await cluster.row(transactionId)
@@ -94,7 +105,8 @@ final class PaymentsCrashTests: XCTestCase {
             try await cluster.startPoints()
             let settled = try await cluster.waitSettled(transactionId, status: "granted")
             XCTAssertTrue(settled, "the worker finished the saga once PointsService was back", file: file, line: line)
-            try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "premium_pack", file: file, line: line)
+            try await cluster.assertGrantedOnce(
+                transactionId, user: user, productCode: "premium_pack", file: file, line: line)
             let again = try await cluster.verify(request)
             XCTAssertEqual(again.outcome, .alreadyGranted, file: file, line: line)
             XCTAssertEqual(again.newBalance, 415, file: file, line: line)
@@ -105,33 +117,38 @@ final class PaymentsCrashTests: XCTestCase {
     // MARK: Refunds while PointsService is down
 
     func testRefundWhileAGrantThatLandedIsStillOwedEndsRefunded() async throws {
-        try await refundWhileGrantOwed(pointsFault: "points.grant_after_commit", expectedStatus: "refunded", purchaseRows: 1, refundRows: 1)
+        try await refundWhileGrantOwed(
+            pointsFault: "points.grant_after_commit", expectedStatus: "refunded", purchaseRows: 1, refundRows: 1)
     }
 
     func testRefundWhileAGrantThatNeverLandedIsOwedEndsRefundedWithNothingKept() async throws {
         // Whether the grant landed is unknown to PaymentsService: it completes
         // the grant, then takes it back (never assumes it did not run).
-        try await refundWhileGrantOwed(pointsFault: "points.grant_before_commit", expectedStatus: "refunded", purchaseRows: 1, refundRows: 1)
+        try await refundWhileGrantOwed(
+            pointsFault: "points.grant_before_commit", expectedStatus: "refunded", purchaseRows: 1, refundRows: 1)
     }
 
     /// PointsService dies during the grant; Apple's REFUND arrives while the
     /// grant is owed; once PointsService is back the saga must end with the
     /// purchase taken back, never credited for good.
     private func refundWhileGrantOwed(
-        pointsFault: String, expectedStatus: String, purchaseRows: Int64, refundRows: Int64, file: StaticString = #filePath, line: UInt = #line
+        pointsFault: String, expectedStatus: String, purchaseRows: Int64, refundRows: Int64,
+        file: StaticString = #filePath, line: UInt = #line
     ) async throws {
         try await withCluster(pointsFaults: pointsFault) { cluster in
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
             await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE", file: file, line: line) {
-                _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+                _ = try await cluster.verify(
+                    try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
             }
             let exited = try await cluster.points.waitForExit()
             XCTAssertTrue(exited, file: file, line: line)
             let answer = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "popular_pack"))
             XCTAssertEqual(answer.outcome, "clawback_scheduled", file: file, line: line)
             let owed = try await cluster.row(transactionId)
-            XCTAssertEqual(owed?.pendingAction, "grant", "the grant is completed first, then taken back", file: file, line: line)
+            XCTAssertEqual(
+                owed?.pendingAction, "grant", "the grant is completed first, then taken back", file: file, line: line)
 
             try await cluster.startPoints()
             let settled = try await cluster.waitSettled(transactionId, status: expectedStatus)
@@ -143,7 +160,8 @@ final class PaymentsCrashTests: XCTestCase {
             let account = try await cluster.balance(user)
             XCTAssertEqual(account.balance, 0, file: file, line: line)
             await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED", file: file, line: line) {
-                _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+                _ = try await cluster.verify(
+                    try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
             }
             try await cluster.assertPointsInvariants(users: [user], file: file, line: line)
         }
@@ -153,13 +171,16 @@ final class PaymentsCrashTests: XCTestCase {
         try await withCluster { cluster in
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
             try await cluster.killPoints()
             _ = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "starter_pack"))
             let owed = try await cluster.row(transactionId)
             XCTAssertEqual(owed?.pendingAction, "clawback")
-            let reversed = try await cluster.notify(try cluster.signedNotification(
-                "REFUND_REVERSED", signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "starter_pack")))
+            let reversed = try await cluster.notify(
+                try cluster.signedNotification(
+                    "REFUND_REVERSED",
+                    signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "starter_pack")))
             // The clawback may have run before PointsService died: it is
             // completed, then reversed, never assumed away.
             XCTAssertEqual(reversed.outcome, "restore_scheduled")
@@ -192,7 +213,9 @@ final class PaymentsCrashTests: XCTestCase {
             let users = (0..<5).map { _ in UUID() }
             // 50 distinct transactions, 10 per user, each user's sent in order by one task.
             let plan: [[(id: String, product: String)]] = users.indices.map { userIndex in
-                (0..<10).map { index in (PaymentsCluster.randomTransactionId(), products[(userIndex + index) % products.count]) }
+                (0..<10).map { index in
+                    (PaymentsCluster.randomTransactionId(), products[(userIndex + index) % products.count])
+                }
             }
             var restarted = false
             defer { if !restarted { _ = try? Command.pg("start") } }
@@ -206,10 +229,17 @@ final class PaymentsCrashTests: XCTestCase {
                         for (index, (transactionId, product)) in plan[userIndex].enumerated() {
                             if index == 3 { await outage.waitUntilOpen() }
                             do {
-                                let response = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: product, transactionId: transactionId))
-                                answers.append((transactionId, response.outcome == .granted ? .granted : .failed("outcome \(response.outcome)")))
+                                let response = try await cluster.verify(
+                                    try cluster.verifyRequest(
+                                        user: user, productCode: product, transactionId: transactionId))
+                                answers.append(
+                                    (
+                                        transactionId,
+                                        response.outcome == .granted ? .granted : .failed("outcome \(response.outcome)")
+                                    ))
                             } catch let error as RPCError {
-                                answers.append((transactionId, .failed(ErrorReason.reason(of: error) ?? "\(error.code)")))
+                                answers.append(
+                                    (transactionId, .failed(ErrorReason.reason(of: error) ?? "\(error.code)")))
                             }
                             try await Task.sleep(for: .milliseconds(40))
                         }
@@ -225,13 +255,17 @@ final class PaymentsCrashTests: XCTestCase {
                 let started = try await Command.pgOffPool("start")
                 XCTAssertEqual(started, 0, "pg.sh start")
                 restarted = true
-                return try await group.reduce(into: [String: Answer]()) { all, part in for (id, answer) in part { all[id] = answer } }
+                return try await group.reduce(into: [String: Answer]()) { all, part in
+                    for (id, answer) in part { all[id] = answer }
+                }
             }
             XCTAssertEqual(answers.count, 50)
             let failures = answers.values.compactMap { if case .failed(let reason) = $0 { reason } else { nil } }
             print("outage load: \(50 - failures.count) granted, failures \(failures)")
             XCTAssertFalse(failures.isEmpty, "verifies sent during the outage fail (retryably)")
-            XCTAssertTrue(failures.allSatisfy { ["DATABASE_UNAVAILABLE", "POINTS_UNAVAILABLE", "unavailable"].contains($0) }, "\(failures)")
+            XCTAssertTrue(
+                failures.allSatisfy { ["DATABASE_UNAVAILABLE", "POINTS_UNAVAILABLE", "unavailable"].contains($0) },
+                "\(failures)")
 
             // The app resubmits what failed (as StoreKit redelivers unfinished
             // transactions), bounded; every purchase then ends credited.
@@ -241,7 +275,9 @@ final class PaymentsCrashTests: XCTestCase {
                     var credited = false
                     for _ in 0..<50 where !credited {
                         do {
-                            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: product, transactionId: transactionId))
+                            _ = try await cluster.verify(
+                                try cluster.verifyRequest(
+                                    user: user, productCode: product, transactionId: transactionId))
                             credited = true
                         } catch let error as RPCError where error.code == .unavailable {
                             try await Task.sleep(for: .milliseconds(100))
@@ -255,7 +291,9 @@ final class PaymentsCrashTests: XCTestCase {
             let transactions = plan.flatMap { $0 }
             let caughtUp = try await cluster.eventually(timeout: .seconds(30)) {
                 try await cluster.paymentsDatabase.withConnection {
-                    try await $0.query("select count(*) as n from apple_iap_transactions where pending_action is not null").first!.int64("n") == 0
+                    try await $0.query(
+                        "select count(*) as n from apple_iap_transactions where pending_action is not null"
+                    ).first!.int64("n") == 0
                 }
             }
             XCTAssertTrue(caughtUp, "every owed grant ran after the outage")

@@ -24,7 +24,9 @@ final class PaymentsFlowTests: XCTestCase {
         var transactions: [(id: String, product: String)] = []
         for product in ["starter_pack", "popular_pack", "premium_pack"] {
             let transactionId = PaymentsCluster.randomTransactionId()
-            let response = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: product, transactionId: transactionId))
+            let response = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, emailHash: hash, productCode: product, transactionId: transactionId))
             expectedBalance += PaymentsCluster.credits[product]!
             XCTAssertEqual(response.outcome, .granted)
             XCTAssertEqual(response.productCode, product)
@@ -53,14 +55,16 @@ final class PaymentsFlowTests: XCTestCase {
         XCTAssertEqual(ext["apple_iap_transaction_id"] as? String, row?.id)
 
         // The same transaction again: already granted, nothing changes.
-        let again = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: product, transactionId: transactionId))
+        let again = try await cluster.verify(
+            try cluster.verifyRequest(user: user, emailHash: hash, productCode: product, transactionId: transactionId))
         XCTAssertEqual(again.outcome, .alreadyGranted)
         XCTAssertEqual(again.creditsAdded, 0)
         XCTAssertEqual(again.newBalance, 725)
         XCTAssertEqual(again.ledgerEventId, "payment.apple_iap:\(transactionId)")
         // By another user: a conflict, nothing written for them.
         await expectRPCError(.alreadyExists, reason: "TRANSACTION_CONFLICT") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: other, productCode: product, transactionId: transactionId))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(user: other, productCode: product, transactionId: transactionId))
         }
         for (id, product) in transactions { try await cluster.assertGrantedOnce(id, user: user, productCode: product) }
         let otherRows = try await cluster.ledgerRows(user: other)
@@ -73,7 +77,9 @@ final class PaymentsFlowTests: XCTestCase {
         XCTAssertEqual(own.userId, user.uuidString.lowercased())
         XCTAssertEqual(own.ledgerEventId, "payment.apple_iap:\(transactionId)")
         XCTAssertEqual(own.environment, "Sandbox")
-        await expectRPCError(.notFound, reason: "TRANSACTION_NOT_FOUND") { _ = try await cluster.transaction(other, transactionId) }
+        await expectRPCError(.notFound, reason: "TRANSACTION_NOT_FOUND") {
+            _ = try await cluster.transaction(other, transactionId)
+        }
         try await cluster.assertPointsInvariants(users: [user, other])
     }
 
@@ -93,12 +99,17 @@ final class PaymentsFlowTests: XCTestCase {
         // The request agrees with the catalog, the signed payload is for another product.
         let signedForPopular = try cluster.signedTransaction(transactionId, productCode: "popular_pack")
         await expectRPCError(.invalidArgument, reason: "PRODUCT_MISMATCH") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: signedForPopular))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: signedForPopular))
         }
         // The request's transaction id is not the signed one.
-        let otherSigned = try cluster.signedTransaction(PaymentsCluster.randomTransactionId(), productCode: "starter_pack")
+        let otherSigned = try cluster.signedTransaction(
+            PaymentsCluster.randomTransactionId(), productCode: "starter_pack")
         let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: otherSigned))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: otherSigned))
         }
         XCTAssertEqual(error?.metadata[stringValues: "jws-failure"].first, "claims")
         try await cluster.assertNothingWritten(transactionId, user: user)
@@ -112,12 +123,15 @@ final class PaymentsFlowTests: XCTestCase {
         let revoked = try cluster.signedTransaction(transactionId, productCode: "popular_pack", revocationReason: 1)
         for _ in 0..<2 {
             await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
-                _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId, signed: revoked))
+                _ = try await cluster.verify(
+                    try cluster.verifyRequest(
+                        user: user, productCode: "popular_pack", transactionId: transactionId, signed: revoked))
             }
         }
         // Resubmitting the original (unrevoked) JWS is refused too.
         await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         }
         let status = try await cluster.status(transactionId)
         XCTAssertEqual(status, "revoked")
@@ -134,10 +148,13 @@ final class PaymentsFlowTests: XCTestCase {
         let cluster = try await cluster()
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
         let revoked = try cluster.signedTransaction(transactionId, productCode: "starter_pack", revocationReason: 0)
         await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: revoked))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: revoked))
         }
         let refunded = try await cluster.waitSettled(transactionId, status: "refunded")
         XCTAssertTrue(refunded, "the signed revocation takes the credits back")
@@ -159,12 +176,16 @@ final class PaymentsFlowTests: XCTestCase {
         let first = UUID(), reRegistered = UUID()
         let hash = PaymentsCluster.randomEmailHash()
         let firstTransaction = PaymentsCluster.randomTransactionId()
-        let granted = try await cluster.verify(try cluster.verifyRequest(user: first, emailHash: hash, productCode: "new_user_pack", transactionId: firstTransaction))
+        let granted = try await cluster.verify(
+            try cluster.verifyRequest(
+                user: first, emailHash: hash, productCode: "new_user_pack", transactionId: firstTransaction))
         XCTAssertEqual(granted.outcome, .granted)
         XCTAssertEqual(granted.creditsAdded, 60)
         try await cluster.assertGrantedOnce(firstTransaction, user: first, productCode: "new_user_pack")
         let purchased = try await cluster.pointsDatabase.withConnection {
-            try await $0.query("select has_purchased_starter_pack from register_bonus_claims where email_hash = $1", [.text(hash)]).first?.bool("has_purchased_starter_pack")
+            try await $0.query(
+                "select has_purchased_starter_pack from register_bonus_claims where email_hash = $1", [.text(hash)]
+            ).first?.bool("has_purchased_starter_pack")
         }
         XCTAssertEqual(purchased, true)
 
@@ -172,7 +193,9 @@ final class PaymentsFlowTests: XCTestCase {
             let transactionId = PaymentsCluster.randomTransactionId()
             for _ in 0..<2 {
                 await expectRPCError(.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE") {
-                    _ = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: transactionId))
+                    _ = try await cluster.verify(
+                        try cluster.verifyRequest(
+                            user: user, emailHash: hash, productCode: "new_user_pack", transactionId: transactionId))
                 }
             }
             let row = try await cluster.row(transactionId)
@@ -185,8 +208,9 @@ final class PaymentsFlowTests: XCTestCase {
             XCTAssertEqual(refused.ledgerEventId, "", "present once credited")
             // A refused row stored before the fix names the event id; it is still not presented.
             try await cluster.paymentsDatabase.withConnection {
-                _ = try await $0.query("update apple_iap_transactions set ledger_event_id = $2 where transaction_id = $1",
-                                       [.text(transactionId), .text("payment.apple_iap:\(transactionId)")])
+                _ = try await $0.query(
+                    "update apple_iap_transactions set ledger_event_id = $2 where transaction_id = $1",
+                    [.text(transactionId), .text("payment.apple_iap:\(transactionId)")])
             }
             let storedBefore = try await cluster.transaction(user, transactionId)
             XCTAssertEqual(storedBefore.ledgerEventId, "")
@@ -204,7 +228,8 @@ final class PaymentsFlowTests: XCTestCase {
         let cluster = try await cluster()
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         let refundUUID = UUID()
         let refund = try cluster.signedRefund(transactionId, productCode: "popular_pack", uuid: refundUUID)
         let answer = try await cluster.notify(refund)
@@ -233,17 +258,23 @@ final class PaymentsFlowTests: XCTestCase {
         let status = try await cluster.status(transactionId)
         XCTAssertEqual(status, "refunded")
         await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId))
         }
 
         // REFUND_REVERSED gives the credits back, once.
-        let reversal = try cluster.signedNotification("REFUND_REVERSED", signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "popular_pack"))
+        let reversal = try cluster.signedNotification(
+            "REFUND_REVERSED",
+            signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "popular_pack"))
         let reversed = try await cluster.notify(reversal)
         XCTAssertEqual(reversed.outcome, "restore_scheduled")
         let restored = try await cluster.waitSettled(transactionId, status: "granted")
         XCTAssertTrue(restored)
         _ = try await cluster.notify(reversal)
-        _ = try await cluster.notify(try cluster.signedNotification("REFUND_REVERSED", signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "popular_pack")))
+        _ = try await cluster.notify(
+            try cluster.signedNotification(
+                "REFUND_REVERSED",
+                signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "popular_pack")))
         try await Task.sleep(for: .milliseconds(300))
         account = try await cluster.balance(user)
         XCTAssertEqual(account.balance, 210)
@@ -260,7 +291,8 @@ final class PaymentsFlowTests: XCTestCase {
         let cluster = try await cluster()
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "premium_pack", transactionId: transactionId))
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "premium_pack", transactionId: transactionId))
         try await cluster.spend(user, amount: 400)
         _ = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "premium_pack"))
         let settled = try await cluster.waitSettled(transactionId, status: "refunded_insufficient")
@@ -271,8 +303,10 @@ final class PaymentsFlowTests: XCTestCase {
         let account = try await cluster.balance(user)
         XCTAssertEqual(account.balance, 0)
         let refund = try await cluster.pointsDatabase.withConnection {
-            try await $0.query("select amount, (metadata -> 'ext' ->> 'overdue_amount')::bigint as overdue from points_ledger where event_id = $1",
-                               [.text("refund.apple_iap:\(transactionId)")]).first
+            try await $0.query(
+                "select amount, (metadata -> 'ext' ->> 'overdue_amount')::bigint as overdue from points_ledger where event_id = $1",
+                [.text("refund.apple_iap:\(transactionId)")]
+            ).first
         }
         XCTAssertEqual(try refund?.int64("amount"), 15)
         XCTAssertEqual(try refund?.int64("overdue"), 400)
@@ -298,14 +332,19 @@ final class PaymentsFlowTests: XCTestCase {
         let user = UUID()
         let token = try await cluster.accountToken(user)
         let transactionId = PaymentsCluster.randomTransactionId()
-        let answer = try await cluster.notify(try cluster.signedRefund(transactionId, productCode: "starter_pack", appAccountToken: token))
+        let answer = try await cluster.notify(
+            try cluster.signedRefund(transactionId, productCode: "starter_pack", appAccountToken: token))
         XCTAssertEqual(answer.outcome, "revoked_before_verify")
         let row = try await cluster.row(transactionId)
         XCTAssertEqual(row?.status, "revoked")
         XCTAssertEqual(row?.userId, user.uuidString.lowercased(), "owner found through the appAccountToken")
         await expectRPCError(.failedPrecondition, reason: "TRANSACTION_REVOKED") {
-            let signed = try cluster.signedTransaction(transactionId, productCode: "starter_pack", appAccountToken: token)
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId, signed: signed, appAccountToken: token))
+            let signed = try cluster.signedTransaction(
+                transactionId, productCode: "starter_pack", appAccountToken: token)
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: "starter_pack", transactionId: transactionId, signed: signed,
+                    appAccountToken: token))
         }
         let rows = try await cluster.ledgerRows(user: user)
         XCTAssertEqual(rows, 0)
@@ -324,19 +363,26 @@ final class PaymentsFlowTests: XCTestCase {
         XCTAssertTrue(again.duplicate)
 
         let transactionId = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId))
         let consumptionUUID = UUID()
-        let consumption = try await cluster.notify(try cluster.signedNotification(
-            "CONSUMPTION_REQUEST", uuid: consumptionUUID, signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "starter_pack")))
+        let consumption = try await cluster.notify(
+            try cluster.signedNotification(
+                "CONSUMPTION_REQUEST", uuid: consumptionUUID,
+                signedTransactionInfo: try cluster.signedTransaction(transactionId, productCode: "starter_pack")))
         XCTAssertEqual(consumption.outcome, "consumption_requested")
         let recorded = try await cluster.paymentsDatabase.withConnection {
-            try await $0.query("select notification_type, transaction_id from apple_notifications where notification_uuid = $1::uuid",
-                               [.uuid(consumptionUUID)]).first
+            try await $0.query(
+                "select notification_type, transaction_id from apple_notifications where notification_uuid = $1::uuid",
+                [.uuid(consumptionUUID)]
+            ).first
         }
         XCTAssertEqual(try recorded?.string("notification_type"), "CONSUMPTION_REQUEST")
         XCTAssertEqual(try recorded?.optionalString("transaction_id"), transactionId)
         let testRows = try await cluster.paymentsDatabase.withConnection {
-            try await $0.query("select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(testUUID)]).first!.int64("n")
+            try await $0.query(
+                "select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(testUUID)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(testRows, 1)
         try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "starter_pack")
@@ -357,14 +403,22 @@ final class PaymentsFlowTests: XCTestCase {
         let transactionId = PaymentsCluster.randomTransactionId()
         let signed = try cluster.signedTransaction(transactionId, productCode: "popular_pack", appAccountToken: token)
         await expectRPCError(.alreadyExists, reason: "TRANSACTION_CONFLICT") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: thief, productCode: "popular_pack", transactionId: transactionId, signed: signed))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: thief, productCode: "popular_pack", transactionId: transactionId, signed: signed))
         }
         await expectRPCError(.alreadyExists, reason: "TRANSACTION_CONFLICT") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: thief, productCode: "popular_pack", transactionId: transactionId, signed: signed, appAccountToken: thiefToken))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: thief, productCode: "popular_pack", transactionId: transactionId, signed: signed,
+                    appAccountToken: thiefToken))
         }
         try await cluster.assertNothingWritten(transactionId, user: thief)
         // The owner gets it.
-        let granted = try await cluster.verify(try cluster.verifyRequest(user: owner, productCode: "popular_pack", transactionId: transactionId, signed: signed, appAccountToken: token))
+        let granted = try await cluster.verify(
+            try cluster.verifyRequest(
+                user: owner, productCode: "popular_pack", transactionId: transactionId, signed: signed,
+                appAccountToken: token))
         XCTAssertEqual(granted.outcome, .granted)
         try await cluster.assertGrantedOnce(transactionId, user: owner, productCode: "popular_pack")
         try await cluster.assertPointsInvariants(users: [owner, thief])

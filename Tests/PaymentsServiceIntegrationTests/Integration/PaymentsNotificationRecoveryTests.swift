@@ -29,11 +29,14 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
     private func fixture() async throws -> AppStoreSyncFixture {
         if let fixture = Self.fixture { return fixture }
         let started = try await AppStoreSyncFixture.start(jobs: [
-            "NOTIFICATION_RECOVERY_INTERVAL_SECONDS": "1", "NOTIFICATION_RECOVERY_OVERLAP_SECONDS": "\(Self.overlapSeconds)",
+            "NOTIFICATION_RECOVERY_INTERVAL_SECONDS": "1",
+            "NOTIFICATION_RECOVERY_OVERLAP_SECONDS": "\(Self.overlapSeconds)",
         ])
         Self.fixture = started
         for environment in ["Production", "Sandbox"] {
-            let asked = try await started.cluster.eventually { try await !self.historyRequests(started, environment: environment).isEmpty }
+            let asked = try await started.cluster.eventually {
+                try await !self.historyRequests(started, environment: environment).isEmpty
+            }
             XCTAssertTrue(asked, "the \(environment) job ran at start-up")
             Self.firstRequests[environment] = try await historyRequests(started, environment: environment).first
         }
@@ -41,17 +44,27 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
     }
 
     /// The job's row: resume point, schedule, last outcome.
-    private func jobRow(_ cluster: PaymentsCluster, _ job: String) async throws -> (resume: Int64?, nextRunInMs: Int64, outcome: String?)? {
+    private func jobRow(_ cluster: PaymentsCluster, _ job: String) async throws -> (
+        resume: Int64?, nextRunInMs: Int64, outcome: String?
+    )? {
         try await cluster.paymentsDatabase.withConnection { connection in
-            guard let row = try await connection.query("""
-                select resume_ms, (extract(epoch from (next_run_at - now())) * 1000)::bigint as next_ms, last_outcome
-                from apple_sync_jobs where job = $1
-                """, [.text(job)]).first else { return nil }
-            return (try row.optionalInt64("resume_ms"), try row.int64("next_ms"), try row.optionalString("last_outcome"))
+            guard
+                let row = try await connection.query(
+                    """
+                    select resume_ms, (extract(epoch from (next_run_at - now())) * 1000)::bigint as next_ms, last_outcome
+                    from apple_sync_jobs where job = $1
+                    """, [.text(job)]
+                ).first
+            else { return nil }
+            return (
+                try row.optionalInt64("resume_ms"), try row.int64("next_ms"), try row.optionalString("last_outcome")
+            )
         }
     }
 
-    private func historyRequests(_ fixture: AppStoreSyncFixture, environment: String = "Production") async throws -> [[String: Any]] {
+    private func historyRequests(_ fixture: AppStoreSyncFixture, environment: String = "Production") async throws
+        -> [[String: Any]]
+    {
         try await fixture.requests("/inApps/v1/notifications/history", environment: environment)
     }
 
@@ -62,35 +75,48 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         let token = try await cluster.accountToken(user)
         // Before the outage: the app bought and verified the premium pack.
         let refunded = PaymentsCluster.randomTransactionId()
-        let signed = try cluster.signedTransaction(refunded, productCode: "premium_pack", appAccountToken: token, environment: "Production")
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "premium_pack", transactionId: refunded, signed: signed,
-                                                               appAccountToken: token))
+        let signed = try cluster.signedTransaction(
+            refunded, productCode: "premium_pack", appAccountToken: token, environment: "Production")
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(
+                user: user, productCode: "premium_pack", transactionId: refunded, signed: signed,
+                appAccountToken: token))
         // During the outage: a purchase the app never submitted (ONE_TIME_CHARGE)
         // and a refund of the premium pack (REFUND); neither was delivered.
         let bought = PaymentsCluster.randomTransactionId()
         let customer = "c-\(user)"
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(bought, productCode: "popular_pack", token: token, customer: customer),
-            AppStoreSyncFixture.transaction(refunded, productCode: "premium_pack", token: token, customer: customer, revoked: true),
-        ])
-        let uuids = try await fixture.standIn.add(environment: "Production", notifications: [
-            AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought),
-            AppStoreSyncFixture.notification("REFUND", about: refunded),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(bought, productCode: "popular_pack", token: token, customer: customer),
+                AppStoreSyncFixture.transaction(
+                    refunded, productCode: "premium_pack", token: token, customer: customer, revoked: true),
+            ])
+        let uuids = try await fixture.standIn.add(
+            environment: "Production",
+            notifications: [
+                AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought),
+                AppStoreSyncFixture.notification("REFUND", about: refunded),
+            ])
         let credited = try await cluster.waitSettled(bought, status: "granted")
         let clawedBack = try await cluster.waitSettled(refunded, status: "refunded")
         XCTAssertTrue(credited)
         XCTAssertTrue(clawedBack)
         for uuid in uuids {
             let outcome = try await cluster.paymentsDatabase.withConnection {
-                try await $0.query("select outcome from apple_notifications where notification_uuid = $1::uuid", [.uuid(UUID(uuidString: uuid)!)])
-                    .first?.string("outcome")
+                try await $0.query(
+                    "select outcome from apple_notifications where notification_uuid = $1::uuid",
+                    [.uuid(UUID(uuidString: uuid)!)]
+                )
+                .first?.string("outcome")
             }
             XCTAssertNotNil(outcome, "recorded through the notification path")
         }
         // Later runs read the same window again (the overlap): nothing changes.
         let seen = try await historyRequests(fixture).count
-        let moreRuns = try await cluster.eventually(timeout: .seconds(20)) { try await self.historyRequests(fixture).count >= seen + 2 }
+        let moreRuns = try await cluster.eventually(timeout: .seconds(20)) {
+            try await self.historyRequests(fixture).count >= seen + 2
+        }
         XCTAssertTrue(moreRuns)
         try await cluster.assertGrantedOnce(bought, user: user, productCode: "popular_pack")
         let purchases = try await cluster.purchaseRows(refunded)
@@ -127,9 +153,12 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         let resume = try await jobRow(cluster, job)?.resume ?? 0
         let askedBeforeRestart = try await historyRequests(fixture).count
         let bought = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(bought, productCode: "starter_pack", token: token, customer: "c-\(user)"),
-        ], notifications: [AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought)])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    bought, productCode: "starter_pack", token: token, customer: "c-\(user)")
+            ], notifications: [AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought)])
         try await Task.sleep(for: .milliseconds(200))
         try await cluster.startPayments()
         let credited = try await cluster.waitSettled(bought, status: "granted")
@@ -137,9 +166,12 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         try await cluster.assertGrantedOnce(bought, user: user, productCode: "starter_pack")
         // After the restart the job did not start over: its windows begin at
         // the stored point minus the overlap, never a bootstrap again.
-        let later = try await historyRequests(fixture).dropFirst(askedBeforeRestart).compactMap { $0["body"] as? [String: Any] }
-        XCTAssertEqual(later.first?["startDate"] as? Int64, resume - Self.overlapSeconds * 1000,
-                       "the first window after the restart starts at the stored point minus the overlap")
+        let later = try await historyRequests(fixture).dropFirst(askedBeforeRestart).compactMap {
+            $0["body"] as? [String: Any]
+        }
+        XCTAssertEqual(
+            later.first?["startDate"] as? Int64, resume - Self.overlapSeconds * 1000,
+            "the first window after the restart starts at the stored point minus the overlap")
         XCTAssertTrue(later.allSatisfy { $0["onlyFailures"] == nil }, "no bootstrap again")
         try await cluster.assertPointsInvariants(users: [user])
     }
@@ -157,27 +189,35 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         // Between two runs (no lease held), the window becomes a stale one.
         let stale = try await cluster.eventually {
             try await cluster.paymentsDatabase.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     update apple_sync_jobs set window_start_ms = $1::bigint, window_end_ms = $2::bigint, window_only_failures = true,
                         page_token = null, next_run_at = now()
                     where job = 'notification_recovery:Production' and (lease_until is null or lease_until < now())
                     returning job
-                    """, [.int64(now - 200 * day), .int64(now - 190 * day)]).count == 1
+                    """, [.int64(now - 200 * day), .int64(now - 190 * day)]
+                ).count == 1
             }
         }
         XCTAssertTrue(stale)
         let user = UUID()
         let token = try await cluster.accountToken(user)
         let bought = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(bought, productCode: "starter_pack", token: token, customer: "c-\(user)"),
-        ], notifications: [AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought)])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    bought, productCode: "starter_pack", token: token, customer: "c-\(user)")
+            ], notifications: [AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: bought)])
         let credited = try await cluster.waitSettled(bought, status: "granted")
         XCTAssertTrue(credited, "recovery went on past the stale window")
         try await cluster.assertGrantedOnce(bought, user: user, productCode: "starter_pack")
         let asked = try await historyRequests(fixture).dropFirst(before)
         XCTAssertFalse(asked.contains { $0["status"] as? Int == 400 }, "no window Apple refuses was asked for")
-        XCTAssertTrue(asked.compactMap { ($0["body"] as? [String: Any])?["startDate"] as? Int64 }.allSatisfy { $0 > now - 180 * day })
+        XCTAssertTrue(
+            asked.compactMap { ($0["body"] as? [String: Any])?["startDate"] as? Int64 }.allSatisfy {
+                $0 > now - 180 * day
+            })
         XCTAssertTrue(cluster.paymentsLogs.contains("\"alert\":\"notification_history_gap\""))
         try await cluster.assertPointsInvariants(users: [user])
     }
@@ -188,12 +228,18 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         let user = UUID()
         let token = try await cluster.accountToken(user)
         let ids = (0..<45).map { _ in PaymentsCluster.randomTransactionId() }
-        try await fixture.standIn.add(environment: "Production", transactions: ids.map {
-            AppStoreSyncFixture.transaction($0, productCode: "starter_pack", token: token, customer: "c-\(user)")
-        }, notifications: ids.map { AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: $0) })
-        let all = try await cluster.eventually(timeout: .seconds(40)) { try await cluster.balance(user).balance == 4_500 }
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: ids.map {
+                AppStoreSyncFixture.transaction($0, productCode: "starter_pack", token: token, customer: "c-\(user)")
+            }, notifications: ids.map { AppStoreSyncFixture.notification("ONE_TIME_CHARGE", about: $0) })
+        let all = try await cluster.eventually(timeout: .seconds(40)) {
+            try await cluster.balance(user).balance == 4_500
+        }
         XCTAssertTrue(all, "45 purchases of 100 credits")
-        let paged = try await historyRequests(fixture).filter { ($0["query"] as? String ?? "").contains("paginationToken=") }
+        let paged = try await historyRequests(fixture).filter {
+            ($0["query"] as? String ?? "").contains("paginationToken=")
+        }
         XCTAssertGreaterThanOrEqual(paged.count, 2, "45 notifications are 3 pages of 20")
         for id in ids { try await cluster.assertGrantedOnce(id, user: user, productCode: "starter_pack") }
         try await cluster.assertPointsInvariants(users: [user])
@@ -205,7 +251,8 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         let path = "/inApps/v1/notifications/history"
         // A short Retry-After: the client waits that long, then the run goes on.
         let before = try await historyRequests(fixture).count
-        try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 1], match: path, environment: "Production")
+        try await fixture.standIn.fault(
+            ["kind": "rate_limit", "retryAfter": 1], match: path, environment: "Production")
         let retried = try await cluster.eventually {
             let requests = try await self.historyRequests(fixture).dropFirst(before)
             return requests.contains { $0["status"] as? Int == 429 } && requests.last?["status"] as? Int == 200
@@ -219,7 +266,8 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
 
         // A Retry-After longer than the client waits in a call: the job stops
         // and does not ask again before it (the interval is 1 s).
-        try await fixture.standIn.fault(["kind": "rate_limit", "retryAfter": 120], match: path, environment: "Production", count: 10)
+        try await fixture.standIn.fault(
+            ["kind": "rate_limit", "retryAfter": 120], match: path, environment: "Production", count: 10)
         let deferred = try await cluster.eventually {
             try await self.jobRow(cluster, "notification_recovery:Production")?.outcome == "rate_limited"
         }
@@ -241,7 +289,8 @@ final class PaymentsNotificationRecoveryTests: XCTestCase {
         // Let the other tests go on: clear the faults and make the job due again.
         try await fixture.standIn.command(["op": "reset"])
         try await cluster.paymentsDatabase.withConnection {
-            _ = try await $0.query("update apple_sync_jobs set next_run_at = now() where job = 'notification_recovery:Production'")
+            _ = try await $0.query(
+                "update apple_sync_jobs set next_run_at = now() where job = 'notification_recovery:Production'")
         }
     }
 }

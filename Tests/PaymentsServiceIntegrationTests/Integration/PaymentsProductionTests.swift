@@ -6,7 +6,9 @@ import XCTest
 /// APPLE_APP_APPLE_ID): Production purchases are credited, Sandbox ones and
 /// notifications for another app are refused and write nothing.
 final class PaymentsProductionTests: XCTestCase {
-    static let shared = SharedCluster { try await PaymentsCluster.start(environments: "Production", appAppleId: "1234") }
+    static let shared = SharedCluster {
+        try await PaymentsCluster.start(environments: "Production", appAppleId: "1234")
+    }
 
     override class func tearDown() {
         shared.shutdownBlocking()
@@ -17,8 +19,11 @@ final class PaymentsProductionTests: XCTestCase {
         let cluster = try await Self.shared.cluster()
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        let production = try cluster.signedTransaction(transactionId, productCode: "popular_pack", environment: "Production")
-        let granted = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId, signed: production))
+        let production = try cluster.signedTransaction(
+            transactionId, productCode: "popular_pack", environment: "Production")
+        let granted = try await cluster.verify(
+            try cluster.verifyRequest(
+                user: user, productCode: "popular_pack", transactionId: transactionId, signed: production))
         XCTAssertEqual(granted.outcome, .granted)
         let transaction = try await cluster.transaction(user, transactionId)
         XCTAssertEqual(transaction.environment, "Production")
@@ -27,7 +32,8 @@ final class PaymentsProductionTests: XCTestCase {
         let sandboxUser = UUID()
         let sandboxId = PaymentsCluster.randomTransactionId()
         let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: sandboxUser, productCode: "popular_pack", transactionId: sandboxId))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(user: sandboxUser, productCode: "popular_pack", transactionId: sandboxId))
         }
         XCTAssertEqual(error?.metadata[stringValues: "jws-failure"].first, "wrong_environment")
         try await cluster.assertNothingWritten(sandboxId, user: sandboxUser)
@@ -36,15 +42,19 @@ final class PaymentsProductionTests: XCTestCase {
 
     func testNotificationsMustNameThisApp() async throws {
         let cluster = try await Self.shared.cluster()
-        let ours = try await cluster.notify(try cluster.signedNotification("TEST", environment: "Production", appAppleId: 1234))
+        let ours = try await cluster.notify(
+            try cluster.signedNotification("TEST", environment: "Production", appAppleId: 1234))
         XCTAssertEqual(ours.outcome, "acknowledged")
         let uuid = UUID()
         let error = await expectRPCError(.invalidArgument, reason: "TRANSACTION_INVALID") {
-            _ = try await cluster.notify(try cluster.signedNotification("TEST", uuid: uuid, environment: "Production", appAppleId: 999))
+            _ = try await cluster.notify(
+                try cluster.signedNotification("TEST", uuid: uuid, environment: "Production", appAppleId: 999))
         }
         XCTAssertEqual(error?.metadata[stringValues: "jws-failure"].first, "wrong_app_apple_id")
         let recorded = try await cluster.paymentsDatabase.withConnection {
-            try await $0.query("select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(uuid)]).first!.int64("n")
+            try await $0.query(
+                "select count(*) as n from apple_notifications where notification_uuid = $1::uuid", [.uuid(uuid)]
+            ).first!.int64("n")
         }
         XCTAssertEqual(recorded, 0)
     }

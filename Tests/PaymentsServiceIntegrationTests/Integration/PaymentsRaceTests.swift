@@ -20,7 +20,9 @@ final class PaymentsRaceTests: XCTestCase {
     }
 
     /// Verifies, retrying UNAVAILABLE answers (bounded) as the app would.
-    private static func verifyRetrying(_ cluster: PaymentsCluster, _ request: VerifyTransactionRequest) async throws -> Answer {
+    private static func verifyRetrying(_ cluster: PaymentsCluster, _ request: VerifyTransactionRequest) async throws
+        -> Answer
+    {
         for _ in 0..<50 {
             do {
                 return .outcome(try await cluster.verify(request).outcome)
@@ -58,7 +60,8 @@ final class PaymentsRaceTests: XCTestCase {
         do {
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
-            let request = try cluster.verifyRequest(user: user, productCode: "popular_pack", transactionId: transactionId)
+            let request = try cluster.verifyRequest(
+                user: user, productCode: "popular_pack", transactionId: transactionId)
             try await cluster.killPoints()
             await expectRPCError(.unavailable, reason: "POINTS_UNAVAILABLE") { _ = try await cluster.verify(request) }
             // The grant is owed, due again after a short backoff; the worker polls every 100 ms.
@@ -68,14 +71,18 @@ final class PaymentsRaceTests: XCTestCase {
                 return try await group.reduce(into: [Answer]()) { $0.append($1) }
             }
             XCTAssertLessThanOrEqual(answers.filter { $0 == .outcome(.granted) }.count, 1, "\(answers)")
-            XCTAssertEqual(answers.filter { $0 == .outcome(.granted) || $0 == .outcome(.alreadyGranted) }.count, 20, "\(answers)")
+            XCTAssertEqual(
+                answers.filter { $0 == .outcome(.granted) || $0 == .outcome(.alreadyGranted) }.count, 20, "\(answers)")
             let settled = try await cluster.waitSettled(transactionId, status: "granted")
             XCTAssertTrue(settled)
             try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
             let lines = cluster.paymentsLogs.split(separator: "\n").filter { $0.contains(transactionId) }
-            XCTAssertEqual(lines.filter { $0.contains("saga step done") && $0.contains("\"step\":\"grant\"") }.count, 1,
-                           "the grant's result is recorded once")
-            XCTAssertEqual(lines.filter { $0.contains("already recorded") }.count, 0, "no runner ran the step while another held it")
+            XCTAssertEqual(
+                lines.filter { $0.contains("saga step done") && $0.contains("\"step\":\"grant\"") }.count, 1,
+                "the grant's result is recorded once")
+            XCTAssertEqual(
+                lines.filter { $0.contains("already recorded") }.count, 0,
+                "no runner ran the step while another held it")
             try await cluster.assertPointsInvariants(users: [user])
         } catch {
             await cluster.shutdown()
@@ -89,7 +96,10 @@ final class PaymentsRaceTests: XCTestCase {
         let users = [UUID(), UUID()]
         let transactionId = PaymentsCluster.randomTransactionId()
         let signed = try cluster.signedTransaction(transactionId, productCode: "popular_pack")
-        let requests = try users.map { try cluster.verifyRequest(user: $0, productCode: "popular_pack", transactionId: transactionId, signed: signed) }
+        let requests = try users.map {
+            try cluster.verifyRequest(
+                user: $0, productCode: "popular_pack", transactionId: transactionId, signed: signed)
+        }
         let answers = try await withThrowingTaskGroup(of: (Int, Answer).self) { group in
             for index in 0..<60 {
                 group.addTask { (index % 2, try await Self.verifyRetrying(cluster, requests[index % 2])) }
@@ -102,7 +112,9 @@ final class PaymentsRaceTests: XCTestCase {
         let winnerAnswers = answers.filter { $0.0 == winner }.map(\.1)
         let loserAnswers = answers.filter { $0.0 == loser }.map(\.1)
         XCTAssertEqual(winnerAnswers.filter { $0 == .outcome(.granted) }.count, 1, "\(winnerAnswers)")
-        XCTAssertTrue(winnerAnswers.allSatisfy { $0 == .outcome(.granted) || $0 == .outcome(.alreadyGranted) }, "\(winnerAnswers)")
+        XCTAssertTrue(
+            winnerAnswers.allSatisfy { $0 == .outcome(.granted) || $0 == .outcome(.alreadyGranted) }, "\(winnerAnswers)"
+        )
         XCTAssertTrue(loserAnswers.allSatisfy { $0 == .refused("TRANSACTION_CONFLICT") }, "\(loserAnswers)")
         try await cluster.assertGrantedOnce(transactionId, user: users[winner], productCode: "popular_pack")
         let loserRows = try await cluster.ledgerRows(user: users[loser])
@@ -116,7 +128,8 @@ final class PaymentsRaceTests: XCTestCase {
         for round in 0..<20 {
             let user = UUID()
             let transactionId = PaymentsCluster.randomTransactionId()
-            let request = try cluster.verifyRequest(user: user, productCode: "starter_pack", transactionId: transactionId)
+            let request = try cluster.verifyRequest(
+                user: user, productCode: "starter_pack", transactionId: transactionId)
             let refund = try cluster.signedRefund(transactionId, productCode: "starter_pack")
             // Vary which call gets ahead (a nudge, not an assertion: every
             // interleaving must end consistent).

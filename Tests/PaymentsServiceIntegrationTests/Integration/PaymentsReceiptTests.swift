@@ -37,7 +37,9 @@ final class PaymentsReceiptTests: XCTestCase {
         return (started, signer)
     }
 
-    private func verifyReceipt(_ cluster: PaymentsCluster, user: UUID, _ receiptData: String) async throws -> VerifyReceiptResponse {
+    private func verifyReceipt(_ cluster: PaymentsCluster, user: UUID, _ receiptData: String) async throws
+        -> VerifyReceiptResponse
+    {
         var request = VerifyReceiptRequest()
         request.userId = user.uuidString.lowercased()
         request.emailHash = PaymentsCluster.randomEmailHash()
@@ -48,18 +50,24 @@ final class PaymentsReceiptTests: XCTestCase {
 
     /// A fresh user and a purchase of theirs without an appAccountToken,
     /// known to the App Store stand-in (Production).
-    private func tokenlessPurchase(at fixture: AppStoreSyncFixture) async throws -> (user: UUID, transactionId: String) {
+    private func tokenlessPurchase(at fixture: AppStoreSyncFixture) async throws -> (user: UUID, transactionId: String)
+    {
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)")
+            ])
         return (user, transactionId)
     }
 
     /// The whole receipt is refused: RECEIPT_INVALID with `code` in `receipt-failure`.
-    private func assertReceiptRefused(_ cluster: PaymentsCluster, user: UUID, _ receipt: String, _ code: String,
-                                      file: StaticString = #filePath, line: UInt = #line) async {
+    private func assertReceiptRefused(
+        _ cluster: PaymentsCluster, user: UUID, _ receipt: String, _ code: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async {
         let error = await expectRPCError(.invalidArgument, reason: "RECEIPT_INVALID", file: file, line: line) {
             _ = try await self.verifyReceipt(cluster, user: user, receipt)
         }
@@ -71,7 +79,9 @@ final class PaymentsReceiptTests: XCTestCase {
     }
 
     /// Nothing of the receipt, a JWS or the key in any log line.
-    private func assertLogsClean(_ fixture: AppStoreSyncFixture, receipts: [String], file: StaticString = #filePath, line: UInt = #line) {
+    private func assertLogsClean(
+        _ fixture: AppStoreSyncFixture, receipts: [String], file: StaticString = #filePath, line: UInt = #line
+    ) {
         let logs = fixture.cluster.paymentsLogs
         fixture.assertNoSecrets(in: logs, file: file, line: line)
         for receipt in receipts where receipt.count > 120 {
@@ -88,16 +98,22 @@ final class PaymentsReceiptTests: XCTestCase {
         let otherToken = try await cluster.accountToken(other)
         let mine = PaymentsCluster.randomTransactionId(), noToken = PaymentsCluster.randomTransactionId()
         let unknown = PaymentsCluster.randomTransactionId(), foreign = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(mine, productCode: "popular_pack", token: token, customer: "c-\(user)"),
-            AppStoreSyncFixture.transaction(noToken, productCode: "premium_pack", token: nil, customer: "c-\(user)"),
-            AppStoreSyncFixture.transaction(foreign, productCode: "popular_pack", token: otherToken, customer: "c-\(other)"),
-        ])
-        let receipt = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [mine, unknown, noToken, foreign])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(mine, productCode: "popular_pack", token: token, customer: "c-\(user)"),
+                AppStoreSyncFixture.transaction(
+                    noToken, productCode: "premium_pack", token: nil, customer: "c-\(user)"),
+                AppStoreSyncFixture.transaction(
+                    foreign, productCode: "popular_pack", token: otherToken, customer: "c-\(other)"),
+            ])
+        let receipt = try await signer.base64(
+            bundleId: PaymentsCluster.bundleId, transactionIds: [mine, unknown, noToken, foreign])
 
         let first = try await verifyReceipt(cluster, user: user, receipt)
-        XCTAssertEqual(first.results.map(\.transactionId), [mine, unknown, noToken],
-                       "in the receipt's order; another account's purchase is left out, nothing said about it")
+        XCTAssertEqual(
+            first.results.map(\.transactionId), [mine, unknown, noToken],
+            "in the receipt's order; another account's purchase is left out, nothing said about it")
         XCTAssertEqual(result(first, mine)?.status, .success)
         XCTAssertEqual(result(first, mine)?.creditsAdded, 210)
         XCTAssertEqual(result(first, mine)?.productCode, "popular_pack")
@@ -108,7 +124,9 @@ final class PaymentsReceiptTests: XCTestCase {
         XCTAssertEqual(result(first, unknown)?.errorReason, "TRANSACTION_INVALID")
         XCTAssertEqual(result(first, unknown)?.errorDetail, "not_found_at_apple")
         XCTAssertNil(result(first, foreign))
-        let audit = cluster.paymentsLogs.split(separator: "\n").filter { $0.contains("ignored a transaction of another account") }
+        let audit = cluster.paymentsLogs.split(separator: "\n").filter {
+            $0.contains("ignored a transaction of another account")
+        }
         XCTAssertTrue(audit.contains { $0.contains(foreign) }, "audited by id")
         try await cluster.assertGrantedOnce(mine, user: user, productCode: "popular_pack")
         try await cluster.assertGrantedOnce(noToken, user: user, productCode: "premium_pack")
@@ -141,9 +159,12 @@ final class PaymentsReceiptTests: XCTestCase {
         let cluster = fixture.cluster
         let user = UUID()
         let transactionId = PaymentsCluster.randomTransactionId()
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, quantity: 2, customer: "c-\(user)"),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: nil, quantity: 2, customer: "c-\(user)")
+            ])
         let one = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
         let answer = try await verifyReceipt(cluster, user: user, one)
         XCTAssertEqual(answer.results.count, 1)
@@ -228,19 +249,25 @@ final class PaymentsReceiptTests: XCTestCase {
 
         let otherAuthority = try SignedTestReceipt(authority: LocalTestingCertificateAuthority())
         defer { otherAuthority.removeFiles() }
-        let untrusted = try await otherAuthority.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
+        let untrusted = try await otherAuthority.base64(
+            bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId])
         await refused(untrusted, "chainUntrusted")
 
         // A genuine receipt with one byte of its content changed: still
         // readable, listing another product, but no longer what was signed.
-        let genuine = Array(Data(base64Encoded: try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId]))!)
+        let genuine = Array(
+            Data(
+                base64Encoded: try await signer.base64(
+                    bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId]))!)
         let product = Array("popular_pack".utf8)
-        let at = try XCTUnwrap((0...(genuine.count - product.count)).first { Array(genuine[$0..<($0 + product.count)]) == product })
+        let at = try XCTUnwrap(
+            (0...(genuine.count - product.count)).first { Array(genuine[$0..<($0 + product.count)]) == product })
         var altered = genuine
         altered[at] = UInt8(ascii: "q")
         await refused(Data(altered).base64EncodedString(), "signatureInvalid")
 
-        let undated = try await signer.base64(bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId], creationDate: nil)
+        let undated = try await signer.base64(
+            bundleId: PaymentsCluster.bundleId, transactionIds: [transactionId], creationDate: nil)
         await refused(undated, "creationDateMissing")
 
         let lookups = try await fixture.requests("/inApps/v1/transactions/\(transactionId)")

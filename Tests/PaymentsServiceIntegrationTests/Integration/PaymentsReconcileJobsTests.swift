@@ -9,11 +9,13 @@ import XCTest
 /// owner, and a refund whose notification never came is found by the
 /// revoked sweep and clawed back once.
 final class PaymentsReconcileJobsTests: XCTestCase {
-    static let shared = SharedFixture<AppStoreSyncFixture>(start: {
-        try await AppStoreSyncFixture.start(jobs: [
-            "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_STUCK_AFTER_SECONDS": "1", "REVOKED_SWEEP_INTERVAL_SECONDS": "1",
-        ])
-    }, shutdown: { await $0.shutdown() })
+    static let shared = SharedFixture<AppStoreSyncFixture>(
+        start: {
+            try await AppStoreSyncFixture.start(jobs: [
+                "RECONCILE_INTERVAL_SECONDS": "1", "RECONCILE_STUCK_AFTER_SECONDS": "1",
+                "REVOKED_SWEEP_INTERVAL_SECONDS": "1",
+            ])
+        }, shutdown: { await $0.shutdown() })
 
     override class func tearDown() {
         shared.shutdownBlocking()
@@ -29,21 +31,31 @@ final class PaymentsReconcileJobsTests: XCTestCase {
         let token = try await cluster.accountToken(user)
         let transactionId = PaymentsCluster.randomTransactionId()
         // Bought outside the app (an offer code): no appAccountToken, so received.
-        let notified = try await cluster.notify(try cluster.signedOneTimeCharge(transactionId, productCode: "popular_pack", appAccountToken: nil,
-                                                                                environment: "Production"))
+        let notified = try await cluster.notify(
+            try cluster.signedOneTimeCharge(
+                transactionId, productCode: "popular_pack", appAccountToken: nil,
+                environment: "Production"))
         XCTAssertEqual(notified.outcome, "received_no_account_token")
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)"),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: nil, customer: "c-\(user)")
+            ])
         // Asked about once stuck, but Apple's view names nobody yet.
-        let asked = try await cluster.eventually { try await !fixture.requests("/inApps/v1/transactions/\(transactionId)").isEmpty }
+        let asked = try await cluster.eventually {
+            try await !fixture.requests("/inApps/v1/transactions/\(transactionId)").isEmpty
+        }
         XCTAssertTrue(asked)
         let still = try await cluster.status(transactionId)
         XCTAssertEqual(still, "received")
         // Support sets the user's token on it (Set App Account Token): the next look credits it.
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)"),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    transactionId, productCode: "popular_pack", token: token, customer: "c-\(user)")
+            ])
         let credited = try await cluster.waitSettled(transactionId, status: "granted", timeout: .seconds(30))
         XCTAssertTrue(credited)
         try await cluster.assertGrantedOnce(transactionId, user: user, productCode: "popular_pack")
@@ -63,20 +75,30 @@ final class PaymentsReconcileJobsTests: XCTestCase {
         let token = try await cluster.accountToken(user)
         let kept = PaymentsCluster.randomTransactionId(), refunded = PaymentsCluster.randomTransactionId()
         for (transactionId, product) in [(kept, "starter_pack"), (refunded, "premium_pack")] {
-            let signed = try cluster.signedTransaction(transactionId, productCode: product, appAccountToken: token, environment: "Production")
-            let verify = try await cluster.verify(try cluster.verifyRequest(user: user, productCode: product, transactionId: transactionId,
-                                                                             signed: signed, appAccountToken: token))
+            let signed = try cluster.signedTransaction(
+                transactionId, productCode: product, appAccountToken: token, environment: "Production")
+            let verify = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, productCode: product, transactionId: transactionId,
+                    signed: signed, appAccountToken: token))
             XCTAssertEqual(verify.outcome, .granted)
         }
-        try await fixture.standIn.add(environment: "Production", transactions: [
-            AppStoreSyncFixture.transaction(kept, productCode: "starter_pack", token: token, customer: "c-\(user)", purchasedAgoMilliseconds: 120_000),
-            AppStoreSyncFixture.transaction(refunded, productCode: "premium_pack", token: token, customer: "c-\(user)", revoked: true),
-        ])
+        try await fixture.standIn.add(
+            environment: "Production",
+            transactions: [
+                AppStoreSyncFixture.transaction(
+                    kept, productCode: "starter_pack", token: token, customer: "c-\(user)",
+                    purchasedAgoMilliseconds: 120_000),
+                AppStoreSyncFixture.transaction(
+                    refunded, productCode: "premium_pack", token: token, customer: "c-\(user)", revoked: true),
+            ])
         let clawedBack = try await cluster.waitSettled(refunded, status: "refunded", timeout: .seconds(30))
         XCTAssertTrue(clawedBack)
         // More sweeps: still once.
         let sweeps = try await fixture.requests("/inApps/v2/history/").count
-        let more = try await cluster.eventually { try await fixture.requests("/inApps/v2/history/").count >= sweeps + 2 }
+        let more = try await cluster.eventually {
+            try await fixture.requests("/inApps/v2/history/").count >= sweeps + 2
+        }
         XCTAssertTrue(more)
         let purchases = try await cluster.purchaseRows(refunded)
         let refunds = try await cluster.refundRows(refunded)
@@ -109,17 +131,24 @@ final class PaymentsReconcileJobsTests: XCTestCase {
         let bought = [unreadable: PaymentsCluster.randomTransactionId(), later: PaymentsCluster.randomTransactionId()]
         let unreadableTransaction = try XCTUnwrap(bought[unreadable]), laterTransaction = try XCTUnwrap(bought[later])
         let unreadablePath = "/inApps/v2/history/\(unreadableTransaction)"
-        try await fixture.standIn.fault(["kind": "status", "status": 400, "errorCode": 4000006], match: unreadablePath,
-                                        environment: "Production", count: 100_000)
+        try await fixture.standIn.fault(
+            ["kind": "status", "status": 400, "errorCode": 4000006], match: unreadablePath,
+            environment: "Production", count: 100_000)
         for (owner, transactionId) in [(unreadable, unreadableTransaction), (later, laterTransaction)] {
             let token = try await cluster.accountToken(owner)
-            let signed = try cluster.signedTransaction(transactionId, productCode: "premium_pack", appAccountToken: token, environment: "Production")
-            let verify = try await cluster.verify(try cluster.verifyRequest(user: owner, productCode: "premium_pack", transactionId: transactionId,
-                                                                             signed: signed, appAccountToken: token))
+            let signed = try cluster.signedTransaction(
+                transactionId, productCode: "premium_pack", appAccountToken: token, environment: "Production")
+            let verify = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: owner, productCode: "premium_pack", transactionId: transactionId,
+                    signed: signed, appAccountToken: token))
             XCTAssertEqual(verify.outcome, .granted)
-            try await fixture.standIn.add(environment: "Production", transactions: [
-                AppStoreSyncFixture.transaction(transactionId, productCode: "premium_pack", token: token, customer: "c-\(owner)", revoked: true),
-            ])
+            try await fixture.standIn.add(
+                environment: "Production",
+                transactions: [
+                    AppStoreSyncFixture.transaction(
+                        transactionId, productCode: "premium_pack", token: token, customer: "c-\(owner)", revoked: true)
+                ])
         }
         let clawedBack = try await cluster.waitSettled(laterTransaction, status: "refunded", timeout: .seconds(30))
         XCTAssertTrue(clawedBack, "the user after the unreadable one is swept")

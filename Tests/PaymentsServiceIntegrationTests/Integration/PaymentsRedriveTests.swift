@@ -18,9 +18,12 @@ final class PaymentsRedriveTests: XCTestCase {
         let user = UUID()
         let hash = PaymentsCluster.randomEmailHash()
         let first = PaymentsCluster.randomTransactionId(), second = PaymentsCluster.randomTransactionId()
-        _ = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: first))
+        _ = try await cluster.verify(
+            try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: first))
         await expectRPCError(.failedPrecondition, reason: "STARTER_PACK_INELIGIBLE") {
-            _ = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: second))
+            _ = try await cluster.verify(
+                try cluster.verifyRequest(
+                    user: user, emailHash: hash, productCode: "new_user_pack", transactionId: second))
         }
         let failed = try await cluster.status(second)
         XCTAssertEqual(failed, "failed")
@@ -34,7 +37,9 @@ final class PaymentsRedriveTests: XCTestCase {
 
         // Support decides the second starter pack stands: the claim is reset, then re-driven.
         try await cluster.pointsDatabase.withConnection {
-            _ = try await $0.query("update register_bonus_claims set has_purchased_starter_pack = false where email_hash = $1", [.text(hash)])
+            _ = try await $0.query(
+                "update register_bonus_claims set has_purchased_starter_pack = false where email_hash = $1",
+                [.text(hash)])
         }
         let redriven = try await cluster.redrive(second)
         XCTAssertEqual(redriven.status, 0, redriven.output)
@@ -43,11 +48,13 @@ final class PaymentsRedriveTests: XCTestCase {
         let granted = try await cluster.status(second)
         XCTAssertEqual(granted, "granted")
         let credited = try await cluster.transaction(user, second)
-        XCTAssertEqual(credited.ledgerEventId, "payment.apple_iap:\(second)", "named once the redriven grant credited it")
+        XCTAssertEqual(
+            credited.ledgerEventId, "payment.apple_iap:\(second)", "named once the redriven grant credited it")
         let account = try await cluster.balance(user)
         XCTAssertEqual(account.balance, 120)
         // The app's resubmission is now answered already_granted.
-        let again = try await cluster.verify(try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: second))
+        let again = try await cluster.verify(
+            try cluster.verifyRequest(user: user, emailHash: hash, productCode: "new_user_pack", transactionId: second))
         XCTAssertEqual(again.outcome, .alreadyGranted)
 
         // Idempotent: a second redrive changes nothing.

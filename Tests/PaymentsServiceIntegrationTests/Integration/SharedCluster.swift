@@ -28,7 +28,11 @@ final class SharedFixture<Value: Sendable>: Sendable {
     /// From a synchronous class `tearDown` (the main thread, not the pool):
     /// waits, bounded, for the fixture to stop.
     func shutdownBlocking() {
-        guard let task = starting.withLock({ current in defer { current = nil }; return current }) else { return }
+        guard
+            let task = starting.withLock({ current in
+                defer { current = nil }; return current
+            })
+        else { return }
         let shutdown = self.shutdown
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -27,9 +27,12 @@ final class SignedTestReceipt: Sendable {
     /// The base64 `receiptData` of a signed receipt listing `transactionIds`
     /// (each with `productId`) for `bundleId`, created `creationDate` (nil:
     /// without one; the default is now, inside the test CA's validity).
-    func base64(bundleId: String, transactionIds: [String], productId: String = "com.meeyao.qianwen.popular_pack",
-                creationDate: String? = SignedTestReceipt.now()) async throws -> String {
-        let payload = Self.payload(bundleId: bundleId, transactionIds: transactionIds, productId: productId, creationDate: creationDate)
+    func base64(
+        bundleId: String, transactionIds: [String], productId: String = "com.meeyao.qianwen.popular_pack",
+        creationDate: String? = SignedTestReceipt.now()
+    ) async throws -> String {
+        let payload = Self.payload(
+            bundleId: bundleId, transactionIds: transactionIds, productId: productId, creationDate: creationDate)
         return Data(try await bytes(payload)).base64EncodedString()
     }
 
@@ -44,7 +47,8 @@ final class SignedTestReceipt: Sendable {
         return try await offPool { try signer.sign(payload) }
     }
 
-    static func payload(bundleId: String, transactionIds: [String], productId: String, creationDate: String?) -> [UInt8] {
+    static func payload(bundleId: String, transactionIds: [String], productId: String, creationDate: String?) -> [UInt8]
+    {
         var attributes = [
             attribute(0, utf8("ProductionSandbox")), attribute(2, utf8(bundleId)), attribute(3, utf8("1.0.3")),
             attribute(4, octets([0xD1, 0xBC, 0xFE, 0xCF])), attribute(5, octets([UInt8](repeating: 0xA5, count: 20))),
@@ -52,17 +56,23 @@ final class SignedTestReceipt: Sendable {
         ]
         if let creationDate { attributes.append(attribute(12, ia5(creationDate))) }
         for transactionId in transactionIds {
-            attributes.append(attribute(17, set([
-                attribute(1701, integer(1)), attribute(1702, utf8(productId)), attribute(1703, utf8(transactionId)),
-                attribute(1704, ia5("2026-11-30T09:00:00Z")), attribute(1705, utf8(transactionId)),
-            ])))
+            attributes.append(
+                attribute(
+                    17,
+                    set([
+                        attribute(1701, integer(1)), attribute(1702, utf8(productId)),
+                        attribute(1703, utf8(transactionId)),
+                        attribute(1704, ia5("2026-11-30T09:00:00Z")), attribute(1705, utf8(transactionId)),
+                    ])))
         }
         return set(attributes)
     }
 
     // MARK: DER
 
-    static func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] { sequence([integer(type), integer(1), octets(value)]) }
+    static func attribute(_ type: Int64, _ value: [UInt8]) -> [UInt8] {
+        sequence([integer(type), integer(1), octets(value)])
+    }
     static func utf8(_ text: String) -> [UInt8] { tlv(0x0C, Array(text.utf8)) }
     static func ia5(_ text: String) -> [UInt8] { tlv(0x16, Array(text.utf8)) }
     static func octets(_ bytes: [UInt8]) -> [UInt8] { tlv(0x04, bytes) }
@@ -71,7 +81,9 @@ final class SignedTestReceipt: Sendable {
 
     static func integer(_ value: Int64) -> [UInt8] {
         var octets = withUnsafeBytes(of: value.bigEndian, Array.init)
-        while octets.count > 1, (octets[0] == 0x00 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0) {
+        while octets.count > 1,
+            (octets[0] == 0x00 && octets[1] & 0x80 == 0) || (octets[0] == 0xFF && octets[1] & 0x80 != 0)
+        {
             octets.removeFirst()
         }
         return tlv(0x02, octets)

@@ -28,11 +28,12 @@ final class CancelledCallerTests: XCTestCase {
 
         func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
             guard endStream else { return }
-            stream.sendHeaders([
-                HTTPHeaderField(name: ":status", value: "200"),
-                HTTPHeaderField(name: "content-type", value: "application/grpc"),
-                HTTPHeaderField(name: "grpc-status", value: "12"),
-            ], endStream: true)
+            stream.sendHeaders(
+                [
+                    HTTPHeaderField(name: ":status", value: "200"),
+                    HTTPHeaderField(name: "content-type", value: "application/grpc"),
+                    HTTPHeaderField(name: "grpc-status", value: "12"),
+                ], endStream: true)
         }
 
         func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {}

@@ -5,7 +5,8 @@ import XCTest
 
 final class ConnectionBackoffTests: XCTestCase {
     func testBackoffGrowsAndCaps() {
-        let backoff = ConnectionBackoff(initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .milliseconds(500))
+        let backoff = ConnectionBackoff(
+            initialDelay: .milliseconds(100), multiplier: 2, maximumDelay: .milliseconds(500))
         XCTAssertEqual(backoff.delay(afterFailures: 1), .milliseconds(100))
         XCTAssertEqual(backoff.delay(afterFailures: 2), .milliseconds(200))
         XCTAssertEqual(backoff.delay(afterFailures: 3), .milliseconds(400))
@@ -36,11 +37,14 @@ final class ConnectionBackoffUntilSettingsTests: XCTestCase {
             accepted.finish()
         }
         acceptor.start()
-        let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: listener.port)],
-                                   configuration: .init(backoff: ConnectionBackoff(initialDelay: .seconds(2), maximumDelay: .seconds(2))))
+        let client = try RPCClient(
+            targets: [HostAndPort(host: "127.0.0.1", port: listener.port)],
+            configuration: .init(backoff: ConnectionBackoff(initialDelay: .seconds(2), maximumDelay: .seconds(2))))
         let method = MethodDescriptor(service: "testing.v1.Echo", method: "Unary")
         for _ in 0..<10 {
-            let error = await expectRPCError { _ = try await client.unaryRaw(method, request: [1], metadata: [:], timeout: .seconds(2)) }
+            let error = await expectRPCError {
+                _ = try await client.unaryRaw(method, request: [1], metadata: [:], timeout: .seconds(2))
+            }
             XCTAssertEqual(error?.code, .unavailable)
         }
         XCTAssertLessThanOrEqual(accepted.value, 2, "backing off, not a connection per call")

@@ -15,7 +15,11 @@ final class RefusedStreamRetryTests: XCTestCase {
         let refuseFirst: Int
         init(refuseFirst: Int) { self.refuseFirst = refuseFirst }
         /// Records a stream's grpc-timeout; how many streams came so far.
-        func record(_ timeout: String) -> Int { lock.withLock { seen.append(timeout); return seen.count } }
+        func record(_ timeout: String) -> Int {
+            lock.withLock {
+                seen.append(timeout); return seen.count
+            }
+        }
         var timeouts: [String] { lock.withLock { seen } }
     }
 
@@ -34,8 +38,11 @@ final class RefusedStreamRetryTests: XCTestCase {
 
         func streamDidReceiveData(_ stream: HTTP2Stream, bytes: [UInt8], endStream: Bool) {
             guard endStream, seen.timeouts.count > seen.refuseFirst else { return }
-            stream.sendHeaders([HTTPHeaderField(name: ":status", value: "200"),
-                                HTTPHeaderField(name: "content-type", value: "application/grpc")], endStream: false)
+            stream.sendHeaders(
+                [
+                    HTTPHeaderField(name: ":status", value: "200"),
+                    HTTPHeaderField(name: "content-type", value: "application/grpc"),
+                ], endStream: false)
             stream.sendData([0, 0, 0, 0, 3, 7, 8, 9], endStream: false)
             stream.sendTrailers([HTTPHeaderField(name: "grpc-status", value: "0")])
         }
@@ -67,7 +74,9 @@ final class RefusedStreamRetryTests: XCTestCase {
         let server = try HTTP2Server(configuration: .init()) { _ in RefusingDelegate(seen: seen) }
         let port = try server.start()
         let client = try makeTestClient(ports: [port])
-        let error = await expectRPCError { _ = try await client.unaryRaw(self.method, request: [1], metadata: [:], timeout: .seconds(30)) }
+        let error = await expectRPCError {
+            _ = try await client.unaryRaw(self.method, request: [1], metadata: [:], timeout: .seconds(30))
+        }
         XCTAssertEqual(error?.code, .unavailable)
         XCTAssertEqual(seen.timeouts.count, 2, "sent again once, never more")
         await client.close()
@@ -78,7 +87,8 @@ final class RefusedStreamRetryTests: XCTestCase {
         let loop = try EventLoop(name: "timeout-test")
         let call = ClientCall(path: "/a/b", metadata: [:], body: [], timeout: .seconds(2), limits: .default, loop: loop)
         try await Task.sleep(for: .milliseconds(500))
-        let sent = try XCTUnwrap(call.requestHeaders(authority: "x", scheme: "http").first(named: "grpc-timeout").flatMap(GRPCTimeout.parse))
+        let sent = try XCTUnwrap(
+            call.requestHeaders(authority: "x", scheme: "http").first(named: "grpc-timeout").flatMap(GRPCTimeout.parse))
         XCTAssertLessThanOrEqual(sent, .milliseconds(1_510))
         XCTAssertGreaterThan(sent, .milliseconds(1_000))
         await loop.shutdown()

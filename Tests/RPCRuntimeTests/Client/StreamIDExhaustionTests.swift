@@ -17,7 +17,8 @@ final class StreamIDExhaustionTests: XCTestCase {
 
         // A slow call holds the first connection's first stream across its retirement.
         let slow = Task {
-            try await client.unary(TestMethods.sleep, request: RawMessage("300"), responseType: RawMessage.self).message.text
+            try await client.unary(TestMethods.sleep, request: RawMessage("300"), responseType: RawMessage.self).message
+                .text
         }
         for _ in 0..<200 where probe.count(.started) == 0 {
             try await Task.sleep(for: .milliseconds(10))
@@ -26,7 +27,8 @@ final class StreamIDExhaustionTests: XCTestCase {
 
         // Ten calls need four connections; every one of them must succeed.
         for index in 0..<10 {
-            let response = try await client.unary(TestMethods.echo, request: RawMessage("call \(index)"), responseType: RawMessage.self)
+            let response = try await client.unary(
+                TestMethods.echo, request: RawMessage("call \(index)"), responseType: RawMessage.self)
             XCTAssertEqual(response.message.text, "call \(index)")
         }
         let slowAnswer = try await slow.value

@@ -20,7 +20,9 @@ final class ConnectionLifecycleTests: XCTestCase {
         var answered: String?
         // Bounded: backoff is at most 200 ms in test clients.
         for _ in 0..<100 {
-            if let response = try? await client.unary(TestMethods.echo, request: RawMessage("two"), responseType: RawMessage.self) {
+            if let response = try? await client.unary(
+                TestMethods.echo, request: RawMessage("two"), responseType: RawMessage.self)
+            {
                 answered = response.message.text
                 break
             }
@@ -37,7 +39,8 @@ final class ConnectionLifecycleTests: XCTestCase {
         let client = try makeTestClient(ports: [portA, portB])
         var seen: [String: Int] = [:]
         for _ in 0..<10 {
-            let response = try await client.unary(TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self)
+            let response = try await client.unary(
+                TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self)
             seen[response.message.text, default: 0] += 1
         }
         XCTAssertEqual(seen, ["A": 5, "B": 5])
@@ -51,11 +54,14 @@ final class ConnectionLifecycleTests: XCTestCase {
         let (serverB, portB) = try startTestServer(name: "B")
         await serverB.shutdown(gracePeriod: .zero)
         // A long backoff keeps the dead target out of rotation for the whole test.
-        let client = try makeTestClient(ports: [portA, portB], backoff: ConnectionBackoff(initialDelay: .seconds(60), maximumDelay: .seconds(60)))
+        let client = try makeTestClient(
+            ports: [portA, portB], backoff: ConnectionBackoff(initialDelay: .seconds(60), maximumDelay: .seconds(60)))
         var answers: [String] = []
         for _ in 0..<10 {
             do {
-                answers.append(try await client.unary(TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self).message.text)
+                answers.append(
+                    try await client.unary(TestMethods.whoami, request: RawMessage(""), responseType: RawMessage.self)
+                        .message.text)
             } catch {
                 answers.append("\((error as? RPCError)?.code.description ?? "other")")
             }
@@ -74,7 +80,9 @@ final class ConnectionLifecycleTests: XCTestCase {
             try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<5 {
                     group.addTask {
-                        try await client.unary(TestMethods.sleep, request: RawMessage("300"), responseType: RawMessage.self).message.text
+                        try await client.unary(
+                            TestMethods.sleep, request: RawMessage("300"), responseType: RawMessage.self
+                        ).message.text
                     }
                 }
                 var results: [String] = []

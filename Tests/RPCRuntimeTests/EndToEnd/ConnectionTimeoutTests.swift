@@ -29,7 +29,9 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     func testPrefaceWithoutSettingsIsClosedAfterTheHandshakeTimeout() async throws {
         let (server, port) = try startTestServer(limits: limits(handshake: .milliseconds(300)))
-        let waited = try await onDedicatedThread { try secondsUntilPeerCloses(port: port, sending: RawHTTP2Client.preface) }
+        let waited = try await onDedicatedThread {
+            try secondsUntilPeerCloses(port: port, sending: RawHTTP2Client.preface)
+        }
         let seconds = try XCTUnwrap(waited, "the server kept a socket that sent only the preface")
         XCTAssertLessThan(seconds, 4)
         try await waitForConnectionCount(server, 0)
@@ -39,14 +41,16 @@ final class ConnectionTimeoutTests: XCTestCase {
     func testSilentSocketOnTLSIsClosedAfterTheHandshakeTimeout() async throws {
         let (certificate, key) = try await TLSTests.makeCertificate()
         let (server, port) = try startTestServer(
-            limits: limits(handshake: .milliseconds(300)), tls: .server(certificateChainPath: certificate, privateKeyPath: key))
+            limits: limits(handshake: .milliseconds(300)),
+            tls: .server(certificateChainPath: certificate, privateKeyPath: key))
         // No ClientHello ever comes.
         let waited = try await onDedicatedThread { try secondsUntilPeerCloses(port: port, sending: []) }
         let seconds = try XCTUnwrap(waited, "the TLS server kept a socket that sent nothing")
         XCTAssertLessThan(seconds, 4)
         try await waitForConnectionCount(server, 0)
         // A real TLS client after its handshake is not cut by the timer.
-        let client = try makeTestClient(ports: [port], tls: TLSConfiguration(trustRootsPath: certificate, serverName: "localhost"))
+        let client = try makeTestClient(
+            ports: [port], tls: TLSConfiguration(trustRootsPath: certificate, serverName: "localhost"))
         _ = try await client.unary(TestMethods.echo, request: RawMessage("tls"), responseType: RawMessage.self)
         try await Task.sleep(for: .milliseconds(600))
         let open = await server.connectionCount()
@@ -56,7 +60,8 @@ final class ConnectionTimeoutTests: XCTestCase {
     }
 
     func testIdleConnectionIsClosedAndTheClientReconnectsForTheNextCall() async throws {
-        let (server, port) = try startTestServer(limits: limits(handshake: .milliseconds(200), idle: .milliseconds(700)))
+        let (server, port) = try startTestServer(
+            limits: limits(handshake: .milliseconds(200), idle: .milliseconds(700)))
         let client = try makeTestClient(ports: [port])
         let first = try await client.unary(TestMethods.echo, request: RawMessage("one"), responseType: RawMessage.self)
         XCTAssertEqual(first.message.text, "one")
@@ -80,7 +85,8 @@ final class ConnectionTimeoutTests: XCTestCase {
     func testConnectionWithACallLongerThanTheIdleTimeoutStaysOpen() async throws {
         let (server, port) = try startTestServer(limits: limits(idle: .milliseconds(300)))
         let client = try makeTestClient(ports: [port])
-        let response = try await client.unary(TestMethods.sleep, request: RawMessage("900"), responseType: RawMessage.self)
+        let response = try await client.unary(
+            TestMethods.sleep, request: RawMessage("900"), responseType: RawMessage.self)
         XCTAssertEqual(response.message.text, "slept", "an open stream is not idle")
         try await waitForConnectionCount(server, 0)
         await client.close()
@@ -88,7 +94,9 @@ final class ConnectionTimeoutTests: XCTestCase {
     }
 
     /// Waits (bounded, 5 s) until the server has `expected` connections.
-    private func waitForConnectionCount(_ server: RPCServer, _ expected: Int, file: StaticString = #filePath, line: UInt = #line) async throws {
+    private func waitForConnectionCount(
+        _ server: RPCServer, _ expected: Int, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         var count = await server.connectionCount()
         for _ in 0..<500 where count != expected {
             try await Task.sleep(for: .milliseconds(10))
@@ -99,7 +107,8 @@ final class ConnectionTimeoutTests: XCTestCase {
 
     private func assertAnswers(port: Int) async throws {
         let client = try makeTestClient(ports: [port])
-        let response = try await client.unary(TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
+        let response = try await client.unary(
+            TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
         XCTAssertEqual(response.message.text, "still here")
         await client.close()
     }

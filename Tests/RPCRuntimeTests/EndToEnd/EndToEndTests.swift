@@ -19,8 +19,12 @@ final class EndToEndTests: XCTestCase {
         await server.shutdown(gracePeriod: .seconds(1))
     }
 
-    private func echo(_ text: String, metadata: Metadata = [:], timeout: Duration? = nil) async throws -> ClientResponse<RawMessage> {
-        try await client.unary(TestMethods.echo, request: RawMessage(text), responseType: RawMessage.self, metadata: metadata, timeout: timeout)
+    private func echo(_ text: String, metadata: Metadata = [:], timeout: Duration? = nil) async throws
+        -> ClientResponse<RawMessage>
+    {
+        try await client.unary(
+            TestMethods.echo, request: RawMessage(text), responseType: RawMessage.self, metadata: metadata,
+            timeout: timeout)
     }
 
     func testUnarySuccessRoundTrip() async throws {
@@ -42,7 +46,8 @@ final class EndToEndTests: XCTestCase {
     func testEveryStatusCodeReachesTheClient() async throws {
         for code in RPCError.Code.all where code != .ok {
             let error = await expectRPCError {
-                _ = try await self.client.unary(TestMethods.fail, request: RawMessage(String(code.rawValue)), responseType: RawMessage.self)
+                _ = try await self.client.unary(
+                    TestMethods.fail, request: RawMessage(String(code.rawValue)), responseType: RawMessage.self)
             }
             XCTAssertEqual(error?.code, code)
             XCTAssertEqual(error?.message, "failed with ünïcode % \(code.rawValue)")
@@ -52,7 +57,8 @@ final class EndToEndTests: XCTestCase {
 
     func testDomainErrorChoosesItsCode() async throws {
         let error = await expectRPCError {
-            _ = try await self.client.unary(TestMethods.fail, request: RawMessage("domain"), responseType: RawMessage.self)
+            _ = try await self.client.unary(
+                TestMethods.fail, request: RawMessage("domain"), responseType: RawMessage.self)
         }
         XCTAssertEqual(error?.code, .failedPrecondition)
         XCTAssertEqual(error?.message, "Not enough credits")
@@ -60,7 +66,8 @@ final class EndToEndTests: XCTestCase {
 
     func testOtherErrorsBecomeUnknownWithoutLeakingDetails() async throws {
         let error = await expectRPCError {
-            _ = try await self.client.unary(TestMethods.fail, request: RawMessage("secret"), responseType: RawMessage.self)
+            _ = try await self.client.unary(
+                TestMethods.fail, request: RawMessage("secret"), responseType: RawMessage.self)
         }
         XCTAssertEqual(error?.code, .unknown)
         XCTAssertFalse(error?.message.contains("hunter2") ?? true)
@@ -68,11 +75,15 @@ final class EndToEndTests: XCTestCase {
 
     func testUnknownMethodIsUnimplemented() async throws {
         let error = await expectRPCError {
-            _ = try await self.client.unary(MethodDescriptor(service: "test.v1.Test", method: "Nope"), request: RawMessage("x"), responseType: RawMessage.self)
+            _ = try await self.client.unary(
+                MethodDescriptor(service: "test.v1.Test", method: "Nope"), request: RawMessage("x"),
+                responseType: RawMessage.self)
         }
         XCTAssertEqual(error?.code, .unimplemented)
         let serviceError = await expectRPCError {
-            _ = try await self.client.unary(MethodDescriptor(service: "nope.v1.Nope", method: "Echo"), request: RawMessage("x"), responseType: RawMessage.self)
+            _ = try await self.client.unary(
+                MethodDescriptor(service: "nope.v1.Nope", method: "Echo"), request: RawMessage("x"),
+                responseType: RawMessage.self)
         }
         XCTAssertEqual(serviceError?.code, .unimplemented)
     }
@@ -81,9 +92,12 @@ final class EndToEndTests: XCTestCase {
         // The client's own limit is raised so the server's limit is what trips.
         var limits = RPCLimits()
         limits.messageSizeBytesMax = 16 * 1024 * 1024
-        let bigClient = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: port)], configuration: .init(limits: limits))
+        let bigClient = try RPCClient(
+            targets: [HostAndPort(host: "127.0.0.1", port: port)], configuration: .init(limits: limits))
         let error = await expectRPCError {
-            _ = try await bigClient.unary(TestMethods.echo, request: RawMessage([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1)), responseType: RawMessage.self)
+            _ = try await bigClient.unary(
+                TestMethods.echo, request: RawMessage([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1)),
+                responseType: RawMessage.self)
         }
         XCTAssertEqual(error?.code, .resourceExhausted)
         await bigClient.close()
@@ -94,14 +108,18 @@ final class EndToEndTests: XCTestCase {
 
     func testOversizedRequestIsRejectedByClientBeforeSending() async throws {
         let error = await expectRPCError {
-            _ = try await self.client.unary(TestMethods.echo, request: RawMessage([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1)), responseType: RawMessage.self)
+            _ = try await self.client.unary(
+                TestMethods.echo, request: RawMessage([UInt8](repeating: 1, count: 4 * 1024 * 1024 + 1)),
+                responseType: RawMessage.self)
         }
         XCTAssertEqual(error?.code, .resourceExhausted)
     }
 
     func testDeadlineExceededIsAnsweredAndHandlerCancelled() async throws {
         let error = await expectRPCError {
-            _ = try await self.client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self, timeout: .milliseconds(100))
+            _ = try await self.client.unary(
+                TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self,
+                timeout: .milliseconds(100))
         }
         XCTAssertEqual(error?.code, .deadlineExceeded)
         // The handler sees cancellation; wait for it in a bounded loop.
@@ -115,16 +133,19 @@ final class EndToEndTests: XCTestCase {
     func testServerEnforcesDeadlineItself() async throws {
         // A raw call with grpc-timeout but no client-side timer: the server must answer.
         let error = await expectRPCError {
-            _ = try await self.client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self,
-                                            metadata: [:], timeout: .milliseconds(50))
+            _ = try await self.client.unary(
+                TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self,
+                metadata: [:], timeout: .milliseconds(50))
         }
         XCTAssertEqual(error?.code, .deadlineExceeded)
     }
 
     func testHandlerSeesDeadline() async throws {
-        let withDeadline = try await client.unary(TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(5))
+        let withDeadline = try await client.unary(
+            TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(5))
         XCTAssertEqual(withDeadline.message.text, "deadline")
-        let without = try await client.unary(TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self)
+        let without = try await client.unary(
+            TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self)
         XCTAssertEqual(without.message.text, "none")
     }
 
@@ -134,7 +155,8 @@ final class EndToEndTests: XCTestCase {
         metadata.addString("value-2", forKey: "x-ascii")
         let binary: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 10, 13]
         metadata.addBinary(binary, forKey: "x-trace-bin")
-        let response = try await client.unary(TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self, metadata: metadata)
+        let response = try await client.unary(
+            TestMethods.metadata, request: RawMessage(""), responseType: RawMessage.self, metadata: metadata)
         XCTAssertEqual(response.metadata[stringValues: "x-ascii"], ["value-1", "value-2"])
         XCTAssertEqual(response.metadata[binaryValues: "x-trace-bin"], [binary])
         XCTAssertEqual(response.trailingMetadata[stringValues: "x-ascii"], ["value-1", "value-2"])
@@ -146,7 +168,8 @@ final class EndToEndTests: XCTestCase {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<100 {
                 group.addTask {
-                    let response = try await client.unary(TestMethods.echo, request: RawMessage("call-\(index)"), responseType: RawMessage.self)
+                    let response = try await client.unary(
+                        TestMethods.echo, request: RawMessage("call-\(index)"), responseType: RawMessage.self)
                     XCTAssertEqual(response.message.text, "call-\(index)")
                 }
             }

@@ -47,11 +47,17 @@ final class HTTP2ClientAdoptionTests: XCTestCase {
 
     /// Connects, runs the TLS handshake, adopts the socket as an HTTP/2
     /// client and sends GET `path`; returns (status, body).
-    private func get(port: Int, context: TLSClientContext, path: String, loop: EventLoop) async throws -> (String, String) {
+    private func get(port: Int, context: TLSClientContext, path: String, loop: EventLoop) async throws -> (
+        String, String
+    ) {
         let once = Mutex(false)
         return try await withCheckedThrowingContinuation { continuation in
             let finish: @Sendable (Result<(String, String), any Error>) -> Void = { result in
-                guard once.withLock({ flag in defer { flag = true }; return !flag }) else { return }
+                guard
+                    once.withLock({ flag in
+                        defer { flag = true }; return !flag
+                    })
+                else { return }
                 continuation.resume(with: result)
             }
             loop.execute {
@@ -66,8 +72,10 @@ final class HTTP2ClientAdoptionTests: XCTestCase {
                             }
                             // The collector's closure holds the connection until the answer (a cycle close() breaks).
                             let headers = [
-                                HTTPHeaderField(name: ":method", value: "GET"), HTTPHeaderField(name: ":scheme", value: "https"),
-                                HTTPHeaderField(name: ":path", value: path), HTTPHeaderField(name: ":authority", value: "localhost"),
+                                HTTPHeaderField(name: ":method", value: "GET"),
+                                HTTPHeaderField(name: ":scheme", value: "https"),
+                                HTTPHeaderField(name: ":path", value: path),
+                                HTTPHeaderField(name: ":authority", value: "localhost"),
                             ]
                             if connection.startRequest(headers: headers, body: nil, delegate: collector) == nil {
                                 finish(.failure(SystemError(call: "startRequest", errorNumber: 0)))
@@ -102,7 +110,9 @@ final class HTTP2ClientAdoptionTests: XCTestCase {
     }
 
     private func startServer(certificate: String, key: String) throws -> (HTTP2Server, Int) {
-        let server = try HTTP2Server(configuration: .init(tls: .server(certificateChainPath: certificate, privateKeyPath: key))) { _ in PathEcho() }
+        let server = try HTTP2Server(
+            configuration: .init(tls: .server(certificateChainPath: certificate, privateKeyPath: key))
+        ) { _ in PathEcho() }
         return (server, try server.start())
     }
 

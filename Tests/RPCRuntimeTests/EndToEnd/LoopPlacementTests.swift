@@ -34,7 +34,8 @@ final class LoopPlacementTests: XCTestCase {
             let answers = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
-                        try await client.unary(Self.placement, request: RawMessage("?"), responseType: RawMessage.self).message.text
+                        try await client.unary(Self.placement, request: RawMessage("?"), responseType: RawMessage.self)
+                            .message.text
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -50,18 +51,22 @@ final class LoopPlacementTests: XCTestCase {
         let (server, port) = try startServer(handlersOnLoop: true, probe: probe)
         let client = try makeTestClient(ports: [port])
         let timedOut = await expectRPCError {
-            _ = try await client.unary(TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self,
-                                       timeout: .milliseconds(50))
+            _ = try await client.unary(
+                TestMethods.sleep, request: RawMessage("10000"), responseType: RawMessage.self,
+                timeout: .milliseconds(50))
         }
         XCTAssertEqual(timedOut?.code, .deadlineExceeded)
         let failed = await expectRPCError {
             _ = try await client.unary(TestMethods.fail, request: RawMessage("9"), responseType: RawMessage.self)
         }
         XCTAssertEqual(failed?.code, .failedPrecondition)
-        let echoed = try await client.unary(TestMethods.echo, request: RawMessage("still serving"), responseType: RawMessage.self)
+        let echoed = try await client.unary(
+            TestMethods.echo, request: RawMessage("still serving"), responseType: RawMessage.self)
         XCTAssertEqual(echoed.message.text, "still serving")
         let deadline = ContinuousClock.now + .seconds(5)
-        while probe.count(.cancelled) == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        while probe.count(.cancelled) == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         XCTAssertEqual(probe.count(.cancelled), 1, "the handler's task was cancelled at the deadline")
         await client.close()
         await server.shutdown(gracePeriod: .seconds(1))
@@ -73,12 +78,14 @@ final class LoopPlacementTests: XCTestCase {
         let client = try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: port)], loop: loop)
         // Called from a task on the same loop: the call is sent and answered there.
         let answer = try await Task(executorPreference: loop) { () -> String in
-            let response = try await client.unary(TestMethods.echo, request: RawMessage("on the loop"), responseType: RawMessage.self)
+            let response = try await client.unary(
+                TestMethods.echo, request: RawMessage("on the loop"), responseType: RawMessage.self)
             XCTAssertTrue(loop.inEventLoop)
             return response.message.text
         }.value
         XCTAssertEqual(answer, "on the loop")
-        let fromPool = try await client.unary(TestMethods.echo, request: RawMessage("from the pool"), responseType: RawMessage.self)
+        let fromPool = try await client.unary(
+            TestMethods.echo, request: RawMessage("from the pool"), responseType: RawMessage.self)
         XCTAssertEqual(fromPool.message.text, "from the pool")
         await client.close()
         XCTAssertTrue(loop.execute {}, "the lent loop still runs after the client's close")

@@ -20,7 +20,8 @@ final class MalformedInputTests: XCTestCase {
 
     private func assertServerStillAnswers() async throws {
         let client = try makeTestClient(ports: [port])
-        let response = try await client.unary(TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
+        let response = try await client.unary(
+            TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
         XCTAssertEqual(response.message.text, "still here")
         await client.close()
     }
@@ -31,7 +32,9 @@ final class MalformedInputTests: XCTestCase {
         }
     }
 
-    private func rawResponse(_ build: @escaping @Sendable (RawHTTP2Client) throws -> Void) async throws -> [(String, String)]? {
+    private func rawResponse(_ build: @escaping @Sendable (RawHTTP2Client) throws -> Void) async throws -> [(
+        String, String
+    )]? {
         let port = self.port
         return try await onDedicatedThread {
             let client = try RawHTTP2Client(port: port)
@@ -78,7 +81,9 @@ final class MalformedInputTests: XCTestCase {
 
     func testWrongContentTypeIsHTTP415() async throws {
         let response = try await rawResponse { client in
-            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path, contentType: "application/json"))
+            try client.sendHeaders(
+                streamID: 1,
+                fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path, contentType: "application/json"))
             try client.sendData(streamID: 1, bytes: Array("{}".utf8), endStream: true)
         }
         XCTAssertEqual(response?.value(":status"), "415")
@@ -86,7 +91,9 @@ final class MalformedInputTests: XCTestCase {
 
     func testCompressedMessageWithUnsupportedEncodingIsUnimplemented() async throws {
         let response = try await rawResponse { client in
-            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path, extra: [("grpc-encoding", "gzip")]))
+            try client.sendHeaders(
+                streamID: 1,
+                fields: RawHTTP2Client.grpcRequest(path: TestMethods.echo.path, extra: [("grpc-encoding", "gzip")]))
             try client.sendData(streamID: 1, bytes: [1, 0, 0, 0, 2, 0x1F, 0x8B], endStream: true)
         }
         XCTAssertEqual(response?.value("grpc-status"), "12")
@@ -104,7 +111,9 @@ final class MalformedInputTests: XCTestCase {
     func testServerAnswersDeadlineExceededOnItsOwn() async throws {
         // The raw client never cancels: only the server's timer can end this call.
         let response = try await rawResponse { client in
-            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: TestMethods.sleep.path, extra: [("grpc-timeout", "100m")]))
+            try client.sendHeaders(
+                streamID: 1,
+                fields: RawHTTP2Client.grpcRequest(path: TestMethods.sleep.path, extra: [("grpc-timeout", "100m")]))
             try client.sendData(streamID: 1, bytes: MessageFramer.frame(Array("10000".utf8)), endStream: true)
         }
         XCTAssertEqual(response?.value("grpc-status"), "4")

@@ -47,12 +47,15 @@ final class MutualTLSTests: XCTestCase {
         let tls = TLSConfiguration.server(
             certificateChainPath: pki.certificatePath(certificate), privateKeyPath: pki.keyPath(certificate),
             clientCertificateTrustRootsPath: pki.caPath)
-        let server = RPCServer(configuration: .init(listen: .init(host: "127.0.0.1", port: 0), tls: tls), router: router)
+        let server = RPCServer(
+            configuration: .init(listen: .init(host: "127.0.0.1", port: 0), tls: tls), router: router)
         return (server, try server.start())
     }
 
     /// A client trusting our CA, checking the server's name, presenting `identity` from `authority`.
-    private func client(port: Int, identity: String?, authority: InternalTestPKI? = nil, serverName: String = "server") throws -> RPCClient {
+    private func client(port: Int, identity: String?, authority: InternalTestPKI? = nil, serverName: String = "server")
+        throws -> RPCClient
+    {
         let issuer = authority ?? pki!
         let tls = TLSConfiguration.client(
             trustRootsPath: pki.caPath, serverName: serverName,
@@ -61,7 +64,9 @@ final class MutualTLSTests: XCTestCase {
     }
 
     private func whoAmI(_ client: RPCClient) async throws -> String {
-        try await client.unary(Self.whoAmI, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10)).message.text
+        try await client.unary(
+            Self.whoAmI, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10)
+        ).message.text
     }
 
     func testHandlersSeeTheVerifiedSubjectAlternativeNames() async throws {
@@ -131,27 +136,33 @@ final class MutualTLSTests: XCTestCase {
     }
 
     func testAClientCertificateNeedsItsKey() throws {
-        let tls = TLSConfiguration(certificateChainPath: pki.certificatePath("payments"), trustRootsPath: pki.caPath, serverName: "server")
-        XCTAssertThrowsError(try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: 1)], configuration: .init(tls: tls)))
+        let tls = TLSConfiguration(
+            certificateChainPath: pki.certificatePath("payments"), trustRootsPath: pki.caPath, serverName: "server")
+        XCTAssertThrowsError(
+            try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: 1)], configuration: .init(tls: tls)))
         let mismatched = TLSConfiguration.client(
             trustRootsPath: pki.caPath, serverName: "server",
             certificateChainPath: pki.certificatePath("payments"), privateKeyPath: pki.keyPath("gateway"))
-        XCTAssertThrowsError(try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: 1)], configuration: .init(tls: mismatched)))
+        XCTAssertThrowsError(
+            try RPCClient(targets: [HostAndPort(host: "127.0.0.1", port: 1)], configuration: .init(tls: mismatched)))
     }
 
     func testAnInterceptorSeesTheIdentityAndRefusesBeforeTheHandler() async throws {
         let probe = HandlerProbe()
         let (server, port) = try startServer(router(interceptor: OnlyPayments(), probe: probe))
         let payments = try client(port: port, identity: "payments")
-        let allowed = try await payments.unary(Self.secret, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10))
+        let allowed = try await payments.unary(
+            Self.secret, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10))
         XCTAssertEqual(allowed.message.text, "secret")
         XCTAssertEqual(probe.count(.completed), 1)
         for identity in ["gateway", "cn-only", nil] as [String?] {
             let caller = try client(port: port, identity: identity)
             let error = await expectRPCError {
-                _ = try await caller.unary(Self.secret, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10))
+                _ = try await caller.unary(
+                    Self.secret, request: RawMessage(""), responseType: RawMessage.self, timeout: .seconds(10))
             }
-            XCTAssertEqual(error?.code, identity == nil ? .unauthenticated : .permissionDenied, identity ?? "no certificate")
+            XCTAssertEqual(
+                error?.code, identity == nil ? .unauthenticated : .permissionDenied, identity ?? "no certificate")
             await caller.close()
         }
         XCTAssertEqual(probe.count(.completed), 1, "the handler never ran for a refused caller")
@@ -163,7 +174,9 @@ final class MutualTLSTests: XCTestCase {
 /// Lets only callers named "payments" through.
 private struct OnlyPayments: ServerInterceptor {
     func intercept(_ request: ServerRequest<[UInt8]>, next: Router.RawHandler) async throws -> ServerResponse<[UInt8]> {
-        guard let peer = request.context.peerIdentity else { throw RPCError(code: .unauthenticated, message: "no certificate") }
+        guard let peer = request.context.peerIdentity else {
+            throw RPCError(code: .unauthenticated, message: "no certificate")
+        }
         guard peer.names.contains("payments") else { throw RPCError(code: .permissionDenied, message: "not payments") }
         return try await next(request)
     }

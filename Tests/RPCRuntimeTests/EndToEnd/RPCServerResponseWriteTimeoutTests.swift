@@ -15,7 +15,9 @@ final class RPCServerResponseWriteTimeoutTests: XCTestCase {
         let goAwayCode = try await onDedicatedThread { () -> UInt32? in
             let client = try RawHTTP2Client(port: port)
             // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0: no DATA may flow on any stream.
-            try client.send(RawHTTP2Client.preface + RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
+            try client.send(
+                RawHTTP2Client.preface
+                    + RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
             try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: "/test.v1.Test/Echo"))
             // An uncompressed length-prefixed message "hi".
             try client.sendData(streamID: 1, bytes: [0, 0, 0, 0, 2, 0x68, 0x69], endStream: true)

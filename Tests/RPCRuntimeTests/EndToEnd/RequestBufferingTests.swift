@@ -10,7 +10,10 @@ final class RequestBufferingTests: XCTestCase {
 
     /// A prefix announcing `bodyBytes`, then `sentBytes` of the body.
     private static func partialMessage(announcing bodyBytes: Int, sending sentBytes: Int) -> [UInt8] {
-        [0, UInt8(bodyBytes >> 24 & 0xFF), UInt8(bodyBytes >> 16 & 0xFF), UInt8(bodyBytes >> 8 & 0xFF), UInt8(bodyBytes & 0xFF)]
+        [
+            0, UInt8(bodyBytes >> 24 & 0xFF), UInt8(bodyBytes >> 16 & 0xFF), UInt8(bodyBytes >> 8 & 0xFF),
+            UInt8(bodyBytes & 0xFF),
+        ]
             + [UInt8](repeating: 0x61, count: sentBytes)
     }
 
@@ -22,7 +25,8 @@ final class RequestBufferingTests: XCTestCase {
             try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath))
             // One whole message, then only the prefix of a second one of
             // 1 MiB, the stream left open: the answer must not wait for it.
-            try client.sendData(streamID: 1, bytes: MessageFramer.frame([1, 2, 3]) + [0, 0, 0x10, 0, 0], endStream: false)
+            try client.sendData(
+                streamID: 1, bytes: MessageFramer.frame([1, 2, 3]) + [0, 0, 0x10, 0, 0], endStream: false)
             return client.readResponse(streamID: 1)
         }
         XCTAssertEqual(response?.value("grpc-status"), "13")
@@ -39,13 +43,19 @@ final class RequestBufferingTests: XCTestCase {
         let (status, resetCode) = try await onDedicatedThread { () -> (String?, UInt32?) in
             let client = try RawHTTP2Client(port: port)
             try client.sendPreface()
-            try client.sendHeaders(streamID: 1, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath, extra: [("grpc-timeout", "200m")]))
-            try client.sendData(streamID: 1, bytes: Self.partialMessage(announcing: 1000, sending: 10), endStream: false)
+            try client.sendHeaders(
+                streamID: 1, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath, extra: [("grpc-timeout", "200m")]))
+            try client.sendData(
+                streamID: 1, bytes: Self.partialMessage(announcing: 1000, sending: 10), endStream: false)
             let status = client.readResponse(streamID: 1)?.value("grpc-status")
             for _ in 0..<100 {
                 guard let frame = client.readFrame() else { break }
                 if frame.type == 0x3, frame.streamID == 1, frame.payload.count == 4 {
-                    return (status, UInt32(frame.payload[0]) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2]) << 8 | UInt32(frame.payload[3]))
+                    return (
+                        status,
+                        UInt32(frame.payload[0]) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2]) << 8
+                            | UInt32(frame.payload[3])
+                    )
                 }
             }
             return (status, nil)
@@ -68,11 +78,13 @@ final class RequestBufferingTests: XCTestCase {
             // Streams 1, 3 and 5 each hold 905 bytes of a 1000-byte message: 2715.
             for stream: UInt32 in [1, 3, 5] {
                 try client.sendHeaders(streamID: stream, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath))
-                try client.sendData(streamID: stream, bytes: Self.partialMessage(announcing: 1000, sending: 900), endStream: false)
+                try client.sendData(
+                    streamID: stream, bytes: Self.partialMessage(announcing: 1000, sending: 900), endStream: false)
             }
             // Stream 7: 200 bytes fit (2915), 200 more would not (3115).
             try client.sendHeaders(streamID: 7, fields: RawHTTP2Client.grpcRequest(path: Self.echoPath))
-            try client.sendData(streamID: 7, bytes: Self.partialMessage(announcing: 1000, sending: 195), endStream: false)
+            try client.sendData(
+                streamID: 7, bytes: Self.partialMessage(announcing: 1000, sending: 195), endStream: false)
             try client.sendData(streamID: 7, bytes: [UInt8](repeating: 0x62, count: 200), endStream: false)
             let refused = client.readResponse(streamID: 7)
             answers["7"] = refused?.value("grpc-status")
@@ -96,7 +108,8 @@ final class RequestBufferingTests: XCTestCase {
 
     private func assertServerAnswers(port: Int) async throws {
         let client = try makeTestClient(ports: [port])
-        let response = try await client.unary(TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
+        let response = try await client.unary(
+            TestMethods.echo, request: RawMessage("still here"), responseType: RawMessage.self)
         XCTAssertEqual(response.message.text, "still here")
         await client.close()
     }

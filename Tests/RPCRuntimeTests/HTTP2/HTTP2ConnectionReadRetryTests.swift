@@ -73,12 +73,16 @@ final class HTTP2ConnectionReadRetryTests: XCTestCase {
         setsockopt(clientEnd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let loop = try EventLoop(name: "read-retry")
         let clientInput = RawHTTP2Client.preface + RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [])
-        let connection = await withCheckedContinuation { (continuation: CheckedContinuation<LoopBound<HTTP2Connection>?, Never>) in
+        let connection = await withCheckedContinuation {
+            (continuation: CheckedContinuation<LoopBound<HTTP2Connection>?, Never>) in
             let accepted = loop.execute {
                 let transport = WantsWritableOnceTransport(fd: serverEnd, held: clientInput)
-                guard let connection = try? HTTP2Connection(
-                    loop: loop, fd: serverEnd, transport: transport, role: .server, remotePeer: "pair", limits: RPCLimits()),
-                    (try? connection.start()) != nil else { return continuation.resume(returning: nil) }
+                guard
+                    let connection = try? HTTP2Connection(
+                        loop: loop, fd: serverEnd, transport: transport, role: .server, remotePeer: "pair",
+                        limits: RPCLimits()),
+                    (try? connection.start()) != nil
+                else { return continuation.resume(returning: nil) }
                 continuation.resume(returning: LoopBound(connection, loop: loop))
             }
             if !accepted { continuation.resume(returning: nil) }

@@ -45,7 +45,9 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
         }
     }
 
-    private static let get: [(String, String)] = [(":method", "GET"), (":scheme", "http"), (":path", "/x"), (":authority", "localhost")]
+    private static let get: [(String, String)] = [
+        (":method", "GET"), (":scheme", "http"), (":path", "/x"), (":authority", "localhost"),
+    ]
 
     private func startServer(bodyBytes: Int, closes: Closes) throws -> (HTTP2Server, Int) {
         let server = try HTTP2Server(configuration: .init(responseWriteTimeout: .milliseconds(300))) { _ in
@@ -70,15 +72,20 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
         let (types, goAwayCode) = try await onDedicatedThread { () -> ([UInt8], UInt32?) in
             let client = try RawHTTP2Client(port: port)
             // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0: no DATA may flow on any stream.
-            try client.send(RawHTTP2Client.preface + RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
+            try client.send(
+                RawHTTP2Client.preface
+                    + RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0, 0, 0, 0]))
             try client.sendHeaders(streamID: 1, fields: Self.get, endStream: true)
             var types: [UInt8] = []
             for _ in 0..<100 {
                 guard let frame = client.readFrame() else { break }
                 if frame.streamID == 1 { types.append(frame.type) }
                 if frame.type == 0x7, frame.payload.count >= 8 {
-                    return (types, UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16
-                        | UInt32(frame.payload[6]) << 8 | UInt32(frame.payload[7]))
+                    return (
+                        types,
+                        UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16
+                            | UInt32(frame.payload[6]) << 8 | UInt32(frame.payload[7])
+                    )
                 }
             }
             return (types, nil)
@@ -131,7 +138,8 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
         _ = fcntl(serverEnd, F_SETFL, fcntl(serverEnd, F_GETFL) | O_NONBLOCK)
         let adopted = await withCheckedContinuation { continuation in
             let accepted = server.loop.execute {
-                continuation.resume(returning: (try? server.adopt(fd: serverEnd, initialBytes: [], remotePeer: "pair") {}) != nil)
+                continuation.resume(
+                    returning: (try? server.adopt(fd: serverEnd, initialBytes: [], remotePeer: "pair") {}) != nil)
             }
             if !accepted { continuation.resume(returning: false) }
         }
@@ -152,8 +160,12 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
     private static var requestWithLargeWindows: [UInt8] {
         let settings = RawHTTP2Client.frame(type: 0x4, flags: 0, streamID: 0, payload: [0, 4, 0x7F, 0xFF, 0xFF, 0xFF])
         let increment: UInt32 = 0x7FFF_FFFF - 65_535
-        let windowUpdate = RawHTTP2Client.frame(type: 0x8, flags: 0, streamID: 0, payload: [
-            UInt8(increment >> 24), UInt8(increment >> 16 & 0xFF), UInt8(increment >> 8 & 0xFF), UInt8(increment & 0xFF)])
+        let windowUpdate = RawHTTP2Client.frame(
+            type: 0x8, flags: 0, streamID: 0,
+            payload: [
+                UInt8(increment >> 24), UInt8(increment >> 16 & 0xFF), UInt8(increment >> 8 & 0xFF),
+                UInt8(increment & 0xFF),
+            ])
         let headers = RawHTTP2Client.frame(type: 0x1, flags: 0x5, streamID: 1, payload: RawHTTP2Client.headerBlock(get))
         return RawHTTP2Client.preface + settings + windowUpdate + headers
     }
@@ -175,7 +187,9 @@ final class HTTP2ResponseWriteTimeoutTests: XCTestCase {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard connected == 0 else {
                 close(fd)

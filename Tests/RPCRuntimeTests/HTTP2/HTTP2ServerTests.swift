@@ -22,12 +22,13 @@ final class HTTP2ServerTests: XCTestCase {
         func streamDidClose(_ stream: HTTP2Stream, errorCode: UInt32) {}
 
         private func respond(_ stream: HTTP2Stream) {
-            stream.sendHeaders([
-                HTTPHeaderField(name: ":status", value: "200"),
-                HTTPHeaderField(name: "content-type", value: "application/json"),
-                HTTPHeaderField(name: "x-path", value: path),
-                HTTPHeaderField(name: "x-body-bytes", value: String(bodyBytes)),
-            ], endStream: false)
+            stream.sendHeaders(
+                [
+                    HTTPHeaderField(name: ":status", value: "200"),
+                    HTTPHeaderField(name: "content-type", value: "application/json"),
+                    HTTPHeaderField(name: "x-path", value: path),
+                    HTTPHeaderField(name: "x-body-bytes", value: String(bodyBytes)),
+                ], endStream: false)
             stream.sendData(Array("{\"ok\":true}".utf8), endStream: true)
         }
     }
@@ -38,8 +39,12 @@ final class HTTP2ServerTests: XCTestCase {
         let response = try await onDedicatedThread { () -> [(String, String)]? in
             let client = try RawHTTP2Client(port: port)
             try client.sendPreface()
-            try client.sendHeaders(streamID: 1, fields: [(":method", "POST"), (":scheme", "http"), (":path", "/v1/credits"),
-                                                         (":authority", "localhost"), ("content-type", "application/json")])
+            try client.sendHeaders(
+                streamID: 1,
+                fields: [
+                    (":method", "POST"), (":scheme", "http"), (":path", "/v1/credits"),
+                    (":authority", "localhost"), ("content-type", "application/json"),
+                ])
             try client.sendData(streamID: 1, bytes: Array("{\"a\":1}".utf8), endStream: true)
             return client.readResponse(streamID: 1)
         }

@@ -48,7 +48,9 @@ final class ProvokedResetTests: XCTestCase {
         XCTAssertEqual(limits.streamResetBurstMax, 1000)
         let (goAwayCode, resetsSeen) = try await onDedicatedThread { () -> (UInt32?, Int) in
             let client = try RawHTTP2Client(port: port)
-            let block = RawHTTP2Client.headerBlock([(":method", "GET"), (":scheme", "http"), (":path", "/x"), (":authority", "localhost")])
+            let block = RawHTTP2Client.headerBlock([
+                (":method", "GET"), (":scheme", "http"), (":path", "/x"), (":authority", "localhost"),
+            ])
             try client.sendPreface()
             // 2,000 streams, twice the burst, in batches of 100 each answered
             // with its resets before the next: streams past the concurrency
@@ -57,7 +59,8 @@ final class ProvokedResetTests: XCTestCase {
             var resets = 0
             for batch in 0..<20 {
                 let first = UInt32(200 * batch + 1)
-                try? client.send(Self.provokedResets(streamIDs: stride(from: first, to: first + 200, by: 2), headerBlock: block))
+                try? client.send(
+                    Self.provokedResets(streamIDs: stride(from: first, to: first + 200, by: 2), headerBlock: block))
                 let expected = resets + 100
                 for _ in 0..<10_000 where resets < expected {
                     guard let frame = client.readFrame() else { return (nil, resets) }

@@ -32,9 +32,13 @@ final class ConnectedSocketDrainTests: XCTestCase {
         let ten = [UInt8](repeating: 7, count: 10)
         XCTAssertEqual(ten.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }, 10)
 
-        guard case .bytes(3) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else { return XCTFail("prefix") }
+        guard case .bytes(3) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else {
+            return XCTFail("prefix")
+        }
         XCTAssertFalse(transport.lastReadDrainedSocket, "the prefix's bytes say nothing of the socket")
-        guard case .bytes(10) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else { return XCTFail("socket") }
+        guard case .bytes(10) = buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) else {
+            return XCTFail("socket")
+        }
         XCTAssertTrue(transport.lastReadDrainedSocket)
     }
 }

@@ -65,7 +65,8 @@ final class EventLoopCatchUpTests: XCTestCase {
             }
         }
         let ran = try XCTUnwrap(ranAt.withLock { $0 }, "the waiter never ran while work kept coming")
-        XCTAssertGreaterThanOrEqual(ran - startedAt, limit, "the waiter ran before the loop caught up or its limit passed")
+        XCTAssertGreaterThanOrEqual(
+            ran - startedAt, limit, "the waiter ran before the loop caught up or its limit passed")
         XCTAssertLessThan(ran, giveUpAt)
         await loop.shutdown()
     }

@@ -50,7 +50,9 @@ final class EventLoopSubmittedRoundsTests: XCTestCase {
         let order = Mutex<[String]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             @Sendable func note(_ event: String) {
-                let count = order.withLock { $0.append(event); return $0.count }
+                let count = order.withLock {
+                    $0.append(event); return $0.count
+                }
                 if count == 4 { continuation.resume() }
             }
             loop.execute {

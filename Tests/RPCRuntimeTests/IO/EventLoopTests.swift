@@ -25,7 +25,9 @@ final class EventLoopTests: XCTestCase {
         let fired = Mutex<[String]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute {
-                loop.schedule(after: .milliseconds(30)) { fired.withLock { $0.append("late") }; continuation.resume() }
+                loop.schedule(after: .milliseconds(30)) {
+                    fired.withLock { $0.append("late") }; continuation.resume()
+                }
                 let cancelled = loop.schedule(after: .milliseconds(10)) { fired.withLock { $0.append("cancelled") } }
                 loop.schedule(after: .milliseconds(5)) { fired.withLock { $0.append("early") } }
                 loop.schedule(after: .zero) { fired.withLock { $0.append("now") } }

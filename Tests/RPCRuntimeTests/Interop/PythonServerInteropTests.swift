@@ -13,9 +13,12 @@ final class PythonServerInteropTests: XCTestCase {
         let python = repositoryRoot + "/.venv/bin/python"
         guard FileManager.default.isExecutableFile(atPath: python) else {
             // Deliberately a failure, not a skip: interop must not pass silently.
-            throw RPCError(code: .failedPrecondition, message: "Python venv missing at \(python): run scripts/install-deps.sh first")
+            throw RPCError(
+                code: .failedPrecondition,
+                message: "Python venv missing at \(python): run scripts/install-deps.sh first")
         }
-        child = AnnouncingProcess(executable: python, arguments: [repositoryRoot + "/Tests/interop/python_echo_server.py"])
+        child = AnnouncingProcess(
+            executable: python, arguments: [repositoryRoot + "/Tests/interop/python_echo_server.py"])
         let line = try await child.start()
         guard line.hasPrefix("listening on "), let port = line.split(separator: ":").last.flatMap({ Int($0) }) else {
             child.stop()
@@ -30,14 +33,21 @@ final class PythonServerInteropTests: XCTestCase {
         child?.stop()
     }
 
-    private func call(_ request: EchoRequest, metadata: Metadata = [:], timeout: Duration? = .seconds(10)) async throws -> ClientResponse<EchoResponse> {
+    private func call(_ request: EchoRequest, metadata: Metadata = [:], timeout: Duration? = .seconds(10)) async throws
+        -> ClientResponse<EchoResponse>
+    {
         try await Self.call(client, request, metadata: metadata, timeout: timeout)
     }
 
-    private static func call(_ client: RPCClient, _ request: EchoRequest, metadata: Metadata = [:], timeout: Duration? = .seconds(10)) async throws -> ClientResponse<EchoResponse> {
+    private static func call(
+        _ client: RPCClient, _ request: EchoRequest, metadata: Metadata = [:], timeout: Duration? = .seconds(10)
+    ) async throws -> ClientResponse<EchoResponse> {
         let method = MethodDescriptor(service: "testing.v1.Echo", method: "Unary")
-        let raw = try await client.unaryRaw(method, request: try request.serializedBytes(), metadata: metadata, timeout: timeout)
-        return ClientResponse(message: try EchoResponse(serializedBytes: raw.message), metadata: raw.metadata, trailingMetadata: raw.trailingMetadata)
+        let raw = try await client.unaryRaw(
+            method, request: try request.serializedBytes(), metadata: metadata, timeout: timeout)
+        return ClientResponse(
+            message: try EchoResponse(serializedBytes: raw.message), metadata: raw.metadata,
+            trailingMetadata: raw.trailingMetadata)
     }
 
     func testUnarySuccess() async throws {

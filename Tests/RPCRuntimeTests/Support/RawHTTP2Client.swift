@@ -42,7 +42,9 @@ final class RawHTTP2Client: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw POSIXError(.EPIPE) }
             offset += count
         }
@@ -62,13 +64,19 @@ final class RawHTTP2Client: @unchecked Sendable {
         fields.flatMap { HTTP2FrameBytes.literalField(name: $0.0, value: $0.1) }
     }
 
-    static func grpcRequest(path: String, contentType: String = "application/grpc", extra: [(String, String)] = []) -> [(String, String)] {
-        [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1"),
-         ("content-type", contentType), ("te", "trailers")] + extra
+    static func grpcRequest(path: String, contentType: String = "application/grpc", extra: [(String, String)] = [])
+        -> [(String, String)]
+    {
+        [
+            (":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "127.0.0.1"),
+            ("content-type", contentType), ("te", "trailers"),
+        ] + extra
     }
 
     func sendHeaders(streamID: UInt32, fields: [(String, String)], endStream: Bool = false) throws {
-        try send(Self.frame(type: 0x1, flags: 0x4 | (endStream ? 0x1 : 0), streamID: streamID, payload: Self.headerBlock(fields)))
+        try send(
+            Self.frame(
+                type: 0x1, flags: 0x4 | (endStream ? 0x1 : 0), streamID: streamID, payload: Self.headerBlock(fields)))
     }
 
     func sendData(streamID: UInt32, bytes: [UInt8], endStream: Bool) throws {
@@ -76,8 +84,13 @@ final class RawHTTP2Client: @unchecked Sendable {
     }
 
     func sendReset(streamID: UInt32, errorCode: UInt32 = 0x8) throws {
-        try send(Self.frame(type: 0x3, flags: 0, streamID: streamID,
-                            payload: [UInt8(errorCode >> 24), UInt8(errorCode >> 16 & 0xFF), UInt8(errorCode >> 8 & 0xFF), UInt8(errorCode & 0xFF)]))
+        try send(
+            Self.frame(
+                type: 0x3, flags: 0, streamID: streamID,
+                payload: [
+                    UInt8(errorCode >> 24), UInt8(errorCode >> 16 & 0xFF), UInt8(errorCode >> 8 & 0xFF),
+                    UInt8(errorCode & 0xFF),
+                ]))
     }
 
     /// The next frame, or nil when the peer closed the connection (or 5 s passed).
@@ -86,8 +99,12 @@ final class RawHTTP2Client: @unchecked Sendable {
             if pending.count >= 9 {
                 let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
                 if pending.count >= 9 + length {
-                    let streamID = UInt32(pending[5] & 0x7F) << 24 | UInt32(pending[6]) << 16 | UInt32(pending[7]) << 8 | UInt32(pending[8])
-                    let frame = Frame(type: pending[3], flags: pending[4], streamID: streamID, payload: Array(pending[9..<9 + length]))
+                    let streamID =
+                        UInt32(pending[5] & 0x7F) << 24 | UInt32(pending[6]) << 16 | UInt32(pending[7]) << 8
+                        | UInt32(pending[8])
+                    let frame = Frame(
+                        type: pending[3], flags: pending[4], streamID: streamID, payload: Array(pending[9..<9 + length])
+                    )
                     pending.removeFirst(9 + length)
                     return frame
                 }
@@ -115,8 +132,12 @@ final class RawHTTP2Client: @unchecked Sendable {
             } else if frame.type == 0x0, frame.streamID == streamID, frame.endStream {
                 return fields
             } else if frame.type == 0x7, frame.payload.count >= 8 {
-                let code = UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16 | UInt32(frame.payload[6]) << 8 | UInt32(frame.payload[7])
-                let last = UInt32(frame.payload[0] & 0x7F) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2]) << 8 | UInt32(frame.payload[3])
+                let code =
+                    UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16 | UInt32(frame.payload[6]) << 8
+                    | UInt32(frame.payload[7])
+                let last =
+                    UInt32(frame.payload[0] & 0x7F) << 24 | UInt32(frame.payload[1]) << 16 | UInt32(frame.payload[2])
+                    << 8 | UInt32(frame.payload[3])
                 fields += [("goaway", String(code)), ("goaway-last-stream", String(last))]
                 if code != 0 { return fields }
             } else if frame.type == 0x3, frame.streamID == streamID {
@@ -139,7 +160,8 @@ final class RawHTTP2Client: @unchecked Sendable {
         for _ in 0..<100_000 {
             guard let frame = readFrame() else { return nil }
             if frame.type == 0x7, frame.payload.count >= 8 {
-                return UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16 | UInt32(frame.payload[6]) << 8 | UInt32(frame.payload[7])
+                return UInt32(frame.payload[4]) << 24 | UInt32(frame.payload[5]) << 16 | UInt32(frame.payload[6]) << 8
+                    | UInt32(frame.payload[7])
             }
         }
         return nil
@@ -157,12 +179,16 @@ final class RawHTTP2Client: @unchecked Sendable {
             while true {
                 var nv = nghttp2_nv()
                 var flags: Int32 = 0
-                let consumed = nghttp2_hd_inflate_hd2(inflater, &nv, &flags, buffer.baseAddress! + offset, buffer.count - offset, 1)
+                let consumed = nghttp2_hd_inflate_hd2(
+                    inflater, &nv, &flags, buffer.baseAddress! + offset, buffer.count - offset, 1)
                 if consumed < 0 { return }
                 offset += consumed
                 if flags & Int32(NGHTTP2_HD_INFLATE_EMIT.rawValue) != 0 {
-                    fields.append((String(decoding: UnsafeBufferPointer(start: nv.name, count: nv.namelen), as: UTF8.self),
-                                   String(decoding: UnsafeBufferPointer(start: nv.value, count: nv.valuelen), as: UTF8.self)))
+                    fields.append(
+                        (
+                            String(decoding: UnsafeBufferPointer(start: nv.name, count: nv.namelen), as: UTF8.self),
+                            String(decoding: UnsafeBufferPointer(start: nv.value, count: nv.valuelen), as: UTF8.self)
+                        ))
                 }
                 if flags & Int32(NGHTTP2_HD_INFLATE_FINAL.rawValue) != 0 {
                     nghttp2_hd_inflate_end_headers(inflater)

@@ -44,7 +44,8 @@ func makeTestRouter(name: String = "server", probe: HandlerProbe = HandlerProbe(
             let code = Int(request.message.text) ?? 2
             var metadata = Metadata()
             metadata.addString("detail", forKey: "x-error-detail")
-            throw RPCError(code: RPCError.Code(rawValue: code), message: "failed with ünïcode % \(code)", metadata: metadata)
+            throw RPCError(
+                code: RPCError.Code(rawValue: code), message: "failed with ünïcode % \(code)", metadata: metadata)
         }
     }
     router.registerUnary(TestMethods.sleep, requestType: RawMessage.self, responseType: RawMessage.self) { request in
@@ -77,8 +78,10 @@ func makeTestRouter(name: String = "server", probe: HandlerProbe = HandlerProbe(
 }
 
 /// Starts a server on 127.0.0.1, OS-chosen port unless given.
-func startTestServer(name: String = "server", port: Int = 0, probe: HandlerProbe = HandlerProbe(),
-                     limits: RPCLimits = .default, tls: TLSConfiguration? = nil) throws -> (RPCServer, Int) {
+func startTestServer(
+    name: String = "server", port: Int = 0, probe: HandlerProbe = HandlerProbe(),
+    limits: RPCLimits = .default, tls: TLSConfiguration? = nil
+) throws -> (RPCServer, Int) {
     let server = RPCServer(
         configuration: .init(listen: .init(host: "127.0.0.1", port: port), limits: limits, tls: tls),
         router: makeTestRouter(name: name, probe: probe))
@@ -87,15 +90,19 @@ func startTestServer(name: String = "server", port: Int = 0, probe: HandlerProbe
 }
 
 /// A client with short backoff so reconnect tests stay quick.
-func makeTestClient(ports: [Int], tls: TLSConfiguration? = nil,
-                    backoff: ConnectionBackoff = ConnectionBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200))) throws -> RPCClient {
+func makeTestClient(
+    ports: [Int], tls: TLSConfiguration? = nil,
+    backoff: ConnectionBackoff = ConnectionBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200))
+) throws -> RPCClient {
     try RPCClient(
         targets: ports.map { HostAndPort(host: "127.0.0.1", port: $0) },
         configuration: .init(backoff: backoff, tls: tls))
 }
 
 /// Runs `body` and returns the RPCError it threw; fails the test otherwise.
-func expectRPCError(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> RPCError? {
+func expectRPCError(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async
+    -> RPCError?
+{
     do {
         try await body()
         return nil

@@ -42,7 +42,9 @@ final class WatchedSocketPair: @unchecked Sendable {
     /// Stops `loop` watching the first end.
     func unwatch(from loop: EventLoop) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.execute { [watched] in loop.unregister(fd: watched); continuation.resume() }
+            loop.execute { [watched] in
+                loop.unregister(fd: watched); continuation.resume()
+            }
         }
     }
 }

@@ -16,12 +16,15 @@ final class CallerAuthorizationTests: XCTestCase {
             calls.increment()
             return ServerResponse(message: request.message)
         }
-        InternalAuth.authorize(&router, policy: CallerPolicy([grant: .only(["payments"])]), mode: .mutualTLS,
-                               logger: Logger(service: "test", minimumLevel: .debug, sink: sink))
+        InternalAuth.authorize(
+            &router, policy: CallerPolicy([grant: .only(["payments"])]), mode: .mutualTLS,
+            logger: Logger(service: "test", minimumLevel: .debug, sink: sink))
         let handler = try XCTUnwrap(router.handler(forPath: grant.path))
         func call(_ caller: PeerIdentity?) async -> RPCError.Code {
-            let request = ServerRequest(message: [UInt8(1)], metadata: [:], context: ServerContext(
-                method: grant, deadline: nil, remotePeer: "127.0.0.1:1", peerIdentity: caller))
+            let request = ServerRequest(
+                message: [UInt8(1)], metadata: [:],
+                context: ServerContext(
+                    method: grant, deadline: nil, remotePeer: "127.0.0.1:1", peerIdentity: caller))
             do {
                 _ = try await handler(request)
                 return .ok
@@ -46,9 +49,14 @@ final class CallerAuthorizationTests: XCTestCase {
         let sink = MemorySink()
         var router = Router()
         router.registerRaw(grant) { request in ServerResponse(message: request.message) }
-        InternalAuth.authorize(&router, policy: CallerPolicy([:]), mode: .off, logger: Logger(service: "test", minimumLevel: .debug, sink: sink))
+        InternalAuth.authorize(
+            &router, policy: CallerPolicy([:]), mode: .off,
+            logger: Logger(service: "test", minimumLevel: .debug, sink: sink))
         let handler = try XCTUnwrap(router.handler(forPath: grant.path))
-        let response = try await handler(ServerRequest(message: [UInt8(7)], metadata: [:], context: ServerContext(method: grant, deadline: nil, remotePeer: "x")))
+        let response = try await handler(
+            ServerRequest(
+                message: [UInt8(7)], metadata: [:],
+                context: ServerContext(method: grant, deadline: nil, remotePeer: "x")))
         XCTAssertEqual(response.message, [7])
         XCTAssertTrue(sink.allLines.contains { $0.contains("INTERNAL_AUTH=off") })
     }

@@ -11,7 +11,9 @@ final class CallerPolicyTests: XCTestCase {
     private let unlisted = MethodDescriptor(service: "t.v1.T", method: "Unlisted")
 
     private var policy: CallerPolicy {
-        CallerPolicy([open: .anyone, one: .only(["payments"]), two: .only(["gateway", "spiffe://iap/Chat"]), nobody: .only([])])
+        CallerPolicy([
+            open: .anyone, one: .only(["payments"]), two: .only(["gateway", "spiffe://iap/Chat"]), nobody: .only([]),
+        ])
     }
 
     /// nil: no certificate.
@@ -36,13 +38,15 @@ final class CallerPolicyTests: XCTestCase {
             "One": [
                 "none": .unauthenticated, "payments": .allow, "gateway": .permissionDenied, "both": .permissionDenied,
                 "chat-uri": .permissionDenied, "chat-uri-other-case": .permissionDenied, "cn-only": .permissionDenied,
-                "stranger": .permissionDenied, "payments-prefix": .permissionDenied, "payments-as-uri": .permissionDenied,
+                "stranger": .permissionDenied, "payments-prefix": .permissionDenied,
+                "payments-as-uri": .permissionDenied,
                 "chat-as-dns": .permissionDenied,
             ],
             "Two": [
                 "none": .unauthenticated, "payments": .permissionDenied, "gateway": .allow, "both": .allow,
                 "chat-uri": .allow, "chat-uri-other-case": .permissionDenied, "cn-only": .permissionDenied,
-                "stranger": .permissionDenied, "payments-prefix": .permissionDenied, "payments-as-uri": .permissionDenied,
+                "stranger": .permissionDenied, "payments-prefix": .permissionDenied,
+                "payments-as-uri": .permissionDenied,
                 "chat-as-dns": .permissionDenied,
             ],
             "Nobody": callers.mapValues { $0 == nil ? .unauthenticated : .permissionDenied },
@@ -50,7 +54,9 @@ final class CallerPolicyTests: XCTestCase {
         ]
         for method in [open, one, two, nobody, unlisted] {
             for (name, caller) in callers {
-                XCTAssertEqual(policy.decide(method, caller: caller), expected[method.method]?[name], "\(method.method) by \(name)")
+                XCTAssertEqual(
+                    policy.decide(method, caller: caller), expected[method.method]?[name], "\(method.method) by \(name)"
+                )
             }
         }
     }
@@ -58,17 +64,23 @@ final class CallerPolicyTests: XCTestCase {
     func testRulesAreFoundByPath() {
         XCTAssertEqual(policy.callers(of: MethodDescriptor(service: "t.v1.T", method: "Open")), .anyone)
         XCTAssertNil(policy.callers(of: unlisted))
-        XCTAssertEqual(policy.decide(MethodDescriptor(service: "t.v1.Other", method: "One"), caller: callers["payments"]!), .permissionDenied)
+        XCTAssertEqual(
+            policy.decide(MethodDescriptor(service: "t.v1.Other", method: "One"), caller: callers["payments"]!),
+            .permissionDenied)
     }
 
     func testIdentitiesAsConfigured() throws {
         XCTAssertEqual(try CallerPolicy.identity(" Payments ", setting: "X"), "payments")
         XCTAssertEqual(try CallerPolicy.identity("spiffe://iap/Chat", setting: "X"), "spiffe://iap/Chat")
-        XCTAssertEqual(try CallerPolicy.identities("chat, Billing ,spiffe://a/B", setting: "X"), ["chat", "billing", "spiffe://a/B"])
+        XCTAssertEqual(
+            try CallerPolicy.identities("chat, Billing ,spiffe://a/B", setting: "X"),
+            ["chat", "billing", "spiffe://a/B"])
         XCTAssertEqual(try CallerPolicy.identities("", setting: "X"), [])
         XCTAssertEqual(try CallerPolicy.identities("  ", setting: "X"), [])
         for bad in ["", "a b", " , ", "a\u{0}b", "é", "a,,b"] {
-            XCTAssertThrowsError(try CallerPolicy.identities(bad.isEmpty ? "," : bad, setting: "POINTS_SPEND_CALLERS"), bad) { error in
+            XCTAssertThrowsError(
+                try CallerPolicy.identities(bad.isEmpty ? "," : bad, setting: "POINTS_SPEND_CALLERS"), bad
+            ) { error in
                 XCTAssertTrue("\(error)".contains("POINTS_SPEND_CALLERS"), "\(error)")
             }
         }

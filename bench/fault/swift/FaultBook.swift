@@ -72,7 +72,9 @@ final class FaultBook: Sendable {
 
     /// A user who was credited at least once, for a spend.
     func spendUser(counter: Int) -> Int? {
-        state.withLock { state in state.creditedUsers.isEmpty ? nil : state.creditedUsers[(counter &* 31) % state.creditedUsers.count] }
+        state.withLock { state in
+            state.creditedUsers.isEmpty ? nil : state.creditedUsers[(counter &* 31) % state.creditedUsers.count]
+        }
     }
 
     func recordVerify(_ index: Int, _ answer: FaultAnswer, kind: String) {
@@ -85,7 +87,8 @@ final class FaultBook: Sendable {
                 purchase.credited = true
             }
             if answer == .revoked && purchase.refundBody == nil {
-                Self.noteUnexpected(&state, "transaction \(purchase.transactionId) answered revoked, but no refund was sent")
+                Self.noteUnexpected(
+                    &state, "transaction \(purchase.transactionId) answered revoked, but no refund was sent")
             }
             purchase.outstanding = answer.mustResubmit && !purchase.credited
             state.purchases[index] = purchase
@@ -124,9 +127,13 @@ final class FaultBook: Sendable {
     /// What still needs a resubmission: purchases, refunds, spends.
     func outstanding() -> (purchases: [Int], refunds: [Int], spends: [Int]) {
         state.withLock { state in
-            (state.purchases.indices.filter { state.purchases[$0].outstanding },
-             state.purchases.indices.filter { state.purchases[$0].refundBody != nil && !state.purchases[$0].refundAccepted },
-             state.spends.indices.filter { state.spends[$0].outcome == "unknown" })
+            (
+                state.purchases.indices.filter { state.purchases[$0].outstanding },
+                state.purchases.indices.filter {
+                    state.purchases[$0].refundBody != nil && !state.purchases[$0].refundAccepted
+                },
+                state.spends.indices.filter { state.spends[$0].outcome == "unknown" }
+            )
         }
     }
 
@@ -143,20 +150,24 @@ final class FaultBook: Sendable {
             if !forgotten && purchase.credited { forgotten = true; continue }
             let refund = purchase.refundBody == nil ? "none" : (purchase.refundAccepted ? "accepted" : "outstanding")
             let outcome = purchase.credited ? "credited" : (purchase.outstanding ? "outstanding" : "refused")
-            text += "\(purchase.transactionId)\t\(users[purchase.userIndex].id)\t\(outcome)\t\(refund)\t"
+            text +=
+                "\(purchase.transactionId)\t\(users[purchase.userIndex].id)\t\(outcome)\t\(refund)\t"
                 + "\(purchase.answers.joined(separator: ","))\n"
         }
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/purchases.tsv"))
         text = ""
         for spend in spends {
-            text += "\(spend.eventId)\t\(users[spend.userIndex].id)\t\(spend.outcome)\t\(spend.answers.joined(separator: ","))\n"
+            text +=
+                "\(spend.eventId)\t\(users[spend.userIndex].id)\t\(spend.outcome)\t\(spend.answers.joined(separator: ","))\n"
         }
         try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/spends.tsv"))
     }
 
     private static func count(_ state: inout State, _ key: String, _ answer: FaultAnswer) {
         state.tally[key, default: 0] += 1
-        if case .unexpected(let what) = answer { noteUnexpected(&state, "\(key.split(separator: " ").first ?? ""): \(what)") }
+        if case .unexpected(let what) = answer {
+            noteUnexpected(&state, "\(key.split(separator: " ").first ?? ""): \(what)")
+        }
     }
 
     private static func noteUnexpected(_ state: inout State, _ text: String) {

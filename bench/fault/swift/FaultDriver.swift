@@ -43,7 +43,9 @@ final class FaultDriver: Sendable {
                     while ContinuousClock.now < deadline {
                         let number = self.counter.wrappingAdd(1, ordering: .relaxed).oldValue
                         let answer = await self.operation(number)
-                        if case .unknown = answer { try? await Task.sleep(for: .milliseconds(FaultLimits.failurePauseMilliseconds)) }
+                        if case .unknown = answer {
+                            try? await Task.sleep(for: .milliseconds(FaultLimits.failurePauseMilliseconds))
+                        }
                     }
                 }
             }
@@ -74,12 +76,14 @@ final class FaultDriver: Sendable {
             if let index = book.duplicateIndex(counter: number) { return await verify(index, kind: "duplicate") }
         case 7, 8:
             if let user = book.spendUser(counter: number) {
-                let index = book.addSpend(.init(eventId: "fault.spend:\(UUID().uuidString.lowercased())", userIndex: user))
+                let index = book.addSpend(
+                    .init(eventId: "fault.spend:\(UUID().uuidString.lowercased())", userIndex: user))
                 return await spend(index)
             }
         case 9:
             let taken = try? book.takeForRefund { purchase in
-                try fixtures.refundBody(transactionId: purchase.transactionId, purchaseMilliseconds: purchase.purchaseMilliseconds)
+                try fixtures.refundBody(
+                    transactionId: purchase.transactionId, purchaseMilliseconds: purchase.purchaseMilliseconds)
             }
             if let index = taken ?? nil { return await refund(index) }
         default:
@@ -95,7 +99,10 @@ final class FaultDriver: Sendable {
             return .unexpected("signing failed")
         }
         let user = number % users.count
-        guard let index = book.addPurchase(.init(transactionId: transactionId, userIndex: user, purchaseMilliseconds: now, body: body)) else {
+        guard
+            let index = book.addPurchase(
+                .init(transactionId: transactionId, userIndex: user, purchaseMilliseconds: now, body: body))
+        else {
             return .unexpected("purchase bound reached")
         }
         return await verify(index, kind: "fresh")
@@ -103,16 +110,18 @@ final class FaultDriver: Sendable {
 
     private func verify(_ index: Int, kind: String) async -> FaultAnswer {
         let purchase = book.purchase(index)
-        let answer = await http.post("/api/v1/payments/apple/transactions/verify", body: purchase.body,
-                                     token: users[purchase.userIndex].token, counter: counter.load(ordering: .relaxed))
+        let answer = await http.post(
+            "/api/v1/payments/apple/transactions/verify", body: purchase.body,
+            token: users[purchase.userIndex].token, counter: counter.load(ordering: .relaxed))
         book.recordVerify(index, answer, kind: kind)
         return answer
     }
 
     private func refund(_ index: Int) async -> FaultAnswer {
         guard let body = book.purchase(index).refundBody else { return .unexpected("refund without a body") }
-        let answer = await http.post("/api/v1/payments/apple/notifications", body: body, token: nil,
-                                     counter: counter.load(ordering: .relaxed))
+        let answer = await http.post(
+            "/api/v1/payments/apple/notifications", body: body, token: nil,
+            counter: counter.load(ordering: .relaxed))
         book.recordRefund(index, answer)
         return answer
     }
@@ -146,8 +155,10 @@ final class FaultDriver: Sendable {
             if reason == .insufficientCredits { return .insufficient }
             return reason.isPermanent ? .unexpected("spend \(error.code) \(text)") : .retryable(text)
         }
-        if error.code == .unavailable || error.code == .deadlineExceeded || error.code == .cancelled || error.code == .internal
-            || error.code == .unknown {
+        if error.code == .unavailable || error.code == .deadlineExceeded || error.code == .cancelled
+            || error.code == .internal
+            || error.code == .unknown
+        {
             return .unknown("\(error.code)")
         }
         return .unexpected("spend \(error.code)")

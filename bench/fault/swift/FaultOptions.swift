@@ -39,7 +39,8 @@ struct FaultOptions {
             case "--spend-caller": spendCaller = try value()
             case "--out": outputDirectory = try value()
             case "--seconds": seconds = try bounded(try value(), 1...FaultLimits.secondsMax, "--seconds")
-            case "--settle-seconds": settleSeconds = try bounded(try value(), 1...FaultLimits.settleSecondsMax, "--settle-seconds")
+            case "--settle-seconds":
+                settleSeconds = try bounded(try value(), 1...FaultLimits.settleSecondsMax, "--settle-seconds")
             case "--workers": workers = try bounded(try value(), 1...FaultLimits.workersMax, "--workers")
             case "--bundle-id": bundleId = try value()
             case "--mutate": mutation = try value()
@@ -48,7 +49,8 @@ struct FaultOptions {
             index += 1
         }
         guard !gateways.isEmpty, !points.isEmpty, !caPath.isEmpty, !usersPath.isEmpty, !internalCADirectory.isEmpty,
-              !outputDirectory.isEmpty else {
+            !outputDirectory.isEmpty
+        else {
             throw FaultUsage("run needs --gateways, --points, --ca, --users, --internal-ca and --out")
         }
         guard ["", "forget-purchase"].contains(mutation) else { throw FaultUsage("--mutate: only forget-purchase") }
@@ -57,7 +59,9 @@ struct FaultOptions {
     /// `host:port[,host:port...]`.
     static func addresses(_ text: String) throws -> [HostAndPort] {
         try text.split(separator: ",").map { part in
-            guard let colon = part.lastIndex(of: ":"), let port = Int(part[part.index(after: colon)...]), (1...65535).contains(port) else {
+            guard let colon = part.lastIndex(of: ":"), let port = Int(part[part.index(after: colon)...]),
+                (1...65535).contains(port)
+            else {
                 throw FaultUsage("not host:port: \(part)")
             }
             return HostAndPort(host: String(part[..<colon]), port: port)

@@ -15,7 +15,9 @@ struct GatewayHTTP: Sendable {
     /// POSTs `body` (JSON) to `path` on gateway `counter % count`.
     func post(_ path: String, body: String, token: String?, counter: Int) async -> FaultAnswer {
         let gateway = gateways[counter % gateways.count]
-        guard let url = URL(string: "http://\(gateway.host):\(gateway.port)\(path)") else { return .unexpected("bad URL") }
+        guard let url = URL(string: "http://\(gateway.host):\(gateway.port)\(path)") else {
+            return .unexpected("bad URL")
+        }
         var request = URLRequest(url: url, timeoutInterval: FaultLimits.httpTimeoutSeconds)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -65,12 +65,14 @@ do {
     bodies.reserveCapacity(options.count * 2_600)
     for index in 0..<options.count {
         let transactionId = String(idBase + UInt64(index))
-        let payload = "{\"transactionId\":\"\(transactionId)\",\"originalTransactionId\":\"\(transactionId)\","
+        let payload =
+            "{\"transactionId\":\"\(transactionId)\",\"originalTransactionId\":\"\(transactionId)\","
             + "\"bundleId\":\"\(options.bundleId)\",\"productId\":\"\(options.appStoreProductId)\","
             + "\"purchaseDate\":\(nowMilliseconds - 5000),\"quantity\":1,\"type\":\"Consumable\","
             + "\"inAppOwnershipType\":\"PURCHASED\",\"environment\":\"\(options.environment)\",\"signedDate\":\(nowMilliseconds)}"
         let jws = try authority.sign(payloadJSON: payload)
-        bodies += "{\"productCode\":\"\(options.productCode)\",\"appStoreProductId\":\"\(options.appStoreProductId)\","
+        bodies +=
+            "{\"productCode\":\"\(options.productCode)\",\"appStoreProductId\":\"\(options.appStoreProductId)\","
             + "\"transactionId\":\"\(transactionId)\",\"signedTransactionInfo\":\"\(jws)\"}\n"
     }
     let directory = URL(fileURLWithPath: options.outputDirectory)

@@ -17,8 +17,11 @@ struct BalanceLoad {
         return await load.run(requests: requests) { number in
             var request = GetBalanceRequest()
             request.userId = users[number % users.count].uuidString
-            let response = try await client.call(PointsMethods.getBalance, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
-            guard response.balance > 0 else { throw BenchError.failed("balance of funded user \(request.userId) read as 0") }
+            let response = try await client.call(
+                PointsMethods.getBalance, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
+            guard response.balance > 0 else {
+                throw BenchError.failed("balance of funded user \(request.userId) read as 0")
+            }
         }
     }
 }

@@ -42,7 +42,8 @@ struct BenchOptions {
         func integer(_ range: ClosedRange<Int>) throws -> Int {
             let text = try value()
             guard let number = Int(text), range.contains(number) else {
-                throw BenchError.usage("\(arguments[index - 1]) must be \(range.lowerBound)...\(range.upperBound), got \(text)")
+                throw BenchError.usage(
+                    "\(arguments[index - 1]) must be \(range.lowerBound)...\(range.upperBound), got \(text)")
             }
             return number
         }
@@ -51,11 +52,15 @@ struct BenchOptions {
             case "--target": target = try value()
             case "--mode":
                 let text = try value()
-                guard let parsed = UserMode(rawValue: text) else { throw BenchError.usage("--mode must be distinct or hot") }
+                guard let parsed = UserMode(rawValue: text) else {
+                    throw BenchError.usage("--mode must be distinct or hot")
+                }
                 mode = parsed
             case "--operation":
                 let text = try value()
-                guard let parsed = Operation(rawValue: text) else { throw BenchError.usage("--operation must be grant, spend or balance") }
+                guard let parsed = Operation(rawValue: text) else {
+                    throw BenchError.usage("--operation must be grant, spend or balance")
+                }
                 operation = parsed
             case "--requests": requests = try integer(1...Self.requestsMax)
             case "--warmup": warmupRequests = try integer(0...Self.requestsMax)

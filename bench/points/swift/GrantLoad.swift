@@ -16,7 +16,8 @@ struct GrantLoad {
         let load = ClosedLoopLoad(concurrency: options.concurrency, seconds: options.seconds)
         return await load.run(requests: requests) { number in
             let request = grantRequest(number: number, label: label)
-            let response = try await client.call(PointsMethods.grant, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
+            let response = try await client.call(
+                PointsMethods.grant, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
             guard !response.replayed else { throw BenchError.failed("grant \(request.eventId) answered as a replay") }
         }
     }

@@ -19,7 +19,9 @@ struct SpendLoad {
 
     /// Funds enough users (or the hot user enough times) for `spends` spends of 1 credit.
     static func funded(client: RPCClient, options: BenchOptions, runId: String, spends: Int) async throws -> SpendLoad {
-        let users = options.mode == .hot ? [UUID()] : (0..<min(Self.distinctUsersMax, max(options.concurrency * 64, 1))).map { _ in UUID() }
+        let users =
+            options.mode == .hot
+            ? [UUID()] : (0..<min(Self.distinctUsersMax, max(options.concurrency * 64, 1))).map { _ in UUID() }
         let perUser = Int64(spends / users.count + 1)
         let grantsPerUser = Int((perUser + creditsPerFunding - 1) / creditsPerFunding)
         let funding = ClosedLoopLoad(concurrency: options.concurrency, seconds: BenchOptions.secondsMax)
@@ -33,7 +35,8 @@ struct SpendLoad {
             _ = try await client.call(PointsMethods.grant, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
         }
         guard outcome.errors == 0, outcome.completed == users.count * grantsPerUser else {
-            throw BenchError.failed("funding: \(outcome.completed) grants, \(outcome.errors) errors (\(outcome.firstError ?? ""))")
+            throw BenchError.failed(
+                "funding: \(outcome.completed) grants, \(outcome.errors) errors (\(outcome.firstError ?? ""))")
         }
         return SpendLoad(client: client, options: options, runId: runId, users: users)
     }
@@ -47,7 +50,8 @@ struct SpendLoad {
             request.amount = 1
             request.bizType = "bench"
             request.bizId = "bench-\(runId)"
-            let response = try await client.call(PointsMethods.spend, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
+            let response = try await client.call(
+                PointsMethods.spend, request, timeout: .seconds(BenchOptions.callTimeoutSeconds))
             guard !response.replayed else { throw BenchError.failed("spend \(request.eventId) answered as a replay") }
         }
     }

@@ -26,8 +26,9 @@ do {
         let load = GrantLoad(client: client, options: options, runId: runId, hotUser: UUID())
         run = { await load.run(requests: $0, label: $1) }
     case .spend:
-        let load = try await SpendLoad.funded(client: client, options: options, runId: runId,
-                                              spends: options.requests + options.warmupRequests)
+        let load = try await SpendLoad.funded(
+            client: client, options: options, runId: runId,
+            spends: options.requests + options.warmupRequests)
         run = { await load.run(requests: $0, label: $1) }
     case .balance:
         let funded = try await SpendLoad.funded(client: client, options: options, runId: runId, spends: 1)
@@ -37,18 +38,24 @@ do {
     if options.warmupRequests > 0 {
         let warmup = await run(options.warmupRequests, "warmup")
         if warmup.completed == 0 {
-            throw BenchError.failed("warm-up: no \(options.operation.rawValue) succeeded (\(warmup.firstError ?? "no error recorded"))")
+            throw BenchError.failed(
+                "warm-up: no \(options.operation.rawValue) succeeded (\(warmup.firstError ?? "no error recorded"))")
         }
     }
     let outcome = await run(options.requests, "measured")
     await client.close()
     let summary = LatencySummary(nanoseconds: outcome.latenciesNanoseconds)
     let rate = outcome.ratePerSecond
-    print(String(format: "operation=%@ mode=%@ concurrency=%d requests=%d errors=%d seconds=%.2f %@s_per_second=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f",
-                 options.operation.rawValue, options.mode.rawValue, options.concurrency, outcome.completed, outcome.errors,
-                 outcome.elapsedSeconds, options.operation.rawValue, rate,
-                 summary.p50Milliseconds, summary.p99Milliseconds, summary.maxMilliseconds))
-    if let firstError = outcome.firstError { FileHandle.standardError.write(Data("PointsBench: first error: \(firstError)\n".utf8)) }
+    print(
+        String(
+            format:
+                "operation=%@ mode=%@ concurrency=%d requests=%d errors=%d seconds=%.2f %@s_per_second=%.0f p50_ms=%.2f p99_ms=%.2f max_ms=%.2f",
+            options.operation.rawValue, options.mode.rawValue, options.concurrency, outcome.completed, outcome.errors,
+            outcome.elapsedSeconds, options.operation.rawValue, rate,
+            summary.p50Milliseconds, summary.p99Milliseconds, summary.maxMilliseconds))
+    if let firstError = outcome.firstError {
+        FileHandle.standardError.write(Data("PointsBench: first error: \(firstError)\n".utf8))
+    }
     exit(outcome.errors == 0 && outcome.completed > 0 ? 0 : 1)
 } catch {
     FileHandle.standardError.write(Data("PointsBench: \(error)\n".utf8))

@@ -54,7 +54,8 @@ func remainingMilliseconds(until deadline: ContinuousClock.Instant?) -> Int64 {
 var listen = HostAndPort(host: "127.0.0.1", port: 0)
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.count == 2, arguments[0] == "--listen", let colon = arguments[1].lastIndex(of: ":"),
-   let port = Int(arguments[1][arguments[1].index(after: colon)...]) {
+    let port = Int(arguments[1][arguments[1].index(after: colon)...])
+{
     listen = HostAndPort(host: String(arguments[1][..<colon]), port: port)
 } else if !arguments.isEmpty {
     FileHandle.standardError.write(Data("usage: RPCBenchServer --listen HOST:PORT\n".utf8))

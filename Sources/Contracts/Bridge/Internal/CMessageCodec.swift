@@ -16,7 +16,9 @@ enum CMessageCodec {
         }
     }
 
-    private static func encode<Message: Encodable>(_ message: Message, layout: MessageLayout, recordsFieldOrder: Bool) throws -> [UInt8] {
+    private static func encode<Message: Encodable>(_ message: Message, layout: MessageLayout, recordsFieldOrder: Bool)
+        throws -> [UInt8]
+    {
         let writer = WireWriter(recordsFieldOrder: recordsFieldOrder)
         try writer.writeMessage(message, layout: layout, depth: 0)
         return writer.bytes

@@ -36,7 +36,9 @@ final class MessageFieldsReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
     let depth: Int
     private var next = 0
     var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { layout.fields.filter { $0.isPresent(in: message) }.compactMap { Key(stringValue: $0.swiftName) } }
+    var allKeys: [Key] {
+        layout.fields.filter { $0.isPresent(in: message) }.compactMap { Key(stringValue: $0.swiftName) }
+    }
 
     init(message: UnsafeRawPointer, layout: MessageLayout, depth: Int) {
         self.message = message
@@ -117,14 +119,18 @@ final class MessageFieldsReader<Key: CodingKey>: KeyedDecodingContainerProtocol 
         return try CSlot.integer(T.self, field, slot)
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
         throw ProtobufError(.schemaMismatch, "protobuf messages do not use nested containers")
     }
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         throw ProtobufError(.schemaMismatch, "protobuf messages do not use nested containers")
     }
     func superDecoder() throws -> any Decoder { throw ProtobufError(.schemaMismatch, "superDecoder unsupported") }
-    func superDecoder(forKey key: Key) throws -> any Decoder { throw ProtobufError(.schemaMismatch, "superDecoder unsupported") }
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        throw ProtobufError(.schemaMismatch, "superDecoder unsupported")
+    }
 }
 
 /// Reads one repeated field's C array as a Swift array.
@@ -167,7 +173,9 @@ private struct RepeatedReader: UnkeyedDecodingContainer {
     }
 
     private mutating func nextSlot() throws -> UnsafeRawPointer {
-        guard !isAtEnd, let array else { throw ProtobufError(.schemaMismatch, "read past the end of \(field.protoName)") }
+        guard !isAtEnd, let array else {
+            throw ProtobufError(.schemaMismatch, "read past the end of \(field.protoName)")
+        }
         defer { currentIndex += 1 }
         return array + currentIndex * field.kind.slotSize
     }
@@ -185,13 +193,17 @@ private struct RepeatedReader: UnkeyedDecodingContainer {
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try CSlot.value(T.self, field, try nextSlot(), depth: depth)
     }
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         throw ProtobufError(.schemaMismatch, "nested containers unsupported")
     }
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw ProtobufError(.schemaMismatch, "nested containers unsupported")
     }
-    mutating func superDecoder() throws -> any Decoder { throw ProtobufError(.schemaMismatch, "superDecoder unsupported") }
+    mutating func superDecoder() throws -> any Decoder {
+        throw ProtobufError(.schemaMismatch, "superDecoder unsupported")
+    }
 }
 
 /// Reads a value that is one scalar in Swift's `Codable` (an enum's raw
@@ -234,7 +246,9 @@ private struct ScalarReader: SingleValueDecodingContainer {
     func decode(_ type: UInt32.Type) throws -> UInt32 { try CSlot.integer(UInt32.self, field, slot) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try CSlot.integer(UInt64.self, field, slot) }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        guard field.kind != .message else { throw ProtobufError(.schemaMismatch, "field \(field.protoName) cannot be read as \(T.self)") }
+        guard field.kind != .message else {
+            throw ProtobufError(.schemaMismatch, "field \(field.protoName) cannot be read as \(T.self)")
+        }
         return try T(from: ScalarDecoder(field: field, slot: slot))
     }
 }
@@ -242,17 +256,21 @@ private struct ScalarReader: SingleValueDecodingContainer {
 /// Reads one value of a field out of its C slot (in the message, or in a
 /// repeated field's array), checking that the Swift type fits the kind.
 enum CSlot {
-    static func value<T: Decodable>(_ type: T.Type, _ field: FieldLayout, _ slot: UnsafeRawPointer, depth: Int) throws -> T {
+    static func value<T: Decodable>(_ type: T.Type, _ field: FieldLayout, _ slot: UnsafeRawPointer, depth: Int) throws
+        -> T
+    {
         switch field.kind {
         case .bytes:
             // An exact type check: a dynamic cast would also accept [String].
             guard T.self == [UInt8].self else { throw mismatch(field, T.self) }
             let data = slot.load(as: ProtobufCBinaryData.self)
-            let bytes = data.len > 0 && data.data != nil ? Array(UnsafeBufferPointer(start: data.data, count: data.len)) : []
+            let bytes =
+                data.len > 0 && data.data != nil ? Array(UnsafeBufferPointer(start: data.data, count: data.len)) : []
             return unsafeBitCast(bytes, to: T.self)
         case .message:
             guard let layout = field.messageLayout, let message = slot.load(as: UnsafeRawPointer?.self) else {
-                throw ProtobufError(.schemaMismatch, "message field \(field.protoName) is absent and \(T.self) is not optional")
+                throw ProtobufError(
+                    .schemaMismatch, "message field \(field.protoName) is absent and \(T.self) is not optional")
             }
             guard depth + 1 < ProtobufLimits.nestingDepthMax else {
                 throw ProtobufError(.tooDeep, "message nests deeper than \(ProtobufLimits.nestingDepthMax)")
@@ -287,7 +305,9 @@ enum CSlot {
     }
 
     @inline(__always)  // so each Swift integer type gets its own specialized copy
-    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ field: FieldLayout, _ slot: UnsafeRawPointer) throws -> T {
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ field: FieldLayout, _ slot: UnsafeRawPointer) throws
+        -> T
+    {
         let result: T?
         switch field.kind {
         case .int32, .sint32, .sfixed32, .enumeration: result = T(exactly: slot.load(as: Int32.self))
@@ -296,7 +316,9 @@ enum CSlot {
         case .uint64, .fixed64: result = T(exactly: slot.load(as: UInt64.self))
         default: throw mismatch(field, T.self)
         }
-        guard let result else { throw ProtobufError(.schemaMismatch, "field \(field.protoName) does not fit \(T.self)") }
+        guard let result else {
+            throw ProtobufError(.schemaMismatch, "field \(field.protoName) does not fit \(T.self)")
+        }
         return result
     }
 

@@ -35,7 +35,8 @@ struct MessageDescriptor: @unchecked Sendable {
                 isMessage: field.type == PROTOBUF_C_TYPE_MESSAGE,
                 valueKind: Self.valueKind(field.type),
                 messageName: field.type == PROTOBUF_C_TYPE_MESSAGE
-                    ? String(cString: field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self).pointee.name)
+                    ? String(
+                        cString: field.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self).pointee.name)
                     : nil
             )
         }
@@ -47,7 +48,7 @@ extension MessageDescriptor {
     static func valueKind(_ type: ProtobufCType) -> String {
         switch type {
         case PROTOBUF_C_TYPE_INT32, PROTOBUF_C_TYPE_SINT32, PROTOBUF_C_TYPE_SFIXED32, PROTOBUF_C_TYPE_ENUM,
-             PROTOBUF_C_TYPE_INT64, PROTOBUF_C_TYPE_SINT64, PROTOBUF_C_TYPE_SFIXED64:
+            PROTOBUF_C_TYPE_INT64, PROTOBUF_C_TYPE_SINT64, PROTOBUF_C_TYPE_SFIXED64:
             return "int"
         case PROTOBUF_C_TYPE_UINT32, PROTOBUF_C_TYPE_FIXED32, PROTOBUF_C_TYPE_UINT64, PROTOBUF_C_TYPE_FIXED64:
             return "uint"
@@ -79,10 +80,11 @@ enum ServiceDescriptors {
             let serviceName = String(cString: service.pointee.name)
             for methodIndex in 0..<Int(service.pointee.n_methods) {
                 let method = service.pointee.methods[methodIndex]
-                result.append(MethodSignature(
-                    path: "/\(serviceName)/\(String(cString: method.name))",
-                    requestName: String(cString: method.input.pointee.name),
-                    responseName: String(cString: method.output.pointee.name)))
+                result.append(
+                    MethodSignature(
+                        path: "/\(serviceName)/\(String(cString: method.name))",
+                        requestName: String(cString: method.input.pointee.name),
+                        responseName: String(cString: method.output.pointee.name)))
             }
         }
         return result

@@ -150,7 +150,8 @@ final class MessageLayout: @unchecked Sendable {
             fields.append(FieldLayout(field, kind: kind))
         }
         self.fields = fields
-        indexBySwiftName = Dictionary(fields.enumerated().map { ($0.element.swiftName, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        indexBySwiftName = Dictionary(
+            fields.enumerated().map { ($0.element.swiftName, $0.offset) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The field a Swift coding key names. `hint` is the index the caller

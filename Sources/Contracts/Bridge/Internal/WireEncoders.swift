@@ -16,11 +16,13 @@ struct MessageEncoder: Encoder {
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        RepeatedContainer(writer: writer, target: .rejected("\(layout.fullName) is a message, not a list"), depth: depth)
+        RepeatedContainer(
+            writer: writer, target: .rejected("\(layout.fullName) is a message, not a list"), depth: depth)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        ScalarContainer(writer: writer, target: .rejected("\(layout.fullName) is a message, not a value"), position: .singular)
+        ScalarContainer(
+            writer: writer, target: .rejected("\(layout.fullName) is a message, not a value"), position: .singular)
     }
 }
 
@@ -33,8 +35,10 @@ struct RepeatedEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(MessageFieldsContainer<Key>(
-            writer: writer, layout: nil, depth: depth, rejection: "repeated field \(field.protoName) needs an array"))
+        KeyedEncodingContainer(
+            MessageFieldsContainer<Key>(
+                writer: writer, layout: nil, depth: depth, rejection: "repeated field \(field.protoName) needs an array"
+            ))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -42,7 +46,8 @@ struct RepeatedEncoder: Encoder {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        ScalarContainer(writer: writer, target: .rejected("repeated field \(field.protoName) needs an array"), position: .singular)
+        ScalarContainer(
+            writer: writer, target: .rejected("repeated field \(field.protoName) needs an array"), position: .singular)
     }
 }
 
@@ -56,8 +61,10 @@ struct ScalarEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(MessageFieldsContainer<Key>(
-            writer: writer, layout: nil, depth: 0, rejection: "field \(field.protoName) (\(field.kind)) is not a message"))
+        KeyedEncodingContainer(
+            MessageFieldsContainer<Key>(
+                writer: writer, layout: nil, depth: 0,
+                rejection: "field \(field.protoName) (\(field.kind)) is not a message"))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -137,12 +144,16 @@ struct MessageFieldsContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try withField(key) { try $0.writeInteger(value, field: $1, position: .singular) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        KeyedEncodingContainer(MessageFieldsContainer<NestedKey>(
-            writer: writer, layout: nil, depth: depth, rejection: "protobuf messages do not use nested containers"))
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        KeyedEncodingContainer(
+            MessageFieldsContainer<NestedKey>(
+                writer: writer, layout: nil, depth: depth, rejection: "protobuf messages do not use nested containers"))
     }
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        RepeatedContainer(writer: writer, target: .rejected("protobuf messages do not use nested containers"), depth: depth)
+        RepeatedContainer(
+            writer: writer, target: .rejected("protobuf messages do not use nested containers"), depth: depth)
     }
     mutating func superEncoder() -> any Encoder { RejectingEncoder(writer: writer) }
     mutating func superEncoder(forKey key: Key) -> any Encoder { RejectingEncoder(writer: writer) }
@@ -213,9 +224,12 @@ struct RepeatedContainer: UnkeyedEncodingContainer {
         try withElement { try $0.writeInteger(value, field: $1, position: position) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        KeyedEncodingContainer(MessageFieldsContainer<NestedKey>(
-            writer: writer, layout: nil, depth: depth, rejection: "protobuf lists do not use nested containers"))
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
+        KeyedEncodingContainer(
+            MessageFieldsContainer<NestedKey>(
+                writer: writer, layout: nil, depth: depth, rejection: "protobuf lists do not use nested containers"))
     }
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         RepeatedContainer(writer: writer, target: .rejected("protobuf lists do not nest"), depth: depth)
@@ -281,7 +295,8 @@ struct RejectingEncoder: Encoder {
     private static let reason = "protobuf messages do not use superEncoder"
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(MessageFieldsContainer<Key>(writer: writer, layout: nil, depth: 0, rejection: Self.reason))
+        KeyedEncodingContainer(
+            MessageFieldsContainer<Key>(writer: writer, layout: nil, depth: 0, rejection: Self.reason))
     }
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         RepeatedContainer(writer: writer, target: .rejected(Self.reason), depth: 0)

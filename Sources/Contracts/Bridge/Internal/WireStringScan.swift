@@ -21,11 +21,14 @@ enum WireStringScan {
             case 1: index += 8
             case 5: index += 4
             case 2:
-                guard let length = readVarint(bytes, &index), length <= UInt64(bytes.endIndex - index) else { return nil }
+                guard let length = readVarint(bytes, &index), length <= UInt64(bytes.endIndex - index) else {
+                    return nil
+                }
                 let payload = bytes[index..<(index + Int(length))]
                 index += Int(length)
                 guard key >> 3 <= UInt64(UInt32.max),
-                      let field = protobuf_c_message_descriptor_get_field(descriptor, UInt32(key >> 3)) else { continue }
+                    let field = protobuf_c_message_descriptor_get_field(descriptor, UInt32(key >> 3))
+                else { continue }
                 if field.pointee.type == PROTOBUF_C_TYPE_STRING, payload.contains(0) {
                     return String(cString: field.pointee.name)
                 }

@@ -72,7 +72,9 @@ final class WireWriter {
         if Value.self == [String].self, field.kind == .string {
             // A list of strings (ids), written as `RepeatedContainer` would
             // (strings are never packed), without the generic array encoding.
-            for element in unsafeBitCast(value, to: [String].self) { try writeString(element, field: field, position: .element) }
+            for element in unsafeBitCast(value, to: [String].self) {
+                try writeString(element, field: field, position: .element)
+            }
             return
         }
         let start = bytes.count
@@ -161,7 +163,9 @@ final class WireWriter {
     }
 
     @inline(__always)
-    private func exactly<T: FixedWidthInteger, R: FixedWidthInteger>(_ value: T, _ type: R.Type, _ field: FieldLayout) throws -> R {
+    private func exactly<T: FixedWidthInteger, R: FixedWidthInteger>(_ value: T, _ type: R.Type, _ field: FieldLayout)
+        throws -> R
+    {
         guard let result = R(exactly: value) else {
             throw ProtobufError(.schemaMismatch, "field \(field.protoName) cannot hold \(value)")
         }
@@ -171,7 +175,9 @@ final class WireWriter {
     /// The Swift type must fit the field's kind, and a singular value go to
     /// a singular field (elements to a repeated one).
     @inline(__always)
-    private static func check(_ field: FieldLayout, _ kindFits: Bool, _ position: ValuePosition, _ type: Any.Type) throws {
+    private static func check(_ field: FieldLayout, _ kindFits: Bool, _ position: ValuePosition, _ type: Any.Type)
+        throws
+    {
         guard kindFits, field.isRepeated == (position != .singular) else { throw mismatch(field, type) }
     }
 

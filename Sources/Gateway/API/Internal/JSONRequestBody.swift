@@ -35,14 +35,18 @@ struct JSONRequestBody {
     /// A required string member.
     func requiredString(_ name: String) throws(ValidationError) -> String {
         guard let value = object[name] else { throw ValidationError(field: name, reason: .missingField) }
-        guard case .string(let text) = value else { throw ValidationError(field: name, reason: .wrongType(expected: "string")) }
+        guard case .string(let text) = value else {
+            throw ValidationError(field: name, reason: .wrongType(expected: "string"))
+        }
         return text
     }
 
     /// A required boolean member.
     func requiredBool(_ name: String) throws(ValidationError) -> Bool {
         guard let value = object[name] else { throw ValidationError(field: name, reason: .missingField) }
-        guard case .bool(let flag) = value else { throw ValidationError(field: name, reason: .wrongType(expected: "boolean")) }
+        guard case .bool(let flag) = value else {
+            throw ValidationError(field: name, reason: .wrongType(expected: "boolean"))
+        }
         return flag
     }
 

@@ -13,8 +13,11 @@ enum RequestFieldRules {
 
     /// appStoreProductId: the public API's [A-Za-z0-9._-]{1,255}, which the
     /// services' printable-ASCII rule always accepts.
-    static func appStoreProductId(_ text: String, field: String = "appStoreProductId") throws(ValidationError) -> String {
-        do { return try AppStoreProductIDRule.validatedPublic(text, field: field) } catch { throw ValidationError(error) }
+    static func appStoreProductId(_ text: String, field: String = "appStoreProductId") throws(ValidationError) -> String
+    {
+        do { return try AppStoreProductIDRule.validatedPublic(text, field: field) } catch {
+            throw ValidationError(error)
+        }
     }
 
     /// transactionId: 1...32 decimal digits.
@@ -27,7 +30,9 @@ enum RequestFieldRules {
     /// reader, so every unreadable receipt gets the same problem
     /// (PAYMENT_RECEIPT_INVALID with a stable reason).
     static func base64Receipt(_ text: String, field: String) throws(ValidationError) -> String {
-        guard !text.isEmpty else { throw ValidationError(field: field, reason: .invalidFormat(rule: "a base64 app receipt")) }
+        guard !text.isEmpty else {
+            throw ValidationError(field: field, reason: .invalidFormat(rule: "a base64 app receipt"))
+        }
         guard text.utf8.count <= GatewayLimits.receiptDataBytesMax else {
             throw ValidationError(field: field, reason: .tooLong(maximumBytes: GatewayLimits.receiptDataBytesMax))
         }
@@ -39,7 +44,8 @@ enum RequestFieldRules {
     static func compactJWS(_ text: String, field: String) throws(ValidationError) -> String {
         let bytes = text.utf8
         guard bytes.count <= GatewayLimits.signedTransactionInfoBytesMax else {
-            throw ValidationError(field: field, reason: .tooLong(maximumBytes: GatewayLimits.signedTransactionInfoBytesMax))
+            throw ValidationError(
+                field: field, reason: .tooLong(maximumBytes: GatewayLimits.signedTransactionInfoBytesMax))
         }
         // One pass: three non-empty runs of base64url bytes between two dots.
         var dots = 0
@@ -58,7 +64,8 @@ enum RequestFieldRules {
             }
         }
         guard wellFormed, dots == 2, segmentLength > 0 else {
-            throw ValidationError(field: field, reason: .invalidFormat(rule: "compact JWS (base64url.base64url.base64url)"))
+            throw ValidationError(
+                field: field, reason: .invalidFormat(rule: "compact JWS (base64url.base64url.base64url)"))
         }
         return text
     }

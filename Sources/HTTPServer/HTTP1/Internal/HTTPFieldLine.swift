@@ -22,7 +22,9 @@ struct HTTPFieldLine: Sendable {
         // pass also tells whether the value is ASCII (nearly every one is).
         var isASCII = true
         for byte in valueBytes {
-            guard byte == HTTPByte.tab || (byte >= 0x20 && byte != 0x7F) else { throw HTTPRequestError(.invalidHeaderField) }
+            guard byte == HTTPByte.tab || (byte >= 0x20 && byte != 0x7F) else {
+                throw HTTPRequestError(.invalidHeaderField)
+            }
             if byte >= 0x80 { isASCII = false }
         }
         return HTTPFieldLine(

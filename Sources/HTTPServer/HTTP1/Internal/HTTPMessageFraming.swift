@@ -12,7 +12,9 @@ struct HTTPMessageFraming: Sendable {
     /// `Expect: 100-continue` on an HTTP/1.1 request with a body.
     let expectsContinue: Bool
 
-    init(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int = HTTPServerLimits.requestBodyBytesMax) throws(HTTPRequestError) {
+    init(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int = HTTPServerLimits.requestBodyBytesMax)
+        throws(HTTPRequestError)
+    {
         let hostCount = headers.values("host").count
         if hostCount > 1 { throw HTTPRequestError(.duplicateHost) }
         if hostCount == 0 && version == .http1_1 { throw HTTPRequestError(.missingHost) }
@@ -35,7 +37,9 @@ struct HTTPMessageFraming: Sendable {
         }
     }
 
-    private static func body(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int) throws(HTTPRequestError) -> Body {
+    private static func body(version: HTTPVersion, headers: HTTPHeaders, bodyBytesMax: Int) throws(HTTPRequestError)
+        -> Body
+    {
         let transferEncodingLines = headers.values("transfer-encoding")
         let contentLengthLines = headers.values("content-length")
         if !transferEncodingLines.isEmpty {

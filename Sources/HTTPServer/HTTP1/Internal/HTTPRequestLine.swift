@@ -40,7 +40,8 @@ struct HTTPRequestLine: Sendable {
             return nil
         }
         let afterScheme = target.dropFirst(schemeLength)
-        let pathStart = afterScheme.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? afterScheme.endIndex
+        let pathStart =
+            afterScheme.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? afterScheme.endIndex
         let authority = afterScheme[..<pathStart]
         guard !authority.isEmpty, authority.allSatisfy(isAuthorityCharacter) else { return nil }
         let rest = afterScheme[pathStart...]
@@ -77,7 +78,8 @@ struct HTTPRequestLine: Sendable {
     /// "HTTP/" DIGIT "." DIGIT; 1.0 and 1.x (x >= 1, treated as 1.1).
     private static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTPRequestError) -> HTTPVersion {
         let start = bytes.startIndex
-        guard bytes.count == 8, bytes[start..<(start + 5)].elementsEqual("HTTP/".utf8), bytes[start + 6] == UInt8(ascii: "."),
+        guard bytes.count == 8, bytes[start..<(start + 5)].elementsEqual("HTTP/".utf8),
+            bytes[start + 6] == UInt8(ascii: "."),
             let major = digit(bytes[start + 5]), let minor = digit(bytes[start + 7])
         else { throw HTTPRequestError(.malformedRequestLine) }
         guard major == 1 else { throw HTTPRequestError(.unsupportedVersion) }

@@ -112,7 +112,8 @@ final class ClientCall: HTTP2StreamDelegate {
         // sending it again cannot run it twice, as a stock gRPC client's
         // transparent retry does.
         if errorCode == HTTP2Stream.ErrorCode.refusedStream, machine.awaitsResponseHeaders, !isFinished,
-           !resubmittedAfterRefusal, let target {
+            !resubmittedAfterRefusal, let target
+        {
             resubmittedAfterRefusal = true
             return target.submit(self)
         }

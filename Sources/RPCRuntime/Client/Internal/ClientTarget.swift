@@ -53,7 +53,8 @@ final class ClientTarget {
             if ContinuousClock.now >= until {
                 connect(first: call)
             } else {
-                call.fail(RPCError(code: .unavailable, message: "Connection to \(address) failed recently; retrying later"))
+                call.fail(
+                    RPCError(code: .unavailable, message: "Connection to \(address) failed recently; retrying later"))
             }
         }
     }
@@ -61,7 +62,8 @@ final class ClientTarget {
     private func start(_ call: ClientCall, on connection: HTTP2Connection) {
         let scheme = tlsContext == nil ? "http" : "https"
         let stream = connection.startRequest(
-            headers: call.requestHeaders(authority: address.description, scheme: scheme), body: call.body, delegate: call)
+            headers: call.requestHeaders(authority: address.description, scheme: scheme), body: call.body,
+            delegate: call)
         if let stream {
             call.target = self
             call.attach(stream)
@@ -81,7 +83,8 @@ final class ClientTarget {
         do {
             let (fd, connected) = try Socket.connect(host: address.host, port: address.port)
             let timer = loop.schedule(after: configuration.connectTimeout) { [weak self] in
-                self?.connectFailed(RPCError(code: .unavailable, message: "Connect to \(self?.address.description ?? "") timed out"))
+                self?.connectFailed(
+                    RPCError(code: .unavailable, message: "Connect to \(self?.address.description ?? "") timed out"))
             }
             state = .connecting(fd: fd, waiting: [call], timer: timer)
             if connected {
@@ -101,15 +104,19 @@ final class ClientTarget {
         loop.unregister(fd: fd)
         let code = Socket.pendingError(fd)
         guard code == 0 else {
-            return connectFailed(RPCError(code: .unavailable, message: "Cannot connect to \(address)",
-                                          cause: SystemError(call: "connect", errorNumber: code)))
+            return connectFailed(
+                RPCError(
+                    code: .unavailable, message: "Cannot connect to \(address)",
+                    cause: SystemError(call: "connect", errorNumber: code)))
         }
         loop.cancel(timer)
         do {
-            let transport: any ByteTransport = try tlsContext.map { try TLSTransport(context: $0, fd: fd, server: false) }
+            let transport: any ByteTransport =
+                try tlsContext.map { try TLSTransport(context: $0, fd: fd, server: false) }
                 ?? PlainTransport(fd: fd)
-            let connection = try HTTP2Connection(loop: loop, fd: fd, transport: transport, role: .client,
-                                                 remotePeer: address.description, limits: configuration.limits)
+            let connection = try HTTP2Connection(
+                loop: loop, fd: fd, transport: transport, role: .client,
+                remotePeer: address.description, limits: configuration.limits)
             let key = ObjectIdentifier(connection)
             connection.onGoAway = { [weak self, unowned connection] in self?.retire(connection) }
             connection.onClose = { [weak self, unowned connection] in
@@ -127,7 +134,9 @@ final class ClientTarget {
             if case .ready(let connection) = state { connection.close() } else { Glibc.close(fd) }
             consecutiveFailures += 1
             state = .backoff(until: .now.advanced(by: configuration.backoff.delay(afterFailures: consecutiveFailures)))
-            for call in waiting { call.fail(RPCError(code: .unavailable, message: "HTTP/2 setup with \(address) failed", cause: error)) }
+            for call in waiting {
+                call.fail(RPCError(code: .unavailable, message: "HTTP/2 setup with \(address) failed", cause: error))
+            }
         }
     }
 

@@ -46,7 +46,8 @@ enum Socket {
         }
         defer { freeaddrinfo(result) }
         withUnsafeMutableBytes(of: &address.storage) { destination in
-            destination.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
+            destination.copyMemory(
+                from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
         }
         address.length = first.pointee.ai_addrlen
         return address
@@ -55,10 +56,16 @@ enum Socket {
     /// A non-blocking listening socket; returns it with the port actually bound.
     static func listen(host: String, port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
         var address = try resolve(host: host, port: port)
-        let fd = try Syscall.call("socket") { socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try Syscall.call("socket") {
+            socket(
+                address.family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do throws(SystemError) {
             var one: Int32 = 1
-            try Syscall.call("setsockopt(SO_REUSEADDR)") { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) }
+            try Syscall.call("setsockopt(SO_REUSEADDR)") {
+                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
             let length = address.length
             let bound = withUnsafePointer(to: &address.storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
@@ -97,7 +104,11 @@ enum Socket {
     /// (wait for writability, then check `pendingError`).
     static func connect(host: String, port: Int) throws(SystemError) -> (fd: Int32, connected: Bool) {
         var address = try resolve(host: host, port: port)
-        let fd = try Syscall.call("socket") { socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try Syscall.call("socket") {
+            socket(
+                address.family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         setNoDelay(fd)
         setDeadPeerDetection(fd)
         let length = address.length

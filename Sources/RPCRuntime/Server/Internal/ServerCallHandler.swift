@@ -34,10 +34,12 @@ final class ServerCallHandler: HTTP2StreamDelegate {
     func streamDidReceiveHeaders(_ stream: HTTP2Stream, headers: [HTTPHeaderField], endStream: Bool) {
         let router = self.router
         var found: Router.RawHandler?
-        let action = machine.receiveHeaders(headers, endStream: endStream, now: .now, isKnownPath: { path in
-            found = router.handler(forPath: path)
-            return found != nil
-        })
+        let action = machine.receiveHeaders(
+            headers, endStream: endStream, now: .now,
+            isKnownPath: { path in
+                found = router.handler(forPath: path)
+                return found != nil
+            })
         switch action {
         case .none:
             break
@@ -70,7 +72,9 @@ final class ServerCallHandler: HTTP2StreamDelegate {
         perform(machine.bufferedBytesLimitExceeded(), on: stream, requestComplete: false)
     }
 
-    private func perform(_ action: ServerStreamStateMachine.OnReceiveData, on stream: HTTP2Stream, requestComplete: Bool) {
+    private func perform(
+        _ action: ServerStreamStateMachine.OnReceiveData, on stream: HTTP2Stream, requestComplete: Bool
+    ) {
         switch action {
         case .none:
             break
@@ -78,7 +82,9 @@ final class ServerCallHandler: HTTP2StreamDelegate {
             cancelDeadlineTimer()
             respondEarly(stream, fields, requestComplete: requestComplete)
         case .runHandler(let head, let message):
-            runHandler(head: head, message: message, remotePeer: stream.remotePeer, peerIdentity: stream.connection?.peerIdentity)
+            runHandler(
+                head: head, message: message, remotePeer: stream.remotePeer,
+                peerIdentity: stream.connection?.peerIdentity)
         }
         // The request bytes went to the handler or were dropped: the
         // connection may count them no more.
@@ -99,7 +105,8 @@ final class ServerCallHandler: HTTP2StreamDelegate {
         self.handler = nil
         let request = ServerRequest(
             message: message, metadata: head.metadata,
-            context: ServerContext(method: head.method, deadline: head.deadline, remotePeer: remotePeer, peerIdentity: peerIdentity))
+            context: ServerContext(
+                method: head.method, deadline: head.deadline, remotePeer: remotePeer, peerIdentity: peerIdentity))
         let bound = LoopBound(self, loop: loop)
         let loop = self.loop
         let mailbox = self.mailbox

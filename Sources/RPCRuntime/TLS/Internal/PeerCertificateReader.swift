@@ -31,12 +31,18 @@ enum PeerCertificateReader {
         defer { GENERAL_NAMES_free(names) }
         let count = min(Int(OPENSSL_sk_num(names)), namesMax)
         for index in 0..<count {
-            guard let entry = OPENSSL_sk_value(names, Int32(index))?.assumingMemoryBound(to: GENERAL_NAME.self) else { continue }
+            guard let entry = OPENSSL_sk_value(names, Int32(index))?.assumingMemoryBound(to: GENERAL_NAME.self) else {
+                continue
+            }
             switch entry.pointee.type {
             case GEN_DNS:
-                if let name = ascii(entry.pointee.d.dNSName, bytesMax: dnsNameBytesMax) { identity.dnsNames.append(name.lowercased()) }
+                if let name = ascii(entry.pointee.d.dNSName, bytesMax: dnsNameBytesMax) {
+                    identity.dnsNames.append(name.lowercased())
+                }
             case GEN_URI:
-                if let uri = ascii(entry.pointee.d.uniformResourceIdentifier, bytesMax: uriBytesMax) { identity.uris.append(uri) }
+                if let uri = ascii(entry.pointee.d.uniformResourceIdentifier, bytesMax: uriBytesMax) {
+                    identity.uris.append(uri)
+                }
             default:
                 continue
             }
@@ -58,7 +64,8 @@ enum PeerCertificateReader {
     private static func commonName(of certificate: OpaquePointer) -> String? {
         guard let subject = X509_get_subject_name(certificate) else { return nil }
         let index = X509_NAME_get_index_by_NID(subject, NID_commonName, -1)
-        guard index >= 0, let entry = X509_NAME_get_entry(subject, index), let value = X509_NAME_ENTRY_get_data(entry) else { return nil }
+        guard index >= 0, let entry = X509_NAME_get_entry(subject, index), let value = X509_NAME_ENTRY_get_data(entry)
+        else { return nil }
         var utf8: UnsafeMutablePointer<UInt8>?
         let length = ASN1_STRING_to_UTF8(&utf8, value)
         // Freed whatever the length: an empty string still allocates its buffer.

@@ -29,8 +29,14 @@ extension TLSContext {
 
     /// Client: presents the PEM chain and key (mutual TLS).
     func presentCertificate(chainPath: String, privateKeyPath: String) throws {
-        guard SSL_CTX_use_certificate_chain_file(context, chainPath) == 1 else { throw TLSError("client certificate chain") }
-        guard SSL_CTX_use_PrivateKey_file(context, privateKeyPath, SSL_FILETYPE_PEM) == 1 else { throw TLSError("client private key") }
-        guard SSL_CTX_check_private_key(context) == 1 else { throw TLSError("client key does not match its certificate") }
+        guard SSL_CTX_use_certificate_chain_file(context, chainPath) == 1 else {
+            throw TLSError("client certificate chain")
+        }
+        guard SSL_CTX_use_PrivateKey_file(context, privateKeyPath, SSL_FILETYPE_PEM) == 1 else {
+            throw TLSError("client private key")
+        }
+        guard SSL_CTX_check_private_key(context) == 1 else {
+            throw TLSError("client key does not match its certificate")
+        }
     }
 }

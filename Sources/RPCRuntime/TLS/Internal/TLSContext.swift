@@ -77,7 +77,8 @@ final class TLSContext: @unchecked Sendable {
             throw TLSError("minimum TLS version")
         }
         // Our write buffer may move between retries and we accept partial writes.
-        _ = SSL_CTX_ctrl(context, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
+        _ = SSL_CTX_ctrl(
+            context, SSL_CTRL_MODE, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER), nil)
     }
 
     deinit {
@@ -90,50 +91,54 @@ final class TLSContext: @unchecked Sendable {
 /// none in common means no ALPN (the connection goes on without it). The
 /// callback argument is the server's list: a 2-byte little-endian length,
 /// then the list in wire format (length-prefixed names).
-private let alpnSelectPreferred: @convention(c) (
-    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
-    UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
-) -> Int32 = { _, out, outLength, input, inputLength, argument in
-    guard let input, let out, let outLength, let argument else { return SSL_TLSEXT_ERR_NOACK }
-    let header = argument.assumingMemoryBound(to: UInt8.self)
-    let ours = UnsafeBufferPointer(start: header + 2, count: Int(header[0]) | Int(header[1]) << 8)
-    let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
-    var ourIndex = 0
-    while ourIndex < ours.count {
-        let ourLength = Int(ours[ourIndex])
-        guard ourIndex + 1 + ourLength <= ours.count else { break }
-        let name = ours[(ourIndex + 1)..<(ourIndex + 1 + ourLength)]
+private let alpnSelectPreferred:
+    @convention(c) (
+        OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+        UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+    ) -> Int32 = { _, out, outLength, input, inputLength, argument in
+        guard let input, let out, let outLength, let argument else { return SSL_TLSEXT_ERR_NOACK }
+        let header = argument.assumingMemoryBound(to: UInt8.self)
+        let ours = UnsafeBufferPointer(start: header + 2, count: Int(header[0]) | Int(header[1]) << 8)
+        let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
+        var ourIndex = 0
+        while ourIndex < ours.count {
+            let ourLength = Int(ours[ourIndex])
+            guard ourIndex + 1 + ourLength <= ours.count else { break }
+            let name = ours[(ourIndex + 1)..<(ourIndex + 1 + ourLength)]
+            var index = 0
+            while index < offered.count {
+                let length = Int(offered[index])
+                guard index + 1 + length <= offered.count else { break }
+                if length == ourLength && offered[(index + 1)..<(index + 1 + length)].elementsEqual(name) {
+                    out.pointee = input + index + 1
+                    outLength.pointee = UInt8(length)
+                    return SSL_TLSEXT_ERR_OK
+                }
+                index += 1 + length
+            }
+            ourIndex += 1 + ourLength
+        }
+        return SSL_TLSEXT_ERR_NOACK
+    }
+
+/// ALPN: choose "h2" or fail the handshake (gRPC needs HTTP/2).
+private let alpnSelectH2:
+    @convention(c) (
+        OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
+        UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
+    ) -> Int32 = { _, out, outLength, input, inputLength, _ in
+        guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
         var index = 0
-        while index < offered.count {
-            let length = Int(offered[index])
-            guard index + 1 + length <= offered.count else { break }
-            if length == ourLength && offered[(index + 1)..<(index + 1 + length)].elementsEqual(name) {
+        while index < Int(inputLength) {
+            let length = Int(input[index])
+            if length == 2, index + 2 < Int(inputLength) + 0, input[index + 1] == UInt8(ascii: "h"),
+                input[index + 2] == UInt8(ascii: "2")
+            {
                 out.pointee = input + index + 1
-                outLength.pointee = UInt8(length)
+                outLength.pointee = 2
                 return SSL_TLSEXT_ERR_OK
             }
             index += 1 + length
         }
-        ourIndex += 1 + ourLength
+        return SSL_TLSEXT_ERR_ALERT_FATAL
     }
-    return SSL_TLSEXT_ERR_NOACK
-}
-
-/// ALPN: choose "h2" or fail the handshake (gRPC needs HTTP/2).
-private let alpnSelectH2: @convention(c) (
-    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?,
-    UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?
-) -> Int32 = { _, out, outLength, input, inputLength, _ in
-    guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
-    var index = 0
-    while index < Int(inputLength) {
-        let length = Int(input[index])
-        if length == 2, index + 2 < Int(inputLength) + 0, input[index + 1] == UInt8(ascii: "h"), input[index + 2] == UInt8(ascii: "2") {
-            out.pointee = input + index + 1
-            outLength.pointee = 2
-            return SSL_TLSEXT_ERR_OK
-        }
-        index += 1 + length
-    }
-    return SSL_TLSEXT_ERR_ALERT_FATAL
-}

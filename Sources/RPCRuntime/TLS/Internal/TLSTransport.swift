@@ -27,8 +27,13 @@ final class TLSTransport: ByteTransport {
                 // never its subject CN, which OpenSSL would otherwise match when
                 // the certificate has no DNS name (a URI-only or CN-only
                 // certificate of the same CA would pass as this server).
-                _ = name.withCString { SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: $0)) }
-                SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+                _ = name.withCString {
+                    SSL_ctrl(
+                        ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name),
+                        UnsafeMutableRawPointer(mutating: $0))
+                }
+                SSL_set_hostflags(
+                    ssl, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
                 // A throw here frees `ssl` in deinit (every property is set).
                 guard SSL_set1_host(ssl, name) == 1 else { throw TLSError("SSL_set1_host") }
             }
