@@ -8,6 +8,7 @@ cd "$root"
 
 scripts/install-deps.sh
 scripts/generate-protos.sh --check
+scripts/format.sh --check
 # Into a variable first: the assignment fails (set -e, pipefail) when pg.sh
 # does, where `eval "$(...)"` would go on without a cluster.
 pg_env="$(scripts/pg.sh start | sed 's/^/export /')"
