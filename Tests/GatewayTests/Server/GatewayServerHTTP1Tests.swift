@@ -54,6 +54,34 @@ final class GatewayServerHTTP1Tests: XCTestCase {
         await harness.stop()
     }
 
+    /// A method HTTP defines that a route does not declare (TRACE, PUT) is
+    /// 405 with the route's `Allow` (RFC 9110 15.5.6), on a known path, and
+    /// 404 elsewhere; a method HTTP does not define stays 501.
+    func testUndeclaredMethodsAre405WithAllowAndUnknownMethods501() async throws {
+        let harness = try await GatewayHarness.start()
+        let port = harness.port
+        let token = GatewayHarness.bearer
+        let (trace, put, unknownPath, brew) = try await onDedicatedThread {
+            let client = try RawHTTPClient(port: port)
+            try client.send(
+                GatewayHarness.requestText("TRACE", "/api/v1/points/balance", headers: [token])
+                    + GatewayHarness.requestText("PUT", "/api/v1/payments/apple/transactions/verify", headers: [token])
+                    + GatewayHarness.requestText("TRACE", "/api/v1/nothing-here", headers: [token]))
+            let answers = (try client.readResponse(), try client.readResponse(), try client.readResponse())
+            let other = try RawHTTPClient(port: port)
+            try other.send(GatewayHarness.requestText("BREW", "/api/v1/points/balance", headers: [token]))
+            return (answers.0, answers.1, answers.2, try other.readResponse())
+        }
+        XCTAssertEqual(trace.status, 405)
+        XCTAssertEqual(trace.header("allow"), "GET, HEAD")
+        XCTAssertEqual(trace.json["code"] as? String, "METHOD_NOT_ALLOWED")
+        XCTAssertEqual(put.status, 405)
+        XCTAssertEqual(put.header("allow"), "POST")
+        XCTAssertEqual(unknownPath.status, 404)
+        XCTAssertEqual(brew.status, 501)
+        await harness.stop()
+    }
+
     func testPipelinedRequestsFollowedByAHalfCloseEndTheConnection() async throws {
         let harness = try await GatewayHarness.start()
         let port = harness.port

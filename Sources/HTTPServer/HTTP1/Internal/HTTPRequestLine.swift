@@ -3,8 +3,13 @@
 /// origin form: an absolute-form target ("http://host/path?q", which a
 /// server must accept, RFC 9112 §3.2.2) is reduced to its path and query.
 struct HTTPRequestLine: Sendable {
-    /// Methods the gateway implements; other valid tokens answer 501.
-    static let implementedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+    /// The methods HTTP defines for an origin server (RFC 9110 9.3, and PATCH
+    /// of RFC 5789): the responder decides which a resource allows and answers
+    /// the others 405 with `Allow`. Other valid tokens (and CONNECT, which
+    /// asks for a tunnel this server never opens) answer 501.
+    static let implementedMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH",
+    ]
 
     let method: String
     let target: String
